@@ -1,0 +1,54 @@
+import { invalidArgument } from '../errors.js';
+import { allGatherRing } from './all-gather-ring.js';
+import { allReduceDirect } from './all-reduce-direct.js';
+import { allReduceRecursiveDoubling } from './all-reduce-recursive-doubling.js';
+import { allReduceRing } from './all-reduce-ring.js';
+import { allToAllPairwise } from './all-to-all-pairwise.js';
+import { barrierDissemination } from './barrier-dissemination.js';
+import { broadcastBinomialTree } from './broadcast-binomial-tree.js';
+import { gatherLinear } from './gather-linear.js';
+import { reduceBinomialTree } from './reduce-binomial-tree.js';
+import { reduceScatterRing } from './reduce-scatter-ring.js';
+import type { CallShape, Collective, Schedule, ScheduleGenerator } from './schedule.js';
+import { scatterLinear } from './scatter-linear.js';
+
+/** Every algorithm tsccl has, by collective. The tuner chooses among these; nothing else may. */
+export const ALGORITHMS: Readonly<Record<Collective, Readonly<Record<string, ScheduleGenerator>>>> = {
+  allReduce: { ring: allReduceRing, recursive_doubling: allReduceRecursiveDoubling, direct: allReduceDirect },
+  allGather: { ring: allGatherRing },
+  reduceScatter: { ring: reduceScatterRing },
+  broadcast: { binomial_tree: broadcastBinomialTree },
+  reduce: { binomial_tree: reduceBinomialTree },
+  allToAll: { pairwise: allToAllPairwise },
+  gather: { linear: gatherLinear },
+  scatter: { linear: scatterLinear },
+  barrier: { dissemination: barrierDissemination },
+};
+
+export function algorithmNames(collective: Collective): string[] {
+  return Object.keys(ALGORITHMS[collective]);
+}
+
+const CACHE_LIMIT = 4096;
+const cache = new Map<string, Schedule>();
+
+/**
+ * The schedule of one rank for one call shape. Schedules are pure functions of their key, so
+ * repeated calls of the same shape (the common case in training loops) reuse them.
+ */
+export function buildSchedule(shape: CallShape, rank: number, algorithm: string): Schedule {
+  const key = `${algorithm}|${rank}|${JSON.stringify(shape)}`;
+  let schedule = cache.get(key);
+  if (schedule === undefined) {
+    const generator = ALGORITHMS[shape.collective][algorithm];
+    if (generator === undefined) {
+      throw invalidArgument(
+        `Unknown algorithm '${algorithm}' for ${shape.collective}: expected one of ${algorithmNames(shape.collective).join(', ')}`,
+        { argument: 'algorithm', op: shape.collective });
+    }
+    schedule = generator(shape, rank);
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(key, schedule);
+  }
+  return schedule;
+}

@@ -1,0 +1,196 @@
+/**
+ * The schedule IR: what one rank does for one collective call, as plain data. Algorithms emit
+ * it; the executor runs it on a transport; the verifier runs it symbolically. Nothing here may
+ * import a transport, a timer or I/O.
+ *
+ * Semantics every consumer shares:
+ * - Steps in a channel run in order; channels run concurrently.
+ * - A send is posted and the channel moves on; the receiver reads the sender's slice when it
+ *   executes the matching recv (zero copy), so the sender must not overwrite a slice that a
+ *   posted send still covers until the receiver has consumed it. The executor waits for that;
+ *   the verifier models it.
+ * - Sends and recvs between an ordered pair of ranks on a channel match in order (FIFO), and
+ *   each match must agree on the element count.
+ */
+export type BufferId = 'input' | 'output' | 'scratch';
+
+export interface Slice {
+  readonly buf: BufferId;
+  readonly offset: number;
+  readonly count: number;
+}
+
+export type Step =
+  | { readonly kind: 'send'; readonly peer: number; readonly src: Slice }
+  | { readonly kind: 'recv'; readonly peer: number; readonly dst: Slice }
+  /** dst = src (op) incoming; dst and src may be the same slice. */
+  | { readonly kind: 'recvReduce'; readonly peer: number; readonly dst: Slice; readonly src: Slice }
+  | { readonly kind: 'copy'; readonly src: Slice; readonly dst: Slice }
+  /** dst = srcs[0] (op) srcs[1] (op) ... */
+  | { readonly kind: 'reduce'; readonly srcs: readonly Slice[]; readonly dst: Slice };
+
+export const COLLECTIVES = [
+  'allReduce', 'broadcast', 'reduce', 'allGather', 'reduceScatter', 'allToAll', 'gather', 'scatter', 'barrier',
+] as const;
+export type Collective = (typeof COLLECTIVES)[number];
+
+/**
+ * What an algorithm needs to know about a call. Counts are in elements:
+ * - allReduce, broadcast, reduce: `count` elements in and out.
+ * - allGather, gather: `count` per rank in, nranks*count out. reduceScatter, scatter: the reverse.
+ * - allToAll: `sendCounts`/`sendDispls` (per destination) and `recvCounts`/`recvDispls` (per
+ *   source) of this rank; an equal all-to-all is the special case with count per peer.
+ * - inPlace: input and output share storage as the collective defines (see inPlaceOffsets).
+ */
+export interface CallShape {
+  readonly collective: Collective;
+  readonly nranks: number;
+  readonly count: number;
+  readonly root: number;
+  readonly inPlace: boolean;
+  /** Pipelining granularity in elements; 0 means one piece. */
+  readonly chunkCount: number;
+  readonly sendCounts?: readonly number[];
+  readonly sendDispls?: readonly number[];
+  readonly recvCounts?: readonly number[];
+  readonly recvDispls?: readonly number[];
+}
+
+export interface Schedule {
+  readonly collective: Collective;
+  readonly algorithm: string;
+  readonly nranks: number;
+  readonly rank: number;
+  readonly channels: readonly (readonly Step[])[];
+  /** Elements of scratch this rank needs. */
+  readonly scratchCount: number;
+}
+
+export type ScheduleGenerator = (shape: CallShape, rank: number) => Schedule;
+
+export const slice = (buf: BufferId, offset: number, count: number): Slice => ({ buf, offset, count });
+
+/** A contiguous range of elements. */
+export interface Range {
+  readonly offset: number;
+  readonly count: number;
+}
+
+/** n nearly equal contiguous parts of [0, count): sizes differ by at most one. */
+export function splitEven(count: number, parts: number): Range[] {
+  const ranges: Range[] = [];
+  const base = Math.floor(count / parts);
+  const extra = count % parts;
+  let offset = 0;
+  for (let i = 0; i < parts; i++) {
+    const size = base + (i < extra ? 1 : 0);
+    ranges.push({ offset, count: size });
+    offset += size;
+  }
+  return ranges;
+}
+
+/**
+ * Cuts each segment into pieces of at most chunkCount elements; round j holds piece j of every
+ * segment (empty where a segment is shorter). Ring-style algorithms run once per round, which is
+ * what pipelines a large message.
+ */
+export function pieceRounds(segments: readonly Range[], chunkCount: number): Range[][] {
+  const longest = segments.reduce((m, s) => Math.max(m, s.count), 0);
+  const chunk = chunkCount > 0 ? chunkCount : Math.max(longest, 1);
+  const roundCount = Math.max(1, Math.ceil(longest / chunk));
+  const rounds: Range[][] = [];
+  for (let j = 0; j < roundCount; j++) {
+    rounds.push(segments.map((s) => {
+      const start = Math.min(s.count, j * chunk);
+      const end = Math.min(s.count, (j + 1) * chunk);
+      return { offset: s.offset + start, count: end - start };
+    }));
+  }
+  return rounds;
+}
+
+export const mod = (a: number, n: number): number => ((a % n) + n) % n;
+
+/** Collects the steps of one channel, dropping transfers of zero elements (both sides agree). */
+export class StepList {
+  readonly steps: Step[] = [];
+
+  send(peer: number, src: Slice): void {
+    if (src.count > 0) this.steps.push({ kind: 'send', peer, src });
+  }
+
+  recv(peer: number, dst: Slice): void {
+    if (dst.count > 0) this.steps.push({ kind: 'recv', peer, dst });
+  }
+
+  recvReduce(peer: number, dst: Slice, src: Slice): void {
+    if (dst.count > 0) this.steps.push({ kind: 'recvReduce', peer, dst, src });
+  }
+
+  copy(src: Slice, dst: Slice): void {
+    if (src.count > 0 && !(src.buf === dst.buf && src.offset === dst.offset)) this.steps.push({ kind: 'copy', src, dst });
+  }
+
+  /** Transfers that must happen even when empty: they carry a count for the peer to check, or they synchronise. */
+  sendAlways(peer: number, src: Slice): void {
+    this.steps.push({ kind: 'send', peer, src });
+  }
+
+  recvAlways(peer: number, dst: Slice): void {
+    this.steps.push({ kind: 'recv', peer, dst });
+  }
+}
+
+export function singleChannel(shape: CallShape, rank: number, algorithm: string, list: StepList, scratchCount = 0): Schedule {
+  return {
+    collective: shape.collective, algorithm, nranks: shape.nranks, rank, channels: [list.steps], scratchCount,
+  };
+}
+
+/**
+ * How input and output share storage in an in-place call: one of them is a view into the other,
+ * `offset` elements in. The executor builds its views from this, the verifier its memory model.
+ */
+export interface InPlaceLayout {
+  readonly inner: 'input' | 'output';
+  readonly offset: number;
+}
+
+export function inPlaceLayout(shape: CallShape, rank: number): InPlaceLayout {
+  switch (shape.collective) {
+    case 'allGather': return { inner: 'input', offset: rank * shape.count };
+    case 'gather': return { inner: 'input', offset: rank === shape.root ? shape.root * shape.count : 0 };
+    case 'reduceScatter': return { inner: 'output', offset: rank * shape.count };
+    case 'scatter': return { inner: 'output', offset: rank === shape.root ? shape.root * shape.count : 0 };
+    default: return { inner: 'input', offset: 0 };
+  }
+}
+
+/** Elements in each buffer of one rank for a call; the executor checks user buffers against it. */
+export function bufferCounts(shape: CallShape, rank: number): { input: number; output: number } {
+  const { count: c, nranks: n, root } = shape;
+  const isRoot = rank === root;
+  switch (shape.collective) {
+    case 'allReduce': return { input: c, output: c };
+    case 'broadcast': return { input: isRoot ? c : 0, output: c };
+    case 'reduce': return { input: c, output: isRoot ? c : 0 };
+    case 'allGather': return { input: c, output: n * c };
+    case 'reduceScatter': return { input: n * c, output: c };
+    case 'gather': return { input: c, output: isRoot ? n * c : 0 };
+    case 'scatter': return { input: isRoot ? n * c : 0, output: c };
+    case 'barrier': return { input: 0, output: 0 };
+    case 'allToAll': {
+      const extent = (counts: readonly number[] | undefined, displs: readonly number[] | undefined) =>
+        counts === undefined ? n * c : Math.max(0, ...counts.map((k, i) => (displs?.[i] ?? 0) + k));
+      return { input: extent(shape.sendCounts, shape.sendDispls), output: extent(shape.recvCounts, shape.recvDispls) };
+    }
+  }
+}
+
+/**
+ * The fewest posted-but-unread sends a transport must hold per ordered pair and channel before a
+ * further send blocks. The verifier proves freedom from deadlock at this depth, which covers
+ * every deeper transport too.
+ */
+export const MIN_SEND_QUEUE_DEPTH = 16;

@@ -1,0 +1,70 @@
+import { algorithmNames } from '../algorithms/registry.js';
+import { COLLECTIVES, type Collective } from '../algorithms/schedule.js';
+import { invalidArgument } from '../errors.js';
+
+export interface Selection {
+  readonly algorithm: string;
+  readonly chunkCount: number;
+}
+
+export interface SelectionRequest {
+  readonly collective: Collective;
+  readonly nranks: number;
+  readonly bytes: number;
+  readonly elementBytes: number;
+  /** An explicit choice (call option or TSCCL_ALGO); validated, then obeyed. */
+  readonly algorithm?: string;
+}
+
+/** Below this, recursive doubling's log2(n) whole-message exchanges beat splitting the data. */
+const SMALL_ALL_REDUCE_BYTES = 16 * 1024;
+/** Pipelining piece: large enough to amortise a hand-off, small enough to overlap tree hops. */
+const CHUNK_BYTES = 512 * 1024;
+
+/**
+ * The one place that decides which algorithm runs and how it is chunked. For now a size rule
+ * for shared memory; the cost model over a topology replaces the rule without moving it.
+ */
+export function selectAlgorithm(request: SelectionRequest): Selection {
+  const chunkCount = Math.max(1, Math.floor(CHUNK_BYTES / request.elementBytes));
+  const names = algorithmNames(request.collective);
+  if (request.algorithm !== undefined) {
+    if (!names.includes(request.algorithm)) {
+      throw invalidArgument(
+        `Algorithm '${request.algorithm}' is not available for ${request.collective}: expected one of ${names.join(', ')}`,
+        { argument: 'algorithm', op: request.collective });
+    }
+    return { algorithm: request.algorithm, chunkCount };
+  }
+  if (request.collective === 'allReduce') {
+    const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES ? 'recursive_doubling' : 'direct';
+    return { algorithm, chunkCount };
+  }
+  return { algorithm: names[0], chunkCount };
+}
+
+/**
+ * Parses NCCL-style overrides, `allreduce:ring;broadcast:binomial_tree`: collective names are
+ * matched without case or punctuation, so `all_reduce` and `allReduce` both work.
+ */
+export function parseAlgorithmOverrides(text: string | undefined): Map<Collective, string> {
+  const overrides = new Map<Collective, string>();
+  if (text === undefined || text.trim() === '') return overrides;
+  const normalize = (s: string) => s.toLowerCase().replace(/[^a-z]/g, '');
+  const known = new Map<string, Collective>(COLLECTIVES.map((c) => [normalize(c), c]));
+  for (const part of text.split(';')) {
+    if (part.trim() === '') continue;
+    const [name, algorithm] = part.split(':').map((s) => s.trim());
+    const collective = known.get(normalize(name ?? ''));
+    if (collective === undefined || !algorithm) {
+      throw invalidArgument(`TSCCL_ALGO entry '${part}' must be <collective>:<algorithm>, e.g. allreduce:ring`, { argument: 'TSCCL_ALGO' });
+    }
+    if (!algorithmNames(collective).includes(algorithm)) {
+      throw invalidArgument(
+        `TSCCL_ALGO names '${algorithm}' for ${collective}: expected one of ${algorithmNames(collective).join(', ')}`,
+        { argument: 'TSCCL_ALGO' });
+    }
+    overrides.set(collective, algorithm);
+  }
+  return overrides;
+}
