@@ -1,0 +1,469 @@
+import { buildSchedule } from '../algorithms/registry.js';
+import { type CallShape, type Collective, bufferCounts, inPlaceLayout } from '../algorithms/schedule.js';
+import { type DType, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
+import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import { executeSchedule } from '../exec/executor.js';
+import { reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
+import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
+import type { Arena } from '../memory/arena.js';
+import { parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
+import { CHANNELS, P2P_CHANNEL, mailboxWords } from '../transport/shm/mailbox.js';
+import { ShmTransport } from '../transport/shm/shm-transport.js';
+import { opcodeOf } from '../transport/transport.js';
+import { log } from '../log.js';
+import { OpContext } from './op-context.js';
+import { CommStatus } from './status.js';
+import {
+  type CallOptions, allocatedDTypes, checkCallOptions, checkCounts, checkLength, checkRank, checkSameType, checkTypedArray, resolveDType,
+} from './validate.js';
+
+export type { CallOptions } from './validate.js';
+
+export interface ReduceOptions extends CallOptions {
+  /** Reduction operation (default 'sum'). */
+  op?: ReduceOp;
+  /** Result buffer; omit for in place. */
+  output?: TypedArray;
+  /** Needed for Uint16Array data ('float16' or 'bfloat16') unless the array came from comm.alloc. */
+  dtype?: DType;
+  /** Force an algorithm (as TSCCL_ALGO does); the tuner's choice otherwise. */
+  algorithm?: string;
+}
+
+export interface RootedOptions extends ReduceOptions {
+  root?: number;
+}
+
+export interface AllToAllOptions extends CallOptions {
+  output?: TypedArray;
+  dtype?: DType;
+  algorithm?: string;
+  /** Elements this rank sends to each peer (all-to-all-v); equal blocks when omitted. */
+  sendCounts?: number[];
+  /** Elements this rank receives from each peer. */
+  recvCounts?: number[];
+  /** Where each peer's block starts in the input; packed when omitted. */
+  sendDispls?: number[];
+  recvDispls?: number[];
+}
+
+export interface SplitOptions extends CallOptions {
+  /** Ranks with the same color form a communicator; null or a negative color takes no part. */
+  color: number | null;
+  /** Orders ranks in the new communicator (default: rank in this one). */
+  key?: number;
+}
+
+/** A call after argument checks: what to run and on which memory. */
+interface CallPlan {
+  readonly collective: Collective;
+  readonly label: string;
+  readonly dtype: DTypeInfo;
+  readonly op: ReduceOp;
+  readonly shape: CallShape;
+  readonly input: TypedArray | undefined;
+  readonly output: TypedArray | undefined;
+  readonly algorithm: string | undefined;
+}
+
+const algorithmOverrides = parseAlgorithmOverrides(process.env.TSCCL_ALGO);
+const EMPTY = new Uint8Array(0);
+
+/**
+ * A group of ranks that run collectives together. Calls on one communicator run one after
+ * another in call order, as on an NCCL stream; calls on different communicators run
+ * concurrently. Every call returns a Promise and takes { timeoutMs, signal }.
+ */
+export class Communicator {
+  readonly rank: number;
+  readonly size: number;
+  /** A readable name, e.g. "world" or "world.split0.color1". */
+  readonly name: string;
+  private readonly arena: Arena;
+  private readonly transport: ShmTransport;
+  private readonly status: CommStatus;
+  private readonly defaultTimeoutMs: number;
+  private seq = 0;
+  private splits = 0;
+  private chain: Promise<unknown> = Promise.resolve();
+  private readonly p2pChains = new Map<string, Promise<unknown>>();
+  private readonly p2pSent: number[];
+  private readonly p2pReceived: number[];
+  private readonly workspaces = new Map<string, { offset: number; bytes: number }>();
+  private failure: TscclError | undefined;
+  private destroyed = false;
+
+  constructor(options: { arena: Arena; rank: number; mailboxes: readonly number[]; name: string; defaultTimeoutMs: number }) {
+    this.arena = options.arena;
+    this.rank = options.rank;
+    this.size = options.mailboxes.length;
+    this.name = options.name;
+    this.defaultTimeoutMs = options.defaultTimeoutMs;
+    const mailboxBytes = Communicator.mailboxBytes(this.size);
+    this.transport = new ShmTransport(this.arena, this.rank, options.mailboxes, mailboxBytes, CHANNELS);
+    this.status = new CommStatus(this.arena.int32Covering(Math.max(...options.mailboxes) + mailboxBytes), options.mailboxes, this.rank);
+    this.p2pSent = new Array<number>(this.size).fill(0);
+    this.p2pReceived = new Array<number>(this.size).fill(0);
+  }
+
+  /** Bytes of one rank's mailbox for a communicator of up to `maxRanks` ranks. */
+  static mailboxBytes(maxRanks: number): number {
+    return mailboxWords(maxRanks) * 4;
+  }
+
+  /** Allocates a zeroed mailbox in the arena; its offset is then shared with the peers. */
+  static allocateMailbox(arena: Arena, maxRanks: number): number {
+    const bytes = Communicator.mailboxBytes(maxRanks);
+    const offset = arena.allocate(bytes);
+    arena.bytes(offset, bytes).fill(0);
+    return offset;
+  }
+
+  /**
+   * A typed array of `count` elements in the shared arena (registered memory): collectives on it
+   * need no staging copy, and peers read it in place. Freed when garbage collected.
+   */
+  alloc(dtype: DType, count: number): TypedArray {
+    const info = dtypeInfo(dtype);
+    if (!Number.isInteger(count) || count < 0) {
+      throw invalidArgument(`Rank ${this.rank}: alloc count must be a non-negative integer, got ${count}`, { rank: this.rank, argument: 'count' });
+    }
+    const array = this.arena.allocateOwned(info.ctor as never, count, info.bytes) as TypedArray;
+    allocatedDTypes.set(array, info);
+    return array;
+  }
+
+  /** Reduces `buffer` across ranks; the result lands in options.output, or in `buffer` itself. */
+  allReduce(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
+    return this.start(() => {
+      const input = checkTypedArray(buffer, 'buffer', this.rank);
+      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      return this.plan('allReduce', dtype, options.op, input.length, 0, input, options.output, options.algorithm);
+    }, options);
+  }
+
+  /** Copies root's `buffer` to every rank's options.output (or `buffer`). */
+  broadcast(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
+    return this.start(() => {
+      const input = checkTypedArray(buffer, 'buffer', this.rank);
+      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
+      const count = options.output !== undefined ? checkTypedArray(options.output, 'output', this.rank).length : input.length;
+      return this.plan('broadcast', dtype, 'sum', count, root, input, options.output, options.algorithm);
+    }, options);
+  }
+
+  /** Reduces every rank's `buffer` into root's options.output (or root's `buffer`). */
+  reduce(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
+    return this.start(() => {
+      const input = checkTypedArray(buffer, 'buffer', this.rank);
+      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
+      return this.plan('reduce', dtype, options.op, input.length, root, input, options.output, options.algorithm);
+    }, options);
+  }
+
+  /**
+   * Every rank's `buffer` into every rank's options.output, in rank order. In place (no output),
+   * `buffer` holds size * count elements and this rank's block is at rank * count.
+   */
+  allGather(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
+    return this.start(() => {
+      const input = checkTypedArray(buffer, 'buffer', this.rank);
+      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const count = options.output === undefined ? this.blockCount(input, 'allGather') : input.length;
+      return this.plan('allGather', dtype, 'sum', count, 0, input, options.output, options.algorithm);
+    }, options);
+  }
+
+  /**
+   * Reduces `buffer` (size blocks) and leaves block r on rank r, in options.output or, in place,
+   * at buffer[rank * count ...].
+   */
+  reduceScatter(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
+    return this.start(() => {
+      const input = checkTypedArray(buffer, 'buffer', this.rank);
+      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      return this.plan('reduceScatter', dtype, options.op, this.blockCount(input, 'reduceScatter'), 0, input, options.output, options.algorithm);
+    }, options);
+  }
+
+  /** Block p of `buffer` goes to rank p; equal blocks, or the counts and displacements given. */
+  allToAll(buffer: TypedArray, options: AllToAllOptions = {}): Promise<void> {
+    return this.start(() => {
+      const input = checkTypedArray(buffer, 'buffer', this.rank);
+      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const variable = options.sendCounts !== undefined || options.recvCounts !== undefined;
+      if (!variable) return this.plan('allToAll', dtype, 'sum', this.blockCount(input, 'allToAll'), 0, input, options.output, options.algorithm);
+      if (options.output === undefined) {
+        throw invalidArgument(`Rank ${this.rank}: allToAll with sendCounts/recvCounts needs an output buffer (in place works with equal blocks only)`, { rank: this.rank, argument: 'output' });
+      }
+      const sendCounts = checkCounts(options.sendCounts, this.size, 'sendCounts', this.rank);
+      const recvCounts = checkCounts(options.recvCounts, this.size, 'recvCounts', this.rank);
+      const packed = (counts: number[]) => counts.map((_, i) => counts.slice(0, i).reduce((a, b) => a + b, 0));
+      const sendDispls = options.sendDispls === undefined ? packed(sendCounts) : checkCounts(options.sendDispls, this.size, 'sendDispls', this.rank);
+      const recvDispls = options.recvDispls === undefined ? packed(recvCounts) : checkCounts(options.recvDispls, this.size, 'recvDispls', this.rank);
+      if (sendCounts[this.rank] !== recvCounts[this.rank]) {
+        throw invalidArgument(`Rank ${this.rank}: sendCounts[${this.rank}] = ${sendCounts[this.rank]} must equal recvCounts[${this.rank}] = ${recvCounts[this.rank]} (the block a rank sends itself)`, { rank: this.rank, argument: 'recvCounts' });
+      }
+      return this.plan('allToAll', dtype, 'sum', 0, 0, input, options.output, options.algorithm, { sendCounts, recvCounts, sendDispls, recvDispls });
+    }, options);
+  }
+
+  /** Every rank's `buffer` into root's options.output, in rank order (in place at root: buffer holds all blocks). */
+  gather(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
+    return this.start(() => {
+      const input = checkTypedArray(buffer, 'buffer', this.rank);
+      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
+      const inPlaceRoot = this.rank === root && options.output === undefined;
+      const count = inPlaceRoot ? this.blockCount(input, 'gather') : input.length;
+      return this.plan('gather', dtype, 'sum', count, root, input, this.rank === root ? options.output : input, options.algorithm);
+    }, options);
+  }
+
+  /** Block p of root's `buffer` to rank p's options.output (or `buffer` on non-roots). */
+  scatter(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
+    return this.start(() => {
+      const input = checkTypedArray(buffer, 'buffer', this.rank);
+      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
+      if (this.rank === root) return this.plan('scatter', dtype, 'sum', this.blockCount(input, 'scatter'), root, input, options.output, options.algorithm);
+      const output = options.output ?? input;
+      return this.plan('scatter', dtype, 'sum', output.length, root, output, output, options.algorithm);
+    }, options);
+  }
+
+  /** Resolves once every rank has called barrier. */
+  barrier(options: CallOptions = {}): Promise<void> {
+    return this.start(() => this.plan('barrier', dtypeInfo('uint8'), 'sum', 0, 0, EMPTY, undefined, undefined), options);
+  }
+
+  /** Sends `buffer` to `peer`; resolves once the peer has received it. Matches the peer's recv in order. */
+  send(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
+    return this.pointToPoint('send', buffer, peer, options);
+  }
+
+  /** Receives into `buffer` from `peer`; the sender's count must equal buffer.length. */
+  recv(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
+    return this.pointToPoint('recv', buffer, peer, options);
+  }
+
+  /**
+   * Splits this communicator into groups by color, ordered by key, as MPI_Comm_split and
+   * ncclCommSplit do. Collective: every rank must call it. Ranks with no color get null.
+   */
+  async split(options: SplitOptions): Promise<Communicator | null> {
+    this.ensureUsable();
+    const { color } = options;
+    if (color !== null && (!Number.isInteger(color) || color === undefined)) {
+      throw invalidArgument(`Rank ${this.rank}: split color must be an integer or null, got ${String(color)}`, { rank: this.rank, argument: 'color' });
+    }
+    const key = options.key ?? this.rank;
+    if (!Number.isInteger(key)) throw invalidArgument(`Rank ${this.rank}: split key must be an integer, got ${String(key)}`, { rank: this.rank, argument: 'key' });
+    const joins = color !== null && color >= 0;
+    const mailbox = joins ? Communicator.allocateMailbox(this.arena, this.size) : -1;
+    const mine = new Float64Array([joins ? color : -1, key, mailbox]);
+    const everyone = new Float64Array(3 * this.size);
+    const index = this.splits++;
+    await this.start(() => ({ ...this.plan('allGather', dtypeInfo('float64'), 'sum', 3, 0, mine, everyone, undefined), label: 'split' }), options);
+    if (!joins) return null;
+    const members = Array.from({ length: this.size }, (_, r) => r)
+      .filter((r) => everyone[3 * r] === color)
+      .sort((a, b) => everyone[3 * a + 1] - everyone[3 * b + 1] || a - b);
+    return new Communicator({
+      arena: this.arena,
+      rank: members.indexOf(this.rank),
+      mailboxes: members.map((r) => everyone[3 * r + 2]),
+      name: `${this.name}.split${index}.color${color}`,
+      defaultTimeoutMs: this.defaultTimeoutMs,
+    });
+  }
+
+  /** Waits for pending calls, then retires the communicator; later calls fail with TSCCL_ERR_DESTROYED. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    await Promise.allSettled([this.chain, ...this.p2pChains.values()]);
+  }
+
+  private blockCount(buffer: TypedArray, op: string): number {
+    if (buffer.length % this.size !== 0) {
+      throw invalidArgument(`Rank ${this.rank}: ${op} buffer of ${buffer.length} elements does not split into ${this.size} equal blocks`, { rank: this.rank, argument: 'buffer', op });
+    }
+    return buffer.length / this.size;
+  }
+
+  private plan(collective: Collective, dtype: DTypeInfo, opName: unknown, count: number, root: number, input: TypedArray, output: TypedArray | undefined,
+    algorithm: string | undefined, variable: Partial<CallShape> = {}): CallPlan {
+    const op = parseReduceOp(opName ?? 'sum');
+    checkOpForType(op, dtype);
+    if (output !== undefined) checkTypedArray(output, 'output', this.rank);
+    const inPlace = output === undefined || output === input;
+    const shape: CallShape = { collective, nranks: this.size, count, root, inPlace, chunkCount: 0, ...variable };
+    const needed = bufferCounts(shape, this.rank);
+    if (inPlace) {
+      const layout = inPlaceLayout(shape, this.rank);
+      const outerNeeds = Math.max(needed[layout.inner === 'input' ? 'output' : 'input'], layout.offset + needed[layout.inner]);
+      checkLength(input, outerNeeds, 'buffer', this.rank, `in-place ${collective} of ${count} elements per block`);
+    } else {
+      checkSameType(output, dtype, 'output', this.rank);
+      checkLength(input, needed.input, 'buffer', this.rank, `${collective} of count ${count}`);
+      checkLength(output, needed.output, 'output', this.rank, `${collective} of count ${count}`);
+    }
+    return { collective, label: collective, dtype, op, shape, input, output: inPlace ? undefined : output, algorithm };
+  }
+
+  /** Checks arguments now (so bad input never blocks a peer), then queues the call on this communicator. */
+  private start(makePlan: () => CallPlan, options: CallOptions): Promise<void> {
+    try {
+      this.ensureUsable();
+      const plan = makePlan();
+      const call = checkCallOptions(options, this.defaultTimeoutMs, this.rank);
+      const seq = ++this.seq;
+      const run = this.chain.then(() => this.runCollective(plan, seq, call.timeoutMs, call.signal));
+      this.chain = run.catch(() => undefined);
+      return run;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private async runCollective(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+    this.ensureUsable();
+    const { dtype, shape } = plan;
+    const bytes = bufferCounts(shape, this.rank).input * dtype.bytes;
+    const override = plan.algorithm ?? algorithmOverrides.get(plan.collective);
+    const selection = selectAlgorithm({ collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override });
+    const schedule = buildSchedule({ ...shape, chunkCount: selection.chunkCount }, this.rank, selection.algorithm);
+    log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (chunk ${selection.chunkCount} elements)`);
+    const ctx = this.context(plan.label, seq, timeoutMs, signal, true, Array.from({ length: this.size }, (_, r) => r));
+    this.status.enter(seq);
+    try {
+      const buffers = this.stage(plan, schedule.scratchCount);
+      await executeSchedule({
+        schedule, buffers: buffers.exec, dtype, kernel: reduceKernel(dtype.name, plan.op), transport: this.transport,
+        tag: { seq, opcode: opcodeOf(plan.collective) }, ctx, channelBase: 0,
+      });
+      if (plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root)) scaleKernel(dtype.name)(buffers.exec.output, this.size);
+      buffers.copyBack();
+    } catch (err) {
+      throw this.fail(err, seq);
+    }
+  }
+
+  /** Arena views for a call: the user's own arrays when registered, staging copies otherwise. */
+  private stage(plan: CallPlan, scratchCount: number) {
+    const { dtype, shape } = plan;
+    const counts = bufferCounts(shape, this.rank);
+    const place = (user: TypedArray, slot: string, count: number, copyIn: boolean): TypedArray => {
+      if (this.arena.contains(user)) return user.subarray(0, count) as TypedArray;
+      const staged = this.workspace(slot, dtype, count);
+      if (copyIn) staged.set(user.subarray(0, count) as never);
+      return staged;
+    };
+    const scratch = this.workspace('scratch', dtype, scratchCount);
+    const user = plan.input!;
+    if (plan.output === undefined) {
+      const layout = inPlaceLayout(shape, this.rank);
+      const innerCount = counts[layout.inner];
+      const outerCount = Math.max(counts[layout.inner === 'input' ? 'output' : 'input'], layout.offset + innerCount);
+      const outer = place(user, 'input', outerCount, true);
+      const inner = outer.subarray(layout.offset, layout.offset + innerCount) as TypedArray;
+      const exec = layout.inner === 'input' ? { input: inner, output: outer, scratch } : { input: outer, output: inner, scratch };
+      return { exec, copyBack: () => { if (!this.arena.contains(user)) user.set(outer as never); } };
+    }
+    const input = place(user, 'input', counts.input, true);
+    const output = place(plan.output, 'output', counts.output, false);
+    const userOutput = plan.output;
+    return {
+      exec: { input, output, scratch },
+      copyBack: () => { if (!this.arena.contains(userOutput)) userOutput.set(output as never); },
+    };
+  }
+
+  /** A reusable arena buffer per purpose, grown when a call needs more. */
+  private workspace(slot: string, dtype: DTypeInfo, count: number): TypedArray {
+    const bytes = count * dtype.bytes;
+    let space = this.workspaces.get(slot);
+    if (space === undefined || space.bytes < bytes) {
+      if (space !== undefined) this.arena.free(space.offset);
+      space = { offset: this.arena.allocate(Math.max(bytes, 64)), bytes: Math.max(bytes, 64) };
+      this.workspaces.set(slot, space);
+    }
+    return this.arena.view(dtype.ctor as never, space.offset, count, dtype.bytes) as TypedArray;
+  }
+
+  private pointToPoint(kind: 'send' | 'recv', buffer: TypedArray, peer: number, options: CallOptions): Promise<void> {
+    try {
+      this.ensureUsable();
+      const data = checkTypedArray(buffer, 'buffer', this.rank);
+      checkRank(peer, this.size, 'peer', this.rank);
+      const call = checkCallOptions(options, this.defaultTimeoutMs, this.rank);
+      const counters = kind === 'send' ? this.p2pSent : this.p2pReceived;
+      const seq = ++counters[peer];
+      const key = `${kind}${peer}`;
+      const run = (this.p2pChains.get(key) ?? Promise.resolve()).then(() => this.runPointToPoint(kind, data, peer, seq, call.timeoutMs, call.signal));
+      this.p2pChains.set(key, run.catch(() => undefined));
+      return run;
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  private async runPointToPoint(kind: 'send' | 'recv', data: TypedArray, peer: number, seq: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+    this.ensureUsable();
+    const ctx = this.context(kind, seq, timeoutMs, signal, false, [peer]);
+    const tag = { seq, opcode: opcodeOf('send') };
+    const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    try {
+      if (kind === 'recv') {
+        await this.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, (piece, offset) => bytes.set(piece, offset), ctx);
+        return;
+      }
+      let source = bytes;
+      let staged: number | undefined;
+      if (!this.arena.contains(data)) {
+        staged = this.arena.allocate(bytes.byteLength);
+        source = this.arena.bytes(staged, bytes.byteLength);
+        source.set(bytes);
+      }
+      try {
+        const handle = await this.transport.send(peer, P2P_CHANNEL, source, tag, ctx);
+        await this.transport.waitDelivered(handle, ctx);
+      } finally {
+        if (staged !== undefined) this.arena.free(staged);
+      }
+    } catch (err) {
+      throw this.fail(err, seq);
+    }
+  }
+
+  private context(op: string, seq: number, timeoutMs: number, signal: AbortSignal | undefined, collective: boolean, participants: number[]): OpContext {
+    return new OpContext({
+      description: { op, seq, rank: this.rank, commName: this.name, participants, collective },
+      timeoutMs, signal, status: this.status, control: this.arena.controlWords,
+      localAbort: () => this.failure,
+    });
+  }
+
+  /**
+   * After a call fails mid-flight the queues to its peers are out of step, so the communicator is
+   * retired (as NCCL requires ncclCommAbort after an error) and peers are told through the status words.
+   */
+  private fail(err: unknown, seq: number): unknown {
+    if (err instanceof TscclError && err.code !== ErrorCode.INVALID_ARGUMENT && this.failure === undefined) {
+      this.failure = new TscclError(ErrorCode.COMM_FAILED,
+        `Communicator ${this.name} on rank ${this.rank} is unusable after an earlier failure: ${err.message}`, { rank: this.rank, cause: err.code });
+      this.status.fail(err.code, seq);
+    }
+    return err;
+  }
+
+  private ensureUsable(): void {
+    if (this.destroyed) {
+      throw new TscclError(ErrorCode.DESTROYED, `Communicator ${this.name} on rank ${this.rank} was destroyed`, { rank: this.rank });
+    }
+    if (this.failure !== undefined) throw this.failure;
+  }
+}

@@ -1,0 +1,91 @@
+import { ErrorCode, TscclError } from '../errors.js';
+import { JOB_ABORT } from '../memory/arena.js';
+import type { WaitContext } from '../transport/transport.js';
+import type { CommStatus } from './status.js';
+
+/** Longest sleep between checks of deadline, signal and peers: bounds how late a failure is seen. */
+const MAX_SLICE_MS = 50;
+
+export interface OpDescription {
+  readonly op: string;
+  readonly seq: number;
+  readonly rank: number;
+  readonly commName: string;
+  /** For collectives: ranks that must have entered seq. For point-to-point: the peer. */
+  readonly participants: readonly number[];
+  readonly collective: boolean;
+}
+
+/**
+ * The WaitContext of one call: ends it on its deadline, its AbortSignal, a job-wide abort (a rank
+ * thread died), or a peer that gave up on the communicator, with a message that says which.
+ */
+export interface OpContextOptions {
+  readonly description: OpDescription;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+  readonly status: CommStatus;
+  /** The arena's control words (job-wide abort). */
+  readonly control: Int32Array;
+  /** An error if this rank ended the communicator itself (destroy, abort). */
+  readonly localAbort: () => TscclError | undefined;
+}
+
+export class OpContext implements WaitContext {
+  private readonly description: OpDescription;
+  private readonly timeoutMs: number;
+  private readonly signal: AbortSignal | undefined;
+  private readonly status: CommStatus;
+  private readonly control: Int32Array;
+  private readonly localAbort: () => TscclError | undefined;
+  private readonly started = performance.now();
+  private readonly deadline: number;
+
+  constructor(options: OpContextOptions) {
+    ({ description: this.description, timeoutMs: this.timeoutMs, signal: this.signal, status: this.status,
+      control: this.control, localAbort: this.localAbort } = options);
+    this.deadline = this.started + this.timeoutMs;
+  }
+
+  sliceMs(): number {
+    return Math.max(1, Math.min(MAX_SLICE_MS, this.deadline - performance.now()));
+  }
+
+  check(): void {
+    const d = this.description;
+    const where = `${d.op} #${d.seq} on rank ${d.rank} of ${d.commName}`;
+    const local = this.localAbort();
+    if (local !== undefined) throw local;
+    if (this.signal?.aborted) {
+      throw new TscclError(ErrorCode.ABORTED, `${where} was aborted by its signal: ${String(this.signal.reason)}`,
+        { rank: d.rank, op: d.op, seq: d.seq });
+    }
+    const jobAbort = Atomics.load(this.control, JOB_ABORT);
+    if (jobAbort !== 0) {
+      throw new TscclError(ErrorCode.PEER_LOST, `${where} ended: rank ${jobAbort - 1} of the job failed`,
+        { rank: d.rank, peer: jobAbort - 1, op: d.op, seq: d.seq });
+    }
+    const failed = this.status.failedPeer();
+    if (failed !== undefined && d.participants.includes(failed.rank)) {
+      throw new TscclError(failed.code,
+        `${where} ended: rank ${failed.rank} gave up on ${d.commName} at #${failed.seq} with ${failed.code}`,
+        { rank: d.rank, peer: failed.rank, op: d.op, seq: d.seq });
+    }
+    if (performance.now() >= this.deadline) throw this.timeoutError(where);
+  }
+
+  private timeoutError(where: string): TscclError {
+    const d = this.description;
+    const elapsed = Math.round(performance.now() - this.started);
+    if (!d.collective) {
+      return new TscclError(ErrorCode.TIMEOUT, `${where} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms) waiting for rank ${d.participants[0]}`,
+        { rank: d.rank, peer: d.participants[0], op: d.op, seq: d.seq });
+    }
+    const missing = d.participants.filter((r) => r !== d.rank && this.status.enteredSeq(r) < d.seq);
+    const why = missing.length > 0
+      ? `ranks ${missing.join(', ')} did not arrive (${missing.map((r) => `rank ${r} is at #${this.status.enteredSeq(r)}`).join(', ')})`
+      : 'every rank arrived, but the data did not flow: the ranks called it with different arguments';
+    return new TscclError(ErrorCode.TIMEOUT, `${where} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms): ${why}`,
+      { rank: d.rank, op: d.op, seq: d.seq, missingRanks: missing });
+  }
+}

@@ -1,0 +1,31 @@
+import { invalidArgument } from '../errors.js';
+
+/** Every TSCCL_* tunable, with its default and meaning; `tsccl params` prints this table. */
+export interface Param {
+  readonly name: string;
+  readonly defaultValue: string;
+  readonly doc: string;
+}
+
+export const PARAMS: readonly Param[] = [
+  { name: 'TSCCL_TIMEOUT_MS', defaultValue: '300000', doc: 'Default timeout of every blocking call, in ms (a call\'s timeoutMs overrides it)' },
+  { name: 'TSCCL_ALGO', defaultValue: '', doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"' },
+  { name: 'TSCCL_DEBUG', defaultValue: 'WARN', doc: 'Log level: NONE, WARN, INFO (INFO logs each call\'s chosen algorithm)' },
+  { name: 'TSCCL_RANK_GRACE_MS', defaultValue: '10000', doc: 'How long the launcher lets surviving ranks end after one fails, before it stops them' },
+];
+
+export function paramString(name: string, env: NodeJS.ProcessEnv = process.env): string {
+  const param = PARAMS.find((p) => p.name === name);
+  if (param === undefined) throw new Error(`undeclared parameter ${name}`);
+  const value = env[name];
+  return value === undefined || value === '' ? param.defaultValue : value;
+}
+
+export function paramInt(name: string, env: NodeJS.ProcessEnv = process.env): number {
+  const text = paramString(name, env);
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 0) {
+    throw invalidArgument(`${name}=${text} must be a non-negative integer`, { argument: name });
+  }
+  return value;
+}

@@ -1,0 +1,140 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import type { Readable, Writable } from 'node:stream';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { Communicator } from '../comm/communicator.js';
+import { paramInt } from '../config/params.js';
+import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import { Arena, JOB_ABORT } from '../memory/arena.js';
+import type { ThreadRankBootstrap } from './bootstrap.js';
+
+export interface RunOptions {
+  /** Number of thread ranks. */
+  ranks: number;
+  /** Path or file: URL of the ES module each rank runs. */
+  script: string;
+  /** Passed to the script's default export as `args`. */
+  args?: string[];
+  /** 'prefix' (default): each line of a rank's output starts with "[rank] "; 'inherit': as is; 'silent': dropped. */
+  output?: 'prefix' | 'inherit' | 'silent';
+  /** Default per-call timeout inside the ranks, in ms. */
+  timeoutMs?: number;
+  /** How long survivors get to end after a rank fails, before they are stopped (default TSCCL_RANK_GRACE_MS). */
+  graceMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface RankOutcome {
+  readonly rank: number;
+  readonly ok: boolean;
+  readonly result?: unknown;
+  readonly error?: TscclError | Error;
+}
+
+export interface RunResult {
+  /** Each rank's result, by rank. */
+  readonly results: unknown[];
+  readonly ranks: RankOutcome[];
+}
+
+/** The compiled worker entry; resolved in one place so tests and the CLI find it alike. */
+export function workerEntryUrl(): URL {
+  return new URL('./worker-entry.js', import.meta.url);
+}
+
+/**
+ * Starts `ranks` worker-thread ranks of one job, all sharing one arena. Resolves with every
+ * rank's result; if any rank fails, the others are told at once (their pending calls end with
+ * TSCCL_ERR_PEER_LOST), are stopped if they do not end within the grace period, and the
+ * promise rejects with TSCCL_ERR_RANK_FAILED naming the first rank that failed.
+ */
+export async function run(options: RunOptions): Promise<RunResult> {
+  const { ranks } = options;
+  if (!Number.isInteger(ranks) || ranks < 1) throw invalidArgument(`ranks must be a positive integer, got ${String(ranks)}`, { argument: 'ranks' });
+  const script = resolveScript(options.script);
+  const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
+  const arena = Arena.create();
+  const worldMailboxes = Array.from({ length: ranks }, () => Communicator.allocateMailbox(arena, ranks));
+  const outcomes: (RankOutcome | undefined)[] = new Array(ranks).fill(undefined);
+  let firstFailure: number | undefined;
+  let stopTimer: NodeJS.Timeout | undefined;
+
+  const workers = Array.from({ length: ranks }, (_, rank) => {
+    const tsccl: ThreadRankBootstrap = {
+      kind: 'tsccl-thread-rank', rank, size: ranks, memory: arena.memory, worldMailboxes, script, args: options.args ?? [], timeoutMs: options.timeoutMs,
+    };
+    const mode = options.output ?? 'prefix';
+    const worker = new Worker(workerEntryUrl(), { workerData: { tsccl }, stdout: mode !== 'inherit', stderr: mode !== 'inherit' });
+    if (mode === 'prefix') {
+      forwardLines(worker.stdout, process.stdout, `[${rank}] `);
+      forwardLines(worker.stderr, process.stderr, `[${rank}] `);
+    } else if (mode === 'silent') {
+      worker.stdout.resume();
+      worker.stderr.resume();
+    }
+    return worker;
+  });
+
+  const failJob = (rank: number) => {
+    if (firstFailure !== undefined) return;
+    firstFailure = rank;
+    Atomics.store(arena.controlWords, JOB_ABORT, rank + 1);
+    stopTimer = setTimeout(() => { for (const w of workers) void w.terminate(); }, graceMs);
+  };
+  const onAbort = () => { failJob(-1); for (const w of workers) void w.terminate(); };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+
+  await Promise.all(workers.map((worker, rank) => new Promise<void>((done) => {
+    worker.on('message', (message: { type: string; result?: unknown; error?: unknown }) => {
+      if (message.type === 'result') outcomes[rank] = { rank, ok: true, result: message.result };
+      else if (message.type === 'error') {
+        outcomes[rank] = { rank, ok: false, error: reviveError(message.error) };
+        failJob(rank);
+      }
+    });
+    worker.on('error', (err) => {
+      outcomes[rank] ??= { rank, ok: false, error: err };
+      failJob(rank);
+    });
+    worker.on('exit', (code) => {
+      if (outcomes[rank] === undefined) {
+        outcomes[rank] = { rank, ok: false, error: new TscclError(ErrorCode.RANK_FAILED, `Rank ${rank} exited with code ${code} before finishing`, { rank }) };
+        failJob(rank);
+      }
+      done();
+    });
+  })));
+  clearTimeout(stopTimer);
+  options.signal?.removeEventListener('abort', onAbort);
+
+  const finished = outcomes as RankOutcome[];
+  if (firstFailure === undefined) return { results: finished.map((o) => o.result), ranks: finished };
+  if (firstFailure < 0) throw new TscclError(ErrorCode.ABORTED, `The job was aborted by its signal: ${String(options.signal?.reason)}`, { ranks: finished });
+  const first = finished[firstFailure];
+  const others = finished.filter((o) => o.rank !== firstFailure && !o.ok).map((o) => o.rank);
+  throw new TscclError(ErrorCode.RANK_FAILED,
+    `Rank ${firstFailure} failed: ${first.error?.message ?? 'unknown error'}${others.length > 0 ? ` (ranks ${others.join(', ')} ended because of it)` : ''}`,
+    { rank: firstFailure, ranks: finished });
+}
+
+function resolveScript(script: string): string {
+  if (typeof script !== 'string' || script === '') throw invalidArgument('script must be the path of an ES module', { argument: 'script' });
+  const url = script.startsWith('file:') ? new URL(script) : pathToFileURL(resolve(script));
+  if (!existsSync(fileURLToPath(url))) throw invalidArgument(`script ${script} does not exist`, { argument: 'script' });
+  return url.href;
+}
+
+function reviveError(value: unknown): TscclError | Error {
+  if (TscclError.isJSON(value)) return TscclError.fromJSON(value);
+  const plain = value as { name?: string; message?: string; stack?: string };
+  const err = new Error(plain?.message ?? String(value));
+  if (plain?.name) err.name = plain.name;
+  if (plain?.stack) err.stack = plain.stack;
+  return err;
+}
+
+function forwardLines(from: Readable, to: Writable, prefix: string): void {
+  createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => to.write(`${prefix}${line}\n`));
+}

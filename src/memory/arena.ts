@@ -1,0 +1,141 @@
+import { ErrorCode, TscclError } from '../errors.js';
+
+/**
+ * The job's registered memory: one shared WebAssembly.Memory that every rank thread of the
+ * process maps. Peers read each other's buffers in place through it, and (later) WASM SIMD
+ * kernels run on it directly. Its first page is the job's control block.
+ *
+ * Allocation: a global bump pointer, moved under a spin lock in the control block, hands out
+ * 64-byte-aligned blocks; each thread keeps the blocks it frees, by size, for reuse. Training
+ * loops allocate the same shapes again and again, so exact-size reuse is what matters.
+ */
+const PAGE = 65536;
+const MAX_PAGES = 65536; // 4 GiB, the wasm32 limit
+const ALIGN = 64;
+const HEADER_BYTES = PAGE;
+
+/** Int32 slots of the control block. */
+const LOCK = 0;
+const BUMP = 1; // in units of ALIGN bytes, so 4 GiB fits an int32
+export const JOB_ABORT = 2; // 0, or 1 + the rank whose failure ended the job
+export const CONTROL_WORDS = 16;
+
+export class Arena {
+  readonly memory: WebAssembly.Memory;
+  private buffer: SharedArrayBuffer;
+  private control: Int32Array;
+  private readonly freeBlocks = new Map<number, number[]>();
+  private readonly sizes = new Map<number, number>();
+  private readonly seenBuffers = new WeakSet<SharedArrayBuffer>();
+  private readonly finalizer = new FinalizationRegistry<number>((offset) => this.free(offset));
+
+  private constructor(memory: WebAssembly.Memory) {
+    this.memory = memory;
+    this.buffer = memory.buffer as unknown as SharedArrayBuffer;
+    this.seenBuffers.add(this.buffer);
+    this.control = new Int32Array(this.buffer, 0, CONTROL_WORDS);
+  }
+
+  static create(initialBytes = 16 << 20): Arena {
+    const initial = Math.max(2, Math.ceil(initialBytes / PAGE));
+    const arena = new Arena(new WebAssembly.Memory({ initial, maximum: MAX_PAGES, shared: true }));
+    Atomics.store(arena.control, BUMP, HEADER_BYTES / ALIGN);
+    return arena;
+  }
+
+  /** The same arena seen from another thread. */
+  static attach(memory: WebAssembly.Memory): Arena {
+    return new Arena(memory);
+  }
+
+  get controlWords(): Int32Array {
+    return this.control;
+  }
+
+  /** Int32 words over the whole arena as far as `endByte`, for shared counters and mailboxes. */
+  int32Covering(endByte: number): Int32Array {
+    if (endByte > this.buffer.byteLength) this.refresh();
+    return new Int32Array(this.buffer);
+  }
+
+  /** Allocates `bytes` (rounded up to 64), returning the byte offset in the arena. */
+  allocate(bytes: number): number {
+    const size = Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
+    const reusable = this.freeBlocks.get(size);
+    if (reusable !== undefined && reusable.length > 0) {
+      const offset = reusable.pop()!;
+      this.sizes.set(offset, size);
+      return offset;
+    }
+    this.lock();
+    try {
+      const offset = Atomics.load(this.control, BUMP) * ALIGN;
+      const end = offset + size;
+      if (end > MAX_PAGES * PAGE) {
+        throw new TscclError(ErrorCode.OUT_OF_MEMORY,
+          `Cannot allocate ${bytes} bytes: the shared arena is limited to 4 GiB and ${offset} bytes are in use`, { argument: 'count' });
+      }
+      const have = this.memory.buffer.byteLength;
+      if (end > have) this.memory.grow(Math.ceil((end - have) / PAGE));
+      Atomics.store(this.control, BUMP, end / ALIGN);
+      this.sizes.set(offset, size);
+      return offset;
+    } finally {
+      this.unlock();
+    }
+  }
+
+  /** Returns a block to this thread's free lists. */
+  free(offset: number): void {
+    const size = this.sizes.get(offset);
+    if (size === undefined) return;
+    this.sizes.delete(offset);
+    let list = this.freeBlocks.get(size);
+    if (list === undefined) this.freeBlocks.set(size, (list = []));
+    list.push(offset);
+  }
+
+  /** A typed view of arena bytes; sees growth made by any thread. */
+  view<T extends ArrayBufferView>(ctor: new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => T, byteOffset: number, length: number, bytesPerElement: number): T {
+    if (byteOffset + length * bytesPerElement > this.buffer.byteLength) this.refresh();
+    return new ctor(this.buffer, byteOffset, length);
+  }
+
+  bytes(byteOffset: number, length: number): Uint8Array {
+    return this.view(Uint8Array, byteOffset, length, 1);
+  }
+
+  /** Allocation whose block returns to the free list when the view is garbage collected. */
+  allocateOwned<T extends ArrayBufferView>(ctor: new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => T, length: number, bytesPerElement: number): T {
+    const offset = this.allocate(length * bytesPerElement);
+    const view = this.view(ctor, offset, length, bytesPerElement);
+    this.finalizer.register(view, offset);
+    return view;
+  }
+
+  /**
+   * Is this view's memory inside the arena (so peers can read it in place)? Growing a shared wasm
+   * memory gives a new buffer object over the same memory, so every object this thread has seen
+   * counts; a view from elsewhere is staged, which is slower but always correct.
+   */
+  contains(view: ArrayBufferView): boolean {
+    if (!(view.buffer instanceof SharedArrayBuffer)) return false;
+    if (!this.seenBuffers.has(view.buffer)) this.refresh();
+    return this.seenBuffers.has(view.buffer);
+  }
+
+  private refresh(): void {
+    this.buffer = this.memory.buffer as unknown as SharedArrayBuffer;
+    this.seenBuffers.add(this.buffer);
+    this.control = new Int32Array(this.buffer, 0, CONTROL_WORDS);
+  }
+
+  private lock(): void {
+    while (Atomics.compareExchange(this.control, LOCK, 0, 1) !== 0) Atomics.wait(this.control, LOCK, 1, 1);
+  }
+
+  private unlock(): void {
+    Atomics.store(this.control, LOCK, 0);
+    Atomics.notify(this.control, LOCK, 1);
+  }
+}

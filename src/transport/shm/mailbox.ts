@@ -1,0 +1,39 @@
+/**
+ * Layout of a rank's mailbox for one communicator, in the shared arena. The receiver owns it;
+ * peers post descriptors into it. For each (source rank, channel) there is one FIFO queue:
+ *
+ *   int32[0]       head: descriptors posted so far (written by the sender)
+ *   int32[16]      consumed: descriptors read so far (written by the receiver), on its own cache line
+ *   slots[DEPTH]   { byteOffset u32, bytes u32, seq i32, opcode i32 } of the sender's data
+ *
+ * Counters run on and wrap as int32; differences are taken with |0. The mailbox starts with the
+ * owner's status block, which peers read to say who has not arrived or who failed.
+ */
+export const QUEUE_DEPTH = 64;
+export const CHANNELS = 2; // 0: collectives, 1: point-to-point
+export const P2P_CHANNEL = 1;
+
+export const HEAD = 0;
+export const CONSUMED = 16;
+const SLOTS = 32;
+const SLOT_WORDS = 4;
+export const QUEUE_WORDS = SLOTS + QUEUE_DEPTH * SLOT_WORDS;
+
+/** Status block words. */
+export const STATUS_ENTERED_SEQ = 0; // seq of the last collective this rank started
+export const STATUS_FAILED = 1; // 0, or an error code index + 1 once this rank gave up on the communicator
+export const STATUS_FAILED_SEQ = 2;
+const STATUS_WORDS = 16;
+
+export function mailboxWords(maxRanks: number): number {
+  return STATUS_WORDS + maxRanks * CHANNELS * QUEUE_WORDS;
+}
+
+/** Word index of the queue from `source` on `channel` inside a mailbox. */
+export function queueIndex(source: number, channel: number): number {
+  return STATUS_WORDS + (source * CHANNELS + channel) * QUEUE_WORDS;
+}
+
+export function slotIndex(queue: number, ticket: number): number {
+  return queue + SLOTS + (ticket & (QUEUE_DEPTH - 1)) * SLOT_WORDS;
+}

@@ -1,0 +1,96 @@
+import { ErrorCode, TscclError } from '../../errors.js';
+import type { Arena } from '../../memory/arena.js';
+import { MIN_SEND_QUEUE_DEPTH } from '../../algorithms/schedule.js';
+import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
+import { waitWhileEqual } from '../wait.js';
+import { CONSUMED, HEAD, QUEUE_DEPTH, queueIndex, slotIndex } from './mailbox.js';
+
+if (QUEUE_DEPTH < MIN_SEND_QUEUE_DEPTH || (QUEUE_DEPTH & (QUEUE_DEPTH - 1)) !== 0) {
+  throw new Error('shm QUEUE_DEPTH must be a power of two of at least MIN_SEND_QUEUE_DEPTH');
+}
+
+/**
+ * Ranks that are threads of one process. A send posts a descriptor of the sender's arena bytes
+ * into the receiver's mailbox; the receiver reads (or reduces) straight from the sender's memory
+ * and bumps `consumed`, which releases the sender's buffer. One copy, reduction fused into it.
+ */
+export class ShmTransport implements Transport {
+  readonly rank: number;
+  readonly nranks: number;
+  private readonly arena: Arena;
+  /** Word offset of each rank's mailbox in the arena. */
+  private readonly mailboxes: readonly number[];
+  private readonly sendTickets: Int32Array;
+  private readonly recvTickets: Int32Array;
+  private readonly channels: number;
+  private readonly words: Int32Array;
+
+  constructor(arena: Arena, rank: number, mailboxByteOffsets: readonly number[], mailboxBytes: number, channels: number) {
+    this.arena = arena;
+    this.rank = rank;
+    this.nranks = mailboxByteOffsets.length;
+    this.mailboxes = mailboxByteOffsets.map((b) => b / 4);
+    this.channels = channels;
+    this.sendTickets = new Int32Array(this.nranks * channels);
+    this.recvTickets = new Int32Array(this.nranks * channels);
+    this.words = arena.int32Covering(Math.max(...mailboxByteOffsets) + mailboxBytes);
+  }
+
+  async send(peer: number, channel: number, data: Uint8Array, tag: MessageTag, ctx: WaitContext): Promise<SendHandle> {
+    const words = this.words;
+    const queue = this.mailboxes[peer] + queueIndex(this.rank, channel);
+    const ticket = this.sendTickets[peer * this.channels + channel];
+    for (;;) {
+      const consumed = Atomics.load(words, queue + CONSUMED);
+      if (((ticket - consumed) | 0) < QUEUE_DEPTH) break;
+      await waitWhileEqual(words, queue + CONSUMED, consumed, ctx);
+    }
+    const slot = slotIndex(queue, ticket);
+    words[slot] = data.byteOffset;
+    words[slot + 1] = data.byteLength;
+    words[slot + 2] = tag.seq;
+    words[slot + 3] = tag.opcode;
+    const next = (ticket + 1) | 0;
+    this.sendTickets[peer * this.channels + channel] = next;
+    Atomics.store(words, queue + HEAD, next);
+    Atomics.notify(words, queue + HEAD);
+    return { peer, channel, ticket: next };
+  }
+
+  async recv(peer: number, channel: number, bytes: number, _elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+    const words = this.words;
+    const queue = this.mailboxes[this.rank] + queueIndex(peer, channel);
+    const ticket = this.recvTickets[peer * this.channels + channel];
+    if (Atomics.load(words, queue + HEAD) === ticket) await waitWhileEqual(words, queue + HEAD, ticket, ctx);
+    const slot = slotIndex(queue, ticket);
+    const byteOffset = words[slot] >>> 0;
+    const length = words[slot + 1] >>> 0;
+    const seq = words[slot + 2];
+    const opcode = words[slot + 3];
+    if (length !== bytes || seq !== tag.seq || opcode !== tag.opcode) {
+      throw new TscclError(ErrorCode.MISMATCH,
+        `Rank ${this.rank} expected ${opcodeName(tag.opcode)} #${tag.seq} of ${bytes} bytes from rank ${peer}, `
+        + `but rank ${peer} sent ${opcodeName(opcode)} #${seq} of ${length} bytes: the ranks called different operations or counts`,
+        { rank: this.rank, peer, seq: tag.seq, op: opcodeName(tag.opcode) });
+    }
+    if (length > 0) consume(this.arena.bytes(byteOffset, length), 0);
+    this.recvTickets[peer * this.channels + channel] = (ticket + 1) | 0;
+    Atomics.store(words, queue + CONSUMED, (ticket + 1) | 0);
+    Atomics.notify(words, queue + CONSUMED);
+  }
+
+  isDelivered(handle: SendHandle): boolean {
+    const queue = this.mailboxes[handle.peer] + queueIndex(this.rank, handle.channel);
+    return ((Atomics.load(this.words, queue + CONSUMED) - handle.ticket) | 0) >= 0;
+  }
+
+  async waitDelivered(handle: SendHandle, ctx: WaitContext): Promise<void> {
+    const words = this.words;
+    const queue = this.mailboxes[handle.peer] + queueIndex(this.rank, handle.channel);
+    for (;;) {
+      const consumed = Atomics.load(words, queue + CONSUMED);
+      if (((consumed - handle.ticket) | 0) >= 0) return;
+      await waitWhileEqual(words, queue + CONSUMED, consumed, ctx);
+    }
+  }
+}
