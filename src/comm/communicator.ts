@@ -10,6 +10,7 @@ import { parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
 import { CHANNELS, P2P_CHANNEL, mailboxWords } from '../transport/shm/mailbox.js';
 import { ShmTransport } from '../transport/shm/shm-transport.js';
 import { opcodeOf } from '../transport/transport.js';
+import { spinBudgetMs } from '../transport/wait.js';
 import { log } from '../log.js';
 import { OpContext } from './op-context.js';
 import { CommStatus } from './status.js';
@@ -83,6 +84,8 @@ export class Communicator {
   private readonly transport: ShmTransport;
   private readonly status: CommStatus;
   private readonly defaultTimeoutMs: number;
+  private readonly spinMs: number;
+  private readonly threadsInProcess: number;
   private seq = 0;
   private splits = 0;
   private chain: Promise<unknown> = Promise.resolve();
@@ -93,12 +96,14 @@ export class Communicator {
   private failure: TscclError | undefined;
   private destroyed = false;
 
-  constructor(options: { arena: Arena; rank: number; mailboxes: readonly number[]; name: string; defaultTimeoutMs: number }) {
+  constructor(options: { arena: Arena; rank: number; mailboxes: readonly number[]; name: string; defaultTimeoutMs: number; threadsInProcess: number }) {
     this.arena = options.arena;
     this.rank = options.rank;
     this.size = options.mailboxes.length;
     this.name = options.name;
     this.defaultTimeoutMs = options.defaultTimeoutMs;
+    this.threadsInProcess = options.threadsInProcess;
+    this.spinMs = spinBudgetMs(options.threadsInProcess);
     const mailboxBytes = Communicator.mailboxBytes(this.size);
     this.transport = new ShmTransport(this.arena, this.rank, options.mailboxes, mailboxBytes, CHANNELS);
     this.status = new CommStatus(this.arena.int32Covering(Math.max(...options.mailboxes) + mailboxBytes), options.mailboxes, this.rank);
@@ -276,7 +281,7 @@ export class Communicator {
       rank: members.indexOf(this.rank),
       mailboxes: members.map((r) => everyone[3 * r + 2]),
       name: `${this.name}.split${index}.color${color}`,
-      defaultTimeoutMs: this.defaultTimeoutMs,
+      defaultTimeoutMs: this.defaultTimeoutMs, threadsInProcess: this.threadsInProcess,
     });
   }
 
@@ -443,7 +448,7 @@ export class Communicator {
     return new OpContext({
       description: { op, seq, rank: this.rank, commName: this.name, participants, collective },
       timeoutMs, signal, status: this.status, control: this.arena.controlWords,
-      localAbort: () => this.failure,
+      localAbort: () => this.failure, spinMs: this.spinMs,
     });
   }
 

@@ -23,7 +23,7 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
   if (boot !== undefined) {
     world = new Communicator({
       arena: Arena.attach(boot.memory), rank: boot.rank, mailboxes: boot.worldMailboxes, name: 'world',
-      defaultTimeoutMs: boot.timeoutMs ?? defaultTimeoutMs,
+      defaultTimeoutMs: boot.timeoutMs ?? defaultTimeoutMs, threadsInProcess: boot.size,
     });
     return world;
   }
@@ -34,6 +34,6 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
       { argument: 'WORLD_SIZE' });
   }
   const arena = Arena.create();
-  world = new Communicator({ arena, rank: 0, mailboxes: [Communicator.allocateMailbox(arena, 1)], name: 'world', defaultTimeoutMs });
+  world = new Communicator({ arena, rank: 0, mailboxes: [Communicator.allocateMailbox(arena, 1)], name: 'world', defaultTimeoutMs, threadsInProcess: 1 });
   return world;
 }

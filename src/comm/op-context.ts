@@ -29,6 +29,7 @@ export interface OpContextOptions {
   readonly control: Int32Array;
   /** An error if this rank ended the communicator itself (destroy, abort). */
   readonly localAbort: () => TscclError | undefined;
+  readonly spinMs: number;
 }
 
 export class OpContext implements WaitContext {
@@ -40,8 +41,10 @@ export class OpContext implements WaitContext {
   private readonly localAbort: () => TscclError | undefined;
   private readonly started = performance.now();
   private readonly deadline: number;
+  readonly spinMs: number;
 
   constructor(options: OpContextOptions) {
+    this.spinMs = options.spinMs;
     ({ description: this.description, timeoutMs: this.timeoutMs, signal: this.signal, status: this.status,
       control: this.control, localAbort: this.localAbort } = options);
     this.deadline = this.started + this.timeoutMs;

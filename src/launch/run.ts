@@ -24,6 +24,8 @@ export interface RunOptions {
   /** How long survivors get to end after a rank fails, before they are stopped (default TSCCL_RANK_GRACE_MS). */
   graceMs?: number;
   signal?: AbortSignal;
+  /** Environment of the ranks (default: this process's). */
+  env?: NodeJS.ProcessEnv;
 }
 
 export interface RankOutcome {
@@ -66,7 +68,7 @@ export async function run(options: RunOptions): Promise<RunResult> {
       kind: 'tsccl-thread-rank', rank, size: ranks, memory: arena.memory, worldMailboxes, script, args: options.args ?? [], timeoutMs: options.timeoutMs,
     };
     const mode = options.output ?? 'prefix';
-    const worker = new Worker(workerEntryUrl(), { workerData: { tsccl }, stdout: mode !== 'inherit', stderr: mode !== 'inherit' });
+    const worker = new Worker(workerEntryUrl(), { workerData: { tsccl }, env: options.env ?? process.env, stdout: mode !== 'inherit', stderr: mode !== 'inherit' });
     if (mode === 'prefix') {
       forwardLines(worker.stdout, process.stdout, `[${rank}] `);
       forwardLines(worker.stderr, process.stderr, `[${rank}] `);

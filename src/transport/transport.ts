@@ -27,6 +27,8 @@ export interface WaitContext {
   check(): void;
   /** How long one blocking wait may sleep before check() runs again, in ms. */
   sliceMs(): number;
+  /** How long to spin before sleeping, in ms. */
+  readonly spinMs: number;
 }
 
 export type Consume = (piece: Uint8Array, byteOffset: number) => void;

@@ -1,11 +1,16 @@
 import type { WaitContext } from './transport.js';
 
+import { availableParallelism } from 'node:os';
+
 /**
- * Spin iterations before sleeping. A wake-up through waitAsync costs tens of microseconds, a
- * spin a fraction of one, but with more ranks than cores a spinning rank steals the core of the
- * rank it waits for; a short spin then sleep serves both cases.
+ * How long to spin before sleeping, in ms. A wake-up from a sleep costs 25-200 us on this machine
+ * kind, a spin check a few ns, but with more busy ranks than cores a spinning rank steals the
+ * core of the rank it waits for. So spin long enough to cover a peer's per-call overhead when
+ * every rank has a core, and only briefly when they share cores.
  */
-const SPIN_LIMIT = 2000;
+export function spinBudgetMs(busyThreads: number): number {
+  return busyThreads <= availableParallelism() ? 0.02 : 0.002;
+}
 
 /**
  * Resolves once words[index] differs from `value`. Sleeps with Atomics.waitAsync so the event
@@ -13,18 +18,22 @@ const SPIN_LIMIT = 2000;
  * let ctx.check() end the wait.
  */
 export async function waitWhileEqual(words: Int32Array, index: number, value: number, ctx: WaitContext): Promise<void> {
-  for (let i = 0; i < SPIN_LIMIT; i++) if (Atomics.load(words, index) !== value) return;
+  const spinStart = performance.now();
+  const spinMs = ctx.spinMs;
+  for (let i = 1; ; i++) {
+    if (Atomics.load(words, index) !== value) return;
+    if ((i & 63) === 0 && performance.now() - spinStart > spinMs) break;
+  }
   while (Atomics.load(words, index) === value) {
     ctx.check();
     const sliceMs = ctx.sliceMs();
     const result = Atomics.waitAsync(words, index, value, sliceMs);
     if (!result.async) continue;
-    // A pending waitAsync does not keep Node's event loop alive: without a timer, a rank whose
-    // only work is this wait would exit mid-collective.
-    const keepAlive = setTimeout(noop, sliceMs + 1);
-    await result.value;
-    clearTimeout(keepAlive);
+    // A pending waitAsync neither keeps Node's event loop alive nor reliably times out on an
+    // idle loop, so a real timer bounds the sleep: without it a rank whose only work is this
+    // wait could exit mid-collective.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([result.value, new Promise<void>((wake) => { timer = setTimeout(wake, sliceMs); })]);
+    clearTimeout(timer);
   }
 }
-
-function noop(): void {}

@@ -1,5 +1,6 @@
 import { algorithmNames } from '../algorithms/registry.js';
 import { COLLECTIVES, type Collective } from '../algorithms/schedule.js';
+import { paramInt } from '../config/params.js';
 import { invalidArgument } from '../errors.js';
 
 export interface Selection {
@@ -19,7 +20,7 @@ export interface SelectionRequest {
 /** Below this, recursive doubling's log2(n) whole-message exchanges beat splitting the data. */
 const SMALL_ALL_REDUCE_BYTES = 16 * 1024;
 /** Pipelining piece: large enough to amortise a hand-off, small enough to overlap tree hops. */
-const CHUNK_BYTES = 512 * 1024;
+const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
 
 /**
  * The one place that decides which algorithm runs and how it is chunked. For now a size rule
