@@ -1,0 +1,44 @@
+import type { DType } from '../dtypes/dtype.js';
+import type { ReduceOp } from '../kernels/reduce-op.js';
+import type { BenchOpName } from './bench-ops.js';
+
+/** One benchmark run, as `tsccl bench` flags describe it. */
+export interface BenchOptions {
+  readonly op: BenchOpName;
+  readonly ranks: number;
+  readonly minBytes: number;
+  readonly maxBytes: number;
+  readonly stepFactor: number;
+  readonly stepBytes: number;
+  readonly iters: number;
+  readonly warmupIters: number;
+  readonly check: boolean;
+  readonly dtype: DType;
+  readonly redop: ReduceOp;
+  readonly root: number;
+  readonly algorithm?: string;
+  readonly timeoutMs: number;
+}
+
+/** One placement (out-of-place or in-place) of one size, as a rank measured it. */
+export interface RankMeasurement {
+  readonly timeUs: number;
+  readonly wrong: number;
+}
+
+export interface BenchRow {
+  readonly op: BenchOpName;
+  readonly bytes: number;
+  readonly count: number;
+  readonly dtype: DType;
+  readonly redop: string;
+  readonly root: number;
+  readonly inPlace: boolean;
+  /** Mean time per call over iterations, averaged over ranks (nccl-tests' default -a 1). */
+  readonly timeUs: number;
+  readonly algbwGBs: number;
+  readonly busbwGBs: number;
+  /** Elements that differed from the reference, summed over ranks; null when not checked. */
+  readonly wrong: number | null;
+  readonly ranks: number;
+}

@@ -1,0 +1,143 @@
+import type { Communicator } from '../comm/communicator.js';
+import { init } from '../comm/init.js';
+import { type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
+import type { ReduceOp } from '../kernels/reduce-op.js';
+import { type BenchOp, type BenchOpName, BENCH_OPS, sweepSizes } from './bench-ops.js';
+import type { BenchOptions, RankMeasurement } from './bench-options.js';
+import { countDifferences, makeData, referenceReduce } from './pattern.js';
+
+/** One prepared placement: the call to time, how to load check data, how to count wrong elements. */
+interface Prepared {
+  readonly call: () => Promise<void>;
+  readonly fill: () => void;
+  readonly wrong: () => number;
+}
+
+/**
+ * The rank side of `tsccl bench`: for each size and placement, check once (if asked), warm up,
+ * then time `iters` back-to-back calls between barriers. Buffers are registered (comm.alloc),
+ * as device buffers are in nccl-tests.
+ */
+export default async function benchRank({ args }: { args: string[] }): Promise<(RankMeasurement | null)[][]> {
+  const options = JSON.parse(args[0]) as BenchOptions;
+  const comm = await init({ timeoutMs: options.timeoutMs });
+  const op = BENCH_OPS[options.op];
+  const wordSize = dtypeInfo(options.dtype).bytes;
+  const rows: (RankMeasurement | null)[][] = [];
+  for (const size of sweepSizes(options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes)) {
+    const row: (RankMeasurement | null)[] = [];
+    for (const inPlace of [false, true]) {
+      const prepared = prepare(op, comm, options, Math.floor(size / wordSize), inPlace);
+      if (prepared === undefined) { row.push(null); continue; }
+      let wrong = 0;
+      if (options.check) {
+        prepared.fill();
+        await prepared.call();
+        wrong = prepared.wrong();
+      }
+      for (let i = 0; i < options.warmupIters; i++) await prepared.call();
+      await comm.barrier();
+      const start = performance.now();
+      for (let i = 0; i < options.iters; i++) await prepared.call();
+      const timeUs = ((performance.now() - start) * 1000) / Math.max(1, options.iters);
+      row.push({ timeUs, wrong });
+    }
+    rows.push(row);
+  }
+  await comm.destroy();
+  return rows;
+}
+
+function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: number, inPlace: boolean): Prepared | undefined {
+  const { dtype, root, algorithm } = options;
+  const redop: ReduceOp = op.reduces ? options.redop : 'sum';
+  const n = comm.size;
+  const me = comm.rank;
+  const counts = op.counts(total, n);
+  const info = dtypeInfo(dtype);
+  const data = (rank: number, length: number) => makeData(dtype, redop, rank, length, 0);
+  const all = (length: number) => Array.from({ length: n }, (_, r) => data(r, length));
+  const concat = (parts: TypedArray[]) => { const out = new info.ctor(parts.reduce((a, p) => a + p.length, 0)); let o = 0; for (const p of parts) { out.set(p as never, o); o += p.length; } return out; };
+  const block = (a: TypedArray, i: number, b: number) => a.subarray(i * b, (i + 1) * b) as TypedArray;
+  const b = counts.param;
+  const name: BenchOpName = op.name;
+
+  if (name === 'sendrecv') {
+    if (inPlace) return undefined; // a rank cannot send from and receive into one buffer at once
+    const input = comm.alloc(dtype, total);
+    const output = comm.alloc(dtype, total);
+    const from = (me - 1 + n) % n;
+    return {
+      call: async () => { await Promise.all([comm.send(input, (me + 1) % n), comm.recv(output, from)]); },
+      fill: () => input.set(data(me, total) as never),
+      wrong: () => countDifferences(output, data(from, total)),
+    };
+  }
+
+  const input = comm.alloc(dtype, inPlace ? Math.max(counts.send, counts.recv) : counts.send);
+  const output = inPlace ? undefined : comm.alloc(dtype, counts.recv);
+  const result = (offset: number, length: number) => (output ?? input).subarray(output ? 0 : offset, (output ? 0 : offset) + length) as TypedArray;
+  const isRoot = me === root;
+  switch (name) {
+    case 'all_reduce':
+      return {
+        call: () => comm.allReduce(input, { op: redop, output, algorithm }),
+        fill: () => input.set(data(me, total) as never),
+        wrong: () => countDifferences(result(0, total), referenceReduce(dtype, redop, all(total))),
+      };
+    case 'reduce':
+      return {
+        call: () => comm.reduce(input, { op: redop, root, output, algorithm }),
+        fill: () => input.set(data(me, total) as never),
+        wrong: () => (isRoot ? countDifferences(result(0, total), referenceReduce(dtype, redop, all(total))) : 0),
+      };
+    case 'broadcast':
+      return {
+        call: () => comm.broadcast(input, { root, output, algorithm }),
+        fill: () => input.set((isRoot ? data(root, total) : new info.ctor(total)) as never),
+        wrong: () => countDifferences(result(0, total), data(root, total)),
+      };
+    case 'all_gather':
+      return {
+        call: () => comm.allGather(inPlace ? input : input.subarray(0, b) as TypedArray, { output, algorithm }),
+        fill: () => input.set(data(me, b) as never, inPlace ? me * b : 0),
+        wrong: () => countDifferences(result(0, n * b), concat(all(b))),
+      };
+    case 'reduce_scatter':
+      return {
+        call: () => comm.reduceScatter(input, { op: redop, output, algorithm }),
+        fill: () => input.set(data(me, n * b) as never),
+        wrong: () => countDifferences(result(me * b, b), block(referenceReduce(dtype, redop, all(n * b)), me, b)),
+      };
+    case 'alltoall':
+      return {
+        call: () => comm.allToAll(input, { output, algorithm }),
+        fill: () => input.set(data(me, n * b) as never),
+        wrong: () => countDifferences(result(0, n * b), concat(all(n * b).map((a) => block(a, me, b)))),
+      };
+    case 'gather': {
+      const rootInPlace = inPlace && isRoot;
+      const source = rootInPlace ? input : input.subarray(0, b) as TypedArray;
+      return {
+        call: () => comm.gather(source, { root, output: isRoot ? output : undefined, algorithm }),
+        fill: () => input.set(data(me, b) as never, rootInPlace ? me * b : 0),
+        wrong: () => (isRoot ? countDifferences(result(0, n * b), concat(all(b))) : 0),
+      };
+    }
+    case 'scatter': {
+      if (!isRoot) {
+        const target = output ?? input.subarray(0, b) as TypedArray;
+        return {
+          call: () => comm.scatter(target, { root, algorithm }),
+          fill: () => target.fill((info.isBigInt ? 0n : 0) as never),
+          wrong: () => countDifferences(target, block(data(root, n * b), me, b)),
+        };
+      }
+      return {
+        call: () => comm.scatter(input, { root, output, algorithm }),
+        fill: () => input.set(data(root, n * b) as never),
+        wrong: () => countDifferences(result(me * b, b), block(data(root, n * b), me, b)),
+      };
+    }
+  }
+}

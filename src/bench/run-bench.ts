@@ -1,0 +1,36 @@
+import { dtypeInfo } from '../dtypes/dtype.js';
+import { run } from '../launch/run.js';
+import { BENCH_OPS, sweepSizes } from './bench-ops.js';
+import type { BenchOptions, BenchRow, RankMeasurement } from './bench-options.js';
+
+/** Runs the benchmark as `options.ranks` thread ranks and returns nccl-tests-style rows. */
+export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
+  const { results } = await run({
+    ranks: options.ranks, script: new URL('./bench-rank.js', import.meta.url).href, args: [JSON.stringify(options)],
+    output: 'prefix', timeoutMs: options.timeoutMs,
+  });
+  return aggregateRows(options, results as (RankMeasurement | null)[][][]);
+}
+
+/** Averages each placement's time over ranks (nccl-tests' default) and sums wrong elements. */
+export function aggregateRows(options: BenchOptions, perRank: readonly (readonly (readonly (RankMeasurement | null)[])[])[]): BenchRow[] {
+  const op = BENCH_OPS[options.op];
+  const n = options.ranks;
+  const wordSize = dtypeInfo(options.dtype).bytes;
+  const rows: BenchRow[] = [];
+  sweepSizes(options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes).forEach((size, i) => {
+    const counts = op.counts(Math.floor(size / wordSize), n);
+    for (const [p, inPlace] of [false, true].entries()) {
+      const measured = perRank.map((rank) => rank[i][p]);
+      if (measured.some((m) => m === null)) continue;
+      const timeUs = measured.reduce((a, m) => a + m!.timeUs, 0) / n;
+      const algbwGBs = timeUs > 0 ? (counts.algorithm * wordSize) / (timeUs * 1000) : 0;
+      rows.push({
+        op: options.op, bytes: Math.max(counts.send, counts.recv) * wordSize, count: counts.param, dtype: options.dtype,
+        redop: op.reduces ? options.redop : 'none', root: op.rooted ? options.root : -1, inPlace, timeUs, algbwGBs,
+        busbwGBs: algbwGBs * op.busFactor(n), wrong: options.check ? measured.reduce((a, m) => a + m!.wrong, 0) : null, ranks: n,
+      });
+    }
+  });
+  return rows;
+}

@@ -1,0 +1,56 @@
+import { InvalidArgumentError, type Command, type Option } from 'commander';
+import { BENCH_OP_NAMES, benchOp, parseSize } from '../bench/bench-ops.js';
+import type { BenchOptions } from '../bench/bench-options.js';
+import { averageBusBandwidth, formatTable } from '../bench/format-table.js';
+import { runBench } from '../bench/run-bench.js';
+import { dtypeInfo } from '../dtypes/dtype.js';
+import { parseReduceOp } from '../kernels/reduce-op.js';
+import { parseNonNegativeInt, parsePositiveInt } from './parse.js';
+
+const guard = <T>(parse: () => T): T => {
+  try {
+    return parse();
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+};
+
+export function benchCommand(program: Command, format: Option, setExitCode: (code: number) => void): void {
+  program.command('bench')
+    .description('measure a collective over thread ranks and print an nccl-tests-style table')
+    .option('-o, --op <op>', `collective: ${BENCH_OP_NAMES.join(', ')}`, (v) => guard(() => benchOp(v).name), 'all_reduce')
+    .option('-g, --ranks <n>', 'number of thread ranks', (v) => parsePositiveInt(v, '--ranks'), 2)
+    .option('-b, --minbytes <size>', 'smallest size (8, 64K, 64M, 1G)', (v) => guard(() => parseSize(v, '--minbytes')), 32 * 1024 * 1024)
+    .option('-e, --maxbytes <size>', 'largest size', (v) => guard(() => parseSize(v, '--maxbytes')), 32 * 1024 * 1024)
+    .option('-f, --stepfactor <factor>', 'multiply the size by this between rows', (v) => guard(() => { const f = Number(v); if (!(f >= 1)) throw new Error(`--stepfactor must be a number >= 1, got '${v}'`); return f; }), 2)
+    .option('-i, --stepbytes <size>', 'add this between rows when the factor is 1', (v) => guard(() => parseSize(v, '--stepbytes')), 1024 * 1024)
+    .option('-n, --iters <n>', 'timed iterations per size', (v) => parsePositiveInt(v, '--iters'), 20)
+    .option('-w, --warmup_iters <n>', 'untimed iterations first', (v) => parseNonNegativeInt(v, '--warmup_iters'), 5)
+    .option('-c, --check <0|1>', 'check results against a reference', (v) => parseNonNegativeInt(v, '--check'), 1)
+    .option('-d, --datatype <type>', 'float32 (float), float64 (double), int8, uint8, int32, uint32, int64, uint64, float16 (half), bfloat16', (v) => guard(() => dtypeInfo(v, '--datatype').name), 'float32')
+    .option('-R, --op-reduce <redop>', 'reduction: sum, prod, min, max, avg', (v) => guard(() => parseReduceOp(v, '--op-reduce')), 'sum')
+    .option('-r, --root <rank>', 'root of rooted collectives', (v) => parseNonNegativeInt(v, '--root'), 0)
+    .option('--algo <name>', 'force an algorithm instead of the tuner\'s choice')
+    .option('--timeout-ms <ms>', 'timeout of each call', (v) => parsePositiveInt(v, '--timeout-ms'), 120_000)
+    .addOption(format)
+    .action(async (flags: Record<string, unknown>) => {
+      const options: BenchOptions = {
+        op: flags.op as BenchOptions['op'], ranks: flags.ranks as number, minBytes: flags.minbytes as number, maxBytes: flags.maxbytes as number,
+        stepFactor: flags.stepfactor as number, stepBytes: flags.stepbytes as number, iters: flags.iters as number,
+        warmupIters: flags.warmup_iters as number, check: (flags.check as number) !== 0, dtype: flags.datatype as BenchOptions['dtype'],
+        redop: flags.opReduce as BenchOptions['redop'], root: flags.root as number, algorithm: flags.algo as string | undefined,
+        timeoutMs: flags.timeoutMs as number,
+      };
+      if (options.root >= options.ranks) throw new InvalidArgumentError(`--root ${options.root} must be below --ranks ${options.ranks}`);
+      if (options.minBytes > options.maxBytes) throw new InvalidArgumentError(`--minbytes ${options.minBytes} must not exceed --maxbytes ${options.maxBytes}`);
+      dtypeInfo(options.dtype);
+      const rows = await runBench(options);
+      const wrong = rows.reduce((a, r) => a + (r.wrong ?? 0), 0);
+      if (flags.format === 'json') {
+        process.stdout.write(`${JSON.stringify({ tool: 'tsccl bench', transport: 'shm', options, rows, avgBusbwGBs: averageBusBandwidth(rows), wrong }, null, 2)}\n`);
+      } else {
+        process.stdout.write(`${formatTable(options, rows, `tsccl bench ${options.op}: ${options.ranks} thread ranks over shared memory`)}\n`);
+      }
+      setExitCode(wrong > 0 ? 1 : 0);
+    });
+}

@@ -1,0 +1,29 @@
+import { Command, CommanderError, Option } from 'commander';
+import { TscclError } from '../errors.js';
+import { benchCommand } from './bench-command.js';
+import { paramsCommand } from './params-command.js';
+import { runCommand } from './run-command.js';
+
+/** Entry point of the `tsccl` command; returns the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let exitCode = 0;
+  const program = new Command('tsccl')
+    .description('Collective communication for JavaScript runtimes')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
+  const format = () => new Option('--format <format>', 'output format').choices(['table', 'json']).default('table');
+  runCommand(program, (code) => { exitCode = code; });
+  benchCommand(program, format(), (code) => { exitCode = code; });
+  paramsCommand(program, format());
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return exitCode;
+  } catch (err) {
+    if (err instanceof CommanderError) return err.exitCode;
+    if (err instanceof TscclError) {
+      process.stderr.write(`tsccl: ${err.code}: ${err.message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}
