@@ -1,10 +1,11 @@
 import { InvalidArgumentError, type Command, type Option } from 'commander';
-import { BENCH_OP_NAMES, benchOp, parseSize } from '../bench/bench-ops.js';
 import type { BenchOptions } from '../bench/bench-options.js';
 import { averageBusBandwidth, formatTable } from '../bench/format-table.js';
 import { runBench } from '../bench/run-bench.js';
 import { dtypeInfo } from '../dtypes/dtype.js';
-import { parseReduceOp } from '../kernels/reduce-op.js';
+import { invalidArgument } from '../errors.js';
+import { checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
+import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize } from '../bench/bench-ops.js';
 import { parseNonNegativeInt, parsePositiveInt } from './parse.js';
 
 const guard = <T>(parse: () => T): T => {
@@ -41,9 +42,9 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
         redop: flags.opReduce as BenchOptions['redop'], root: flags.root as number, algorithm: flags.algo as string | undefined,
         timeoutMs: flags.timeoutMs as number,
       };
-      if (options.root >= options.ranks) throw new InvalidArgumentError(`--root ${options.root} must be below --ranks ${options.ranks}`);
-      if (options.minBytes > options.maxBytes) throw new InvalidArgumentError(`--minbytes ${options.minBytes} must not exceed --maxbytes ${options.maxBytes}`);
-      dtypeInfo(options.dtype);
+      if (options.root >= options.ranks) throw invalidArgument(`--root ${options.root} must be below --ranks ${options.ranks}`, { argument: '--root' });
+      if (options.minBytes > options.maxBytes) throw invalidArgument(`--minbytes ${options.minBytes} must not exceed --maxbytes ${options.maxBytes}`, { argument: '--minbytes' });
+      if (BENCH_OPS[options.op].reduces) checkOpForType(options.redop, dtypeInfo(options.dtype), '--op-reduce');
       const rows = await runBench(options);
       const wrong = rows.reduce((a, r) => a + (r.wrong ?? 0), 0);
       if (flags.format === 'json') {

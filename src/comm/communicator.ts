@@ -1,6 +1,6 @@
 import { buildSchedule } from '../algorithms/registry.js';
 import { type CallShape, type Collective, bufferCounts, inPlaceLayout } from '../algorithms/schedule.js';
-import { type DType, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
+import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
 import { reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
@@ -128,14 +128,14 @@ export class Communicator {
    * A typed array of `count` elements in the shared arena (registered memory): collectives on it
    * need no staging copy, and peers read it in place. Freed when garbage collected.
    */
-  alloc(dtype: DType, count: number): TypedArray {
+  alloc<D extends DType>(dtype: D, count: number): DTypeArrayMap[D] {
     const info = dtypeInfo(dtype);
     if (!Number.isInteger(count) || count < 0) {
       throw invalidArgument(`Rank ${this.rank}: alloc count must be a non-negative integer, got ${count}`, { rank: this.rank, argument: 'count' });
     }
     const array = this.arena.allocateOwned(info.ctor as never, count, info.bytes) as TypedArray;
     allocatedDTypes.set(array, info);
-    return array;
+    return array as DTypeArrayMap[D];
   }
 
   /** Reduces `buffer` across ranks; the result lands in options.output, or in `buffer` itself. */

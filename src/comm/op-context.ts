@@ -70,11 +70,23 @@ export class OpContext implements WaitContext {
     }
     const failed = this.status.failedPeer();
     if (failed !== undefined && d.participants.includes(failed.rank)) {
+      const missing = this.missingRanks();
       throw new TscclError(failed.code,
-        `${where} ended: rank ${failed.rank} gave up on ${d.commName} at #${failed.seq} with ${failed.code}`,
-        { rank: d.rank, peer: failed.rank, op: d.op, seq: d.seq });
+        `${where} ended: rank ${failed.rank} gave up on ${d.commName} at #${failed.seq} with ${failed.code}${missing.length > 0 ? `; ${this.describeMissing(missing)}` : ''}`,
+        { rank: d.rank, peer: failed.rank, op: d.op, seq: d.seq, missingRanks: missing });
     }
     if (performance.now() >= this.deadline) throw this.timeoutError(where);
+  }
+
+  /** Ranks of a collective that have not started it yet. */
+  private missingRanks(): number[] {
+    const d = this.description;
+    if (!d.collective) return [];
+    return d.participants.filter((r) => r !== d.rank && ((this.status.enteredSeq(r) - d.seq) | 0) < 0);
+  }
+
+  private describeMissing(missing: readonly number[]): string {
+    return `ranks ${missing.join(', ')} did not arrive (${missing.map((r) => `rank ${r} is at #${this.status.enteredSeq(r)}`).join(', ')})`;
   }
 
   private timeoutError(where: string): TscclError {
@@ -84,9 +96,9 @@ export class OpContext implements WaitContext {
       return new TscclError(ErrorCode.TIMEOUT, `${where} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms) waiting for rank ${d.participants[0]}`,
         { rank: d.rank, peer: d.participants[0], op: d.op, seq: d.seq });
     }
-    const missing = d.participants.filter((r) => r !== d.rank && this.status.enteredSeq(r) < d.seq);
+    const missing = this.missingRanks();
     const why = missing.length > 0
-      ? `ranks ${missing.join(', ')} did not arrive (${missing.map((r) => `rank ${r} is at #${this.status.enteredSeq(r)}`).join(', ')})`
+      ? this.describeMissing(missing)
       : 'every rank arrived, but the data did not flow: the ranks called it with different arguments';
     return new TscclError(ErrorCode.TIMEOUT, `${where} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms): ${why}`,
       { rank: d.rank, op: d.op, seq: d.seq, missingRanks: missing });

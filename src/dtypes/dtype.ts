@@ -10,6 +10,12 @@ export type TypedArray =
   | Float32Array | Float64Array | Int8Array | Uint8Array | Int32Array | Uint32Array
   | BigInt64Array | BigUint64Array | Uint16Array;
 
+/** The typed array that holds each dtype (16-bit floats as raw bits). */
+export interface DTypeArrayMap {
+  float32: Float32Array; float64: Float64Array; int8: Int8Array; uint8: Uint8Array; int32: Int32Array; uint32: Uint32Array;
+  int64: BigInt64Array; uint64: BigUint64Array; float16: Uint16Array; bfloat16: Uint16Array;
+}
+
 type TypedArrayConstructor = {
   new (buffer: ArrayBufferLike, byteOffset?: number, length?: number): TypedArray;
   new (length: number): TypedArray;

@@ -12,6 +12,6 @@ export function parseReduceOp(value: unknown, argument = 'op'): ReduceOp {
 /** avg is defined for floating types only, as in NCCL: an integer mean would silently truncate. */
 export function checkOpForType(op: ReduceOp, dtype: DTypeInfo, argument = 'op'): void {
   if (op === 'avg' && !dtype.isFloat) {
-    throw invalidArgument(`op 'avg' needs a floating dtype, got ${dtype.name}`, { argument });
+    throw invalidArgument(`${argument} 'avg' needs a floating dtype, got ${dtype.name}`, { argument });
   }
 }

@@ -1,0 +1,70 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { promisify } from 'node:util';
+
+const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+const example = fileURLToPath(new URL('../../../examples/hello-allreduce.mjs', import.meta.url));
+const tsccl = async (...args: string[]) => {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { timeout: 120_000 });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+};
+
+test('tsccl bench --format json: one document with nccl-tests rows, all correct', async () => {
+  const { code, stdout } = await tsccl('bench', '-o', 'all_gather', '-g', '3', '-b', '1K', '-e', '64K', '-f', '8', '-n', '3', '-w', '1', '--format', 'json');
+  assert.equal(code, 0);
+  const doc = JSON.parse(stdout) as { rows: Record<string, unknown>[]; wrong: number };
+  assert.equal(doc.rows.length, 6); // 1K, 8K, 64K x out-of-place, in-place
+  for (const row of doc.rows) {
+    for (const key of ['op', 'bytes', 'count', 'dtype', 'redop', 'root', 'inPlace', 'timeUs', 'algbwGBs', 'busbwGBs', 'wrong']) assert.ok(key in row, key);
+    assert.equal(row.wrong, 0);
+    assert.ok((row.timeUs as number) > 0);
+  }
+  assert.equal(doc.rows[0].count, 84); // floor(256 / (4 * 3)) * 4 elements per rank
+});
+
+test('tsccl bench prints the nccl-tests table with both placements and the average busbw', async () => {
+  const { code, stdout } = await tsccl('bench', '-o', 'reduce_scatter', '-g', '2', '-b', '8K', '-e', '8K', '-d', 'bfloat16', '-R', 'max', '-n', '2', '-w', '0');
+  assert.equal(code, 0);
+  assert.match(stdout, /#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw\s+#wrong\s+time\s+algbw\s+busbw\s+#wrong/);
+  assert.match(stdout, /^\s+8192\s+2048\s+bfloat16\s+max\s+-1\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0$/m);
+  assert.match(stdout, /# Avg bus bandwidth\s+: [\d.]+/);
+});
+
+test('tsccl bench refuses bad flags with a clear message', async () => {
+  const bad = await tsccl('bench', '-o', 'all_sum');
+  assert.notEqual(bad.code, 0);
+  assert.match(bad.stderr, /Unknown bench op 'all_sum'/);
+  const root = await tsccl('bench', '-o', 'broadcast', '-g', '2', '-r', '5', '-b', '8', '-e', '8');
+  assert.notEqual(root.code, 0);
+  assert.match(root.stderr, /--root 5 must be below --ranks 2/);
+  const avg = await tsccl('bench', '-d', 'int32', '-R', 'avg', '-g', '2', '-b', '8', '-e', '8');
+  assert.notEqual(avg.code, 0);
+  assert.match(avg.stderr, /^tsccl: TSCCL_ERR_INVALID_ARGUMENT: --op-reduce 'avg' needs a floating dtype, got int32$/m);
+});
+
+test('tsccl run starts the example as 4 ranks with prefixed output', async () => {
+  const { code, stdout } = await tsccl('run', '-n', '4', example);
+  assert.equal(code, 0);
+  for (let r = 0; r < 4; r++) assert.match(stdout, new RegExp(`^\\[${r}\\] rank ${r} of 4: x\\[0\\] = 6 \\(expected 6\\)$`, 'm'));
+  assert.match(stdout, /^\[3\] rank 3: tp group 1 rank 1\/2, max rank in group = 3$/m);
+});
+
+test('tsccl run reports a failing rank and exits non-zero', async () => {
+  const { code, stderr } = await tsccl('run', '-n', '2', fileURLToPath(new URL('../fixtures/throws-rank.js', import.meta.url)));
+  assert.equal(code, 1);
+  assert.match(stderr, /TSCCL_ERR_RANK_FAILED: Rank 1 failed: rank 1 refuses/);
+});
+
+test('tsccl params lists every TSCCL_* variable', async () => {
+  const { code, stdout } = await tsccl('params', '--format', 'json');
+  assert.equal(code, 0);
+  const names = (JSON.parse(stdout) as { params: { name: string }[] }).params.map((p) => p.name);
+  assert.ok(names.includes('TSCCL_TIMEOUT_MS') && names.includes('TSCCL_ALGO'));
+});

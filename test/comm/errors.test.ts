@@ -1,0 +1,83 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ErrorCode, TscclError } from '../../src/errors.js';
+import { runFixture } from '../harness/ranks.js';
+
+type Outcome = { code: string; message?: string; ms: number };
+const scenario = async (name: string, n: number) => (await runFixture('errors-rank', n, { scenario: name })).results as Record<string, Outcome>[];
+
+test('bad input is refused on the calling rank before anything blocks, and names the argument', async () => {
+  const results = await scenario('bad-input', 3);
+  for (const [rank, out] of results.entries()) {
+    for (const key of ['wrongDType', 'avgOnInt', 'unknownOp', 'shortOutput', 'outputTypeMismatch', 'rootOutOfRange', 'peerOutOfRange',
+      'notTyped', 'ambiguousUint16', 'unevenBlocks', 'unknownAlgorithm', 'badTimeout']) {
+      assert.equal(out[key].code, ErrorCode.INVALID_ARGUMENT, `rank ${rank} ${key}: ${out[key].message}`);
+      assert.ok(out[key].ms < 50, `rank ${rank} ${key} took ${out[key].ms} ms`);
+    }
+    assert.match(out.shortOutput.message!, new RegExp(`Rank ${rank}: output holds ${8 * 3 - 1} elements but allGather of count 8 needs 24`));
+    assert.match(out.rootOutOfRange.message!, /root 3 is out of range: expected an integer in \[0, 2\]/);
+    assert.equal(out.preAborted.code, ErrorCode.ABORTED);
+    assert.equal(out.afterwards.code, 'OK');
+    assert.equal(out.afterwardsValue.code, 'OK');
+    assert.equal(out.useAfterDestroy.code, ErrorCode.DESTROYED);
+  }
+});
+
+test('a rank that never arrives: the others time out, naming the operation, its sequence number and the missing rank', async () => {
+  const results = await scenario('missing-rank', 4);
+  for (const rank of [0, 1, 2]) {
+    const o = results[rank].allReduce;
+    assert.equal(o.code, ErrorCode.TIMEOUT);
+    // Either this rank's own deadline passed, or a peer's passed first and ended this rank's wait.
+    assert.match(o.message!, new RegExp(`allReduce #1 on rank ${rank} of world (timed out after \\d+ ms \\(timeout 800 ms\\): |ended: rank \\d gave up on world at #1 with TSCCL_ERR_TIMEOUT; )ranks 3 did not arrive \\(rank 3 is at #0\\)`));
+    assert.ok(o.ms >= 790 && o.ms < 3000, `took ${o.ms} ms`);
+  }
+});
+
+test('a split that some ranks never call times out naming the missing ranks', async () => {
+  const results = await scenario('partial-split', 3);
+  for (const rank of [1, 2]) {
+    assert.equal(results[rank].split.code, ErrorCode.TIMEOUT);
+    assert.match(results[rank].split.message!, /split #1 .* ranks 0 did not arrive/);
+  }
+});
+
+test('different counts on different ranks are reported as a mismatch, not a hang or corruption', async () => {
+  const results = await scenario('count-mismatch', 2);
+  const codes = results.map((o) => o.allReduce.code);
+  assert.ok(codes.includes(ErrorCode.MISMATCH), `codes: ${codes.join(', ')}`);
+  for (const o of results) {
+    assert.notEqual(o.allReduce.code, 'OK');
+    assert.ok(o.allReduce.ms < 4000, `took ${o.allReduce.ms} ms: a peer's failure must end the wait early`);
+  }
+  assert.match(results.find((o) => o.allReduce.code === ErrorCode.MISMATCH)!.allReduce.message!, /of 64 bytes|of 32 bytes/);
+});
+
+test('different collectives on different ranks are reported, naming both sides', async () => {
+  const results = await scenario('op-mismatch', 2);
+  for (const o of results) assert.equal(o.call.code, ErrorCode.MISMATCH);
+  const mismatch = results.map((o) => o.call).find((o) => /expected/.test(o.message!));
+  assert.ok(mismatch, JSON.stringify(results));
+  assert.match(mismatch.message!, /expected (allReduce|broadcast) #1 .* sent (broadcast|allReduce) #1/);
+  for (const o of results) assert.ok(o.call.ms < 4000);
+});
+
+test('an AbortSignal ends a pending call with TSCCL_ERR_ABORTED', async () => {
+  const results = await scenario('signal-abort', 2);
+  assert.equal(results[0].allReduce.code, ErrorCode.ABORTED);
+  assert.match(results[0].allReduce.message!, /aborted by its signal: Error: user gave up/);
+  assert.ok(results[0].allReduce.ms < 1000);
+});
+
+test('a rank that throws fails the job fast: the others end with PEER_LOST, run() names the rank', async () => {
+  const start = performance.now();
+  await assert.rejects(scenario('rank-throws', 3), (err: unknown) => {
+    assert.ok(err instanceof TscclError);
+    assert.equal(err.code, ErrorCode.RANK_FAILED);
+    assert.match(err.message, /^Rank 1 failed: rank 1 broke on purpose/);
+    const ranks = err.details.ranks as { rank: number; ok: boolean; result?: Record<string, Outcome> }[];
+    for (const r of [0, 2]) assert.equal(ranks[r].result?.allReduce.code ?? (ranks[r] as { error?: TscclError }).error?.code, ErrorCode.PEER_LOST);
+    return true;
+  });
+  assert.ok(performance.now() - start < 8000);
+});

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ErrorCode, TscclError } from '../../src/errors.js';
+import type { Transport, WaitContext } from '../../src/transport/transport.js';
+
+/**
+ * The behaviour every transport must show, run against any pair of connected endpoints. A
+ * transport's own test calls this with a factory; the cases run in one thread, so transports
+ * must not block the event loop while waiting.
+ */
+export interface TransportPair {
+  readonly a: Transport;
+  readonly b: Transport;
+  /** Memory the transport may send from (registered memory for shm). */
+  sendable(bytes: number): Uint8Array;
+  close(): Promise<void>;
+}
+
+export function ctx(timeoutMs = 2000): WaitContext {
+  const deadline = performance.now() + timeoutMs;
+  return {
+    spinMs: 0,
+    sliceMs: () => Math.max(1, Math.min(20, deadline - performance.now())),
+    check: () => { if (performance.now() > deadline) throw new TscclError(ErrorCode.TIMEOUT, `conformance wait exceeded ${timeoutMs} ms`); },
+  };
+}
+
+const tag = (seq: number) => ({ seq, opcode: 0 });
+
+async function receive(t: Transport, peer: number, channel: number, bytes: number, seq: number, elementBytes = 1, wait = ctx()): Promise<Uint8Array> {
+  const out = new Uint8Array(bytes);
+  let covered = 0;
+  await t.recv(peer, channel, bytes, elementBytes, tag(seq), (piece, offset) => {
+    assert.equal(offset % elementBytes, 0, 'piece offset must be element aligned');
+    assert.equal(piece.byteLength % elementBytes, 0, 'piece length must be element aligned');
+    out.set(piece, offset);
+    covered += piece.byteLength;
+  }, wait);
+  assert.equal(covered, bytes);
+  return out;
+}
+
+export function transportConformance(name: string, connect: () => Promise<TransportPair>): void {
+  const withPair = (title: string, body: (p: TransportPair) => Promise<void>) =>
+    test(`${name}: ${title}`, async () => {
+      const pair = await connect();
+      try { await body(pair); } finally { await pair.close(); }
+    });
+
+  withPair('messages on a channel arrive in order, byte for byte', async ({ a, b, sendable }) => {
+    const sent = [1, 7, 4096, 100_000].map((size, i) => { const m = sendable(size); for (let k = 0; k < size; k++) m[k] = (k * 31 + i) & 255; return m; });
+    const handles = [];
+    for (const [i, m] of sent.entries()) handles.push(await a.send(b.rank, 0, m, tag(i + 1), ctx()));
+    for (const [i, m] of sent.entries()) assert.deepEqual(await receive(b, a.rank, 0, m.byteLength, i + 1), m);
+    for (const h of handles) { await a.waitDelivered(h, ctx()); assert.ok(a.isDelivered(h)); }
+  });
+
+  withPair('an empty message is a message', async ({ a, b, sendable }) => {
+    const h = await a.send(b.rank, 0, sendable(0), tag(1), ctx());
+    assert.equal((await receive(b, a.rank, 0, 0, 1)).byteLength, 0);
+    await a.waitDelivered(h, ctx());
+  });
+
+  withPair('channels are independent queues', async ({ a, b, sendable }) => {
+    const m0 = sendable(8).fill(1);
+    const m1 = sendable(8).fill(2);
+    await a.send(b.rank, 0, m0, tag(1), ctx());
+    await a.send(b.rank, 1, m1, tag(1), ctx());
+    assert.deepEqual([...(await receive(b, a.rank, 1, 8, 1))], Array(8).fill(2));
+    assert.deepEqual([...(await receive(b, a.rank, 0, 8, 1))], Array(8).fill(1));
+  });
+
+  withPair('both directions at once', async ({ a, b, sendable }) => {
+    const ma = sendable(64).fill(3);
+    const mb = sendable(64).fill(4);
+    const [ra, rb] = await Promise.all([
+      (async () => { await a.send(b.rank, 0, ma, tag(1), ctx()); return receive(a, b.rank, 0, 64, 1); })(),
+      (async () => { await b.send(a.rank, 0, mb, tag(1), ctx()); return receive(b, a.rank, 0, 64, 1); })(),
+    ]);
+    assert.deepEqual([...ra], Array(64).fill(4));
+    assert.deepEqual([...rb], Array(64).fill(3));
+  });
+
+  withPair('a send is not delivered until the peer has consumed it', async ({ a, b, sendable }) => {
+    const h = await a.send(b.rank, 0, sendable(16), tag(1), ctx());
+    assert.equal(a.isDelivered(h), false);
+    await receive(b, a.rank, 0, 16, 1);
+    await a.waitDelivered(h, ctx());
+    assert.equal(a.isDelivered(h), true);
+  });
+
+  withPair('a size or tag mismatch is reported with both sides, not delivered', async ({ a, b, sendable }) => {
+    await a.send(b.rank, 0, sendable(32), tag(5), ctx());
+    await assert.rejects(receive(b, a.rank, 0, 16, 5), (err: unknown) => {
+      assert.ok(err instanceof TscclError);
+      assert.equal(err.code, ErrorCode.MISMATCH);
+      assert.match(err.message, /expected .*#5 of 16 bytes from rank \d+, but rank \d+ sent .*#5 of 32 bytes/);
+      return true;
+    });
+  });
+
+  withPair('a recv with no sender ends when its context says so', async ({ a, b }) => {
+    const start = performance.now();
+    await assert.rejects(receive(b, a.rank, 0, 8, 1, 1, ctx(100)), { code: ErrorCode.TIMEOUT });
+    assert.ok(performance.now() - start < 1000);
+  });
+
+  withPair('many sends in flight: the sender blocks when the queue is full and resumes as the receiver drains', async ({ a, b, sendable }) => {
+    const count = 200;
+    const m = sendable(4);
+    const sending = (async () => { for (let i = 1; i <= count; i++) await a.send(b.rank, 0, m, tag(i), ctx(5000)); })();
+    for (let i = 1; i <= count; i++) await receive(b, a.rank, 0, 4, i, 1, ctx(5000));
+    await sending;
+  });
+}
