@@ -141,8 +141,7 @@ export class Communicator {
   /** Reduces `buffer` across ranks; the result lands in options.output, or in `buffer` itself. */
   allReduce(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
     return this.start(() => {
-      const input = checkTypedArray(buffer, 'buffer', this.rank);
-      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const { input, dtype } = this.typed(buffer, options.dtype);
       return this.plan('allReduce', dtype, options.op, input.length, 0, input, options.output, options.algorithm);
     }, options);
   }
@@ -150,8 +149,7 @@ export class Communicator {
   /** Copies root's `buffer` to every rank's options.output (or `buffer`). */
   broadcast(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
     return this.start(() => {
-      const input = checkTypedArray(buffer, 'buffer', this.rank);
-      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const { input, dtype } = this.typed(buffer, options.dtype);
       const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
       const count = options.output !== undefined ? checkTypedArray(options.output, 'output', this.rank).length : input.length;
       return this.plan('broadcast', dtype, 'sum', count, root, input, options.output, options.algorithm);
@@ -161,8 +159,7 @@ export class Communicator {
   /** Reduces every rank's `buffer` into root's options.output (or root's `buffer`). */
   reduce(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
     return this.start(() => {
-      const input = checkTypedArray(buffer, 'buffer', this.rank);
-      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const { input, dtype } = this.typed(buffer, options.dtype);
       const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
       return this.plan('reduce', dtype, options.op, input.length, root, input, options.output, options.algorithm);
     }, options);
@@ -174,8 +171,7 @@ export class Communicator {
    */
   allGather(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
     return this.start(() => {
-      const input = checkTypedArray(buffer, 'buffer', this.rank);
-      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const { input, dtype } = this.typed(buffer, options.dtype);
       const count = options.output === undefined ? this.blockCount(input, 'allGather') : input.length;
       return this.plan('allGather', dtype, 'sum', count, 0, input, options.output, options.algorithm);
     }, options);
@@ -187,8 +183,7 @@ export class Communicator {
    */
   reduceScatter(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
     return this.start(() => {
-      const input = checkTypedArray(buffer, 'buffer', this.rank);
-      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const { input, dtype } = this.typed(buffer, options.dtype);
       return this.plan('reduceScatter', dtype, options.op, this.blockCount(input, 'reduceScatter'), 0, input, options.output, options.algorithm);
     }, options);
   }
@@ -196,8 +191,7 @@ export class Communicator {
   /** Block p of `buffer` goes to rank p; equal blocks, or the counts and displacements given. */
   allToAll(buffer: TypedArray, options: AllToAllOptions = {}): Promise<void> {
     return this.start(() => {
-      const input = checkTypedArray(buffer, 'buffer', this.rank);
-      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const { input, dtype } = this.typed(buffer, options.dtype);
       const variable = options.sendCounts !== undefined || options.recvCounts !== undefined;
       if (!variable) return this.plan('allToAll', dtype, 'sum', this.blockCount(input, 'allToAll'), 0, input, options.output, options.algorithm);
       if (options.output === undefined) {
@@ -218,8 +212,7 @@ export class Communicator {
   /** Every rank's `buffer` into root's options.output, in rank order (in place at root: buffer holds all blocks). */
   gather(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
     return this.start(() => {
-      const input = checkTypedArray(buffer, 'buffer', this.rank);
-      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const { input, dtype } = this.typed(buffer, options.dtype);
       const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
       const inPlaceRoot = this.rank === root && options.output === undefined;
       const count = inPlaceRoot ? this.blockCount(input, 'gather') : input.length;
@@ -230,8 +223,7 @@ export class Communicator {
   /** Block p of root's `buffer` to rank p's options.output (or `buffer` on non-roots). */
   scatter(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
     return this.start(() => {
-      const input = checkTypedArray(buffer, 'buffer', this.rank);
-      const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
+      const { input, dtype } = this.typed(buffer, options.dtype);
       const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
       if (this.rank === root) return this.plan('scatter', dtype, 'sum', this.blockCount(input, 'scatter'), root, input, options.output, options.algorithm);
       const output = options.output ?? input;
@@ -290,6 +282,12 @@ export class Communicator {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.allSettled([this.chain, ...this.p2pChains.values()]);
+  }
+
+  /** The call's buffer, checked, and its dtype. */
+  private typed(buffer: TypedArray, dtype: DType | undefined): { input: TypedArray; dtype: DTypeInfo } {
+    const input = checkTypedArray(buffer, 'buffer', this.rank);
+    return { input, dtype: resolveDType(input, dtype, 'buffer', this.rank) };
   }
 
   private blockCount(buffer: TypedArray, op: string): number {
