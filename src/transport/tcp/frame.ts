@@ -1,0 +1,113 @@
+import { ErrorCode, TscclError } from '../../errors.js';
+
+/**
+ * A data frame on a TCP link: a 32-byte header (little-endian), then `length` payload bytes.
+ *
+ *   0  u32 magic 0x4C435354 ("TSCL" in memory order)   16  u32 seq
+ *   4  u8  version                                       20  u32 opcode
+ *   5  u8  flags (bit 0: checksum holds the payload's    24  u32 length, low 32 bits
+ *          CRC32)                                        28  u32 checksum
+ *   6  u16 channel
+ *   8  u32 communicator id      12 u32 length, high 32 bits
+ *
+ * The parser is a state machine fed arbitrary chunks: it never trusts a length past
+ * maxPayloadBytes, rejects a bad magic or version at once, and checks the CRC when flagged.
+ */
+export const FRAME_MAGIC = 0x4c435354;
+export const FRAME_VERSION = 1;
+export const HEADER_BYTES = 32;
+export const FLAG_CHECKSUM = 1;
+
+export interface FrameHeader {
+  readonly flags: number;
+  readonly channel: number;
+  readonly commId: number;
+  readonly seq: number;
+  readonly opcode: number;
+  readonly length: number;
+  readonly checksum: number;
+}
+
+export function encodeHeader(h: FrameHeader): Buffer {
+  const b = Buffer.alloc(HEADER_BYTES);
+  b.writeUInt32LE(FRAME_MAGIC, 0);
+  b.writeUInt8(FRAME_VERSION, 4);
+  b.writeUInt8(h.flags, 5);
+  b.writeUInt16LE(h.channel, 6);
+  b.writeUInt32LE(h.commId >>> 0, 8);
+  b.writeUInt32LE(Math.floor(h.length / 2 ** 32), 12);
+  b.writeUInt32LE(h.seq >>> 0, 16);
+  b.writeUInt32LE(h.opcode >>> 0, 20);
+  b.writeUInt32LE(h.length >>> 0, 24);
+  b.writeUInt32LE(h.checksum >>> 0, 28);
+  return b;
+}
+
+export function frameError(message: string): TscclError {
+  return new TscclError(ErrorCode.MISMATCH, `TCP frame error: ${message}`, { op: 'transport' });
+}
+
+export function decodeHeader(b: Buffer, maxPayloadBytes: number): FrameHeader {
+  const magic = b.readUInt32LE(0);
+  if (magic !== FRAME_MAGIC) throw frameError(`bad magic 0x${magic.toString(16)} (not a tsccl peer, or the stream lost its place)`);
+  const version = b.readUInt8(4);
+  if (version !== FRAME_VERSION) throw frameError(`frame version ${version}, expected ${FRAME_VERSION}`);
+  const length = b.readUInt32LE(12) * 2 ** 32 + b.readUInt32LE(24);
+  if (length > maxPayloadBytes) throw frameError(`frame of ${length} bytes exceeds the limit of ${maxPayloadBytes}`);
+  return {
+    flags: b.readUInt8(5), channel: b.readUInt16LE(6), commId: b.readUInt32LE(8), seq: b.readInt32LE(16),
+    opcode: b.readUInt32LE(20), length, checksum: b.readUInt32LE(28),
+  };
+}
+
+export interface Frame {
+  readonly header: FrameHeader;
+  readonly payload: Buffer;
+}
+
+export class FrameParser {
+  private header: FrameHeader | undefined;
+  private headerBytes = Buffer.alloc(HEADER_BYTES);
+  private headerFill = 0;
+  private payload: Buffer = Buffer.alloc(0);
+  private payloadFill = 0;
+  private readonly maxPayloadBytes: number;
+  private readonly crc32: ((data: Uint8Array) => number) | undefined;
+
+  constructor(maxPayloadBytes: number, crc32?: (data: Uint8Array) => number) {
+    this.maxPayloadBytes = maxPayloadBytes;
+    this.crc32 = crc32;
+  }
+
+  /** Feeds bytes; returns the frames they completed. Throws on a malformed or corrupt frame. */
+  push(chunk: Uint8Array): Frame[] {
+    const frames: Frame[] = [];
+    let at = 0;
+    while (at < chunk.byteLength) {
+      if (this.header === undefined) {
+        const take = Math.min(HEADER_BYTES - this.headerFill, chunk.byteLength - at);
+        this.headerBytes.set(chunk.subarray(at, at + take), this.headerFill);
+        this.headerFill += take;
+        at += take;
+        if (this.headerFill < HEADER_BYTES) break;
+        this.header = decodeHeader(this.headerBytes, this.maxPayloadBytes);
+        this.payload = Buffer.allocUnsafe(this.header.length);
+        this.payloadFill = 0;
+      }
+      const take = Math.min(this.header.length - this.payloadFill, chunk.byteLength - at);
+      this.payload.set(chunk.subarray(at, at + take), this.payloadFill);
+      this.payloadFill += take;
+      at += take;
+      if (this.payloadFill === this.header.length) {
+        const header = this.header;
+        if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && (this.crc32(this.payload) >>> 0) !== header.checksum) {
+          throw new TscclError(ErrorCode.MISMATCH, `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes)`, { op: 'transport', seq: header.seq });
+        }
+        frames.push({ header, payload: this.payload });
+        this.header = undefined;
+        this.headerFill = 0;
+      }
+    }
+    return frames;
+  }
+}

@@ -1,0 +1,282 @@
+import { type Server, type Socket, connect, createServer } from 'node:net';
+import { crc32 } from 'node:zlib';
+import { ErrorCode, TscclError } from '../../errors.js';
+import { log } from '../../log.js';
+import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } from '../../security/job-token.js';
+import type { Store } from '../../store/store.js';
+import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
+import { FLAG_CHECKSUM, type Frame, FrameParser, encodeHeader } from './frame.js';
+
+export interface TcpTransportOptions {
+  readonly rank: number;
+  readonly nranks: number;
+  /** Rendezvous: each rank publishes its address here and reads its peers'. */
+  readonly store: Store;
+  /** Distinguishes communicators (and jobs) that share a store. */
+  readonly commName: string;
+  /** Address to listen on (an address of the chosen interface). */
+  readonly host: string;
+  readonly token?: string;
+  /** Accept peers without a token from non-loopback addresses. */
+  readonly allowInsecureRemote?: boolean;
+  /** CRC32 every payload (default true). */
+  readonly checksum?: boolean;
+  readonly timeoutMs: number;
+  readonly maxPayloadBytes?: number;
+}
+
+const HANDSHAKE_MAGIC = 'TSCH';
+const GREETING_BYTES = 22;
+const HELLO_BYTES = 40;
+const PURPOSE = 'tsccl-transport';
+
+interface Link {
+  readonly peer: number;
+  readonly socket: Socket | undefined;
+  readonly inbox: Map<number, Frame[]>;
+  readonly wakers: Set<() => void>;
+  posted: number;
+  written: number;
+  error: TscclError | undefined;
+}
+
+/** FNV-1a: a stable 32-bit id of a communicator name, carried in every frame to catch cross-talk. */
+export function commIdOf(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  return h >>> 0;
+}
+
+/**
+ * Ranks in different processes or hosts. One socket per pair of ranks, full mesh: the higher
+ * rank connects to the lower one and proves the job token; the listener closes once every
+ * expected peer is in, so nobody else can join. A send writes header and payload straight from
+ * the caller's memory and counts as delivered when the socket has taken it, after which the
+ * buffer may be reused. Received frames wait in a per-(peer, channel) inbox for their recv.
+ */
+export class TcpTransport implements Transport {
+  readonly rank: number;
+  readonly nranks: number;
+  private readonly links: Link[];
+  private readonly commId: number;
+  private readonly checksum: boolean;
+  private closing = false;
+
+  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean) {
+    this.rank = rank;
+    this.nranks = nranks;
+    this.links = links;
+    this.commId = commId;
+    this.checksum = checksum;
+  }
+
+  static async create(options: TcpTransportOptions): Promise<TcpTransport> {
+    const { rank, nranks, store, commName, host } = options;
+    const commId = commIdOf(commName);
+    const sockets = new Map<number, Socket>();
+    const server = createServer();
+    const accepted = acceptPeers(server, options, commId, sockets);
+    await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, host, () => resolve()); });
+    const port = (server.address() as { port: number }).port;
+    await store.set(`tcp/${commName}/${rank}`, Buffer.from(JSON.stringify({ host, port })), { timeoutMs: options.timeoutMs });
+    try {
+      await Promise.all([
+        accepted,
+        ...Array.from({ length: rank }, async (_, peer) => {
+          const where = JSON.parse(Buffer.from(await store.get(`tcp/${commName}/${peer}`, { timeoutMs: options.timeoutMs })).toString()) as { host: string; port: number };
+          sockets.set(peer, await dialPeer(where.host, where.port, options, commId, peer));
+        }),
+      ]);
+    } finally {
+      server.close();
+    }
+    const links: Link[] = Array.from({ length: nranks }, (_, peer) => ({
+      peer, socket: peer === rank ? undefined : sockets.get(peer), inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined,
+    }));
+    const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true);
+    for (const link of links) if (link.socket !== undefined) transport.listen(link, options.maxPayloadBytes ?? 2 ** 34);
+    return transport;
+  }
+
+  async send(peer: number, channel: number, data: Uint8Array, tag: MessageTag, _ctx: WaitContext): Promise<SendHandle> {
+    const link = this.links[peer];
+    if (link.error !== undefined) throw link.error;
+    const ticket = ++link.posted;
+    if (link.socket === undefined) {
+      this.deliver(link, { header: this.header(channel, tag, data, 0), payload: Buffer.from(data) });
+      link.written = ticket;
+      return { peer, channel, ticket };
+    }
+    const checksum = this.checksum ? crc32(data) : 0;
+    const socket = link.socket;
+    socket.cork();
+    socket.write(encodeHeader(this.header(channel, tag, data, checksum)));
+    socket.write(data, (err) => { if (err === undefined || err === null) link.written = Math.max(link.written, ticket); this.wake(link); });
+    socket.uncork();
+    return { peer, channel, ticket };
+  }
+
+  async recv(peer: number, channel: number, bytes: number, _elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+    const link = this.links[peer];
+    const inbox = () => link.inbox.get(channel) ?? [];
+    await this.waitFor(link, () => inbox().length > 0, ctx);
+    const frame = inbox().shift()!;
+    const h = frame.header;
+    if (h.length !== bytes || h.seq !== tag.seq || h.opcode !== tag.opcode || h.commId !== this.commId) {
+      throw new TscclError(ErrorCode.MISMATCH,
+        `Rank ${this.rank} expected ${opcodeName(tag.opcode)} #${tag.seq} of ${bytes} bytes from rank ${peer}, `
+        + `but rank ${peer} sent ${opcodeName(h.opcode)} #${h.seq} of ${h.length} bytes${h.commId !== this.commId ? ' on another communicator' : ''}: the ranks called different operations or counts`,
+        { rank: this.rank, peer, seq: tag.seq, op: opcodeName(tag.opcode) });
+    }
+    if (bytes > 0) consume(frame.payload, 0);
+  }
+
+  isDelivered(handle: SendHandle): boolean {
+    return this.links[handle.peer].written >= handle.ticket;
+  }
+
+  async waitDelivered(handle: SendHandle, ctx: WaitContext): Promise<void> {
+    const link = this.links[handle.peer];
+    await this.waitFor(link, () => link.written >= handle.ticket, ctx);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    for (const link of this.links) link.socket?.destroy();
+  }
+
+  private header(channel: number, tag: MessageTag, data: Uint8Array, checksum: number) {
+    return { flags: this.checksum ? FLAG_CHECKSUM : 0, channel, commId: this.commId, seq: tag.seq, opcode: tag.opcode, length: data.byteLength, checksum };
+  }
+
+  private listen(link: Link, maxPayloadBytes: number): void {
+    const parser = new FrameParser(maxPayloadBytes, crc32);
+    const socket = link.socket!;
+    socket.on('data', (chunk: Buffer) => {
+      try {
+        for (const frame of parser.push(chunk)) this.deliver(link, frame);
+      } catch (err) {
+        this.lose(link, err instanceof TscclError ? err : new TscclError(ErrorCode.MISMATCH, String(err), { peer: link.peer }));
+        socket.destroy();
+      }
+    });
+    socket.on('error', () => {});
+    socket.resume(); // the handshake left it paused
+    socket.on('close', () => {
+      if (!this.closing) this.lose(link, new TscclError(ErrorCode.PEER_LOST, `Rank ${this.rank} lost its connection to rank ${link.peer}`, { rank: this.rank, peer: link.peer }));
+    });
+  }
+
+  private deliver(link: Link, frame: Frame): void {
+    let queue = link.inbox.get(frame.header.channel);
+    if (queue === undefined) link.inbox.set(frame.header.channel, (queue = []));
+    queue.push(frame);
+    this.wake(link);
+  }
+
+  private lose(link: Link, err: TscclError): void {
+    link.error ??= err;
+    log('WARN', () => err.message);
+    this.wake(link);
+  }
+
+  private wake(link: Link): void {
+    for (const wake of [...link.wakers]) wake();
+  }
+
+  /** Waits for `ready` on a link, ending on the link's failure or the context's verdict. */
+  private async waitFor(link: Link, ready: () => boolean, ctx: WaitContext): Promise<void> {
+    while (!ready()) {
+      if (link.error !== undefined) throw link.error;
+      ctx.check();
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, ctx.sliceMs());
+        function done() { clearTimeout(timer); link.wakers.delete(done); resolve(); }
+        link.wakers.add(done);
+      });
+    }
+  }
+}
+
+/** Accepts the connections of every higher rank; anything else is refused and logged. */
+function acceptPeers(server: Server, options: TcpTransportOptions, commId: number, sockets: Map<number, Socket>): Promise<void> {
+  const expected = options.nranks - 1 - options.rank;
+  return new Promise<void>((resolve, reject) => {
+    if (expected === 0) return resolve();
+    const timer = setTimeout(() => reject(new TscclError(ErrorCode.TIMEOUT,
+      `Rank ${options.rank} timed out after ${options.timeoutMs} ms waiting for ranks ${Array.from({ length: options.nranks }, (_, r) => r).filter((r) => r > options.rank && !sockets.has(r)).join(', ')} to connect`,
+      { rank: options.rank })), options.timeoutMs);
+    server.on('connection', (socket) => {
+      socket.setNoDelay(true);
+      socket.on('error', () => {});
+      const refuse = (why: string) => { log('WARN', () => `rank ${options.rank} refused a connection from ${socket.remoteAddress}: ${why}`); socket.destroy(); };
+      if (options.token === undefined && !options.allowInsecureRemote && !isLoopbackAddress(socket.remoteAddress)) return refuse('the job has no token, so only loopback peers may join');
+      const nonce = newNonce();
+      const greeting = Buffer.alloc(GREETING_BYTES);
+      greeting.write(HANDSHAKE_MAGIC, 0, 'latin1');
+      greeting.writeUInt8(1, 4);
+      greeting.writeUInt8(options.token === undefined ? 0 : 1, 5);
+      greeting.set(nonce, 6);
+      socket.write(greeting);
+      readExactly(socket, HELLO_BYTES, options.timeoutMs).then((hello) => {
+        const mac = hello.subarray(0, 32);
+        const peer = hello.readUInt32LE(32);
+        const ok = options.token === undefined ? Buffer.from(mac).equals(NO_TOKEN_MAC) : checkProof(options.token, PURPOSE, nonce, mac);
+        if (!ok) return refuse('wrong job token');
+        if (hello.readUInt32LE(36) !== commId) return refuse('it belongs to another communicator');
+        if (peer <= options.rank || peer >= options.nranks || sockets.has(peer)) return refuse(`unexpected rank ${peer}`);
+        socket.write(Buffer.of(1));
+        sockets.set(peer, socket);
+        if (sockets.size === expected) { clearTimeout(timer); resolve(); }
+      }, (err: Error) => refuse(err.message));
+    });
+  });
+}
+
+async function dialPeer(host: string, port: number, options: TcpTransportOptions, commId: number, peer: number): Promise<Socket> {
+  const socket = connect({ host, port });
+  socket.setNoDelay(true);
+  await new Promise<void>((resolve, reject) => {
+    socket.once('connect', resolve);
+    socket.once('error', (err) => reject(new TscclError(ErrorCode.PEER_LOST, `Rank ${options.rank} cannot connect to rank ${peer} at ${host}:${port}: ${err.message}`, { rank: options.rank, peer })));
+  });
+  const greeting = await readExactly(socket, GREETING_BYTES, options.timeoutMs);
+  if (greeting.toString('latin1', 0, 4) !== HANDSHAKE_MAGIC) throw new TscclError(ErrorCode.PEER_LOST, `${host}:${port} is not a tsccl rank`, { peer });
+  if (greeting.readUInt8(5) === 1 && options.token === undefined) {
+    throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank ${peer} requires the job token: set TSCCL_JOB_TOKEN`, { rank: options.rank, peer });
+  }
+  const hello = Buffer.alloc(HELLO_BYTES);
+  hello.set(options.token === undefined ? NO_TOKEN_MAC : proveToken(options.token, PURPOSE, greeting.subarray(6, 22)), 0);
+  hello.writeUInt32LE(options.rank, 32);
+  hello.writeUInt32LE(commId, 36);
+  socket.write(hello);
+  const answer = await readExactly(socket, 1, options.timeoutMs).catch(() => Buffer.of(0));
+  if (answer[0] !== 1) throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank ${peer} refused rank ${options.rank}'s connection (wrong job token or communicator)`, { rank: options.rank, peer });
+  return socket;
+}
+
+/** Reads exactly n bytes during a handshake, then hands the socket back untouched. */
+function readExactly(socket: Socket, n: number, timeoutMs: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    let got = Buffer.alloc(0);
+    const timer = setTimeout(() => finish(new Error(`handshake timed out after ${timeoutMs} ms`)), timeoutMs);
+    const onData = (chunk: Buffer) => {
+      got = Buffer.concat([got, chunk]);
+      if (got.byteLength >= n) {
+        if (got.byteLength > n) socket.unshift(got.subarray(n));
+        finish(undefined, got.subarray(0, n));
+      }
+    };
+    const onClose = () => finish(new Error('connection closed during handshake'));
+    function finish(err?: Error, value?: Buffer) {
+      clearTimeout(timer);
+      socket.off('data', onData);
+      socket.off('close', onClose);
+      socket.pause();
+      if (err) reject(err); else resolve(value!);
+    }
+    socket.on('data', onData);
+    socket.on('close', onClose);
+    socket.resume();
+  });
+}

@@ -1,0 +1,37 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { crc32 } from 'node:zlib';
+import { FLAG_CHECKSUM, FrameParser, HEADER_BYTES, encodeHeader } from '../../../src/transport/tcp/frame.js';
+
+const header = (length: number, checksum = 0) => ({ flags: checksum ? FLAG_CHECKSUM : 0, channel: 1, commId: 0xabcdef01, seq: 5, opcode: 2, length, checksum });
+
+test('the header encodes to the documented 32 bytes', () => {
+  assert.deepEqual([...encodeHeader(header(0x1_0000_0002))], [
+    0x54, 0x53, 0x43, 0x4c, 1, 0, 1, 0, // "TSCL", version 1, flags 0, channel 1
+    0x01, 0xef, 0xcd, 0xab, 1, 0, 0, 0, // comm id, length high
+    5, 0, 0, 0, 2, 0, 0, 0, // seq, opcode
+    2, 0, 0, 0, 0, 0, 0, 0, // length low, checksum
+  ]);
+});
+
+test('frames parse the same fed byte by byte or all at once', () => {
+  const payloads = [Buffer.from('hello'), Buffer.alloc(0), Buffer.alloc(1000, 9)];
+  const stream = Buffer.concat(payloads.flatMap((p) => [encodeHeader(header(p.byteLength, crc32(p))), p]));
+  const whole = new FrameParser(1 << 20, crc32).push(stream);
+  const bytewise = new FrameParser(1 << 20, crc32);
+  const pieces = [...stream].flatMap((b) => bytewise.push(Uint8Array.of(b)));
+  assert.deepEqual(whole.map((f) => f.payload), payloads);
+  assert.deepEqual(pieces.map((f) => f.payload), payloads);
+  assert.equal(whole[0].header.seq, 5);
+});
+
+test('bad magic, bad version, oversized frames and flipped bits are refused', () => {
+  const good = Buffer.concat([encodeHeader(header(4, crc32(Buffer.from('abcd')))), Buffer.from('abcd')]);
+  const bad = (mutate: (b: Buffer) => void) => { const b = Buffer.from(good); mutate(b); return b; };
+  assert.throws(() => new FrameParser(100, crc32).push(bad((b) => { b[0] = 0; })), /bad magic/);
+  assert.throws(() => new FrameParser(100, crc32).push(bad((b) => { b[4] = 9; })), /frame version 9/);
+  assert.throws(() => new FrameParser(3, crc32).push(good), /exceeds the limit of 3/);
+  assert.throws(() => new FrameParser(100, crc32).push(bad((b) => { b[HEADER_BYTES + 1] ^= 4; })), /checksum mismatch on channel 1 seq 5/);
+  const truncated = new FrameParser(100, crc32).push(good.subarray(0, HEADER_BYTES + 2));
+  assert.deepEqual(truncated, []);
+});
