@@ -18,6 +18,8 @@ export interface BenchOptions {
   readonly root: number;
   readonly algorithm?: string;
   readonly timeoutMs: number;
+  /** Ranks as processes over TCP instead of threads over shared memory. */
+  readonly procs?: boolean;
 }
 
 /** One placement (out-of-place or in-place) of one size, as a rank measured it. */

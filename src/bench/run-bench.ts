@@ -1,13 +1,13 @@
 import { dtypeInfo } from '../dtypes/dtype.js';
-import { run } from '../launch/run.js';
+import { launch } from '../launch/launch.js';
 import { BENCH_OPS, sweepSizes } from './bench-ops.js';
 import type { BenchOptions, BenchRow, RankMeasurement } from './bench-options.js';
 
-/** Runs the benchmark as `options.ranks` thread ranks and returns nccl-tests-style rows. */
+/** Runs the benchmark as `options.ranks` thread (or process) ranks and returns nccl-tests-style rows. */
 export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
-  const { results } = await run({
-    ranks: options.ranks, script: new URL('./bench-rank.js', import.meta.url).href, args: [JSON.stringify(options)],
-    output: 'prefix', timeoutMs: options.timeoutMs,
+  const { results } = await launch({
+    nprocPerNode: options.ranks, mode: options.procs ? 'processes' : 'threads', script: new URL('./bench-rank.js', import.meta.url).href,
+    args: [JSON.stringify(options)], output: 'prefix', timeoutMs: options.timeoutMs,
   });
   return aggregateRows(options, results as (RankMeasurement | null)[][][]);
 }

@@ -33,6 +33,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
     .option('-r, --root <rank>', 'root of rooted collectives', (v) => parseNonNegativeInt(v, '--root'), 0)
     .option('--algo <name>', 'force an algorithm instead of the tuner\'s choice')
     .option('--timeout-ms <ms>', 'timeout of each call', (v) => parsePositiveInt(v, '--timeout-ms'), 120_000)
+    .option('--procs', 'ranks as processes over TCP (default: threads over shared memory)')
     .addOption(format)
     .action(async (flags: Record<string, unknown>) => {
       const options: BenchOptions = {
@@ -40,7 +41,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
         stepFactor: flags.stepfactor as number, stepBytes: flags.stepbytes as number, iters: flags.iters as number,
         warmupIters: flags.warmup_iters as number, check: (flags.check as number) !== 0, dtype: flags.datatype as BenchOptions['dtype'],
         redop: flags.opReduce as BenchOptions['redop'], root: flags.root as number, algorithm: flags.algo as string | undefined,
-        timeoutMs: flags.timeoutMs as number,
+        timeoutMs: flags.timeoutMs as number, procs: flags.procs === true,
       };
       if (options.root >= options.ranks) throw invalidArgument(`--root ${options.root} must be below --ranks ${options.ranks}`, { argument: '--root' });
       if (options.minBytes > options.maxBytes) throw invalidArgument(`--minbytes ${options.minBytes} must not exceed --maxbytes ${options.maxBytes}`, { argument: '--minbytes' });
@@ -48,9 +49,9 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
       const rows = await runBench(options);
       const wrong = rows.reduce((a, r) => a + (r.wrong ?? 0), 0);
       if (flags.format === 'json') {
-        process.stdout.write(`${JSON.stringify({ tool: 'tsccl bench', transport: 'shm', options, rows, avgBusbwGBs: averageBusBandwidth(rows), wrong }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ tool: 'tsccl bench', transport: options.procs ? 'tcp' : 'shm', options, rows, avgBusbwGBs: averageBusBandwidth(rows), wrong }, null, 2)}\n`);
       } else {
-        process.stdout.write(`${formatTable(options, rows, `tsccl bench ${options.op}: ${options.ranks} thread ranks over shared memory`)}\n`);
+        process.stdout.write(`${formatTable(options, rows, `tsccl bench ${options.op}: ${options.ranks} ${options.procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}`)}\n`);
       }
       setExitCode(wrong > 0 ? 1 : 0);
     });

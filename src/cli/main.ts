@@ -1,6 +1,7 @@
 import { Command, CommanderError, Option } from 'commander';
 import { TscclError } from '../errors.js';
 import { benchCommand } from './bench-command.js';
+import { launchCommand } from './launch-command.js';
 import { paramsCommand } from './params-command.js';
 import { runCommand } from './run-command.js';
 
@@ -13,6 +14,7 @@ export async function main(argv: string[]): Promise<number> {
     .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
   const format = () => new Option('--format <format>', 'output format').choices(['table', 'json']).default('table');
   runCommand(program, (code) => { exitCode = code; });
+  launchCommand(program, (code) => { exitCode = code; });
   benchCommand(program, format(), (code) => { exitCode = code; });
   paramsCommand(program, format());
   try {

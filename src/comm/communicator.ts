@@ -7,13 +7,11 @@ import { reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import type { Arena } from '../memory/arena.js';
 import { parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
-import { CHANNELS, P2P_CHANNEL, mailboxWords } from '../transport/shm/mailbox.js';
-import { ShmTransport } from '../transport/shm/shm-transport.js';
+import { P2P_CHANNEL } from '../transport/shm/mailbox.js';
 import { opcodeOf } from '../transport/transport.js';
-import { spinBudgetMs } from '../transport/wait.js';
 import { log } from '../log.js';
 import { OpContext } from './op-context.js';
-import { CommStatus } from './status.js';
+import type { CommBackend } from './backend.js';
 import {
   type CallOptions, allocatedDTypes, checkCallOptions, checkCounts, checkLength, checkRank, checkSameType, checkTypedArray, resolveDType,
 } from './validate.js';
@@ -81,11 +79,8 @@ export class Communicator {
   /** A readable name, e.g. "world" or "world.split0.color1". */
   readonly name: string;
   private readonly arena: Arena;
-  private readonly transport: ShmTransport;
-  private readonly status: CommStatus;
+  private readonly backend: CommBackend;
   private readonly defaultTimeoutMs: number;
-  private readonly spinMs: number;
-  private readonly threadsInProcess: number;
   private seq = 0;
   private splits = 0;
   private chain: Promise<unknown> = Promise.resolve();
@@ -96,32 +91,20 @@ export class Communicator {
   private failure: TscclError | undefined;
   private destroyed = false;
 
-  constructor(options: { arena: Arena; rank: number; mailboxes: readonly number[]; name: string; defaultTimeoutMs: number; threadsInProcess: number }) {
+  constructor(options: { arena: Arena; backend: CommBackend; name: string; defaultTimeoutMs: number }) {
     this.arena = options.arena;
-    this.rank = options.rank;
-    this.size = options.mailboxes.length;
+    this.backend = options.backend;
+    this.rank = options.backend.transport.rank;
+    this.size = options.backend.transport.nranks;
     this.name = options.name;
     this.defaultTimeoutMs = options.defaultTimeoutMs;
-    this.threadsInProcess = options.threadsInProcess;
-    this.spinMs = spinBudgetMs(options.threadsInProcess);
-    const mailboxBytes = Communicator.mailboxBytes(this.size);
-    this.transport = new ShmTransport(this.arena, this.rank, options.mailboxes, mailboxBytes, CHANNELS);
-    this.status = new CommStatus(this.arena.int32Covering(Math.max(...options.mailboxes) + mailboxBytes), options.mailboxes, this.rank);
     this.p2pSent = new Array<number>(this.size).fill(0);
     this.p2pReceived = new Array<number>(this.size).fill(0);
   }
 
-  /** Bytes of one rank's mailbox for a communicator of up to `maxRanks` ranks. */
-  static mailboxBytes(maxRanks: number): number {
-    return mailboxWords(maxRanks) * 4;
-  }
-
-  /** Allocates a zeroed mailbox in the arena; its offset is then shared with the peers. */
-  static allocateMailbox(arena: Arena, maxRanks: number): number {
-    const bytes = Communicator.mailboxBytes(maxRanks);
-    const offset = arena.allocate(bytes);
-    arena.bytes(offset, bytes).fill(0);
-    return offset;
+  /** 'shm' for thread ranks of one process, 'tcp' for ranks in separate processes. */
+  get transportKind(): 'shm' | 'tcp' {
+    return this.backend.kind;
   }
 
   /**
@@ -259,22 +242,24 @@ export class Communicator {
     const key = options.key ?? this.rank;
     if (!Number.isInteger(key)) throw invalidArgument(`Rank ${this.rank}: split key must be an integer, got ${String(key)}`, { rank: this.rank, argument: 'key' });
     const joins = color !== null && color >= 0;
-    const mailbox = joins ? Communicator.allocateMailbox(this.arena, this.size) : -1;
-    const mine = new Float64Array([joins ? color : -1, key, mailbox]);
+    const contribution = this.backend.prepareSplit(joins);
+    const mine = new Float64Array([joins ? color : -1, key, contribution]);
     const everyone = new Float64Array(3 * this.size);
     const index = this.splits++;
+    const call = checkCallOptions(options, this.defaultTimeoutMs, this.rank);
     await this.start(() => ({ ...this.plan('allGather', dtypeInfo('float64'), 'sum', 3, 0, mine, everyone, undefined), label: 'split' }), options);
-    if (!joins) return null;
+    if (!joins) {
+      this.backend.abandonSplit(contribution);
+      return null;
+    }
     const members = Array.from({ length: this.size }, (_, r) => r)
       .filter((r) => everyone[3 * r] === color)
       .sort((a, b) => everyone[3 * a + 1] - everyone[3 * b + 1] || a - b);
-    return new Communicator({
-      arena: this.arena,
-      rank: members.indexOf(this.rank),
-      mailboxes: members.map((r) => everyone[3 * r + 2]),
-      name: `${this.name}.split${index}.color${color}`,
-      defaultTimeoutMs: this.defaultTimeoutMs, threadsInProcess: this.threadsInProcess,
+    const name = `${this.name}.split${index}.color${color}`;
+    const backend = await this.backend.completeSplit({
+      members, contributions: members.map((r) => everyone[3 * r + 2]), rank: members.indexOf(this.rank), name, timeoutMs: call.timeoutMs,
     });
+    return new Communicator({ arena: this.arena, backend, name, defaultTimeoutMs: this.defaultTimeoutMs });
   }
 
   /** Waits for pending calls, then retires the communicator; later calls fail with TSCCL_ERR_DESTROYED. */
@@ -282,6 +267,7 @@ export class Communicator {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.allSettled([this.chain, ...this.p2pChains.values()]);
+    await this.backend.close();
   }
 
   /** The call's buffer, checked, and its dtype. */
@@ -341,11 +327,11 @@ export class Communicator {
     const schedule = buildSchedule({ ...shape, chunkCount: selection.chunkCount }, this.rank, selection.algorithm);
     log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (chunk ${selection.chunkCount} elements)`);
     const ctx = this.context(plan.label, seq, timeoutMs, signal, true, Array.from({ length: this.size }, (_, r) => r));
-    this.status.enter(seq);
+    this.backend.status.enter(seq);
     try {
       const buffers = this.stage(plan, schedule.scratchCount);
       await executeSchedule({
-        schedule, buffers: buffers.exec, dtype, kernel: reduceKernel(dtype.name, plan.op), transport: this.transport,
+        schedule, buffers: buffers.exec, dtype, kernel: reduceKernel(dtype.name, plan.op), transport: this.backend.transport,
         tag: { seq, opcode: opcodeOf(plan.collective) }, ctx, channelBase: 0,
       });
       if (plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root)) scaleKernel(dtype.name)(buffers.exec.output, this.size);
@@ -421,7 +407,7 @@ export class Communicator {
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     try {
       if (kind === 'recv') {
-        await this.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, (piece, offset) => bytes.set(piece, offset), ctx);
+        await this.backend.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, (piece, offset) => bytes.set(piece, offset), ctx);
         return;
       }
       let source = bytes;
@@ -432,8 +418,8 @@ export class Communicator {
         source.set(bytes);
       }
       try {
-        const handle = await this.transport.send(peer, P2P_CHANNEL, source, tag, ctx);
-        await this.transport.waitDelivered(handle, ctx);
+        const handle = await this.backend.transport.send(peer, P2P_CHANNEL, source, tag, ctx);
+        await this.backend.transport.waitDelivered(handle, ctx);
       } finally {
         if (staged !== undefined) this.arena.free(staged);
       }
@@ -445,8 +431,8 @@ export class Communicator {
   private context(op: string, seq: number, timeoutMs: number, signal: AbortSignal | undefined, collective: boolean, participants: number[]): OpContext {
     return new OpContext({
       description: { op, seq, rank: this.rank, commName: this.name, participants, collective },
-      timeoutMs, signal, status: this.status, control: this.arena.controlWords,
-      localAbort: () => this.failure, spinMs: this.spinMs,
+      timeoutMs, signal, status: this.backend.status, jobAbort: () => this.backend.jobAbort(),
+      localAbort: () => this.failure, spinMs: this.backend.spinMs,
     });
   }
 
@@ -458,7 +444,7 @@ export class Communicator {
     if (err instanceof TscclError && err.code !== ErrorCode.INVALID_ARGUMENT && this.failure === undefined) {
       this.failure = new TscclError(ErrorCode.COMM_FAILED,
         `Communicator ${this.name} on rank ${this.rank} is unusable after an earlier failure: ${err.message}`, { rank: this.rank, cause: err.code });
-      this.status.fail(err.code, seq);
+      this.backend.status.fail(err.code, seq);
     }
     return err;
   }

@@ -1,7 +1,6 @@
 import { ErrorCode, TscclError } from '../errors.js';
-import { JOB_ABORT } from '../memory/arena.js';
 import type { WaitContext } from '../transport/transport.js';
-import type { CommStatus } from './status.js';
+import type { StatusBoard } from './backend.js';
 
 /** Longest sleep between checks of deadline, signal and peers: bounds how late a failure is seen. */
 const MAX_SLICE_MS = 50;
@@ -24,9 +23,9 @@ export interface OpContextOptions {
   readonly description: OpDescription;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
-  readonly status: CommStatus;
-  /** The arena's control words (job-wide abort). */
-  readonly control: Int32Array;
+  readonly status: StatusBoard;
+  /** 0, or 1 + the rank whose failure ended the job. */
+  readonly jobAbort: () => number;
   /** An error if this rank ended the communicator itself (destroy, abort). */
   readonly localAbort: () => TscclError | undefined;
   readonly spinMs: number;
@@ -36,8 +35,8 @@ export class OpContext implements WaitContext {
   private readonly description: OpDescription;
   private readonly timeoutMs: number;
   private readonly signal: AbortSignal | undefined;
-  private readonly status: CommStatus;
-  private readonly control: Int32Array;
+  private readonly status: StatusBoard;
+  private readonly jobAbort: () => number;
   private readonly localAbort: () => TscclError | undefined;
   private readonly started = performance.now();
   private readonly deadline: number;
@@ -46,7 +45,7 @@ export class OpContext implements WaitContext {
   constructor(options: OpContextOptions) {
     this.spinMs = options.spinMs;
     ({ description: this.description, timeoutMs: this.timeoutMs, signal: this.signal, status: this.status,
-      control: this.control, localAbort: this.localAbort } = options);
+      jobAbort: this.jobAbort, localAbort: this.localAbort } = options);
     this.deadline = this.started + this.timeoutMs;
   }
 
@@ -63,7 +62,7 @@ export class OpContext implements WaitContext {
       throw new TscclError(ErrorCode.ABORTED, `${where} was aborted by its signal: ${String(this.signal.reason)}`,
         { rank: d.rank, op: d.op, seq: d.seq });
     }
-    const jobAbort = Atomics.load(this.control, JOB_ABORT);
+    const jobAbort = this.jobAbort();
     if (jobAbort !== 0) {
       throw new TscclError(ErrorCode.PEER_LOST, `${where} ended: rank ${jobAbort - 1} of the job failed`,
         { rank: d.rank, peer: jobAbort - 1, op: d.op, seq: d.seq });
@@ -82,11 +81,11 @@ export class OpContext implements WaitContext {
   private missingRanks(): number[] {
     const d = this.description;
     if (!d.collective) return [];
-    return d.participants.filter((r) => r !== d.rank && ((this.status.enteredSeq(r) - d.seq) | 0) < 0);
+    return d.participants.filter((r) => r !== d.rank && ((this.status.lastSeenSeq(r) - d.seq) | 0) < 0);
   }
 
   private describeMissing(missing: readonly number[]): string {
-    return `ranks ${missing.join(', ')} did not arrive (${missing.map((r) => `rank ${r} is at #${this.status.enteredSeq(r)}`).join(', ')})`;
+    return `ranks ${missing.join(', ')} did not arrive (${missing.map((r) => `rank ${r} last seen at #${this.status.lastSeenSeq(r)}`).join(', ')})`;
   }
 
   private timeoutError(where: string): TscclError {

@@ -1,15 +1,15 @@
 import { ErrorCode, type ErrorCodeValue } from '../errors.js';
 import { STATUS_ENTERED_SEQ, STATUS_FAILED, STATUS_FAILED_SEQ } from '../transport/shm/mailbox.js';
+import type { StatusBoard } from './backend.js';
 
 /**
- * Each rank's status words for one communicator, readable by every peer: the last collective it
- * entered, and whether it gave up on the communicator (and why). A waiting rank reads them to
- * name who has not arrived, and to end at once when a peer has failed instead of waiting out
- * its own timeout.
+ * The shared-memory status board: each rank's status words for one communicator, in its
+ * mailbox and readable by every peer: the last collective it entered, and whether it gave up on
+ * the communicator (and why).
  */
 const CODES = Object.values(ErrorCode);
 
-export class CommStatus {
+export class CommStatus implements StatusBoard {
   private readonly words: Int32Array;
   private readonly bases: readonly number[];
   private readonly rank: number;
@@ -24,7 +24,7 @@ export class CommStatus {
     Atomics.store(this.words, this.bases[this.rank] + STATUS_ENTERED_SEQ, seq);
   }
 
-  enteredSeq(rank: number): number {
+  lastSeenSeq(rank: number): number {
     return Atomics.load(this.words, this.bases[rank] + STATUS_ENTERED_SEQ);
   }
 

@@ -12,6 +12,13 @@ export const PARAMS: readonly Param[] = [
   { name: 'TSCCL_ALGO', defaultValue: '', doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"' },
   { name: 'TSCCL_CHUNK_BYTES', defaultValue: '524288', doc: 'Pipelining piece size in bytes for large messages (tiny values force the chunked paths in tests)' },
   { name: 'TSCCL_DEBUG', defaultValue: 'WARN', doc: 'Log level: NONE, WARN, INFO (INFO logs each call\'s chosen algorithm)' },
+  { name: 'TSCCL_JOB_TOKEN', defaultValue: '', doc: 'Shared secret of a job: every store and rank connection proves it (HMAC); tsccl launch makes one for a single node' },
+  { name: 'TSCCL_ALLOW_INSECURE', defaultValue: '0', doc: 'Set to 1 to let a job without a token accept connections from non-loopback addresses' },
+  { name: 'TSCCL_STORE', defaultValue: '', doc: 'host:port of the rendezvous store (default MASTER_ADDR:MASTER_PORT)' },
+  { name: 'TSCCL_STORE_HOSTED', defaultValue: '0', doc: 'Set by launchers that serve the store themselves; otherwise rank 0 serves it' },
+  { name: 'TSCCL_SOCKET_IFNAME', defaultValue: '', doc: 'Interfaces for rank traffic, NCCL syntax: prefixes, ^ to exclude, = for exact names' },
+  { name: 'TSCCL_SOCKET_FAMILY', defaultValue: 'AF_INET', doc: 'AF_INET or AF_INET6: address family of rank traffic' },
+  { name: 'TSCCL_CHECKSUM', defaultValue: '1', doc: 'CRC32 every TCP payload (0 to turn off)' },
   { name: 'TSCCL_RANK_GRACE_MS', defaultValue: '10000', doc: 'How long the launcher lets surviving ranks end after one fails, before it stops them' },
 ];
 

@@ -4,11 +4,12 @@ import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import { Communicator } from '../comm/communicator.js';
+import { allocateMailbox } from '../comm/shm-backend.js';
 import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { Arena, JOB_ABORT } from '../memory/arena.js';
 import type { ThreadRankBootstrap } from './bootstrap.js';
+import { reviveError } from './rank-script.js';
 
 export interface RunOptions {
   /** Number of thread ranks. */
@@ -58,7 +59,7 @@ export async function run(options: RunOptions): Promise<RunResult> {
   const script = resolveScript(options.script);
   const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
   const arena = Arena.create();
-  const worldMailboxes = Array.from({ length: ranks }, () => Communicator.allocateMailbox(arena, ranks));
+  const worldMailboxes = Array.from({ length: ranks }, () => allocateMailbox(arena, ranks));
   const outcomes: (RankOutcome | undefined)[] = new Array(ranks).fill(undefined);
   let firstFailure: number | undefined;
   let stopTimer: NodeJS.Timeout | undefined;
@@ -111,32 +112,30 @@ export async function run(options: RunOptions): Promise<RunResult> {
   clearTimeout(stopTimer);
   options.signal?.removeEventListener('abort', onAbort);
 
-  const finished = outcomes as RankOutcome[];
+  return jobResult(outcomes as RankOutcome[], firstFailure, options.signal);
+}
+
+/**
+ * The job's verdict once every rank has ended: every result, or TSCCL_ERR_RANK_FAILED naming the
+ * first rank that failed (-1: the launcher's signal aborted the job).
+ */
+export function jobResult(finished: RankOutcome[], firstFailure: number | undefined, signal: AbortSignal | undefined): RunResult {
   if (firstFailure === undefined) return { results: finished.map((o) => o.result), ranks: finished };
-  if (firstFailure < 0) throw new TscclError(ErrorCode.ABORTED, `The job was aborted by its signal: ${String(options.signal?.reason)}`, { ranks: finished });
-  const first = finished[firstFailure];
+  if (firstFailure < 0) throw new TscclError(ErrorCode.ABORTED, `The job was aborted by its signal: ${String(signal?.reason)}`, { ranks: finished });
+  const first = finished.find((o) => o.rank === firstFailure)!;
   const others = finished.filter((o) => o.rank !== firstFailure && !o.ok).map((o) => o.rank);
   throw new TscclError(ErrorCode.RANK_FAILED,
     `Rank ${firstFailure} failed: ${first.error?.message ?? 'unknown error'}${others.length > 0 ? ` (ranks ${others.join(', ')} ended because of it)` : ''}`,
     { rank: firstFailure, ranks: finished });
 }
 
-function resolveScript(script: string): string {
+export function resolveScript(script: string): string {
   if (typeof script !== 'string' || script === '') throw invalidArgument('script must be the path of an ES module', { argument: 'script' });
   const url = script.startsWith('file:') ? new URL(script) : pathToFileURL(resolve(script));
   if (!existsSync(fileURLToPath(url))) throw invalidArgument(`script ${script} does not exist`, { argument: 'script' });
   return url.href;
 }
 
-function reviveError(value: unknown): TscclError | Error {
-  if (TscclError.isJSON(value)) return TscclError.fromJSON(value);
-  const plain = value as { name?: string; message?: string; stack?: string };
-  const err = new Error(plain?.message ?? String(value));
-  if (plain?.name) err.name = plain.name;
-  if (plain?.stack) err.stack = plain.stack;
-  return err;
-}
-
-function forwardLines(from: Readable, to: Writable, prefix: string): void {
+export function forwardLines(from: Readable, to: Writable, prefix: string): void {
   createInterface({ input: from, crlfDelay: Infinity }).on('line', (line) => to.write(`${prefix}${line}\n`));
 }

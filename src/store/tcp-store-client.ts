@@ -35,6 +35,7 @@ export class TcpStoreClient implements Store {
   private readonly pending = new Map<number, Pending>();
   private nextId = 1;
   private closed = false;
+  private unreferenced = false;
 
   private constructor(options: TcpStoreClientOptions) {
     this.options = options;
@@ -74,6 +75,12 @@ export class TcpStoreClient implements Store {
   async delete(key: string, options: StoreCallOptions = {}): Promise<boolean> {
     const response = await this.call({ op: Op.DELETE, id: 0, key: checkKey(key) }, options, `delete ${key}`);
     return new FieldReader(response.fields).u8() === 1;
+  }
+
+  /** The connection does not keep the process alive (calls in flight still do, through their timers). */
+  unref(): void {
+    this.unreferenced = true;
+    this.socket?.unref();
   }
 
   async close(): Promise<void> {
@@ -124,6 +131,7 @@ export class TcpStoreClient implements Store {
     for (;;) {
       try {
         const socket = await this.handshake(host, port);
+        if (this.unreferenced) socket.unref();
         this.socket = socket;
         return socket;
       } catch (err) {

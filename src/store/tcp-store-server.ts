@@ -32,6 +32,7 @@ export class TcpStoreServer {
   private readonly options: TcpStoreServerOptions;
   /** Connections refused for authentication or protocol errors (for tests and logs). */
   refused = 0;
+  private unreferenced = false;
 
   private constructor(options: TcpStoreServerOptions) {
     this.options = options;
@@ -48,6 +49,16 @@ export class TcpStoreServer {
     return server;
   }
 
+  /**
+   * Lets the process exit while the server still listens (rank 0 serves the job's store as long
+   * as it lives, but must not be kept alive by it).
+   */
+  unref(): void {
+    this.unreferenced = true;
+    this.server.unref();
+    for (const s of this.sockets) s.unref();
+  }
+
   get port(): number {
     return (this.server.address() as AddressInfo).port;
   }
@@ -61,6 +72,7 @@ export class TcpStoreServer {
   private serve(socket: Socket): void {
     this.sockets.add(socket);
     socket.setNoDelay(true);
+    if (this.unreferenced) socket.unref();
     const token = this.options.token;
     const remote = socket.remoteAddress;
     if (token === undefined && !this.options.allowInsecureRemote && !isLoopbackAddress(remote)) {

@@ -29,7 +29,7 @@ test('a rank that never arrives: the others time out, naming the operation, its 
     const o = results[rank].allReduce;
     assert.equal(o.code, ErrorCode.TIMEOUT);
     // Either this rank's own deadline passed, or a peer's passed first and ended this rank's wait.
-    assert.match(o.message!, new RegExp(`allReduce #1 on rank ${rank} of world (timed out after \\d+ ms \\(timeout 800 ms\\): |ended: rank \\d gave up on world at #1 with TSCCL_ERR_TIMEOUT; )ranks 3 did not arrive \\(rank 3 is at #0\\)`));
+    assert.match(o.message!, new RegExp(`allReduce #1 on rank ${rank} of world (timed out after \\d+ ms \\(timeout 800 ms\\): |ended: rank \\d gave up on world at #1 with TSCCL_ERR_TIMEOUT; )ranks 3 did not arrive \\(rank 3 last seen at #0\\)`));
     // Not before the deadline (less start-up skew between ranks), and not long after it.
     assert.ok(o.ms >= 400 && o.ms < 3000, `took ${o.ms} ms`);
   }

@@ -1,4 +1,4 @@
-import { Communicator } from '../../src/comm/communicator.js';
+import { allocateMailbox, mailboxBytes } from '../../src/comm/shm-backend.js';
 import { Arena } from '../../src/memory/arena.js';
 import { CHANNELS } from '../../src/transport/shm/mailbox.js';
 import { ShmTransport } from '../../src/transport/shm/shm-transport.js';
@@ -7,8 +7,8 @@ import { transportConformance } from './conformance.js';
 // Both endpoints live in this thread on one arena: waits are asynchronous, so they interleave.
 transportConformance('shm', async () => {
   const arena = Arena.create();
-  const mailboxes = [Communicator.allocateMailbox(arena, 2), Communicator.allocateMailbox(arena, 2)];
-  const bytes = Communicator.mailboxBytes(2);
+  const mailboxes = [allocateMailbox(arena, 2), allocateMailbox(arena, 2)];
+  const bytes = mailboxBytes(2);
   return {
     a: new ShmTransport(arena, 0, mailboxes, bytes, CHANNELS),
     b: new ShmTransport(arena, 1, mailboxes, bytes, CHANNELS),

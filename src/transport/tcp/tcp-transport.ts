@@ -1,6 +1,6 @@
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { crc32 } from 'node:zlib';
-import { ErrorCode, TscclError } from '../../errors.js';
+import { ErrorCode, type ErrorCodeValue, TscclError } from '../../errors.js';
 import { log } from '../../log.js';
 import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } from '../../security/job-token.js';
 import type { Store } from '../../store/store.js';
@@ -38,7 +38,18 @@ interface Link {
   posted: number;
   written: number;
   error: TscclError | undefined;
+  /** Highest collective seq received from this peer. */
+  lastSeq: number;
+  /** Set when the peer announced it gave up on the communicator. */
+  failure: { code: ErrorCodeValue; seq: number } | undefined;
+  /** The peer closed on purpose (destroyed its communicator): not a failure unless its data is still needed. */
+  goodbye: boolean;
 }
+
+/** Frames on this channel carry failure announcements and goodbyes, not data. */
+const CONTROL_CHANNEL = 0xffff;
+const GOODBYE = 0xffff;
+const ERROR_CODES = Object.values(ErrorCode);
 
 /** FNV-1a: a stable 32-bit id of a communicator name, carried in every frame to catch cross-talk. */
 export function commIdOf(name: string): number {
@@ -91,7 +102,7 @@ export class TcpTransport implements Transport {
       server.close();
     }
     const links: Link[] = Array.from({ length: nranks }, (_, peer) => ({
-      peer, socket: peer === rank ? undefined : sockets.get(peer), inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined,
+      peer, socket: peer === rank ? undefined : sockets.get(peer), inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined, lastSeq: 0, failure: undefined, goodbye: false,
     }));
     const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true);
     for (const link of links) if (link.socket !== undefined) transport.listen(link, options.maxPayloadBytes ?? 2 ** 34);
@@ -140,9 +151,35 @@ export class TcpTransport implements Transport {
     await this.waitFor(link, () => link.written >= handle.ticket, ctx);
   }
 
+  /** Highest collective seq heard from a peer (this rank's own is tracked by the caller). */
+  lastSeqFrom(peer: number): number {
+    return this.links[peer].lastSeq;
+  }
+
+  /** Tells every peer this rank gave up on the communicator, so their waits end now. */
+  announceFailure(code: ErrorCodeValue, seq: number): void {
+    for (const link of this.links) {
+      if (link.socket === undefined || link.error !== undefined || link.socket.destroyed) continue;
+      link.socket.write(encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq, opcode: ERROR_CODES.indexOf(code), length: 0, checksum: 0 }));
+    }
+  }
+
+  /** The first peer that announced a failure or whose connection broke. */
+  failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
+    for (const link of this.links) {
+      if (link.failure !== undefined) return { rank: link.peer, ...link.failure };
+      if (link.error?.code === ErrorCode.PEER_LOST && !link.goodbye) return { rank: link.peer, code: ErrorCode.PEER_LOST, seq: link.lastSeq };
+    }
+    return undefined;
+  }
+
+  /** Says goodbye to every peer, then closes once queued data is written. */
   async close(): Promise<void> {
     this.closing = true;
-    for (const link of this.links) link.socket?.destroy();
+    for (const link of this.links) {
+      if (link.socket === undefined || link.socket.destroyed) continue;
+      link.socket.end(encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq: 0, opcode: GOODBYE, length: 0, checksum: 0 }));
+    }
   }
 
   private header(channel: number, tag: MessageTag, data: Uint8Array, checksum: number) {
@@ -162,12 +199,23 @@ export class TcpTransport implements Transport {
     });
     socket.on('error', () => {});
     socket.resume(); // the handshake left it paused
+    // Waiting calls hold timers; an idle link must not keep the process alive after the script ends.
+    socket.unref();
     socket.on('close', () => {
-      if (!this.closing) this.lose(link, new TscclError(ErrorCode.PEER_LOST, `Rank ${this.rank} lost its connection to rank ${link.peer}`, { rank: this.rank, peer: link.peer }));
+      if (this.closing) return;
+      const why = link.goodbye ? `rank ${link.peer} destroyed the communicator` : `Rank ${this.rank} lost its connection to rank ${link.peer}`;
+      this.lose(link, new TscclError(ErrorCode.PEER_LOST, link.goodbye ? `Rank ${this.rank} needs data from rank ${link.peer}, but ${why}` : why, { rank: this.rank, peer: link.peer }));
     });
   }
 
   private deliver(link: Link, frame: Frame): void {
+    if (frame.header.channel === CONTROL_CHANNEL) {
+      if (frame.header.opcode === GOODBYE) { link.goodbye = true; return; }
+      link.failure ??= { code: ERROR_CODES[frame.header.opcode] ?? ErrorCode.INTERNAL, seq: frame.header.seq };
+      this.wake(link);
+      return;
+    }
+    if (frame.header.channel === 0 && ((frame.header.seq - link.lastSeq) | 0) > 0) link.lastSeq = frame.header.seq;
     let queue = link.inbox.get(frame.header.channel);
     if (queue === undefined) link.inbox.set(frame.header.channel, (queue = []));
     queue.push(frame);
@@ -176,7 +224,8 @@ export class TcpTransport implements Transport {
 
   private lose(link: Link, err: TscclError): void {
     link.error ??= err;
-    log('WARN', () => err.message);
+    // A peer that destroyed its communicator closes too; a call that needed it reports the error.
+    log('INFO', () => err.message);
     this.wake(link);
   }
 
@@ -227,7 +276,8 @@ function acceptPeers(server: Server, options: TcpTransportOptions, commId: numbe
         if (peer <= options.rank || peer >= options.nranks || sockets.has(peer)) return refuse(`unexpected rank ${peer}`);
         socket.write(Buffer.of(1));
         sockets.set(peer, socket);
-        if (sockets.size === expected) { clearTimeout(timer); resolve(); }
+        // The map also holds the sockets this rank dialed (to lower ranks): count only accepted ones.
+        if ([...sockets.keys()].filter((r) => r > options.rank).length === expected) { clearTimeout(timer); resolve(); }
       }, (err: Error) => refuse(err.message));
     });
   });
@@ -263,8 +313,10 @@ function readExactly(socket: Socket, n: number, timeoutMs: number): Promise<Buff
     const onData = (chunk: Buffer) => {
       got = Buffer.concat([got, chunk]);
       if (got.byteLength >= n) {
-        if (got.byteLength > n) socket.unshift(got.subarray(n));
         finish(undefined, got.subarray(0, n));
+        // Bytes past the handshake (a peer may send its first frame at once) go back to the
+        // stream, after this listener is gone so they are not read twice.
+        if (got.byteLength > n) socket.unshift(got.subarray(n));
       }
     };
     const onClose = () => finish(new Error('connection closed during handshake'));

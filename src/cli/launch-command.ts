@@ -1,0 +1,27 @@
+import { type Command, Option } from 'commander';
+import { launch } from '../launch/launch.js';
+import { parseNonNegativeInt, parsePositiveInt } from './parse.js';
+
+export function launchCommand(program: Command, setExitCode: (code: number) => void): void {
+  program.command('launch')
+    .description('start this node\'s ranks of a job, like torchrun: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT')
+    .requiredOption('--nproc-per-node <n>', 'ranks on this node', (v) => parsePositiveInt(v, '--nproc-per-node'))
+    .option('--nnodes <n>', 'nodes in the job', (v) => parsePositiveInt(v, '--nnodes'), 1)
+    .option('--node-rank <n>', 'this node\'s index', (v) => parseNonNegativeInt(v, '--node-rank'), 0)
+    .option('--master-addr <addr>', 'address of node 0, which serves the store', '127.0.0.1')
+    .option('--master-port <port>', 'port of the store (default 29500 on several nodes, a free one on one)', (v) => parseNonNegativeInt(v, '--master-port'))
+    .addOption(new Option('--mode <mode>', 'ranks as processes (TCP) or as threads of one process (shared memory)').choices(['processes', 'threads']).default('processes'))
+    .option('--timeout-ms <ms>', 'default timeout of every collective call', (v) => parsePositiveInt(v, '--timeout-ms'))
+    .argument('<script>', 'ES module to run on every rank')
+    .argument('[args...]', 'passed to the script')
+    .allowUnknownOption()
+    .action(async (script: string, args: string[], o: { nprocPerNode: number; nnodes: number; nodeRank: number; masterAddr: string; masterPort?: number; mode: 'processes' | 'threads'; timeoutMs?: number }) => {
+      const { ranks } = await launch({
+        script, args, nprocPerNode: o.nprocPerNode, nnodes: o.nnodes, nodeRank: o.nodeRank, masterAddr: o.masterAddr, masterPort: o.masterPort, mode: o.mode, timeoutMs: o.timeoutMs,
+      });
+      for (const outcome of ranks) {
+        if (outcome.result !== undefined) process.stdout.write(`[${outcome.rank}] result: ${JSON.stringify(outcome.result)}\n`);
+      }
+      setExitCode(0);
+    });
+}

@@ -1,0 +1,63 @@
+import type { ErrorCodeValue } from '../errors.js';
+import { PrefixStore, type Store } from '../store/store.js';
+import { TcpTransport, type TcpTransportOptions } from '../transport/tcp/tcp-transport.js';
+import type { CommBackend, StatusBoard } from './backend.js';
+
+/** The status board of a TCP communicator: learnt from frames, failures announced on a control channel. */
+class TcpStatus implements StatusBoard {
+  private readonly transport: TcpTransport;
+  private entered = 0;
+
+  constructor(transport: TcpTransport) {
+    this.transport = transport;
+  }
+
+  enter(seq: number): void { this.entered = seq; }
+  lastSeenSeq(rank: number): number { return rank === this.transport.rank ? this.entered : this.transport.lastSeqFrom(rank); }
+  fail(code: ErrorCodeValue, seq: number): void { this.transport.announceFailure(code, seq); }
+  failedPeer() { return this.transport.failedPeer(); }
+}
+
+export interface TcpBackendOptions extends Omit<TcpTransportOptions, 'rank' | 'nranks' | 'commName' | 'store'> {
+  /** The job's store; every communicator rendezvous under its own name in it. */
+  readonly store: Store;
+}
+
+/** Ranks in separate processes or hosts: a full mesh of authenticated TCP links per communicator. */
+export class TcpBackend implements CommBackend {
+  readonly kind = 'tcp' as const;
+  readonly transport: TcpTransport;
+  readonly status: StatusBoard;
+  /** Sockets wake the event loop themselves; there is nothing to spin on. */
+  readonly spinMs = 0;
+  private readonly options: TcpBackendOptions;
+
+  private constructor(transport: TcpTransport, options: TcpBackendOptions) {
+    this.transport = transport;
+    this.status = new TcpStatus(transport);
+    this.options = options;
+  }
+
+  static async create(rank: number, nranks: number, name: string, options: TcpBackendOptions): Promise<TcpBackend> {
+    const transport = await TcpTransport.create({ ...options, rank, nranks, commName: name, store: new PrefixStore('comm', options.store) });
+    return new TcpBackend(transport, options);
+  }
+
+  jobAbort(): number {
+    return 0;
+  }
+
+  prepareSplit(): number {
+    return 0;
+  }
+
+  completeSplit(split: { members: number[]; rank: number; name: string; timeoutMs: number }): Promise<CommBackend> {
+    return TcpBackend.create(split.rank, split.members.length, split.name, { ...this.options, timeoutMs: split.timeoutMs });
+  }
+
+  abandonSplit(): void {}
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+}

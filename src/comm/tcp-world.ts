@@ -1,0 +1,47 @@
+import { paramString } from '../config/params.js';
+import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import type { EnvJob } from '../launch/env-job.js';
+import { Arena } from '../memory/arena.js';
+import { isLoopbackAddress } from '../security/job-token.js';
+import { PrefixStore } from '../store/store.js';
+import { TcpStoreClient } from '../store/tcp-store-client.js';
+import { TcpStoreServer } from '../store/tcp-store-server.js';
+import { selectInterfaces } from '../transport/tcp/interfaces.js';
+import { Communicator } from './communicator.js';
+import { TcpBackend } from './tcp-backend.js';
+
+/**
+ * The world communicator of a process rank: rank 0 serves the store unless a launcher does,
+ * every rank connects to it, and the ranks build a TCP mesh through it.
+ */
+export async function createTcpWorld(job: EnvJob, defaultTimeoutMs: number): Promise<Communicator> {
+  const loopback = isLoopbackAddress(job.masterAddr) || job.masterAddr === 'localhost';
+  if (!loopback && job.token === undefined && !job.allowInsecure) {
+    throw invalidArgument(`A job whose store is at ${job.masterAddr} (not loopback) needs TSCCL_JOB_TOKEN, the same on every rank (or TSCCL_ALLOW_INSECURE=1)`, { argument: 'TSCCL_JOB_TOKEN' });
+  }
+  let server: TcpStoreServer | undefined;
+  if (job.rank === 0 && !job.storeHosted) {
+    server = await TcpStoreServer.listen({
+      host: loopback ? '127.0.0.1' : job.masterAddr.includes(':') ? '::' : '0.0.0.0', port: job.masterPort, token: job.token, allowInsecureRemote: job.allowInsecure,
+    }).catch((err: Error) => {
+      throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank 0 cannot serve the store on port ${job.masterPort}: ${err.message}`, { rank: 0, argument: 'MASTER_PORT' });
+    });
+    server.unref();
+  }
+  const client = await TcpStoreClient.connect({
+    host: loopback ? '127.0.0.1' : job.masterAddr, port: job.masterPort, token: job.token, connectTimeoutMs: defaultTimeoutMs, timeoutMs: defaultTimeoutMs,
+  });
+  client.unref();
+  const backend = await TcpBackend.create(job.rank, job.size, 'world', {
+    store: new PrefixStore('tsccl', client), host: loopback ? '127.0.0.1' : listenAddress(), token: job.token,
+    allowInsecureRemote: job.allowInsecure, checksum: paramString('TSCCL_CHECKSUM') !== '0', timeoutMs: defaultTimeoutMs,
+  });
+  return new Communicator({ arena: Arena.create(), backend, name: 'world', defaultTimeoutMs });
+}
+
+function listenAddress(): string {
+  const family = paramString('TSCCL_SOCKET_FAMILY') === 'AF_INET6' ? 'IPv6' : 'IPv4';
+  const chosen = selectInterfaces(process.env.TSCCL_SOCKET_IFNAME).filter((i) => i.family === family);
+  if (chosen.length === 0) throw invalidArgument(`No ${family} address on the interfaces chosen by TSCCL_SOCKET_IFNAME`, { argument: 'TSCCL_SOCKET_IFNAME' });
+  return chosen[0].address;
+}

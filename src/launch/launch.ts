@@ -1,0 +1,119 @@
+import { type ChildProcess, fork } from 'node:child_process';
+import { paramInt } from '../config/params.js';
+import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import { isLoopbackAddress, newJobToken } from '../security/job-token.js';
+import { TcpStoreServer } from '../store/tcp-store-server.js';
+import { type RankOutcomeMessage, reviveError } from './rank-script.js';
+import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
+
+export interface LaunchOptions {
+  script: string;
+  args?: string[];
+  /** Ranks on this node. */
+  nprocPerNode: number;
+  nnodes?: number;
+  nodeRank?: number;
+  /** Where node 0's launcher serves the store (default 127.0.0.1). */
+  masterAddr?: string;
+  /** Default 29500 when several nodes meet; a free port on one node. */
+  masterPort?: number;
+  /** 'processes' (default): one process per rank, meeting over TCP; 'threads': worker threads sharing memory (one node). */
+  mode?: 'processes' | 'threads';
+  output?: 'prefix' | 'inherit' | 'silent';
+  timeoutMs?: number;
+  graceMs?: number;
+  env?: NodeJS.ProcessEnv;
+  signal?: AbortSignal;
+}
+
+const processEntry = new URL('./process-entry.js', import.meta.url);
+
+/**
+ * Starts this node's ranks of a job, as torchrun does: each process gets RANK, WORLD_SIZE,
+ * LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR and MASTER_PORT; node 0's launcher serves the store
+ * and, on a single node, makes the job token. If a rank fails, the others are stopped after the
+ * grace period, and the promise rejects naming the rank and what it died of.
+ */
+export async function launch(options: LaunchOptions): Promise<RunResult> {
+  const nnodes = options.nnodes ?? 1;
+  const nodeRank = options.nodeRank ?? 0;
+  const perNode = options.nprocPerNode;
+  if (!Number.isInteger(perNode) || perNode < 1) throw invalidArgument(`--nproc-per-node must be a positive integer, got ${String(perNode)}`, { argument: 'nprocPerNode' });
+  if (!Number.isInteger(nnodes) || nnodes < 1 || !Number.isInteger(nodeRank) || nodeRank < 0 || nodeRank >= nnodes) {
+    throw invalidArgument(`--node-rank ${nodeRank} must be in [0, ${nnodes - 1}] for --nnodes ${nnodes}`, { argument: 'nodeRank' });
+  }
+  if ((options.mode ?? 'processes') === 'threads') {
+    if (nnodes > 1) throw invalidArgument('--mode threads runs one node; several nodes need --mode processes', { argument: 'mode' });
+    return run({ ranks: perNode, script: options.script, args: options.args, output: options.output, timeoutMs: options.timeoutMs, graceMs: options.graceMs, env: options.env, signal: options.signal });
+  }
+  const script = resolveScript(options.script);
+  const env = options.env ?? process.env;
+  const masterAddr = options.masterAddr ?? '127.0.0.1';
+  const loopback = isLoopbackAddress(masterAddr) || masterAddr === 'localhost';
+  const token = env.TSCCL_JOB_TOKEN || (nnodes === 1 ? newJobToken() : undefined);
+  if (token === undefined && !loopback && env.TSCCL_ALLOW_INSECURE !== '1') {
+    throw invalidArgument('A job on several nodes needs TSCCL_JOB_TOKEN, the same secret on every node (or TSCCL_ALLOW_INSECURE=1)', { argument: 'TSCCL_JOB_TOKEN' });
+  }
+  let server: TcpStoreServer | undefined;
+  let masterPort = options.masterPort ?? (nnodes > 1 ? 29500 : 0);
+  if (nodeRank === 0) {
+    server = await TcpStoreServer.listen({ host: loopback ? '127.0.0.1' : '0.0.0.0', port: masterPort, token, allowInsecureRemote: env.TSCCL_ALLOW_INSECURE === '1' });
+    masterPort = server.port;
+  }
+  const size = nnodes * perNode;
+  const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
+  const outcomes = new Map<number, RankOutcome>();
+  let firstFailure: number | undefined;
+  let stopTimer: NodeJS.Timeout | undefined;
+  const children: ChildProcess[] = [];
+  const stopAll = () => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); };
+  const failJob = (rank: number) => {
+    if (firstFailure !== undefined) return;
+    firstFailure = rank;
+    stopTimer = setTimeout(stopAll, graceMs);
+  };
+  const onAbort = () => { failJob(-1); stopAll(); };
+  options.signal?.addEventListener('abort', onAbort, { once: true });
+  try {
+    await Promise.all(Array.from({ length: perNode }, (_, local) => {
+      const rank = nodeRank * perNode + local;
+      const mode = options.output ?? 'prefix';
+      const child = fork(processEntry, [script, ...(options.args ?? [])], {
+        env: {
+          ...env, RANK: String(rank), WORLD_SIZE: String(size), LOCAL_RANK: String(local), LOCAL_WORLD_SIZE: String(perNode),
+          MASTER_ADDR: masterAddr, MASTER_PORT: String(masterPort), TSCCL_STORE_HOSTED: '1', ...(token ? { TSCCL_JOB_TOKEN: token } : {}),
+          ...(options.timeoutMs ? { TSCCL_TIMEOUT_MS: String(options.timeoutMs) } : {}),
+        },
+        stdio: mode === 'inherit' ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'pipe', 'pipe', 'ipc'],
+      });
+      children.push(child);
+      if (mode === 'prefix') {
+        forwardLines(child.stdout!, process.stdout, `[${rank}] `);
+        forwardLines(child.stderr!, process.stderr, `[${rank}] `);
+      } else if (mode === 'silent') {
+        child.stdout!.resume();
+        child.stderr!.resume();
+      }
+      return new Promise<void>((done) => {
+        child.on('message', (message: RankOutcomeMessage) => {
+          if (message.type === 'result') outcomes.set(rank, { rank, ok: true, result: message.result });
+          else { outcomes.set(rank, { rank, ok: false, error: reviveError(message.error) }); failJob(rank); }
+        });
+        child.on('exit', (code, signal) => {
+          const reported = outcomes.get(rank);
+          if (reported === undefined || (reported.ok && code !== 0)) {
+            outcomes.set(rank, { rank, ok: false, error: new TscclError(ErrorCode.RANK_FAILED, `Rank ${rank} exited with ${signal !== null ? `signal ${signal}` : `code ${code}`}`, { rank, exitCode: code }) });
+            failJob(rank);
+          }
+          done();
+        });
+      });
+    }));
+  } finally {
+    clearTimeout(stopTimer);
+    options.signal?.removeEventListener('abort', onAbort);
+    await server?.close();
+  }
+  const finished = [...outcomes.values()].sort((a, b) => a.rank - b.rank);
+  return jobResult(finished, firstFailure, options.signal);
+}

@@ -1,0 +1,36 @@
+import { TscclError } from '../errors.js';
+
+/** What a rank's script sees: its default export, if a function, is called with this. */
+export interface RankScriptContext {
+  readonly rank: number;
+  readonly size: number;
+  readonly args: readonly string[];
+}
+
+export type RankOutcomeMessage = { type: 'result'; result: unknown } | { type: 'error'; error: unknown };
+
+/** Imports a rank's script and runs its default export; never throws, reports instead. */
+export async function runRankScript(scriptUrl: string, context: RankScriptContext): Promise<RankOutcomeMessage> {
+  try {
+    const module = (await import(scriptUrl)) as { default?: unknown };
+    const result = typeof module.default === 'function' ? await (module.default as (c: RankScriptContext) => unknown)(context) : undefined;
+    return { type: 'result', result };
+  } catch (err) {
+    return { type: 'error', error: serializeError(err) };
+  }
+}
+
+export function serializeError(err: unknown): unknown {
+  if (err instanceof TscclError) return err.toJSON();
+  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
+  return { name: 'Error', message: String(err) };
+}
+
+export function reviveError(value: unknown): Error {
+  if (TscclError.isJSON(value)) return TscclError.fromJSON(value);
+  const plain = value as { name?: string; message?: string; stack?: string };
+  const err = new Error(plain?.message ?? String(value));
+  if (plain?.name) err.name = plain.name;
+  if (plain?.stack) err.stack = plain.stack;
+  return err;
+}

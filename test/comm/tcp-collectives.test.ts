@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ErrorCode, TscclError } from '../../src/errors.js';
+import { launchFixture } from '../harness/ranks.js';
+
+// The same matrix as over shared memory, with ranks as processes meeting over TCP on loopback.
+for (const n of [2, 3, 4]) {
+  test(`all collectives on ${n} process ranks over TCP`, async () => {
+    const { results } = await launchFixture('collectives-rank', n,
+      { counts: [0, 1, 7, 31], largeCount: n === 2 ? 1 << 18 : 4099, largeDTypes: ['float32'] },
+      { env: { ...process.env, TSCCL_CHUNK_BYTES: n === 3 ? '64' : '524288' } });
+    for (const [rank, result] of (results as { cases: number; failures: string[] }[]).entries()) {
+      assert.deepEqual(result.failures, [], `rank ${rank}`);
+      assert.ok(result.cases > 400, `rank ${rank} ran only ${result.cases} cases`);
+    }
+  });
+}
+
+test('split groups over TCP: 8 process ranks as 2 x 4 TP x DP, running concurrently', async () => {
+  const { results } = await launchFixture('split-rank', 8);
+  const r5 = results[5] as { tp: { rank: number; size: number }; dp: { rank: number; size: number }; gathered: number[] };
+  assert.deepEqual({ rank: r5.tp.rank, size: r5.tp.size }, { rank: 1, size: 4 });
+  assert.deepEqual(r5.dp, { rank: 0, size: 2 });
+  assert.deepEqual(r5.gathered, [4, 5, 6, 7]);
+});
+
+test('a process rank that dies: the others fail with PEER_LOST at once, launch names the rank and its exit code', async () => {
+  const start = performance.now();
+  await assert.rejects(launchFixture('dies-rank', 3, {}, { graceMs: 5000 }), (err: unknown) => {
+    assert.ok(err instanceof TscclError);
+    assert.equal(err.code, ErrorCode.RANK_FAILED);
+    assert.match(err.message, /^Rank 1 failed: Rank 1 exited with code 7/);
+    const ranks = err.details.ranks as { rank: number; result?: { code: string; ms: number; message: string } }[];
+    for (const r of [0, 2]) {
+      assert.equal(ranks[r].result?.code, ErrorCode.PEER_LOST, JSON.stringify(ranks[r]));
+      assert.match(ranks[r].result!.message, /lost its connection to rank 1|rank 1 gave up/);
+      assert.ok(ranks[r].result!.ms < 2000, `rank ${r} took ${ranks[r].result!.ms} ms to notice`);
+    }
+    return true;
+  });
+  assert.ok(performance.now() - start < 15_000);
+});
