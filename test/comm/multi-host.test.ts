@@ -1,0 +1,64 @@
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { createNetnsPair, netnsUnavailable } from '../harness/netns.js';
+
+const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+const fixture = fileURLToPath(new URL('../fixtures/collectives-rank.js', import.meta.url));
+const skip = netnsUnavailable();
+if (skip !== undefined) console.log(`# multi-host tests skipped: ${skip}`);
+
+/** Runs one node of the job inside a namespace; resolves with its exit code and output. */
+function node(ns: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', (code) => resolve({ code, out }));
+  });
+}
+
+for (const rate of [undefined, '200mbit']) {
+  test(`two hosts (network namespaces${rate ? `, link limited to ${rate}` : ''}), 2 ranks each: every collective`, { skip }, async () => {
+    const pair = createNetnsPair(rate ? 'r' : 'p', rate);
+    try {
+      const env = { ...process.env, TSCCL_JOB_TOKEN: 'multi-host-test-secret', TSCCL_TIMEOUT_MS: '60000' };
+      const args = JSON.stringify({ counts: [0, 1, 31], largeCount: rate ? 1 << 20 : 4099, largeDTypes: ['float32'] });
+      const common = ['launch', '--nnodes', '2', '--nproc-per-node', '2', '--master-addr', pair.addresses[0], '--master-port', '29555', fixture, args];
+      const [a, b] = await Promise.all([
+        node(pair.names[0], [...common.slice(0, 1), '--node-rank', '0', ...common.slice(1)], env),
+        node(pair.names[1], [...common.slice(0, 1), '--node-rank', '1', ...common.slice(1)], env),
+      ]);
+      assert.equal(a.code, 0, a.out.slice(-2000));
+      assert.equal(b.code, 0, b.out.slice(-2000));
+      const results = [...(a.out + b.out).matchAll(/^\[(\d)\] result: (.*)$/gm)].map((m) => ({ rank: Number(m[1]), ...JSON.parse(m[2]) as { cases: number; failures: string[] } }));
+      assert.deepEqual(results.map((r) => r.rank).sort(), [0, 1, 2, 3]);
+      for (const r of results) {
+        assert.deepEqual(r.failures, [], `rank ${r.rank}`);
+        assert.ok(r.cases > 300);
+      }
+    } finally {
+      pair.close();
+    }
+  });
+}
+
+test('a node with the wrong job token is refused; it does not reach the job', { skip }, async () => {
+  const pair = createNetnsPair('t');
+  try {
+    const args = JSON.stringify({ counts: [1], largeCount: 1, largeDTypes: [] });
+    const common = ['--nnodes', '2', '--nproc-per-node', '1', '--master-addr', pair.addresses[0], '--master-port', '29556', fixture, args];
+    const [a, b] = await Promise.all([
+      node(pair.names[0], ['launch', '--node-rank', '0', '--timeout-ms', '3000', ...common], { ...process.env, TSCCL_JOB_TOKEN: 'right' }),
+      node(pair.names[1], ['launch', '--node-rank', '1', '--timeout-ms', '3000', ...common], { ...process.env, TSCCL_JOB_TOKEN: 'wrong' }),
+    ]);
+    assert.notEqual(b.code, 0);
+    assert.match(b.out, /refused this client: wrong job token/);
+    assert.notEqual(a.code, 0); // node 0 waits for a rank that never joins, then says so
+    assert.match(a.out, /TSCCL_ERR_/);
+  } finally {
+    pair.close();
+  }
+});

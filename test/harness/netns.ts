@@ -1,0 +1,42 @@
+import { execFileSync } from 'node:child_process';
+
+/**
+ * Hosts for multi-host tests: Linux network namespaces joined by a veth pair, addresses from the
+ * 198.18.0.0/15 benchmarking range, reachable only inside this machine. Needs root and iproute2;
+ * `unavailable()` says why not when they cannot be made, so tests skip with that reason.
+ */
+export interface NetnsPair {
+  readonly names: [string, string];
+  readonly addresses: [string, string];
+  close(): void;
+}
+
+const ip = (...args: string[]) => execFileSync('ip', args, { stdio: ['ignore', 'pipe', 'pipe'] }).toString();
+
+export function netnsUnavailable(): string | undefined {
+  if (process.getuid?.() !== 0) return 'network namespaces need root';
+  try {
+    ip('netns', 'add', 'tsccl-probe');
+    ip('netns', 'del', 'tsccl-probe');
+    return undefined;
+  } catch (err) {
+    return `cannot create network namespaces here: ${(err as Error).message.split('\n')[0]}`;
+  }
+}
+
+/** Two namespaces, one veth link; `rateLimit` (e.g. '200mbit') shapes both directions with tc tbf. */
+export function createNetnsPair(tag: string, rateLimit?: string): NetnsPair {
+  const names: [string, string] = [`tsccl-${tag}-a`, `tsccl-${tag}-b`];
+  const addresses: [string, string] = ['198.18.7.1', '198.18.7.2'];
+  const veths = [`tv${tag}a`, `tv${tag}b`];
+  for (const n of names) { try { ip('netns', 'del', n); } catch { /* not there */ } }
+  for (const n of names) ip('netns', 'add', n);
+  ip('link', 'add', veths[0], 'netns', names[0], 'type', 'veth', 'peer', 'name', veths[1], 'netns', names[1]);
+  names.forEach((n, i) => {
+    ip('-n', n, 'link', 'set', 'lo', 'up');
+    ip('-n', n, 'addr', 'add', `${addresses[i]}/24`, 'dev', veths[i]);
+    ip('-n', n, 'link', 'set', veths[i], 'up');
+    if (rateLimit !== undefined) execFileSync('ip', ['netns', 'exec', n, 'tc', 'qdisc', 'add', 'dev', veths[i], 'root', 'tbf', 'rate', rateLimit, 'burst', '256kb', 'latency', '100ms']);
+  });
+  return { names, addresses, close: () => { for (const n of names) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
+}

@@ -1,0 +1,28 @@
+import assert from 'node:assert/strict';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+
+const script = fileURLToPath(new URL('../fixtures/plain-allreduce.js', import.meta.url));
+const hasMpirun = spawnSync('mpirun', ['--version']).status === 0;
+const skip = hasMpirun ? undefined : 'mpirun not found (Debian openmpi-bin; .ci/run installs it)';
+if (skip) console.log(`# mpirun test skipped: ${skip}`);
+
+test('ranks started by Open MPI\'s mpirun find each other from OMPI_COMM_WORLD_* and complete an all-reduce', { skip }, () => {
+  const out = execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', '4', '-x', 'MASTER_ADDR=127.0.0.1', '-x', 'MASTER_PORT=29577',
+    process.execPath, script], { timeout: 60_000 }).toString();
+  for (let r = 0; r < 4; r++) assert.match(out, new RegExp(`^rank ${r} of 4 over tcp: OK$`, 'm'));
+});
+
+test('ranks started like srun (SLURM_PROCID, SLURM_NTASKS) find each other too', async () => {
+  const { spawn } = await import('node:child_process');
+  const runs = [0, 1, 2].map((r) => new Promise<string>((resolve) => {
+    const child = spawn(process.execPath, [script], { env: { ...process.env, SLURM_PROCID: String(r), SLURM_NTASKS: '3', SLURM_LOCALID: String(r), MASTER_ADDR: '127.0.0.1', MASTER_PORT: '29578' } });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', () => resolve(out));
+  }));
+  const outs = await Promise.all(runs);
+  outs.forEach((out, r) => assert.match(out, new RegExp(`^rank ${r} of 3 over tcp: OK$`, 'm')));
+});
