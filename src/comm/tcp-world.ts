@@ -2,7 +2,7 @@ import { paramString } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import type { EnvJob } from '../launch/env-job.js';
 import { Arena } from '../memory/arena.js';
-import { isLoopbackAddress } from '../security/job-token.js';
+import { anyAddressFor, isLoopbackAddress, loopbackFor } from '../security/job-token.js';
 import { PrefixStore } from '../store/store.js';
 import { TcpStoreClient } from '../store/tcp-store-client.js';
 import { TcpStoreServer } from '../store/tcp-store-server.js';
@@ -22,18 +22,18 @@ export async function createTcpWorld(job: EnvJob, defaultTimeoutMs: number): Pro
   let server: TcpStoreServer | undefined;
   if (job.rank === 0 && !job.storeHosted) {
     server = await TcpStoreServer.listen({
-      host: loopback ? '127.0.0.1' : job.masterAddr.includes(':') ? '::' : '0.0.0.0', port: job.masterPort, token: job.token, allowInsecureRemote: job.allowInsecure,
+      host: loopback ? loopbackFor(job.masterAddr) : anyAddressFor(job.masterAddr), port: job.masterPort, token: job.token, allowInsecureRemote: job.allowInsecure,
     }).catch((err: Error) => {
       throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank 0 cannot serve the store on port ${job.masterPort}: ${err.message}`, { rank: 0, argument: 'MASTER_PORT' });
     });
     server.unref();
   }
   const client = await TcpStoreClient.connect({
-    host: loopback ? '127.0.0.1' : job.masterAddr, port: job.masterPort, token: job.token, connectTimeoutMs: defaultTimeoutMs, timeoutMs: defaultTimeoutMs,
+    host: loopback ? loopbackFor(job.masterAddr) : job.masterAddr, port: job.masterPort, token: job.token, connectTimeoutMs: defaultTimeoutMs, timeoutMs: defaultTimeoutMs,
   });
   client.unref();
   const backend = await TcpBackend.create(job.rank, job.size, 'world', {
-    store: new PrefixStore('tsccl', client), host: loopback ? '127.0.0.1' : listenAddress(), token: job.token,
+    store: new PrefixStore('tsccl', client), host: loopback ? loopbackFor(job.masterAddr) : listenAddress(), token: job.token,
     allowInsecureRemote: job.allowInsecure, checksum: paramString('TSCCL_CHECKSUM') !== '0', timeoutMs: defaultTimeoutMs,
   });
   return new Communicator({ arena: Arena.create(), backend, name: 'world', defaultTimeoutMs });

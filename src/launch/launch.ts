@@ -1,7 +1,7 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
-import { isLoopbackAddress, newJobToken } from '../security/job-token.js';
+import { anyAddressFor, isLoopbackAddress, loopbackFor, newJobToken } from '../security/job-token.js';
 import { TcpStoreServer } from '../store/tcp-store-server.js';
 import { type RankOutcomeMessage, reviveError } from './rank-script.js';
 import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
@@ -57,7 +57,7 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   let server: TcpStoreServer | undefined;
   let masterPort = options.masterPort ?? (nnodes > 1 ? 29500 : 0);
   if (nodeRank === 0) {
-    server = await TcpStoreServer.listen({ host: loopback ? '127.0.0.1' : '0.0.0.0', port: masterPort, token, allowInsecureRemote: env.TSCCL_ALLOW_INSECURE === '1' });
+    server = await TcpStoreServer.listen({ host: loopback ? loopbackFor(masterAddr) : anyAddressFor(masterAddr), port: masterPort, token, allowInsecureRemote: env.TSCCL_ALLOW_INSECURE === '1' });
     masterPort = server.port;
   }
   const size = nnodes * perNode;

@@ -32,3 +32,13 @@ export function isLoopbackAddress(address: string | undefined): boolean {
   if (isIP(plain) === 4) return plain.startsWith('127.');
   return plain === '::1';
 }
+
+/** The loopback address to use for a loopback master address: IPv6 stays IPv6. */
+export function loopbackFor(address: string): string {
+  return address === '::1' ? '::1' : '127.0.0.1';
+}
+
+/** The wildcard address to serve on for a master address of that family. */
+export function anyAddressFor(address: string): string {
+  return isIP(address) === 6 ? '::' : '0.0.0.0';
+}

@@ -26,3 +26,15 @@ test('ranks started like srun (SLURM_PROCID, SLURM_NTASKS) find each other too',
   const outs = await Promise.all(runs);
   outs.forEach((out, r) => assert.match(out, new RegExp(`^rank ${r} of 3 over tcp: OK$`, 'm')));
 });
+
+test('a job over IPv6 loopback (MASTER_ADDR=::1) keeps to IPv6', async () => {
+  const { spawn } = await import('node:child_process');
+  const outs = await Promise.all([0, 1].map((r) => new Promise<string>((resolve) => {
+    const child = spawn(process.execPath, [script], { env: { ...process.env, RANK: String(r), WORLD_SIZE: '2', MASTER_ADDR: '::1', MASTER_PORT: '29579', TSCCL_DEBUG: 'INFO' } });
+    let out = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { out += d; });
+    child.on('exit', () => resolve(out));
+  })));
+  outs.forEach((out, r) => assert.match(out, new RegExp(`^rank ${r} of 2 over tcp: OK$`, 'm')));
+});
