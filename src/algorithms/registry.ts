@@ -1,23 +1,27 @@
 import { invalidArgument } from '../errors.js';
+import { allGatherHierarchical } from './all-gather-hierarchical.js';
 import { allGatherRing } from './all-gather-ring.js';
+import { allReduceHierarchical } from './all-reduce-hierarchical.js';
 import { allReduceDirect } from './all-reduce-direct.js';
 import { allReduceRecursiveDoubling } from './all-reduce-recursive-doubling.js';
 import { allReduceRing } from './all-reduce-ring.js';
 import { allToAllPairwise } from './all-to-all-pairwise.js';
 import { barrierDissemination } from './barrier-dissemination.js';
 import { broadcastBinomialTree } from './broadcast-binomial-tree.js';
+import { broadcastHierarchical } from './broadcast-hierarchical.js';
 import { gatherLinear } from './gather-linear.js';
 import { reduceBinomialTree } from './reduce-binomial-tree.js';
+import { reduceScatterHierarchical } from './reduce-scatter-hierarchical.js';
 import { reduceScatterRing } from './reduce-scatter-ring.js';
 import type { CallShape, Collective, Schedule, ScheduleGenerator } from './schedule.js';
 import { scatterLinear } from './scatter-linear.js';
 
 /** Every algorithm tsccl has, by collective. The tuner chooses among these; nothing else may. */
 export const ALGORITHMS: Readonly<Record<Collective, Readonly<Record<string, ScheduleGenerator>>>> = {
-  allReduce: { ring: allReduceRing, recursive_doubling: allReduceRecursiveDoubling, direct: allReduceDirect },
-  allGather: { ring: allGatherRing },
-  reduceScatter: { ring: reduceScatterRing },
-  broadcast: { binomial_tree: broadcastBinomialTree },
+  allReduce: { ring: allReduceRing, recursive_doubling: allReduceRecursiveDoubling, direct: allReduceDirect, hierarchical: allReduceHierarchical },
+  allGather: { ring: allGatherRing, hierarchical: allGatherHierarchical },
+  reduceScatter: { ring: reduceScatterRing, hierarchical: reduceScatterHierarchical },
+  broadcast: { binomial_tree: broadcastBinomialTree, hierarchical: broadcastHierarchical },
   reduce: { binomial_tree: reduceBinomialTree },
   allToAll: { pairwise: allToAllPairwise },
   gather: { linear: gatherLinear },

@@ -54,6 +54,11 @@ export interface CallShape {
   readonly sendDispls?: readonly number[];
   readonly recvCounts?: readonly number[];
   readonly recvDispls?: readonly number[];
+  /**
+   * Host index of every rank (0-based, dense): ranks of one host share a machine. Hierarchical
+   * algorithms use it; the others ignore it.
+   */
+  readonly hosts?: readonly number[];
 }
 
 export interface Schedule {
@@ -194,3 +199,24 @@ export function bufferCounts(shape: CallShape, rank: number): { input: number; o
  * every deeper transport too.
  */
 export const MIN_SEND_QUEUE_DEPTH = 16;
+
+/**
+ * Which ranks share a host, from CallShape.hosts (a host index per rank; every rank its own
+ * host when absent). The leader of a host is its lowest rank unless `preferred` is on it.
+ */
+export interface HostLayout {
+  readonly hostOf: readonly number[];
+  /** Ranks of each host, ascending. */
+  readonly members: readonly (readonly number[])[];
+  /** The leader of each host. */
+  readonly leaders: readonly number[];
+}
+
+export function hostLayout(shape: CallShape, preferred?: number): HostLayout {
+  const hostOf = shape.hosts ?? Array.from({ length: shape.nranks }, (_, r) => r);
+  const hostCount = Math.max(-1, ...hostOf) + 1;
+  const members: number[][] = Array.from({ length: hostCount }, () => []);
+  hostOf.forEach((h, r) => members[h].push(r));
+  const leaders = members.map((m, h) => (preferred !== undefined && hostOf[preferred] === h ? preferred : m[0]));
+  return { hostOf, members, leaders };
+}

@@ -25,6 +25,8 @@ export interface CommBackend {
   readonly status: StatusBoard;
   /** How long waits spin before sleeping, in ms. */
   readonly spinMs: number;
+  /** Host index of every rank, when the ranks span several hosts; undefined when they share one. */
+  readonly hosts: readonly number[] | undefined;
   /** 0, or 1 + the rank whose failure ended the whole job. */
   jobAbort(): number;
   /** What this rank adds to a split's all-gather (shm: the offset of its new mailbox). */

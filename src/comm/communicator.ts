@@ -289,7 +289,8 @@ export class Communicator {
     checkOpForType(op, dtype);
     if (output !== undefined) checkTypedArray(output, 'output', this.rank);
     const inPlace = output === undefined || output === input;
-    const shape: CallShape = { collective, nranks: this.size, count, root, inPlace, chunkCount: 0, ...variable };
+    const hosts = this.backend.hosts;
+    const shape: CallShape = { collective, nranks: this.size, count, root, inPlace, chunkCount: 0, ...variable, ...(hosts ? { hosts } : {}) };
     const needed = bufferCounts(shape, this.rank);
     if (inPlace) {
       const layout = inPlaceLayout(shape, this.rank);
@@ -323,7 +324,8 @@ export class Communicator {
     const { dtype, shape } = plan;
     const bytes = bufferCounts(shape, this.rank).input * dtype.bytes;
     const override = plan.algorithm ?? algorithmOverrides.get(plan.collective);
-    const selection = selectAlgorithm({ collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override });
+    const hostCount = shape.hosts === undefined ? 1 : Math.max(...shape.hosts) + 1;
+    const selection = selectAlgorithm({ collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount });
     const schedule = buildSchedule({ ...shape, chunkCount: selection.chunkCount }, this.rank, selection.algorithm);
     log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (chunk ${selection.chunkCount} elements)`);
     const ctx = this.context(plan.label, seq, timeoutMs, signal, true, Array.from({ length: this.size }, (_, r) => r));

@@ -25,6 +25,8 @@ export class ShmBackend implements CommBackend {
   readonly transport: ShmTransport;
   readonly status: CommStatus;
   readonly spinMs: number;
+  /** Thread ranks of one process share a host. */
+  readonly hosts = undefined;
   private readonly arena: Arena;
   private readonly threadsInProcess: number;
 

@@ -1,6 +1,7 @@
 import type { ErrorCodeValue } from '../errors.js';
 import { PrefixStore, type Store } from '../store/store.js';
 import { TcpTransport, type TcpTransportOptions } from '../transport/tcp/tcp-transport.js';
+import { hostIndices } from '../topology/host-key.js';
 import type { CommBackend, StatusBoard } from './backend.js';
 
 /** The status board of a TCP communicator: learnt from frames, failures announced on a control channel. */
@@ -30,12 +31,15 @@ export class TcpBackend implements CommBackend {
   readonly status: StatusBoard;
   /** Sockets wake the event loop themselves; there is nothing to spin on. */
   readonly spinMs = 0;
+  readonly hosts: readonly number[] | undefined;
   private readonly options: TcpBackendOptions;
 
   private constructor(transport: TcpTransport, options: TcpBackendOptions) {
     this.transport = transport;
     this.status = new TcpStatus(transport);
     this.options = options;
+    const hosts = hostIndices(transport.hostKeys);
+    this.hosts = new Set(hosts).size > 1 ? hosts : undefined;
   }
 
   static async create(rank: number, nranks: number, name: string, options: TcpBackendOptions): Promise<TcpBackend> {

@@ -15,7 +15,12 @@ export interface SelectionRequest {
   readonly elementBytes: number;
   /** An explicit choice (call option or TSCCL_ALGO); validated, then obeyed. */
   readonly algorithm?: string;
+  /** Hosts the ranks span (1 when they share a machine). */
+  readonly hostCount?: number;
 }
+
+/** Collectives with a hierarchical schedule: worth it when several ranks share each of several hosts. */
+const HIERARCHICAL = new Set<Collective>(['allReduce', 'allGather', 'reduceScatter', 'broadcast']);
 
 /** Below this, recursive doubling's log2(n) whole-message exchanges beat splitting the data. */
 const SMALL_ALL_REDUCE_BYTES = 16 * 1024;
@@ -36,6 +41,11 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
         { argument: 'algorithm', op: request.collective });
     }
     return { algorithm: request.algorithm, chunkCount };
+  }
+  const hosts = request.hostCount ?? 1;
+  if (HIERARCHICAL.has(request.collective) && hosts > 1 && hosts < request.nranks) {
+    // One stream per host across the network instead of one per rank.
+    return { algorithm: 'hierarchical', chunkCount };
   }
   if (request.collective === 'allReduce') {
     const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES ? 'recursive_doubling' : 'direct';

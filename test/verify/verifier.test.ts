@@ -100,3 +100,31 @@ test('a barrier that lets a rank out early is reported', () => {
     [{ kind: 'send', peer: 1, src: s('input', 0, 0) }], [{ kind: 'recv', peer: 0, dst: s('input', 0, 0) }]));
   assert.match(r.errors.join(), /rank 0: left the barrier without hearing from ranks 1/);
 });
+
+test('hierarchical algorithms are proved on every host layout: blocks, interleaved, uneven, one host, one rank per host', () => {
+  const layouts = (n: number): number[][] => {
+    const dense = (hosts: number[]) => { const ids = [...new Set(hosts)]; return hosts.map((h) => ids.indexOf(h)); };
+    const out = [Array(n).fill(0), Array.from({ length: n }, (_, r) => r)];
+    for (const k of [2, 3, 4]) out.push(Array.from({ length: n }, (_, r) => Math.floor(r / k)), dense(Array.from({ length: n }, (_, r) => r % k)));
+    out.push(dense(Array.from({ length: n }, (_, r) => (r * r + 1) % 3)));
+    return out;
+  };
+  let proofs = 0;
+  for (const collective of ['allReduce', 'allGather', 'reduceScatter', 'broadcast'] as const) {
+    for (let n = 1; n <= 12; n++) {
+      for (const hosts of layouts(n)) {
+        for (const count of [0, 1, 7, 37]) {
+          for (const inPlace of [false, true]) {
+            for (const chunkCount of [0, 3]) {
+              const root = collective === 'broadcast' ? (count + n) % n : 0;
+              const result = verifyAlgorithm(shape({ collective, nranks: n, count, inPlace, chunkCount, root, hosts }), 'hierarchical');
+              assert.ok(result.ok, `${collective} n=${n} hosts=${hosts.join(',')} count=${count} inPlace=${inPlace} chunk=${chunkCount}: ${result.errors.join('\n')}`);
+              proofs++;
+            }
+          }
+        }
+      }
+    }
+  }
+  assert.ok(proofs > 2000);
+});

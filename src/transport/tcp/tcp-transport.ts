@@ -4,6 +4,7 @@ import { ErrorCode, type ErrorCodeValue, TscclError } from '../../errors.js';
 import { log } from '../../log.js';
 import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } from '../../security/job-token.js';
 import type { Store } from '../../store/store.js';
+import { hostKey } from '../../topology/host-key.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
 import { FLAG_CHECKSUM, type Frame, FrameParser, encodeHeader } from './frame.js';
 
@@ -69,14 +70,17 @@ export class TcpTransport implements Transport {
   readonly rank: number;
   readonly nranks: number;
   private readonly links: Link[];
+  /** Each rank's host key, learnt at rendezvous: which peers share a machine. */
+  readonly hostKeys: readonly string[];
   private readonly commId: number;
   private readonly checksum: boolean;
   private closing = false;
 
-  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean) {
+  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[]) {
     this.rank = rank;
     this.nranks = nranks;
     this.links = links;
+    this.hostKeys = hostKeys;
     this.commId = commId;
     this.checksum = checksum;
   }
@@ -89,14 +93,19 @@ export class TcpTransport implements Transport {
     const accepted = acceptPeers(server, options, commId, sockets);
     await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, host, () => resolve()); });
     const port = (server.address() as { port: number }).port;
-    await store.set(`tcp/${commName}/${rank}`, Buffer.from(JSON.stringify({ host, port })), { timeoutMs: options.timeoutMs });
+    const myKey = hostKey();
+    await store.set(`tcp/${commName}/${rank}`, Buffer.from(JSON.stringify({ host, port, hostKey: myKey })), { timeoutMs: options.timeoutMs });
+    const peers = Array.from({ length: nranks }, (_, peer) => peer);
+    let hostKeys: string[];
     try {
-      await Promise.all([
+      [, hostKeys] = await Promise.all([
         accepted,
-        ...Array.from({ length: rank }, async (_, peer) => {
-          const where = JSON.parse(Buffer.from(await store.get(`tcp/${commName}/${peer}`, { timeoutMs: options.timeoutMs })).toString()) as { host: string; port: number };
-          sockets.set(peer, await dialPeer(where.host, where.port, options, commId, peer));
-        }),
+        Promise.all(peers.map(async (peer) => {
+          if (peer === rank) return myKey;
+          const where = JSON.parse(Buffer.from(await store.get(`tcp/${commName}/${peer}`, { timeoutMs: options.timeoutMs })).toString()) as { host: string; port: number; hostKey: string };
+          if (peer < rank) sockets.set(peer, await dialPeer(where.host, where.port, options, commId, peer));
+          return where.hostKey;
+        })),
       ]);
     } finally {
       server.close();
@@ -104,7 +113,7 @@ export class TcpTransport implements Transport {
     const links: Link[] = Array.from({ length: nranks }, (_, peer) => ({
       peer, socket: peer === rank ? undefined : sockets.get(peer), inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined, lastSeq: 0, failure: undefined, goodbye: false,
     }));
-    const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true);
+    const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true, hostKeys);
     for (const link of links) if (link.socket !== undefined) transport.listen(link, options.maxPayloadBytes ?? 2 ** 34);
     return transport;
   }
