@@ -11,13 +11,14 @@ export function launchCommand(program: Command, setExitCode: (code: number) => v
     .option('--master-addr <addr>', 'address of node 0, which serves the store', '127.0.0.1')
     .option('--master-port <port>', 'port of the store (default 29500 on several nodes, a free one on one)', (v) => parseNonNegativeInt(v, '--master-port'))
     .addOption(new Option('--mode <mode>', 'ranks as processes (TCP) or as threads of one process (shared memory)').choices(['processes', 'threads']).default('processes'))
+    .option('--threads-per-proc <n>', 'with processes: thread ranks per process, sharing memory inside it', (v) => parsePositiveInt(v, '--threads-per-proc'), 1)
     .option('--timeout-ms <ms>', 'default timeout of every collective call', (v) => parsePositiveInt(v, '--timeout-ms'))
     .argument('<script>', 'ES module to run on every rank')
     .argument('[args...]', 'passed to the script')
     .allowUnknownOption()
-    .action(async (script: string, args: string[], o: { nprocPerNode: number; nnodes: number; nodeRank: number; masterAddr: string; masterPort?: number; mode: 'processes' | 'threads'; timeoutMs?: number }) => {
+    .action(async (script: string, args: string[], o: { nprocPerNode: number; nnodes: number; nodeRank: number; masterAddr: string; masterPort?: number; mode: 'processes' | 'threads'; threadsPerProc: number; timeoutMs?: number }) => {
       const { ranks } = await launch({
-        script, args, nprocPerNode: o.nprocPerNode, nnodes: o.nnodes, nodeRank: o.nodeRank, masterAddr: o.masterAddr, masterPort: o.masterPort, mode: o.mode, timeoutMs: o.timeoutMs,
+        script, args, nprocPerNode: o.nprocPerNode, nnodes: o.nnodes, nodeRank: o.nodeRank, masterAddr: o.masterAddr, masterPort: o.masterPort, mode: o.mode, threadsPerProc: o.threadsPerProc, timeoutMs: o.timeoutMs,
       });
       for (const outcome of ranks) {
         if (outcome.result !== undefined) process.stdout.write(`[${outcome.rank}] result: ${JSON.stringify(outcome.result)}\n`);

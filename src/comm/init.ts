@@ -1,7 +1,8 @@
 import { paramInt } from '../config/params.js';
 import { threadRankBootstrap } from '../launch/bootstrap.js';
 import { jobFromEnv } from '../launch/env-job.js';
-import { createTcpWorld } from './tcp-world.js';
+import { MixedBackend } from './mixed-backend.js';
+import { connectTcpWorld, createTcpWorld } from './tcp-world.js';
 import { Arena } from '../memory/arena.js';
 import { Communicator } from './communicator.js';
 import { ShmBackend, allocateMailbox } from './shm-backend.js';
@@ -25,10 +26,17 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
   const boot = threadRankBootstrap();
   if (boot !== undefined) {
     const arena = Arena.attach(boot.memory);
-    world = new Communicator({
-      arena, backend: new ShmBackend(arena, boot.rank, boot.worldMailboxes, boot.size), name: 'world',
-      defaultTimeoutMs: boot.timeoutMs ?? defaultTimeoutMs,
-    });
+    const timeoutMs = boot.timeoutMs ?? defaultTimeoutMs;
+    const shm = new ShmBackend(arena, boot.rank, boot.worldMailboxes, boot.size);
+    const global = boot.global;
+    if (global === undefined) {
+      world = new Communicator({ arena, backend: shm, name: 'world', defaultTimeoutMs: timeoutMs });
+      return world;
+    }
+    // Threads of one of several processes: shared memory inside the process, TCP between them.
+    const tcp = await connectTcpWorld(global.job, global.rankOffset + boot.rank, global.size, timeoutMs);
+    const processOf = Array.from({ length: global.size }, (_, r) => Math.floor(r / global.threadsPerProcess));
+    world = new Communicator({ arena, backend: new MixedBackend(shm, tcp, processOf), name: 'world', defaultTimeoutMs: timeoutMs });
     return world;
   }
   const job = jobFromEnv();

@@ -15,12 +15,21 @@ import { TcpBackend } from './tcp-backend.js';
  * every rank connects to it, and the ranks build a TCP mesh through it.
  */
 export async function createTcpWorld(job: EnvJob, defaultTimeoutMs: number): Promise<Communicator> {
+  const backend = await connectTcpWorld(job, job.rank, job.size, defaultTimeoutMs);
+  return new Communicator({ arena: Arena.create(), backend, name: 'world', defaultTimeoutMs });
+}
+
+/**
+ * The TCP side of a job's world communicator for job rank `rank` of `size`: rank 0 serves the
+ * store unless a launcher does; every rank connects and joins the mesh.
+ */
+export async function connectTcpWorld(job: EnvJob, rank: number, size: number, defaultTimeoutMs: number): Promise<TcpBackend> {
   const loopback = isLoopbackAddress(job.masterAddr) || job.masterAddr === 'localhost';
   if (!loopback && job.token === undefined && !job.allowInsecure) {
     throw invalidArgument(`A job whose store is at ${job.masterAddr} (not loopback) needs TSCCL_JOB_TOKEN, the same on every rank (or TSCCL_ALLOW_INSECURE=1)`, { argument: 'TSCCL_JOB_TOKEN' });
   }
   let server: TcpStoreServer | undefined;
-  if (job.rank === 0 && !job.storeHosted) {
+  if (rank === 0 && !job.storeHosted) {
     server = await TcpStoreServer.listen({
       host: loopback ? loopbackFor(job.masterAddr) : anyAddressFor(job.masterAddr), port: job.masterPort, token: job.token, allowInsecureRemote: job.allowInsecure,
     }).catch((err: Error) => {
@@ -32,11 +41,10 @@ export async function createTcpWorld(job: EnvJob, defaultTimeoutMs: number): Pro
     host: loopback ? loopbackFor(job.masterAddr) : job.masterAddr, port: job.masterPort, token: job.token, connectTimeoutMs: defaultTimeoutMs, timeoutMs: defaultTimeoutMs,
   });
   client.unref();
-  const backend = await TcpBackend.create(job.rank, job.size, 'world', {
+  return TcpBackend.create(rank, size, 'world', {
     store: new PrefixStore('tsccl', client), host: loopback ? loopbackFor(job.masterAddr) : listenAddress(), token: job.token,
     allowInsecureRemote: job.allowInsecure, checksum: paramString('TSCCL_CHECKSUM') !== '0', timeoutMs: defaultTimeoutMs,
   });
-  return new Communicator({ arena: Arena.create(), backend, name: 'world', defaultTimeoutMs });
 }
 
 function listenAddress(): string {

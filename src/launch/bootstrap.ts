@@ -1,4 +1,5 @@
 import { workerData } from 'node:worker_threads';
+import type { EnvJob } from './env-job.js';
 
 /** What a thread rank receives from the launcher through workerData. */
 export interface ThreadRankBootstrap {
@@ -11,6 +12,20 @@ export interface ThreadRankBootstrap {
   readonly script: string;
   readonly args: readonly string[];
   readonly timeoutMs?: number;
+  /**
+   * Set when this process is one of several of a job (threads per process): `rank` and `size`
+   * above are then the thread's place in its process, and this its place in the job.
+   */
+  readonly global?: GlobalPlacement;
+}
+
+export interface GlobalPlacement {
+  /** Job rank of this process's first thread; thread t is rankOffset + t. */
+  readonly rankOffset: number;
+  readonly size: number;
+  readonly threadsPerProcess: number;
+  /** Where the job's store is and how to prove the token. */
+  readonly job: EnvJob;
 }
 
 export function threadRankBootstrap(): ThreadRankBootstrap | undefined {

@@ -19,6 +19,8 @@ export interface LaunchOptions {
   masterPort?: number;
   /** 'processes' (default): one process per rank, meeting over TCP; 'threads': worker threads sharing memory (one node). */
   mode?: 'processes' | 'threads';
+  /** With processes: thread ranks per process, sharing memory inside it (default 1). */
+  threadsPerProc?: number;
   output?: 'prefix' | 'inherit' | 'silent';
   timeoutMs?: number;
   graceMs?: number;
@@ -27,6 +29,12 @@ export interface LaunchOptions {
 }
 
 const processEntry = new URL('./process-entry.js', import.meta.url);
+
+/** What a process running several thread ranks reports. */
+interface ThreadResults {
+  type: 'results';
+  ranks: { rank: number; ok: boolean; result?: unknown; error?: unknown }[];
+}
 
 /**
  * Starts this node's ranks of a job, as torchrun does: each process gets RANK, WORLD_SIZE,
@@ -60,6 +68,8 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
     server = await TcpStoreServer.listen({ host: loopback ? loopbackFor(masterAddr) : anyAddressFor(masterAddr), port: masterPort, token, allowInsecureRemote: env.TSCCL_ALLOW_INSECURE === '1' });
     masterPort = server.port;
   }
+  const threads = options.threadsPerProc ?? 1;
+  if (!Number.isInteger(threads) || threads < 1) throw invalidArgument(`--threads-per-proc must be a positive integer, got ${String(threads)}`, { argument: 'threadsPerProc' });
   const size = nnodes * perNode;
   const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
   const outcomes = new Map<number, RankOutcome>();
@@ -82,28 +92,39 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
         env: {
           ...env, RANK: String(rank), WORLD_SIZE: String(size), LOCAL_RANK: String(local), LOCAL_WORLD_SIZE: String(perNode),
           MASTER_ADDR: masterAddr, MASTER_PORT: String(masterPort), TSCCL_STORE_HOSTED: '1', ...(token ? { TSCCL_JOB_TOKEN: token } : {}),
-          ...(options.timeoutMs ? { TSCCL_TIMEOUT_MS: String(options.timeoutMs) } : {}),
+          ...(options.timeoutMs ? { TSCCL_TIMEOUT_MS: String(options.timeoutMs) } : {}), TSCCL_THREADS_PER_PROC: String(threads),
         },
         stdio: mode === 'inherit' ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'pipe', 'pipe', 'ipc'],
       });
       children.push(child);
       if (mode === 'prefix') {
-        forwardLines(child.stdout!, process.stdout, `[${rank}] `);
-        forwardLines(child.stderr!, process.stderr, `[${rank}] `);
+        // Thread ranks inside the process prefix their own lines with their job rank.
+        const prefix = threads > 1 ? '' : `[${rank}] `;
+        forwardLines(child.stdout!, process.stdout, prefix);
+        forwardLines(child.stderr!, process.stderr, prefix);
       } else if (mode === 'silent') {
         child.stdout!.resume();
         child.stderr!.resume();
       }
       return new Promise<void>((done) => {
-        child.on('message', (message: RankOutcomeMessage) => {
+        const jobRanks = Array.from({ length: threads }, (_, t) => rank * threads + t);
+        child.on('message', (message: RankOutcomeMessage | ThreadResults) => {
           if (message.type === 'result') outcomes.set(rank, { rank, ok: true, result: message.result });
-          else { outcomes.set(rank, { rank, ok: false, error: reviveError(message.error) }); failJob(rank); }
+          else if (message.type === 'error') { outcomes.set(rank, { rank, ok: false, error: reviveError(message.error) }); failJob(rank); }
+          else {
+            for (const o of message.ranks) outcomes.set(o.rank, { rank: o.rank, ok: o.ok, result: o.result, error: o.error === undefined ? undefined : reviveError(o.error) });
+            const failed = message.ranks.find((o) => !o.ok);
+            if (failed !== undefined) failJob(failed.rank);
+          }
         });
         child.on('exit', (code, signal) => {
-          const reported = outcomes.get(rank);
-          if (reported === undefined || (reported.ok && code !== 0)) {
-            outcomes.set(rank, { rank, ok: false, error: new TscclError(ErrorCode.RANK_FAILED, `Rank ${rank} exited with ${signal !== null ? `signal ${signal}` : `code ${code}`}`, { rank, exitCode: code }) });
-            failJob(rank);
+          const silent = jobRanks.filter((r) => outcomes.get(r) === undefined);
+          if (silent.length > 0 || (code !== 0 && jobRanks.every((r) => outcomes.get(r)!.ok))) {
+            const what = `exited with ${signal !== null ? `signal ${signal}` : `code ${code}`}`;
+            for (const r of silent.length > 0 ? silent : [jobRanks[0]]) {
+              outcomes.set(r, { rank: r, ok: false, error: new TscclError(ErrorCode.RANK_FAILED, `Rank ${r} ${what}`, { rank: r, exitCode: code }) });
+            }
+            failJob(silent[0] ?? jobRanks[0]);
           }
           done();
         });

@@ -8,7 +8,7 @@ import { allocateMailbox } from '../comm/shm-backend.js';
 import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { Arena, JOB_ABORT } from '../memory/arena.js';
-import type { ThreadRankBootstrap } from './bootstrap.js';
+import type { GlobalPlacement, ThreadRankBootstrap } from './bootstrap.js';
 import { reviveError } from './rank-script.js';
 
 export interface RunOptions {
@@ -27,6 +27,8 @@ export interface RunOptions {
   signal?: AbortSignal;
   /** Environment of the ranks (default: this process's). */
   env?: NodeJS.ProcessEnv;
+  /** These threads are one process's share of a larger job (see GlobalPlacement). */
+  global?: GlobalPlacement;
 }
 
 export interface RankOutcome {
@@ -67,12 +69,14 @@ export async function run(options: RunOptions): Promise<RunResult> {
   const workers = Array.from({ length: ranks }, (_, rank) => {
     const tsccl: ThreadRankBootstrap = {
       kind: 'tsccl-thread-rank', rank, size: ranks, memory: arena.memory, worldMailboxes, script, args: options.args ?? [], timeoutMs: options.timeoutMs,
+      global: options.global,
     };
+    const shown = (options.global?.rankOffset ?? 0) + rank;
     const mode = options.output ?? 'prefix';
     const worker = new Worker(workerEntryUrl(), { workerData: { tsccl }, env: options.env ?? process.env, stdout: mode !== 'inherit', stderr: mode !== 'inherit' });
     if (mode === 'prefix') {
-      forwardLines(worker.stdout, process.stdout, `[${rank}] `);
-      forwardLines(worker.stderr, process.stderr, `[${rank}] `);
+      forwardLines(worker.stdout, process.stdout, `[${shown}] `);
+      forwardLines(worker.stderr, process.stderr, `[${shown}] `);
     } else if (mode === 'silent') {
       worker.stdout.resume();
       worker.stderr.resume();
@@ -89,21 +93,22 @@ export async function run(options: RunOptions): Promise<RunResult> {
   const onAbort = () => { failJob(-1); for (const w of workers) void w.terminate(); };
   options.signal?.addEventListener('abort', onAbort, { once: true });
 
-  await Promise.all(workers.map((worker, rank) => new Promise<void>((done) => {
+  await Promise.all(workers.map((worker, local) => new Promise<void>((done) => {
+    const rank = (options.global?.rankOffset ?? 0) + local;
     worker.on('message', (message: { type: string; result?: unknown; error?: unknown }) => {
-      if (message.type === 'result') outcomes[rank] = { rank, ok: true, result: message.result };
+      if (message.type === 'result') outcomes[local] = { rank, ok: true, result: message.result };
       else if (message.type === 'error') {
-        outcomes[rank] = { rank, ok: false, error: reviveError(message.error) };
+        outcomes[local] = { rank, ok: false, error: reviveError(message.error) };
         failJob(rank);
       }
     });
     worker.on('error', (err) => {
-      outcomes[rank] ??= { rank, ok: false, error: err };
+      outcomes[local] ??= { rank, ok: false, error: err };
       failJob(rank);
     });
     worker.on('exit', (code) => {
-      if (outcomes[rank] === undefined) {
-        outcomes[rank] = { rank, ok: false, error: new TscclError(ErrorCode.RANK_FAILED, `Rank ${rank} exited with code ${code} before finishing`, { rank }) };
+      if (outcomes[local] === undefined) {
+        outcomes[local] = { rank, ok: false, error: new TscclError(ErrorCode.RANK_FAILED, `Rank ${rank} exited with code ${code} before finishing`, { rank }) };
         failJob(rank);
       }
       done();

@@ -40,3 +40,27 @@ test('a process rank that dies: the others fail with PEER_LOST at once, launch n
   });
   assert.ok(performance.now() - start < 15_000);
 });
+
+// Threads of several processes in one communicator: shared memory inside a process, TCP between.
+for (const [procs, threads] of [[2, 2], [3, 2]]) {
+  test(`all collectives on ${procs} processes x ${threads} thread ranks (mixed shared memory and TCP)`, async () => {
+    const { results } = await launchFixture('collectives-rank', procs,
+      { counts: [0, 1, 7, 31], largeCount: 4099, largeDTypes: ['float32'] }, { threadsPerProc: threads });
+    assert.equal(results.length, procs * threads);
+    for (const [rank, result] of (results as { cases: number; failures: string[] }[]).entries()) {
+      assert.deepEqual(result.failures, [], `rank ${rank}`);
+      assert.ok(result.cases > 400, `rank ${rank} ran only ${result.cases} cases`);
+    }
+  });
+}
+
+test('mixed job: 2 processes x 4 threads split as TP (inside a process) x DP (across processes)', async () => {
+  const { results } = await launchFixture('split-rank', 2, {}, { threadsPerProc: 4 });
+  const all = results as { tp: { rank: number; size: number }; dp: { rank: number; size: number }; gathered: number[]; sums: number[] }[];
+  assert.equal(all.length, 8);
+  all.forEach((r, rank) => {
+    assert.deepEqual({ rank: r.tp.rank, size: r.tp.size }, { rank: rank % 4, size: 4 });
+    assert.deepEqual(r.gathered, [0, 1, 2, 3].map((k) => (rank >> 2) * 4 + k));
+    assert.equal(r.sums[1], ((rank & 3) + 4) * 10); // DP max across the two processes, iteration 0
+  });
+});
