@@ -1,4 +1,5 @@
 import { TscclError } from '../errors.js';
+import { closeLiveTransports } from '../transport/tcp/tcp-transport.js';
 
 /** What a rank's script sees: its default export, if a function, is called with this. */
 export interface RankScriptContext {
@@ -14,6 +15,8 @@ export async function runRankScript(scriptUrl: string, context: RankScriptContex
   try {
     const module = (await import(scriptUrl)) as { default?: unknown };
     const result = typeof module.default === 'function' ? await (module.default as (c: RankScriptContext) => unknown)(context) : undefined;
+    // Leave the job politely, so peers finishing their last call do not take this rank for dead.
+    await closeLiveTransports();
     return { type: 'result', result };
   } catch (err) {
     return { type: 'error', error: serializeError(err) };

@@ -33,6 +33,7 @@ async function receive(t: Transport, peer: number, channel: number, bytes: numbe
   await t.recv(peer, channel, bytes, elementBytes, tag(seq), (piece, offset) => {
     assert.equal(offset % elementBytes, 0, 'piece offset must be element aligned');
     assert.equal(piece.byteLength % elementBytes, 0, 'piece length must be element aligned');
+    assert.equal(piece.byteOffset % elementBytes, 0, 'piece must sit at an aligned address');
     out.set(piece, offset);
     covered += piece.byteLength;
   }, wait);
@@ -53,6 +54,16 @@ export function transportConformance(name: string, connect: () => Promise<Transp
     for (const [i, m] of sent.entries()) handles.push(await a.send(b.rank, 0, m, tag(i + 1), ctx()));
     for (const [i, m] of sent.entries()) assert.deepEqual(await receive(b, a.rank, 0, m.byteLength, i + 1), m);
     for (const h of handles) { await a.waitDelivered(h, ctx()); assert.ok(a.isDelivered(h)); }
+  });
+
+  withPair('a receiver that waits first gets the message in whole, aligned elements', async ({ a, b, sendable }) => {
+    const m = sendable(3 * 1024 * 1024 + 8);
+    for (let k = 0; k < m.byteLength; k++) m[k] = (k * 7) & 255;
+    const receiving = receive(b, a.rank, 0, m.byteLength, 1, 8, ctx(5000));
+    await new Promise((r) => setTimeout(r, 10));
+    const h = await a.send(b.rank, 0, m, tag(1), ctx());
+    assert.deepEqual(await receiving, m);
+    await a.waitDelivered(h, ctx());
   });
 
   withPair('an empty message is a message', async ({ a, b, sendable }) => {

@@ -65,25 +65,46 @@ export interface Frame {
   readonly payload: Buffer;
 }
 
+/** Where a frame's payload goes as it arrives: a waiting receiver, or a buffer for later. */
+export interface FrameSink {
+  payload(piece: Uint8Array): void;
+  /** All payload bytes arrived and the checksum (if any) matched. */
+  end(): void;
+}
+
+/** A sink that collects the payload and hands over the whole frame at the end. */
+export function bufferingSink(header: FrameHeader, done: (frame: Frame) => void): FrameSink {
+  const payload = Buffer.allocUnsafe(header.length);
+  let filled = 0;
+  return {
+    payload: (piece) => { payload.set(piece, filled); filled += piece.byteLength; },
+    end: () => done({ header, payload }),
+  };
+}
+
 export class FrameParser {
   private header: FrameHeader | undefined;
-  private headerBytes = Buffer.alloc(HEADER_BYTES);
+  private readonly headerBytes = Buffer.alloc(HEADER_BYTES);
   private headerFill = 0;
-  private payload: Buffer = Buffer.alloc(0);
-  private payloadFill = 0;
+  private sink: FrameSink | undefined;
+  private remaining = 0;
+  private crc = 0;
   private readonly maxPayloadBytes: number;
-  private readonly crc32: ((data: Uint8Array) => number) | undefined;
+  private readonly crc32: ((data: Uint8Array, value?: number) => number) | undefined;
 
-  constructor(maxPayloadBytes: number, crc32?: (data: Uint8Array) => number) {
+  constructor(maxPayloadBytes: number, crc32?: (data: Uint8Array, value?: number) => number) {
     this.maxPayloadBytes = maxPayloadBytes;
     this.crc32 = crc32;
   }
 
-  /** Feeds bytes; returns the frames they completed. Throws on a malformed or corrupt frame. */
-  push(chunk: Uint8Array): Frame[] {
-    const frames: Frame[] = [];
+  /**
+   * Feeds bytes. For each header, `open` names the sink its payload streams into, piece by
+   * piece as the bytes come (no whole-frame copy when a receiver is already waiting). Throws
+   * on a malformed frame, and on a checksum mismatch before the sink's end().
+   */
+  push(chunk: Uint8Array, open: (header: FrameHeader) => FrameSink): void {
     let at = 0;
-    while (at < chunk.byteLength) {
+    while (at < chunk.byteLength || (this.header !== undefined && this.remaining === 0)) {
       if (this.header === undefined) {
         const take = Math.min(HEADER_BYTES - this.headerFill, chunk.byteLength - at);
         this.headerBytes.set(chunk.subarray(at, at + take), this.headerFill);
@@ -91,23 +112,29 @@ export class FrameParser {
         at += take;
         if (this.headerFill < HEADER_BYTES) break;
         this.header = decodeHeader(this.headerBytes, this.maxPayloadBytes);
-        this.payload = Buffer.allocUnsafe(this.header.length);
-        this.payloadFill = 0;
+        this.headerFill = 0;
+        this.remaining = this.header.length;
+        this.crc = 0;
+        this.sink = open(this.header);
       }
-      const take = Math.min(this.header.length - this.payloadFill, chunk.byteLength - at);
-      this.payload.set(chunk.subarray(at, at + take), this.payloadFill);
-      this.payloadFill += take;
-      at += take;
-      if (this.payloadFill === this.header.length) {
+      const take = Math.min(this.remaining, chunk.byteLength - at);
+      if (take > 0) {
+        const piece = chunk.subarray(at, at + take);
+        if (this.header.flags & FLAG_CHECKSUM && this.crc32 !== undefined) this.crc = this.crc32(piece, this.crc);
+        this.sink!.payload(piece);
+        this.remaining -= take;
+        at += take;
+      }
+      if (this.remaining === 0) {
         const header = this.header;
-        if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && (this.crc32(this.payload) >>> 0) !== header.checksum) {
+        const sink = this.sink!;
+        this.header = undefined;
+        this.sink = undefined;
+        if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && (this.crc >>> 0) !== header.checksum) {
           throw new TscclError(ErrorCode.MISMATCH, `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes)`, { op: 'transport', seq: header.seq });
         }
-        frames.push({ header, payload: this.payload });
-        this.header = undefined;
-        this.headerFill = 0;
+        sink.end();
       }
     }
-    return frames;
   }
 }

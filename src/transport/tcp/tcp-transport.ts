@@ -6,7 +6,7 @@ import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } fro
 import type { Store } from '../../store/store.js';
 import { hostKey } from '../../topology/host-key.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
-import { FLAG_CHECKSUM, type Frame, FrameParser, encodeHeader } from './frame.js';
+import { FLAG_CHECKSUM, type Frame, type FrameHeader, FrameParser, type FrameSink, bufferingSink, encodeHeader } from './frame.js';
 
 export interface TcpTransportOptions {
   readonly rank: number;
@@ -45,12 +45,35 @@ interface Link {
   failure: { code: ErrorCodeValue; seq: number } | undefined;
   /** The peer closed on purpose (destroyed its communicator): not a failure unless its data is still needed. */
   goodbye: boolean;
+  /** A recv waiting on a channel whose inbox is empty: the next frame streams straight into it. */
+  readonly waiting: Map<number, WaitingRecv>;
+}
+
+interface WaitingRecv {
+  readonly bytes: number;
+  readonly elementBytes: number;
+  readonly tag: MessageTag;
+  readonly consume: Consume;
+  /** Set once the frame has fully arrived (or failed). */
+  done: boolean;
+  error: TscclError | undefined;
+  /** Set when the receiver gave up; later bytes of its frame are dropped. */
+  cancelled: boolean;
 }
 
 /** Frames on this channel carry failure announcements and goodbyes, not data. */
 const CONTROL_CHANNEL = 0xffff;
 const GOODBYE = 0xffff;
 const ERROR_CODES = Object.values(ErrorCode);
+
+const LINGER_MS = 2000;
+const liveTransports = new Set<TcpTransport>();
+let exitHookInstalled = false;
+
+/** Closes every TCP transport of this thread gracefully; a rank's runner calls it when the script ends. */
+export async function closeLiveTransports(): Promise<void> {
+  await Promise.all([...liveTransports].map((t) => t.close()));
+}
 
 /** FNV-1a: a stable 32-bit id of a communicator name, carried in every frame to catch cross-talk. */
 export function commIdOf(name: string): number {
@@ -75,6 +98,7 @@ export class TcpTransport implements Transport {
   private readonly commId: number;
   private readonly checksum: boolean;
   private closing = false;
+  private closed: Promise<void> | undefined;
 
   private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[]) {
     this.rank = rank;
@@ -111,10 +135,16 @@ export class TcpTransport implements Transport {
       server.close();
     }
     const links: Link[] = Array.from({ length: nranks }, (_, peer) => ({
-      peer, socket: peer === rank ? undefined : sockets.get(peer), inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined, lastSeq: 0, failure: undefined, goodbye: false,
+      peer, socket: peer === rank ? undefined : sockets.get(peer), inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined, lastSeq: 0, failure: undefined, goodbye: false, waiting: new Map(),
     }));
     const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true, hostKeys);
     for (const link of links) if (link.socket !== undefined) transport.listen(link, options.maxPayloadBytes ?? 2 ** 34);
+    liveTransports.add(transport);
+    if (!exitHookInstalled) {
+      exitHookInstalled = true;
+      // A script that ends without destroying its communicators still leaves politely.
+      process.once('beforeExit', () => { void closeLiveTransports(); });
+    }
     return transport;
   }
 
@@ -123,7 +153,9 @@ export class TcpTransport implements Transport {
     if (link.error !== undefined) throw link.error;
     const ticket = ++link.posted;
     if (link.socket === undefined) {
-      this.deliver(link, { header: this.header(channel, tag, data, 0), payload: Buffer.from(data) });
+      const sink = this.open(link, this.header(channel, tag, data, 0));
+      sink.payload(data);
+      sink.end();
       link.written = ticket;
       return { peer, channel, ticket };
     }
@@ -136,19 +168,54 @@ export class TcpTransport implements Transport {
     return { peer, channel, ticket };
   }
 
-  async recv(peer: number, channel: number, bytes: number, _elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+  async recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
     const link = this.links[peer];
-    const inbox = () => link.inbox.get(channel) ?? [];
-    await this.waitFor(link, () => inbox().length > 0, ctx);
-    const frame = inbox().shift()!;
-    const h = frame.header;
+    const queued = link.inbox.get(channel);
+    if (queued !== undefined && queued.length > 0) {
+      const frame = queued.shift()!;
+      this.checkMatch(link, frame.header, bytes, tag);
+      if (bytes > 0) consume(frame.payload, 0);
+      return;
+    }
+    // Nothing queued: wait for the next frame of this channel to stream straight into `consume`.
+    const receiver: WaitingRecv = { bytes, elementBytes, tag, consume, done: false, error: undefined, cancelled: false };
+    link.waiting.set(channel, receiver);
+    try {
+      await this.waitFor(link, () => receiver.done, ctx);
+    } catch (err) {
+      receiver.cancelled = true;
+      throw err;
+    } finally {
+      if (link.waiting.get(channel) === receiver) link.waiting.delete(channel);
+    }
+    if (receiver.error !== undefined) throw receiver.error;
+  }
+
+  private checkMatch(link: Link, h: FrameHeader, bytes: number, tag: MessageTag): void {
     if (h.length !== bytes || h.seq !== tag.seq || h.opcode !== tag.opcode || h.commId !== this.commId) {
       throw new TscclError(ErrorCode.MISMATCH,
-        `Rank ${this.rank} expected ${opcodeName(tag.opcode)} #${tag.seq} of ${bytes} bytes from rank ${peer}, `
-        + `but rank ${peer} sent ${opcodeName(h.opcode)} #${h.seq} of ${h.length} bytes${h.commId !== this.commId ? ' on another communicator' : ''}: the ranks called different operations or counts`,
-        { rank: this.rank, peer, seq: tag.seq, op: opcodeName(tag.opcode) });
+        `Rank ${this.rank} expected ${opcodeName(tag.opcode)} #${tag.seq} of ${bytes} bytes from rank ${link.peer}, `
+        + `but rank ${link.peer} sent ${opcodeName(h.opcode)} #${h.seq} of ${h.length} bytes${h.commId !== this.commId ? ' on another communicator' : ''}: the ranks called different operations or counts`,
+        { rank: this.rank, peer: link.peer, seq: tag.seq, op: opcodeName(tag.opcode) });
     }
-    if (bytes > 0) consume(frame.payload, 0);
+  }
+
+  /** Where an arriving frame's payload goes: the receiver waiting for it, else the inbox. */
+  private open(link: Link, header: FrameHeader): FrameSink {
+    if (header.channel === CONTROL_CHANNEL) return { payload: () => {}, end: () => this.control(link, header) };
+    if (header.channel === 0 && ((header.seq - link.lastSeq) | 0) > 0) link.lastSeq = header.seq;
+    const receiver = link.waiting.get(header.channel);
+    if (receiver === undefined) return bufferingSink(header, (frame) => this.deliver(link, frame));
+    link.waiting.delete(header.channel);
+    try {
+      this.checkMatch(link, header, receiver.bytes, receiver.tag);
+    } catch (err) {
+      receiver.error = err as TscclError;
+      receiver.done = true;
+      this.wake(link);
+      return { payload: () => {}, end: () => {} };
+    }
+    return streamingSink(receiver, () => { receiver.done = true; this.wake(link); });
   }
 
   isDelivered(handle: SendHandle): boolean {
@@ -182,13 +249,23 @@ export class TcpTransport implements Transport {
     return undefined;
   }
 
-  /** Says goodbye to every peer, then closes once queued data is written. */
-  async close(): Promise<void> {
-    this.closing = true;
-    for (const link of this.links) {
-      if (link.socket === undefined || link.socket.destroyed) continue;
-      link.socket.end(encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq: 0, opcode: GOODBYE, length: 0, checksum: 0 }));
+  /**
+   * Says goodbye to every peer and half-closes, then keeps reading until each peer has closed
+   * too (at most LINGER_MS): closing with unread bytes would make the kernel reset the
+   * connection and could destroy data still on its way to a peer.
+   */
+  close(): Promise<void> {
+    if (this.closed === undefined) {
+      this.closing = true;
+      liveTransports.delete(this);
+      const sockets = this.links.flatMap((l) => (l.socket !== undefined && !l.socket.destroyed ? [l.socket] : []));
+      this.closed = Promise.all(sockets.map((socket) => new Promise<void>((resolve) => {
+        const timer = setTimeout(() => { socket.destroy(); }, LINGER_MS);
+        socket.once('close', () => { clearTimeout(timer); resolve(); });
+        socket.end(encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq: 0, opcode: GOODBYE, length: 0, checksum: 0 }));
+      }))).then(() => undefined);
     }
+    return this.closed;
   }
 
   private header(channel: number, tag: MessageTag, data: Uint8Array, checksum: number) {
@@ -196,11 +273,11 @@ export class TcpTransport implements Transport {
   }
 
   private listen(link: Link, maxPayloadBytes: number): void {
-    const parser = new FrameParser(maxPayloadBytes, crc32);
+    const parser = new FrameParser(maxPayloadBytes, crc32 as (data: Uint8Array, value?: number) => number);
     const socket = link.socket!;
     socket.on('data', (chunk: Buffer) => {
       try {
-        for (const frame of parser.push(chunk)) this.deliver(link, frame);
+        parser.push(chunk, (header) => this.open(link, header));
       } catch (err) {
         this.lose(link, err instanceof TscclError ? err : new TscclError(ErrorCode.MISMATCH, String(err), { peer: link.peer }));
         socket.destroy();
@@ -217,14 +294,27 @@ export class TcpTransport implements Transport {
     });
   }
 
+  private control(link: Link, header: FrameHeader): void {
+    if (header.opcode === GOODBYE) { link.goodbye = true; return; }
+    link.failure ??= { code: ERROR_CODES[header.opcode] ?? ErrorCode.INTERNAL, seq: header.seq };
+    this.wake(link);
+  }
+
   private deliver(link: Link, frame: Frame): void {
-    if (frame.header.channel === CONTROL_CHANNEL) {
-      if (frame.header.opcode === GOODBYE) { link.goodbye = true; return; }
-      link.failure ??= { code: ERROR_CODES[frame.header.opcode] ?? ErrorCode.INTERNAL, seq: frame.header.seq };
+    // A receiver that started waiting while this frame was arriving takes it now.
+    const receiver = link.waiting.get(frame.header.channel);
+    if (receiver !== undefined && (link.inbox.get(frame.header.channel)?.length ?? 0) === 0) {
+      link.waiting.delete(frame.header.channel);
+      try {
+        this.checkMatch(link, frame.header, receiver.bytes, receiver.tag);
+        if (receiver.bytes > 0 && !receiver.cancelled) receiver.consume(frame.payload, 0);
+      } catch (err) {
+        receiver.error = err as TscclError;
+      }
+      receiver.done = true;
       this.wake(link);
       return;
     }
-    if (frame.header.channel === 0 && ((frame.header.seq - link.lastSeq) | 0) > 0) link.lastSeq = frame.header.seq;
     let queue = link.inbox.get(frame.header.channel);
     if (queue === undefined) link.inbox.set(frame.header.channel, (queue = []));
     queue.push(frame);
@@ -340,4 +430,42 @@ function readExactly(socket: Socket, n: number, timeoutMs: number): Promise<Buff
     socket.on('close', onClose);
     socket.resume();
   });
+}
+
+/**
+ * Feeds a waiting receiver as the bytes come. Pieces handed on are whole elements at aligned
+ * addresses (a reduction views them as typed arrays); a partial element waits for the next
+ * piece, and a piece at an odd address is copied once to an aligned one.
+ */
+function streamingSink(receiver: WaitingRecv, finished: () => void): FrameSink {
+  const e = receiver.elementBytes;
+  const carry = new Uint8Array(e);
+  let carried = 0;
+  let offset = 0;
+  const hand = (piece: Uint8Array) => {
+    if (receiver.cancelled || piece.byteLength === 0) return;
+    const aligned = piece.byteOffset % e === 0 ? piece : new Uint8Array(piece);
+    receiver.consume(aligned, offset);
+    offset += piece.byteLength;
+  };
+  return {
+    payload: (piece) => {
+      let at = 0;
+      if (carried > 0) {
+        const take = Math.min(e - carried, piece.byteLength);
+        carry.set(piece.subarray(0, take), carried);
+        carried += take;
+        at = take;
+        if (carried < e) return;
+        hand(carry.slice());
+        carried = 0;
+      }
+      const whole = Math.floor((piece.byteLength - at) / e) * e;
+      hand(piece.subarray(at, at + whole));
+      const rest = piece.subarray(at + whole);
+      carry.set(rest, 0);
+      carried = rest.byteLength;
+    },
+    end: finished,
+  };
 }

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { crc32 } from 'node:zlib';
-import { FLAG_CHECKSUM, FrameParser, HEADER_BYTES, encodeHeader } from '../../../src/transport/tcp/frame.js';
+import { FLAG_CHECKSUM, type Frame, FrameParser, HEADER_BYTES, bufferingSink, encodeHeader } from '../../../src/transport/tcp/frame.js';
+
+/** Feeds chunks and collects whole frames, as the transport does when no receiver waits. */
+function parse(parser: FrameParser, ...chunks: Uint8Array[]): Frame[] {
+  const frames: Frame[] = [];
+  for (const c of chunks) parser.push(c, (h) => bufferingSink(h, (f) => frames.push(f)));
+  return frames;
+}
 
 const header = (length: number, checksum = 0) => ({ flags: checksum ? FLAG_CHECKSUM : 0, channel: 1, commId: 0xabcdef01, seq: 5, opcode: 2, length, checksum });
 
@@ -17,9 +24,8 @@ test('the header encodes to the documented 32 bytes', () => {
 test('frames parse the same fed byte by byte or all at once', () => {
   const payloads = [Buffer.from('hello'), Buffer.alloc(0), Buffer.alloc(1000, 9)];
   const stream = Buffer.concat(payloads.flatMap((p) => [encodeHeader(header(p.byteLength, crc32(p))), p]));
-  const whole = new FrameParser(1 << 20, crc32).push(stream);
-  const bytewise = new FrameParser(1 << 20, crc32);
-  const pieces = [...stream].flatMap((b) => bytewise.push(Uint8Array.of(b)));
+  const whole = parse(new FrameParser(1 << 20, crc32), stream);
+  const pieces = parse(new FrameParser(1 << 20, crc32), ...[...stream].map((b) => Uint8Array.of(b)));
   assert.deepEqual(whole.map((f) => f.payload), payloads);
   assert.deepEqual(pieces.map((f) => f.payload), payloads);
   assert.equal(whole[0].header.seq, 5);
@@ -28,10 +34,23 @@ test('frames parse the same fed byte by byte or all at once', () => {
 test('bad magic, bad version, oversized frames and flipped bits are refused', () => {
   const good = Buffer.concat([encodeHeader(header(4, crc32(Buffer.from('abcd')))), Buffer.from('abcd')]);
   const bad = (mutate: (b: Buffer) => void) => { const b = Buffer.from(good); mutate(b); return b; };
-  assert.throws(() => new FrameParser(100, crc32).push(bad((b) => { b[0] = 0; })), /bad magic/);
-  assert.throws(() => new FrameParser(100, crc32).push(bad((b) => { b[4] = 9; })), /frame version 9/);
-  assert.throws(() => new FrameParser(3, crc32).push(good), /exceeds the limit of 3/);
-  assert.throws(() => new FrameParser(100, crc32).push(bad((b) => { b[HEADER_BYTES + 1] ^= 4; })), /checksum mismatch on channel 1 seq 5/);
-  const truncated = new FrameParser(100, crc32).push(good.subarray(0, HEADER_BYTES + 2));
-  assert.deepEqual(truncated, []);
+  assert.throws(() => parse(new FrameParser(100, crc32), bad((b) => { b[0] = 0; })), /bad magic/);
+  assert.throws(() => parse(new FrameParser(100, crc32), bad((b) => { b[4] = 9; })), /frame version 9/);
+  assert.throws(() => parse(new FrameParser(3, crc32), good), /exceeds the limit of 3/);
+  assert.throws(() => parse(new FrameParser(100, crc32), bad((b) => { b[HEADER_BYTES + 1] ^= 4; })), /checksum mismatch on channel 1 seq 5/);
+  assert.deepEqual(parse(new FrameParser(100, crc32), good.subarray(0, HEADER_BYTES + 2)), []);
+});
+
+test('a payload streams into its sink piece by piece, and the checksum is checked across pieces', () => {
+  const payload = Buffer.alloc(1000).map((_, i) => i % 251);
+  const stream = Buffer.concat([encodeHeader(header(payload.byteLength, crc32(payload))), payload]);
+  const pieces: number[] = [];
+  let ended = 0;
+  const parser = new FrameParser(1 << 20, crc32);
+  for (let at = 0; at < stream.byteLength; at += 97) {
+    parser.push(stream.subarray(at, at + 97), () => ({ payload: (p) => pieces.push(p.byteLength), end: () => { ended++; } }));
+  }
+  assert.equal(ended, 1);
+  assert.equal(pieces.reduce((a, b) => a + b, 0), 1000);
+  assert.ok(pieces.length > 5);
 });
