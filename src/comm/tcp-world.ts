@@ -1,4 +1,4 @@
-import { paramString } from '../config/params.js';
+import { paramInt, paramString } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import type { EnvJob } from '../launch/env-job.js';
 import { Arena } from '../memory/arena.js';
@@ -44,6 +44,7 @@ export async function connectTcpWorld(job: EnvJob, rank: number, size: number, d
   return TcpBackend.create(rank, size, 'world', {
     store: new PrefixStore('tsccl', client), host: loopback ? loopbackFor(job.masterAddr) : listenAddress(), token: job.token,
     allowInsecureRemote: job.allowInsecure, checksum: paramString('TSCCL_CHECKSUM') !== '0', timeoutMs: defaultTimeoutMs,
+    socketsPerPeer: Math.max(1, paramInt('TSCCL_NSOCKS_PERPEER')),
   });
 }
 

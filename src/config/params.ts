@@ -18,6 +18,7 @@ export const PARAMS: readonly Param[] = [
   { name: 'TSCCL_STORE_HOSTED', defaultValue: '0', doc: 'Set by launchers that serve the store themselves; otherwise rank 0 serves it' },
   { name: 'TSCCL_SOCKET_IFNAME', defaultValue: '', doc: 'Interfaces for rank traffic, NCCL syntax: prefixes, ^ to exclude, = for exact names' },
   { name: 'TSCCL_SOCKET_FAMILY', defaultValue: 'AF_INET', doc: 'AF_INET or AF_INET6: address family of rank traffic' },
+  { name: 'TSCCL_NSOCKS_PERPEER', defaultValue: '1', doc: 'TCP sockets per pair of ranks; messages of 512 KiB or more are striped across them' },
   { name: 'TSCCL_CHECKSUM', defaultValue: '1', doc: 'CRC32 every TCP payload (0 to turn off)' },
   { name: 'TSCCL_RANK_GRACE_MS', defaultValue: '10000', doc: 'How long the launcher lets surviving ranks end after one fails, before it stops them' },
 ];

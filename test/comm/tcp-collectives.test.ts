@@ -5,10 +5,11 @@ import { launchFixture } from '../harness/ranks.js';
 
 // The same matrix as over shared memory, with ranks as processes meeting over TCP on loopback.
 for (const n of [2, 3, 4]) {
-  test(`all collectives on ${n} process ranks over TCP`, async () => {
+  test(`all collectives on ${n} process ranks over TCP${n === 2 ? ', 2 sockets per peer' : ''}`, async () => {
     const { results } = await launchFixture('collectives-rank', n,
       { counts: [0, 1, 7, 31], largeCount: n === 2 ? 1 << 18 : 4099, largeDTypes: ['float32'] },
-      { env: { ...process.env, TSCCL_CHUNK_BYTES: n === 3 ? '64' : '524288' } });
+      // 2 ranks: 1 MiB messages striped over 2 sockets per peer; 3 ranks: tiny chunks.
+      { env: { ...process.env, TSCCL_CHUNK_BYTES: n === 3 ? '64' : '524288', TSCCL_NSOCKS_PERPEER: n === 2 ? '2' : '1' } });
     for (const [rank, result] of (results as { cases: number; failures: string[] }[]).entries()) {
       assert.deepEqual(result.failures, [], `rank ${rank}`);
       assert.ok(result.cases > 400, `rank ${rank} ran only ${result.cases} cases`);

@@ -6,9 +6,14 @@ import { ErrorCode, TscclError } from '../../errors.js';
  *   0  u32 magic 0x4C435354 ("TSCL" in memory order)   16  u32 seq
  *   4  u8  version                                       20  u32 opcode
  *   5  u8  flags (bit 0: checksum holds the payload's    24  u32 length, low 32 bits
- *          CRC32)                                        28  u32 checksum
+ *          CRC32; bit 1: a stripe, see below)            28  u32 checksum
  *   6  u16 channel
  *   8  u32 communicator id      12 u32 length, high 32 bits
+ *
+ * Striping: with K sockets per peer, a message of STRIPE_MIN_BYTES or more is cut into K parts
+ * at 64-byte boundaries and part i is a flagged frame on socket i (same channel, seq, opcode).
+ * Socket 0 also carries every unstriped frame, so its order is the message order; the j-th
+ * stripe frame of a channel on any socket is part of that channel's j-th striped message.
  *
  * The parser is a state machine fed arbitrary chunks: it never trusts a length past
  * maxPayloadBytes, rejects a bad magic or version at once, and checks the CRC when flagged.
@@ -17,6 +22,8 @@ export const FRAME_MAGIC = 0x4c435354;
 export const FRAME_VERSION = 1;
 export const HEADER_BYTES = 32;
 export const FLAG_CHECKSUM = 1;
+/** The frame is one part of a message striped across the sockets to a peer (TSCCL_NSOCKS_PERPEER). */
+export const FLAG_STRIPE = 2;
 
 export interface FrameHeader {
   readonly flags: number;

@@ -6,7 +6,7 @@ import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } fro
 import type { Store } from '../../store/store.js';
 import { hostKey } from '../../topology/host-key.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
-import { FLAG_CHECKSUM, type Frame, type FrameHeader, FrameParser, type FrameSink, bufferingSink, encodeHeader } from './frame.js';
+import { FLAG_CHECKSUM, FLAG_STRIPE, type Frame, type FrameHeader, FrameParser, type FrameSink, bufferingSink, encodeHeader } from './frame.js';
 
 export interface TcpTransportOptions {
   readonly rank: number;
@@ -24,16 +24,22 @@ export interface TcpTransportOptions {
   readonly checksum?: boolean;
   readonly timeoutMs: number;
   readonly maxPayloadBytes?: number;
+  /** Sockets per pair of ranks; messages of STRIPE_MIN_BYTES or more are striped across them. */
+  readonly socketsPerPeer?: number;
 }
+
+/** Below this, one socket carries the whole message; above, its K parts travel side by side. */
+export const STRIPE_MIN_BYTES = 512 * 1024;
 
 const HANDSHAKE_MAGIC = 'TSCH';
 const GREETING_BYTES = 22;
-const HELLO_BYTES = 40;
+const HELLO_BYTES = 48;
 const PURPOSE = 'tsccl-transport';
 
 interface Link {
   readonly peer: number;
-  readonly socket: Socket | undefined;
+  /** The sockets to the peer (none to oneself); socket 0 carries every unstriped frame. */
+  readonly lanes: readonly Socket[];
   readonly inbox: Map<number, Frame[]>;
   readonly wakers: Set<() => void>;
   posted: number;
@@ -47,6 +53,24 @@ interface Link {
   goodbye: boolean;
   /** A recv waiting on a channel whose inbox is empty: the next frame streams straight into it. */
   readonly waiting: Map<number, WaitingRecv>;
+  /** Send tickets whose writes finished out of order (striped sends complete lane by lane). */
+  readonly finishedTickets: Set<number>;
+  /** Per channel, messages seen on socket 0 still waiting for their other stripes, in order. */
+  readonly ordered: Map<number, Slot[]>;
+  /** Per channel, how many stripe parts each socket has carried: part j of a socket is message j's. */
+  readonly stripeCounts: Map<number, number[]>;
+  /** Per channel, striped messages being assembled, by their stripe number. */
+  readonly assemblies: Map<number, Map<number, Assembly>>;
+}
+
+interface Slot {
+  frame: Frame | undefined;
+}
+
+interface Assembly {
+  readonly parts: (Buffer | undefined)[];
+  header: FrameHeader | undefined;
+  slot: Slot | undefined;
 }
 
 interface WaitingRecv {
@@ -112,7 +136,7 @@ export class TcpTransport implements Transport {
   static async create(options: TcpTransportOptions): Promise<TcpTransport> {
     const { rank, nranks, store, commName, host } = options;
     const commId = commIdOf(commName);
-    const sockets = new Map<number, Socket>();
+    const sockets = new Map<number, Socket[]>();
     const server = createServer();
     const accepted = acceptPeers(server, options, commId, sockets);
     await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, host, () => resolve()); });
@@ -127,7 +151,8 @@ export class TcpTransport implements Transport {
         Promise.all(peers.map(async (peer) => {
           if (peer === rank) return myKey;
           const where = JSON.parse(Buffer.from(await store.get(`tcp/${commName}/${peer}`, { timeoutMs: options.timeoutMs })).toString()) as { host: string; port: number; hostKey: string };
-          if (peer < rank) sockets.set(peer, await dialPeer(where.host, where.port, options, commId, peer));
+          const lanes = options.socketsPerPeer ?? 1;
+          if (peer < rank) sockets.set(peer, await Promise.all(Array.from({ length: lanes }, (_, lane) => dialPeer(where.host, where.port, options, commId, peer, lane))));
           return where.hostKey;
         })),
       ]);
@@ -135,10 +160,11 @@ export class TcpTransport implements Transport {
       server.close();
     }
     const links: Link[] = Array.from({ length: nranks }, (_, peer) => ({
-      peer, socket: peer === rank ? undefined : sockets.get(peer), inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined, lastSeq: 0, failure: undefined, goodbye: false, waiting: new Map(),
+      peer, lanes: peer === rank ? [] : sockets.get(peer)!, inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined,
+      lastSeq: 0, failure: undefined, goodbye: false, waiting: new Map(), finishedTickets: new Set(), ordered: new Map(), stripeCounts: new Map(), assemblies: new Map(),
     }));
     const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true, hostKeys);
-    for (const link of links) if (link.socket !== undefined) transport.listen(link, options.maxPayloadBytes ?? 2 ** 34);
+    for (const link of links) link.lanes.forEach((socket, lane) => transport.listen(link, socket, lane, options.maxPayloadBytes ?? 2 ** 34));
     liveTransports.add(transport);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
@@ -152,20 +178,30 @@ export class TcpTransport implements Transport {
     const link = this.links[peer];
     if (link.error !== undefined) throw link.error;
     const ticket = ++link.posted;
-    if (link.socket === undefined) {
-      const sink = this.open(link, this.header(channel, tag, data, 0));
+    if (link.lanes.length === 0) {
+      const sink = this.open(link, this.header(channel, tag, data, 0, 0));
       sink.payload(data);
       sink.end();
-      link.written = ticket;
+      this.finish(link, ticket);
       return { peer, channel, ticket };
     }
-    const checksum = this.checksum ? crc32(data) : 0;
-    const socket = link.socket;
-    socket.cork();
-    socket.write(encodeHeader(this.header(channel, tag, data, checksum)));
-    socket.write(data, (err) => { if (err === undefined || err === null) link.written = Math.max(link.written, ticket); this.wake(link); });
-    socket.uncork();
+    const parts = link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES ? stripes(data.byteLength, link.lanes.length) : [[0, data.byteLength]];
+    let unfinished = parts.length;
+    parts.forEach(([start, end], lane) => {
+      const part = data.subarray(start, end);
+      const socket = link.lanes[lane];
+      socket.cork();
+      socket.write(encodeHeader(this.header(channel, tag, part, this.checksum ? crc32(part) : 0, parts.length > 1 ? FLAG_STRIPE : 0)));
+      socket.write(part, (err) => { if (!err && --unfinished === 0) this.finish(link, ticket); this.wake(link); });
+      socket.uncork();
+    });
     return { peer, channel, ticket };
+  }
+
+  /** Marks a send's bytes as taken by the sockets; tickets complete in order. */
+  private finish(link: Link, ticket: number): void {
+    link.finishedTickets.add(ticket);
+    while (link.finishedTickets.has(link.written + 1)) link.finishedTickets.delete(++link.written);
   }
 
   async recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
@@ -201,9 +237,17 @@ export class TcpTransport implements Transport {
   }
 
   /** Where an arriving frame's payload goes: the receiver waiting for it, else the inbox. */
-  private open(link: Link, header: FrameHeader): FrameSink {
+  private open(link: Link, header: FrameHeader, lane = 0): FrameSink {
     if (header.channel === CONTROL_CHANNEL) return { payload: () => {}, end: () => this.control(link, header) };
+    if (lane > 0 || header.flags & FLAG_STRIPE) return this.openStripe(link, header, lane);
     if (header.channel === 0 && ((header.seq - link.lastSeq) | 0) > 0) link.lastSeq = header.seq;
+    const ordered = link.ordered.get(header.channel);
+    if (ordered !== undefined && ordered.length > 0) {
+      // A striped message before this one is still assembling: keep the order.
+      const slot: Slot = { frame: undefined };
+      ordered.push(slot);
+      return bufferingSink(header, (frame) => { slot.frame = frame; this.flush(link, header.channel); });
+    }
     const receiver = link.waiting.get(header.channel);
     if (receiver === undefined) return bufferingSink(header, (frame) => this.deliver(link, frame));
     link.waiting.delete(header.channel);
@@ -235,8 +279,9 @@ export class TcpTransport implements Transport {
   /** Tells every peer this rank gave up on the communicator, so their waits end now. */
   announceFailure(code: ErrorCodeValue, seq: number): void {
     for (const link of this.links) {
-      if (link.socket === undefined || link.error !== undefined || link.socket.destroyed) continue;
-      link.socket.write(encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq, opcode: ERROR_CODES.indexOf(code), length: 0, checksum: 0 }));
+      const socket = link.lanes[0];
+      if (socket === undefined || link.error !== undefined || socket.destroyed) continue;
+      socket.write(encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq, opcode: ERROR_CODES.indexOf(code), length: 0, checksum: 0 }));
     }
   }
 
@@ -258,7 +303,7 @@ export class TcpTransport implements Transport {
     if (this.closed === undefined) {
       this.closing = true;
       liveTransports.delete(this);
-      const sockets = this.links.flatMap((l) => (l.socket !== undefined && !l.socket.destroyed ? [l.socket] : []));
+      const sockets = this.links.flatMap((l) => l.lanes.filter((socket) => !socket.destroyed));
       this.closed = Promise.all(sockets.map((socket) => new Promise<void>((resolve) => {
         const timer = setTimeout(() => { socket.destroy(); }, LINGER_MS);
         socket.once('close', () => { clearTimeout(timer); resolve(); });
@@ -268,16 +313,15 @@ export class TcpTransport implements Transport {
     return this.closed;
   }
 
-  private header(channel: number, tag: MessageTag, data: Uint8Array, checksum: number) {
-    return { flags: this.checksum ? FLAG_CHECKSUM : 0, channel, commId: this.commId, seq: tag.seq, opcode: tag.opcode, length: data.byteLength, checksum };
+  private header(channel: number, tag: MessageTag, data: Uint8Array, checksum: number, extraFlags: number) {
+    return { flags: (this.checksum ? FLAG_CHECKSUM : 0) | extraFlags, channel, commId: this.commId, seq: tag.seq, opcode: tag.opcode, length: data.byteLength, checksum };
   }
 
-  private listen(link: Link, maxPayloadBytes: number): void {
+  private listen(link: Link, socket: Socket, lane: number, maxPayloadBytes: number): void {
     const parser = new FrameParser(maxPayloadBytes, crc32 as (data: Uint8Array, value?: number) => number);
-    const socket = link.socket!;
     socket.on('data', (chunk: Buffer) => {
       try {
-        parser.push(chunk, (header) => this.open(link, header));
+        parser.push(chunk, (header) => this.open(link, header, lane));
       } catch (err) {
         this.lose(link, err instanceof TscclError ? err : new TscclError(ErrorCode.MISMATCH, String(err), { peer: link.peer }));
         socket.destroy();
@@ -292,6 +336,45 @@ export class TcpTransport implements Transport {
       const why = link.goodbye ? `rank ${link.peer} destroyed the communicator` : `Rank ${this.rank} lost its connection to rank ${link.peer}`;
       this.lose(link, new TscclError(ErrorCode.PEER_LOST, link.goodbye ? `Rank ${this.rank} needs data from rank ${link.peer}, but ${why}` : why, { rank: this.rank, peer: link.peer }));
     });
+  }
+
+  /**
+   * One part of a striped message. Part j on socket i belongs to the channel's j-th striped
+   * message; socket 0's part fixes the message's place in the channel's order.
+   */
+  private openStripe(link: Link, header: FrameHeader, lane: number): FrameSink {
+    if (!(header.flags & FLAG_STRIPE)) throw new TscclError(ErrorCode.MISMATCH, `TCP frame error: an unstriped frame on socket ${lane} of rank ${link.peer}`, { peer: link.peer });
+    const ch = header.channel;
+    let counts = link.stripeCounts.get(ch);
+    if (counts === undefined) link.stripeCounts.set(ch, (counts = new Array<number>(link.lanes.length).fill(0)));
+    const number = counts[lane]++;
+    let assemblies = link.assemblies.get(ch);
+    if (assemblies === undefined) link.assemblies.set(ch, (assemblies = new Map()));
+    let assembly = assemblies.get(number);
+    if (assembly === undefined) assemblies.set(number, (assembly = { parts: new Array(link.lanes.length).fill(undefined), header: undefined, slot: undefined }));
+    if (lane === 0) {
+      if (ch === 0 && ((header.seq - link.lastSeq) | 0) > 0) link.lastSeq = header.seq;
+      assembly.header = header;
+      assembly.slot = { frame: undefined };
+      let ordered = link.ordered.get(ch);
+      if (ordered === undefined) link.ordered.set(ch, (ordered = []));
+      ordered.push(assembly.slot);
+    }
+    const whole = assembly;
+    return bufferingSink(header, (frame) => {
+      whole.parts[lane] = frame.payload;
+      if (whole.slot === undefined || whole.parts.some((p) => p === undefined)) return;
+      assemblies.delete(number);
+      const payload = Buffer.concat(whole.parts as Buffer[]);
+      whole.slot.frame = { header: { ...whole.header!, flags: 0, length: payload.byteLength }, payload };
+      this.flush(link, ch);
+    });
+  }
+
+  /** Hands over, in order, the messages of a channel whose parts have all arrived. */
+  private flush(link: Link, channel: number): void {
+    const ordered = link.ordered.get(channel)!;
+    while (ordered.length > 0 && ordered[0].frame !== undefined) this.deliver(link, ordered.shift()!.frame!);
   }
 
   private control(link: Link, header: FrameHeader): void {
@@ -347,12 +430,14 @@ export class TcpTransport implements Transport {
 }
 
 /** Accepts the connections of every higher rank; anything else is refused and logged. */
-function acceptPeers(server: Server, options: TcpTransportOptions, commId: number, sockets: Map<number, Socket>): Promise<void> {
+function acceptPeers(server: Server, options: TcpTransportOptions, commId: number, sockets: Map<number, Socket[]>): Promise<void> {
+  const lanes = options.socketsPerPeer ?? 1;
   const expected = options.nranks - 1 - options.rank;
+  const complete = (r: number) => (sockets.get(r)?.filter(Boolean).length ?? 0) === lanes;
   return new Promise<void>((resolve, reject) => {
     if (expected === 0) return resolve();
     const timer = setTimeout(() => reject(new TscclError(ErrorCode.TIMEOUT,
-      `Rank ${options.rank} timed out after ${options.timeoutMs} ms waiting for ranks ${Array.from({ length: options.nranks }, (_, r) => r).filter((r) => r > options.rank && !sockets.has(r)).join(', ')} to connect`,
+      `Rank ${options.rank} timed out after ${options.timeoutMs} ms waiting for ranks ${Array.from({ length: options.nranks }, (_, r) => r).filter((r) => r > options.rank && !complete(r)).join(', ')} to connect`,
       { rank: options.rank })), options.timeoutMs);
     server.on('connection', (socket) => {
       socket.setNoDelay(true);
@@ -372,17 +457,21 @@ function acceptPeers(server: Server, options: TcpTransportOptions, commId: numbe
         const ok = options.token === undefined ? Buffer.from(mac).equals(NO_TOKEN_MAC) : checkProof(options.token, PURPOSE, nonce, mac);
         if (!ok) return refuse('wrong job token');
         if (hello.readUInt32LE(36) !== commId) return refuse('it belongs to another communicator');
-        if (peer <= options.rank || peer >= options.nranks || sockets.has(peer)) return refuse(`unexpected rank ${peer}`);
+        const lane = hello.readUInt32LE(40);
+        if (hello.readUInt32LE(44) !== lanes) return refuse(`it uses ${hello.readUInt32LE(44)} sockets per peer and this rank ${lanes}: set the same TSCCL_NSOCKS_PERPEER on every rank`);
+        if (peer <= options.rank || peer >= options.nranks || lane >= lanes || sockets.get(peer)?.[lane] !== undefined) return refuse(`unexpected rank ${peer} socket ${lane}`);
         socket.write(Buffer.of(1));
-        sockets.set(peer, socket);
+        let peerLanes = sockets.get(peer);
+        if (peerLanes === undefined) sockets.set(peer, (peerLanes = new Array<Socket>(lanes)));
+        peerLanes[lane] = socket;
         // The map also holds the sockets this rank dialed (to lower ranks): count only accepted ones.
-        if ([...sockets.keys()].filter((r) => r > options.rank).length === expected) { clearTimeout(timer); resolve(); }
+        if ([...sockets.keys()].filter((r) => r > options.rank && complete(r)).length === expected) { clearTimeout(timer); resolve(); }
       }, (err: Error) => refuse(err.message));
     });
   });
 }
 
-async function dialPeer(host: string, port: number, options: TcpTransportOptions, commId: number, peer: number): Promise<Socket> {
+async function dialPeer(host: string, port: number, options: TcpTransportOptions, commId: number, peer: number, lane: number): Promise<Socket> {
   const socket = connect({ host, port });
   socket.setNoDelay(true);
   await new Promise<void>((resolve, reject) => {
@@ -398,6 +487,8 @@ async function dialPeer(host: string, port: number, options: TcpTransportOptions
   hello.set(options.token === undefined ? NO_TOKEN_MAC : proveToken(options.token, PURPOSE, greeting.subarray(6, 22)), 0);
   hello.writeUInt32LE(options.rank, 32);
   hello.writeUInt32LE(commId, 36);
+  hello.writeUInt32LE(lane, 40);
+  hello.writeUInt32LE(options.socketsPerPeer ?? 1, 44);
   socket.write(hello);
   const answer = await readExactly(socket, 1, options.timeoutMs).catch(() => Buffer.of(0));
   if (answer[0] !== 1) throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank ${peer} refused rank ${options.rank}'s connection (wrong job token or communicator)`, { rank: options.rank, peer });
@@ -468,4 +559,11 @@ function streamingSink(receiver: WaitingRecv, finished: () => void): FrameSink {
     },
     end: finished,
   };
+}
+
+/** K contiguous parts of a message, cut at 64-byte boundaries so every element type stays whole. */
+export function stripes(total: number, k: number): [number, number][] {
+  const units = Math.ceil(total / 64);
+  const cut = (i: number) => Math.min(total, Math.floor((i * units) / k) * 64);
+  return Array.from({ length: k }, (_, i) => [cut(i), cut(i + 1)]);
 }

@@ -3,18 +3,57 @@ import { connect } from 'node:net';
 import { test } from 'node:test';
 import { ErrorCode } from '../../../src/errors.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
-import { TcpTransport } from '../../../src/transport/tcp/tcp-transport.js';
+import { STRIPE_MIN_BYTES, TcpTransport, stripes } from '../../../src/transport/tcp/tcp-transport.js';
 import { ctx, transportConformance } from '../conformance.js';
 
-const pair = async (token?: string, tokens: [string?, string?] = [token, token]) => {
+const pair = async (token?: string, tokens: [string?, string?] = [token, token], socketsPerPeer = 1) => {
   const store = new MemoryStore();
-  const make = (rank: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'test', host: '127.0.0.1', token: tokens[rank], timeoutMs: 2000 });
+  const make = (rank: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'test', host: '127.0.0.1', token: tokens[rank], timeoutMs: 2000, socketsPerPeer });
   return { store, transports: await Promise.all([make(0), make(1)]) };
 };
 
 transportConformance('tcp', async () => {
   const { transports: [a, b] } = await pair('job-secret');
   return { a, b, sendable: (n) => new Uint8Array(n), close: async () => { await a.close(); await b.close(); } };
+});
+
+transportConformance('tcp, 3 sockets per peer', async () => {
+  const { transports: [a, b] } = await pair('job-secret', undefined, 3);
+  return { a, b, sendable: (n) => new Uint8Array(n), close: async () => { await a.close(); await b.close(); } };
+});
+
+test('tcp: stripes cut messages into K parts at 64-byte boundaries covering every byte', () => {
+  assert.deepEqual(stripes(1000, 3), [[0, 320], [320, 640], [640, 1000]]);
+  for (const [total, k] of [[STRIPE_MIN_BYTES, 4], [STRIPE_MIN_BYTES + 13, 3], [3 * 1024 * 1024 + 8, 2]]) {
+    const parts = stripes(total, k);
+    assert.equal(parts[0][0], 0);
+    assert.equal(parts[k - 1][1], total);
+    parts.forEach(([a, b], i) => { assert.ok(b > a); assert.equal(a % 64, 0); if (i > 0) assert.equal(parts[i - 1][1], a); });
+  }
+});
+
+test('tcp: striped and small messages on several channels keep their order per channel', async () => {
+  const { transports: [a, b] } = await pair('s', undefined, 3);
+  const sizes = [10, STRIPE_MIN_BYTES * 2 + 7, 5, STRIPE_MIN_BYTES, 3];
+  const sent = sizes.map((n, i) => new Uint8Array(n).fill(i + 1));
+  for (const [i, m] of sent.entries()) await a.send(1, i % 2, m, { seq: i + 1, opcode: 0 }, ctx());
+  for (const ch of [1, 0]) {
+    for (const [i, m] of sent.entries()) {
+      if (i % 2 !== ch) continue;
+      const got = new Uint8Array(m.byteLength);
+      await b.recv(0, ch, m.byteLength, 1, { seq: i + 1, opcode: 0 }, (p, o) => got.set(p, o), ctx(5000));
+      assert.deepEqual(got, m, `message ${i}`);
+    }
+  }
+  await a.close();
+  await b.close();
+});
+
+test('tcp: ranks that disagree on sockets per peer are refused with the reason', async () => {
+  const store = new MemoryStore();
+  const make = (rank: number, socketsPerPeer: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'k', host: '127.0.0.1', timeoutMs: 1000, socketsPerPeer });
+  const results = await Promise.allSettled([make(0, 2), make(1, 1)]);
+  assert.ok(results.every((r) => r.status === 'rejected'));
 });
 
 test('tcp: a peer with the wrong job token is refused before it reaches a collective', async () => {
@@ -46,7 +85,7 @@ test('tcp: a peer that goes away fails pending receives with PEER_LOST', async (
   const { transports: [a, b] } = await pair('s');
   const pending = b.recv(0, 0, 4, 1, { seq: 1, opcode: 0 }, () => {}, ctx(5000));
   await new Promise((r) => setTimeout(r, 20));
-  (a as unknown as { links: { socket?: { destroy(): void } }[] }).links[1].socket?.destroy();
+  (a as unknown as { links: { lanes: { destroy(): void }[] }[] }).links[1].lanes[0].destroy();
   await assert.rejects(pending, (err: { code: string; message: string }) => err.code === ErrorCode.PEER_LOST && /Rank 1 lost its connection to rank 0/.test(err.message));
   await a.close();
   await b.close();
