@@ -21,6 +21,13 @@ interface Prepared {
 export default async function benchRank({ args }: { args: string[] }): Promise<(RankMeasurement | null)[][]> {
   const options = JSON.parse(args[0]) as BenchOptions;
   const comm = await init({ timeoutMs: options.timeoutMs });
+  const rows = await measureRank(comm, options);
+  await comm.destroy();
+  return rows;
+}
+
+/** This rank's measurements: per size, out-of-place then in-place (null where not applicable). */
+export async function measureRank(comm: Communicator, options: BenchOptions): Promise<(RankMeasurement | null)[][]> {
   const op = BENCH_OPS[options.op];
   const wordSize = dtypeInfo(options.dtype).bytes;
   const rows: (RankMeasurement | null)[][] = [];
@@ -44,7 +51,6 @@ export default async function benchRank({ args }: { args: string[] }): Promise<(
     }
     rows.push(row);
   }
-  await comm.destroy();
   return rows;
 }
 

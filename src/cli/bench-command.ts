@@ -2,6 +2,8 @@ import { InvalidArgumentError, type Command, type Option } from 'commander';
 import type { BenchOptions } from '../bench/bench-options.js';
 import { averageBusBandwidth, formatTable } from '../bench/format-table.js';
 import { runBench } from '../bench/run-bench.js';
+import { benchInJob } from '../bench/bench-in-job.js';
+import { jobFromEnv } from '../launch/env-job.js';
 import { dtypeInfo } from '../dtypes/dtype.js';
 import { invalidArgument } from '../errors.js';
 import { checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
@@ -43,15 +45,26 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
         redop: flags.opReduce as BenchOptions['redop'], root: flags.root as number, algorithm: flags.algo as string | undefined,
         timeoutMs: flags.timeoutMs as number, procs: flags.procs === true,
       };
+      const job = jobFromEnv();
+      const inJob = job !== undefined && job.size > 1;
+      if (inJob) (options as { ranks: number }).ranks = job.size;
       if (options.root >= options.ranks) throw invalidArgument(`--root ${options.root} must be below --ranks ${options.ranks}`, { argument: '--root' });
       if (options.minBytes > options.maxBytes) throw invalidArgument(`--minbytes ${options.minBytes} must not exceed --maxbytes ${options.maxBytes}`, { argument: '--minbytes' });
       if (BENCH_OPS[options.op].reduces) checkOpForType(options.redop, dtypeInfo(options.dtype), '--op-reduce');
-      const rows = await runBench(options);
+      let rows;
+      if (inJob) {
+        // Started as one rank of a job (tsccl launch, mpirun, srun): rank 0 reports for all.
+        const mine = await benchInJob(options);
+        if (mine.rows === undefined) { setExitCode(0); return; }
+        rows = mine.rows;
+      } else {
+        rows = await runBench(options);
+      }
       const wrong = rows.reduce((a, r) => a + (r.wrong ?? 0), 0);
       if (flags.format === 'json') {
-        process.stdout.write(`${JSON.stringify({ tool: 'tsccl bench', transport: options.procs ? 'tcp' : 'shm', options, rows, avgBusbwGBs: averageBusBandwidth(rows), wrong }, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify({ tool: 'tsccl bench', transport: inJob || options.procs ? 'tcp' : 'shm', options, rows, avgBusbwGBs: averageBusBandwidth(rows), wrong }, null, 2)}\n`);
       } else {
-        process.stdout.write(`${formatTable(options, rows, `tsccl bench ${options.op}: ${options.ranks} ${options.procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}`)}\n`);
+        process.stdout.write(`${formatTable(options, rows, `tsccl bench ${options.op}: ${options.ranks} ${inJob ? `ranks of a ${job!.source} job` : options.procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}`)}\n`);
       }
       setExitCode(wrong > 0 ? 1 : 0);
     });

@@ -12,6 +12,8 @@ const job = jobFromEnv();
 if (script === undefined || job === undefined || process.send === undefined) {
   throw new Error('process-entry runs only as a rank started by tsccl launch');
 }
+// The script sees the command line it would have run with directly: node script args...
+process.argv = [process.argv[0], script.startsWith('file:') ? new URL(script).pathname : script, ...args];
 const threads = Number(process.env.TSCCL_THREADS_PER_PROC ?? 1);
 let message: RankOutcomeMessage | { type: 'results'; ranks: { rank: number; ok: boolean; result?: unknown; error?: unknown }[] };
 if (threads <= 1) {

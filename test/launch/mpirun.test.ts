@@ -38,3 +38,23 @@ test('a job over IPv6 loopback (MASTER_ADDR=::1) keeps to IPv6', async () => {
   })));
   outs.forEach((out, r) => assert.match(out, new RegExp(`^rank ${r} of 2 over tcp: OK$`, 'm')));
 });
+
+const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+
+test('tsccl bench started as the ranks of a job (tsccl launch) reports once, from rank 0, for all ranks', () => {
+  const out = execFileSync(process.execPath, [bin, 'launch', '--nproc-per-node', '3', bin, 'bench', '-o', 'all_reduce', '-b', '8', '-e', '4K', '-f', '8', '-n', '3', '--format', 'json'], { timeout: 60_000 }).toString();
+  const json = out.split('\n').filter((l) => l.startsWith('[0] ')).map((l) => l.slice(4)).join('\n');
+  const doc = JSON.parse(json) as { transport: string; rows: { ranks: number; wrong: number }[] };
+  assert.equal(doc.transport, 'tcp');
+  assert.equal(doc.rows.length, 8); // 8, 64, 512, 4096 bytes x out-of-place, in-place
+  for (const row of doc.rows) { assert.equal(row.ranks, 3); assert.equal(row.wrong, 0); }
+  assert.doesNotMatch(out, /^\[[12]\] \{/m); // only rank 0 prints
+});
+
+test('tsccl bench under mpirun works like nccl-tests under mpirun', { skip }, () => {
+  const out = execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', '2', '-x', 'MASTER_ADDR=127.0.0.1', '-x', 'MASTER_PORT=29612',
+    process.execPath, bin, 'bench', '-b', '8', '-e', '1K', '-f', '32', '-n', '3'], { timeout: 60_000 }).toString();
+  assert.match(out, /# tsccl bench all_reduce: 2 ranks of a mpirun job/);
+  assert.match(out, /# Out of bounds values : 0 OK/);
+  assert.equal(out.match(/# Avg bus bandwidth/g)?.length, 1);
+});
