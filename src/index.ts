@@ -1,9 +1,16 @@
 export { init, type InitOptions } from './comm/init.js';
 export {
-  Communicator, type AllToAllOptions, type CallOptions, type ReduceOptions, type RootedOptions, type SplitOptions,
+  Communicator, type AllToAllOptions, type CallOptions, type ReduceOptions, type RootedOptions, type ShrinkOptions, type SplitOptions,
 } from './comm/communicator.js';
 export { run, type RankOutcome, type RunOptions, type RunResult } from './launch/run.js';
 export { ErrorCode, TscclError, type ErrorCodeValue, type TscclErrorDetails } from './errors.js';
 export { DTYPE_NAMES, type DType, type DTypeArrayMap, type TypedArray } from './dtypes/dtype.js';
 export { REDUCE_OPS, type ReduceOp } from './kernels/reduce-op.js';
 export { bfloat16ToFloat, floatToBfloat16, floatToHalf, halfToFloat } from './dtypes/half.js';
+export { launch, type LaunchOptions } from './launch/launch.js';
+export { MemoryStore } from './store/memory-store.js';
+export { FileStore } from './store/file-store.js';
+export { TcpStoreServer } from './store/tcp-store-server.js';
+export { TcpStoreClient } from './store/tcp-store-client.js';
+export { PrefixStore, type Store, type StoreCallOptions } from './store/store.js';
+export { dumpFlightRecords } from './debug/flight-recorder.js';

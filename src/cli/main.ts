@@ -4,6 +4,7 @@ import { benchCommand } from './bench-command.js';
 import { launchCommand } from './launch-command.js';
 import { paramsCommand } from './params-command.js';
 import { runCommand } from './run-command.js';
+import { traceCommand } from './trace-command.js';
 
 /** Entry point of the `tsccl` command; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -17,6 +18,7 @@ export async function main(argv: string[]): Promise<number> {
   launchCommand(program, (code) => { exitCode = code; });
   benchCommand(program, format(), (code) => { exitCode = code; });
   paramsCommand(program, format());
+  traceCommand(program, format());
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;

@@ -10,9 +10,18 @@ export interface StatusBoard {
   enter(seq: number): void;
   /** The last collective sequence number this rank has seen `rank` in. */
   lastSeenSeq(rank: number): number;
-  /** Tells the peers this rank gave up on the communicator. */
-  fail(code: ErrorCodeValue, seq: number): void;
+  /**
+   * Tells the peers this rank gave up on the communicator; `origin` is the rank whose failure
+   * started it (this rank, or the peer whose failure ended this rank's call), so everyone names it.
+   */
+  fail(code: ErrorCodeValue, seq: number, origin: number): void;
+  /** A peer that gave up: `rank` is the origin of the failure, `seq` where it happened. */
   failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined;
+  /**
+   * Tells the peers this rank is waiting in collective `seq`, so that a timeout elsewhere names
+   * only the ranks that truly did not arrive. Called once per call, when a wait runs long.
+   */
+  announce(seq: number): void;
 }
 
 /**
@@ -27,13 +36,29 @@ export interface CommBackend {
   readonly spinMs: number;
   /** Host index of every rank, when the ranks span several hosts; undefined when they share one. */
   readonly hosts: readonly number[] | undefined;
-  /** 0, or 1 + the rank whose failure ended the whole job. */
-  jobAbort(): number;
+  /** A rank of this communicator known to be dead (its thread or process ended), if any. */
+  lostRank(): number | undefined;
   /** What this rank adds to a split's all-gather (shm: the offset of its new mailbox). */
   prepareSplit(joins: boolean): number;
   /** Builds the new communicator's backend from the members (parent ranks, in new rank order). */
   completeSplit(split: { members: number[]; contributions: number[]; rank: number; name: string; timeoutMs: number }): Promise<CommBackend>;
   /** Gives back what a split prepared when this rank ends up in no group. */
   abandonSplit(contribution: number): void;
+  /**
+   * A backend for the survivors (ranks of this communicator, ascending), built without this
+   * communicator's queues, which may be out of step after a failure. Every survivor calls it.
+   */
+  shrink(request: ShrinkRequest): Promise<CommBackend>;
+  /** Ends every wait at once (after an abort), instead of at its next check. */
+  wakeAll(): void;
   close(): Promise<void>;
+}
+
+export interface ShrinkRequest {
+  readonly survivors: readonly number[];
+  /** Counts this communicator's shrinks, the same on every survivor. */
+  readonly epoch: number;
+  readonly name: string;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal | undefined;
 }

@@ -12,6 +12,9 @@ import { opcodeOf } from '../transport/transport.js';
 import { log } from '../log.js';
 import { OpContext } from './op-context.js';
 import type { CommBackend } from './backend.js';
+import { type OpRecord, FlightRecorder, dumpFlightRecords, installSignalDump } from '../debug/flight-recorder.js';
+import { checkFingerprints, fingerprintOf } from './desync-check.js';
+import { paramString } from '../config/params.js';
 import {
   type CallOptions, allocatedDTypes, checkCallOptions, checkCounts, checkLength, checkRank, checkSameType, checkTypedArray, resolveDType,
 } from './validate.js';
@@ -46,6 +49,11 @@ export interface AllToAllOptions extends CallOptions {
   recvDispls?: number[];
 }
 
+export interface ShrinkOptions extends CallOptions {
+  /** Ranks to leave out (lost or failed ones); every other rank must call shrink with the same list. */
+  exclude: number[];
+}
+
 export interface SplitOptions extends CallOptions {
   /** Ranks with the same color form a communicator; null or a negative color takes no part. */
   color: number | null;
@@ -66,7 +74,9 @@ interface CallPlan {
 }
 
 const algorithmOverrides = parseAlgorithmOverrides(process.env.TSCCL_ALGO);
+const debugCheck = paramString('TSCCL_DEBUG_CHECK') === '1';
 const EMPTY = new Uint8Array(0);
+const REDUCING = new Set<Collective>(['allReduce', 'reduce', 'reduceScatter']);
 
 /**
  * A group of ranks that run collectives together. Calls on one communicator run one after
@@ -90,6 +100,8 @@ export class Communicator {
   private readonly workspaces = new Map<string, { offset: number; bytes: number }>();
   private failure: TscclError | undefined;
   private destroyed = false;
+  private shrinks = 0;
+  private readonly recorder: FlightRecorder;
 
   constructor(options: { arena: Arena; backend: CommBackend; name: string; defaultTimeoutMs: number }) {
     this.arena = options.arena;
@@ -100,6 +112,8 @@ export class Communicator {
     this.defaultTimeoutMs = options.defaultTimeoutMs;
     this.p2pSent = new Array<number>(this.size).fill(0);
     this.p2pReceived = new Array<number>(this.size).fill(0);
+    this.recorder = new FlightRecorder(this.name, this.rank, this.size);
+    installSignalDump();
   }
 
   /** 'shm' for thread ranks of one process, 'tcp' for ranks in separate processes. */
@@ -267,6 +281,7 @@ export class Communicator {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.allSettled([this.chain, ...this.p2pChains.values()]);
+    this.recorder.retire();
     await this.backend.close();
   }
 
@@ -311,7 +326,11 @@ export class Communicator {
       const plan = makePlan();
       const call = checkCallOptions(options, this.defaultTimeoutMs, this.rank);
       const seq = ++this.seq;
-      const run = this.chain.then(() => this.runCollective(plan, seq, call.timeoutMs, call.signal));
+      const record = this.recorder.record({
+        seq, op: plan.label, dtype: plan.dtype.name, count: plan.shape.count, root: plan.shape.root,
+        redop: REDUCING.has(plan.collective) ? plan.op : 'none',
+      });
+      const run = this.chain.then(() => this.runCollective(plan, seq, call.timeoutMs, call.signal, record));
       this.chain = run.catch(() => undefined);
       return run;
     } catch (err) {
@@ -319,28 +338,89 @@ export class Communicator {
     }
   }
 
-  private async runCollective(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
-    this.ensureUsable();
+  private async runCollective(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord): Promise<void> {
+    record.state = 'running';
+    record.startedAt = Date.now();
+    try {
+      this.ensureUsable();
+      await this.execute(plan, seq, timeoutMs, signal, record);
+      record.state = 'done';
+    } catch (err) {
+      record.state = 'failed';
+      record.error = err instanceof TscclError ? err.code : String(err);
+      throw this.fail(err, seq);
+    } finally {
+      record.endedAt = Date.now();
+    }
+  }
+
+  private async execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord): Promise<void> {
     const { dtype, shape } = plan;
     const bytes = bufferCounts(shape, this.rank).input * dtype.bytes;
     const override = plan.algorithm ?? algorithmOverrides.get(plan.collective);
     const hostCount = shape.hosts === undefined ? 1 : Math.max(...shape.hosts) + 1;
     const selection = selectAlgorithm({ collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount });
     const schedule = buildSchedule({ ...shape, chunkCount: selection.chunkCount }, this.rank, selection.algorithm);
+    record.algorithm = selection.algorithm;
     log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (chunk ${selection.chunkCount} elements)`);
     const ctx = this.context(plan.label, seq, timeoutMs, signal, true, Array.from({ length: this.size }, (_, r) => r));
     this.backend.status.enter(seq);
-    try {
-      const buffers = this.stage(plan, schedule.scratchCount);
-      await executeSchedule({
-        schedule, buffers: buffers.exec, dtype, kernel: reduceKernel(dtype.name, plan.op), transport: this.backend.transport,
-        tag: { seq, opcode: opcodeOf(plan.collective) }, ctx, channelBase: 0,
-      });
-      if (plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root)) scaleKernel(dtype.name)(buffers.exec.output, this.size);
-      buffers.copyBack();
-    } catch (err) {
-      throw this.fail(err, seq);
+    if (debugCheck) await this.checkSameCall(plan, seq, ctx);
+    const buffers = this.stage(plan, schedule.scratchCount);
+    await executeSchedule({
+      schedule, buffers: buffers.exec, dtype, kernel: reduceKernel(dtype.name, plan.op), transport: this.backend.transport,
+      tag: { seq, opcode: opcodeOf(plan.collective) }, ctx, channelBase: 0,
+    });
+    if (plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root)) scaleKernel(dtype.name)(buffers.exec.output, this.size);
+    buffers.copyBack();
+  }
+
+  /**
+   * TSCCL_DEBUG_CHECK: ranks all-gather a fingerprint of the call (sequence, operation, dtype,
+   * count, root, reduction) before running it; any difference fails every rank, naming both sides.
+   */
+  private async checkSameCall(plan: CallPlan, seq: number, ctx: OpContext): Promise<void> {
+    const info = dtypeInfo('float64');
+    const mine = this.workspace('check-mine', info, 8) as Float64Array;
+    const all = this.workspace('check-all', info, 8 * this.size) as Float64Array;
+    mine.set(fingerprintOf(seq, plan.collective, plan.dtype.name, plan.shape.count, plan.shape.root, plan.op, REDUCING.has(plan.collective)));
+    const shape: CallShape = { collective: 'allGather', nranks: this.size, count: 8, root: 0, inPlace: false, chunkCount: 0 };
+    await executeSchedule({
+      schedule: buildSchedule(shape, this.rank, 'ring'), buffers: { input: mine, output: all, scratch: mine }, dtype: info,
+      kernel: reduceKernel('float64', 'sum'), transport: this.backend.transport, tag: { seq, opcode: opcodeOf('check') }, ctx, channelBase: 0,
+    });
+    checkFingerprints(all, this.rank, this.name);
+  }
+
+  /**
+   * Ends every pending call of this communicator on this rank now (TSCCL_ERR_ABORTED) and tells
+   * the peers, whose pending and later calls fail naming this rank. Never blocks.
+   */
+  abort(reason = 'aborted by the application'): void {
+    if (this.failure?.code === ErrorCode.ABORTED) return;
+    this.failure = new TscclError(ErrorCode.ABORTED, `Communicator ${this.name} was aborted on rank ${this.rank}: ${reason}`, { rank: this.rank });
+    this.backend.status.fail(ErrorCode.ABORTED, this.seq, this.rank);
+    this.backend.wakeAll();
+    dumpFlightRecords(`abort: ${reason}`);
+  }
+
+  /**
+   * A working communicator of the ranks not excluded (ncclCommShrink, MPIX_Comm_shrink): works
+   * on a failed or aborted communicator, needs only the survivors, and numbers them in order.
+   */
+  async shrink(options: ShrinkOptions): Promise<Communicator> {
+    if (this.destroyed) throw new TscclError(ErrorCode.DESTROYED, `Communicator ${this.name} on rank ${this.rank} was destroyed`, { rank: this.rank });
+    const exclude = options?.exclude;
+    if (!Array.isArray(exclude) || exclude.some((r) => !Number.isInteger(r) || r < 0 || r >= this.size)) {
+      throw invalidArgument(`Rank ${this.rank}: shrink needs exclude, a list of ranks in [0, ${this.size - 1}]`, { rank: this.rank, argument: 'exclude' });
     }
+    if (exclude.includes(this.rank)) throw invalidArgument(`Rank ${this.rank} cannot shrink a communicator it excludes itself from`, { rank: this.rank, argument: 'exclude' });
+    const call = checkCallOptions(options, this.defaultTimeoutMs, this.rank);
+    const survivors = Array.from({ length: this.size }, (_, r) => r).filter((r) => !exclude.includes(r));
+    const epoch = ++this.shrinks;
+    const name = `${this.name}.shrink${epoch}`;
+    const backend = await this.backend.shrink({ survivors, epoch, name, timeoutMs: call.timeoutMs, signal: call.signal });
+    return new Communicator({ arena: this.arena, backend, name, defaultTimeoutMs: this.defaultTimeoutMs });
   }
 
   /** Arena views for a call: the user's own arrays when registered, staging copies otherwise. */
@@ -433,7 +513,7 @@ export class Communicator {
   private context(op: string, seq: number, timeoutMs: number, signal: AbortSignal | undefined, collective: boolean, participants: number[]): OpContext {
     return new OpContext({
       description: { op, seq, rank: this.rank, commName: this.name, participants, collective },
-      timeoutMs, signal, status: this.backend.status, jobAbort: () => this.backend.jobAbort(),
+      timeoutMs, signal, status: this.backend.status, lostRank: () => this.backend.lostRank(),
       localAbort: () => this.failure, spinMs: this.backend.spinMs,
     });
   }
@@ -444,9 +524,13 @@ export class Communicator {
    */
   private fail(err: unknown, seq: number): unknown {
     if (err instanceof TscclError && err.code !== ErrorCode.INVALID_ARGUMENT && this.failure === undefined) {
-      this.failure = new TscclError(ErrorCode.COMM_FAILED,
+      // An abort stays an abort for every later call too; other failures retire the communicator.
+      this.failure = new TscclError(err.code === ErrorCode.ABORTED ? ErrorCode.ABORTED : ErrorCode.COMM_FAILED,
         `Communicator ${this.name} on rank ${this.rank} is unusable after an earlier failure: ${err.message}`, { rank: this.rank, cause: err.code });
-      this.backend.status.fail(err.code, seq);
+      const origin = typeof err.details.origin === 'number' ? err.details.origin
+        : err.code === ErrorCode.PEER_LOST && typeof err.details.peer === 'number' ? err.details.peer : this.rank;
+      this.backend.status.fail(err.code, seq, origin);
+      dumpFlightRecords(`${err.code}: ${err.message}`);
     }
     return err;
   }

@@ -27,8 +27,9 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
   if (boot !== undefined) {
     const arena = Arena.attach(boot.memory);
     const timeoutMs = boot.timeoutMs ?? defaultTimeoutMs;
-    const shm = new ShmBackend(arena, boot.rank, boot.worldMailboxes, boot.size);
     const global = boot.global;
+    const offset = global?.rankOffset ?? 0;
+    const shm = new ShmBackend(arena, boot.rank, boot.worldMailboxes, boot.size, boot.worldMailboxes.map((_, r) => offset + r));
     if (global === undefined) {
       world = new Communicator({ arena, backend: shm, name: 'world', defaultTimeoutMs: timeoutMs });
       return world;
@@ -45,6 +46,6 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
     return world;
   }
   const arena = Arena.create();
-  world = new Communicator({ arena, backend: new ShmBackend(arena, 0, [allocateMailbox(arena, 1)], 1), name: 'world', defaultTimeoutMs });
+  world = new Communicator({ arena, backend: new ShmBackend(arena, 0, [allocateMailbox(arena, 1)], 1, [0]), name: 'world', defaultTimeoutMs });
   return world;
 }

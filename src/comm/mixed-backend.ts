@@ -1,6 +1,6 @@
 import type { ErrorCodeValue } from '../errors.js';
 import { RoutedTransport } from '../transport/routed-transport.js';
-import type { CommBackend, StatusBoard } from './backend.js';
+import type { CommBackend, ShrinkRequest, StatusBoard } from './backend.js';
 import type { ShmBackend } from './shm-backend.js';
 import type { TcpBackend } from './tcp-backend.js';
 
@@ -21,11 +21,11 @@ class MixedStatus implements StatusBoard {
     const l = this.localIndex[rank];
     return l < 0 ? this.tcp.status.lastSeenSeq(rank) : this.shm.status.lastSeenSeq(l);
   }
-  fail(code: ErrorCodeValue, seq: number): void { this.shm.status.fail(code, seq); this.tcp.status.fail(code, seq); }
+  fail(code: ErrorCodeValue, seq: number, origin: number): void { this.shm.status.fail(code, seq, origin); this.tcp.status.fail(code, seq, origin); }
+  announce(seq: number): void { this.tcp.status.announce(seq); }
   failedPeer() {
-    const local = this.shm.status.failedPeer();
-    if (local !== undefined) return { ...local, rank: this.localIndex.indexOf(local.rank) };
-    return this.tcp.status.failedPeer();
+    // Origins are written in this communicator's numbering by every rank of a mixed communicator.
+    return this.shm.status.failedPeer() ?? this.tcp.status.failedPeer();
   }
 }
 
@@ -58,8 +58,11 @@ export class MixedBackend implements CommBackend {
     this.hosts = tcp.hosts;
   }
 
-  jobAbort(): number {
-    return this.shm.jobAbort();
+  lostRank(): number | undefined {
+    const local = this.shm.lostRank();
+    if (local === undefined) return undefined;
+    const me = this.processOf[this.tcp.transport.rank];
+    return this.processOf.map((p, r) => (p === me ? r : -1)).filter((r) => r >= 0)[local];
   }
 
   prepareSplit(joins: boolean): number {
@@ -71,13 +74,33 @@ export class MixedBackend implements CommBackend {
     const processOf = split.members.map((m) => this.processOf[m]);
     const local = split.members.map((_, i) => i).filter((i) => processOf[i] === me);
     const [shm, tcp] = await Promise.all([
-      this.shm.completeSplit({ contributions: local.map((i) => split.contributions[i]), rank: local.indexOf(split.rank) }),
+      this.shm.completeSplit({ members: local.map((i) => this.localRank(split.members[i])), contributions: local.map((i) => split.contributions[i]), rank: local.indexOf(split.rank) }),
       this.tcp.completeSplit(split),
     ]);
     return new MixedBackend(shm as ShmBackend, tcp as TcpBackend, processOf);
   }
 
   abandonSplit(): void {}
+
+  async shrink(request: ShrinkRequest): Promise<CommBackend> {
+    const me = this.processOf[this.tcp.transport.rank];
+    const processOf = request.survivors.map((r) => this.processOf[r]);
+    const local = request.survivors.filter((r) => this.processOf[r] === me).map((r) => this.localRank(r));
+    const [shm, tcp] = await Promise.all([
+      this.shm.shrink({ ...request, survivors: local }),
+      this.tcp.shrink(request),
+    ]);
+    return new MixedBackend(shm as ShmBackend, tcp as TcpBackend, processOf);
+  }
+
+  /** A rank's index among the ranks of its process. */
+  private localRank(rank: number): number {
+    return this.processOf.slice(0, rank).filter((p) => p === this.processOf[rank]).length;
+  }
+
+  wakeAll(): void {
+    this.tcp.wakeAll();
+  }
 
   async close(): Promise<void> {
     await Promise.all([this.shm.close(), this.tcp.close()]);

@@ -4,6 +4,8 @@ import type { StatusBoard } from './backend.js';
 
 /** Longest sleep between checks of deadline, signal and peers: bounds how late a failure is seen. */
 const MAX_SLICE_MS = 50;
+/** A wait this long tells the peers where this rank is (see StatusBoard.announce). */
+const ANNOUNCE_AFTER_MS = 150;
 
 export interface OpDescription {
   readonly op: string;
@@ -24,8 +26,8 @@ export interface OpContextOptions {
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
   readonly status: StatusBoard;
-  /** 0, or 1 + the rank whose failure ended the job. */
-  readonly jobAbort: () => number;
+  /** A rank of the communicator known to be dead, if any. */
+  readonly lostRank: () => number | undefined;
   /** An error if this rank ended the communicator itself (destroy, abort). */
   readonly localAbort: () => TscclError | undefined;
   readonly spinMs: number;
@@ -36,16 +38,17 @@ export class OpContext implements WaitContext {
   private readonly timeoutMs: number;
   private readonly signal: AbortSignal | undefined;
   private readonly status: StatusBoard;
-  private readonly jobAbort: () => number;
+  private readonly lostRank: () => number | undefined;
   private readonly localAbort: () => TscclError | undefined;
   private readonly started = performance.now();
   private readonly deadline: number;
+  private announced = false;
   readonly spinMs: number;
 
   constructor(options: OpContextOptions) {
     this.spinMs = options.spinMs;
     ({ description: this.description, timeoutMs: this.timeoutMs, signal: this.signal, status: this.status,
-      jobAbort: this.jobAbort, localAbort: this.localAbort } = options);
+      lostRank: this.lostRank, localAbort: this.localAbort } = options);
     this.deadline = this.started + this.timeoutMs;
   }
 
@@ -62,19 +65,24 @@ export class OpContext implements WaitContext {
       throw new TscclError(ErrorCode.ABORTED, `${where} was aborted by its signal: ${String(this.signal.reason)}`,
         { rank: d.rank, op: d.op, seq: d.seq });
     }
-    const jobAbort = this.jobAbort();
-    if (jobAbort !== 0) {
-      throw new TscclError(ErrorCode.PEER_LOST, `${where} ended: rank ${jobAbort - 1} of the job failed`,
-        { rank: d.rank, peer: jobAbort - 1, op: d.op, seq: d.seq });
+    const lost = this.lostRank();
+    if (lost !== undefined && d.participants.includes(lost)) {
+      throw new TscclError(ErrorCode.PEER_LOST, `${where} ended: rank ${lost} of ${d.commName} died`,
+        { rank: d.rank, peer: lost, origin: lost, op: d.op, seq: d.seq });
     }
     const failed = this.status.failedPeer();
     if (failed !== undefined && d.participants.includes(failed.rank)) {
       const missing = this.missingRanks();
       throw new TscclError(failed.code,
         `${where} ended: rank ${failed.rank} gave up on ${d.commName} at #${failed.seq} with ${failed.code}${missing.length > 0 ? `; ${this.describeMissing(missing)}` : ''}`,
-        { rank: d.rank, peer: failed.rank, op: d.op, seq: d.seq, missingRanks: missing });
+        { rank: d.rank, peer: failed.rank, origin: failed.rank, op: d.op, seq: d.seq, missingRanks: missing });
     }
-    if (performance.now() >= this.deadline) throw this.timeoutError(where);
+    const now = performance.now();
+    if (!this.announced && d.collective && now - this.started > ANNOUNCE_AFTER_MS) {
+      this.announced = true;
+      this.status.announce(d.seq);
+    }
+    if (now >= this.deadline) throw this.timeoutError(where);
   }
 
   /** Ranks of a collective that have not started it yet. */

@@ -1,9 +1,9 @@
 import type { Arena } from '../memory/arena.js';
-import { JOB_ABORT } from '../memory/arena.js';
 import { CHANNELS, mailboxWords } from '../transport/shm/mailbox.js';
 import { ShmTransport } from '../transport/shm/shm-transport.js';
 import { spinBudgetMs } from '../transport/wait.js';
-import type { CommBackend } from './backend.js';
+import { ErrorCode, TscclError } from '../errors.js';
+import type { CommBackend, ShrinkRequest } from './backend.js';
 import { CommStatus } from './status.js';
 
 /** Bytes of one rank's mailbox for a communicator of up to `maxRanks` ranks. */
@@ -29,18 +29,23 @@ export class ShmBackend implements CommBackend {
   readonly hosts = undefined;
   private readonly arena: Arena;
   private readonly threadsInProcess: number;
+  /** The job rank of each rank of this communicator (the launcher marks job ranks lost). */
+  private readonly jobRanks: readonly number[];
 
-  constructor(arena: Arena, rank: number, mailboxes: readonly number[], threadsInProcess: number) {
+  constructor(arena: Arena, rank: number, mailboxes: readonly number[], threadsInProcess: number, jobRanks: readonly number[]) {
     this.arena = arena;
     this.threadsInProcess = threadsInProcess;
+    this.jobRanks = jobRanks;
     const bytes = mailboxBytes(mailboxes.length);
     this.transport = new ShmTransport(arena, rank, mailboxes, bytes, CHANNELS);
     this.status = new CommStatus(arena.int32Covering(Math.max(...mailboxes) + bytes), mailboxes, rank);
     this.spinMs = spinBudgetMs(threadsInProcess);
   }
 
-  jobAbort(): number {
-    return Atomics.load(this.arena.controlWords, JOB_ABORT);
+  lostRank(): number | undefined {
+    if (!this.arena.anyLost()) return undefined;
+    const lost = this.jobRanks.findIndex((j) => this.arena.isLost(j));
+    return lost < 0 ? undefined : lost;
   }
 
   prepareSplit(joins: boolean): number {
@@ -48,11 +53,33 @@ export class ShmBackend implements CommBackend {
     return joins ? allocateMailbox(this.arena, this.transport.nranks) : -1;
   }
 
-  async completeSplit(split: { contributions: number[]; rank: number }): Promise<CommBackend> {
-    return new ShmBackend(this.arena, split.rank, split.contributions, this.threadsInProcess);
+  async completeSplit(split: { members: number[]; contributions: number[]; rank: number }): Promise<CommBackend> {
+    return new ShmBackend(this.arena, split.rank, split.contributions, this.threadsInProcess, split.members.map((m) => this.jobRanks[m]));
   }
 
   abandonSplit(): void {}
+
+  /** Survivors meet through their status words: each offers a fresh mailbox for this epoch. */
+  async shrink(request: ShrinkRequest): Promise<CommBackend> {
+    const me = this.transport.rank;
+    this.status.offerShrink(request.epoch, allocateMailbox(this.arena, request.survivors.length));
+    const deadline = performance.now() + request.timeoutMs;
+    for (;;) {
+      const offers = request.survivors.map((r) => this.status.shrinkOffer(r, request.epoch));
+      if (offers.every((o) => o !== undefined)) {
+        return new ShmBackend(this.arena, request.survivors.indexOf(me), offers as number[], this.threadsInProcess, request.survivors.map((r) => this.jobRanks[r]));
+      }
+      if (request.signal?.aborted) throw new TscclError(ErrorCode.ABORTED, `shrink on rank ${me} was aborted by its signal`, { rank: me, op: 'shrink' });
+      if (performance.now() > deadline) {
+        const missing = request.survivors.filter((_, i) => offers[i] === undefined);
+        throw new TscclError(ErrorCode.TIMEOUT, `shrink on rank ${me} timed out after ${request.timeoutMs} ms: ranks ${missing.join(', ')} did not call it`, { rank: me, op: 'shrink', missingRanks: missing });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 1));
+    }
+  }
+
+  /** Shared-memory waits notice an abort at their next check (at most 50 ms). */
+  wakeAll(): void {}
 
   /** Mailboxes stay: a peer may still post into one after this rank is done. */
   async close(): Promise<void> {}

@@ -1,5 +1,5 @@
 import { ErrorCode, type ErrorCodeValue } from '../errors.js';
-import { STATUS_ENTERED_SEQ, STATUS_FAILED, STATUS_FAILED_SEQ } from '../transport/shm/mailbox.js';
+import { STATUS_ENTERED_SEQ, STATUS_FAILED, STATUS_FAILED_ORIGIN, STATUS_FAILED_SEQ, STATUS_SHRINK_EPOCH, STATUS_SHRINK_MAILBOX } from '../transport/shm/mailbox.js';
 import type { StatusBoard } from './backend.js';
 
 /**
@@ -28,17 +28,35 @@ export class CommStatus implements StatusBoard {
     return Atomics.load(this.words, this.bases[rank] + STATUS_ENTERED_SEQ);
   }
 
-  fail(code: ErrorCodeValue, seq: number): void {
+  fail(code: ErrorCodeValue, seq: number, origin: number): void {
     Atomics.store(this.words, this.bases[this.rank] + STATUS_FAILED_SEQ, seq);
+    Atomics.store(this.words, this.bases[this.rank] + STATUS_FAILED_ORIGIN, origin);
     Atomics.store(this.words, this.bases[this.rank] + STATUS_FAILED, CODES.indexOf(code) + 1);
   }
+
+  /** Offers this rank's mailbox for shrink number `epoch` (mailbox first, so a reader of the epoch sees it). */
+  offerShrink(epoch: number, mailbox: number): void {
+    Atomics.store(this.words, this.bases[this.rank] + STATUS_SHRINK_MAILBOX, mailbox);
+    Atomics.store(this.words, this.bases[this.rank] + STATUS_SHRINK_EPOCH, epoch);
+  }
+
+  /** The mailbox `rank` offered for shrink `epoch`, or undefined while it has not. */
+  shrinkOffer(rank: number, epoch: number): number | undefined {
+    if (Atomics.load(this.words, this.bases[rank] + STATUS_SHRINK_EPOCH) !== epoch) return undefined;
+    return Atomics.load(this.words, this.bases[rank] + STATUS_SHRINK_MAILBOX) >>> 0;
+  }
+
+  /** The status words are already visible to every peer. */
+  announce(): void {}
 
   /** The first peer that gave up on this communicator, if any. */
   failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
     for (let r = 0; r < this.bases.length; r++) {
       if (r === this.rank) continue;
       const code = Atomics.load(this.words, this.bases[r] + STATUS_FAILED);
-      if (code !== 0) return { rank: r, code: CODES[code - 1] ?? ErrorCode.INTERNAL, seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ) };
+      if (code !== 0) {
+        return { rank: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_ORIGIN), code: CODES[code - 1] ?? ErrorCode.INTERNAL, seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ) };
+      }
     }
     return undefined;
   }

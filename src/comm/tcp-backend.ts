@@ -2,7 +2,7 @@ import type { ErrorCodeValue } from '../errors.js';
 import { PrefixStore, type Store } from '../store/store.js';
 import { TcpTransport, type TcpTransportOptions } from '../transport/tcp/tcp-transport.js';
 import { hostIndices } from '../topology/host-key.js';
-import type { CommBackend, StatusBoard } from './backend.js';
+import type { CommBackend, ShrinkRequest, StatusBoard } from './backend.js';
 
 /** The status board of a TCP communicator: learnt from frames, failures announced on a control channel. */
 class TcpStatus implements StatusBoard {
@@ -15,7 +15,8 @@ class TcpStatus implements StatusBoard {
 
   enter(seq: number): void { this.entered = seq; }
   lastSeenSeq(rank: number): number { return rank === this.transport.rank ? this.entered : this.transport.lastSeqFrom(rank); }
-  fail(code: ErrorCodeValue, seq: number): void { this.transport.announceFailure(code, seq); }
+  fail(code: ErrorCodeValue, seq: number, origin: number): void { this.transport.announceFailure(code, seq, origin); }
+  announce(seq: number): void { this.transport.announceSeq(seq); }
   failedPeer() { return this.transport.failedPeer(); }
 }
 
@@ -47,8 +48,9 @@ export class TcpBackend implements CommBackend {
     return new TcpBackend(transport, options);
   }
 
-  jobAbort(): number {
-    return 0;
+  /** A dead process shows as a closed connection, reported through the status board. */
+  lostRank(): number | undefined {
+    return undefined;
   }
 
   prepareSplit(): number {
@@ -60,6 +62,15 @@ export class TcpBackend implements CommBackend {
   }
 
   abandonSplit(): void {}
+
+  /** Survivors build a fresh mesh through the store, under the shrunk communicator's name. */
+  shrink(request: ShrinkRequest): Promise<CommBackend> {
+    return TcpBackend.create(request.survivors.indexOf(this.transport.rank), request.survivors.length, request.name, { ...this.options, timeoutMs: request.timeoutMs });
+  }
+
+  wakeAll(): void {
+    this.transport.wakeAll();
+  }
 
   async close(): Promise<void> {
     await this.transport.close();

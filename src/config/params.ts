@@ -20,6 +20,9 @@ export const PARAMS: readonly Param[] = [
   { name: 'TSCCL_SOCKET_FAMILY', defaultValue: 'AF_INET', doc: 'AF_INET or AF_INET6: address family of rank traffic' },
   { name: 'TSCCL_NSOCKS_PERPEER', defaultValue: '1', doc: 'TCP sockets per pair of ranks; messages of 512 KiB or more are striped across them' },
   { name: 'TSCCL_CHECKSUM', defaultValue: '1', doc: 'CRC32 every TCP payload (0 to turn off)' },
+  { name: 'TSCCL_TRACE_DIR', defaultValue: '', doc: 'Where flight records are dumped on timeout, abort or SIGUSR1 (default: <tmpdir>/tsccl-trace)' },
+  { name: 'TSCCL_FLIGHT_RECORDER_ENTRIES', defaultValue: '256', doc: 'Operations each communicator remembers for its flight record' },
+  { name: 'TSCCL_DEBUG_CHECK', defaultValue: '0', doc: '1: before each collective, ranks compare what they were called with and fail together on a mismatch' },
   { name: 'TSCCL_RANK_GRACE_MS', defaultValue: '10000', doc: 'How long the launcher lets surviving ranks end after one fails, before it stops them' },
 ];
 

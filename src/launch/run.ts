@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { allocateMailbox } from '../comm/shm-backend.js';
 import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
-import { Arena, JOB_ABORT } from '../memory/arena.js';
+import { Arena } from '../memory/arena.js';
 import type { GlobalPlacement, ThreadRankBootstrap } from './bootstrap.js';
 import { reviveError } from './rank-script.js';
 
@@ -87,7 +87,8 @@ export async function run(options: RunOptions): Promise<RunResult> {
   const failJob = (rank: number) => {
     if (firstFailure !== undefined) return;
     firstFailure = rank;
-    Atomics.store(arena.controlWords, JOB_ABORT, rank + 1);
+    // Only communicators that include the lost rank fail; survivors may shrink and go on.
+    if (rank >= 0) arena.markLost(rank);
     stopTimer = setTimeout(() => { for (const w of workers) void w.terminate(); }, graceMs);
   };
   const onAbort = () => { failJob(-1); for (const w of workers) void w.terminate(); };

@@ -17,8 +17,10 @@ const HEADER_BYTES = PAGE;
 /** Int32 slots of the control block. */
 const LOCK = 0;
 const BUMP = 1; // in units of ALIGN bytes, so 4 GiB fits an int32
-export const JOB_ABORT = 2; // 0, or 1 + the rank whose failure ended the job
-export const CONTROL_WORDS = 16;
+const LOST_COUNT = 2; // how many ranks of the job have been marked lost
+const LOST_BITS = 16; // bitmap of lost job ranks, from here on
+const MAX_TRACKED_RANKS = 4096;
+export const CONTROL_WORDS = LOST_BITS + MAX_TRACKED_RANKS / 32;
 
 export class Arena {
   readonly memory: WebAssembly.Memory;
@@ -50,6 +52,22 @@ export class Arena {
 
   get controlWords(): Int32Array {
     return this.control;
+  }
+
+  /** Marks a job rank as lost (its thread died), for every communicator that includes it. */
+  markLost(jobRank: number): void {
+    if (jobRank < 0 || jobRank >= MAX_TRACKED_RANKS) return;
+    Atomics.or(this.control, LOST_BITS + (jobRank >> 5), 1 << (jobRank & 31));
+    Atomics.add(this.control, LOST_COUNT, 1);
+  }
+
+  /** Has any rank been marked lost? (One load: the common answer is no.) */
+  anyLost(): boolean {
+    return Atomics.load(this.control, LOST_COUNT) !== 0;
+  }
+
+  isLost(jobRank: number): boolean {
+    return jobRank >= 0 && jobRank < MAX_TRACKED_RANKS && (Atomics.load(this.control, LOST_BITS + (jobRank >> 5)) & (1 << (jobRank & 31))) !== 0;
   }
 
   /** Int32 words over the whole arena as far as `endByte`, for shared counters and mailboxes. */

@@ -153,7 +153,9 @@ export class TcpStoreClient implements Store {
       const decoder = new FrameDecoder();
       let greeting: Buffer | undefined = Buffer.alloc(0);
       const fail = (err: Error) => { socket.destroy(); reject(err); };
+      const closedEarly = () => fail(new TscclError(ErrorCode.PEER_LOST, `The store at ${host}:${port} closed the connection before it was ready (connection limit, or not a tsccl store)`, { op: 'store' }));
       socket.once('error', fail);
+      socket.once('close', closedEarly);
       socket.on('data', (chunk: Buffer) => {
         try {
           if (greeting !== undefined) {
@@ -174,6 +176,7 @@ export class TcpStoreClient implements Store {
             if (response.id === 0) {
               if (response.status !== Status.OK) return fail(new TscclError(ErrorCode.INVALID_ARGUMENT, `The store at ${host}:${port} refused this client: wrong job token`, { op: 'store' }));
               socket.off('error', fail);
+              socket.off('close', closedEarly);
               socket.on('error', () => socket.destroy());
               socket.on('close', () => this.failAll(new TscclError(ErrorCode.PEER_LOST, `Lost the connection to the store at ${host}:${port}`, { op: 'store' })));
               resolve(socket);

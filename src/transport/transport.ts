@@ -42,7 +42,7 @@ export interface Transport {
   waitDelivered(handle: SendHandle, ctx: WaitContext): Promise<void>;
 }
 
-export const OPCODES = ['allReduce', 'broadcast', 'reduce', 'allGather', 'reduceScatter', 'allToAll', 'gather', 'scatter', 'barrier', 'send'] as const;
+export const OPCODES = ['allReduce', 'broadcast', 'reduce', 'allGather', 'reduceScatter', 'allToAll', 'gather', 'scatter', 'barrier', 'send', 'check'] as const;
 
 export function opcodeOf(name: (typeof OPCODES)[number]): number {
   return OPCODES.indexOf(name);

@@ -23,6 +23,11 @@ export const QUEUE_WORDS = SLOTS + QUEUE_DEPTH * SLOT_WORDS;
 export const STATUS_ENTERED_SEQ = 0; // seq of the last collective this rank started
 export const STATUS_FAILED = 1; // 0, or an error code index + 1 once this rank gave up on the communicator
 export const STATUS_FAILED_SEQ = 2;
+/** A shrink's meeting point: the epoch a rank has reached, and its new mailbox's byte offset. */
+export const STATUS_SHRINK_EPOCH = 3;
+export const STATUS_SHRINK_MAILBOX = 4;
+/** The rank whose failure started it all (this rank, or the peer whose failure it saw). */
+export const STATUS_FAILED_ORIGIN = 5;
 const STATUS_WORDS = 16;
 
 export function mailboxWords(maxRanks: number): number {

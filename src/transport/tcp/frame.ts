@@ -138,7 +138,7 @@ export class FrameParser {
         this.header = undefined;
         this.sink = undefined;
         if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && (this.crc >>> 0) !== header.checksum) {
-          throw new TscclError(ErrorCode.MISMATCH, `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes)`, { op: 'transport', seq: header.seq });
+          throw new TscclError(ErrorCode.CHECKSUM, `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes): the data was corrupted on the way`, { op: 'transport', seq: header.seq });
         }
         sink.end();
       }

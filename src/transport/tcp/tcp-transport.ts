@@ -47,8 +47,8 @@ interface Link {
   error: TscclError | undefined;
   /** Highest collective seq received from this peer. */
   lastSeq: number;
-  /** Set when the peer announced it gave up on the communicator. */
-  failure: { code: ErrorCodeValue; seq: number } | undefined;
+  /** Set when the peer announced it gave up on the communicator (origin: whose failure started it). */
+  failure: { code: ErrorCodeValue; seq: number; origin: number } | undefined;
   /** The peer closed on purpose (destroyed its communicator): not a failure unless its data is still needed. */
   goodbye: boolean;
   /** A recv waiting on a channel whose inbox is empty: the next frame streams straight into it. */
@@ -88,9 +88,21 @@ interface WaitingRecv {
 /** Frames on this channel carry failure announcements and goodbyes, not data. */
 const CONTROL_CHANNEL = 0xffff;
 const GOODBYE = 0xffff;
+/** "I am waiting in collective <seq>": sent when a wait runs long, so timeouts name the right ranks. */
+const ENTERED = 0xfffe;
 const ERROR_CODES = Object.values(ErrorCode);
 
 const LINGER_MS = 2000;
+
+/**
+ * Fault injection for tests, never set in a real job: TSCCL_TEST_FAULT=<flip|cut>@<rank>#<n>
+ * makes rank <rank>'s n-th data frame arrive with one bit flipped (after its checksum was taken),
+ * or cuts that rank's connection halfway through the frame.
+ */
+const testFault = (() => {
+  const m = /^(flip|cut)@(\d+)#(\d+)$/.exec(process.env.TSCCL_TEST_FAULT ?? '');
+  return m === null ? undefined : { kind: m[1] as 'flip' | 'cut', rank: Number(m[2]), frame: Number(m[3]) };
+})();
 const liveTransports = new Set<TcpTransport>();
 let exitHookInstalled = false;
 
@@ -123,6 +135,7 @@ export class TcpTransport implements Transport {
   private readonly checksum: boolean;
   private closing = false;
   private closed: Promise<void> | undefined;
+  private framesSent = 0;
 
   private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[]) {
     this.rank = rank;
@@ -185,6 +198,9 @@ export class TcpTransport implements Transport {
       this.finish(link, ticket);
       return { peer, channel, ticket };
     }
+    if (testFault !== undefined && testFault.rank === this.rank && ++this.framesSent === testFault.frame && data.byteLength > 1) {
+      return this.sendFaulty(link, channel, data, tag, ticket, testFault.kind);
+    }
     const parts = link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES ? stripes(data.byteLength, link.lanes.length) : [[0, data.byteLength]];
     let unfinished = parts.length;
     parts.forEach(([start, end], lane) => {
@@ -196,6 +212,17 @@ export class TcpTransport implements Transport {
       socket.uncork();
     });
     return { peer, channel, ticket };
+  }
+
+  private sendFaulty(link: Link, channel: number, data: Uint8Array, tag: MessageTag, ticket: number, kind: 'flip' | 'cut'): SendHandle {
+    const socket = link.lanes[0];
+    const header = encodeHeader(this.header(channel, tag, data, crc32(data), 0));
+    const corrupt = Uint8Array.from(data);
+    corrupt[0] ^= 1;
+    socket.write(header);
+    if (kind === 'flip') socket.write(corrupt, () => { this.finish(link, ticket); this.wake(link); });
+    else socket.write(corrupt.subarray(0, corrupt.byteLength >> 1), () => socket.destroy());
+    return { peer: link.peer, channel, ticket };
   }
 
   /** Marks a send's bytes as taken by the sockets; tickets complete in order. */
@@ -238,7 +265,7 @@ export class TcpTransport implements Transport {
 
   /** Where an arriving frame's payload goes: the receiver waiting for it, else the inbox. */
   private open(link: Link, header: FrameHeader, lane = 0): FrameSink {
-    if (header.channel === CONTROL_CHANNEL) return { payload: () => {}, end: () => this.control(link, header) };
+    if (header.channel === CONTROL_CHANNEL) return bufferingSink(header, (frame) => this.control(link, frame));
     if (lane > 0 || header.flags & FLAG_STRIPE) return this.openStripe(link, header, lane);
     if (header.channel === 0 && ((header.seq - link.lastSeq) | 0) > 0) link.lastSeq = header.seq;
     const ordered = link.ordered.get(header.channel);
@@ -271,24 +298,40 @@ export class TcpTransport implements Transport {
     await this.waitFor(link, () => link.written >= handle.ticket, ctx);
   }
 
+  /** Ends every wait on every link now, so each re-checks its context (an abort). */
+  wakeAll(): void {
+    for (const link of this.links) this.wake(link);
+  }
+
   /** Highest collective seq heard from a peer (this rank's own is tracked by the caller). */
   lastSeqFrom(peer: number): number {
     return this.links[peer].lastSeq;
   }
 
   /** Tells every peer this rank gave up on the communicator, so their waits end now. */
-  announceFailure(code: ErrorCodeValue, seq: number): void {
+  announceFailure(code: ErrorCodeValue, seq: number, origin: number): void {
+    const payload = Buffer.alloc(4);
+    payload.writeUInt32LE(origin);
+    this.controlToAll(ERROR_CODES.indexOf(code), seq, payload);
+  }
+
+  /** Tells every peer this rank is waiting in collective `seq`. */
+  announceSeq(seq: number): void {
+    this.controlToAll(ENTERED, seq);
+  }
+
+  private controlToAll(opcode: number, seq: number, payload = Buffer.alloc(0)): void {
     for (const link of this.links) {
       const socket = link.lanes[0];
       if (socket === undefined || link.error !== undefined || socket.destroyed) continue;
-      socket.write(encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq, opcode: ERROR_CODES.indexOf(code), length: 0, checksum: 0 }));
+      socket.write(Buffer.concat([encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq, opcode, length: payload.byteLength, checksum: 0 }), payload]));
     }
   }
 
   /** The first peer that announced a failure or whose connection broke. */
   failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
     for (const link of this.links) {
-      if (link.failure !== undefined) return { rank: link.peer, ...link.failure };
+      if (link.failure !== undefined) return { rank: link.failure.origin, code: link.failure.code, seq: link.failure.seq };
       if (link.error?.code === ErrorCode.PEER_LOST && !link.goodbye) return { rank: link.peer, code: ErrorCode.PEER_LOST, seq: link.lastSeq };
     }
     return undefined;
@@ -323,7 +366,8 @@ export class TcpTransport implements Transport {
       try {
         parser.push(chunk, (header) => this.open(link, header, lane));
       } catch (err) {
-        this.lose(link, err instanceof TscclError ? err : new TscclError(ErrorCode.MISMATCH, String(err), { peer: link.peer }));
+        const base = err instanceof TscclError ? err : new TscclError(ErrorCode.MISMATCH, String(err), { peer: link.peer });
+        this.lose(link, new TscclError(base.code, `Rank ${this.rank}, data from rank ${link.peer}: ${base.message}`, { ...base.details, rank: this.rank, peer: link.peer }));
         socket.destroy();
       }
     });
@@ -377,9 +421,14 @@ export class TcpTransport implements Transport {
     while (ordered.length > 0 && ordered[0].frame !== undefined) this.deliver(link, ordered.shift()!.frame!);
   }
 
-  private control(link: Link, header: FrameHeader): void {
+  private control(link: Link, { header, payload }: Frame): void {
     if (header.opcode === GOODBYE) { link.goodbye = true; return; }
-    link.failure ??= { code: ERROR_CODES[header.opcode] ?? ErrorCode.INTERNAL, seq: header.seq };
+    if (header.opcode === ENTERED) {
+      if (((header.seq - link.lastSeq) | 0) > 0) link.lastSeq = header.seq;
+      return;
+    }
+    const origin = payload.byteLength >= 4 ? payload.readUInt32LE(0) : link.peer;
+    link.failure ??= { code: ERROR_CODES[header.opcode] ?? ErrorCode.INTERNAL, seq: header.seq, origin };
     this.wake(link);
   }
 

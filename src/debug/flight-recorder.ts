@@ -1,0 +1,110 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { isMainThread } from 'node:worker_threads';
+import { paramInt, paramString } from '../config/params.js';
+import { log } from '../log.js';
+
+/**
+ * The last operations of each communicator of this rank, kept in a ring buffer so that after a
+ * hang or a failure every rank can say what it was doing. Dumped as JSON, one file per rank,
+ * on a timeout or abort (and on SIGUSR1 in process ranks); `tsccl trace <dir>` reads them all.
+ */
+export interface OpRecord {
+  readonly seq: number;
+  readonly op: string;
+  readonly dtype: string;
+  readonly count: number;
+  readonly root: number;
+  readonly redop: string;
+  algorithm?: string;
+  state: 'queued' | 'running' | 'done' | 'failed';
+  readonly queuedAt: number;
+  startedAt?: number;
+  endedAt?: number;
+  error?: string;
+}
+
+export interface CommRecord {
+  readonly name: string;
+  readonly rank: number;
+  readonly size: number;
+  readonly records: OpRecord[];
+}
+
+export interface RankDump {
+  readonly rank: number;
+  readonly reason: string;
+  readonly time: string;
+  readonly comms: CommRecord[];
+}
+
+export class FlightRecorder {
+  private readonly ring: OpRecord[] = [];
+  private readonly capacity: number;
+  readonly name: string;
+  readonly rank: number;
+  readonly size: number;
+
+  constructor(name: string, rank: number, size: number, capacity = paramInt('TSCCL_FLIGHT_RECORDER_ENTRIES')) {
+    this.name = name;
+    this.rank = rank;
+    this.size = size;
+    this.capacity = Math.max(1, capacity);
+    registry.add(this);
+  }
+
+  /** Starts a record; the caller updates its state as the operation runs. */
+  record(entry: Omit<OpRecord, 'state' | 'queuedAt'>): OpRecord {
+    const record: OpRecord = { ...entry, state: 'queued', queuedAt: Date.now() };
+    this.ring.push(record);
+    if (this.ring.length > this.capacity) this.ring.shift();
+    return record;
+  }
+
+  snapshot(): CommRecord {
+    return { name: this.name, rank: this.rank, size: this.size, records: this.ring.map((r) => ({ ...r })) };
+  }
+
+  /** Stops keeping this communicator in dumps (after destroy). */
+  retire(): void {
+    registry.delete(this);
+  }
+}
+
+const registry = new Set<FlightRecorder>();
+
+export function traceDirectory(): string {
+  return paramString('TSCCL_TRACE_DIR') || join(tmpdir(), 'tsccl-trace');
+}
+
+/**
+ * Writes every communicator's records of this rank to <dir>/rank-<world rank>.json and returns
+ * the path (undefined when there is nothing to dump or the write failed).
+ */
+export function dumpFlightRecords(reason: string): string | undefined {
+  const recorders = [...registry];
+  const world = recorders.find((r) => r.name === 'world') ?? recorders[0];
+  if (world === undefined) return undefined;
+  const dump: RankDump = { rank: world.rank, reason, time: new Date().toISOString(), comms: recorders.map((r) => r.snapshot()) };
+  const dir = traceDirectory();
+  const path = join(dir, `rank-${world.rank}.json`);
+  try {
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(path, JSON.stringify(dump, null, 1));
+    log('WARN', () => `rank ${world.rank}: flight records written to ${path} (${reason}); read all ranks' with \`tsccl trace ${dir}\``);
+    return path;
+  } catch (err) {
+    log('WARN', () => `rank ${world.rank}: could not write flight records to ${path}: ${(err as Error).message}`);
+    return undefined;
+  }
+}
+
+let signalHookInstalled = false;
+
+/** SIGUSR1 dumps the records of a process rank without stopping it (signals reach only the main thread). */
+export function installSignalDump(): void {
+  if (signalHookInstalled || !isMainThread) return;
+  signalHookInstalled = true;
+  process.on('SIGUSR1', () => { dumpFlightRecords('SIGUSR1'); });
+}

@@ -1,0 +1,93 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ErrorCode, TscclError } from '../../src/errors.js';
+import type { RunResult } from '../../src/launch/run.js';
+import type { FaultReport } from '../fixtures/faults-rank.js';
+import { launchFixture, runFixture } from '../harness/ranks.js';
+
+/**
+ * Fault injection on both transports: every surviving rank must see the expected error code,
+ * fail within bounded time (no hang), lose no data unnoticed, and work again after shrink.
+ */
+type Launcher = (scenario: string, n: number, env?: NodeJS.ProcessEnv) => Promise<(FaultReport | undefined)[]>;
+
+/** Reports of every rank, also when the job as a whole failed because a rank died on purpose. */
+async function reports(job: Promise<RunResult>): Promise<(FaultReport | undefined)[]> {
+  try {
+    return (await job).results as (FaultReport | undefined)[];
+  } catch (err) {
+    if (!(err instanceof TscclError)) throw err;
+    return (err.details.ranks as { result?: FaultReport }[]).map((r) => r.result);
+  }
+}
+
+const transports: [string, Launcher][] = [
+  ['shm', (scenario, n, env) => reports(runFixture('faults-rank', n, { scenario }, { graceMs: 20_000, env: { ...process.env, ...env } }))],
+  ['tcp', (scenario, n, env) => reports(launchFixture('faults-rank', n, { scenario }, { graceMs: 20_000, env: { ...process.env, ...env } }))],
+];
+
+for (const [name, job] of transports) {
+  test(`${name}: abort ends the peers' calls with ABORTED naming the rank, later calls too; shrink recovers`, async () => {
+    const all = await job('abort', 3);
+    for (const [rank, r] of all.entries()) {
+      assert.equal(r!.code, ErrorCode.ABORTED, `rank ${rank}: ${r!.message}`);
+      if (rank !== 1) assert.match(r!.message, /rank 1 gave up on world at #\d+ with TSCCL_ERR_ABORTED/);
+      assert.ok(r!.ms < 1500, `rank ${rank} took ${r!.ms} ms`);
+      assert.equal(r!.recovered, 'OK', `rank ${rank}`);
+    }
+  });
+
+  for (const when of ['before', 'during', 'after'] as const) {
+    test(`${name}: a rank killed ${when} a collective: survivors get PEER_LOST quickly, shrink and go on`, async () => {
+      const all = await job(`kill-${when}`, 3);
+      for (const rank of [0, 1]) {
+        const r = all[rank]!;
+        assert.equal(r.code, ErrorCode.PEER_LOST, `rank ${rank}: ${r.code} ${r.message}`);
+        assert.match(r.message, /rank 2|lost its connection to rank 2/);
+        assert.ok(r.ms < 3000, `rank ${rank} took ${r.ms} ms to notice`);
+        assert.equal(r.recovered, 'OK', `rank ${rank}`);
+      }
+    });
+  }
+
+  test(`${name}: a rank late past the timeout is named`, async () => {
+    const all = await job('delay', 3);
+    for (const rank of [0, 2]) {
+      assert.equal(all[rank]!.code, ErrorCode.TIMEOUT);
+      assert.match(all[rank]!.message, /ranks 1 did not arrive/);
+      assert.ok(all[rank]!.ms < 2000);
+    }
+  });
+
+  test(`${name}: different collectives on different ranks: the receiving side reports a MISMATCH, nothing hangs`, async () => {
+    const all = await job('different-collectives', 2);
+    // Rank 1 receives the root's broadcast where it expected an all-reduce. Over TCP the root's
+    // send is complete once written, so the root may finish (and learns at its next call).
+    assert.equal(all[1]!.code, ErrorCode.MISMATCH);
+    assert.match(all[1]!.message, /expected allReduce #1 .* sent broadcast #1/);
+    assert.ok([ErrorCode.MISMATCH, 'OK'].includes(all[0]!.code as never), all[0]!.code);
+    if (name === 'shm') assert.equal(all[0]!.code, ErrorCode.MISMATCH);
+    for (const r of all) assert.ok(r!.ms < 3000);
+  });
+
+  test(`${name}: TSCCL_DEBUG_CHECK=1 catches calls that differ only in dtype, on every rank, naming both sides`, async () => {
+    const all = await job('desync', 2, { TSCCL_DEBUG_CHECK: '1' });
+    for (const r of all) {
+      assert.equal(r!.code, ErrorCode.MISMATCH);
+      assert.match(r!.message, /Desync on world: rank 0 called allReduce #1\(float32, count 16, sum\) but rank 1 called allReduce #1\(int32, count 16, sum\)/);
+    }
+  });
+}
+
+test('tcp: a flipped bit is caught by the checksum (TSCCL_ERR_CHECKSUM), never delivered as data', async () => {
+  const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'flip@0#1' });
+  assert.equal(all[1]!.code, ErrorCode.CHECKSUM, all[1]!.message);
+  assert.match(all[1]!.message, /Rank 1, data from rank 0: TCP frame checksum mismatch/);
+  assert.notEqual(all[0]!.code, 'OK'); // told by its peer, not left waiting
+  for (const r of all) assert.ok(r!.ms < 3000);
+});
+
+test('tcp: a connection cut mid-frame fails both sides with PEER_LOST', async () => {
+  const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'cut@0#1' });
+  for (const r of all) { assert.equal(r!.code, ErrorCode.PEER_LOST, r!.message); assert.ok(r!.ms < 3000); }
+});
