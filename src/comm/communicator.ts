@@ -75,6 +75,8 @@ interface CallPlan {
 
 const algorithmOverrides = parseAlgorithmOverrides(process.env.TSCCL_ALGO);
 const debugCheck = paramString('TSCCL_DEBUG_CHECK') === '1';
+/** TSCCL_CHECKSUM=1 or 0 decides for every transport; unset leaves each its default (TCP on, shm off). */
+const checksumDefault = paramString('TSCCL_CHECKSUM') === '' ? undefined : paramString('TSCCL_CHECKSUM') === '1';
 const EMPTY = new Uint8Array(0);
 const REDUCING = new Set<Collective>(['allReduce', 'reduce', 'reduceScatter']);
 
@@ -330,7 +332,8 @@ export class Communicator {
         seq, op: plan.label, dtype: plan.dtype.name, count: plan.shape.count, root: plan.shape.root,
         redop: REDUCING.has(plan.collective) ? plan.op : 'none',
       });
-      const run = this.chain.then(() => this.runCollective(plan, seq, call.timeoutMs, call.signal, record));
+      const checksum = call.checksum ?? checksumDefault;
+      const run = this.chain.then(() => this.runCollective(plan, seq, call.timeoutMs, call.signal, record, checksum));
       this.chain = run.catch(() => undefined);
       return run;
     } catch (err) {
@@ -338,12 +341,12 @@ export class Communicator {
     }
   }
 
-  private async runCollective(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord): Promise<void> {
+  private async runCollective(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> {
     record.state = 'running';
     record.startedAt = Date.now();
     try {
       this.ensureUsable();
-      await this.execute(plan, seq, timeoutMs, signal, record);
+      await this.execute(plan, seq, timeoutMs, signal, record, checksum);
       record.state = 'done';
     } catch (err) {
       record.state = 'failed';
@@ -354,7 +357,7 @@ export class Communicator {
     }
   }
 
-  private async execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord): Promise<void> {
+  private async execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> {
     const { dtype, shape } = plan;
     const bytes = bufferCounts(shape, this.rank).input * dtype.bytes;
     const override = plan.algorithm ?? algorithmOverrides.get(plan.collective);
@@ -369,7 +372,7 @@ export class Communicator {
     const buffers = this.stage(plan, schedule.scratchCount);
     await executeSchedule({
       schedule, buffers: buffers.exec, dtype, kernel: reduceKernel(dtype.name, plan.op), transport: this.backend.transport,
-      tag: { seq, opcode: opcodeOf(plan.collective) }, ctx, channelBase: 0,
+      tag: { seq, opcode: opcodeOf(plan.collective), checksum }, ctx, channelBase: 0,
     });
     if (plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root)) scaleKernel(dtype.name)(buffers.exec.output, this.size);
     buffers.copyBack();
@@ -474,7 +477,8 @@ export class Communicator {
       const counters = kind === 'send' ? this.p2pSent : this.p2pReceived;
       const seq = ++counters[peer];
       const key = `${kind}${peer}`;
-      const run = (this.p2pChains.get(key) ?? Promise.resolve()).then(() => this.runPointToPoint(kind, data, peer, seq, call.timeoutMs, call.signal));
+      const checksum = call.checksum ?? checksumDefault;
+      const run = (this.p2pChains.get(key) ?? Promise.resolve()).then(() => this.runPointToPoint(kind, data, peer, seq, call.timeoutMs, call.signal, checksum));
       this.p2pChains.set(key, run.catch(() => undefined));
       return run;
     } catch (err) {
@@ -482,10 +486,10 @@ export class Communicator {
     }
   }
 
-  private async runPointToPoint(kind: 'send' | 'recv', data: TypedArray, peer: number, seq: number, timeoutMs: number, signal: AbortSignal | undefined): Promise<void> {
+  private async runPointToPoint(kind: 'send' | 'recv', data: TypedArray, peer: number, seq: number, timeoutMs: number, signal: AbortSignal | undefined, checksum: boolean | undefined): Promise<void> {
     this.ensureUsable();
     const ctx = this.context(kind, seq, timeoutMs, signal, false, [peer]);
-    const tag = { seq, opcode: opcodeOf('send') };
+    const tag = { seq, opcode: opcodeOf('send'), checksum };
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     try {
       if (kind === 'recv') {

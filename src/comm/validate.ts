@@ -54,9 +54,11 @@ export interface CallOptions {
   timeoutMs?: number;
   /** Ends the call with TSCCL_ERR_ABORTED when aborted. */
   signal?: AbortSignal;
+  /** CRC32 every message of this call end to end (default from TSCCL_CHECKSUM). */
+  checksum?: boolean;
 }
 
-export function checkCallOptions(options: CallOptions, defaultTimeoutMs: number, rank: number): { timeoutMs: number; signal: AbortSignal | undefined } {
+export function checkCallOptions(options: CallOptions, defaultTimeoutMs: number, rank: number): { timeoutMs: number; signal: AbortSignal | undefined; checksum: boolean | undefined } {
   if (typeof options !== 'object' || options === null) {
     throw invalidArgument(`Rank ${rank}: options must be an object, got ${describe(options)}`, { rank, argument: 'options' });
   }
@@ -71,7 +73,10 @@ export function checkCallOptions(options: CallOptions, defaultTimeoutMs: number,
   if (signal?.aborted) {
     throw new TscclError(ErrorCode.ABORTED, `Rank ${rank}: the call's signal was already aborted: ${String(signal.reason)}`, { rank, argument: 'signal' });
   }
-  return { timeoutMs, signal };
+  if (options.checksum !== undefined && typeof options.checksum !== 'boolean') {
+    throw invalidArgument(`Rank ${rank}: checksum must be true or false, got ${describe(options.checksum)}`, { rank, argument: 'checksum' });
+  }
+  return { timeoutMs, signal, checksum: options.checksum };
 }
 
 function describe(value: unknown): string {

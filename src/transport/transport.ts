@@ -13,6 +13,8 @@ export interface MessageTag {
   readonly seq: number;
   /** Which operation sent it, to name both sides of a mismatch. */
   readonly opcode: number;
+  /** Checksum this message end to end (TCP does by default). */
+  readonly checksum?: boolean;
 }
 
 export interface SendHandle {

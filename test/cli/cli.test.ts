@@ -68,3 +68,16 @@ test('tsccl params lists every TSCCL_* variable', async () => {
   const names = (JSON.parse(stdout) as { params: { name: string }[] }).params.map((p) => p.name);
   assert.ok(names.includes('TSCCL_TIMEOUT_MS') && names.includes('TSCCL_ALGO'));
 });
+
+test('the elastic example loses a rank and the survivors finish on 3 ranks (threads and processes)', async () => {
+  const elastic = fileURLToPath(new URL('../../../examples/elastic-dp.mjs', import.meta.url));
+  for (const args of [['run', '-n', '4', elastic], ['launch', '--nproc-per-node', '4', elastic]]) {
+    const { code, stdout, stderr } = await tsccl(...args);
+    assert.equal(code, 1); // the launcher reports the crashed rank
+    assert.match(stderr, /Rank 3 failed: Rank 3 exited with code 1/);
+    for (const r of [0, 1, 2]) {
+      assert.match(stdout, new RegExp(`^\\[${r}\\] rank ${r}: lost rank 3 in step 3; going on without it$`, 'm'));
+      assert.match(stdout, new RegExp(`^\\[${r}\\] rank ${r}: step 5 on 3 ranks, mean gradient 2$`, 'm'));
+    }
+  }
+});

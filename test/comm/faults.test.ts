@@ -79,6 +79,14 @@ for (const [name, job] of transports) {
   });
 }
 
+test('shm: with { checksum: true }, bytes that change after they were sent are refused (TSCCL_ERR_CHECKSUM)', async () => {
+  const all = await transports[0][1]('race', 3);
+  assert.equal(all[1]!.code, ErrorCode.CHECKSUM, all[1]!.message);
+  assert.match(all[1]!.message, /send #1 data from rank 0 \(4096 bytes at arena offset \d+\) changed after it was sent/);
+  assert.equal(all[0]!.code, ErrorCode.CHECKSUM); // the sender hears of it instead of waiting
+  assert.equal(all[2]!.code, 'OK');
+});
+
 test('tcp: a flipped bit is caught by the checksum (TSCCL_ERR_CHECKSUM), never delivered as data', async () => {
   const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'flip@0#1' });
   assert.equal(all[1]!.code, ErrorCode.CHECKSUM, all[1]!.message);

@@ -4,7 +4,7 @@
  *
  *   int32[0]       head: descriptors posted so far (written by the sender)
  *   int32[16]      consumed: descriptors read so far (written by the receiver), on its own cache line
- *   slots[DEPTH]   { byteOffset u32, bytes u32, seq i32, opcode i32 } of the sender's data
+ *   slots[DEPTH]   { byteOffset u32, bytes u32, seq i32, opcode i32, crc32 u32, flags, -, - } of the sender's data
  *
  * Counters run on and wrap as int32; differences are taken with |0. The mailbox starts with the
  * owner's status block, which peers read to say who has not arrived or who failed.
@@ -16,7 +16,9 @@ export const P2P_CHANNEL = 1;
 export const HEAD = 0;
 export const CONSUMED = 16;
 const SLOTS = 32;
-const SLOT_WORDS = 4;
+const SLOT_WORDS = 8;
+/** Slot flag: crc32 holds the checksum of the bytes as posted. */
+export const SLOT_CHECKSUM = 1;
 export const QUEUE_WORDS = SLOTS + QUEUE_DEPTH * SLOT_WORDS;
 
 /** Status block words. */

@@ -3,7 +3,8 @@ import type { Arena } from '../../memory/arena.js';
 import { MIN_SEND_QUEUE_DEPTH } from '../../algorithms/schedule.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
 import { waitWhileEqual } from '../wait.js';
-import { CONSUMED, HEAD, QUEUE_DEPTH, queueIndex, slotIndex } from './mailbox.js';
+import { crc32 } from 'node:zlib';
+import { CONSUMED, HEAD, QUEUE_DEPTH, SLOT_CHECKSUM, queueIndex, slotIndex } from './mailbox.js';
 
 if (QUEUE_DEPTH < MIN_SEND_QUEUE_DEPTH || (QUEUE_DEPTH & (QUEUE_DEPTH - 1)) !== 0) {
   throw new Error('shm QUEUE_DEPTH must be a power of two of at least MIN_SEND_QUEUE_DEPTH');
@@ -50,6 +51,8 @@ export class ShmTransport implements Transport {
     words[slot + 1] = data.byteLength;
     words[slot + 2] = tag.seq;
     words[slot + 3] = tag.opcode;
+    words[slot + 4] = tag.checksum ? crc32(data) : 0;
+    words[slot + 5] = tag.checksum ? SLOT_CHECKSUM : 0;
     const next = (ticket + 1) | 0;
     this.sendTickets[peer * this.channels + channel] = next;
     Atomics.store(words, queue + HEAD, next);
@@ -73,10 +76,25 @@ export class ShmTransport implements Transport {
         + `but rank ${peer} sent ${opcodeName(opcode)} #${seq} of ${length} bytes: the ranks called different operations or counts`,
         { rank: this.rank, peer, seq: tag.seq, op: opcodeName(tag.opcode) });
     }
-    if (length > 0) consume(this.arena.bytes(byteOffset, length), 0);
+    if (length > 0) {
+      const data = this.arena.bytes(byteOffset, length);
+      if (words[slot + 5] & SLOT_CHECKSUM) this.verify(data, words[slot + 4] >>> 0, peer, tag, byteOffset);
+      consume(data, 0);
+    }
     this.recvTickets[peer * this.channels + channel] = (ticket + 1) | 0;
     Atomics.store(words, queue + CONSUMED, (ticket + 1) | 0);
     Atomics.notify(words, queue + CONSUMED);
+  }
+
+  /**
+   * The receiver reads the sender's memory in place, so a mismatch means the sender's bytes changed
+   * after it posted them (a race in the caller). Read once more, as a retransmission would, then fail.
+   */
+  private verify(data: Uint8Array, expected: number, peer: number, tag: MessageTag, byteOffset: number): void {
+    if ((crc32(data) >>> 0) === expected || (crc32(data) >>> 0) === expected) return;
+    throw new TscclError(ErrorCode.CHECKSUM,
+      `Rank ${this.rank}: ${opcodeName(tag.opcode)} #${tag.seq} data from rank ${peer} (${data.byteLength} bytes at arena offset ${byteOffset}) changed after it was sent: its checksum no longer matches`,
+      { rank: this.rank, peer, op: opcodeName(tag.opcode), seq: tag.seq, offset: byteOffset });
   }
 
   isDelivered(handle: SendHandle): boolean {

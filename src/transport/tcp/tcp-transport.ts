@@ -207,7 +207,8 @@ export class TcpTransport implements Transport {
       const part = data.subarray(start, end);
       const socket = link.lanes[lane];
       socket.cork();
-      socket.write(encodeHeader(this.header(channel, tag, part, this.checksum ? crc32(part) : 0, parts.length > 1 ? FLAG_STRIPE : 0)));
+      const sum = this.checksum || tag.checksum === true;
+      socket.write(encodeHeader(this.header(channel, tag, part, sum ? crc32(part) : 0, (parts.length > 1 ? FLAG_STRIPE : 0) | (sum ? FLAG_CHECKSUM : 0))));
       socket.write(part, (err) => { if (!err && --unfinished === 0) this.finish(link, ticket); this.wake(link); });
       socket.uncork();
     });
@@ -216,7 +217,7 @@ export class TcpTransport implements Transport {
 
   private sendFaulty(link: Link, channel: number, data: Uint8Array, tag: MessageTag, ticket: number, kind: 'flip' | 'cut'): SendHandle {
     const socket = link.lanes[0];
-    const header = encodeHeader(this.header(channel, tag, data, crc32(data), 0));
+    const header = encodeHeader(this.header(channel, tag, data, crc32(data), FLAG_CHECKSUM));
     const corrupt = Uint8Array.from(data);
     corrupt[0] ^= 1;
     socket.write(header);
@@ -357,7 +358,7 @@ export class TcpTransport implements Transport {
   }
 
   private header(channel: number, tag: MessageTag, data: Uint8Array, checksum: number, extraFlags: number) {
-    return { flags: (this.checksum ? FLAG_CHECKSUM : 0) | extraFlags, channel, commId: this.commId, seq: tag.seq, opcode: tag.opcode, length: data.byteLength, checksum };
+    return { flags: extraFlags, channel, commId: this.commId, seq: tag.seq, opcode: tag.opcode, length: data.byteLength, checksum };
   }
 
   private listen(link: Link, socket: Socket, lane: number, maxPayloadBytes: number): void {
