@@ -45,6 +45,7 @@ export async function connectTcpWorld(job: EnvJob, rank: number, size: number, d
     store: new PrefixStore('tsccl', client), host: loopback ? loopbackFor(job.masterAddr) : listenAddress(), token: job.token,
     allowInsecureRemote: job.allowInsecure, checksum: paramString('TSCCL_CHECKSUM') !== '0', timeoutMs: defaultTimeoutMs,
     socketsPerPeer: Math.max(1, paramInt('TSCCL_NSOCKS_PERPEER')),
+    heartbeatTimeoutMs: Math.max(1, paramInt('TSCCL_HEARTBEAT_TIMEOUT_MS')),
   });
 }
 

@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { createNetnsPair, netnsUnavailable } from '../harness/netns.js';
@@ -10,11 +10,11 @@ const skip = netnsUnavailable();
 if (skip !== undefined) console.log(`# multi-host tests skipped: ${skip}`);
 
 /** Runs one node of the job inside a namespace; resolves with its exit code and output. */
-function node(ns: string, args: string[], env: NodeJS.ProcessEnv): Promise<{ code: number | null; out: string }> {
+function node(ns: string, args: string[], env: NodeJS.ProcessEnv, onOutput?: (text: string) => void): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
     const child = spawn('ip', ['netns', 'exec', ns, process.execPath, bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.on('data', (d) => { out += d; });
+    child.stdout.on('data', (d) => { out += d; onOutput?.(out); });
     child.stderr.on('data', (d) => { out += d; });
     child.on('exit', (code) => resolve({ code, out }));
   });
@@ -58,6 +58,35 @@ test('a node with the wrong job token is refused; it does not reach the job', { 
     assert.match(b.out, /refused this client: wrong job token/);
     assert.notEqual(a.code, 0); // node 0 waits for a rank that never joins, then says so
     assert.match(a.out, /TSCCL_ERR_/);
+  } finally {
+    pair.close();
+  }
+});
+
+test('a network partition (link down, no FIN or RST) is detected by heartbeats well within the timeout', { skip }, async () => {
+  const pair = createNetnsPair('h');
+  try {
+    const env = { ...process.env, TSCCL_JOB_TOKEN: 'partition', TSCCL_TIMEOUT_MS: '30000', TSCCL_HEARTBEAT_TIMEOUT_MS: '1500', TSCCL_DEBUG: 'NONE', TSCCL_RANK_GRACE_MS: '20000' };
+    const partition = fileURLToPath(new URL('../fixtures/partition-rank.js', import.meta.url));
+    const common = ['--nnodes', '2', '--nproc-per-node', '1', '--master-addr', pair.addresses[0], '--master-port', '29557', partition];
+    let cut = false;
+    const cutOnce = (text: string) => {
+      if (cut || !text.includes('PARTITION-READY')) return;
+      cut = true;
+      execFileSync('ip', ['-n', pair.names[1], 'link', 'set', 'tvhb', 'down']);
+    };
+    const [a, b] = await Promise.all([
+      node(pair.names[0], ['launch', '--node-rank', '0', ...common], env, cutOnce),
+      node(pair.names[1], ['launch', '--node-rank', '1', ...common], env, cutOnce),
+    ]);
+    assert.ok(cut, 'the link was never cut');
+    const results = [...(a.out + b.out).matchAll(/^\[(\d)\] result: (.*)$/gm)].map((m) => JSON.parse(m[2]) as { code: string; message: string; ms: number });
+    assert.equal(results.length, 2, a.out + b.out);
+    for (const r of results) {
+      assert.equal(r.code, 'TSCCL_ERR_PEER_LOST', r.message);
+      assert.match(r.message, /heard nothing from rank \d for \d+ ms \(heartbeat timeout 1500 ms\)|gave up on world/);
+      assert.ok(r.ms < 6000, `took ${r.ms} ms against a 30 s timeout`);
+    }
   } finally {
     pair.close();
   }

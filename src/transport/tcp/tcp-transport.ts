@@ -26,6 +26,8 @@ export interface TcpTransportOptions {
   readonly maxPayloadBytes?: number;
   /** Sockets per pair of ranks; messages of STRIPE_MIN_BYTES or more are striped across them. */
   readonly socketsPerPeer?: number;
+  /** A peer silent this long counts as lost (a host gone without closing its connections). */
+  readonly heartbeatTimeoutMs?: number;
 }
 
 /** Below this, one socket carries the whole message; above, its K parts travel side by side. */
@@ -51,6 +53,8 @@ interface Link {
   failure: { code: ErrorCodeValue; seq: number; origin: number } | undefined;
   /** The peer closed on purpose (destroyed its communicator): not a failure unless its data is still needed. */
   goodbye: boolean;
+  /** When any byte last arrived from the peer (performance.now()). */
+  lastHeard: number;
   /** A recv waiting on a channel whose inbox is empty: the next frame streams straight into it. */
   readonly waiting: Map<number, WaitingRecv>;
   /** Send tickets whose writes finished out of order (striped sends complete lane by lane). */
@@ -90,6 +94,9 @@ const CONTROL_CHANNEL = 0xffff;
 const GOODBYE = 0xffff;
 /** "I am waiting in collective <seq>": sent when a wait runs long, so timeouts name the right ranks. */
 const ENTERED = 0xfffe;
+/** "Still here": sent every HEARTBEAT_MS, so a peer behind a dead network shows as lost. */
+const HEARTBEAT = 0xfffd;
+const HEARTBEAT_MS = 1000;
 const ERROR_CODES = Object.values(ErrorCode);
 
 const LINGER_MS = 2000;
@@ -136,6 +143,8 @@ export class TcpTransport implements Transport {
   private closing = false;
   private closed: Promise<void> | undefined;
   private framesSent = 0;
+  private heartbeatTimer: NodeJS.Timeout | undefined;
+  private heartbeatTimeoutMs = Infinity;
 
   private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[]) {
     this.rank = rank;
@@ -174,11 +183,12 @@ export class TcpTransport implements Transport {
     }
     const links: Link[] = Array.from({ length: nranks }, (_, peer) => ({
       peer, lanes: peer === rank ? [] : sockets.get(peer)!, inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined,
-      lastSeq: 0, failure: undefined, goodbye: false, waiting: new Map(), finishedTickets: new Set(), ordered: new Map(), stripeCounts: new Map(), assemblies: new Map(),
+      lastSeq: 0, failure: undefined, goodbye: false, lastHeard: performance.now(), waiting: new Map(), finishedTickets: new Set(), ordered: new Map(), stripeCounts: new Map(), assemblies: new Map(),
     }));
     const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true, hostKeys);
     for (const link of links) link.lanes.forEach((socket, lane) => transport.listen(link, socket, lane, options.maxPayloadBytes ?? 2 ** 34));
     liveTransports.add(transport);
+    transport.startHeartbeat(options.heartbeatTimeoutMs ?? Infinity);
     if (!exitHookInstalled) {
       exitHookInstalled = true;
       // A script that ends without destroying its communicators still leaves politely.
@@ -299,6 +309,13 @@ export class TcpTransport implements Transport {
     await this.waitFor(link, () => link.written >= handle.ticket, ctx);
   }
 
+  private startHeartbeat(timeoutMs: number): void {
+    this.heartbeatTimeoutMs = timeoutMs;
+    if (!Number.isFinite(timeoutMs) || this.links.every((l) => l.lanes.length === 0)) return;
+    this.heartbeatTimer = setInterval(() => this.controlToAll(HEARTBEAT, 0), Math.min(HEARTBEAT_MS, timeoutMs / 3));
+    this.heartbeatTimer.unref();
+  }
+
   /** Ends every wait on every link now, so each re-checks its context (an abort). */
   wakeAll(): void {
     for (const link of this.links) this.wake(link);
@@ -329,9 +346,16 @@ export class TcpTransport implements Transport {
     }
   }
 
-  /** The first peer that announced a failure or whose connection broke. */
+  /** The first peer that announced a failure, whose connection broke, or that fell silent. */
   failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
+    const now = performance.now();
     for (const link of this.links) {
+      if (link.lanes.length > 0 && !link.goodbye && link.error === undefined && now - link.lastHeard > this.heartbeatTimeoutMs) {
+        link.error = new TscclError(ErrorCode.PEER_LOST,
+          `Rank ${this.rank} has heard nothing from rank ${link.peer} for ${Math.round(now - link.lastHeard)} ms (heartbeat timeout ${this.heartbeatTimeoutMs} ms): its host is unreachable or it hangs`,
+          { rank: this.rank, peer: link.peer });
+        this.wake(link);
+      }
       if (link.failure !== undefined) return { rank: link.failure.origin, code: link.failure.code, seq: link.failure.seq };
       if (link.error?.code === ErrorCode.PEER_LOST && !link.goodbye) return { rank: link.peer, code: ErrorCode.PEER_LOST, seq: link.lastSeq };
     }
@@ -346,6 +370,7 @@ export class TcpTransport implements Transport {
   close(): Promise<void> {
     if (this.closed === undefined) {
       this.closing = true;
+      clearInterval(this.heartbeatTimer);
       liveTransports.delete(this);
       const sockets = this.links.flatMap((l) => l.lanes.filter((socket) => !socket.destroyed));
       this.closed = Promise.all(sockets.map((socket) => new Promise<void>((resolve) => {
@@ -364,6 +389,7 @@ export class TcpTransport implements Transport {
   private listen(link: Link, socket: Socket, lane: number, maxPayloadBytes: number): void {
     const parser = new FrameParser(maxPayloadBytes, crc32 as (data: Uint8Array, value?: number) => number);
     socket.on('data', (chunk: Buffer) => {
+      link.lastHeard = performance.now();
       try {
         parser.push(chunk, (header) => this.open(link, header, lane));
       } catch (err) {
@@ -424,6 +450,7 @@ export class TcpTransport implements Transport {
 
   private control(link: Link, { header, payload }: Frame): void {
     if (header.opcode === GOODBYE) { link.goodbye = true; return; }
+    if (header.opcode === HEARTBEAT) return;
     if (header.opcode === ENTERED) {
       if (((header.seq - link.lastSeq) | 0) > 0) link.lastSeq = header.seq;
       return;
