@@ -4,6 +4,7 @@ import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeI
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
 import { reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
+import { arenaKernels } from '../kernels/simd-kernels.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import type { Arena } from '../memory/arena.js';
 import { parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
@@ -371,7 +372,7 @@ export class Communicator {
     if (debugCheck) await this.checkSameCall(plan, seq, ctx);
     const buffers = this.stage(plan, schedule.scratchCount);
     await executeSchedule({
-      schedule, buffers: buffers.exec, dtype, kernel: reduceKernel(dtype.name, plan.op), transport: this.backend.transport,
+      schedule, buffers: buffers.exec, dtype, kernel: arenaKernels(this.arena).reduce(dtype.name, plan.op), transport: this.backend.transport,
       tag: { seq, opcode: opcodeOf(plan.collective), checksum }, ctx, channelBase: 0,
     });
     if (plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root)) scaleKernel(dtype.name)(buffers.exec.output, this.size);

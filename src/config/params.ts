@@ -11,6 +11,7 @@ export const PARAMS: readonly Param[] = [
   { name: 'TSCCL_TIMEOUT_MS', defaultValue: '300000', doc: 'Default timeout of every blocking call, in ms (a call\'s timeoutMs overrides it)' },
   { name: 'TSCCL_ALGO', defaultValue: '', doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"' },
   { name: 'TSCCL_CHUNK_BYTES', defaultValue: '524288', doc: 'Pipelining piece size in bytes for large messages (tiny values force the chunked paths in tests)' },
+  { name: 'TSCCL_KERNEL', defaultValue: 'auto', doc: 'Reduction kernels: auto (WASM SIMD on the shared arena where it can, JS loops elsewhere) or js' },
   { name: 'TSCCL_DEBUG', defaultValue: 'WARN', doc: 'Log level: NONE, WARN, INFO (INFO logs each call\'s chosen algorithm)' },
   { name: 'TSCCL_JOB_TOKEN', defaultValue: '', doc: 'Shared secret of a job: every store and rank connection proves it (HMAC); tsccl launch makes one for a single node' },
   { name: 'TSCCL_ALLOW_INSECURE', defaultValue: '0', doc: 'Set to 1 to let a job without a token accept connections from non-loopback addresses' },

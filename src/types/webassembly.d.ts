@@ -6,6 +6,14 @@ declare namespace WebAssembly {
     maximum?: number;
     shared?: boolean;
   }
+  class Module {
+    constructor(bytes: ArrayBufferView | ArrayBuffer);
+  }
+  class Instance {
+    constructor(module: Module, imports?: Record<string, Record<string, unknown>>);
+    readonly exports: Record<string, unknown>;
+  }
+  function validate(bytes: ArrayBufferView | ArrayBuffer): boolean;
   class Memory {
     constructor(descriptor: MemoryDescriptor);
     readonly buffer: ArrayBuffer | SharedArrayBuffer;

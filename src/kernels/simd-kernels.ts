@@ -1,0 +1,71 @@
+import { paramString } from '../config/params.js';
+import type { DType, TypedArray } from '../dtypes/dtype.js';
+import type { Arena } from '../memory/arena.js';
+import { type ReduceKernel, reduceKernel } from './reduce-kernel.js';
+import type { ReduceOp } from './reduce-op.js';
+import { REDUCE_SIMD_WASM } from './reduce-simd-wasm.js';
+
+/**
+ * Reductions in WebAssembly SIMD, run directly on the shared arena (the kernel module imports the
+ * arena's memory, so operands are just byte offsets). Below MIN_ELEMENTS the call costs more than
+ * it saves; arrays outside the arena (a TCP payload, say) and 16-bit floats use the JS loops.
+ */
+const MIN_ELEMENTS = 64;
+const WASM_NAMES: Partial<Record<DType, string>> = {
+  float32: 'f32', float64: 'f64', int32: 'i32', uint32: 'u32', int8: 'i8', uint8: 'u8', int64: 'i64', uint64: 'u64',
+};
+
+let compiled: WebAssembly.Module | null | undefined;
+
+/** The kernel module, or null where SIMD is missing or TSCCL_KERNEL=js. */
+function kernelModule(): WebAssembly.Module | null {
+  if (compiled === undefined) {
+    const bytes = Buffer.from(REDUCE_SIMD_WASM, 'base64');
+    compiled = paramString('TSCCL_KERNEL') !== 'js' && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+  }
+  return compiled;
+}
+
+type WasmReduce = (d: number, a: number, b: number, n: number) => void;
+
+export class ArenaKernels {
+  /** 'simd' when the WASM kernels are in use, 'js' otherwise. */
+  readonly kind: 'simd' | 'js';
+  private readonly arena: Arena;
+  private readonly exports: Record<string, unknown> | undefined;
+  private readonly cache = new Map<string, ReduceKernel>();
+
+  constructor(arena: Arena) {
+    this.arena = arena;
+    const module = kernelModule();
+    this.exports = module === null ? undefined : new WebAssembly.Instance(module, { env: { memory: arena.memory } }).exports;
+    this.kind = this.exports === undefined ? 'js' : 'simd';
+  }
+
+  /** dst = a (op) b, as reduceKernel, using SIMD when all three live in the arena. */
+  reduce(dtype: DType, op: ReduceOp): ReduceKernel {
+    const key = `${dtype}:${op}`;
+    let kernel = this.cache.get(key);
+    if (kernel === undefined) {
+      const js = reduceKernel(dtype, op);
+      const name = WASM_NAMES[dtype];
+      const wasm = name === undefined ? undefined : this.exports?.[`${name}_${op === 'avg' ? 'sum' : op}`] as WasmReduce | undefined;
+      const arena = this.arena;
+      kernel = wasm === undefined ? js : (d: TypedArray, a: TypedArray, b: TypedArray) => {
+        if (d.length < MIN_ELEMENTS || !arena.contains(d) || !arena.contains(a) || !arena.contains(b)) return js(d, a, b);
+        wasm(d.byteOffset, a.byteOffset, b.byteOffset, d.length);
+      };
+      this.cache.set(key, kernel);
+    }
+    return kernel;
+  }
+}
+
+const perArena = new WeakMap<Arena, ArenaKernels>();
+
+/** The kernels of this thread for an arena (one WebAssembly instance per thread and arena). */
+export function arenaKernels(arena: Arena): ArenaKernels {
+  let kernels = perArena.get(arena);
+  if (kernels === undefined) perArena.set(arena, (kernels = new ArenaKernels(arena)));
+  return kernels;
+}

@@ -1,0 +1,65 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { type DType, type TypedArray, dtypeInfo } from '../../src/dtypes/dtype.js';
+import { reduceKernel } from '../../src/kernels/reduce-kernel.js';
+import { REDUCE_OPS } from '../../src/kernels/reduce-op.js';
+import { arenaKernels } from '../../src/kernels/simd-kernels.js';
+import { Arena } from '../../src/memory/arena.js';
+
+const SIMD_TYPES: DType[] = ['float32', 'float64', 'int32', 'uint32', 'int8', 'uint8', 'int64', 'uint64'];
+
+function fill(dtype: DType, arr: TypedArray, seed: number): void {
+  const info = dtypeInfo(dtype);
+  const specials = info.isFloat ? [NaN, 0, -0, Infinity, -Infinity, 3.4e38, -1e-40, 1.5] : [0, 1, -1, 127, -128, 2 ** 31 - 1, -(2 ** 31), 255];
+  for (let i = 0; i < arr.length; i++) {
+    const v = i % 7 === 0 ? specials[(i + seed) % specials.length] : ((i * 2654435761 + seed) % 1000) - 500;
+    if (info.isBigInt) (arr as BigInt64Array)[i] = BigInt.asIntN(64, BigInt(Math.trunc(v)) * 0x100000001n);
+    else (arr as Float64Array)[i] = v;
+  }
+}
+
+const same = (x: unknown, y: unknown) => Object.is(x, y) || (typeof x === 'number' && Number.isNaN(x) && Number.isNaN(y as number));
+
+test('SIMD kernels match the JS kernels bit for bit: every type, op, tail length, and in place', () => {
+  const arena = Arena.create();
+  const kernels = arenaKernels(arena);
+  assert.equal(kernels.kind, 'simd');
+  let checked = 0;
+  for (const dtype of SIMD_TYPES) {
+    const info = dtypeInfo(dtype);
+    for (const op of REDUCE_OPS) {
+      if (op === 'avg' && !info.isFloat) continue;
+      for (const n of [64, 65, 79, 1027]) {
+        for (const inPlace of [false, true]) {
+          const view = () => arena.view(info.ctor as never, arena.allocate(n * info.bytes), n, info.bytes) as TypedArray;
+          const a = view(); const b = view(); const d = inPlace ? a : view();
+          fill(dtype, a, n); fill(dtype, b, n + 3);
+          const wantA = a.slice() as TypedArray; const want = new info.ctor(n) as TypedArray;
+          reduceKernel(dtype, op)(want, wantA, b);
+          kernels.reduce(dtype, op)(d, a, b);
+          for (let i = 0; i < n; i++) {
+            assert.ok(same(d[i], want[i]), `${dtype} ${op} n=${n} inPlace=${inPlace} [${i}]: ${String(d[i])} vs ${String(want[i])}`);
+          }
+          checked++;
+        }
+      }
+    }
+  }
+  assert.ok(checked > 200);
+});
+
+test('memory outside the arena and short arrays take the JS path and are still right', () => {
+  const kernels = arenaKernels(Arena.create());
+  const d = new Float32Array(1000); const a = new Float32Array(1000).fill(2); const b = new Float32Array(1000).fill(3);
+  kernels.reduce('float32', 'prod')(d, a, b);
+  assert.ok(d.every((v) => v === 6));
+});
+
+test('the committed kernel bytes match their source, and TSCCL_KERNEL=js turns them off', () => {
+  const script = fileURLToPath(new URL('../../../scripts/build-kernels.mjs', import.meta.url));
+  assert.match(execFileSync(process.execPath, [script, '--check']).toString(), /kernels up to date/);
+  const probe = `import('${new URL('../../src/kernels/simd-kernels.js', import.meta.url).href}').then(async (k) => { const { Arena } = await import('${new URL('../../src/memory/arena.js', import.meta.url).href}'); console.log(k.arenaKernels(Arena.create()).kind); })`;
+  assert.equal(execFileSync(process.execPath, ['-e', probe], { env: { ...process.env, TSCCL_KERNEL: 'js' } }).toString().trim(), 'js');
+});
