@@ -105,6 +105,8 @@ export class Communicator {
   private destroyed = false;
   private shrinks = 0;
   private readonly recorder: FlightRecorder;
+  /** 0..size-1, the participants of every collective (built once, not per call). */
+  private readonly allRanks: readonly number[];
 
   constructor(options: { arena: Arena; backend: CommBackend; name: string; defaultTimeoutMs: number }) {
     this.arena = options.arena;
@@ -116,6 +118,7 @@ export class Communicator {
     this.p2pSent = new Array<number>(this.size).fill(0);
     this.p2pReceived = new Array<number>(this.size).fill(0);
     this.recorder = new FlightRecorder(this.name, this.rank, this.size);
+    this.allRanks = Array.from({ length: this.size }, (_, r) => r);
     installSignalDump();
   }
 
@@ -367,7 +370,7 @@ export class Communicator {
     const schedule = buildSchedule({ ...shape, chunkCount: selection.chunkCount }, this.rank, selection.algorithm);
     record.algorithm = selection.algorithm;
     log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (chunk ${selection.chunkCount} elements)`);
-    const ctx = this.context(plan.label, seq, timeoutMs, signal, true, Array.from({ length: this.size }, (_, r) => r));
+    const ctx = this.context(plan.label, seq, timeoutMs, signal, true, this.allRanks);
     this.backend.status.enter(seq);
     if (debugCheck) await this.checkSameCall(plan, seq, ctx);
     const buffers = this.stage(plan, schedule.scratchCount);
@@ -515,7 +518,7 @@ export class Communicator {
     }
   }
 
-  private context(op: string, seq: number, timeoutMs: number, signal: AbortSignal | undefined, collective: boolean, participants: number[]): OpContext {
+  private context(op: string, seq: number, timeoutMs: number, signal: AbortSignal | undefined, collective: boolean, participants: readonly number[]): OpContext {
     return new OpContext({
       description: { op, seq, rank: this.rank, commName: this.name, participants, collective },
       timeoutMs, signal, status: this.backend.status, lostRank: () => this.backend.lostRank(),

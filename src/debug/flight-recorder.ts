@@ -40,7 +40,9 @@ export interface RankDump {
 }
 
 export class FlightRecorder {
+  /** Circular: `next` is where the next record goes; the oldest is overwritten once full. */
   private readonly ring: OpRecord[] = [];
+  private next = 0;
   private readonly capacity: number;
   readonly name: string;
   readonly rank: number;
@@ -57,13 +59,15 @@ export class FlightRecorder {
   /** Starts a record; the caller updates its state as the operation runs. */
   record(entry: Omit<OpRecord, 'state' | 'queuedAt'>): OpRecord {
     const record: OpRecord = { ...entry, state: 'queued', queuedAt: Date.now() };
-    this.ring.push(record);
-    if (this.ring.length > this.capacity) this.ring.shift();
+    this.ring[this.next] = record;
+    this.next = (this.next + 1) % this.capacity;
     return record;
   }
 
+  /** The records, oldest first. */
   snapshot(): CommRecord {
-    return { name: this.name, rank: this.rank, size: this.size, records: this.ring.map((r) => ({ ...r })) };
+    const ordered = this.ring.length < this.capacity ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
+    return { name: this.name, rank: this.rank, size: this.size, records: ordered.map((r) => ({ ...r })) };
   }
 
   /** Stops keeping this communicator in dumps (after destroy). */

@@ -43,3 +43,11 @@ test('a hang leaves flight records on each waiting rank, and tsccl trace says wh
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('the flight recorder keeps the last N calls, oldest first', async () => {
+  const { FlightRecorder } = await import('../../src/debug/flight-recorder.js');
+  const recorder = new FlightRecorder('ring-test', 0, 1, 3);
+  for (let seq = 1; seq <= 5; seq++) recorder.record({ seq, op: 'barrier', dtype: 'uint8', count: 0, root: 0, redop: 'none' });
+  assert.deepEqual(recorder.snapshot().records.map((r) => r.seq), [3, 4, 5]);
+  recorder.retire();
+});

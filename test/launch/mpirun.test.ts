@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 
@@ -14,28 +14,24 @@ test('ranks started by Open MPI\'s mpirun find each other from OMPI_COMM_WORLD_*
   for (let r = 0; r < 4; r++) assert.match(out, new RegExp(`^rank ${r} of 4 over tcp: OK$`, 'm'));
 });
 
-test('ranks started like srun (SLURM_PROCID, SLURM_NTASKS) find each other too', async () => {
-  const { spawn } = await import('node:child_process');
-  const runs = [0, 1, 2].map((r) => new Promise<string>((resolve) => {
-    const child = spawn(process.execPath, [script], { env: { ...process.env, SLURM_PROCID: String(r), SLURM_NTASKS: '3', SLURM_LOCALID: String(r), MASTER_ADDR: '127.0.0.1', MASTER_PORT: '29578' } });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('exit', () => resolve(out));
-  }));
-  const outs = await Promise.all(runs);
-  outs.forEach((out, r) => assert.match(out, new RegExp(`^rank ${r} of 3 over tcp: OK$`, 'm')));
-});
-
-test('a job over IPv6 loopback (MASTER_ADDR=::1) keeps to IPv6', async () => {
-  const { spawn } = await import('node:child_process');
-  const outs = await Promise.all([0, 1].map((r) => new Promise<string>((resolve) => {
-    const child = spawn(process.execPath, [script], { env: { ...process.env, RANK: String(r), WORLD_SIZE: '2', MASTER_ADDR: '::1', MASTER_PORT: '29579', TSCCL_DEBUG: 'INFO' } });
+/** Starts one plain `node script` process per rank with the environment `envFor` gives; resolves with their output. */
+function startRanks(n: number, envFor: (rank: number) => NodeJS.ProcessEnv): Promise<string[]> {
+  return Promise.all(Array.from({ length: n }, (_, r) => new Promise<string>((resolve) => {
+    const child = spawn(process.execPath, [script], { env: { ...process.env, ...envFor(r) } });
     let out = '';
     child.stdout.on('data', (d) => { out += d; });
     child.stderr.on('data', (d) => { out += d; });
     child.on('exit', () => resolve(out));
   })));
+}
+
+test('ranks started like srun (SLURM_PROCID, SLURM_NTASKS) find each other too', async () => {
+  const outs = await startRanks(3, (r) => ({ SLURM_PROCID: String(r), SLURM_NTASKS: '3', SLURM_LOCALID: String(r), MASTER_ADDR: '127.0.0.1', MASTER_PORT: '29578' }));
+  outs.forEach((out, r) => assert.match(out, new RegExp(`^rank ${r} of 3 over tcp: OK$`, 'm')));
+});
+
+test('a job over IPv6 loopback (MASTER_ADDR=::1) keeps to IPv6', async () => {
+  const outs = await startRanks(2, (r) => ({ RANK: String(r), WORLD_SIZE: '2', MASTER_ADDR: '::1', MASTER_PORT: '29579' }));
   outs.forEach((out, r) => assert.match(out, new RegExp(`^rank ${r} of 2 over tcp: OK$`, 'm')));
 });
 
