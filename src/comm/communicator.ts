@@ -97,6 +97,8 @@ export class Communicator {
   private seq = 0;
   private splits = 0;
   private chain: Promise<unknown> = Promise.resolve();
+  /** Collective calls queued or running on this communicator. */
+  private inFlight = 0;
   private readonly p2pChains = new Map<string, Promise<unknown>>();
   private readonly p2pSent: number[];
   private readonly p2pReceived: number[];
@@ -337,7 +339,12 @@ export class Communicator {
         redop: REDUCING.has(plan.collective) ? plan.op : 'none',
       });
       const checksum = call.checksum ?? checksumDefault;
-      const run = this.chain.then(() => this.runCollective(plan, seq, call.timeoutMs, call.signal, record, checksum));
+      const go = () => this.runCollective(plan, seq, call.timeoutMs, call.signal, record, checksum);
+      // An idle communicator starts the call at once (a small call may then finish before this
+      // returns); otherwise it queues behind the calls in flight, in call order.
+      const idle = this.inFlight === 0;
+      this.inFlight++;
+      const run = idle ? go() : this.chain.then(go);
       this.chain = run.catch(() => undefined);
       return run;
     } catch (err) {
@@ -358,6 +365,8 @@ export class Communicator {
       throw this.fail(err, seq);
     } finally {
       record.endedAt = Date.now();
+      // Before the call's promise settles, so a caller that awaited it finds the communicator idle.
+      this.inFlight--;
     }
   }
 

@@ -1,7 +1,7 @@
 import type { Schedule, Slice, Step } from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
-import type { MessageTag, SendHandle, Transport, WaitContext } from '../transport/transport.js';
+import type { Consume, MessageTag, SendHandle, Transport, WaitContext } from '../transport/transport.js';
 
 /** Arena views, in the call's dtype, that a schedule's slices refer to. */
 export interface ExecBuffers {
@@ -33,12 +33,30 @@ interface PostedSend {
  * waiting; a step that would overwrite bytes a posted send still covers first waits until the
  * peer has consumed them (the rule the verifier proves schedules against). The call ends when
  * every send has been consumed, so the caller may reuse all buffers.
+ *
+ * Fast path: while the transport can serve a step at once (shared memory, after a spin of
+ * ctx.spinMs), steps run synchronously, with no promise per step; a step that must wait longer
+ * falls back to the asynchronous path. Small calls between ranks that keep up never await.
  */
 export async function executeSchedule(request: ExecRequest): Promise<void> {
   const posted: PostedSend[] = [];
-  await Promise.all(request.schedule.channels.map((steps, ch) => runChannel(request, steps, request.channelBase + ch, posted)));
+  const channels = request.schedule.channels;
+  if (channels.length === 1) await runChannel(request, channels[0], request.channelBase, posted);
+  else await Promise.all(channels.map((steps, ch) => runChannel(request, steps, request.channelBase + ch, posted)));
+  const { transport, ctx } = request;
   for (const send of posted) {
-    if (!request.transport.isDelivered(send.handle)) await request.transport.waitDelivered(send.handle, request.ctx);
+    if (!spinUntil(() => transport.isDelivered(send.handle), ctx.spinMs)) await transport.waitDelivered(send.handle, ctx);
+  }
+}
+
+/** Spins up to `ms` for `ready`; true if it came. */
+function spinUntil(ready: () => boolean, ms: number): boolean {
+  if (ready()) return true;
+  if (ms <= 0) return false;
+  const start = performance.now();
+  for (let i = 1; ; i++) {
+    if (ready()) return true;
+    if ((i & 63) === 0 && performance.now() - start > ms) return false;
   }
 }
 
@@ -46,62 +64,87 @@ async function runChannel(request: ExecRequest, steps: readonly Step[], channel:
   const { buffers, dtype, kernel, transport, tag, ctx } = request;
   const view = (s: Slice): TypedArray => buffers[s.buf].subarray(s.offset, s.offset + s.count) as TypedArray;
   const bytesOf = (v: TypedArray) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+  const post = (handle: SendHandle, src: TypedArray) => posted.push({ handle, start: src.byteOffset, end: src.byteOffset + src.byteLength });
 
-  const beforeWrite = async (v: TypedArray): Promise<void> => {
+  /** Posted sends whose bytes overlap [v) and that the peer has not consumed yet. */
+  const pendingOver = (v: TypedArray): PostedSend[] => {
     const start = v.byteOffset;
     const end = start + v.byteLength;
-    for (let i = 0; i < posted.length; i++) {
-      const send = posted[i];
-      if (start < send.end && send.start < end && !transport.isDelivered(send.handle)) {
-        await transport.waitDelivered(send.handle, ctx);
+    return posted.filter((s) => start < s.end && s.start < end && !transport.isDelivered(s.handle));
+  };
+  const consumer = (step: Step): Consume => {
+    if (step.kind === 'recv') {
+      const dstBytes = bytesOf(view(step.dst));
+      return (piece, offset) => dstBytes.set(piece, offset);
+    }
+    const dst = view((step as { dst: Slice }).dst);
+    const src = view((step as { src: Slice }).src);
+    return (piece, offset) => {
+      const first = offset / dtype.bytes;
+      const count = piece.byteLength / dtype.bytes;
+      const incoming = new dtype.ctor(piece.buffer, piece.byteOffset, count);
+      kernel(dst.subarray(first, first + count) as TypedArray, src.subarray(first, first + count) as TypedArray, incoming);
+    };
+  };
+  const local = (step: Step) => {
+    if (step.kind === 'copy') {
+      const src = view(step.src);
+      const dst = view(step.dst);
+      if (!(src.byteOffset === dst.byteOffset && src.buffer === dst.buffer)) dst.set(src as never);
+    } else if (step.kind === 'reduce') {
+      const dst = view(step.dst);
+      const [first, ...rest] = step.srcs.map(view);
+      if (rest.length === 0) dst.set(first as never);
+      for (const other of rest) kernel(dst, rest[0] === other ? first : dst, other);
+    }
+  };
+  const written = (step: Step): TypedArray | undefined => (step.kind === 'send' ? undefined : view(step.dst));
+
+  /** One step without waiting; false if it would have to wait. */
+  const trySync = (step: Step): boolean => {
+    const dst = written(step);
+    if (dst !== undefined && !spinUntil(() => pendingOver(dst).length === 0, ctx.spinMs)) return false;
+    switch (step.kind) {
+      case 'send': {
+        if (transport.trySend === undefined) return false;
+        const src = view(step.src);
+        let handle: SendHandle | undefined;
+        if (!spinUntil(() => (handle = transport.trySend!(step.peer, channel, bytesOf(src), tag)) !== undefined, ctx.spinMs)) return false;
+        post(handle!, src);
+        return true;
       }
+      case 'recv':
+      case 'recvReduce': {
+        if (transport.tryRecv === undefined) return false;
+        const consume = consumer(step);
+        return spinUntil(() => transport.tryRecv!(step.peer, channel, dst!.byteLength, dtype.bytes, tag, consume), ctx.spinMs);
+      }
+      default:
+        local(step);
+        return true;
+    }
+  };
+
+  /** One step, waiting as long as it takes (within the context's deadline). */
+  const runAsync = async (step: Step): Promise<void> => {
+    const dst = written(step);
+    if (dst !== undefined) for (const send of pendingOver(dst)) await transport.waitDelivered(send.handle, ctx);
+    switch (step.kind) {
+      case 'send': {
+        const src = view(step.src);
+        post(await transport.send(step.peer, channel, bytesOf(src), tag, ctx), src);
+        break;
+      }
+      case 'recv':
+      case 'recvReduce':
+        await transport.recv(step.peer, channel, dst!.byteLength, dtype.bytes, tag, consumer(step), ctx);
+        break;
+      default:
+        local(step);
     }
   };
 
   for (const step of steps) {
-    switch (step.kind) {
-      case 'send': {
-        const src = view(step.src);
-        const handle = await transport.send(step.peer, channel, bytesOf(src), tag, ctx);
-        if (src.byteLength > 0) posted.push({ handle, start: src.byteOffset, end: src.byteOffset + src.byteLength });
-        else posted.push({ handle, start: 0, end: 0 });
-        break;
-      }
-      case 'recv': {
-        const dst = view(step.dst);
-        await beforeWrite(dst);
-        const dstBytes = bytesOf(dst);
-        await transport.recv(step.peer, channel, dst.byteLength, dtype.bytes, tag, (piece, offset) => dstBytes.set(piece, offset), ctx);
-        break;
-      }
-      case 'recvReduce': {
-        const dst = view(step.dst);
-        const src = view(step.src);
-        await beforeWrite(dst);
-        await transport.recv(step.peer, channel, dst.byteLength, dtype.bytes, tag, (piece, offset) => {
-          const first = offset / dtype.bytes;
-          const count = piece.byteLength / dtype.bytes;
-          const incoming = new dtype.ctor(piece.buffer, piece.byteOffset, count);
-          kernel(dst.subarray(first, first + count) as TypedArray, src.subarray(first, first + count) as TypedArray, incoming);
-        }, ctx);
-        break;
-      }
-      case 'copy': {
-        const src = view(step.src);
-        const dst = view(step.dst);
-        if (src.byteOffset === dst.byteOffset && src.buffer === dst.buffer) break;
-        await beforeWrite(dst);
-        dst.set(src as never);
-        break;
-      }
-      case 'reduce': {
-        const dst = view(step.dst);
-        await beforeWrite(dst);
-        const [first, ...rest] = step.srcs.map(view);
-        if (rest.length === 0) dst.set(first as never);
-        for (const other of rest) kernel(dst, rest[0] === other ? first : dst, other);
-        break;
-      }
-    }
+    if (!trySync(step)) await runAsync(step);
   }
 }

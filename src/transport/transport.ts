@@ -42,6 +42,13 @@ export interface Transport {
   recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void>;
   isDelivered(handle: SendHandle): boolean;
   waitDelivered(handle: SendHandle, ctx: WaitContext): Promise<void>;
+  /**
+   * Optional fast path for transports that can answer without waiting (shared memory): post now,
+   * or undefined if the send would have to wait for queue space.
+   */
+  trySend?(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle | undefined;
+  /** Receive now, or false if the message is not there yet. Throws on a mismatch, as recv does. */
+  tryRecv?(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume): boolean;
 }
 
 export const OPCODES = ['allReduce', 'broadcast', 'reduce', 'allGather', 'reduceScatter', 'allToAll', 'gather', 'scatter', 'barrier', 'send', 'check'] as const;

@@ -38,14 +38,19 @@ export class ShmTransport implements Transport {
   }
 
   async send(peer: number, channel: number, data: Uint8Array, tag: MessageTag, ctx: WaitContext): Promise<SendHandle> {
+    for (;;) {
+      const handle = this.trySend(peer, channel, data, tag);
+      if (handle !== undefined) return handle;
+      const queue = this.mailboxes[peer] + queueIndex(this.rank, channel);
+      await waitWhileEqual(this.words, queue + CONSUMED, Atomics.load(this.words, queue + CONSUMED), ctx);
+    }
+  }
+
+  trySend(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle | undefined {
     const words = this.words;
     const queue = this.mailboxes[peer] + queueIndex(this.rank, channel);
     const ticket = this.sendTickets[peer * this.channels + channel];
-    for (;;) {
-      const consumed = Atomics.load(words, queue + CONSUMED);
-      if (((ticket - consumed) | 0) < QUEUE_DEPTH) break;
-      await waitWhileEqual(words, queue + CONSUMED, consumed, ctx);
-    }
+    if (((ticket - Atomics.load(words, queue + CONSUMED)) | 0) >= QUEUE_DEPTH) return undefined;
     const slot = slotIndex(queue, ticket);
     words[slot] = data.byteOffset;
     words[slot + 1] = data.byteLength;
@@ -60,11 +65,18 @@ export class ShmTransport implements Transport {
     return { peer, channel, ticket: next };
   }
 
-  async recv(peer: number, channel: number, bytes: number, _elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+  async recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+    while (!this.tryRecv(peer, channel, bytes, elementBytes, tag, consume)) {
+      const queue = this.mailboxes[this.rank] + queueIndex(peer, channel);
+      await waitWhileEqual(this.words, queue + HEAD, this.recvTickets[peer * this.channels + channel], ctx);
+    }
+  }
+
+  tryRecv(peer: number, channel: number, bytes: number, _elementBytes: number, tag: MessageTag, consume: Consume): boolean {
     const words = this.words;
     const queue = this.mailboxes[this.rank] + queueIndex(peer, channel);
     const ticket = this.recvTickets[peer * this.channels + channel];
-    if (Atomics.load(words, queue + HEAD) === ticket) await waitWhileEqual(words, queue + HEAD, ticket, ctx);
+    if (Atomics.load(words, queue + HEAD) === ticket) return false;
     const slot = slotIndex(queue, ticket);
     const byteOffset = words[slot] >>> 0;
     const length = words[slot + 1] >>> 0;
@@ -84,6 +96,7 @@ export class ShmTransport implements Transport {
     this.recvTickets[peer * this.channels + channel] = (ticket + 1) | 0;
     Atomics.store(words, queue + CONSUMED, (ticket + 1) | 0);
     Atomics.notify(words, queue + CONSUMED);
+    return true;
   }
 
   /**
