@@ -3,13 +3,18 @@ import { paramString } from './config/params.js';
 const LEVELS = ['NONE', 'WARN', 'INFO'] as const;
 type Level = (typeof LEVELS)[number];
 
-const configured = (() => {
-  const value = paramString('TSCCL_DEBUG').toUpperCase();
-  const index = LEVELS.indexOf(value as Level);
-  return index < 0 ? 1 : index;
-})();
+let level: number | undefined;
+
+/** The configured level, read at the first log call (not at import), then kept: calls log on the hot path. */
+function configured(): number {
+  if (level === undefined) {
+    const index = LEVELS.indexOf(paramString('TSCCL_DEBUG').toUpperCase() as Level);
+    level = index < 0 ? 1 : index;
+  }
+  return level;
+}
 
 /** Writes to stderr when TSCCL_DEBUG is at `level` or above; the message is built only then. */
 export function log(level: 'WARN' | 'INFO', message: () => string): void {
-  if (LEVELS.indexOf(level) <= configured) process.stderr.write(`tsccl ${level} ${message()}\n`);
+  if (LEVELS.indexOf(level) <= configured()) process.stderr.write(`tsccl ${level} ${message()}\n`);
 }
