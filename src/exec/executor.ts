@@ -2,6 +2,7 @@ import type { Schedule, Slice, Step } from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
 import type { Consume, MessageTag, SendHandle, Transport, WaitContext } from '../transport/transport.js';
+import { spinUntil } from '../transport/wait.js';
 
 /** Arena views, in the call's dtype, that a schedule's slices refer to. */
 export interface ExecBuffers {
@@ -49,29 +50,17 @@ export async function executeSchedule(request: ExecRequest): Promise<void> {
   }
 }
 
-/** Spins up to `ms` for `ready`; true if it came. */
-function spinUntil(ready: () => boolean, ms: number): boolean {
-  if (ready()) return true;
-  if (ms <= 0) return false;
-  const start = performance.now();
-  for (let i = 1; ; i++) {
-    if (ready()) return true;
-    if ((i & 63) === 0 && performance.now() - start > ms) return false;
-  }
-}
-
 async function runChannel(request: ExecRequest, steps: readonly Step[], channel: number, posted: PostedSend[]): Promise<void> {
   const { buffers, dtype, kernel, transport, tag, ctx } = request;
   const view = (s: Slice): TypedArray => buffers[s.buf].subarray(s.offset, s.offset + s.count) as TypedArray;
   const bytesOf = (v: TypedArray) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
   const post = (handle: SendHandle, src: TypedArray) => posted.push({ handle, start: src.byteOffset, end: src.byteOffset + src.byteLength });
 
+  const overlaps = (s: PostedSend, v: TypedArray) => v.byteOffset < s.end && s.start < v.byteOffset + v.byteLength;
   /** Posted sends whose bytes overlap [v) and that the peer has not consumed yet. */
-  const pendingOver = (v: TypedArray): PostedSend[] => {
-    const start = v.byteOffset;
-    const end = start + v.byteLength;
-    return posted.filter((s) => start < s.end && s.start < end && !transport.isDelivered(s.handle));
-  };
+  const pendingOver = (v: TypedArray): PostedSend[] => posted.filter((s) => overlaps(s, v) && !transport.isDelivered(s.handle));
+  /** The same question without building a list: asked on every spin of the fast path. */
+  const isFree = (v: TypedArray): boolean => !posted.some((s) => overlaps(s, v) && !transport.isDelivered(s.handle));
   const consumer = (step: Step): Consume => {
     if (step.kind === 'recv') {
       const dstBytes = bytesOf(view(step.dst));
@@ -103,13 +92,14 @@ async function runChannel(request: ExecRequest, steps: readonly Step[], channel:
   /** One step without waiting; false if it would have to wait. */
   const trySync = (step: Step): boolean => {
     const dst = written(step);
-    if (dst !== undefined && !spinUntil(() => pendingOver(dst).length === 0, ctx.spinMs)) return false;
+    if (dst !== undefined && !spinUntil(() => isFree(dst), ctx.spinMs)) return false;
     switch (step.kind) {
       case 'send': {
         if (transport.trySend === undefined) return false;
         const src = view(step.src);
+        const data = bytesOf(src);
         let handle: SendHandle | undefined;
-        if (!spinUntil(() => (handle = transport.trySend!(step.peer, channel, bytesOf(src), tag)) !== undefined, ctx.spinMs)) return false;
+        if (!spinUntil(() => (handle = transport.trySend!(step.peer, channel, data, tag)) !== undefined, ctx.spinMs)) return false;
         post(handle!, src);
         return true;
       }

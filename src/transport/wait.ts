@@ -13,17 +13,26 @@ export function spinBudgetMs(busyThreads: number): number {
 }
 
 /**
+ * Spins up to `ms` for `ready`, checking the clock every 64 tries; true if it came. The one
+ * spin loop of the transports and the executor's fast path.
+ */
+export function spinUntil(ready: () => boolean, ms: number): boolean {
+  if (ready()) return true;
+  if (ms <= 0) return false;
+  const start = performance.now();
+  for (let i = 1; ; i++) {
+    if (ready()) return true;
+    if ((i & 63) === 0 && performance.now() - start > ms) return false;
+  }
+}
+
+/**
  * Resolves once words[index] differs from `value`. Sleeps with Atomics.waitAsync so the event
  * loop stays free (timers, abort signals, messages), waking at least every ctx.sliceMs() to
  * let ctx.check() end the wait.
  */
 export async function waitWhileEqual(words: Int32Array, index: number, value: number, ctx: WaitContext): Promise<void> {
-  const spinStart = performance.now();
-  const spinMs = ctx.spinMs;
-  for (let i = 1; ; i++) {
-    if (Atomics.load(words, index) !== value) return;
-    if ((i & 63) === 0 && performance.now() - spinStart > spinMs) break;
-  }
+  if (spinUntil(() => Atomics.load(words, index) !== value, ctx.spinMs)) return;
   while (Atomics.load(words, index) === value) {
     ctx.check();
     const sliceMs = ctx.sliceMs();
