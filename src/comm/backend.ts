@@ -1,4 +1,4 @@
-import type { ErrorCodeValue } from '../errors.js';
+import { ErrorCode, type ErrorCodeValue, TscclError } from '../errors.js';
 import type { Transport } from '../transport/transport.js';
 
 /**
@@ -61,4 +61,10 @@ export interface ShrinkRequest {
   readonly name: string;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
+}
+
+/** A shrink cannot finish when a rank it keeps has died too: say so at once, naming it. */
+export function deadSurvivorError(rank: number, dead: number): TscclError {
+  return new TscclError(ErrorCode.PEER_LOST, `shrink on rank ${rank}: rank ${dead}, kept as a survivor, has died too; exclude it as well`,
+    { rank, peer: dead, origin: dead, op: 'shrink' });
 }

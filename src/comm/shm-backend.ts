@@ -3,7 +3,7 @@ import { CHANNELS, mailboxWords } from '../transport/shm/mailbox.js';
 import { ShmTransport } from '../transport/shm/shm-transport.js';
 import { spinBudgetMs } from '../transport/wait.js';
 import { ErrorCode, TscclError } from '../errors.js';
-import type { CommBackend, ShrinkRequest } from './backend.js';
+import { type CommBackend, type ShrinkRequest, deadSurvivorError } from './backend.js';
 import { CommStatus } from './status.js';
 
 /** Bytes of one rank's mailbox for a communicator of up to `maxRanks` ranks. */
@@ -70,6 +70,8 @@ export class ShmBackend implements CommBackend {
         return new ShmBackend(this.arena, request.survivors.indexOf(me), offers as number[], this.threadsInProcess, request.survivors.map((r) => this.jobRanks[r]));
       }
       if (request.signal?.aborted) throw new TscclError(ErrorCode.ABORTED, `shrink on rank ${me} was aborted by its signal`, { rank: me, op: 'shrink' });
+      const dead = request.survivors.find((r, i) => offers[i] === undefined && this.arena.isLost(this.jobRanks[r]));
+      if (dead !== undefined) throw deadSurvivorError(me, dead);
       if (performance.now() > deadline) {
         const missing = request.survivors.filter((_, i) => offers[i] === undefined);
         throw new TscclError(ErrorCode.TIMEOUT, `shrink on rank ${me} timed out after ${request.timeoutMs} ms: ranks ${missing.join(', ')} did not call it`, { rank: me, op: 'shrink', missingRanks: missing });

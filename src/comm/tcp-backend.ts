@@ -2,7 +2,7 @@ import type { ErrorCodeValue } from '../errors.js';
 import { PrefixStore, type Store } from '../store/store.js';
 import { TcpTransport, type TcpTransportOptions } from '../transport/tcp/tcp-transport.js';
 import { hostIndices } from '../topology/host-key.js';
-import type { CommBackend, ShrinkRequest, StatusBoard } from './backend.js';
+import { type CommBackend, type ShrinkRequest, type StatusBoard, deadSurvivorError } from './backend.js';
 
 /** The status board of a TCP communicator: learnt from frames, failures announced on a control channel. */
 class TcpStatus implements StatusBoard {
@@ -63,9 +63,32 @@ export class TcpBackend implements CommBackend {
 
   abandonSplit(): void {}
 
-  /** Survivors build a fresh mesh through the store, under the shrunk communicator's name. */
-  shrink(request: ShrinkRequest): Promise<CommBackend> {
-    return TcpBackend.create(request.survivors.indexOf(this.transport.rank), request.survivors.length, request.name, { ...this.options, timeoutMs: request.timeoutMs });
+  /**
+   * Survivors build a fresh mesh through the store, under the shrunk communicator's name. While
+   * they meet, this rank watches its old links: a survivor that dies meanwhile fails the shrink
+   * at once instead of at the timeout.
+   */
+  async shrink(request: ShrinkRequest): Promise<CommBackend> {
+    const me = this.transport.rank;
+    const creating = TcpBackend.create(request.survivors.indexOf(me), request.survivors.length, request.name, { ...this.options, timeoutMs: request.timeoutMs });
+    let watch: NodeJS.Timeout | undefined;
+    const deadSurvivor = new Promise<never>((_, reject) => {
+      const look = () => {
+        const dead = this.transport.lostPeers().find((r) => request.survivors.includes(r));
+        if (dead !== undefined) reject(deadSurvivorError(me, dead));
+      };
+      watch = setInterval(look, 50);
+      look();
+    });
+    try {
+      return await Promise.race([creating, deadSurvivor]);
+    } catch (err) {
+      // The meeting may still finish or fail later; close or swallow it, never leave it dangling.
+      creating.then((backend) => backend.close(), () => undefined);
+      throw err;
+    } finally {
+      clearInterval(watch);
+    }
   }
 
   wakeAll(): void {

@@ -3,6 +3,7 @@ import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { anyAddressFor, isLoopbackAddress, loopbackFor, newJobToken } from '../security/job-token.js';
 import { TcpStoreServer } from '../store/tcp-store-server.js';
+import { JobFailure } from './job-failure.js';
 import { type RankOutcomeMessage, reviveError } from './rank-script.js';
 import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
 
@@ -73,17 +74,10 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   const size = nnodes * perNode;
   const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
   const outcomes = new Map<number, RankOutcome>();
-  let firstFailure: number | undefined;
-  let stopTimer: NodeJS.Timeout | undefined;
   const children: ChildProcess[] = [];
   const stopAll = () => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); };
-  const failJob = (rank: number) => {
-    if (firstFailure !== undefined) return;
-    firstFailure = rank;
-    stopTimer = setTimeout(stopAll, graceMs);
-  };
-  const onAbort = () => { failJob(-1); stopAll(); };
-  options.signal?.addEventListener('abort', onAbort, { once: true });
+  const failure = new JobFailure({ stopAll, graceMs, signal: options.signal });
+  const failJob = (rank: number) => failure.rankFailed(rank);
   try {
     await Promise.all(Array.from({ length: perNode }, (_, local) => {
       const rank = nodeRank * perNode + local;
@@ -131,10 +125,9 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
       });
     }));
   } finally {
-    clearTimeout(stopTimer);
-    options.signal?.removeEventListener('abort', onAbort);
+    failure.dispose();
     await server?.close();
   }
   const finished = [...outcomes.values()].sort((a, b) => a.rank - b.rank);
-  return jobResult(finished, firstFailure, options.signal);
+  return jobResult(finished, failure.first, options.signal);
 }

@@ -9,6 +9,7 @@ import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { Arena } from '../memory/arena.js';
 import type { GlobalPlacement, ThreadRankBootstrap } from './bootstrap.js';
+import { JobFailure } from './job-failure.js';
 import { reviveError } from './rank-script.js';
 
 export interface RunOptions {
@@ -63,8 +64,6 @@ export async function run(options: RunOptions): Promise<RunResult> {
   const arena = Arena.create();
   const worldMailboxes = Array.from({ length: ranks }, () => allocateMailbox(arena, ranks));
   const outcomes: (RankOutcome | undefined)[] = new Array(ranks).fill(undefined);
-  let firstFailure: number | undefined;
-  let stopTimer: NodeJS.Timeout | undefined;
 
   const workers = Array.from({ length: ranks }, (_, rank) => {
     const tsccl: ThreadRankBootstrap = {
@@ -84,15 +83,13 @@ export async function run(options: RunOptions): Promise<RunResult> {
     return worker;
   });
 
+  const failure = new JobFailure({ stopAll: () => { for (const w of workers) void w.terminate(); }, graceMs, signal: options.signal });
   const failJob = (rank: number) => {
-    if (firstFailure !== undefined) return;
-    firstFailure = rank;
-    // Only communicators that include the lost rank fail; survivors may shrink and go on.
-    if (rank >= 0) arena.markLost(rank);
-    stopTimer = setTimeout(() => { for (const w of workers) void w.terminate(); }, graceMs);
+    // Every rank that dies is marked lost, not only the first: communicators that include it fail
+    // at once, and survivors can shrink it away.
+    arena.markLost(rank);
+    failure.rankFailed(rank);
   };
-  const onAbort = () => { failJob(-1); for (const w of workers) void w.terminate(); };
-  options.signal?.addEventListener('abort', onAbort, { once: true });
 
   await Promise.all(workers.map((worker, local) => new Promise<void>((done) => {
     const rank = (options.global?.rankOffset ?? 0) + local;
@@ -115,10 +112,8 @@ export async function run(options: RunOptions): Promise<RunResult> {
       done();
     });
   })));
-  clearTimeout(stopTimer);
-  options.signal?.removeEventListener('abort', onAbort);
-
-  return jobResult(outcomes as RankOutcome[], firstFailure, options.signal);
+  failure.dispose();
+  return jobResult(outcomes as RankOutcome[], failure.first, options.signal);
 }
 
 /**

@@ -56,7 +56,7 @@ export class Arena {
 
   /** Marks a job rank as lost (its thread died), for every communicator that includes it. */
   markLost(jobRank: number): void {
-    if (jobRank < 0 || jobRank >= MAX_TRACKED_RANKS) return;
+    if (jobRank < 0 || jobRank >= MAX_TRACKED_RANKS || this.isLost(jobRank)) return;
     Atomics.or(this.control, LOST_BITS + (jobRank >> 5), 1 << (jobRank & 31));
     Atomics.add(this.control, LOST_COUNT, 1);
   }

@@ -50,6 +50,17 @@ for (const [name, job] of transports) {
     });
   }
 
+  test(`${name}: a second rank dying during a shrink is named at once; shrinking again recovers`, async () => {
+    const all = await job('second-death', 4);
+    for (const rank of [0, 1]) {
+      const r = all[rank]!;
+      assert.equal(r.code, ErrorCode.PEER_LOST, `rank ${rank}: ${r.code} ${r.message}`);
+      assert.match(r.message, /rank 3, kept as a survivor, has died too; exclude it as well/);
+      assert.ok(r.ms < 2000, `rank ${rank} took ${r.ms} ms against a 4000 ms shrink timeout`);
+      assert.equal(r.recovered, 'OK', `rank ${rank}`);
+    }
+  });
+
   test(`${name}: a rank late past the timeout is named`, async () => {
     const all = await job('delay', 3);
     for (const rank of [0, 2]) {

@@ -167,6 +167,9 @@ export class TcpTransport implements Transport {
     await store.set(`tcp/${commName}/${rank}`, Buffer.from(JSON.stringify({ host, port, hostKey: myKey })), { timeoutMs: options.timeoutMs });
     const peers = Array.from({ length: nranks }, (_, peer) => peer);
     let hostKeys: string[];
+    let failed = false;
+    // On failure no socket may stay open: one left behind keeps the process alive after its work.
+    const dropAll = () => { for (const lanes of sockets.values()) for (const socket of lanes) socket?.destroy(); };
     try {
       [, hostKeys] = await Promise.all([
         accepted,
@@ -174,10 +177,17 @@ export class TcpTransport implements Transport {
           if (peer === rank) return myKey;
           const where = JSON.parse(Buffer.from(await store.get(`tcp/${commName}/${peer}`, { timeoutMs: options.timeoutMs })).toString()) as { host: string; port: number; hostKey: string };
           const lanes = options.socketsPerPeer ?? 1;
-          if (peer < rank) sockets.set(peer, await Promise.all(Array.from({ length: lanes }, (_, lane) => dialPeer(where.host, where.port, options, commId, peer, lane))));
+          if (peer < rank) {
+            sockets.set(peer, await Promise.all(Array.from({ length: lanes }, (_, lane) => dialPeer(where.host, where.port, options, commId, peer, lane))));
+            if (failed) dropAll(); // a dial that completed after the rendezvous had already failed
+          }
           return where.hostKey;
         })),
       ]);
+    } catch (err) {
+      failed = true;
+      dropAll();
+      throw err;
     } finally {
       server.close();
     }
@@ -316,6 +326,25 @@ export class TcpTransport implements Transport {
     this.heartbeatTimer.unref();
   }
 
+  /** Peers whose connection broke (or fell silent) without a goodbye: dead, as far as this rank can tell. */
+  lostPeers(): number[] {
+    this.checkHeartbeats();
+    return this.links.filter((l) => l.error?.code === ErrorCode.PEER_LOST && !l.goodbye).map((l) => l.peer);
+  }
+
+  /** A peer silent past the heartbeat timeout counts as lost from now on. */
+  private checkHeartbeats(): void {
+    const now = performance.now();
+    for (const link of this.links) {
+      if (link.lanes.length > 0 && !link.goodbye && link.error === undefined && now - link.lastHeard > this.heartbeatTimeoutMs) {
+        link.error = new TscclError(ErrorCode.PEER_LOST,
+          `Rank ${this.rank} has heard nothing from rank ${link.peer} for ${Math.round(now - link.lastHeard)} ms (heartbeat timeout ${this.heartbeatTimeoutMs} ms): its host is unreachable or it hangs`,
+          { rank: this.rank, peer: link.peer });
+        this.wake(link);
+      }
+    }
+  }
+
   /** Ends every wait on every link now, so each re-checks its context (an abort). */
   wakeAll(): void {
     for (const link of this.links) this.wake(link);
@@ -348,14 +377,8 @@ export class TcpTransport implements Transport {
 
   /** The first peer that announced a failure, whose connection broke, or that fell silent. */
   failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
-    const now = performance.now();
+    this.checkHeartbeats();
     for (const link of this.links) {
-      if (link.lanes.length > 0 && !link.goodbye && link.error === undefined && now - link.lastHeard > this.heartbeatTimeoutMs) {
-        link.error = new TscclError(ErrorCode.PEER_LOST,
-          `Rank ${this.rank} has heard nothing from rank ${link.peer} for ${Math.round(now - link.lastHeard)} ms (heartbeat timeout ${this.heartbeatTimeoutMs} ms): its host is unreachable or it hangs`,
-          { rank: this.rank, peer: link.peer });
-        this.wake(link);
-      }
       if (link.failure !== undefined) return { rank: link.failure.origin, code: link.failure.code, seq: link.failure.seq };
       if (link.error?.code === ErrorCode.PEER_LOST && !link.goodbye) return { rank: link.peer, code: ErrorCode.PEER_LOST, seq: link.lastSeq };
     }
