@@ -44,15 +44,20 @@ export function buildSchedule(shape: CallShape, rank: number, algorithm: string)
   const key = `${algorithm}|${rank}|${JSON.stringify(shape)}`;
   let schedule = cache.get(key);
   if (schedule === undefined) {
-    const generator = ALGORITHMS[shape.collective][algorithm];
-    if (generator === undefined) {
-      throw invalidArgument(
-        `Unknown algorithm '${algorithm}' for ${shape.collective}: expected one of ${algorithmNames(shape.collective).join(', ')}`,
-        { argument: 'algorithm', op: shape.collective });
-    }
-    schedule = generator(shape, rank);
+    schedule = generateSchedule(shape, rank, algorithm);
     if (cache.size >= CACHE_LIMIT) cache.clear();
     cache.set(key, schedule);
   }
   return schedule;
+}
+
+/** The schedule without the cache: for the simulator, which builds thousands of ranks' schedules once. */
+export function generateSchedule(shape: CallShape, rank: number, algorithm: string): Schedule {
+  const generator = ALGORITHMS[shape.collective][algorithm];
+  if (generator === undefined) {
+    throw invalidArgument(
+      `Unknown algorithm '${algorithm}' for ${shape.collective}: expected one of ${algorithmNames(shape.collective).join(', ')}`,
+      { argument: 'algorithm', op: shape.collective });
+  }
+  return generator(shape, rank);
 }

@@ -4,6 +4,8 @@ import { benchCommand } from './bench-command.js';
 import { launchCommand } from './launch-command.js';
 import { paramsCommand } from './params-command.js';
 import { runCommand } from './run-command.js';
+import { simCommand } from './sim-command.js';
+import { topoCommand } from './topo-command.js';
 import { traceCommand } from './trace-command.js';
 
 /** Entry point of the `tsccl` command; returns the process exit code. */
@@ -19,6 +21,8 @@ export async function main(argv: string[]): Promise<number> {
   benchCommand(program, format(), (code) => { exitCode = code; });
   paramsCommand(program, format());
   traceCommand(program, format());
+  topoCommand(program, format);
+  simCommand(program, format);
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;

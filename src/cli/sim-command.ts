@@ -1,0 +1,138 @@
+import { InvalidArgumentError, type Command, Option } from 'commander';
+import { BENCH_OP_NAMES, benchOp, parseSize, sweepSizes } from '../bench/bench-ops.js';
+import { invalidArgument } from '../errors.js';
+import { formatSimTable } from '../sim/format-sim.js';
+import { type GroupKind, layoutGroups, linkUsage } from '../sim/link-usage.js';
+import { protocolsFrom } from '../sim/protocols.js';
+import { type SimMode, type SimRow, simulateRow } from '../sim/simulate.js';
+import { MODELS, trainingStep } from '../sim/training.js';
+import { loadTopology } from '../topology/load-topology.js';
+import { TopologyGraph } from '../topology/topology-graph.js';
+import { parsePositiveInt } from './parse.js';
+import { addTopologyOptions, presetOptions } from './topology-options.js';
+
+const guard = <T>(parse: () => T): T => {
+  try {
+    return parse();
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+};
+
+/** Above this many ranks `--mode auto` uses the analytical model. */
+const FLOW_MODE_MAX_RANKS = 2048;
+
+const write = (text: string) => process.stdout.write(`${text}\n`);
+
+export function simCommand(program: Command, format: () => Option): void {
+  const sim = addTopologyOptions(program.command('sim')
+    .description('predict collectives on a modelled cluster (nccl-tests table); `sim links`, `sim train`')
+    .argument('[what]', 'nothing for the table, "links" for per-device link use, "train" for a training step')
+    .requiredOption('--topo <topology>', 'preset name or topology .json file')
+    .option('-o, --op <op>', `collective: ${BENCH_OP_NAMES.join(', ')}`, (v) => guard(() => benchOp(v).name), 'all_reduce')
+    .option('-b, --minbytes <size>', 'smallest size', (v) => guard(() => parseSize(v, '--minbytes')), 8)
+    .option('-e, --maxbytes <size>', 'largest size', (v) => guard(() => parseSize(v, '--maxbytes')), 1024 ** 3)
+    .option('-f, --stepfactor <factor>', 'multiply the size by this between rows', (v) => guard(() => { const f = Number(v); if (!(f >= 1)) throw new Error(`--stepfactor must be >= 1, got '${v}'`); return f; }), 2)
+    .option('-i, --stepbytes <size>', 'add this between rows when the factor is 1', (v) => guard(() => parseSize(v, '--stepbytes')), 1024 * 1024)
+    .option('-r, --root <rank>', 'root of rooted collectives', (v) => parsePositiveInt(String(Number(v) + 1), '--root') - 1, 0)
+    .option('--algo <name>', 'run this algorithm instead of the fastest predicted')
+    .option('--proto <list>', 'protocols to consider: LL, LL128, Simple (comma separated)')
+    .addOption(new Option('--nvls <on|off>', 'in-switch reduction where the switch has it').choices(['on', 'off']).default('on'))
+    .addOption(new Option('--mode <mode>', 'flow engine, analytical model, or auto (flow up to 2048 ranks)').choices(['auto', 'flow', 'analytical']).default('auto'))
+    .option('--links', 'also print the per-link utilisation of the largest size')
+    .option('--tp <n>', 'links/train: tensor-parallel size', (v) => parsePositiveInt(v, '--tp'), 1)
+    .option('--pp <n>', 'links/train: pipeline-parallel size', (v) => parsePositiveInt(v, '--pp'), 1)
+    .option('--dp <n>', 'links/train: data-parallel size (train: default fills the topology)', (v) => parsePositiveInt(v, '--dp'))
+    .option('--ep <n>', 'train: expert-parallel size', (v) => parsePositiveInt(v, '--ep'), 1)
+    .addOption(new Option('--group <kind>', 'links: which groups communicate').choices(['tp', 'dp', 'pp']).default('tp'))
+    .option('--ranks <lists>', 'links: explicit groups, e.g. "0,1,2,3;4,5,6,7"')
+    .option('--size <size>', 'links: bytes each group moves', (v) => guard(() => parseSize(v, '--size')), 64 * 1024 ** 2)
+    .option('--model <name>', `train: ${Object.keys(MODELS).join(', ')}`, 'gpt3-175b')
+    .option('--micro-batch <n>', 'train: sequences per micro-batch', (v) => parsePositiveInt(v, '--micro-batch'), 1)
+    .option('--global-batch <n>', 'train: sequences per step (default: 8 micro-batches per pipeline)', (v) => parsePositiveInt(v, '--global-batch'))
+    .option('--grad-bytes <n>', 'train: bytes per gradient element in the DP reduction', (v) => parsePositiveInt(v, '--grad-bytes'), 2)
+    .option('--sequence-parallel', 'train: TP uses all-gather + reduce-scatter'))
+    .addOption(format());
+  sim.action((what: string | undefined, flags: Record<string, unknown>) => {
+    const topology = loadTopology(flags.topo as string, presetOptions(flags));
+    const graph = new TopologyGraph(topology);
+    const ranks = graph.accelerators;
+    const mode: SimMode = flags.mode === 'auto' ? (ranks.length > FLOW_MODE_MAX_RANKS ? 'analytical' : 'flow') : flags.mode as SimMode;
+    const nvls = flags.nvls === 'on';
+    const json = flags.format === 'json';
+    if (what === undefined) {
+      const op = flags.op as SimRow['op'];
+      if (BENCH_OPS_ROOTED.has(op) && (flags.root as number) >= ranks.length) throw invalidArgument(`--root ${flags.root as number} must be below the ${ranks.length} ranks`, { argument: '--root' });
+      const protocols = protocolsFrom(flags.proto as string | undefined);
+      const started = performance.now();
+      const rows = sweepSizes(flags.minbytes as number, flags.maxbytes as number, flags.stepfactor as number, flags.stepbytes as number).map((bytes) => simulateRow(graph, ranks, {
+        op, bytes, algorithm: flags.algo as string | undefined, protocols, mode, nvls, elementBytes: 4, root: flags.root as number,
+      }));
+      const seconds = (performance.now() - started) / 1000;
+      if (json) {
+        write(JSON.stringify({ tool: 'tsccl sim', topology: topology.name, ranks: ranks.length, mode, rows: rows.map(({ links, ...row }) => ({ ...row, dtype: 'float32', redop: row.reduces ? 'sum' : 'none', inPlace: false, wrong: null, ...(flags.links ? { links } : {}) })), simSeconds: seconds }, null, 2));
+        return;
+      }
+      write(formatSimTable(rows, [`tsccl sim ${op} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`, `simulated in ${seconds.toFixed(2)} s`]));
+      if (flags.links && rows.length > 0) {
+        const last = rows[rows.length - 1];
+        write(`# links at ${last.bytes} B (utilisation = bytes / (sustained bandwidth x call time)):`);
+        for (const l of last.links.slice(0, 40)) write(`  ${l.link.padEnd(36)} ${l.kind.padEnd(10)} ${(l.utilisation * 100).toFixed(1).padStart(6)}%  ${(l.bytes / 1e6).toFixed(1)} MB`);
+      }
+      return;
+    }
+    if (what === 'links') {
+      const groups = flags.ranks !== undefined ? parseGroups(flags.ranks as string) : groupsOf(flags, ranks.length);
+      const report = linkUsage(graph, groups, { op: flags.group === 'pp' ? 'sendrecv' : 'all_reduce', bytes: flags.size as number, mode, nvls });
+      if (json) { write(JSON.stringify({ tool: 'tsccl sim links', topology: topology.name, ...report, rows: report.rows.map(({ links, ...r }) => r) }, null, 2)); return; }
+      write(`# tsccl sim links on ${topology.name}: ${flags.group as string} groups ${JSON.stringify(groups.slice(0, 8))}${groups.length > 8 ? ' ...' : ''}, ${report.bytes} B each`);
+      write(`#${'device'.padStart(16)}${'group'.padStart(7)}  links carrying traffic (used/total by family)      peak util`);
+      for (const d of report.devices) {
+        const fams = Object.keys(d.total).map((f) => `${f} ${d.used[f] ?? 0}/${d.total[f]}`).join(', ');
+        write(` ${d.device.padStart(16)}${String(d.group).padStart(7)}  ${fams.padEnd(48)}${(d.peakUtilisation * 100).toFixed(0).padStart(8)}%`);
+      }
+      for (const [g, row] of report.rows.entries()) write(`# group ${g}: ${row.algorithm} ${row.protocol}, ${row.timeUs.toFixed(1)} us, busbw ${row.busbwGBs.toFixed(1)} GB/s`);
+      return;
+    }
+    if (what === 'train') {
+      const model = MODELS[flags.model as string];
+      if (model === undefined) throw invalidArgument(`--model ${flags.model as string} is not known: expected one of ${Object.keys(MODELS).join(', ')}`, { argument: '--model' });
+      const tp = flags.tp as number;
+      const pp = flags.pp as number;
+      const dp = (flags.dp as number | undefined) ?? Math.max(1, Math.floor(ranks.length / (tp * pp)));
+      const microBatch = flags.microBatch as number;
+      const report = trainingStep(graph, model, {
+        tp, pp, dp, ep: flags.ep as number, microBatch, globalBatch: (flags.globalBatch as number | undefined) ?? microBatch * dp * 8 * pp,
+        activationBytes: 2, gradientBytes: flags.gradBytes as number, sequenceParallel: flags.sequenceParallel === true,
+      }, mode, nvls);
+      if (json) { write(JSON.stringify({ tool: 'tsccl sim train', topology: topology.name, ...report }, null, 2)); return; }
+      write(`# tsccl sim train: ${model.name} on ${topology.name}, tp ${tp} pp ${pp} dp ${dp} ep ${flags.ep as number}, ${report.microBatchesPerStep} micro-batches of ${microBatch} per step`);
+      write(`#${'group'.padStart(6)}${'size'.padStart(6)}  ${'collective'.padEnd(15)}${'calls'.padStart(7)}${'MB/call'.padStart(10)}${'us/call'.padStart(11)}${'ms/step'.padStart(10)}  ${'algorithm'.padEnd(15)}bound by`);
+      for (const c of report.collectives) {
+        write(` ${c.group.padStart(6)}${String(c.groupSize).padStart(6)}  ${c.op.padEnd(15)}${String(c.callsPerStep).padStart(7)}${(c.bytesPerCall / 1e6).toFixed(2).padStart(10)}${c.timePerCallUs.toFixed(1).padStart(11)}${(c.timePerStepUs / 1000).toFixed(2).padStart(10)}  ${c.algorithm.padEnd(15)}${c.bottleneck}`);
+        write(`#${''.padStart(14)}${c.purpose}`);
+      }
+      write(`# communication per step: ${(report.totalUs / 1000).toFixed(1)} ms if nothing overlaps`);
+      return;
+    }
+    throw invalidArgument(`tsccl sim ${what}: expected nothing, "links" or "train"`, { argument: 'what' });
+  });
+}
+
+const BENCH_OPS_ROOTED = new Set(['broadcast', 'reduce', 'gather', 'scatter']);
+
+function parseGroups(text: string): number[][] {
+  return text.split(';').filter((g) => g.trim() !== '').map((g) => g.split(',').map((r) => {
+    const n = Number(r.trim());
+    if (!Number.isInteger(n) || n < 0) throw invalidArgument(`--ranks '${text}': '${r}' is not a rank`, { argument: '--ranks' });
+    return n;
+  }));
+}
+
+function groupsOf(flags: Record<string, unknown>, available: number): number[][] {
+  const tp = flags.tp as number;
+  const pp = flags.pp as number;
+  const dp = (flags.dp as number | undefined) ?? Math.max(1, Math.floor(available / (tp * pp)));
+  if (tp * pp * dp > available) throw invalidArgument(`tp ${tp} x pp ${pp} x dp ${dp} needs ${tp * pp * dp} accelerators; the topology has ${available}`, { argument: '--tp' });
+  return layoutGroups({ tp, pp, dp }, flags.group as GroupKind);
+}

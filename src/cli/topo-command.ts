@@ -1,0 +1,38 @@
+import type { Command, Option } from 'commander';
+import { LINK_KINDS } from '../topology/catalog.js';
+import { loadTopology } from '../topology/load-topology.js';
+import { topologyJsonSchema } from '../topology/topology-schema.js';
+import { TopologyGraph } from '../topology/topology-graph.js';
+import { addTopologyOptions, presetOptions } from './topology-options.js';
+
+export function topoCommand(program: Command, format: () => Option): void {
+  const topo = program.command('topo').description('hardware topologies: show a preset or file, print the file schema');
+  addTopologyOptions(topo.command('show')
+    .description('devices and links of a preset or topology file, with per-direction bandwidth')
+    .argument('<topology>', 'preset name or .json file'))
+    .addOption(format())
+    .action((spec: string, flags: Record<string, unknown>) => {
+      const topology = loadTopology(spec, presetOptions(flags));
+      if (flags.format === 'json') {
+        process.stdout.write(`${JSON.stringify(topology, null, 2)}\n`);
+        return;
+      }
+      const graph = new TopologyGraph(topology);
+      const lines = [`# ${topology.name}: ${topology.description ?? ''}`, `# ${graph.accelerators.length} accelerators, ${topology.devices.length} devices, ${topology.links.length} link bundles`];
+      const kinds = new Map<string, number>();
+      for (const d of topology.devices) kinds.set(d.kind, (kinds.get(d.kind) ?? 0) + 1);
+      lines.push(`# devices: ${[...kinds].map(([k, c]) => `${c} ${k}`).join(', ')}`);
+      lines.push(`#${'a'.padStart(20)}  ${'b'.padEnd(20)}${'kind'.padEnd(12)}${'links'.padStart(6)}${'raw GB/s'.padStart(10)}${'sustained'.padStart(11)}${'latency us'.padStart(12)}`);
+      for (const link of topology.links) {
+        const c = LINK_KINDS[link.kind];
+        const raw = (link.gbps ?? c.gbps) * link.count;
+        const sustained = raw * (link.efficiency ?? c.efficiency);
+        lines.push(` ${link.a.padStart(20)}  ${link.b.padEnd(20)}${link.kind.padEnd(12)}${String(link.count).padStart(6)}${raw.toFixed(1).padStart(10)}${sustained.toFixed(1).padStart(11)}${(link.latencyUs ?? c.latencyUs).toFixed(2).padStart(12)}`);
+      }
+      lines.push('# bandwidths are per direction; links are full duplex');
+      process.stdout.write(`${lines.join('\n')}\n`);
+    });
+  topo.command('schema')
+    .description('JSON Schema of the topology file format')
+    .action(() => { process.stdout.write(`${JSON.stringify(topologyJsonSchema(), null, 2)}\n`); });
+}

@@ -1,0 +1,26 @@
+import { type Command, Option } from 'commander';
+import { FABRICS, NIC_FAMILIES } from '../topology/presets/cluster.js';
+import type { PresetOptions } from '../topology/presets/presets.js';
+import { parsePositiveInt } from './parse.js';
+
+/** The preset flags `tsccl topo show` and `tsccl sim` share. */
+export function addTopologyOptions(command: Command): Command {
+  return command
+    .option('--gpus <n>', 'use N accelerators of each server', (v) => parsePositiveInt(v, '--gpus'))
+    .option('--nodes <n>', 'servers joined by the network fabric', (v) => parsePositiveInt(v, '--nodes'))
+    .option('--nics-per-node <k>', 'NICs per server', (v) => parsePositiveInt(v, '--nics-per-node'))
+    .option('--nic-gbps <g>', 'line rate of each NIC in Gb/s', (v) => parsePositiveInt(v, '--nic-gbps'))
+    .addOption(new Option('--nic-kind <kind>', 'NIC family').choices([...NIC_FAMILIES]))
+    .addOption(new Option('--fabric <fabric>', 'how servers are joined (rail: NIC i of every server on leaf i)').choices([...FABRICS]))
+    .option('--pcie-gen <n>', 'pcie-server: PCIe generation 3-6', (v) => parsePositiveInt(v, '--pcie-gen'))
+    .option('--gpus-per-switch <n>', 'pcie-server: GPUs behind each PCIe switch', (v) => parsePositiveInt(v, '--gpus-per-switch'))
+    .option('--sockets <n>', 'pcie-server: CPU sockets', (v) => parsePositiveInt(v, '--sockets'));
+}
+
+export function presetOptions(flags: Record<string, unknown>): PresetOptions {
+  return {
+    gpus: flags.gpus as number | undefined, nodes: flags.nodes as number | undefined, nicsPerNode: flags.nicsPerNode as number | undefined,
+    nicGbps: flags.nicGbps as number | undefined, nicKind: flags.nicKind as PresetOptions['nicKind'], fabric: flags.fabric as PresetOptions['fabric'],
+    pcieGen: flags.pcieGen as number | undefined, gpusPerSwitch: flags.gpusPerSwitch as number | undefined, sockets: flags.sockets as number | undefined,
+  };
+}

@@ -1,0 +1,145 @@
+import { SWITCH_KINDS } from '../topology/catalog.js';
+import type { TopologyGraph } from '../topology/topology-graph.js';
+import type { SimCall } from './flow-sim.js';
+import { PROTOCOLS } from './protocols.js';
+
+/**
+ * The analytical (alpha-beta) model: each algorithm's time as steps x per-step latency plus
+ * bytes over the bandwidth of the link class that bounds it, from a summary of the topology
+ * taken once (two routes, not n^2). It is what makes 100,000 ranks answerable in well under a
+ * second, and what ranks candidates before the flow engine runs the best. It follows the flow
+ * engine's conventions (channels, protocols, pipelining chunks) so the two agree on
+ * uncontended patterns; only the flow engine sees contention between concurrent flows.
+ */
+export interface TopologySummary {
+  readonly n: number;
+  readonly hosts: number;
+  /** Ranks on the largest host. */
+  readonly perHost: number;
+  /** Scale-up bandwidth out of one accelerator (bytes/us, all its links). */
+  readonly upBandwidth: number;
+  /** Bandwidth between two accelerators of a host along their route (bytes/us). */
+  readonly pairBandwidth: number;
+  /** True when accelerators of a host have direct links to each other (a mesh). */
+  readonly mesh: boolean;
+  readonly intraLatency: number;
+  readonly interLatency: number;
+  /** One NIC's path bandwidth between hosts (bytes/us). */
+  readonly nicBandwidth: number;
+  readonly nicsPerHost: number;
+  readonly reductionEfficiency: number;
+}
+
+const summaries = new WeakMap<TopologyGraph, Map<string, TopologySummary>>();
+
+export function summarize(graph: TopologyGraph, rankDevices: readonly number[]): TopologySummary {
+  const key = `${rankDevices.length}:${rankDevices[0]}:${rankDevices[1]}:${rankDevices[rankDevices.length - 1]}`;
+  let byRanks = summaries.get(graph);
+  if (byRanks === undefined) { byRanks = new Map(); summaries.set(graph, byRanks); }
+  const cached = byRanks.get(key);
+  if (cached !== undefined) return cached;
+  const hostOf = (r: number) => graph.devices[rankDevices[r]].host ?? 0;
+  const hostCounts = new Map<number, number>();
+  rankDevices.forEach((_, r) => hostCounts.set(hostOf(r), (hostCounts.get(hostOf(r)) ?? 0) + 1));
+  const first = rankDevices[0];
+  const sameHost = rankDevices.findIndex((_, r) => r > 0 && hostOf(r) === hostOf(0));
+  const otherHost = rankDevices.findIndex((_, r) => hostOf(r) !== hostOf(0));
+  const bottleneck = (path: Int32Array) => Math.min(...Array.from(path, (l) => graph.links[l].capacity));
+  const upLinks = graph.links.filter((l) => l.from === first && l.family === 'scale-up');
+  const intraPath = sameHost > 0 ? graph.route(first, rankDevices[sameHost]) : undefined;
+  const interPath = otherHost > 0 ? graph.route(first, rankDevices[otherHost]) : undefined;
+  const hostZero = rankDevices.filter((_, r) => hostOf(r) === hostOf(0));
+  const summary: TopologySummary = {
+    n: rankDevices.length,
+    hosts: hostCounts.size,
+    perHost: Math.max(...hostCounts.values()),
+    upBandwidth: upLinks.length > 0 ? upLinks.reduce((a, l) => a + l.capacity, 0) : (intraPath ? bottleneck(intraPath) : Infinity),
+    pairBandwidth: intraPath ? bottleneck(intraPath) : Infinity,
+    mesh: intraPath !== undefined && intraPath.length === 1,
+    intraLatency: intraPath ? graph.routeLatency(intraPath) : 0,
+    interLatency: interPath ? graph.routeLatency(interPath) : 0,
+    nicBandwidth: interPath ? bottleneck(interPath) : Infinity,
+    nicsPerHost: new Set(hostZero.map((d) => graph.devices[d].nic ?? '')).size,
+    reductionEfficiency: Math.max(0, ...upLinks.map((l) => {
+      const to = graph.devices[l.to];
+      return to.kind === 'switch' && to.switchKind ? SWITCH_KINDS[to.switchKind].reductionEfficiency : 0;
+    })),
+  };
+  byRanks.set(key, summary);
+  return summary;
+}
+
+export interface Estimate {
+  readonly timeUs: number;
+  readonly channels: number;
+  /** The link class that bounds the bandwidth term. */
+  readonly bound: 'scale-up' | 'network' | 'latency';
+}
+
+/** Pipelining chunks, as the flow engine uses them for non-ring algorithms. */
+const rounds = (bytes: number) => Math.max(1, Math.min(16, Math.ceil(bytes / (512 * 1024))));
+
+export function analyticalTime(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): Estimate {
+  const s = summarize(graph, rankDevices);
+  const p = PROTOCOLS[call.protocol];
+  const n = s.n;
+  const k = s.perHost;
+  const multi = s.hosts > 1;
+  const aIntra = s.intraLatency + p.stepUs;
+  const aInter = s.interLatency + p.stepUs + p.netStepUs;
+  const wire = (bytes: number) => bytes / p.efficiency;
+  const bytes = call.count * call.elementBytes;
+  const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
+  const bound = (up: number, net: number): Estimate['bound'] => (net < up ? 'network' : 'scale-up');
+  const result = (timeUs: number, channels: number, b: Estimate['bound']): Estimate => ({ timeUs: p.baseUs + timeUs, channels, bound: b });
+  if (n === 1) return result(0, 1, 'latency');
+  // A network step costs aInter; on a ring, steps that cross hosts are hosts/n of all steps.
+  const stepLatency = (steps: number) => steps * aIntra + (multi ? (steps * s.hosts) / n : 0) * (aInter - aIntra);
+  switch (call.algorithm) {
+    case 'ring': {
+      const meshChannels = s.mesh ? Math.max(1, k - 1) : 1;
+      const channels = Math.min(16, Math.max(meshChannels, multi ? s.nicsPerHost : 1));
+      const intraPerChannel = s.mesh ? s.pairBandwidth : s.upBandwidth / channels;
+      const interPerChannel = multi ? (s.nicBandwidth * Math.min(channels, s.nicsPerHost)) / channels : Infinity;
+      const perChannel = Math.min(intraPerChannel, interPerChannel);
+      const steps = call.collective === 'allReduce' ? 2 * (n - 1) : n - 1;
+      const piece = call.collective === 'allReduce' ? bytes / n : bytes;
+      return result(stepLatency(steps) + steps * wire(piece / channels) / perChannel, channels, bound(intraPerChannel, interPerChannel));
+    }
+    case 'direct': {
+      const r = rounds(bytes / n);
+      const intra = s.mesh ? wire(bytes / n) / s.pairBandwidth : wire(((k - 1) * bytes) / n) / s.upBandwidth;
+      const inter = multi ? wire((k * (n - k) * bytes) / n) / (s.nicBandwidth * s.nicsPerHost) : 0;
+      return result(2 * (r * (multi ? aInter : aIntra) + Math.max(intra, inter)), 1, bound(intra, inter));
+    }
+    case 'nvls':
+      return result(2 * aIntra + wire(bytes * (1 + 1 / n)) / (s.upBandwidth * s.reductionEfficiency), 1, 'scale-up');
+    case 'hierarchical': {
+      const local = wire((k - 1) * bytes) / s.upBandwidth;
+      const leaders = s.hosts;
+      const factor = call.collective === 'allReduce' ? 2 : 1;
+      const across = leaders > 1 ? factor * (leaders - 1) * (aInter + wire(bytes / leaders) / s.nicBandwidth) : 0;
+      return result(2 * (aIntra + local) + across, 1, bound(local, across));
+    }
+    case 'binomial_tree': {
+      const r = rounds(bytes);
+      const link = Math.min(s.pairBandwidth, multi ? s.nicBandwidth : Infinity);
+      return result((log2n + r - 1) * ((multi ? aInter : aIntra) + wire(bytes / r) / link), 1, bound(s.pairBandwidth, multi ? s.nicBandwidth : Infinity));
+    }
+    case 'pairwise': {
+      const remote = multi ? (n - k) / (n - 1) : 0;
+      const perStep = (1 - remote) * wire(bytes) / s.pairBandwidth + remote * wire(bytes * k) / (s.nicBandwidth * s.nicsPerHost);
+      return result((n - 1) * ((multi ? remote * aInter + (1 - remote) * aIntra : aIntra) + perStep), 1, bound(s.pairBandwidth, multi ? s.nicBandwidth : Infinity));
+    }
+    case 'linear': {
+      const link = Math.min(s.upBandwidth, multi ? s.nicBandwidth * s.nicsPerHost : Infinity);
+      return result((multi ? aInter : aIntra) + wire((n - 1) * bytes) / link, 1, bound(s.upBandwidth, multi ? s.nicBandwidth * s.nicsPerHost : Infinity));
+    }
+    case 'recursive_doubling':
+      return result(log2n * ((multi ? aInter : aIntra) + wire(bytes) / Math.min(s.pairBandwidth, s.nicBandwidth)), 1, 'latency');
+    case 'dissemination':
+      return result(log2n * (multi ? aInter : aIntra), 1, 'latency');
+    default:
+      throw new Error(`no analytical model for algorithm ${call.algorithm}`);
+  }
+}

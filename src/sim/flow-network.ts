@@ -1,0 +1,149 @@
+import type { EventQueue } from './event-queue.js';
+
+interface Flow {
+  readonly path: Int32Array;
+  remaining: number;
+  rate: number;
+  since: number;
+  version: number;
+  /** When the drain event now queued fires. */
+  due: number;
+  /** Position in each path link's flow list, for O(1) removal. */
+  readonly slots: Int32Array;
+  readonly onDrained: () => void;
+  mark: number;
+}
+
+/**
+ * Flow-level network: concurrent transfers share every link they cross with max-min fairness
+ * (progressive filling: the most contended link fixes the rate of its flows, their usage is
+ * taken off the other links, repeat). Rates are recomputed only for the flows connected to a
+ * change through shared links, once per instant however many flows start or end in it.
+ */
+export class FlowNetwork {
+  /** Bytes that crossed each link (for utilisation and the bottleneck report). */
+  readonly carried: Float64Array;
+  private readonly linkFlows: Flow[][];
+  private readonly dirty: number[] = [];
+  private recomputeQueued = false;
+  private markEpoch = 0;
+  private readonly linkMark: Int32Array;
+  private readonly remCap: Float64Array;
+  private readonly unfrozen: Int32Array;
+
+  private readonly queue: EventQueue;
+  private readonly capacity: Float64Array;
+
+  constructor(queue: EventQueue, capacity: Float64Array) {
+    this.queue = queue;
+    this.capacity = capacity;
+    const n = capacity.length;
+    this.carried = new Float64Array(n);
+    this.linkFlows = Array.from({ length: n }, () => []);
+    this.linkMark = new Int32Array(n);
+    this.remCap = new Float64Array(n);
+    this.unfrozen = new Int32Array(n);
+  }
+
+  /** Starts moving `bytes` along `path` now; `onDrained` runs when the last byte has left. */
+  start(path: Int32Array, bytes: number, onDrained: () => void): void {
+    for (let i = 0; i < path.length; i++) this.carried[path[i]] += bytes;
+    if (bytes <= 0 || path.length === 0) {
+      this.queue.at(this.queue.now, onDrained);
+      return;
+    }
+    const flow: Flow = { path, remaining: bytes, rate: 0, since: this.queue.now, version: 0, due: -1, slots: new Int32Array(path.length), onDrained, mark: 0 };
+    for (let i = 0; i < path.length; i++) {
+      const list = this.linkFlows[path[i]];
+      flow.slots[i] = list.length;
+      list.push(flow);
+      this.dirty.push(path[i]);
+    }
+    this.queueRecompute();
+  }
+
+  private finish(flow: Flow): void {
+    for (let i = 0; i < flow.path.length; i++) {
+      const link = flow.path[i];
+      const list = this.linkFlows[link];
+      const slot = flow.slots[i];
+      const last = list.pop()!;
+      if (last !== flow) {
+        list[slot] = last;
+        last.slots[last.path.indexOf(link)] = slot;
+      }
+      this.dirty.push(link);
+    }
+    this.queueRecompute();
+    flow.onDrained();
+  }
+
+  private queueRecompute(): void {
+    if (this.recomputeQueued) return;
+    this.recomputeQueued = true;
+    this.queue.at(this.queue.now, () => this.recompute());
+  }
+
+  private recompute(): void {
+    this.recomputeQueued = false;
+    const now = this.queue.now;
+    const epoch = ++this.markEpoch;
+    // The component: every link reachable from a changed link through flows that share links.
+    const links: number[] = [];
+    const flows: Flow[] = [];
+    const stack = this.dirty.splice(0);
+    while (stack.length > 0) {
+      const link = stack.pop()!;
+      if (this.linkMark[link] === epoch) continue;
+      this.linkMark[link] = epoch;
+      links.push(link);
+      for (const flow of this.linkFlows[link]) {
+        if (flow.mark === epoch) continue;
+        flow.mark = epoch;
+        flows.push(flow);
+        for (let i = 0; i < flow.path.length; i++) if (this.linkMark[flow.path[i]] !== epoch) stack.push(flow.path[i]);
+      }
+    }
+    for (const flow of flows) {
+      flow.remaining = Math.max(0, flow.remaining - flow.rate * (now - flow.since));
+      flow.since = now;
+      flow.rate = -1;
+    }
+    // Progressive filling over the component.
+    for (const link of links) {
+      this.remCap[link] = this.capacity[link];
+      this.unfrozen[link] = this.linkFlows[link].length;
+    }
+    let left = flows.length;
+    while (left > 0) {
+      let best = -1;
+      let bestShare = Infinity;
+      for (const link of links) {
+        const count = this.unfrozen[link];
+        if (count > 0) {
+          const share = this.remCap[link] / count;
+          if (share < bestShare) { bestShare = share; best = link; }
+        }
+      }
+      if (best < 0) break;
+      for (const flow of this.linkFlows[best]) {
+        if (flow.rate >= 0) continue;
+        flow.rate = bestShare;
+        left--;
+        for (let i = 0; i < flow.path.length; i++) {
+          const link = flow.path[i];
+          this.remCap[link] -= bestShare;
+          this.unfrozen[link]--;
+        }
+      }
+    }
+    for (const flow of flows) {
+      const due = now + flow.remaining / Math.max(flow.rate, 1e-9);
+      // An unchanged rate leaves the queued drain event valid; skip re-queuing it.
+      if (Math.abs(due - flow.due) <= 1e-9 * due) continue;
+      const version = ++flow.version;
+      flow.due = due;
+      this.queue.at(due, () => { if (flow.version === version) this.finish(flow); });
+    }
+  }
+}

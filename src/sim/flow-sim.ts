@@ -1,0 +1,205 @@
+import { generateSchedule } from '../algorithms/registry.js';
+import { type CallShape, type Collective, splitEven } from '../algorithms/schedule.js';
+import { SWITCH_KINDS } from '../topology/catalog.js';
+import type { TopologyGraph } from '../topology/topology-graph.js';
+import { channelRings } from './channel-rings.js';
+import { EventQueue } from './event-queue.js';
+import { FlowNetwork } from './flow-network.js';
+import { PROTOCOLS, type ProtocolName } from './protocols.js';
+import { type Program, STEP_LOCAL, STEP_RECV, STEP_SEND, programsOf } from './schedule-program.js';
+
+export interface SimCall {
+  readonly collective: Collective;
+  /** Elements per rank as CallShape counts them (per peer for allToAll, per rank for allGather). */
+  readonly count: number;
+  readonly elementBytes: number;
+  readonly root: number;
+  readonly algorithm: string;
+  readonly protocol: ProtocolName;
+}
+
+export interface SimOutcome {
+  readonly timeUs: number;
+  readonly channels: number;
+  /** Bytes each directed link carried (on the wire, protocol overhead included). */
+  readonly linkBytes: Float64Array;
+}
+
+/** Algorithms that are rings over the ranks, which the simulator runs as several channel rings. */
+const RING_ALGORITHMS = new Set(['ring']);
+/** Non-ring algorithms pipeline in chunks no smaller than this... */
+const MIN_CHUNK_BYTES = 512 * 1024;
+/** ...and no more than this many per call, as a GPU library keeps a bounded number of steps in flight. */
+const MAX_ROUNDS = 16;
+
+/** Dense host index of every rank, as CallShape.hosts wants it. */
+export function rankHosts(graph: TopologyGraph, rankDevices: readonly number[]): number[] {
+  const dense = new Map<number, number>();
+  return rankDevices.map((d) => {
+    const host = graph.devices[d].host ?? 0;
+    if (!dense.has(host)) dense.set(host, dense.size);
+    return dense.get(host)!;
+  });
+}
+
+/**
+ * Runs one collective call on a topology at flow level: every rank's schedule, exactly as the
+ * executor would get it, walked step by step; sends become flows along routed links, shared
+ * max-min fairly with every other flow in flight; a receive waits for its message to arrive
+ * (data drained, plus the route's latency and the protocol's per-step cost). Ring algorithms
+ * run as several channels (rings in different orders, each on its share of the data), as
+ * NCCL does to use every NIC and every link of a mesh.
+ */
+export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {
+  if (call.algorithm === 'nvls') return simulateNvls(graph, rankDevices, call);
+  const n = rankDevices.length;
+  const protocol = PROTOCOLS[call.protocol];
+  const rings = RING_ALGORITHMS.has(call.algorithm) ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
+  const hosts = rankHosts(graph, rankDevices);
+  const queue = new EventQueue();
+  const capacity = Float64Array.from(graph.links, (l) => l.capacity);
+  const network = new FlowNetwork(queue, capacity);
+
+  interface Slot { time: number; waiter: Runner | undefined }
+  interface Runner { readonly program: Program; readonly device: number; readonly rank: number; readonly key: number; pc: number }
+  // Messages of one ordered pair on one channel match in order. A receiver may arrive before
+  // its message is posted and a sender before the receiver: whichever comes first makes the slot.
+  const mailboxes = new Map<number, { slots: Slot[]; head: number; posted: number }>();
+  const mailbox = (key: number) => {
+    let box = mailboxes.get(key);
+    if (box === undefined) { box = { slots: [], head: 0, posted: 0 }; mailboxes.set(key, box); }
+    return box;
+  };
+  const slotAt = (slots: Slot[], index: number): Slot => {
+    while (slots.length <= index) slots.push({ time: -1, waiter: undefined });
+    return slots[index];
+  };
+  const overheads = new Map<number, number>();
+  const stepOverhead = (src: number, dst: number, path: Int32Array) => {
+    const pair = src * graph.devices.length + dst;
+    let cost = overheads.get(pair);
+    if (cost === undefined) {
+      const crossesNetwork = Array.from(path).some((l) => graph.links[l].family === 'network');
+      cost = graph.routeLatency(path) + protocol.stepUs + (crossesNetwork ? protocol.netStepUs : 0);
+      overheads.set(pair, cost);
+    }
+    return cost;
+  };
+  let finished = 0;
+  let runners = 0;
+  let lastDone = 0;
+
+  const advance = (runner: Runner): void => {
+    const { program } = runner;
+    const length = program.kinds.length;
+    while (runner.pc < length) {
+      const pc = runner.pc;
+      const kind = program.kinds[pc];
+      const peer = program.peers[pc];
+      if (kind === STEP_SEND) {
+        const box = mailbox((runner.key * n + runner.rank) * n + peer);
+        const slot = slotAt(box.slots, box.posted++);
+        const peerDevice = deviceOf(runner.key, peer);
+        const path = graph.route(runner.device, peerDevice);
+        const delay = stepOverhead(runner.device, peerDevice, path);
+        network.start(path, program.bytes[pc] / protocol.efficiency, () => queue.at(queue.now + delay, () => {
+          slot.time = queue.now;
+          const waiter = slot.waiter;
+          slot.waiter = undefined;
+          if (waiter !== undefined) advance(waiter);
+        }));
+        runner.pc++;
+      } else if (kind === STEP_RECV) {
+        const box = mailbox((runner.key * n + peer) * n + runner.rank);
+        const slot = slotAt(box.slots, box.head);
+        if (slot.time < 0) { slot.waiter = runner; return; }
+        if (++box.head >= 64) {
+          // Forget consumed messages; a consumed slot was always posted, so posted >= head.
+          box.slots.splice(0, box.head);
+          box.posted -= box.head;
+          box.head = 0;
+        }
+        runner.pc++;
+      } else if (kind === STEP_LOCAL) {
+        runner.pc++;
+        const memory = (graph.devices[runner.device].memoryGBps ?? 1000) * 1000;
+        queue.at(queue.now + program.bytes[pc] / memory, () => advance(runner));
+        return;
+      }
+    }
+    finished++;
+    lastDone = Math.max(lastDone, queue.now);
+  };
+
+  const devicesByKey: number[][] = [];
+  const deviceOf = (key: number, logical: number) => devicesByKey[key][logical];
+  const shares = splitEven(call.count, rings.length);
+  const all: Runner[] = [];
+  rings.forEach((ring, c) => {
+    const shape: CallShape = {
+      collective: call.collective, nranks: n, count: shares[c].count, root: call.root, inPlace: false,
+      chunkCount: RING_ALGORITHMS.has(call.algorithm) ? 0 : chunkCount(shares[c].count * call.elementBytes, call.elementBytes),
+      hosts: ring.map((physical) => hosts[physical]),
+    };
+    for (let logical = 0; logical < n; logical++) {
+      const programs = programsOf(generateSchedule(shape, logical, call.algorithm), call.elementBytes);
+      programs.forEach((program, k) => {
+        const key = c * 64 + k;
+        devicesByKey[key] ??= ring.map((physical) => rankDevices[physical]);
+        all.push({ program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0 });
+      });
+    }
+  });
+  runners = all.length;
+  for (const runner of all) queue.at(0, () => advance(runner));
+  queue.run();
+  if (finished !== runners) throw new Error(`simulation of ${call.algorithm} ${call.collective} stalled: ${runners - finished} rank channels never finished`);
+  return { timeUs: lastDone + protocol.baseUs, channels: rings.length, linkBytes: network.carried };
+}
+
+function chunkCount(bytes: number, elementBytes: number): number {
+  return Math.max(1, Math.floor(Math.max(MIN_CHUNK_BYTES, bytes / MAX_ROUNDS) / elementBytes));
+}
+
+/** The switch that can reduce in the fabric, if every rank hangs off the same one. */
+export function reducingSwitch(graph: TopologyGraph, rankDevices: readonly number[]): number | undefined {
+  let found: number | undefined;
+  for (const device of rankDevices) {
+    const candidates = graph.links.filter((l) => l.from === device && graph.devices[l.to].kind === 'switch'
+      && SWITCH_KINDS[graph.devices[l.to].switchKind!].inSwitchReduction).map((l) => l.to);
+    if (candidates.length === 0 || (found !== undefined && !candidates.includes(found))) return undefined;
+    found ??= candidates[0];
+  }
+  return found;
+}
+
+/**
+ * In-switch reduction (NVLink SHARP, "NVLS"): each GPU owns 1/n of the result; the switch reads
+ * and sums that part from every GPU and returns it, then the owner stores it once to a
+ * multicast address and the switch writes it to every GPU. Per GPU and direction that is
+ * (1 + 1/n) of the data, against 2(n-1)/n for a ring, at the switch's reduction efficiency.
+ * Both directions stream concurrently (the library pipelines the two phases), so the call
+ * takes one drain of that volume plus two steps of latency.
+ */
+function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {
+  const sw = reducingSwitch(graph, rankDevices);
+  if (sw === undefined || call.collective !== 'allReduce') {
+    throw new Error('nvls needs an all-reduce on ranks that all attach to one NVLink SHARP switch');
+  }
+  const n = rankDevices.length;
+  const protocol = PROTOCOLS[call.protocol];
+  const efficiency = protocol.efficiency * SWITCH_KINDS[graph.devices[sw].switchKind!].reductionEfficiency;
+  const queue = new EventQueue();
+  const network = new FlowNetwork(queue, Float64Array.from(graph.links, (l) => l.capacity));
+  const bytes = call.count * call.elementBytes * (1 + 1 / n) / efficiency;
+  let lastDrain = 0;
+  let stepLatency = 0;
+  for (const device of rankDevices) {
+    for (const path of [graph.route(device, sw), graph.route(sw, device)]) {
+      stepLatency = Math.max(stepLatency, graph.routeLatency(path) + graph.deviceLatency(sw));
+      network.start(path, bytes, () => { lastDrain = Math.max(lastDrain, queue.now); });
+    }
+  }
+  queue.run();
+  return { timeUs: protocol.baseUs + lastDrain + 2 * (stepLatency + protocol.stepUs), channels: 1, linkBytes: network.carried };
+}

@@ -1,0 +1,89 @@
+import { invalidArgument } from '../errors.js';
+import type { TopologyGraph } from '../topology/topology-graph.js';
+import { type SimMode, type SimRow, simulateRow } from './simulate.js';
+
+/** Rank groups of a parallel layout, tensor-parallel innermost (Megatron's order: tp, dp, pp). */
+export interface GroupLayout {
+  readonly tp: number;
+  readonly pp: number;
+  readonly dp: number;
+}
+
+export type GroupKind = 'tp' | 'dp' | 'pp';
+
+/** The rank lists of every group of one kind; rank = tp_i + tp*(dp_i + dp*pp_i). */
+export function layoutGroups(layout: GroupLayout, kind: GroupKind): number[][] {
+  const { tp, pp, dp } = layout;
+  const groups: number[][] = [];
+  const rank = (t: number, d: number, p: number) => t + tp * (d + dp * p);
+  if (kind === 'tp') for (let p = 0; p < pp; p++) for (let d = 0; d < dp; d++) groups.push(Array.from({ length: tp }, (_, t) => rank(t, d, p)));
+  if (kind === 'dp') for (let p = 0; p < pp; p++) for (let t = 0; t < tp; t++) groups.push(Array.from({ length: dp }, (_, d) => rank(t, d, p)));
+  // Pipeline traffic flows between neighbouring stages: one pair per stage boundary.
+  if (kind === 'pp') for (let d = 0; d < dp; d++) for (let t = 0; t < tp; t++) for (let p = 0; p + 1 < pp; p++) groups.push([rank(t, d, p), rank(t, d, p + 1)]);
+  return groups;
+}
+
+export interface DeviceLinkUse {
+  readonly device: string;
+  readonly group: number;
+  /** Physical links (bundle members) leaving the device that carried traffic, by family. */
+  readonly used: Record<string, number>;
+  readonly total: Record<string, number>;
+  /** Busiest outgoing link bundle of the device: utilisation over the call. */
+  readonly peakUtilisation: number;
+  readonly bytesOut: number;
+}
+
+export interface LinkUsageReport {
+  readonly op: string;
+  readonly bytes: number;
+  readonly groups: readonly (readonly number[])[];
+  readonly rows: readonly SimRow[];
+  readonly devices: readonly DeviceLinkUse[];
+}
+
+/**
+ * Which links each device's traffic uses when every group runs its collective: each group is
+ * simulated with the algorithm the simulator finds fastest, and the links that carried bytes
+ * are counted per device. Point-to-point groups (pipeline stages) exchange one message between
+ * neighbours, as pipeline parallelism does.
+ */
+export function linkUsage(graph: TopologyGraph, groups: readonly (readonly number[])[], options: { op: 'all_reduce' | 'sendrecv'; bytes: number; mode: SimMode; nvls: boolean }): LinkUsageReport {
+  const ranks = graph.accelerators;
+  for (const group of groups) {
+    for (const r of group) if (!(r >= 0 && r < ranks.length)) throw invalidArgument(`rank ${r} of a group is outside the topology's ${ranks.length} accelerators`, { argument: '--ranks' });
+  }
+  const carried = new Float64Array(graph.links.length);
+  const rows: SimRow[] = [];
+  const rowOfGroup = new Map<number, SimRow>();
+  const deviceGroup = new Map<number, number>();
+  groups.forEach((group, g) => {
+    const devices = group.map((r) => ranks[r]);
+    devices.forEach((d) => deviceGroup.set(d, g));
+    if (devices.length < 2) return;
+    const row = options.op === 'sendrecv'
+      ? simulateRow(graph, devices.slice(0, 2), { op: 'alltoall', bytes: options.bytes * 2, mode: options.mode, nvls: false, elementBytes: 4, root: 0 })
+      : simulateRow(graph, devices, { op: 'all_reduce', bytes: options.bytes, mode: 'flow', nvls: options.nvls, elementBytes: 4, root: 0 });
+    rows.push(row);
+    rowOfGroup.set(g, row);
+    for (const load of row.links) carried[graph.links.findIndex((l) => l.name === load.link)] += load.bytes;
+  });
+  const devices: DeviceLinkUse[] = [...deviceGroup.keys()].sort((a, b) => a - b).map((device) => {
+    const used: Record<string, number> = {};
+    const total: Record<string, number> = {};
+    let peak = 0;
+    let bytesOut = 0;
+    for (const link of graph.links) {
+      if (link.from !== device) continue;
+      total[link.family] = (total[link.family] ?? 0) + link.count;
+      if (carried[link.index] > 0) {
+        used[link.family] = (used[link.family] ?? 0) + link.count;
+        bytesOut += carried[link.index];
+        const row = rowOfGroup.get(deviceGroup.get(device)!);
+        if (row !== undefined) peak = Math.max(peak, carried[link.index] / (link.capacity * row.timeUs));
+      }
+    }
+    return { device: graph.devices[device].id, group: deviceGroup.get(device)!, used, total, peakUtilisation: peak, bytesOut };
+  });
+  return { op: options.op, bytes: options.bytes, groups, rows, devices };
+}

@@ -1,0 +1,47 @@
+import { invalidArgument } from '../errors.js';
+
+/**
+ * Wire protocols of GPU collective libraries, as the simulator charges them. NCCL (and RCCL,
+ * HCCL in their own words) moves data with one of three: LL (8-byte stores, half of them
+ * flags: lowest latency, half the bandwidth), LL128 (128-byte lines with one flag word) and
+ * Simple (bulk copies and a memory fence per step: full bandwidth, the most latency). For each
+ * call the simulator, like NCCL's tuner, uses the protocol predicted fastest.
+ *
+ * Figures: baseUs and efficiency are NCCL's own (src/graph/tuning.cc, quoted in
+ * ../shared/reference/hardware.md). stepUs is the synchronisation a step costs on top of the
+ * route's latency: for LL128 and Simple it was fitted to [C1] at 1 MB and 16 MB. netStepUs is the extra cost of
+ * a step that crosses the network, where a CPU proxy thread posts the RDMA and polls for its
+ * completion; these are NCCL's per-hop network figures (2.7 / 4.0 / 14.0 us), on top of the
+ * catalog's NIC and switch latencies; [C7] (2 x 8 A100, 8 B, 93.1 us) checks them. LL's 0.5 us per step is fitted to [C6] on top of the 0.5 us
+ * NVLink traversal.
+ */
+export interface Protocol {
+  readonly name: ProtocolName;
+  /** Fixed cost of a call: kernel launch and setup. */
+  readonly baseUs: number;
+  /** Per step (message) synchronisation between two GPUs. */
+  readonly stepUs: number;
+  /** Extra per step when the message crosses the network (proxy thread). */
+  readonly netStepUs: number;
+  /** Fraction of link bandwidth that carries payload. */
+  readonly efficiency: number;
+}
+
+export const PROTOCOL_NAMES = ['LL', 'LL128', 'Simple'] as const;
+export type ProtocolName = (typeof PROTOCOL_NAMES)[number];
+
+export const PROTOCOLS: Readonly<Record<ProtocolName, Protocol>> = {
+  LL: { name: 'LL', baseUs: 6.6, stepUs: 0.5, netStepUs: 2.7, efficiency: 0.5 },
+  LL128: { name: 'LL128', baseUs: 14, stepUs: 1.2, netStepUs: 4, efficiency: 0.92 },
+  Simple: { name: 'Simple', baseUs: 8.4, stepUs: 9, netStepUs: 14, efficiency: 1 },
+};
+
+/** Parses a --proto value (NCCL_PROTO style, comma separated); absent means all of them. */
+export function protocolsFrom(text: string | undefined): ProtocolName[] {
+  if (text === undefined || text === '') return [...PROTOCOL_NAMES];
+  return text.split(',').map((part) => {
+    const name = PROTOCOL_NAMES.find((p) => p.toLowerCase() === part.trim().toLowerCase());
+    if (name === undefined) throw invalidArgument(`--proto '${part}' is not a protocol: expected ${PROTOCOL_NAMES.join(', ')}`, { argument: '--proto' });
+    return name;
+  });
+}

@@ -1,0 +1,116 @@
+import { invalidArgument } from '../errors.js';
+import type { TopologyGraph } from '../topology/topology-graph.js';
+import { type GroupKind, layoutGroups } from './link-usage.js';
+import { type SimMode, simulateRow } from './simulate.js';
+import type { BenchOpName } from '../bench/bench-ops.js';
+
+/** A transformer, as far as its communication is concerned. */
+export interface ModelSpec {
+  readonly name: string;
+  readonly layers: number;
+  readonly hidden: number;
+  readonly sequence: number;
+  readonly parameters: number;
+  /** Mixture-of-experts: experts per MoE layer and experts each token visits (0 = dense). */
+  readonly experts: number;
+  readonly topK: number;
+}
+
+/** Published shapes: GPT-3 (Brown et al. 2020, table 2.1), Llama 2/3 (Meta model cards), Mixtral (Mistral AI). */
+export const MODELS: Readonly<Record<string, ModelSpec>> = {
+  'gpt3-175b': { name: 'gpt3-175b', layers: 96, hidden: 12288, sequence: 2048, parameters: 175e9, experts: 0, topK: 0 },
+  'llama-70b': { name: 'llama-70b', layers: 80, hidden: 8192, sequence: 4096, parameters: 70e9, experts: 0, topK: 0 },
+  'llama3-405b': { name: 'llama3-405b', layers: 126, hidden: 16384, sequence: 8192, parameters: 405e9, experts: 0, topK: 0 },
+  'mixtral-8x7b': { name: 'mixtral-8x7b', layers: 32, hidden: 4096, sequence: 4096, parameters: 46.7e9, experts: 8, topK: 2 },
+};
+
+export interface TrainingLayout {
+  readonly tp: number;
+  readonly pp: number;
+  readonly dp: number;
+  readonly ep: number;
+  readonly microBatch: number;
+  readonly globalBatch: number;
+  /** Bytes per activation element (2 for bf16). */
+  readonly activationBytes: number;
+  /** Bytes per gradient element in the data-parallel reduction. */
+  readonly gradientBytes: number;
+  /** Megatron sequence parallelism: all-gather + reduce-scatter instead of all-reduce in TP. */
+  readonly sequenceParallel: boolean;
+}
+
+export interface TrainingCollective {
+  readonly group: GroupKind | 'ep';
+  readonly op: BenchOpName;
+  readonly purpose: string;
+  readonly groupSize: number;
+  readonly callsPerStep: number;
+  readonly bytesPerCall: number;
+  readonly timePerCallUs: number;
+  readonly timePerStepUs: number;
+  readonly algorithm: string;
+  readonly bottleneck: string;
+}
+
+export interface TrainingReport {
+  readonly model: ModelSpec;
+  readonly layout: TrainingLayout;
+  readonly microBatchesPerStep: number;
+  readonly collectives: readonly TrainingCollective[];
+  /** Sum of all communication, assuming none of it overlaps compute or other communication. */
+  readonly totalUs: number;
+}
+
+/**
+ * The communication of one training step of rank 0, per parallel dimension (Megatron-LM's
+ * scheme, Narayanan et al. 2021): TP all-reduces twice per layer forward and twice backward
+ * (or all-gather + reduce-scatter with sequence parallelism); PP sends activations forward and
+ * gradients back once per micro-batch at each stage boundary; DP reduces the gradients of its
+ * shard of the parameters once per step; EP exchanges tokens with two all-to-alls forward and
+ * two backward per MoE layer. Each collective is simulated on rank 0's group.
+ */
+export function trainingStep(graph: TopologyGraph, model: ModelSpec, layout: TrainingLayout, mode: SimMode, nvls: boolean): TrainingReport {
+  const { tp, pp, dp, ep } = layout;
+  const world = tp * pp * dp;
+  if (world > graph.accelerators.length) {
+    throw invalidArgument(`tp ${tp} x pp ${pp} x dp ${dp} = ${world} ranks, but the topology has ${graph.accelerators.length} accelerators (use --nodes)`, { argument: '--dp' });
+  }
+  if (model.layers % pp !== 0) throw invalidArgument(`--pp ${pp} must divide the ${model.layers} layers of ${model.name}`, { argument: '--pp' });
+  if (dp % ep !== 0) throw invalidArgument(`--ep ${ep} must divide --dp ${dp}`, { argument: '--ep' });
+  const perReplica = layout.microBatch * dp;
+  if (layout.globalBatch % perReplica !== 0) throw invalidArgument(`--global-batch ${layout.globalBatch} must be a multiple of micro-batch x dp = ${perReplica}`, { argument: '--global-batch' });
+  const m = layout.globalBatch / perReplica;
+  const layersPerStage = model.layers / pp;
+  const activation = layout.microBatch * model.sequence * model.hidden * layout.activationBytes;
+  const collectives: TrainingCollective[] = [];
+  const add = (group: GroupKind | 'ep', ranks: readonly number[], op: BenchOpName, purpose: string, calls: number, bytes: number) => {
+    if (ranks.length < 2 || calls === 0) return;
+    const devices = ranks.map((r) => graph.accelerators[r]);
+    const groupMode: SimMode = devices.length > 64 ? 'analytical' : mode;
+    const row = op === 'sendrecv'
+      ? simulateRow(graph, devices, { op: 'alltoall', bytes: bytes * 2, mode: groupMode, nvls: false, elementBytes: 2, root: 0 })
+      : simulateRow(graph, devices, { op, bytes, mode: groupMode, nvls, elementBytes: 2, root: 0 });
+    const bottleneck = row.bottleneck === undefined ? `${row.bound} (analytical)` : `${row.bottleneck.link} ${row.bottleneck.kind}`;
+    collectives.push({
+      group, op, purpose, groupSize: ranks.length, callsPerStep: calls, bytesPerCall: bytes, timePerCallUs: row.timeUs,
+      timePerStepUs: row.timeUs * calls, algorithm: row.algorithm, bottleneck,
+    });
+  };
+  const shape = { tp, pp, dp };
+  const tpGroup = layoutGroups(shape, 'tp')[0];
+  const tpCalls = 4 * layersPerStage * m;
+  if (layout.sequenceParallel) {
+    add('tp', tpGroup, 'all_gather', 'sequence-parallel gather before attention/MLP (fwd+bwd)', tpCalls, activation);
+    add('tp', tpGroup, 'reduce_scatter', 'sequence-parallel scatter after attention/MLP (fwd+bwd)', tpCalls, activation);
+  } else {
+    add('tp', tpGroup, 'all_reduce', 'attention and MLP outputs, 2 fwd + 2 bwd per layer', tpCalls, activation);
+  }
+  if (pp > 1) add('pp', layoutGroups(shape, 'pp')[0], 'sendrecv', 'activations fwd and gradients bwd per micro-batch', 2 * m, activation / tp);
+  const gradients = (model.parameters / (tp * pp)) * layout.gradientBytes;
+  add('dp', layoutGroups(shape, 'dp')[0], 'all_reduce', 'gradient reduction once per step', 1, gradients);
+  if (model.experts > 0 && ep > 1) {
+    const epGroup = layoutGroups(shape, 'dp')[0].slice(0, ep);
+    add('ep', epGroup, 'alltoall', 'token dispatch and combine, 2 fwd + 2 bwd per MoE layer', 4 * layersPerStage * m, activation * model.topK / tp);
+  }
+  return { model, layout, microBatchesPerStep: m, collectives, totalUs: collectives.reduce((a, c) => a + c.timePerStepUs, 0) };
+}

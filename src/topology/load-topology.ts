@@ -1,0 +1,23 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { invalidArgument } from '../errors.js';
+import { type PresetOptions, PRESET_NAMES, buildPreset } from './presets/presets.js';
+import { type Topology, parseTopology } from './topology-schema.js';
+
+/**
+ * A topology from a --topo value: a preset name (with the preset options) or a JSON file in the
+ * topology format. Preset options do not apply to files: a file describes its whole cluster.
+ */
+export function loadTopology(spec: string, options: PresetOptions = {}): Topology {
+  if (PRESET_NAMES.includes(spec)) return parseTopology(buildPreset(spec, options), `preset ${spec}`);
+  if (spec.endsWith('.json') || existsSync(spec)) {
+    if (!existsSync(spec)) throw invalidArgument(`--topo file '${spec}' does not exist`, { argument: '--topo' });
+    let doc: unknown;
+    try {
+      doc = JSON.parse(readFileSync(spec, 'utf8'));
+    } catch (err) {
+      throw invalidArgument(`--topo file '${spec}' is not JSON: ${(err as Error).message}`, { argument: '--topo' });
+    }
+    return parseTopology(doc, `file ${spec}`);
+  }
+  throw invalidArgument(`Unknown topology '${spec}': expected a .json file or one of ${PRESET_NAMES.join(', ')}`, { argument: '--topo' });
+}

@@ -1,0 +1,82 @@
+import { invalidArgument } from '../../errors.js';
+import type { Topology } from '../topology-schema.js';
+import { type ClusterOptions, type Fabric, type NicFamily, buildCluster } from './cluster.js';
+import { ascend910bServer, mi300xServer } from './mesh-servers.js';
+import { DGX_A100, DGX_B200, DGX_H100, HGX_H200, type SwitchedBoard, dgx1Server, gb200Nvl72, switchedServer } from './nvidia-servers.js';
+import { pcieServer } from './pcie-server.js';
+import type { ServerContext, ServerResult } from './topology-builder.js';
+
+/** Options every preset takes (the `tsccl topo` / `tsccl sim` flags). Absent means the preset's default. */
+export interface PresetOptions {
+  readonly gpus?: number;
+  readonly nodes?: number;
+  readonly nicsPerNode?: number;
+  readonly nicGbps?: number;
+  readonly nicKind?: NicFamily;
+  readonly fabric?: Fabric;
+  readonly pcieGen?: number;
+  readonly gpusPerSwitch?: number;
+  readonly sockets?: number;
+}
+
+interface Preset {
+  readonly description: string;
+  readonly accelerators: number;
+  readonly nics: number;
+  readonly nicKind: NicFamily;
+  readonly nicGbps: number;
+  /** The NIC count is fixed by the hardware (integrated ports). */
+  readonly fixedNics?: boolean;
+  server(ctx: ServerContext, options: PresetOptions): ServerResult;
+}
+
+const board = (b: SwitchedBoard) => (ctx: ServerContext) => switchedServer(ctx, b);
+
+export const PRESETS: Readonly<Record<string, Preset>> = {
+  'dgx1-v100': { description: 'DGX-1: 8 V100, NVLink 2 hybrid cube-mesh, PCIe 3, 4 x EDR 100 Gb/s', accelerators: 8, nics: 4, nicKind: 'ib', nicGbps: 100, server: dgx1Server },
+  'dgx-a100': { description: 'DGX A100: 8 A100, 6 NVSwitch gen2 (12 NVLink 3 per GPU), PCIe 4, 8 x HDR 200 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 200, server: board(DGX_A100) },
+  'dgx-h100': { description: 'DGX H100: 8 H100, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x NDR 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, server: board(DGX_H100) },
+  'hgx-h200': { description: 'HGX H200: 8 H200, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, server: board(HGX_H200) },
+  'dgx-b200': { description: 'DGX B200: 8 B200, NVSwitch gen4 (18 NVLink 5 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, server: board(DGX_B200) },
+  'gb200-nvl72': { description: 'GB200 NVL72: 72 B200 on one NVLink 5 switch fabric, 36 Grace CPUs, one 400 Gb/s NIC per GPU', accelerators: 72, nics: 72, nicKind: 'ib', nicGbps: 400, server: gb200Nvl72 },
+  'mi300x': { description: 'AMD MI300X platform: 8 GPUs, xGMI full mesh (7 links each), PCIe 5, 8 x 400 Gb/s RoCE', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 400, server: mi300xServer },
+  'ascend-910b': { description: 'Ascend 910B server: 8 NPUs, HCCS full mesh (7 links each), one integrated 200 GbE RoCE port per NPU', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 200, fixedNics: true, server: ascend910bServer },
+  'pcie-server': {
+    description: 'PCIe server: GPUs behind PCIe switches under CPU sockets (--pcie-gen, --gpus-per-switch, --sockets), 1 x 100 GbE',
+    accelerators: 8, nics: 1, nicKind: 'ethernet', nicGbps: 100,
+    server: (ctx, o) => pcieServer(ctx, { gen: o.pcieGen ?? 4, gpusPerSwitch: o.gpusPerSwitch ?? 2, sockets: o.sockets ?? 2 }),
+  },
+};
+
+export const PRESET_NAMES = Object.keys(PRESETS);
+
+/** Builds a preset with options; errors name the option and the allowed range. */
+export function buildPreset(name: string, options: PresetOptions = {}): Topology {
+  const preset = PRESETS[name];
+  if (preset === undefined) throw invalidArgument(`Unknown topology '${name}': expected a file path or one of ${PRESET_NAMES.join(', ')}`, { argument: '--topo' });
+  const positive = (value: number | undefined, flag: string, max = Infinity) => {
+    if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= max)) {
+      throw invalidArgument(`${flag} ${value} must be an integer from 1 to ${max === Infinity ? 'any' : max} for ${name}`, { argument: flag });
+    }
+  };
+  const fixedAccelerators = name !== 'pcie-server';
+  positive(options.gpus, '--gpus', fixedAccelerators ? preset.accelerators : 1024);
+  positive(options.nodes, '--nodes', 65536);
+  positive(options.nicsPerNode, '--nics-per-node', 1024);
+  if (options.nicGbps !== undefined && !(options.nicGbps > 0)) throw invalidArgument(`--nic-gbps ${options.nicGbps} must be positive`, { argument: '--nic-gbps' });
+  if (preset.fixedNics && options.nicsPerNode !== undefined && options.nicsPerNode !== preset.nics) {
+    throw invalidArgument(`${name} has ${preset.nics} integrated NIC ports; --nics-per-node cannot change that`, { argument: '--nics-per-node' });
+  }
+  const nodes = options.nodes ?? 1;
+  const cluster: ClusterOptions = {
+    nodes,
+    accelerators: options.gpus ?? preset.accelerators,
+    nicsPerNode: options.nicsPerNode ?? preset.nics,
+    nicFamily: options.nicKind ?? preset.nicKind,
+    nicGbps: options.nicGbps ?? preset.nicGbps,
+    fabric: options.fabric ?? 'rail',
+    leafDownPorts: 32,
+  };
+  const shape = nodes > 1 ? `${nodes} x ` : '';
+  return buildCluster(`${shape}${name}`, preset.description, cluster, (ctx) => preset.server(ctx, options));
+}

@@ -1,0 +1,75 @@
+import type { LinkKindId, SwitchKindId } from '../catalog.js';
+import type { Device, DeviceKind, Link, Topology } from '../topology-schema.js';
+
+/** Accumulates devices and links; presets and the cluster builder share it. */
+export class TopologyBuilder {
+  readonly devices: Device[] = [];
+  readonly links: Link[] = [];
+
+  device(id: string, kind: DeviceKind, host: number | undefined, extra: Partial<Pick<Device, 'switchKind' | 'nic' | 'memoryGBps' | 'label'>> = {}): string {
+    this.devices.push({ id, kind, ...(host === undefined ? {} : { host }), ...extra });
+    return id;
+  }
+
+  switchDevice(id: string, host: number | undefined, switchKind: SwitchKindId, label?: string): string {
+    return this.device(id, 'switch', host, label === undefined ? { switchKind } : { switchKind, label });
+  }
+
+  link(a: string, b: string, kind: LinkKindId, count = 1): void {
+    this.links.push({ a, b, kind, count });
+  }
+
+  setNic(deviceId: string, nic: string): void {
+    const device = this.devices.find((d) => d.id === deviceId)!;
+    (device as { nic?: string }).nic = nic;
+  }
+
+  build(name: string, description: string): Topology {
+    return { name, description, devices: this.devices, links: this.links };
+  }
+}
+
+/** What every server builder is told: which host it is and how its NICs look. */
+export interface ServerContext {
+  readonly builder: TopologyBuilder;
+  readonly host: number;
+  /** Prefix of device ids, e.g. "n3." on host 3. */
+  readonly prefix: string;
+  /** Accelerators to populate (the --gpus option), at most the server's own count. */
+  readonly accelerators: number;
+  readonly nics: number;
+  readonly nicKind: LinkKindId;
+}
+
+export interface ServerResult {
+  /** Accelerator device ids in rank order. */
+  readonly accelerators: readonly string[];
+  /** NIC device ids, which the fabric connects to leaf switches. */
+  readonly nics: readonly string[];
+}
+
+/**
+ * Adds `count` NICs spread evenly over the given attachment points (PCIe switches or CPUs), and
+ * binds each accelerator to the NIC of its own attachment point, the way NCCL pairs GPU i with
+ * the NIC nearest it. `attachOf[i]` is accelerator i's attachment point.
+ */
+export function attachNics(
+  ctx: ServerContext, points: readonly string[], accelerators: readonly string[], attachOf: readonly number[], busKind: LinkKindId,
+): string[] {
+  const nics: string[] = [];
+  for (let k = 0; k < ctx.nics; k++) {
+    const point = Math.floor((k * points.length) / ctx.nics);
+    const nic = ctx.builder.device(`${ctx.prefix}nic${k}`, 'nic', ctx.host);
+    ctx.builder.link(nic, points[point], busKind);
+    nics.push(nic);
+  }
+  if (nics.length === 0) return nics;
+  accelerators.forEach((acc, i) => {
+    // Among the NICs on this accelerator's attachment point, spread accelerators round-robin.
+    const local = nics.filter((_, k) => Math.floor((k * points.length) / ctx.nics) === attachOf[i]);
+    const peers = accelerators.filter((_, j) => attachOf[j] === attachOf[i]);
+    const choice = local.length > 0 ? local[peers.indexOf(acc) % local.length] : nics[Math.floor((i * nics.length) / accelerators.length)];
+    ctx.builder.setNic(acc, choice);
+  });
+  return nics;
+}

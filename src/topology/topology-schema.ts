@@ -1,0 +1,88 @@
+import { z } from 'zod';
+import { invalidArgument } from '../errors.js';
+import { LINK_KIND_IDS, type LinkKindId, SWITCH_KIND_IDS, type SwitchKindId } from './catalog.js';
+
+/**
+ * The topology file format: devices and the links between them, in one JSON document. The
+ * presets produce the same data, so a preset printed with `tsccl topo show --format json` is a
+ * valid file to edit. `tsccl topo schema` prints the JSON Schema generated from this one zod
+ * schema; the TypeScript types are inferred from it too.
+ */
+export const DEVICE_KINDS = ['gpu', 'npu', 'cpu', 'nic', 'switch'] as const;
+export type DeviceKind = (typeof DEVICE_KINDS)[number];
+
+const deviceSchema = z.object({
+  id: z.string().min(1).describe('unique name, e.g. "n0.gpu3"'),
+  kind: z.enum(DEVICE_KINDS).describe('gpu/npu are ranks; cpu, nic and switch forward traffic'),
+  host: z.number().int().min(0).optional().describe('server (scale-up domain) the device belongs to, 0-based; absent for fabric switches'),
+  switchKind: z.enum(SWITCH_KIND_IDS as [SwitchKindId, ...SwitchKindId[]]).optional()
+    .describe('for kind "switch": which switch chip (latency, in-switch reduction)'),
+  nic: z.string().optional().describe('for an accelerator: the NIC its traffic to other hosts leaves by'),
+  memoryGBps: z.number().positive().optional().describe('for an accelerator or cpu: local memory bandwidth for copies and reductions'),
+  label: z.string().optional(),
+}).strict();
+
+const linkSchema = z.object({
+  a: z.string().min(1).describe('device id of one end'),
+  b: z.string().min(1).describe('device id of the other end'),
+  kind: z.enum(LINK_KIND_IDS as [LinkKindId, ...LinkKindId[]]).describe('catalog entry: bandwidth, latency, efficiency'),
+  count: z.number().int().min(1).default(1).describe('parallel links bundled between a and b'),
+  gbps: z.number().positive().optional().describe('override: raw GB/s per link per direction'),
+  efficiency: z.number().gt(0).max(1).optional().describe('override: sustained fraction of the raw rate'),
+  latencyUs: z.number().min(0).optional().describe('override: one traversal in microseconds'),
+}).strict();
+
+export const topologySchema = z.object({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  devices: z.array(deviceSchema).min(1),
+  links: z.array(linkSchema),
+}).strict().superRefine((topo, ctx) => {
+  const ids = new Map<string, z.infer<typeof deviceSchema>>();
+  topo.devices.forEach((d, i) => {
+    if (ids.has(d.id)) ctx.addIssue({ code: 'custom', path: ['devices', i, 'id'], message: `duplicate device id '${d.id}'` });
+    ids.set(d.id, d);
+    if (d.kind === 'switch' && d.switchKind === undefined) ctx.addIssue({ code: 'custom', path: ['devices', i, 'switchKind'], message: 'a switch needs a switchKind' });
+  });
+  topo.devices.forEach((d, i) => {
+    if (d.nic !== undefined && ids.get(d.nic)?.kind !== 'nic') ctx.addIssue({ code: 'custom', path: ['devices', i, 'nic'], message: `'${d.nic}' is not a nic device` });
+  });
+  topo.links.forEach((l, i) => {
+    for (const end of ['a', 'b'] as const) {
+      if (!ids.has(l[end])) ctx.addIssue({ code: 'custom', path: ['links', i, end], message: `unknown device '${l[end]}'` });
+    }
+    if (l.a === l.b) ctx.addIssue({ code: 'custom', path: ['links', i, 'b'], message: 'a link must join two different devices' });
+  });
+  topo.devices.forEach((d, i) => {
+    if ((d.kind === 'gpu' || d.kind === 'npu') && d.host === undefined) ctx.addIssue({ code: 'custom', path: ['devices', i, 'host'], message: 'an accelerator needs a host' });
+  });
+  if (!topo.devices.some((d) => d.kind === 'gpu' || d.kind === 'npu')) {
+    ctx.addIssue({ code: 'custom', path: ['devices'], message: 'a topology needs at least one gpu or npu' });
+  }
+});
+
+export type Topology = z.output<typeof topologySchema>;
+export type TopologyInput = z.input<typeof topologySchema>;
+export type Device = Topology['devices'][number];
+export type Link = Topology['links'][number];
+
+/** Validates a parsed document; errors name the JSON path and the problem, one per line. */
+export function parseTopology(doc: unknown, source: string): Topology {
+  const result = topologySchema.safeParse(doc);
+  if (result.success) return result.data;
+  const problems = result.error.issues.slice(0, 20).map((issue) => `  ${formatPath(issue.path)}: ${issue.message}`);
+  throw invalidArgument(`Topology ${source} is not valid:\n${problems.join('\n')}`, { argument: 'topology' });
+}
+
+function formatPath(path: readonly PropertyKey[]): string {
+  return path.length === 0 ? '(document)' : path.map((p) => (typeof p === 'number' ? `[${p}]` : `.${String(p)}`)).join('').replace(/^\./, '');
+}
+
+/** The JSON Schema of the topology file format (draft 2020-12). */
+export function topologyJsonSchema(): Record<string, unknown> {
+  return {
+    $id: 'https://tsccl.dev/schemas/topology.schema.json',
+    title: 'tsccl topology',
+    ...z.toJSONSchema(topologySchema, { io: 'input' }),
+  };
+}
