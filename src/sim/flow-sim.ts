@@ -165,7 +165,7 @@ function chunkCount(bytes: number, elementBytes: number): number {
 export function reducingSwitch(graph: TopologyGraph, rankDevices: readonly number[]): number | undefined {
   let found: number | undefined;
   for (const device of rankDevices) {
-    const candidates = graph.links.filter((l) => l.from === device && graph.devices[l.to].kind === 'switch'
+    const candidates = graph.linksFrom(device).filter((l) => graph.devices[l.to].kind === 'switch'
       && SWITCH_KINDS[graph.devices[l.to].switchKind!].inSwitchReduction).map((l) => l.to);
     if (candidates.length === 0 || (found !== undefined && !candidates.includes(found))) return undefined;
     found ??= candidates[0];

@@ -36,7 +36,6 @@ export class TopologyGraph {
   private readonly byId = new Map<string, number>();
   private readonly outLinks: number[][];
   private readonly routes = new Map<number, Int32Array>();
-  private readonly trees = new Map<string, { dist: Float64Array; via: Int32Array }>();
 
   readonly topology: Topology;
 
@@ -66,6 +65,11 @@ export class TopologyGraph {
     const index = this.byId.get(id);
     if (index === undefined) throw invalidArgument(`No device '${id}' in topology ${this.topology.name}`, { argument: 'device' });
     return index;
+  }
+
+  /** Directed links leaving a device. */
+  linksFrom(device: number): DirectedLink[] {
+    return this.outLinks[device].map((i) => this.links[i]);
   }
 
   /** Latency added by passing through a device (switch chips only). */
@@ -113,31 +117,28 @@ export class TopologyGraph {
 
   private shortest(src: number, dst: number, scope: 'any' | 'network'): number[] {
     if (src === dst) return [];
-    const key = `${src}|${scope}`;
-    let tree = this.trees.get(key);
-    if (tree === undefined) {
-      tree = this.dijkstra(src, scope);
-      this.trees.set(key, tree);
-    }
-    if (!Number.isFinite(tree.dist[dst])) {
+    const via = this.dijkstra(src, dst, scope);
+    if (via === undefined) {
       throw invalidArgument(`Topology ${this.topology.name}: no route from ${this.devices[src].id} to ${this.devices[dst].id}`, { argument: 'topology' });
     }
     const path: number[] = [];
     for (let at = dst; at !== src;) {
-      const link = this.links[tree.via[at]];
+      const link = this.links[via.get(at)!];
       path.push(link.index);
       at = link.from;
     }
     return path.reverse();
   }
 
-  /** Latency-weighted shortest paths from src; a tiny per-hop term prefers fewer hops on ties. */
-  private dijkstra(src: number, scope: 'any' | 'network'): { dist: Float64Array; via: Int32Array } {
-    const n = this.devices.length;
-    const dist = new Float64Array(n).fill(Infinity);
-    const via = new Int32Array(n).fill(-1);
-    const done = new Uint8Array(n);
-    dist[src] = 0;
+  /**
+   * Latency-weighted shortest path from src, stopping when dst is settled (a cluster of 100,000
+   * GPUs has ~300,000 devices; a route only explores the part nearer than its target). A tiny
+   * per-hop term prefers fewer hops on ties. Returns the link each reached device came by.
+   */
+  private dijkstra(src: number, dst: number, scope: 'any' | 'network'): Map<number, number> | undefined {
+    const dist = new Map<number, number>([[src, 0]]);
+    const via = new Map<number, number>();
+    const done = new Set<number>();
     // Topologies have at most tens of thousands of devices; a binary heap keeps this O(E log V).
     const heap: [number, number][] = [[0, src]];
     const push = (item: [number, number]) => {
@@ -169,21 +170,22 @@ export class TopologyGraph {
     };
     while (heap.length > 0) {
       const [d, u] = pop();
-      if (done[u]) continue;
-      done[u] = 1;
+      if (done.has(u)) continue;
+      done.add(u);
+      if (u === dst) return via;
       if (u !== src && !FORWARDS.has(this.devices[u].kind)) continue;
       const pass = u === src ? 0 : this.deviceLatency(u);
       for (const li of this.outLinks[u]) {
         const link = this.links[li];
         if (scope === 'network' && link.family !== 'network') continue;
         const nd = d + pass + link.latencyUs + 1e-6;
-        if (nd < dist[link.to]) {
-          dist[link.to] = nd;
-          via[link.to] = li;
+        if (nd < (dist.get(link.to) ?? Infinity)) {
+          dist.set(link.to, nd);
+          via.set(link.to, li);
           push([nd, link.to]);
         }
       }
     }
-    return { dist, via };
+    return undefined;
   }
 }

@@ -81,3 +81,21 @@ test('the elastic example loses a rank and the survivors finish on 3 ranks (thre
     }
   }
 });
+
+test('tsccl topo show / schema and tsccl sim print tables and JSON', async () => {
+  const show = await tsccl('topo', 'show', 'ascend-910b', '--format', 'json');
+  assert.equal(show.code, 0);
+  assert.equal(JSON.parse(show.stdout).devices.filter((d: { kind: string }) => d.kind === 'npu').length, 8);
+  const schema = await tsccl('topo', 'schema');
+  assert.equal(JSON.parse(schema.stdout).title, 'tsccl topology');
+  const sim = await tsccl('sim', '--topo', 'dgx-a100', '-o', 'all_reduce', '-b', '1M', '-e', '64M', '-f', '8', '--format', 'json');
+  assert.equal(sim.code, 0, sim.stderr);
+  const doc = JSON.parse(sim.stdout);
+  assert.equal(doc.rows.length, 3);
+  for (const row of doc.rows) for (const key of ['bytes', 'count', 'timeUs', 'algbwGBs', 'busbwGBs', 'algorithm', 'protocol']) assert.ok(key in row, key);
+  const table = await tsccl('sim', 'links', '--topo', 'ascend-910b', '--tp', '4');
+  assert.match(table.stdout, /npu0\s+0\s+scale-up 3\/7/);
+  const bad = await tsccl('sim', '--topo', 'dgx-a100', '--algo', 'nvls');
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /TSCCL_ERR_INVALID_ARGUMENT: --algo nvls is not available/);
+});

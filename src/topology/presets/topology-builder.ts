@@ -5,9 +5,12 @@ import type { Device, DeviceKind, Link, Topology } from '../topology-schema.js';
 export class TopologyBuilder {
   readonly devices: Device[] = [];
   readonly links: Link[] = [];
+  private readonly byId = new Map<string, Device>();
 
   device(id: string, kind: DeviceKind, host: number | undefined, extra: Partial<Pick<Device, 'switchKind' | 'nic' | 'memoryGBps' | 'label'>> = {}): string {
-    this.devices.push({ id, kind, ...(host === undefined ? {} : { host }), ...extra });
+    const device: Device = { id, kind, ...(host === undefined ? {} : { host }), ...extra };
+    this.devices.push(device);
+    this.byId.set(id, device);
     return id;
   }
 
@@ -20,8 +23,7 @@ export class TopologyBuilder {
   }
 
   setNic(deviceId: string, nic: string): void {
-    const device = this.devices.find((d) => d.id === deviceId)!;
-    (device as { nic?: string }).nic = nic;
+    (this.byId.get(deviceId) as { nic?: string }).nic = nic;
   }
 
   build(name: string, description: string): Topology {

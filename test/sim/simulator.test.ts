@@ -1,0 +1,51 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { simulateRow } from '../../src/sim/simulate.js';
+import { MODELS, trainingStep } from '../../src/sim/training.js';
+import { buildPreset } from '../../src/topology/presets/presets.js';
+import { TopologyGraph } from '../../src/topology/topology-graph.js';
+
+const graphOf = (name: string, options = {}) => new TopologyGraph(buildPreset(name, options));
+
+test('every collective runs on the flow engine with every algorithm the simulator offers', () => {
+  const graph = graphOf('dgx-a100', { nodes: 2, nicsPerNode: 4 });
+  for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast', 'reduce', 'alltoall', 'gather', 'scatter'] as const) {
+    const row = simulateRow(graph, graph.accelerators, { op, bytes: 4 * 2 ** 20, mode: 'flow', nvls: true, elementBytes: 4, root: 3 });
+    assert.ok(row.timeUs > 0 && Number.isFinite(row.busbwGBs), op);
+    assert.ok(row.bottleneck !== undefined, op);
+  }
+});
+
+test('the flow engine and the analytical model agree on an uncontended ring', () => {
+  for (const [name, options] of [['dgx-h100', {}], ['mi300x', {}], ['dgx-a100', { nodes: 4 }]] as const) {
+    const graph = graphOf(name, options);
+    const run = (mode: 'flow' | 'analytical') => simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm: 'ring', protocols: ['Simple'], mode, nvls: false, elementBytes: 4, root: 0 }).timeUs;
+    const flow = run('flow');
+    assert.ok(Math.abs(run('analytical') - flow) / flow < 0.1, name);
+  }
+});
+
+test('NVLS is offered only where the switch reduces, and halves the traffic against a ring', () => {
+  const a100 = graphOf('dgx-a100');
+  assert.throws(() => simulateRow(a100, a100.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm: 'nvls', mode: 'flow', nvls: true, elementBytes: 4, root: 0 }), /not available/);
+  const h100 = graphOf('dgx-h100');
+  const row = (algorithm: string) => simulateRow(h100, h100.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm, mode: 'flow', nvls: true, elementBytes: 4, root: 0 });
+  assert.ok(row('nvls').busbwGBs > row('ring').busbwGBs * 1.1);
+});
+
+test('a slower NIC makes the network the bottleneck', () => {
+  const graph = graphOf('dgx-h100', { nodes: 2, nicGbps: 100, nicKind: 'ethernet' });
+  const row = simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm: 'ring', mode: 'flow', nvls: false, elementBytes: 4, root: 0 });
+  assert.equal(row.bottleneck!.kind, 'eth-100');
+});
+
+test('sim train: GPT-3 175B on 64 DGX H100 with tp 8, pp 8, dp 8 reports TP, PP and DP traffic', () => {
+  const graph = graphOf('dgx-h100', { nodes: 64 });
+  const report = trainingStep(graph, MODELS['gpt3-175b'], { tp: 8, pp: 8, dp: 8, ep: 1, microBatch: 1, globalBatch: 512, activationBytes: 2, gradientBytes: 2, sequenceParallel: false }, 'flow', true);
+  assert.deepEqual(report.collectives.map((c) => c.group), ['tp', 'pp', 'dp']);
+  const tp = report.collectives[0];
+  assert.equal(tp.callsPerStep, 4 * 12 * 64);
+  assert.equal(tp.bytesPerCall, 2048 * 12288 * 2);
+  assert.ok(report.collectives.every((c) => c.timePerStepUs > 0));
+  assert.throws(() => trainingStep(graph, MODELS['gpt3-175b'], { tp: 8, pp: 8, dp: 16, ep: 1, microBatch: 1, globalBatch: 512, activationBytes: 2, gradientBytes: 2, sequenceParallel: false }, 'flow', true), /1024 ranks, but the topology has 512/);
+});

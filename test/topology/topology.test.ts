@@ -1,0 +1,66 @@
+import assert from 'node:assert/strict';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { LINK_KINDS } from '../../src/topology/catalog.js';
+import { loadTopology } from '../../src/topology/load-topology.js';
+import { PRESET_NAMES, buildPreset } from '../../src/topology/presets/presets.js';
+import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { parseTopology, topologyJsonSchema } from '../../src/topology/topology-schema.js';
+
+test('every catalog entry names its source and has a sane efficiency', () => {
+  for (const kind of Object.values(LINK_KINDS)) {
+    assert.ok(kind.source.length > 10, kind.id);
+    assert.ok(kind.efficiency > 0 && kind.efficiency <= 1, kind.id);
+    assert.ok(kind.gbps > 0 && kind.latencyUs >= 0, kind.id);
+  }
+});
+
+test('every preset, alone and as a 2-node cluster, passes the schema and routes every rank pair', () => {
+  for (const name of PRESET_NAMES) {
+    for (const nodes of [1, 2]) {
+      const topology = parseTopology(buildPreset(name, { nodes }), name);
+      const graph = new TopologyGraph(topology);
+      const ranks = graph.accelerators;
+      assert.ok(ranks.length >= 8 * nodes, `${name} x${nodes}`);
+      for (const dst of [ranks[1], ranks[ranks.length - 1]]) assert.ok(graph.route(ranks[0], dst).length > 0, `${name} x${nodes}`);
+    }
+  }
+});
+
+test('presets have the link budgets of the hardware', () => {
+  const budget = (name: string, options = {}) => {
+    const graph = new TopologyGraph(buildPreset(name, options));
+    return graph.linksFrom(graph.accelerators[0]).filter((l) => l.family === 'scale-up').reduce((a, l) => a + l.count, 0);
+  };
+  assert.equal(budget('dgx1-v100'), 6);
+  assert.equal(budget('dgx-a100'), 12);
+  assert.equal(budget('dgx-h100'), 18);
+  assert.equal(budget('mi300x'), 7);
+  assert.equal(budget('ascend-910b'), 7);
+  assert.equal(budget('ascend-910b', { gpus: 4 }), 3);
+});
+
+test('a rail-optimised cluster keeps same-index GPUs of two servers on one leaf; leaf-spine crosses the spine', () => {
+  const rail = new TopologyGraph(buildPreset('dgx-h100', { nodes: 64 }));
+  const path = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]), (l) => g.links[l].name);
+  assert.ok(!path(rail, 3, 8 * 5 + 3).some((n) => n.includes('spine')));
+  const clos = new TopologyGraph(buildPreset('dgx-h100', { nodes: 64, fabric: 'leaf-spine' }));
+  assert.ok(path(clos, 3, 8 * 40 + 3).some((n) => n.includes('spine')));
+});
+
+test('bad topology files are refused with the JSON path of each problem', () => {
+  assert.throws(() => parseTopology({ name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0 }], links: [{ a: 'g', b: 'x', kind: 'nvlink9' }] }, 'test'),
+    (err: Error & { code: string }) => err.code === 'TSCCL_ERR_INVALID_ARGUMENT' && /links\[0\]\.kind: Invalid option/.test(err.message));
+  assert.throws(() => parseTopology({ name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0 }, { id: 'g', kind: 'gpu', host: 0 }], links: [{ a: 'g', b: 'x', kind: 'nvlink3' }] }, 'test'),
+    (err: Error) => /devices\[1\]\.id: duplicate device id 'g'/.test(err.message) && /links\[0\]\.b: unknown device 'x'/.test(err.message));
+  assert.throws(() => parseTopology({ name: 't', devices: [{ id: 's', kind: 'switch' }], links: [] }, 'test'), /switchKind|at least one gpu/);
+  assert.throws(() => loadTopology('no-such-preset'), /expected a \.json file or one of/);
+  assert.throws(() => buildPreset('dgx-h100', { gpus: 9 }), /--gpus 9 must be an integer from 1 to 8/);
+});
+
+test('the JSON Schema describes devices and links, and the fixture file loads', () => {
+  const schema = topologyJsonSchema() as { properties: Record<string, unknown> };
+  assert.ok('devices' in schema.properties && 'links' in schema.properties);
+  const file = fileURLToPath(new URL('../../../test/fixtures/topologies/hgx-a100-4gpu.json', import.meta.url));
+  assert.equal(new TopologyGraph(loadTopology(file)).accelerators.length, 4);
+});
