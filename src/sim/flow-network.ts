@@ -9,7 +9,7 @@ interface Flow {
   /** When the drain event now queued fires. */
   due: number;
   /** Position in each path link's flow list, for O(1) removal. */
-  readonly slots: Int32Array;
+  readonly slots: number[];
   readonly onDrained: () => void;
   mark: number;
 }
@@ -52,7 +52,7 @@ export class FlowNetwork {
       this.queue.at(this.queue.now, onDrained);
       return;
     }
-    const flow: Flow = { path, remaining: bytes, rate: 0, since: this.queue.now, version: 0, due: -1, slots: new Int32Array(path.length), onDrained, mark: 0 };
+    const flow: Flow = { path, remaining: bytes, rate: 0, since: this.queue.now, version: 0, due: -1, slots: new Array<number>(path.length), onDrained, mark: 0 };
     for (let i = 0; i < path.length; i++) {
       const list = this.linkFlows[path[i]];
       flow.slots[i] = list.length;
@@ -115,25 +115,35 @@ export class FlowNetwork {
       this.unfrozen[link] = this.linkFlows[link].length;
     }
     let left = flows.length;
+    let active = links;
     while (left > 0) {
-      let best = -1;
       let bestShare = Infinity;
-      for (const link of links) {
+      const next: number[] = [];
+      for (const link of active) {
         const count = this.unfrozen[link];
         if (count > 0) {
+          next.push(link);
           const share = this.remCap[link] / count;
-          if (share < bestShare) { bestShare = share; best = link; }
+          if (share < bestShare) bestShare = share;
         }
       }
-      if (best < 0) break;
-      for (const flow of this.linkFlows[best]) {
-        if (flow.rate >= 0) continue;
-        flow.rate = bestShare;
-        left--;
-        for (let i = 0; i < flow.path.length; i++) {
-          const link = flow.path[i];
-          this.remCap[link] -= bestShare;
-          this.unfrozen[link]--;
+      if (next.length === 0) break;
+      active = next;
+      // Every link at the smallest fair share saturates at that level together (exact: freezing
+      // a flow at the link's own share leaves that share unchanged), so symmetric patterns,
+      // the common case in collectives, settle in a few levels instead of one link at a time.
+      const level = bestShare * (1 + 1e-9);
+      const saturated = active.filter((link) => this.remCap[link] / this.unfrozen[link] <= level);
+      for (const link of saturated) {
+        for (const flow of this.linkFlows[link]) {
+          if (flow.rate >= 0) continue;
+          flow.rate = bestShare;
+          left--;
+          for (let i = 0; i < flow.path.length; i++) {
+            const l = flow.path[i];
+            this.remCap[l] -= bestShare;
+            this.unfrozen[l]--;
+          }
         }
       }
     }

@@ -61,13 +61,20 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const network = new FlowNetwork(queue, capacity);
 
   interface Slot { time: number; waiter: Runner | undefined }
-  interface Runner { readonly program: Program; readonly device: number; readonly rank: number; readonly key: number; pc: number }
+  interface Box { slots: Slot[]; head: number; posted: number }
+  interface Runner {
+    readonly program: Program; readonly device: number; readonly rank: number; readonly key: number; pc: number;
+    /** Messages to this rank on this channel, by sender rank. */
+    readonly inbox: Map<number, Box>;
+    lastPeer: number;
+    lastPath: Int32Array;
+    lastDelay: number;
+  }
   // Messages of one ordered pair on one channel match in order. A receiver may arrive before
   // its message is posted and a sender before the receiver: whichever comes first makes the slot.
-  const mailboxes = new Map<number, { slots: Slot[]; head: number; posted: number }>();
-  const mailbox = (key: number) => {
-    let box = mailboxes.get(key);
-    if (box === undefined) { box = { slots: [], head: 0, posted: 0 }; mailboxes.set(key, box); }
+  const boxOf = (receiver: Runner, sender: number): Box => {
+    let box = receiver.inbox.get(sender);
+    if (box === undefined) { box = { slots: [], head: 0, posted: 0 }; receiver.inbox.set(sender, box); }
     return box;
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
@@ -89,6 +96,13 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   let runners = 0;
   let lastDone = 0;
 
+  const deliver = (slot: Slot): void => {
+    slot.time = queue.now;
+    const waiter = slot.waiter;
+    slot.waiter = undefined;
+    if (waiter !== undefined) advance(waiter);
+  };
+
   const advance = (runner: Runner): void => {
     const { program } = runner;
     const length = program.kinds.length;
@@ -97,20 +111,20 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       const kind = program.kinds[pc];
       const peer = program.peers[pc];
       if (kind === STEP_SEND) {
-        const box = mailbox((runner.key * n + runner.rank) * n + peer);
+        const receiver = runnersByKey[runner.key][peer];
+        const box = boxOf(receiver, runner.rank);
         const slot = slotAt(box.slots, box.posted++);
-        const peerDevice = deviceOf(runner.key, peer);
-        const path = graph.route(runner.device, peerDevice);
-        const delay = stepOverhead(runner.device, peerDevice, path);
-        network.start(path, program.bytes[pc] / protocol.efficiency, () => queue.at(queue.now + delay, () => {
-          slot.time = queue.now;
-          const waiter = slot.waiter;
-          slot.waiter = undefined;
-          if (waiter !== undefined) advance(waiter);
-        }));
+        if (runner.lastPeer !== peer) {
+          // Most schedules send to one or two peers over and over: keep the last route.
+          runner.lastPeer = peer;
+          runner.lastPath = graph.route(runner.device, receiver.device);
+          runner.lastDelay = stepOverhead(runner.device, receiver.device, runner.lastPath);
+        }
+        const delay = runner.lastDelay;
+        network.start(runner.lastPath, program.bytes[pc] / protocol.efficiency, () => queue.at(queue.now + delay, () => deliver(slot)));
         runner.pc++;
       } else if (kind === STEP_RECV) {
-        const box = mailbox((runner.key * n + peer) * n + runner.rank);
+        const box = boxOf(runner, peer);
         const slot = slotAt(box.slots, box.head);
         if (slot.time < 0) { slot.waiter = runner; return; }
         if (++box.head >= 64) {
@@ -131,8 +145,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     lastDone = Math.max(lastDone, queue.now);
   };
 
-  const devicesByKey: number[][] = [];
-  const deviceOf = (key: number, logical: number) => devicesByKey[key][logical];
+  const runnersByKey: Runner[][] = [];
   const shares = splitEven(call.count, rings.length);
   const all: Runner[] = [];
   rings.forEach((ring, c) => {
@@ -145,8 +158,11 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       const programs = programsOf(generateSchedule(shape, logical, call.algorithm), call.elementBytes);
       programs.forEach((program, k) => {
         const key = c * 64 + k;
-        devicesByKey[key] ??= ring.map((physical) => rankDevices[physical]);
-        all.push({ program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0 });
+        const runner: Runner = {
+          program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(), lastPeer: -1, lastPath: NO_PATH, lastDelay: 0,
+        };
+        (runnersByKey[key] ??= [])[logical] = runner;
+        all.push(runner);
       });
     }
   });
@@ -156,6 +172,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   if (finished !== runners) throw new Error(`simulation of ${call.algorithm} ${call.collective} stalled: ${runners - finished} rank channels never finished`);
   return { timeUs: lastDone + protocol.baseUs, channels: rings.length, linkBytes: network.carried };
 }
+
+const NO_PATH = new Int32Array(0);
 
 function chunkCount(bytes: number, elementBytes: number): number {
   return Math.max(1, Math.floor(Math.max(MIN_CHUNK_BYTES, bytes / MAX_ROUNDS) / elementBytes));
