@@ -1,16 +1,16 @@
 import type { EventQueue } from './event-queue.js';
 
 interface Flow {
+  readonly tag: unknown;
+  finished: boolean;
   readonly path: Int32Array;
   remaining: number;
   rate: number;
   since: number;
-  version: number;
-  /** When the drain event now queued fires. */
+  /** When the drain event that counts fires. */
   due: number;
   /** Position in each path link's flow list, for O(1) removal. */
   readonly slots: number[];
-  readonly onDrained: () => void;
   mark: number;
 }
 
@@ -33,10 +33,13 @@ export class FlowNetwork {
 
   private readonly queue: EventQueue;
   private readonly capacity: Float64Array;
+  private readonly onDrained: (tag: never) => void;
 
-  constructor(queue: EventQueue, capacity: Float64Array) {
+  /** `onDrained(tag)` runs for every transfer when its last byte has left. */
+  constructor(queue: EventQueue, capacity: Float64Array, onDrained: (tag: never) => void) {
     this.queue = queue;
     this.capacity = capacity;
+    this.onDrained = onDrained;
     const n = capacity.length;
     this.carried = new Float64Array(n);
     this.linkFlows = Array.from({ length: n }, () => []);
@@ -45,14 +48,14 @@ export class FlowNetwork {
     this.unfrozen = new Int32Array(n);
   }
 
-  /** Starts moving `bytes` along `path` now; `onDrained` runs when the last byte has left. */
-  start(path: Int32Array, bytes: number, onDrained: () => void): void {
+  /** Starts moving `bytes` along `path` now; `onDrained(tag)` runs when the last byte has left. */
+  start<T>(path: Int32Array, bytes: number, tag: T): void {
     for (let i = 0; i < path.length; i++) this.carried[path[i]] += bytes;
     if (bytes <= 0 || path.length === 0) {
-      this.queue.at(this.queue.now, onDrained);
+      this.queue.at(this.queue.now, this.onDrained as (tag: T) => void, tag);
       return;
     }
-    const flow: Flow = { path, remaining: bytes, rate: 0, since: this.queue.now, version: 0, due: -1, slots: new Array<number>(path.length), onDrained, mark: 0 };
+    const flow: Flow = { tag, finished: false, path, remaining: bytes, rate: 0, since: this.queue.now, due: -1, slots: new Array<number>(path.length), mark: 0 };
     for (let i = 0; i < path.length; i++) {
       const list = this.linkFlows[path[i]];
       flow.slots[i] = list.length;
@@ -62,7 +65,13 @@ export class FlowNetwork {
     this.queueRecompute();
   }
 
+  /** Drain events stay queued when a flow's rate changes; only the one at its current due time counts. */
+  private readonly drainEvent = (flow: Flow): void => {
+    if (!flow.finished && flow.due === this.queue.now) this.finish(flow);
+  };
+
   private finish(flow: Flow): void {
+    flow.finished = true;
     for (let i = 0; i < flow.path.length; i++) {
       const link = flow.path[i];
       const list = this.linkFlows[link];
@@ -75,14 +84,16 @@ export class FlowNetwork {
       this.dirty.push(link);
     }
     this.queueRecompute();
-    flow.onDrained();
+    this.onDrained(flow.tag as never);
   }
 
   private queueRecompute(): void {
     if (this.recomputeQueued) return;
     this.recomputeQueued = true;
-    this.queue.at(this.queue.now, () => this.recompute());
+    this.queue.at(this.queue.now, this.recomputeEvent);
   }
+
+  private readonly recomputeEvent = (): void => this.recompute();
 
   private recompute(): void {
     this.recomputeQueued = false;
@@ -151,9 +162,8 @@ export class FlowNetwork {
       const due = now + flow.remaining / Math.max(flow.rate, 1e-9);
       // An unchanged rate leaves the queued drain event valid; skip re-queuing it.
       if (Math.abs(due - flow.due) <= 1e-9 * due) continue;
-      const version = ++flow.version;
       flow.due = due;
-      this.queue.at(due, () => { if (flow.version === version) this.finish(flow); });
+      this.queue.at(due, this.drainEvent, flow);
     }
   }
 }

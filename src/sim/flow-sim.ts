@@ -58,9 +58,10 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const hosts = rankHosts(graph, rankDevices);
   const queue = new EventQueue();
   const capacity = Float64Array.from(graph.links, (l) => l.capacity);
-  const network = new FlowNetwork(queue, capacity);
+  // A drained message arrives after its route's latency and the protocol's step cost.
+  const network = new FlowNetwork(queue, capacity, (slot: Slot) => queue.at(queue.now + slot.delay, deliver, slot));
 
-  interface Slot { time: number; waiter: Runner | undefined }
+  interface Slot { time: number; waiter: Runner | undefined; delay: number }
   interface Box { slots: Slot[]; head: number; posted: number }
   interface Runner {
     readonly program: Program; readonly device: number; readonly rank: number; readonly key: number; pc: number;
@@ -78,7 +79,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     return box;
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
-    while (slots.length <= index) slots.push({ time: -1, waiter: undefined });
+    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, delay: 0 });
     return slots[index];
   };
   const overheads = new Map<number, number>();
@@ -120,8 +121,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
           runner.lastPath = graph.route(runner.device, receiver.device);
           runner.lastDelay = stepOverhead(runner.device, receiver.device, runner.lastPath);
         }
-        const delay = runner.lastDelay;
-        network.start(runner.lastPath, program.bytes[pc] / protocol.efficiency, () => queue.at(queue.now + delay, () => deliver(slot)));
+        slot.delay = runner.lastDelay;
+        network.start(runner.lastPath, program.bytes[pc] / protocol.efficiency, slot);
         runner.pc++;
       } else if (kind === STEP_RECV) {
         const box = boxOf(runner, peer);
@@ -137,7 +138,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       } else if (kind === STEP_LOCAL) {
         runner.pc++;
         const memory = (graph.devices[runner.device].memoryGBps ?? 1000) * 1000;
-        queue.at(queue.now + program.bytes[pc] / memory, () => advance(runner));
+        queue.at(queue.now + program.bytes[pc] / memory, advance, runner);
         return;
       }
     }
@@ -167,7 +168,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     }
   });
   runners = all.length;
-  for (const runner of all) queue.at(0, () => advance(runner));
+  for (const runner of all) queue.at(0, advance, runner);
   queue.run();
   if (finished !== runners) throw new Error(`simulation of ${call.algorithm} ${call.collective} stalled: ${runners - finished} rank channels never finished`);
   return { timeUs: lastDone + protocol.baseUs, channels: rings.length, linkBytes: network.carried };
@@ -208,14 +209,14 @@ function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call
   const protocol = PROTOCOLS[call.protocol];
   const efficiency = protocol.efficiency * SWITCH_KINDS[graph.devices[sw].switchKind!].reductionEfficiency;
   const queue = new EventQueue();
-  const network = new FlowNetwork(queue, Float64Array.from(graph.links, (l) => l.capacity));
-  const bytes = call.count * call.elementBytes * (1 + 1 / n) / efficiency;
   let lastDrain = 0;
+  const network = new FlowNetwork(queue, Float64Array.from(graph.links, (l) => l.capacity), () => { lastDrain = Math.max(lastDrain, queue.now); });
+  const bytes = call.count * call.elementBytes * (1 + 1 / n) / efficiency;
   let stepLatency = 0;
   for (const device of rankDevices) {
     for (const path of [graph.route(device, sw), graph.route(sw, device)]) {
       stepLatency = Math.max(stepLatency, graph.routeLatency(path) + graph.deviceLatency(sw));
-      network.start(path, bytes, () => { lastDrain = Math.max(lastDrain, queue.now); });
+      network.start(path, bytes, undefined);
     }
   }
   queue.run();

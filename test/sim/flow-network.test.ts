@@ -5,9 +5,9 @@ import { FlowNetwork } from '../../src/sim/flow-network.js';
 
 const finishTimes = (capacity: number[], flows: { path: number[]; bytes: number }[]) => {
   const queue = new EventQueue();
-  const network = new FlowNetwork(queue, Float64Array.from(capacity));
   const done: number[] = [];
-  flows.forEach((f, i) => network.start(Int32Array.from(f.path), f.bytes, () => { done[i] = queue.now; }));
+  const network = new FlowNetwork(queue, Float64Array.from(capacity), (i: number) => { done[i] = queue.now; });
+  flows.forEach((f, i) => network.start(Int32Array.from(f.path), f.bytes, i));
   queue.run();
   return done;
 };
