@@ -22,7 +22,7 @@ export async function main(argv: string[]): Promise<number> {
   paramsCommand(program, format());
   traceCommand(program, format());
   topoCommand(program, format);
-  simCommand(program, format);
+  simCommand(program, format, argv, (code) => { exitCode = code; });
   try {
     await program.parseAsync(argv, { from: 'user' });
     return exitCode;

@@ -9,6 +9,7 @@ import { MODELS, trainingStep } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
 import { parsePositiveInt } from './parse.js';
+import { inSimWorker, runSimInWorker } from './sim-worker.js';
 import { addTopologyOptions, presetOptions } from './topology-options.js';
 
 const guard = <T>(parse: () => T): T => {
@@ -24,7 +25,7 @@ const FLOW_MODE_MAX_RANKS = 2048;
 
 const write = (text: string) => process.stdout.write(`${text}\n`);
 
-export function simCommand(program: Command, format: () => Option): void {
+export function simCommand(program: Command, format: () => Option, argv: string[], setExitCode: (code: number) => void): void {
   const sim = addTopologyOptions(program.command('sim')
     .description('predict collectives on a modelled cluster (nccl-tests table); `sim links`, `sim train`')
     .argument('[what]', 'nothing for the table, "links" for per-device link use, "train" for a training step')
@@ -53,7 +54,11 @@ export function simCommand(program: Command, format: () => Option): void {
     .option('--grad-bytes <n>', 'train: bytes per gradient element in the DP reduction', (v) => parsePositiveInt(v, '--grad-bytes'), 2)
     .option('--sequence-parallel', 'train: TP uses all-gather + reduce-scatter'))
     .addOption(format());
-  sim.action((what: string | undefined, flags: Record<string, unknown>) => {
+  sim.action(async (what: string | undefined, flags: Record<string, unknown>) => {
+    if (!inSimWorker()) {
+      setExitCode(await runSimInWorker(argv));
+      return;
+    }
     const topology = loadTopology(flags.topo as string, presetOptions(flags));
     const graph = new TopologyGraph(topology);
     const ranks = graph.accelerators;

@@ -70,6 +70,9 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     lastPeer: number;
     lastPath: Int32Array;
     lastDelay: number;
+    lastSendBox: Box | undefined;
+    lastRecvPeer: number;
+    lastRecvBox: Box | undefined;
   }
   // Messages of one ordered pair on one channel match in order. A receiver may arrive before
   // its message is posted and a sender before the receiver: whichever comes first makes the slot.
@@ -79,6 +82,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     return box;
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
+    if (index < slots.length) return slots[index];
     while (slots.length <= index) slots.push({ time: -1, waiter: undefined, delay: 0 });
     return slots[index];
   };
@@ -112,20 +116,25 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       const kind = program.kinds[pc];
       const peer = program.peers[pc];
       if (kind === STEP_SEND) {
-        const receiver = runnersByKey[runner.key][peer];
-        const box = boxOf(receiver, runner.rank);
-        const slot = slotAt(box.slots, box.posted++);
         if (runner.lastPeer !== peer) {
-          // Most schedules send to one or two peers over and over: keep the last route.
+          // Most schedules send to one or two peers over and over: keep the last route and box.
+          const receiver = runnersByKey[runner.key][peer];
           runner.lastPeer = peer;
           runner.lastPath = graph.route(runner.device, receiver.device);
           runner.lastDelay = stepOverhead(runner.device, receiver.device, runner.lastPath);
+          runner.lastSendBox = boxOf(receiver, runner.rank);
         }
+        const box = runner.lastSendBox!;
+        const slot = slotAt(box.slots, box.posted++);
         slot.delay = runner.lastDelay;
         network.start(runner.lastPath, program.bytes[pc] / protocol.efficiency, slot);
         runner.pc++;
       } else if (kind === STEP_RECV) {
-        const box = boxOf(runner, peer);
+        if (runner.lastRecvPeer !== peer) {
+          runner.lastRecvPeer = peer;
+          runner.lastRecvBox = boxOf(runner, peer);
+        }
+        const box = runner.lastRecvBox!;
         const slot = slotAt(box.slots, box.head);
         if (slot.time < 0) { slot.waiter = runner; return; }
         if (++box.head >= 64) {
@@ -161,6 +170,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         const key = c * 64 + k;
         const runner: Runner = {
           program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(), lastPeer: -1, lastPath: NO_PATH, lastDelay: 0,
+          lastSendBox: undefined, lastRecvPeer: -1, lastRecvBox: undefined,
         };
         (runnersByKey[key] ??= [])[logical] = runner;
         all.push(runner);
