@@ -7,6 +7,7 @@ import { runCommand } from './run-command.js';
 import { simCommand } from './sim-command.js';
 import { topoCommand } from './topo-command.js';
 import { traceCommand } from './trace-command.js';
+import { tuneCommand } from './tune-command.js';
 
 /** Entry point of the `tsccl` command; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
@@ -22,6 +23,7 @@ export async function main(argv: string[]): Promise<number> {
   paramsCommand(program, format());
   traceCommand(program, format());
   topoCommand(program, format);
+  tuneCommand(program, format);
   simCommand(program, format, argv, (code) => { exitCode = code; });
   try {
     await program.parseAsync(argv, { from: 'user' });

@@ -68,7 +68,7 @@ export function simCommand(program: Command, format: () => Option, argv: string[
     if (what === undefined) {
       const op = flags.op as SimRow['op'];
       if (BENCH_OPS_ROOTED.has(op) && (flags.root as number) >= ranks.length) throw invalidArgument(`--root ${flags.root as number} must be below the ${ranks.length} ranks`, { argument: '--root' });
-      const protocols = protocolsFrom(flags.proto as string | undefined);
+      const protocols = protocolsFrom(flags.proto as string | undefined, topology);
       const started = performance.now();
       const rows = sweepSizes(flags.minbytes as number, flags.maxbytes as number, flags.stepfactor as number, flags.stepbytes as number).map((bytes) => simulateRow(graph, ranks, {
         op, bytes, algorithm: flags.algo as string | undefined, protocols, mode, nvls, elementBytes: 4, root: flags.root as number,

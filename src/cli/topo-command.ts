@@ -1,5 +1,8 @@
 import type { Command, Option } from 'commander';
+import { jobFromEnv } from '../launch/env-job.js';
 import { LINK_KINDS } from '../topology/catalog.js';
+import { loadProfile } from '../topology/local-profile.js';
+import { detectLocal } from '../topology/local-topology.js';
 import { loadTopology } from '../topology/load-topology.js';
 import { topologyJsonSchema } from '../topology/topology-schema.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
@@ -30,6 +33,27 @@ export function topoCommand(program: Command, format: () => Option): void {
         lines.push(` ${link.a.padStart(20)}  ${link.b.padEnd(20)}${link.kind.padEnd(12)}${String(link.count).padStart(6)}${raw.toFixed(1).padStart(10)}${sustained.toFixed(1).padStart(11)}${(link.latencyUs ?? c.latencyUs).toFixed(2).padStart(12)}`);
       }
       lines.push('# bandwidths are per direction; links are full duplex');
+      process.stdout.write(`${lines.join('\n')}\n`);
+    });
+  topo.command('detect')
+    .description('this machine in the topology model: cores, NUMA nodes, interfaces and speeds, the profile in use, and the rank layout when started as a rank of a job')
+    .addOption(format())
+    .action((flags: Record<string, unknown>) => {
+      const detection = detectLocal();
+      const { profile, source } = loadProfile(detection.cores, detection.host);
+      const job = jobFromEnv();
+      const layout = job === undefined ? null : { source: job.source, rank: job.rank, size: job.size, localRank: job.localRank, localSize: job.localSize, host: detection.host };
+      if (flags.format === 'json') {
+        process.stdout.write(`${JSON.stringify({ ...detection, profile, profileSource: source, job: layout }, null, 2)}\n`);
+        return;
+      }
+      const lines = [`# ${detection.host}: ${detection.cores} cores (${detection.cpuModel}), ${detection.numaNodes.length} NUMA node(s)`];
+      for (const node of detection.numaNodes) lines.push(`  numa${node.id}: cpus ${node.cpus.join(',')}`);
+      for (const i of detection.interfaces) lines.push(`  ${i.name.padEnd(12)} ${i.internal ? 'loopback' : (i.speedMbps === null ? 'speed unknown' : `${i.speedMbps} Mb/s`)}  ${i.addresses.join(' ')}`);
+      lines.push(`# profile: ${source}`);
+      lines.push(`  shm: ${profile.shm.callUs.toFixed(1)} us per call, ${profile.shm.messageUs.toFixed(1)} us per message (${profile.shm.oversubscribedMessageUs.toFixed(1)} with more ranks than cores), ${profile.shm.copyGBps.toFixed(2)} GB/s`);
+      lines.push(`  tcp: ${profile.tcp.callUs.toFixed(1)} us per call, ${profile.tcp.messageUs.toFixed(1)} us per message, ${profile.tcp.gbps.toFixed(2)} GB/s; reduce ${profile.reduceGBps.toFixed(2)} GB/s`);
+      lines.push(layout === null ? '# not started as a rank of a job (torchrun, mpirun, srun, tsccl launch)' : `# rank ${layout.rank} of ${layout.size} (${layout.source}), local rank ${layout.localRank} of ${layout.localSize} on ${layout.host}`);
       process.stdout.write(`${lines.join('\n')}\n`);
     });
   topo.command('schema')

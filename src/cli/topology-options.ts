@@ -1,12 +1,13 @@
 import { type Command, Option } from 'commander';
 import { FABRICS, NIC_FAMILIES } from '../topology/presets/cluster.js';
-import type { PresetOptions } from '../topology/presets/presets.js';
+import type { LoadOptions } from '../topology/load-topology.js';
 import { parsePositiveInt } from './parse.js';
 
 /** The preset flags `tsccl topo show` and `tsccl sim` share. */
 export function addTopologyOptions(command: Command): Command {
   return command
-    .option('--gpus <n>', 'use N accelerators of each server', (v) => parsePositiveInt(v, '--gpus'))
+    .option('-g, --gpus <n>', 'use N accelerators of each server (with --topo local: N ranks)', (v) => parsePositiveInt(v, '--gpus'))
+    .option('--procs', '--topo local: process ranks over TCP (default: thread ranks over shared memory)')
     .option('--nodes <n>', 'servers joined by the network fabric', (v) => parsePositiveInt(v, '--nodes'))
     .option('--nics-per-node <k>', 'NICs per server', (v) => parsePositiveInt(v, '--nics-per-node'))
     .option('--nic-gbps <g>', 'line rate of each NIC in Gb/s', (v) => parsePositiveInt(v, '--nic-gbps'))
@@ -17,10 +18,11 @@ export function addTopologyOptions(command: Command): Command {
     .option('--sockets <n>', 'pcie-server: CPU sockets', (v) => parsePositiveInt(v, '--sockets'));
 }
 
-export function presetOptions(flags: Record<string, unknown>): PresetOptions {
+export function presetOptions(flags: Record<string, unknown>): LoadOptions {
   return {
+    procs: flags.procs === true,
     gpus: flags.gpus as number | undefined, nodes: flags.nodes as number | undefined, nicsPerNode: flags.nicsPerNode as number | undefined,
-    nicGbps: flags.nicGbps as number | undefined, nicKind: flags.nicKind as PresetOptions['nicKind'], fabric: flags.fabric as PresetOptions['fabric'],
+    nicGbps: flags.nicGbps as number | undefined, nicKind: flags.nicKind as LoadOptions['nicKind'], fabric: flags.fabric as LoadOptions['fabric'],
     pcieGen: flags.pcieGen as number | undefined, gpusPerSwitch: flags.gpusPerSwitch as number | undefined, sockets: flags.sockets as number | undefined,
   };
 }

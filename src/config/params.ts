@@ -25,6 +25,7 @@ export const PARAMS: readonly Param[] = [
   { name: 'TSCCL_TRACE_DIR', defaultValue: '', doc: 'Where flight records are dumped on timeout, abort or SIGUSR1 (default: <tmpdir>/tsccl-trace)' },
   { name: 'TSCCL_FLIGHT_RECORDER_ENTRIES', defaultValue: '256', doc: 'Operations each communicator remembers for its flight record' },
   { name: 'TSCCL_DEBUG_CHECK', defaultValue: '0', doc: '1: before each collective, ranks compare what they were called with and fail together on a mismatch' },
+  { name: 'TSCCL_PROFILE', defaultValue: '', doc: 'Path of the machine profile `tsccl tune` writes and `--topo local` reads (default: ~/.cache/tsccl/profile.json)' },
   { name: 'TSCCL_RANK_GRACE_MS', defaultValue: '10000', doc: 'How long the launcher lets surviving ranks end after one fails, before it stops them' },
 ];
 

@@ -1,7 +1,7 @@
 import { SWITCH_KINDS } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import type { SimCall } from './flow-sim.js';
-import { PROTOCOLS } from './protocols.js';
+import { protocolOf } from './protocols.js';
 
 /**
  * The analytical (alpha-beta) model: each algorithm's time as steps x per-step latency plus
@@ -28,6 +28,8 @@ export interface TopologySummary {
   readonly nicBandwidth: number;
   readonly nicsPerHost: number;
   readonly reductionEfficiency: number;
+  /** Bytes per microsecond a rank reduces at when reduction is not fused (CPU ranks); 0 if fused. */
+  readonly reduceRate: number;
 }
 
 const summaries = new WeakMap<TopologyGraph, Map<string, TopologySummary>>();
@@ -60,6 +62,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     interLatency: interPath ? graph.routeLatency(interPath) : 0,
     nicBandwidth: interPath ? bottleneck(interPath) : Infinity,
     nicsPerHost: new Set(hostZero.map((d) => graph.devices[d].nic ?? '')).size,
+    reduceRate: (graph.devices[first].reduceGBps ?? 0) * 1000,
     reductionEfficiency: Math.max(0, ...upLinks.map((l) => {
       const to = graph.devices[l.to];
       return to.kind === 'switch' && to.switchKind ? SWITCH_KINDS[to.switchKind].reductionEfficiency : 0;
@@ -81,7 +84,7 @@ const rounds = (bytes: number) => Math.max(1, Math.min(16, Math.ceil(bytes / (51
 
 export function analyticalTime(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): Estimate {
   const s = summarize(graph, rankDevices);
-  const p = PROTOCOLS[call.protocol];
+  const p = protocolOf(graph.topology, call.protocol);
   const n = s.n;
   const k = s.perHost;
   const multi = s.hosts > 1;
@@ -91,7 +94,8 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const bytes = call.count * call.elementBytes;
   const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
   const bound = (up: number, net: number): Estimate['bound'] => (net < up ? 'network' : 'scale-up');
-  const result = (timeUs: number, channels: number, b: Estimate['bound']): Estimate => ({ timeUs: p.baseUs + timeUs, channels, bound: b });
+  const reduceUs = s.reduceRate > 0 ? reducedBytes(call, n, s.perHost) / s.reduceRate : 0;
+  const result = (timeUs: number, channels: number, b: Estimate['bound']): Estimate => ({ timeUs: p.baseUs + timeUs + reduceUs, channels, bound: b });
   if (n === 1) return result(0, 1, 'latency');
   // A network step costs aInter; on a ring, steps that cross hosts are hosts/n of all steps.
   const stepLatency = (steps: number) => steps * aIntra + (multi ? (steps * s.hosts) / n : 0) * (aInter - aIntra);
@@ -141,5 +145,21 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       return result(log2n * (multi ? aInter : aIntra), 1, 'latency');
     default:
       throw new Error(`no analytical model for algorithm ${call.algorithm}`);
+  }
+}
+
+const REDUCING = new Set(['allReduce', 'reduceScatter', 'reduce']);
+
+/** Bytes one rank reduces on the critical path, for ranks that reduce on their own cores. */
+function reducedBytes(call: SimCall, n: number, perHost: number): number {
+  if (!REDUCING.has(call.collective)) return 0;
+  const bytes = call.count * call.elementBytes;
+  const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
+  switch (call.algorithm) {
+    case 'ring': return call.collective === 'reduceScatter' ? (n - 1) * bytes : ((n - 1) / n) * bytes;
+    case 'direct': return ((n - 1) / n) * bytes;
+    case 'recursive_doubling': case 'binomial_tree': return log2n * bytes;
+    case 'hierarchical': return (perHost - 1) * bytes;
+    default: return 0;
   }
 }

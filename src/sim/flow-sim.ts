@@ -5,8 +5,8 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { channelRings } from './channel-rings.js';
 import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
-import { PROTOCOLS, type ProtocolName } from './protocols.js';
-import { type Program, STEP_LOCAL, STEP_RECV, STEP_SEND, programsOf } from './schedule-program.js';
+import { protocolOf } from './protocols.js';
+import { type Program, STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
 
 export interface SimCall {
   readonly collective: Collective;
@@ -15,7 +15,7 @@ export interface SimCall {
   readonly elementBytes: number;
   readonly root: number;
   readonly algorithm: string;
-  readonly protocol: ProtocolName;
+  readonly protocol: string;
 }
 
 export interface SimOutcome {
@@ -53,9 +53,11 @@ export function rankHosts(graph: TopologyGraph, rankDevices: readonly number[]):
 export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {
   if (call.algorithm === 'nvls') return simulateNvls(graph, rankDevices, call);
   const n = rankDevices.length;
-  const protocol = PROTOCOLS[call.protocol];
+  const protocol = protocolOf(graph.topology, call.protocol);
   const rings = RING_ALGORITHMS.has(call.algorithm) ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
   const hosts = rankHosts(graph, rankDevices);
+  // Bytes per microsecond a rank reduces at; 0 where reduction is fused into the transfer (GPUs).
+  const reduceRates = graph.devices.map((d) => (d.reduceGBps ?? 0) * 1000);
   const queue = new EventQueue();
   const capacity = Float64Array.from(graph.links, (l) => l.capacity);
   // A drained message arrives after its route's latency and the protocol's step cost.
@@ -129,7 +131,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         slot.delay = runner.lastDelay;
         network.start(runner.lastPath, program.bytes[pc] / protocol.efficiency, slot);
         runner.pc++;
-      } else if (kind === STEP_RECV) {
+      } else if (kind === STEP_RECV || kind === STEP_RECV_REDUCE) {
         if (runner.lastRecvPeer !== peer) {
           runner.lastRecvPeer = peer;
           runner.lastRecvBox = boxOf(runner, peer);
@@ -144,9 +146,15 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
           box.head = 0;
         }
         runner.pc++;
+        const reduceRate = kind === STEP_RECV_REDUCE ? reduceRates[runner.device] : 0;
+        if (reduceRate > 0) {
+          queue.at(queue.now + program.bytes[pc] / reduceRate, advance, runner);
+          return;
+        }
       } else if (kind === STEP_LOCAL) {
         runner.pc++;
-        const memory = (graph.devices[runner.device].memoryGBps ?? 1000) * 1000;
+        const device = graph.devices[runner.device];
+        const memory = (device.reduceGBps ?? device.memoryGBps ?? 1000) * 1000;
         queue.at(queue.now + program.bytes[pc] / memory, advance, runner);
         return;
       }
@@ -216,7 +224,7 @@ function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call
     throw new Error('nvls needs an all-reduce on ranks that all attach to one NVLink SHARP switch');
   }
   const n = rankDevices.length;
-  const protocol = PROTOCOLS[call.protocol];
+  const protocol = protocolOf(graph.topology, call.protocol);
   const efficiency = protocol.efficiency * SWITCH_KINDS[graph.devices[sw].switchKind!].reductionEfficiency;
   const queue = new EventQueue();
   let lastDrain = 0;

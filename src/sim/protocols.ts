@@ -1,4 +1,5 @@
 import { invalidArgument } from '../errors.js';
+import type { Topology } from '../topology/topology-schema.js';
 
 /**
  * Wire protocols of GPU collective libraries, as the simulator charges them. NCCL (and RCCL,
@@ -16,7 +17,7 @@ import { invalidArgument } from '../errors.js';
  * NVLink traversal.
  */
 export interface Protocol {
-  readonly name: ProtocolName;
+  readonly name: string;
   /** Fixed cost of a call: kernel launch and setup. */
   readonly baseUs: number;
   /** Per step (message) synchronisation between two GPUs. */
@@ -36,12 +37,31 @@ export const PROTOCOLS: Readonly<Record<ProtocolName, Protocol>> = {
   Simple: { name: 'Simple', baseUs: 8.4, stepUs: 9, netStepUs: 14, efficiency: 1 },
 };
 
-/** Parses a --proto value (NCCL_PROTO style, comma separated); absent means all of them. */
-export function protocolsFrom(text: string | undefined): ProtocolName[] {
-  if (text === undefined || text === '') return [...PROTOCOL_NAMES];
+/** Parses a --proto value (NCCL_PROTO style, comma separated) against a topology's protocols; absent means all. */
+export function protocolsFrom(text: string | undefined, topology: Topology): string[] {
+  const names = Object.keys(topologyProtocols(topology));
+  if (text === undefined || text === '') return names;
   return text.split(',').map((part) => {
-    const name = PROTOCOL_NAMES.find((p) => p.toLowerCase() === part.trim().toLowerCase());
-    if (name === undefined) throw invalidArgument(`--proto '${part}' is not a protocol: expected ${PROTOCOL_NAMES.join(', ')}`, { argument: '--proto' });
+    const name = names.find((p) => p.toLowerCase() === part.trim().toLowerCase());
+    if (name === undefined) throw invalidArgument(`--proto '${part}' is not a protocol: expected ${names.join(', ')}`, { argument: '--proto' });
     return name;
   });
+}
+
+/**
+ * The protocols a topology's ranks use: the file's own (a CPU machine's measured profile, an
+ * emulated cluster) or, for accelerators, NCCL's three.
+ */
+export function topologyProtocols(topology: Topology): Readonly<Record<string, Protocol>> {
+  if (topology.protocols === undefined) return PROTOCOLS;
+  return Object.fromEntries(topology.protocols.map((p) => [p.name, p]));
+}
+
+/** The protocol a call names, from the topology's table; a clear error when it has none by that name. */
+export function protocolOf(topology: Topology, name: string): Protocol {
+  const protocol = topologyProtocols(topology)[name];
+  if (protocol === undefined) {
+    throw invalidArgument(`Protocol '${name}' is not one of ${Object.keys(topologyProtocols(topology)).join(', ')} for topology ${topology.name}`, { argument: '--proto' });
+  }
+  return protocol;
 }

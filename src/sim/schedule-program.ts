@@ -3,6 +3,8 @@ import type { Schedule } from '../algorithms/schedule.js';
 export const STEP_SEND = 0;
 export const STEP_RECV = 1;
 export const STEP_LOCAL = 2;
+/** A receive that reduces into the destination: free on GPUs (fused), computed on CPU ranks. */
+export const STEP_RECV_REDUCE = 3;
 
 /**
  * One channel of one rank's schedule in the form the simulator walks: step kind, peer and bytes
@@ -24,7 +26,7 @@ export function programsOf(schedule: Schedule, elementBytes: number): Program[] 
       switch (step.kind) {
         case 'send': kinds[i] = STEP_SEND; peers[i] = step.peer; bytes[i] = step.src.count * elementBytes; break;
         case 'recv': kinds[i] = STEP_RECV; peers[i] = step.peer; bytes[i] = step.dst.count * elementBytes; break;
-        case 'recvReduce': kinds[i] = STEP_RECV; peers[i] = step.peer; bytes[i] = step.dst.count * elementBytes; break;
+        case 'recvReduce': kinds[i] = STEP_RECV_REDUCE; peers[i] = step.peer; bytes[i] = step.dst.count * elementBytes; break;
         case 'copy': kinds[i] = STEP_LOCAL; peers[i] = -1; bytes[i] = 2 * step.dst.count * elementBytes; break;
         case 'reduce': kinds[i] = STEP_LOCAL; peers[i] = -1; bytes[i] = (step.srcs.length + 1) * step.dst.count * elementBytes; break;
       }

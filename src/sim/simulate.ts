@@ -5,7 +5,7 @@ import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { analyticalTime } from './analytical.js';
 import { type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
-import { PROTOCOL_NAMES, type ProtocolName } from './protocols.js';
+import { topologyProtocols } from './protocols.js';
 
 export type SimMode = 'flow' | 'analytical';
 
@@ -15,7 +15,7 @@ export interface SimRequest {
   readonly bytes: number;
   /** An algorithm name, or undefined to take the fastest predicted. */
   readonly algorithm?: string;
-  readonly protocols?: readonly ProtocolName[];
+  readonly protocols?: readonly string[];
   readonly mode: SimMode;
   /** Allow in-switch reduction (NVLS) where the topology has it. */
   readonly nvls: boolean;
@@ -39,7 +39,7 @@ export interface SimRow {
   readonly algbwGBs: number;
   readonly busbwGBs: number;
   readonly algorithm: string;
-  readonly protocol: ProtocolName;
+  readonly protocol: string;
   readonly channels: number;
   readonly mode: SimMode;
   readonly reduces: boolean;
@@ -70,7 +70,7 @@ export function simAlgorithms(graph: TopologyGraph, rankDevices: readonly number
 }
 
 /** NCCL runs NVLS with the Simple protocol only (multimem loads and stores are bulk operations). */
-function protocolsFor(algorithm: string, protocols: readonly ProtocolName[]): readonly ProtocolName[] {
+function protocolsFor(algorithm: string, protocols: readonly string[]): readonly string[] {
   if (algorithm !== 'nvls') return protocols;
   if (!protocols.includes('Simple')) throw invalidArgument('nvls runs with the Simple protocol only: add Simple to --proto', { argument: '--proto' });
   return ['Simple'];
@@ -97,7 +97,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     }
     algorithms = [request.algorithm];
   }
-  const protocols = request.protocols ?? PROTOCOL_NAMES;
+  const protocols = request.protocols ?? Object.keys(topologyProtocols(graph.topology));
   const candidates = algorithms.flatMap((algorithm) => protocolsFor(algorithm, protocols).map((protocol): SimCall => ({
     collective, count: shapeCount, elementBytes: eb, root: request.root, algorithm, protocol,
   })));

@@ -2,12 +2,25 @@ import { existsSync, readFileSync } from 'node:fs';
 import { invalidArgument } from '../errors.js';
 import { type PresetOptions, PRESET_NAMES, buildPreset } from './presets/presets.js';
 import { type Topology, parseTopology } from './topology-schema.js';
+import { loadProfile } from './local-profile.js';
+import { detectLocal, localTopology } from './local-topology.js';
+
+export interface LoadOptions extends PresetOptions {
+  /** For `local`: ranks are processes over TCP instead of threads over shared memory. */
+  readonly procs?: boolean;
+}
 
 /**
- * A topology from a --topo value: a preset name (with the preset options) or a JSON file in the
- * topology format. Preset options do not apply to files: a file describes its whole cluster.
+ * A topology from a --topo value: `local` (this machine, from detection and the `tsccl tune`
+ * profile; --gpus is the rank count), a preset name (with the preset options) or a JSON file in
+ * the topology format. Preset options do not apply to files: a file describes its whole cluster.
  */
-export function loadTopology(spec: string, options: PresetOptions = {}): Topology {
+export function loadTopology(spec: string, options: LoadOptions = {}): Topology {
+  if (spec === 'local') {
+    const detection = detectLocal();
+    const { profile } = loadProfile(detection.cores, detection.host);
+    return parseTopology(localTopology({ ranks: options.gpus ?? detection.cores, transport: options.procs ? 'tcp' : 'shm', profile, detection }), 'local');
+  }
   if (PRESET_NAMES.includes(spec)) return parseTopology(buildPreset(spec, options), `preset ${spec}`);
   if (spec.endsWith('.json') || existsSync(spec)) {
     if (!existsSync(spec)) throw invalidArgument(`--topo file '${spec}' does not exist`, { argument: '--topo' });
@@ -19,5 +32,5 @@ export function loadTopology(spec: string, options: PresetOptions = {}): Topolog
     }
     return parseTopology(doc, `file ${spec}`);
   }
-  throw invalidArgument(`Unknown topology '${spec}': expected a .json file or one of ${PRESET_NAMES.join(', ')}`, { argument: '--topo' });
+  throw invalidArgument(`Unknown topology '${spec}': expected local, a .json file or one of ${PRESET_NAMES.join(', ')}`, { argument: '--topo' });
 }

@@ -1,6 +1,6 @@
 import { invalidArgument } from '../errors.js';
 import { LINK_KINDS, type LinkFamily, SWITCH_KINDS } from './catalog.js';
-import type { Device, Topology } from './topology-schema.js';
+import { type Device, RANK_KINDS, type Topology } from './topology-schema.js';
 
 /**
  * One direction of a link bundle, with the capacity a library sustains on it. Links are full
@@ -58,7 +58,7 @@ export class TopologyGraph {
         this.outLinks[from].push(index);
       }
     }
-    this.accelerators = topology.devices.flatMap((d, i) => (d.kind === 'gpu' || d.kind === 'npu' ? [i] : []));
+    this.accelerators = topology.devices.flatMap((d, i) => (RANK_KINDS.has(d.kind) ? [i] : []));
   }
 
   deviceIndex(id: string): number {

@@ -8,17 +8,22 @@ import { LINK_KIND_IDS, type LinkKindId, SWITCH_KIND_IDS, type SwitchKindId } fr
  * valid file to edit. `tsccl topo schema` prints the JSON Schema generated from this one zod
  * schema; the TypeScript types are inferred from it too.
  */
-export const DEVICE_KINDS = ['gpu', 'npu', 'cpu', 'nic', 'switch'] as const;
+export const DEVICE_KINDS = ['gpu', 'npu', 'core', 'cpu', 'nic', 'switch'] as const;
 export type DeviceKind = (typeof DEVICE_KINDS)[number];
+
+/** Device kinds that are ranks: accelerators, and CPU cores running tsccl's own thread or process ranks. */
+export const RANK_KINDS: ReadonlySet<DeviceKind> = new Set(['gpu', 'npu', 'core']);
 
 const deviceSchema = z.object({
   id: z.string().min(1).describe('unique name, e.g. "n0.gpu3"'),
-  kind: z.enum(DEVICE_KINDS).describe('gpu/npu are ranks; cpu, nic and switch forward traffic'),
+  kind: z.enum(DEVICE_KINDS).describe('gpu, npu and core (a CPU core running a rank) are ranks; cpu, nic and switch forward traffic'),
   host: z.number().int().min(0).optional().describe('server (scale-up domain) the device belongs to, 0-based; absent for fabric switches'),
   switchKind: z.enum(SWITCH_KIND_IDS as [SwitchKindId, ...SwitchKindId[]]).optional()
     .describe('for kind "switch": which switch chip (latency, in-switch reduction)'),
   nic: z.string().optional().describe('for an accelerator: the NIC its traffic to other hosts leaves by'),
   memoryGBps: z.number().positive().optional().describe('for an accelerator or cpu: local memory bandwidth for copies and reductions'),
+  reduceGBps: z.number().positive().optional()
+    .describe('for a rank whose reductions are not fused into the transfer (a CPU core): bytes reduced per second, GB/s'),
   label: z.string().optional(),
 }).strict();
 
@@ -32,11 +37,21 @@ const linkSchema = z.object({
   latencyUs: z.number().min(0).optional().describe('override: one traversal in microseconds'),
 }).strict();
 
+const protocolSchema = z.object({
+  name: z.string().min(1),
+  baseUs: z.number().min(0).describe('fixed cost of a call'),
+  stepUs: z.number().min(0).describe('per message, on top of the route latency'),
+  netStepUs: z.number().min(0).describe('extra per message that crosses a network link'),
+  efficiency: z.number().gt(0).max(1).describe('fraction of link bandwidth that carries payload'),
+}).strict();
+
 export const topologySchema = z.object({
   name: z.string().min(1),
   description: z.string().optional(),
   devices: z.array(deviceSchema).min(1),
   links: z.array(linkSchema),
+  protocols: z.array(protocolSchema).min(1).optional()
+    .describe('how the ranks move messages; absent means the GPU protocols LL, LL128 and Simple'),
 }).strict().superRefine((topo, ctx) => {
   const ids = new Map<string, z.infer<typeof deviceSchema>>();
   topo.devices.forEach((d, i) => {
@@ -54,10 +69,10 @@ export const topologySchema = z.object({
     if (l.a === l.b) ctx.addIssue({ code: 'custom', path: ['links', i, 'b'], message: 'a link must join two different devices' });
   });
   topo.devices.forEach((d, i) => {
-    if ((d.kind === 'gpu' || d.kind === 'npu') && d.host === undefined) ctx.addIssue({ code: 'custom', path: ['devices', i, 'host'], message: 'an accelerator needs a host' });
+    if (RANK_KINDS.has(d.kind) && d.host === undefined) ctx.addIssue({ code: 'custom', path: ['devices', i, 'host'], message: 'a rank device needs a host' });
   });
-  if (!topo.devices.some((d) => d.kind === 'gpu' || d.kind === 'npu')) {
-    ctx.addIssue({ code: 'custom', path: ['devices'], message: 'a topology needs at least one gpu or npu' });
+  if (!topo.devices.some((d) => RANK_KINDS.has(d.kind))) {
+    ctx.addIssue({ code: 'custom', path: ['devices'], message: 'a topology needs at least one gpu, npu or core' });
   }
 });
 
@@ -65,6 +80,7 @@ export type Topology = z.output<typeof topologySchema>;
 export type TopologyInput = z.input<typeof topologySchema>;
 export type Device = Topology['devices'][number];
 export type Link = Topology['links'][number];
+export type TopologyProtocol = NonNullable<Topology['protocols']>[number];
 
 /** Validates a parsed document; errors name the JSON path and the problem, one per line. */
 export function parseTopology(doc: unknown, source: string): Topology {

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
@@ -98,4 +99,23 @@ test('tsccl topo show / schema and tsccl sim print tables and JSON', async () =>
   const bad = await tsccl('sim', '--topo', 'dgx-a100', '--algo', 'nvls');
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /TSCCL_ERR_INVALID_ARGUMENT: --algo nvls is not available/);
+});
+
+test('tsccl topo detect and tsccl tune: this machine measured into a profile that --topo local reads', async () => {
+  const detect = await tsccl('topo', 'detect', '--format', 'json');
+  assert.equal(detect.code, 0, detect.stderr);
+  assert.ok(JSON.parse(detect.stdout).cores >= 1);
+  const out = `${tmpdir()}/tsccl-profile-${process.pid}.json`;
+  const tune = await tsccl('tune', '--runs', '1', '--out', out, '--format', 'json');
+  assert.equal(tune.code, 0, tune.stderr);
+  const { profile } = JSON.parse(tune.stdout);
+  assert.ok(profile.shm.copyGBps > 0 && profile.tcp.gbps > 0 && profile.reduceGBps > 0 && profile.measuredAt !== null);
+  process.env.TSCCL_PROFILE = out;
+  try {
+    const sim = await tsccl('sim', '--topo', 'local', '-g', '2', '-o', 'all_reduce', '-b', '64K', '-e', '1M', '-f', '4', '--format', 'json');
+    assert.equal(sim.code, 0, sim.stderr);
+    assert.equal(JSON.parse(sim.stdout).rows.length, 3);
+  } finally {
+    delete process.env.TSCCL_PROFILE;
+  }
 });

@@ -54,7 +54,7 @@ test('bad topology files are refused with the JSON path of each problem', () => 
   assert.throws(() => parseTopology({ name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0 }, { id: 'g', kind: 'gpu', host: 0 }], links: [{ a: 'g', b: 'x', kind: 'nvlink3' }] }, 'test'),
     (err: Error) => /devices\[1\]\.id: duplicate device id 'g'/.test(err.message) && /links\[0\]\.b: unknown device 'x'/.test(err.message));
   assert.throws(() => parseTopology({ name: 't', devices: [{ id: 's', kind: 'switch' }], links: [] }, 'test'), /switchKind|at least one gpu/);
-  assert.throws(() => loadTopology('no-such-preset'), /expected a \.json file or one of/);
+  assert.throws(() => loadTopology('no-such-preset'), /expected local, a \.json file or one of/);
   assert.throws(() => buildPreset('dgx-h100', { gpus: 9 }), /--gpus 9 must be an integer from 1 to 8/);
 });
 

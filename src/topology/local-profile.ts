@@ -1,0 +1,75 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync, existsSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import { paramString } from '../config/params.js';
+import { invalidArgument } from '../errors.js';
+
+/**
+ * What `tsccl tune` measures on a machine, and what `--topo local` and the tuner read. All times
+ * are medians of repeated runs. The file is JSON:
+ *
+ *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
+ *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": .. },
+ *     "tcp": { "callUs": .., "messageUs": .., "gbps": .. },       process ranks, TCP on this host
+ *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
+ *     "runs": 3 }
+ *
+ * callUs is the fixed cost of a collective call; messageUs the cost of one message hand-off
+ * between two ranks; copyGBps / gbps the per-pair bandwidth of a large message;
+ * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
+ * receiver is often descheduled and must be woken.
+ */
+const transportSchema = z.object({ callUs: z.number().min(0), messageUs: z.number().min(0) });
+export const profileSchema = z.object({
+  version: z.literal(1),
+  host: z.string(),
+  measuredAt: z.string().nullable(),
+  cores: z.number().int().min(1),
+  shm: transportSchema.extend({ copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0) }),
+  tcp: transportSchema.extend({ gbps: z.number().positive() }),
+  reduceGBps: z.number().positive(),
+  runs: z.number().int().min(0),
+}).strict();
+
+export type LocalProfile = z.infer<typeof profileSchema>;
+
+/**
+ * Used when no profile has been measured: figures from bench/RESULTS.md on the 2-core VMs tsccl
+ * is developed on (per-call JS work ~30 us, 2-rank 8 B all-reduce ~58 us, SIMD float32 sum ~11 GB/s).
+ */
+export function defaultProfile(cores: number, host: string): LocalProfile {
+  return {
+    version: 1, host, measuredAt: null, cores,
+    shm: { callUs: 30, messageUs: 14, copyGBps: 6, oversubscribedMessageUs: 80 },
+    tcp: { callUs: 40, messageUs: 45, gbps: 1 },
+    reduceGBps: 11, runs: 0,
+  };
+}
+
+export function profilePath(): string {
+  return paramString('TSCCL_PROFILE') || join(homedir(), '.cache', 'tsccl', 'profile.json');
+}
+
+/** The saved profile, or the defaults when none exists; a malformed file is an error, not a silent default. */
+export function loadProfile(cores: number, host: string, path = profilePath()): { profile: LocalProfile; source: string } {
+  if (!existsSync(path)) return { profile: defaultProfile(cores, host), source: 'defaults (run `tsccl tune` to measure this machine)' };
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw invalidArgument(`Profile ${path} is not JSON: ${(err as Error).message}`, { argument: 'TSCCL_PROFILE' });
+  }
+  const parsed = profileSchema.safeParse(doc);
+  if (!parsed.success) {
+    throw invalidArgument(`Profile ${path} is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { argument: 'TSCCL_PROFILE' });
+  }
+  return { profile: parsed.data, source: path };
+}
+
+export function saveProfile(profile: LocalProfile, path = profilePath()): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const temporary = `${path}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(profile, null, 2)}\n`);
+  renameSync(temporary, path);
+}

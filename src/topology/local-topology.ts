@@ -1,0 +1,95 @@
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { cpus, hostname, networkInterfaces } from 'node:os';
+import type { LocalProfile } from './local-profile.js';
+import type { Topology } from './topology-schema.js';
+import { TopologyBuilder } from './presets/topology-builder.js';
+
+export interface NumaNode {
+  readonly id: number;
+  readonly cpus: readonly number[];
+}
+
+export interface NetworkInterface {
+  readonly name: string;
+  readonly addresses: readonly string[];
+  /** Link speed the kernel reports (Mb/s), or null when it reports none (loopback, many VMs). */
+  readonly speedMbps: number | null;
+  readonly internal: boolean;
+}
+
+export interface LocalDetection {
+  readonly host: string;
+  readonly cores: number;
+  readonly cpuModel: string;
+  readonly numaNodes: readonly NumaNode[];
+  readonly interfaces: readonly NetworkInterface[];
+}
+
+/** Parses a Linux cpulist such as "0-3,8,10-11". */
+export function parseCpuList(text: string): number[] {
+  return text.trim().split(',').filter((s) => s !== '').flatMap((part) => {
+    const [a, b] = part.split('-').map(Number);
+    return b === undefined ? [a] : Array.from({ length: b - a + 1 }, (_, i) => a + i);
+  });
+}
+
+/** This machine: cores, NUMA nodes (from /sys, or one node of every core), interfaces and their speeds. */
+export function detectLocal(sys = '/sys'): LocalDetection {
+  const cores = cpus().length;
+  const nodeDir = `${sys}/devices/system/node`;
+  let numaNodes: NumaNode[] = [];
+  if (existsSync(nodeDir)) {
+    numaNodes = readdirSync(nodeDir).filter((d) => /^node\d+$/.test(d)).map((d) => ({
+      id: Number(d.slice(4)), cpus: parseCpuList(readFileSync(`${nodeDir}/${d}/cpulist`, 'utf8')),
+    })).sort((a, b) => a.id - b.id);
+  }
+  if (numaNodes.length === 0) numaNodes = [{ id: 0, cpus: Array.from({ length: cores }, (_, i) => i) }];
+  const interfaces = Object.entries(networkInterfaces()).map(([name, addrs]) => {
+    let speedMbps: number | null = null;
+    try {
+      const speed = Number(readFileSync(`${sys}/class/net/${name}/speed`, 'utf8'));
+      if (Number.isFinite(speed) && speed > 0) speedMbps = speed;
+    } catch {
+      // No speed file, or EINVAL on reading it: the kernel does not know the speed.
+    }
+    return { name, addresses: (addrs ?? []).map((a) => a.address), speedMbps, internal: (addrs ?? []).some((a) => a.internal) };
+  });
+  return { host: hostname(), cores, cpuModel: cpus()[0]?.model ?? 'unknown', numaNodes, interfaces };
+}
+
+export interface LocalTopologyOptions {
+  readonly ranks: number;
+  /** Thread ranks over shared memory, or process ranks over TCP on this host. */
+  readonly transport: 'shm' | 'tcp';
+  readonly profile: LocalProfile;
+  readonly detection: LocalDetection;
+}
+
+/**
+ * This machine as a topology in the same model as the presets: each rank a `core` device with
+ * its measured reduction speed, joined through the NUMA node (shared memory) or the host's TCP
+ * stack (processes). When there are more ranks than cores, ranks share cores, so each gets
+ * cores/ranks of the measured per-rank copy and reduction speeds. The protocol is the measured
+ * one: a fixed cost per call and a cost per message hand-off.
+ */
+export function localTopology(options: LocalTopologyOptions): Topology {
+  const { profile, detection, ranks } = options;
+  const share = Math.min(1, detection.cores / ranks);
+  const b = new TopologyBuilder();
+  const hub = options.transport === 'shm'
+    ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel })
+    : b.switchDevice('tcp-stack', 0, 'eth-switch', 'the host\'s TCP/IP stack (loopback)');
+  for (let r = 0; r < ranks; r++) {
+    const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps * share, memoryGBps: profile.shm.copyGBps * share });
+    const transport = options.transport === 'shm'
+      ? { kind: 'shm' as const, gbps: profile.shm.copyGBps * share, latencyUs: (ranks > detection.cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs) / 2 }
+      : { kind: 'eth-100' as const, gbps: profile.tcp.gbps * share, latencyUs: profile.tcp.messageUs / 2 };
+    b.links.push({ a: rank, b: hub, kind: transport.kind, count: 1, gbps: transport.gbps, efficiency: 1, latencyUs: transport.latencyUs });
+  }
+  const callUs = options.transport === 'shm' ? profile.shm.callUs : profile.tcp.callUs;
+  return {
+    ...b.build(`local (${detection.host}, ${ranks} ${options.transport === 'shm' ? 'thread' : 'process'} ranks)`,
+      `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`),
+    protocols: [{ name: options.transport, baseUs: callUs, stepUs: 0, netStepUs: 0, efficiency: 1 }],
+  };
+}

@@ -1,0 +1,47 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { simulateRow } from '../../src/sim/simulate.js';
+import { defaultProfile, loadProfile, saveProfile } from '../../src/topology/local-profile.js';
+import { detectLocal, localTopology, parseCpuList } from '../../src/topology/local-topology.js';
+import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { parseTopology } from '../../src/topology/topology-schema.js';
+
+test('cpulists parse as Linux writes them', () => {
+  assert.deepEqual(parseCpuList('0-3,8,10-11\n'), [0, 1, 2, 3, 8, 10, 11]);
+  assert.deepEqual(parseCpuList('5'), [5]);
+});
+
+test('detection finds the cores, at least one NUMA node covering them, and the loopback interface', () => {
+  const d = detectLocal();
+  assert.ok(d.cores >= 1);
+  assert.ok(d.numaNodes.length >= 1 && d.numaNodes.flatMap((n) => n.cpus).length >= 1);
+  assert.ok(d.interfaces.some((i) => i.internal));
+});
+
+test('a profile round-trips; a missing one gives the defaults; a malformed one is an error', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-profile-'));
+  const path = join(dir, 'profile.json');
+  assert.match(loadProfile(2, 'h', path).source, /defaults/);
+  const profile = { ...defaultProfile(2, 'h'), measuredAt: '2026-01-01T00:00:00.000Z', runs: 3 };
+  saveProfile(profile, path);
+  assert.deepEqual(loadProfile(2, 'h', path).profile, profile);
+  writeFileSync(path, '{"version":1}');
+  assert.throws(() => loadProfile(2, 'h', path), /Profile .* is not valid/);
+});
+
+test('the local topology is a valid topology whose ranks reduce on their cores', () => {
+  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+  const slow = { ...defaultProfile(2, 'h'), reduceGBps: 0.5 };
+  const fast = { ...defaultProfile(2, 'h'), reduceGBps: 50 };
+  const time = (profile: typeof slow) => {
+    const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile, detection }), 'local'));
+    assert.equal(graph.accelerators.length, 2);
+    return simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 16 * 2 ** 20, algorithm: 'ring', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+  };
+  assert.ok(time(slow) > time(fast) + 10_000, 'reducing 8 MiB at 0.5 GB/s costs ~16 ms more');
+  const tcp = parseTopology(localTopology({ ranks: 4, transport: 'tcp', profile: fast, detection }), 'local');
+  assert.deepEqual(tcp.protocols!.map((p) => p.name), ['tcp']);
+});
