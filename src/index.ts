@@ -14,3 +14,4 @@ export { TcpStoreServer } from './store/tcp-store-server.js';
 export { TcpStoreClient } from './store/tcp-store-client.js';
 export { PrefixStore, type Store, type StoreCallOptions } from './store/store.js';
 export { dumpFlightRecords } from './debug/flight-recorder.js';
+export type { Prediction } from './tuner/predict.js';

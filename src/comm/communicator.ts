@@ -7,6 +7,7 @@ import { reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import type { Arena } from '../memory/arena.js';
+import { type Prediction, predictCall } from '../tuner/predict.js';
 import { parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
 import { P2P_CHANNEL } from '../transport/shm/mailbox.js';
 import { opcodeOf } from '../transport/transport.js';
@@ -127,6 +128,20 @@ export class Communicator {
   /** 'shm' for thread ranks of one process, 'tcp' for ranks in separate processes. */
   get transportKind(): 'shm' | 'tcp' {
     return this.backend.kind;
+  }
+
+  /**
+   * What a call of `bytes` (this rank's input) would cost on this machine and which algorithm
+   * the tuner would run for it: the tuner's choice, simulated on the local topology from the
+   * `tsccl tune` profile (defaults when none). Does not communicate.
+   */
+  predict(collective: string, bytes: number, options: { dtype?: DType; algorithm?: string } = {}): Prediction {
+    const hosts = this.backend.hosts;
+    const algorithm = options.algorithm ?? algorithmOverrides.get(collective as Collective);
+    return predictCall({
+      collective, bytes, nranks: this.size, elementBytes: dtypeInfo(options.dtype ?? 'float32').bytes, transport: this.backend.kind,
+      hostCount: hosts === undefined ? 1 : Math.max(...hosts) + 1, ...(algorithm === undefined ? {} : { algorithm }),
+    });
   }
 
   /**

@@ -16,6 +16,8 @@ export interface SimCall {
   readonly root: number;
   readonly algorithm: string;
   readonly protocol: string;
+  /** The executor's chunk in elements, to simulate exactly what it runs; absent: the simulator's GPU-library chunking. */
+  readonly chunkCount?: number;
 }
 
 export interface SimOutcome {
@@ -169,7 +171,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   rings.forEach((ring, c) => {
     const shape: CallShape = {
       collective: call.collective, nranks: n, count: shares[c].count, root: call.root, inPlace: false,
-      chunkCount: RING_ALGORITHMS.has(call.algorithm) ? 0 : chunkCount(shares[c].count * call.elementBytes, call.elementBytes),
+      chunkCount: call.chunkCount ?? (RING_ALGORITHMS.has(call.algorithm) ? 0 : chunkCount(shares[c].count * call.elementBytes, call.elementBytes)),
       hosts: ring.map((physical) => hosts[physical]),
     };
     for (let logical = 0; logical < n; logical++) {
