@@ -48,7 +48,9 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     return { algorithm: 'hierarchical', chunkCount };
   }
   if (request.collective === 'allReduce') {
-    const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES ? 'recursive_doubling' : 'direct';
+    // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases
+    // moving the same bytes: the alpha-beta model and bench/regret.mjs both prefer the former.
+    const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES || request.nranks === 2 ? 'recursive_doubling' : 'direct';
     return { algorithm, chunkCount };
   }
   return { algorithm: names[0], chunkCount };

@@ -5,7 +5,7 @@ import { runFixture } from '../harness/ranks.js';
 interface P { algorithm: string; timeUs: number; chunkCount: number; profile: string }
 
 test('comm.predict names the algorithm the tuner would run and a time that grows with the size', async () => {
-  const { results } = await runFixture('predict-rank', 2);
+  const { results } = await runFixture('predict-rank', 3);
   for (const res of results as { small: P; large: P; forced: P; badCollective: string; badBytes: string; badAlgorithm: string }[]) {
     assert.equal(res.small.algorithm, 'recursive_doubling');
     assert.equal(res.large.algorithm, 'direct');

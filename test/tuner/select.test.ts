@@ -5,6 +5,7 @@ import { parseAlgorithmOverrides, selectAlgorithm } from '../../src/tuner/select
 test('the tuner picks latency-optimal all-reduce for small messages, direct shared memory for large', () => {
   assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 8, elementBytes: 4 }).algorithm, 'recursive_doubling');
   assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 64 << 20, elementBytes: 4 }).algorithm, 'direct');
+  assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 2, bytes: 64 << 20, elementBytes: 4 }).algorithm, 'recursive_doubling');
   assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 8, elementBytes: 4, algorithm: 'ring' }).algorithm, 'ring');
   // Several ranks on each of several hosts: one stream per host crosses the network.
   assert.equal(selectAlgorithm({ collective: 'allGather', nranks: 8, bytes: 8, elementBytes: 4, hostCount: 2 }).algorithm, 'hierarchical');
