@@ -22,8 +22,12 @@ export interface SelectionRequest {
 /** Collectives with a hierarchical schedule: worth it when several ranks share each of several hosts. */
 const HIERARCHICAL = new Set<Collective>(['allReduce', 'allGather', 'reduceScatter', 'broadcast']);
 
-/** Below this, recursive doubling's log2(n) whole-message exchanges beat splitting the data. */
-const SMALL_ALL_REDUCE_BYTES = 16 * 1024;
+/**
+ * Up to this, recursive doubling's log2(n) whole-message exchanges beat splitting the data:
+ * on thread ranks a hand-off costs far more than moving 256 KiB (bench/regret.mjs, 4 and 8
+ * ranks: recursive doubling 1.5-3.9x faster than direct at 32 KiB and 256 KiB, slower at 2 MiB).
+ */
+const SMALL_ALL_REDUCE_BYTES = 256 * 1024;
 /** Pipelining piece: large enough to amortise a hand-off, small enough to overlap tree hops. */
 const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
 
