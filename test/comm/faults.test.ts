@@ -99,7 +99,10 @@ test('shm: with { checksum: true }, bytes that change after they were sent are r
 });
 
 test('tcp: a flipped bit is caught by the checksum (TSCCL_ERR_CHECKSUM), never delivered as data', async () => {
-  const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'flip@0#1' });
+  // Direct all-reduce, so rank 0 still needs rank 1 after the corrupted frame and must hear of
+  // the failure. (With recursive doubling on 2 ranks, rank 0 received good data and may finish,
+  // correctly, before rank 1's report arrives; its next call fails instead.)
+  const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'flip@0#1', TSCCL_ALGO: 'allreduce:direct' });
   assert.equal(all[1]!.code, ErrorCode.CHECKSUM, all[1]!.message);
   assert.match(all[1]!.message, /Rank 1, data from rank 0: TCP frame checksum mismatch/);
   assert.notEqual(all[0]!.code, 'OK'); // told by its peer, not left waiting
