@@ -63,10 +63,26 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const queue = new EventQueue();
   const capacity = Float64Array.from(graph.links, (l) => l.capacity);
   // A drained message arrives after its route's latency and the protocol's step cost.
-  const network = new FlowNetwork(queue, capacity, (slot: Slot) => queue.at(queue.now + slot.delay, deliver, slot));
+  // A drained message arrives after its route's latency and the protocol's step cost; the next
+  // message queued behind it on the same connection starts moving.
+  const network = new FlowNetwork(queue, capacity, (slot: Slot) => {
+    queue.at(queue.now + slot.delay, deliver, slot);
+    const box = slot.box!;
+    const next = box.waiting.shift();
+    if (next === undefined) box.sending = false;
+    else network.start(next.path!, next.wireBytes, next);
+  });
 
-  interface Slot { time: number; waiter: Runner | undefined; delay: number }
-  interface Box { slots: Slot[]; head: number; posted: number }
+  interface Slot {
+    time: number; waiter: Runner | undefined; delay: number;
+    box: Box | undefined; path: Int32Array | undefined; wireBytes: number;
+  }
+  /**
+   * The messages of one ordered pair on one channel. They match in order, and they move in
+   * order too, one at a time, as over one connection (a socket, a FIFO of GPU buffer slots):
+   * a later message does not share the link with an earlier one still in flight.
+   */
+  interface Box { slots: Slot[]; head: number; posted: number; sending: boolean; waiting: Slot[] }
   interface Runner {
     readonly program: Program; readonly device: number; readonly rank: number; readonly key: number; pc: number;
     /** Messages to this rank on this channel, by sender rank. */
@@ -82,12 +98,12 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   // its message is posted and a sender before the receiver: whichever comes first makes the slot.
   const boxOf = (receiver: Runner, sender: number): Box => {
     let box = receiver.inbox.get(sender);
-    if (box === undefined) { box = { slots: [], head: 0, posted: 0 }; receiver.inbox.set(sender, box); }
+    if (box === undefined) { box = { slots: [], head: 0, posted: 0, sending: false, waiting: [] }; receiver.inbox.set(sender, box); }
     return box;
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
     if (index < slots.length) return slots[index];
-    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, delay: 0 });
+    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, delay: 0, box: undefined, path: undefined, wireBytes: 0 });
     return slots[index];
   };
   const overheads = new Map<number, number>();
@@ -131,7 +147,15 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         const box = runner.lastSendBox!;
         const slot = slotAt(box.slots, box.posted++);
         slot.delay = runner.lastDelay;
-        network.start(runner.lastPath, program.bytes[pc] / protocol.efficiency, slot);
+        slot.box = box;
+        slot.path = runner.lastPath;
+        slot.wireBytes = program.bytes[pc] / protocol.efficiency;
+        if (box.sending) {
+          box.waiting.push(slot);
+        } else {
+          box.sending = true;
+          network.start(slot.path, slot.wireBytes, slot);
+        }
         runner.pc++;
       } else if (kind === STEP_RECV || kind === STEP_RECV_REDUCE) {
         if (runner.lastRecvPeer !== peer) {

@@ -68,22 +68,26 @@ export interface LocalTopologyOptions {
 /**
  * This machine as a topology in the same model as the presets: each rank a `core` device with
  * its measured reduction speed, joined through the NUMA node (shared memory) or the host's TCP
- * stack (processes). When there are more ranks than cores, ranks share cores, so each gets
- * cores/ranks of the measured per-rank copy and reduction speeds. The protocol is the measured
- * one: a fixed cost per call and a cost per message hand-off.
+ * stack (processes), which forwards at most cores x the per-rank rate. When there are more
+ * ranks than cores, each rank reduces at cores/ranks of the measured speed. The protocol is the
+ * measured one: a fixed cost per call and a cost per message hand-off.
  */
 export function localTopology(options: LocalTopologyOptions): Topology {
   const { profile, detection, ranks } = options;
   const share = Math.min(1, detection.cores / ranks);
   const b = new TopologyBuilder();
+  const perRank = options.transport === 'shm' ? profile.shm.copyGBps : profile.tcp.gbps;
+  // The cores are one pool that all ranks' copies share: the hub forwards at most cores x the
+  // per-rank rate, so a rank working alone gets a whole core and ranks working together split them.
+  const forwardGBps = perRank * detection.cores;
   const hub = options.transport === 'shm'
-    ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel })
-    : b.switchDevice('tcp-stack', 0, 'eth-switch', 'the host\'s TCP/IP stack (loopback)');
+    ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel, forwardGBps })
+    : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps });
   for (let r = 0; r < ranks; r++) {
-    const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps * share, memoryGBps: profile.shm.copyGBps * share });
+    const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps * share, memoryGBps: profile.shm.copyGBps });
     const transport = options.transport === 'shm'
-      ? { kind: 'shm' as const, gbps: profile.shm.copyGBps * share, latencyUs: (ranks > detection.cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs) / 2 }
-      : { kind: 'eth-100' as const, gbps: profile.tcp.gbps * share, latencyUs: profile.tcp.messageUs / 2 };
+      ? { kind: 'shm' as const, gbps: perRank, latencyUs: (ranks > detection.cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs) / 2 }
+      : { kind: 'eth-100' as const, gbps: perRank, latencyUs: profile.tcp.messageUs / 2 };
     b.links.push({ a: rank, b: hub, kind: transport.kind, count: 1, gbps: transport.gbps, efficiency: 1, latencyUs: transport.latencyUs });
   }
   const callUs = options.transport === 'shm' ? profile.shm.callUs : profile.tcp.callUs;

@@ -35,6 +35,8 @@ export class TopologyGraph {
   readonly accelerators: readonly number[];
   private readonly byId = new Map<string, number>();
   private readonly outLinks: number[][];
+  /** The internal link of each device with a forwarding limit, or -1. */
+  private readonly forwarding: number[];
   private readonly routes = new Map<number, Int32Array>();
 
   readonly topology: Topology;
@@ -59,6 +61,13 @@ export class TopologyGraph {
       }
     }
     this.accelerators = topology.devices.flatMap((d, i) => (RANK_KINDS.has(d.kind) ? [i] : []));
+    // A device with a forwarding limit gets one internal link that every route through it crosses.
+    this.forwarding = topology.devices.map((d, i) => {
+      if (d.forwardGBps === undefined) return -1;
+      const index = this.links.length;
+      this.links.push({ index, from: i, to: i, capacity: d.forwardGBps * 1000, latencyUs: 0, kind: 'forwarding', family: 'host', count: 1, name: `${d.id} (forwarding)` });
+      return index;
+    });
   }
 
   deviceIndex(id: string): number {
@@ -83,7 +92,14 @@ export class TopologyGraph {
     const key = src * this.devices.length + dst;
     let path = this.routes.get(key);
     if (path === undefined) {
-      path = this.computeRoute(src, dst);
+      const hops = Array.from(this.computeRoute(src, dst));
+      const withForwarding: number[] = [];
+      hops.forEach((link, i) => {
+        withForwarding.push(link);
+        const through = this.forwarding[this.links[link].to];
+        if (i + 1 < hops.length && through >= 0) withForwarding.push(through);
+      });
+      path = Int32Array.from(withForwarding);
       this.routes.set(key, path);
     }
     return path;

@@ -22,6 +22,8 @@ const deviceSchema = z.object({
     .describe('for kind "switch": which switch chip (latency, in-switch reduction)'),
   nic: z.string().optional().describe('for an accelerator: the NIC its traffic to other hosts leaves by'),
   memoryGBps: z.number().positive().optional().describe('for an accelerator or cpu: local memory bandwidth for copies and reductions'),
+  forwardGBps: z.number().positive().optional()
+    .describe('for a forwarding device: total GB/s it can pass, shared by all traffic through it (a CPU whose cores move the data); absent = unlimited'),
   reduceGBps: z.number().positive().optional()
     .describe('for a rank whose reductions are not fused into the transfer (a CPU core): bytes reduced per second, GB/s'),
   label: z.string().optional(),

@@ -40,3 +40,40 @@ export function createNetnsPair(tag: string, rateLimit?: string): NetnsPair {
   });
   return { names, addresses, close: () => { for (const n of names) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
 }
+
+export interface NetnsStar {
+  readonly names: string[];
+  readonly addresses: string[];
+  close(): void;
+}
+
+/**
+ * `count` namespaces ("hosts") joined through a bridge in its own namespace, each by a veth
+ * link; `rateLimit` shapes both directions of every link with tc tbf (the host side for what it
+ * sends, the bridge side for what it receives), like servers on one switch.
+ */
+export function createNetnsStar(tag: string, count: number, rateLimit?: string): NetnsStar {
+  const bridgeNs = `tsccl-${tag}-br`;
+  const names = Array.from({ length: count }, (_, i) => `tsccl-${tag}-${i}`);
+  const addresses = names.map((_, i) => `198.18.9.${i + 1}`);
+  for (const n of [bridgeNs, ...names]) { try { ip('netns', 'del', n); } catch { /* not there */ } }
+  ip('netns', 'add', bridgeNs);
+  ip('-n', bridgeNs, 'link', 'add', 'br0', 'type', 'bridge');
+  ip('-n', bridgeNs, 'link', 'set', 'br0', 'up');
+  const shape = (ns: string, dev: string) => {
+    if (rateLimit !== undefined) execFileSync('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'add', 'dev', dev, 'root', 'tbf', 'rate', rateLimit, 'burst', '256kb', 'latency', '100ms']);
+  };
+  names.forEach((n, i) => {
+    ip('netns', 'add', n);
+    const [hostSide, bridgeSide] = [`ts${tag}${i}h`, `ts${tag}${i}b`];
+    ip('link', 'add', hostSide, 'netns', n, 'type', 'veth', 'peer', 'name', bridgeSide, 'netns', bridgeNs);
+    ip('-n', bridgeNs, 'link', 'set', bridgeSide, 'master', 'br0');
+    ip('-n', bridgeNs, 'link', 'set', bridgeSide, 'up');
+    ip('-n', n, 'link', 'set', 'lo', 'up');
+    ip('-n', n, 'addr', 'add', `${addresses[i]}/24`, 'dev', hostSide);
+    ip('-n', n, 'link', 'set', hostSide, 'up');
+    shape(n, hostSide);
+    shape(bridgeNs, bridgeSide);
+  });
+  return { names, addresses, close: () => { for (const n of [...names, bridgeNs]) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
+}

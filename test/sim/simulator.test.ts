@@ -1,9 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { simulateFlows } from '../../src/sim/flow-sim.js';
 import { simulateRow } from '../../src/sim/simulate.js';
 import { MODELS, trainingStep } from '../../src/sim/training.js';
 import { buildPreset } from '../../src/topology/presets/presets.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { parseTopology } from '../../src/topology/topology-schema.js';
 
 const graphOf = (name: string, options = {}) => new TopologyGraph(buildPreset(name, options));
 
@@ -48,4 +50,15 @@ test('sim train: GPT-3 175B on 64 DGX H100 with tp 8, pp 8, dp 8 reports TP, PP 
   assert.equal(tp.bytesPerCall, 2048 * 12288 * 2);
   assert.ok(report.collectives.every((c) => c.timePerStepUs > 0));
   assert.throws(() => trainingStep(graph, MODELS['gpt3-175b'], { tp: 8, pp: 8, dp: 16, ep: 1, microBatch: 1, globalBatch: 512, activationBytes: 2, gradientBytes: 2, sequenceParallel: false }, 'flow', true), /1024 ranks, but the topology has 512/);
+});
+
+test('messages between one pair move in order, so a pipelined tree forwards chunks while the root still sends', () => {
+  const devices = [{ id: 'sw', kind: 'switch', switchKind: 'eth-switch' }, ...[0, 1, 2, 3].map((i) => ({ id: `r${i}`, kind: 'core', host: i }))];
+  const links = [0, 1, 2, 3].map((i) => ({ a: `r${i}`, b: 'sw', kind: 'eth-10', gbps: 1, efficiency: 1, latencyUs: 0 }));
+  const graph = new TopologyGraph(parseTopology({ name: 'star', devices, links, protocols: [{ name: 'p', baseUs: 0, stepUs: 0, netStepUs: 0, efficiency: 1 }] }, 'test'));
+  const bytes = 64 * 2 ** 20;
+  const { timeUs } = simulateFlows(graph, graph.accelerators, { collective: 'broadcast', count: bytes / 4, elementBytes: 4, root: 0, algorithm: 'binomial_tree', protocol: 'p', chunkCount: 2 ** 18 });
+  // The root's link carries the data twice (to ranks 2 and 1); rank 2 forwards to 3 meanwhile.
+  const rootBound = (2 * bytes) / 1000;
+  assert.ok(timeUs >= rootBound && timeUs < rootBound * 1.1, `${timeUs} vs ${rootBound}`);
 });

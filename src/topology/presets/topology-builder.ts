@@ -7,7 +7,7 @@ export class TopologyBuilder {
   readonly links: Link[] = [];
   private readonly byId = new Map<string, Device>();
 
-  device(id: string, kind: DeviceKind, host: number | undefined, extra: Partial<Pick<Device, 'switchKind' | 'nic' | 'memoryGBps' | 'reduceGBps' | 'label'>> = {}): string {
+  device(id: string, kind: DeviceKind, host: number | undefined, extra: Partial<Pick<Device, 'switchKind' | 'nic' | 'memoryGBps' | 'reduceGBps' | 'forwardGBps' | 'label'>> = {}): string {
     const device: Device = { id, kind, ...(host === undefined ? {} : { host }), ...extra };
     this.devices.push(device);
     this.byId.set(id, device);

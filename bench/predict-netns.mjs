@@ -1,0 +1,92 @@
+#!/usr/bin/env node
+// Prediction check on an emulated cluster: 4 network namespaces ("hosts") joined through a
+// bridge by veth links shaped with tc tbf (default 1gbit), 2 process ranks per host. Runs the
+// collectives for real (tsccl launch in each namespace) and predicts the same calls with the
+// flow simulator on the same cluster written as a topology file (bench/topologies/), with the
+// algorithm and chunk the tuner picks in the real run. Needs root and iproute2.
+// Usage: node bench/predict-netns.mjs [rate]   (run `tsccl tune` first for this machine's TCP costs)
+import { spawn } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { aggregateRows } from '../dist/src/bench/run-bench.js';
+import { simulateFlows } from '../dist/src/sim/flow-sim.js';
+import { selectAlgorithm } from '../dist/src/tuner/select.js';
+import { loadProfile } from '../dist/src/topology/local-profile.js';
+import { detectLocal } from '../dist/src/topology/local-topology.js';
+import { loadTopology } from '../dist/src/topology/load-topology.js';
+import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
+import { createNetnsStar, netnsUnavailable } from '../dist/test/harness/netns.js';
+
+const rate = process.argv[2] ?? '1gbit';
+const gbitPerSecond = Number(/^(\d+(?:\.\d+)?)gbit$/.exec(rate)?.[1] ?? NaN) || Number(/^(\d+)mbit$/.exec(rate)?.[1] ?? NaN) / 1000;
+const why = netnsUnavailable();
+if (why) { console.error(`predict-netns: ${why}`); process.exit(2); }
+const HOSTS = 4;
+const PER_HOST = 2;
+const n = HOSTS * PER_HOST;
+const detection = detectLocal();
+const { profile, source } = loadProfile(detection.cores, detection.host);
+
+// The cluster as a topology file: per host, two ranks on the host's TCP stack, one veth NIC to
+// the bridge. All namespaces share this machine's cores, so each host's stack forwards at most
+// its share of them (cores / hosts x the per-rank TCP rate); ranks reduce at cores / ranks.
+const share = Math.min(1, detection.cores / n);
+const devices = [{ id: 'bridge', kind: 'switch', switchKind: 'eth-switch', label: 'Linux bridge' }];
+const links = [];
+for (let h = 0; h < HOSTS; h++) {
+  devices.push({ id: `h${h}.tcp`, kind: 'switch', host: h, switchKind: 'eth-switch', label: 'TCP/IP stack', forwardGBps: profile.tcp.gbps * detection.cores / HOSTS });
+  devices.push({ id: `h${h}.veth`, kind: 'nic', host: h });
+  links.push({ a: `h${h}.tcp`, b: `h${h}.veth`, kind: 'on-package' });
+  links.push({ a: `h${h}.veth`, b: 'bridge', kind: 'eth-1', gbps: gbitPerSecond / 8 });
+  for (let r = 0; r < PER_HOST; r++) {
+    devices.push({ id: `h${h}.rank${r}`, kind: 'core', host: h, nic: `h${h}.veth`, reduceGBps: profile.reduceGBps * share });
+    links.push({ a: `h${h}.rank${r}`, b: `h${h}.tcp`, kind: 'eth-100', gbps: profile.tcp.gbps, efficiency: 1, latencyUs: profile.tcp.messageUs / 2 });
+  }
+}
+const file = fileURLToPath(new URL(`./topologies/netns-${HOSTS}x${PER_HOST}-${rate}.json`, import.meta.url));
+writeFileSync(file, `${JSON.stringify({
+  name: `${HOSTS} namespaces x ${PER_HOST} process ranks, veth + bridge, tbf ${rate}`,
+  description: `emulated cluster of bench/predict-netns.mjs; TCP costs from ${source}`,
+  devices, links, protocols: [{ name: 'tcp', baseUs: profile.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1 }],
+}, null, 1)}\n`);
+const graph = new TopologyGraph(loadTopology(file));
+
+const bin = fileURLToPath(new URL('../bin/tsccl.js', import.meta.url));
+const rankScript = fileURLToPath(new URL('../dist/src/bench/bench-rank.js', import.meta.url));
+const star = createNetnsStar('p', HOSTS, rate);
+const collectiveOf = { all_reduce: 'allReduce', all_gather: 'allGather', reduce_scatter: 'reduceScatter', broadcast: 'broadcast' };
+console.log(`# ${HOSTS} hosts x ${PER_HOST} process ranks, veth links shaped to ${rate}; topology ${file}; profile ${source}`);
+console.log('| op | bytes | algorithm | measured us | predicted us | error |\n|---|---:|---|---:|---:|---:|');
+const errors = [];
+let port = 29700;
+try {
+  for (const op of Object.keys(collectiveOf)) {
+    const options = { op, ranks: n, minBytes: 64 * 1024, maxBytes: 32 * 1024 * 1024, stepFactor: 8, stepBytes: 0, iters: 5, warmupIters: 2, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 300000 };
+    port++;
+    const node = (i) => new Promise((resolve) => {
+      const child = spawn('ip', ['netns', 'exec', star.names[i], process.execPath, bin, 'launch', '--nnodes', String(HOSTS), '--node-rank', String(i), '--nproc-per-node', String(PER_HOST),
+        '--master-addr', star.addresses[0], '--master-port', String(port), rankScript, JSON.stringify(options)], { env: { ...process.env, TSCCL_JOB_TOKEN: 'predict-netns' } });
+      let out = '';
+      child.stdout.on('data', (d) => { out += d; });
+      child.stderr.on('data', (d) => process.stderr.write(d));
+      child.on('exit', () => resolve(out));
+    });
+    const outs = await Promise.all(star.names.map((_, i) => node(i)));
+    const perRank = [];
+    for (const m of outs.join('').matchAll(/^\[(\d+)\] result: (.*)$/gm)) perRank[Number(m[1])] = JSON.parse(m[2]);
+    for (const row of aggregateRows(options, perRank).filter((r) => !r.inPlace)) {
+      const collective = collectiveOf[op];
+      const inputBytes = op === 'all_gather' ? row.bytes / n : row.bytes;
+      const count = op === 'reduce_scatter' || op === 'all_gather' ? row.bytes / n / 4 : row.bytes / 4;
+      const { algorithm, chunkCount } = selectAlgorithm({ collective, nranks: n, bytes: inputBytes, elementBytes: 4, hostCount: HOSTS });
+      const predicted = simulateFlows(graph, graph.accelerators, { collective, count, elementBytes: 4, root: 0, algorithm, protocol: 'tcp', chunkCount }).timeUs;
+      const error = Math.abs(predicted - row.timeUs) / row.timeUs;
+      errors.push(error);
+      console.log(`| ${op} | ${row.bytes} | ${algorithm} | ${row.timeUs.toFixed(0)} | ${predicted.toFixed(0)} | ${(error * 100).toFixed(0)}% |`);
+    }
+  }
+} finally {
+  star.close();
+}
+errors.sort((a, b) => a - b);
+console.log(`\n# median error ${(errors[errors.length >> 1] * 100).toFixed(0)}%, worst ${(errors[errors.length - 1] * 100).toFixed(0)}% over ${errors.length} rows (target: median <= 25%)`);
