@@ -95,7 +95,8 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
   const bound = (up: number, net: number): Estimate['bound'] => (net < up ? 'network' : 'scale-up');
   const reduceUs = s.reduceRate > 0 ? reducedBytes(call, n, s.perHost) / s.reduceRate : 0;
-  const result = (timeUs: number, channels: number, b: Estimate['bound']): Estimate => ({ timeUs: p.baseUs + timeUs + reduceUs, channels, bound: b });
+  // CPU ranks reduce in the same pass that reads the peer's data, so reduction overlaps the transfer.
+  const result = (timeUs: number, channels: number, b: Estimate['bound']): Estimate => ({ timeUs: p.baseUs + Math.max(timeUs, reduceUs), channels, bound: b });
   if (n === 1) return result(0, 1, 'latency');
   // A network step costs aInter; on a ring, steps that cross hosts are hosts/n of all steps.
   const stepLatency = (steps: number) => steps * aIntra + (multi ? (steps * s.hosts) / n : 0) * (aInter - aIntra);

@@ -69,13 +69,19 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     queue.at(queue.now + slot.delay, deliver, slot);
     const box = slot.box!;
     const next = box.waiting.shift();
-    if (next === undefined) box.sending = false;
-    else network.start(next.path!, next.wireBytes, next);
+    if (next === undefined) {
+      box.sending = false;
+    } else {
+      next.movingSince = queue.now;
+      network.start(next.path!, next.wireBytes, next);
+    }
   });
 
   interface Slot {
     time: number; waiter: Runner | undefined; delay: number;
     box: Box | undefined; path: Int32Array | undefined; wireBytes: number;
+    /** When the message started moving: a fused reduction overlaps the transfer from then on. */
+    movingSince: number;
   }
   /**
    * The messages of one ordered pair on one channel. They match in order, and they move in
@@ -103,7 +109,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
     if (index < slots.length) return slots[index];
-    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, delay: 0, box: undefined, path: undefined, wireBytes: 0 });
+    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, delay: 0, box: undefined, path: undefined, wireBytes: 0, movingSince: 0 });
     return slots[index];
   };
   const overheads = new Map<number, number>();
@@ -154,6 +160,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
           box.waiting.push(slot);
         } else {
           box.sending = true;
+          slot.movingSince = queue.now;
           network.start(slot.path, slot.wireBytes, slot);
         }
         runner.pc++;
@@ -174,8 +181,13 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         runner.pc++;
         const reduceRate = kind === STEP_RECV_REDUCE ? reduceRates[runner.device] : 0;
         if (reduceRate > 0) {
-          queue.at(queue.now + program.bytes[pc] / reduceRate, advance, runner);
-          return;
+          // The executor reduces straight from the sender's memory, one pass for move and
+          // reduce, so only the part of the reduction longer than the transfer adds time.
+          const extra = program.bytes[pc] / reduceRate - (slot.time - slot.movingSince);
+          if (extra > 0) {
+            queue.at(queue.now + extra, advance, runner);
+            return;
+          }
         }
       } else if (kind === STEP_LOCAL) {
         runner.pc++;
