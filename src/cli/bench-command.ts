@@ -1,4 +1,4 @@
-import { InvalidArgumentError, type Command, type Option } from 'commander';
+import type { Command, Option } from 'commander';
 import type { BenchOptions } from '../bench/bench-options.js';
 import { averageBusBandwidth, formatTable } from '../bench/format-table.js';
 import { runBench } from '../bench/run-bench.js';
@@ -8,15 +8,7 @@ import { dtypeInfo } from '../dtypes/dtype.js';
 import { invalidArgument } from '../errors.js';
 import { checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize } from '../bench/bench-ops.js';
-import { parseNonNegativeInt, parsePositiveInt } from './parse.js';
-
-const guard = <T>(parse: () => T): T => {
-  try {
-    return parse();
-  } catch (err) {
-    throw new InvalidArgumentError((err as Error).message);
-  }
-};
+import { guard, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
 
 export function benchCommand(program: Command, format: Option, setExitCode: (code: number) => void): void {
   program.command('bench')
@@ -25,7 +17,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
     .option('-g, --ranks <n>', 'number of thread ranks', (v) => parsePositiveInt(v, '--ranks'), 2)
     .option('-b, --minbytes <size>', 'smallest size (8, 64K, 64M, 1G)', (v) => guard(() => parseSize(v, '--minbytes')), 32 * 1024 * 1024)
     .option('-e, --maxbytes <size>', 'largest size', (v) => guard(() => parseSize(v, '--maxbytes')), 32 * 1024 * 1024)
-    .option('-f, --stepfactor <factor>', 'multiply the size by this between rows', (v) => guard(() => { const f = Number(v); if (!(f >= 1)) throw new Error(`--stepfactor must be a number >= 1, got '${v}'`); return f; }), 2)
+    .option('-f, --stepfactor <factor>', 'multiply the size by this between rows', parseStepFactor, 2)
     .option('-i, --stepbytes <size>', 'add this between rows when the factor is 1', (v) => guard(() => parseSize(v, '--stepbytes')), 1024 * 1024)
     .option('-n, --iters <n>', 'timed iterations per size', (v) => parsePositiveInt(v, '--iters'), 20)
     .option('-w, --warmup_iters <n>', 'untimed iterations first', (v) => parseNonNegativeInt(v, '--warmup_iters'), 5)

@@ -11,3 +11,19 @@ export function parseNonNegativeInt(value: string, flag: string): number {
   if (!Number.isInteger(n) || n < 0) throw new InvalidArgumentError(`${flag} must be a non-negative integer, got '${value}'`);
   return n;
 }
+
+/** Runs a parser from the library inside a commander option, so its message becomes commander's usage error. */
+export function guard<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new InvalidArgumentError((err as Error).message);
+  }
+}
+
+/** nccl-tests' -f: the factor between sizes of a sweep. */
+export function parseStepFactor(value: string): number {
+  const f = Number(value);
+  if (!(f >= 1)) throw new InvalidArgumentError(`--stepfactor must be a number >= 1, got '${value}'`);
+  return f;
+}

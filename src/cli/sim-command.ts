@@ -1,5 +1,5 @@
-import { InvalidArgumentError, type Command, Option } from 'commander';
-import { BENCH_OP_NAMES, benchOp, parseSize, sweepSizes } from '../bench/bench-ops.js';
+import { type Command, Option } from 'commander';
+import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize, sweepSizes } from '../bench/bench-ops.js';
 import { invalidArgument } from '../errors.js';
 import { formatSimTable } from '../sim/format-sim.js';
 import { type GroupKind, layoutGroups, linkUsage } from '../sim/link-usage.js';
@@ -8,17 +8,9 @@ import { type SimMode, type SimRow, simulateRow } from '../sim/simulate.js';
 import { MODELS, trainingStep } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
-import { parsePositiveInt } from './parse.js';
+import { guard, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
 import { inSimWorker, runSimInWorker } from './sim-worker.js';
 import { addTopologyOptions, presetOptions } from './topology-options.js';
-
-const guard = <T>(parse: () => T): T => {
-  try {
-    return parse();
-  } catch (err) {
-    throw new InvalidArgumentError((err as Error).message);
-  }
-};
 
 /** Above this many ranks `--mode auto` uses the analytical model. */
 const FLOW_MODE_MAX_RANKS = 2048;
@@ -33,9 +25,9 @@ export function simCommand(program: Command, format: () => Option, argv: string[
     .option('-o, --op <op>', `collective: ${BENCH_OP_NAMES.join(', ')}`, (v) => guard(() => benchOp(v).name), 'all_reduce')
     .option('-b, --minbytes <size>', 'smallest size', (v) => guard(() => parseSize(v, '--minbytes')), 8)
     .option('-e, --maxbytes <size>', 'largest size', (v) => guard(() => parseSize(v, '--maxbytes')), 1024 ** 3)
-    .option('-f, --stepfactor <factor>', 'multiply the size by this between rows', (v) => guard(() => { const f = Number(v); if (!(f >= 1)) throw new Error(`--stepfactor must be >= 1, got '${v}'`); return f; }), 2)
+    .option('-f, --stepfactor <factor>', 'multiply the size by this between rows', parseStepFactor, 2)
     .option('-i, --stepbytes <size>', 'add this between rows when the factor is 1', (v) => guard(() => parseSize(v, '--stepbytes')), 1024 * 1024)
-    .option('-r, --root <rank>', 'root of rooted collectives', (v) => parsePositiveInt(String(Number(v) + 1), '--root') - 1, 0)
+    .option('-r, --root <rank>', 'root of rooted collectives', (v) => parseNonNegativeInt(v, '--root'), 0)
     .option('--algo <name>', 'run this algorithm instead of the fastest predicted')
     .option('--proto <list>', 'protocols to consider: LL, LL128, Simple (comma separated)')
     .addOption(new Option('--nvls <on|off>', 'in-switch reduction where the switch has it').choices(['on', 'off']).default('on'))
@@ -67,7 +59,7 @@ export function simCommand(program: Command, format: () => Option, argv: string[
     const json = flags.format === 'json';
     if (what === undefined) {
       const op = flags.op as SimRow['op'];
-      if (BENCH_OPS_ROOTED.has(op) && (flags.root as number) >= ranks.length) throw invalidArgument(`--root ${flags.root as number} must be below the ${ranks.length} ranks`, { argument: '--root' });
+      if (BENCH_OPS[op].rooted && (flags.root as number) >= ranks.length) throw invalidArgument(`--root ${flags.root as number} must be below the ${ranks.length} ranks`, { argument: '--root' });
       const protocols = protocolsFrom(flags.proto as string | undefined, topology);
       const started = performance.now();
       const rows = sweepSizes(flags.minbytes as number, flags.maxbytes as number, flags.stepfactor as number, flags.stepbytes as number).map((bytes) => simulateRow(graph, ranks, {
@@ -102,9 +94,7 @@ export function simCommand(program: Command, format: () => Option, argv: string[
     if (what === 'train') {
       const model = MODELS[flags.model as string];
       if (model === undefined) throw invalidArgument(`--model ${flags.model as string} is not known: expected one of ${Object.keys(MODELS).join(', ')}`, { argument: '--model' });
-      const tp = flags.tp as number;
-      const pp = flags.pp as number;
-      const dp = (flags.dp as number | undefined) ?? Math.max(1, Math.floor(ranks.length / (tp * pp)));
+      const { tp, pp, dp } = layoutOf(flags, ranks.length);
       const microBatch = flags.microBatch as number;
       const report = trainingStep(graph, model, {
         tp, pp, dp, ep: flags.ep as number, microBatch, globalBatch: (flags.globalBatch as number | undefined) ?? microBatch * dp * 8 * pp,
@@ -124,8 +114,6 @@ export function simCommand(program: Command, format: () => Option, argv: string[
   });
 }
 
-const BENCH_OPS_ROOTED = new Set(['broadcast', 'reduce', 'gather', 'scatter']);
-
 function parseGroups(text: string): number[][] {
   return text.split(';').filter((g) => g.trim() !== '').map((g) => g.split(',').map((r) => {
     const n = Number(r.trim());
@@ -134,10 +122,15 @@ function parseGroups(text: string): number[][] {
   }));
 }
 
-function groupsOf(flags: Record<string, unknown>, available: number): number[][] {
+/** --tp, --pp and --dp; without --dp, data parallelism fills the accelerators the others leave. */
+function layoutOf(flags: Record<string, unknown>, available: number): { tp: number; pp: number; dp: number } {
   const tp = flags.tp as number;
   const pp = flags.pp as number;
-  const dp = (flags.dp as number | undefined) ?? Math.max(1, Math.floor(available / (tp * pp)));
+  return { tp, pp, dp: (flags.dp as number | undefined) ?? Math.max(1, Math.floor(available / (tp * pp))) };
+}
+
+function groupsOf(flags: Record<string, unknown>, available: number): number[][] {
+  const { tp, pp, dp } = layoutOf(flags, available);
   if (tp * pp * dp > available) throw invalidArgument(`tp ${tp} x pp ${pp} x dp ${dp} needs ${tp * pp * dp} accelerators; the topology has ${available}`, { argument: '--tp' });
   return layoutGroups({ tp, pp, dp }, flags.group as GroupKind);
 }

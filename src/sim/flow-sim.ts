@@ -61,41 +61,40 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   // Bytes per microsecond a rank reduces at; 0 where reduction is fused into the transfer (GPUs).
   const reduceRates = graph.devices.map((d) => (d.reduceGBps ?? 0) * 1000);
   const queue = new EventQueue();
-  const capacity = Float64Array.from(graph.links, (l) => l.capacity);
-  // A drained message arrives after its route's latency and the protocol's step cost.
   // A drained message arrives after its route's latency and the protocol's step cost; the next
   // message queued behind it on the same connection starts moving.
-  const network = new FlowNetwork(queue, capacity, (slot: Slot) => {
-    queue.at(queue.now + slot.delay, deliver, slot);
+  const network = new FlowNetwork(queue, graph.capacities, (slot: Slot) => {
     const box = slot.box!;
+    queue.at(queue.now + box.delay, deliver, slot);
     const next = box.waiting.shift();
     if (next === undefined) {
       box.sending = false;
     } else {
-      next.movingSince = queue.now;
-      network.start(next.path!, next.wireBytes, next);
+      startMoving(box, next);
     }
   });
 
   interface Slot {
-    time: number; waiter: Runner | undefined; delay: number;
-    box: Box | undefined; path: Int32Array | undefined; wireBytes: number;
+    time: number; waiter: Runner | undefined; box: Box | undefined; wireBytes: number;
     /** When the message started moving: a fused reduction overlaps the transfer from then on. */
     movingSince: number;
   }
   /**
    * The messages of one ordered pair on one channel. They match in order, and they move in
    * order too, one at a time, as over one connection (a socket, a FIFO of GPU buffer slots):
-   * a later message does not share the link with an earlier one still in flight.
+   * a later message does not share the link with an earlier one still in flight. The sender
+   * sets the route and its per-message delay the first time it sends.
    */
-  interface Box { slots: Slot[]; head: number; posted: number; sending: boolean; waiting: Slot[] }
+  interface Box {
+    slots: Slot[]; head: number; posted: number; sending: boolean; waiting: Slot[];
+    path: Int32Array | undefined; delay: number;
+  }
   interface Runner {
     readonly program: Program; readonly device: number; readonly rank: number; readonly key: number; pc: number;
     /** Messages to this rank on this channel, by sender rank. */
     readonly inbox: Map<number, Box>;
-    lastPeer: number;
-    lastPath: Int32Array;
-    lastDelay: number;
+    /** Most schedules send to and receive from one or two peers over and over: the last box of each. */
+    lastSendPeer: number;
     lastSendBox: Box | undefined;
     lastRecvPeer: number;
     lastRecvBox: Box | undefined;
@@ -104,27 +103,32 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   // its message is posted and a sender before the receiver: whichever comes first makes the slot.
   const boxOf = (receiver: Runner, sender: number): Box => {
     let box = receiver.inbox.get(sender);
-    if (box === undefined) { box = { slots: [], head: 0, posted: 0, sending: false, waiting: [] }; receiver.inbox.set(sender, box); }
+    if (box === undefined) {
+      box = { slots: [], head: 0, posted: 0, sending: false, waiting: [], path: undefined, delay: 0 };
+      receiver.inbox.set(sender, box);
+    }
     return box;
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
     if (index < slots.length) return slots[index];
-    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, delay: 0, box: undefined, path: undefined, wireBytes: 0, movingSince: 0 });
+    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0 });
     return slots[index];
   };
-  const overheads = new Map<number, number>();
-  const stepOverhead = (src: number, dst: number, path: Int32Array) => {
-    const pair = src * graph.devices.length + dst;
-    let cost = overheads.get(pair);
-    if (cost === undefined) {
-      const crossesNetwork = Array.from(path).some((l) => graph.links[l].family === 'network');
-      cost = graph.routeLatency(path) + protocol.stepUs + (crossesNetwork ? protocol.netStepUs : 0);
-      overheads.set(pair, cost);
+  const startMoving = (box: Box, slot: Slot): void => {
+    slot.movingSince = queue.now;
+    network.start(box.path!, slot.wireBytes, slot);
+  };
+  const sendBox = (sender: Runner, peer: number): Box => {
+    const receiver = runnersByKey[sender.key][peer];
+    const box = boxOf(receiver, sender.rank);
+    if (box.path === undefined) {
+      box.path = graph.route(sender.device, receiver.device);
+      const crossesNetwork = Array.from(box.path).some((l) => graph.links[l].family === 'network');
+      box.delay = graph.routeLatency(box.path) + protocol.stepUs + (crossesNetwork ? protocol.netStepUs : 0);
     }
-    return cost;
+    return box;
   };
   let finished = 0;
-  let runners = 0;
   let lastDone = 0;
 
   const deliver = (slot: Slot): void => {
@@ -142,26 +146,19 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       const kind = program.kinds[pc];
       const peer = program.peers[pc];
       if (kind === STEP_SEND) {
-        if (runner.lastPeer !== peer) {
-          // Most schedules send to one or two peers over and over: keep the last route and box.
-          const receiver = runnersByKey[runner.key][peer];
-          runner.lastPeer = peer;
-          runner.lastPath = graph.route(runner.device, receiver.device);
-          runner.lastDelay = stepOverhead(runner.device, receiver.device, runner.lastPath);
-          runner.lastSendBox = boxOf(receiver, runner.rank);
+        if (runner.lastSendPeer !== peer) {
+          runner.lastSendPeer = peer;
+          runner.lastSendBox = sendBox(runner, peer);
         }
         const box = runner.lastSendBox!;
         const slot = slotAt(box.slots, box.posted++);
-        slot.delay = runner.lastDelay;
         slot.box = box;
-        slot.path = runner.lastPath;
         slot.wireBytes = program.bytes[pc] / protocol.efficiency;
         if (box.sending) {
           box.waiting.push(slot);
         } else {
           box.sending = true;
-          slot.movingSince = queue.now;
-          network.start(slot.path, slot.wireBytes, slot);
+          startMoving(box, slot);
         }
         runner.pc++;
       } else if (kind === STEP_RECV || kind === STEP_RECV_REDUCE) {
@@ -215,22 +212,19 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       programs.forEach((program, k) => {
         const key = c * 64 + k;
         const runner: Runner = {
-          program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(), lastPeer: -1, lastPath: NO_PATH, lastDelay: 0,
-          lastSendBox: undefined, lastRecvPeer: -1, lastRecvBox: undefined,
+          program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(),
+          lastSendPeer: -1, lastSendBox: undefined, lastRecvPeer: -1, lastRecvBox: undefined,
         };
         (runnersByKey[key] ??= [])[logical] = runner;
         all.push(runner);
       });
     }
   });
-  runners = all.length;
   for (const runner of all) queue.at(0, advance, runner);
   queue.run();
-  if (finished !== runners) throw new Error(`simulation of ${call.algorithm} ${call.collective} stalled: ${runners - finished} rank channels never finished`);
+  if (finished !== all.length) throw new Error(`simulation of ${call.algorithm} ${call.collective} stalled: ${all.length - finished} rank channels never finished`);
   return { timeUs: lastDone + protocol.baseUs, channels: rings.length, linkBytes: network.carried };
 }
-
-const NO_PATH = new Int32Array(0);
 
 function chunkCount(bytes: number, elementBytes: number): number {
   return Math.max(1, Math.floor(Math.max(MIN_CHUNK_BYTES, bytes / MAX_ROUNDS) / elementBytes));
@@ -266,7 +260,7 @@ function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call
   const efficiency = protocol.efficiency * SWITCH_KINDS[graph.devices[sw].switchKind!].reductionEfficiency;
   const queue = new EventQueue();
   let lastDrain = 0;
-  const network = new FlowNetwork(queue, Float64Array.from(graph.links, (l) => l.capacity), () => { lastDrain = Math.max(lastDrain, queue.now); });
+  const network = new FlowNetwork(queue, graph.capacities, () => { lastDrain = Math.max(lastDrain, queue.now); });
   const bytes = call.count * call.elementBytes * (1 + 1 / n) / efficiency;
   let stepLatency = 0;
   for (const device of rankDevices) {

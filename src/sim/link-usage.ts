@@ -1,6 +1,6 @@
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { type SimMode, type SimRow, simulateRow } from './simulate.js';
+import { type SimMode, type SimRow, simulateExchange, simulateRow } from './simulate.js';
 
 /** Rank groups of a parallel layout, tensor-parallel innermost (Megatron's order: tp, dp, pp). */
 export interface GroupLayout {
@@ -62,19 +62,18 @@ export function linkUsage(graph: TopologyGraph, groups: readonly (readonly numbe
     devices.forEach((d) => deviceGroup.set(d, g));
     if (devices.length < 2) return;
     const row = options.op === 'sendrecv'
-      ? simulateRow(graph, devices.slice(0, 2), { op: 'alltoall', bytes: options.bytes * 2, mode: options.mode, nvls: false, elementBytes: 4, root: 0 })
+      ? simulateExchange(graph, devices, options.bytes, { mode: options.mode, elementBytes: 4 })
       : simulateRow(graph, devices, { op: 'all_reduce', bytes: options.bytes, mode: 'flow', nvls: options.nvls, elementBytes: 4, root: 0 });
     rows.push(row);
     rowOfGroup.set(g, row);
-    for (const load of row.links) carried[graph.links.findIndex((l) => l.name === load.link)] += load.bytes;
+    for (const load of row.links) carried[load.index] += load.bytes;
   });
   const devices: DeviceLinkUse[] = [...deviceGroup.keys()].sort((a, b) => a - b).map((device) => {
     const used: Record<string, number> = {};
     const total: Record<string, number> = {};
     let peak = 0;
     let bytesOut = 0;
-    for (const link of graph.links) {
-      if (link.from !== device) continue;
+    for (const link of graph.linksFrom(device)) {
       total[link.family] = (total[link.family] ?? 0) + link.count;
       if (carried[link.index] > 0) {
         used[link.family] = (used[link.family] ?? 0) + link.count;

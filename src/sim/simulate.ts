@@ -24,6 +24,8 @@ export interface SimRequest {
 }
 
 export interface LinkLoad {
+  /** Index of the directed link in the topology graph. */
+  readonly index: number;
   readonly link: string;
   readonly kind: string;
   /** Bytes carried / (capacity x call time): 1 means busy the whole call. */
@@ -129,7 +131,15 @@ export function linkLoads(graph: TopologyGraph, linkBytes: Float64Array, timeUs:
   linkBytes.forEach((bytes, i) => {
     if (bytes <= 0) return;
     const link = graph.links[i];
-    loads.push({ link: link.name, kind: link.kind, bytes, utilisation: bytes / (link.capacity * timeUs) });
+    loads.push({ index: i, link: link.name, kind: link.kind, bytes, utilisation: bytes / (link.capacity * timeUs) });
   });
   return loads.sort((a, b) => b.utilisation - a.utilisation);
+}
+
+/**
+ * A point-to-point exchange between two ranks (pipeline neighbours sending activations one way
+ * and gradients the other), `bytes` each way: a 2-rank all-to-all moves exactly that.
+ */
+export function simulateExchange(graph: TopologyGraph, pair: readonly number[], bytes: number, options: { mode: SimMode; elementBytes: number }): SimRow {
+  return simulateRow(graph, pair.slice(0, 2), { op: 'alltoall', bytes: bytes * 2, mode: options.mode, nvls: false, elementBytes: options.elementBytes, root: 0 });
 }

@@ -1,7 +1,7 @@
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type GroupKind, layoutGroups } from './link-usage.js';
-import { type SimMode, simulateRow } from './simulate.js';
+import { type SimMode, simulateExchange, simulateRow } from './simulate.js';
 import type { BenchOpName } from '../bench/bench-ops.js';
 
 /** A transformer, as far as its communication is concerned. */
@@ -88,7 +88,7 @@ export function trainingStep(graph: TopologyGraph, model: ModelSpec, layout: Tra
     const devices = ranks.map((r) => graph.accelerators[r]);
     const groupMode: SimMode = devices.length > 64 ? 'analytical' : mode;
     const row = op === 'sendrecv'
-      ? simulateRow(graph, devices, { op: 'alltoall', bytes: bytes * 2, mode: groupMode, nvls: false, elementBytes: 2, root: 0 })
+      ? simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2 })
       : simulateRow(graph, devices, { op, bytes, mode: groupMode, nvls, elementBytes: 2, root: 0 });
     const bottleneck = row.bottleneck === undefined ? `${row.bound} (analytical)` : `${row.bottleneck.link} ${row.bottleneck.kind}`;
     collectives.push({

@@ -11,16 +11,23 @@ export interface LoadOptions extends PresetOptions {
 }
 
 /**
+ * This machine as a topology (`--topo local`): detection plus the `tsccl tune` profile, with
+ * where the profile came from.
+ */
+export function loadLocalTopology(ranks: number | undefined, transport: 'shm' | 'tcp'): { topology: Topology; profileSource: string } {
+  const detection = detectLocal();
+  const { profile, source } = loadProfile(detection.cores, detection.host);
+  const topology = parseTopology(localTopology({ ranks: ranks ?? detection.cores, transport, profile, detection }), 'local');
+  return { topology, profileSource: source };
+}
+
+/**
  * A topology from a --topo value: `local` (this machine, from detection and the `tsccl tune`
  * profile; --gpus is the rank count), a preset name (with the preset options) or a JSON file in
  * the topology format. Preset options do not apply to files: a file describes its whole cluster.
  */
 export function loadTopology(spec: string, options: LoadOptions = {}): Topology {
-  if (spec === 'local') {
-    const detection = detectLocal();
-    const { profile } = loadProfile(detection.cores, detection.host);
-    return parseTopology(localTopology({ ranks: options.gpus ?? detection.cores, transport: options.procs ? 'tcp' : 'shm', profile, detection }), 'local');
-  }
+  if (spec === 'local') return loadLocalTopology(options.gpus, options.procs ? 'tcp' : 'shm').topology;
   if (PRESET_NAMES.includes(spec)) return parseTopology(buildPreset(spec, options), `preset ${spec}`);
   if (spec.endsWith('.json') || existsSync(spec)) {
     if (!existsSync(spec)) throw invalidArgument(`--topo file '${spec}' does not exist`, { argument: '--topo' });

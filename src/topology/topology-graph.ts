@@ -31,6 +31,8 @@ const FORWARDS = new Set(['cpu', 'nic', 'switch']);
 export class TopologyGraph {
   readonly devices: readonly Device[];
   readonly links: DirectedLink[] = [];
+  /** Sustained bytes per microsecond of every link, by link index (what the flow engine shares). */
+  readonly capacities: Float64Array;
   /** Accelerators in rank order (device order of the file). */
   readonly accelerators: readonly number[];
   private readonly byId = new Map<string, number>();
@@ -68,6 +70,7 @@ export class TopologyGraph {
       this.links.push({ index, from: i, to: i, capacity: d.forwardGBps * 1000, latencyUs: 0, kind: 'forwarding', family: 'host', count: 1, name: `${d.id} (forwarding)` });
       return index;
     });
+    this.capacities = Float64Array.from(this.links, (l) => l.capacity);
   }
 
   deviceIndex(id: string): number {

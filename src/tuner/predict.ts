@@ -1,10 +1,8 @@
 import { COLLECTIVES, type Collective } from '../algorithms/schedule.js';
 import { invalidArgument } from '../errors.js';
 import { simulateFlows } from '../sim/flow-sim.js';
-import { loadProfile } from '../topology/local-profile.js';
-import { detectLocal, localTopology } from '../topology/local-topology.js';
+import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
-import { parseTopology } from '../topology/topology-schema.js';
 import { selectAlgorithm } from './select.js';
 
 export interface PredictRequest {
@@ -48,10 +46,8 @@ export function predictCall(request: PredictRequest): Prediction {
   const key = `${request.nranks}|${request.transport}`;
   let local = graphs.get(key);
   if (local === undefined) {
-    const detection = detectLocal();
-    const { profile, source } = loadProfile(detection.cores, detection.host);
-    const topology = parseTopology(localTopology({ ranks: request.nranks, transport: request.transport, profile, detection }), 'local');
-    local = { graph: new TopologyGraph(topology), profile: source };
+    const { topology, profileSource } = loadLocalTopology(request.nranks, request.transport);
+    local = { graph: new TopologyGraph(topology), profile: profileSource };
     graphs.set(key, local);
   }
   const { graph } = local;
