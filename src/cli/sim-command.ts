@@ -80,7 +80,7 @@ export function simCommand(program: Command, format: () => Option, argv: string[
     }
     if (what === 'links') {
       const groups = flags.ranks !== undefined ? parseGroups(flags.ranks as string) : groupsOf(flags, ranks.length);
-      const report = linkUsage(graph, groups, { op: flags.group === 'pp' ? 'sendrecv' : 'all_reduce', bytes: flags.size as number, mode, nvls });
+      const report = linkUsage(graph, groups, { op: flags.group === 'pp' ? 'sendrecv' : 'all_reduce', bytes: flags.size as number, nvls });
       if (json) { write(JSON.stringify({ tool: 'tsccl sim links', topology: topology.name, ...report, rows: report.rows.map(({ links, ...r }) => r) }, null, 2)); return; }
       write(`# tsccl sim links on ${topology.name}: ${flags.group as string} groups ${JSON.stringify(groups.slice(0, 8))}${groups.length > 8 ? ' ...' : ''}, ${report.bytes} B each`);
       write(`#${'device'.padStart(16)}${'group'.padStart(7)}  links carrying traffic (used/total by family)      peak util`);

@@ -1,6 +1,6 @@
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { type SimMode, type SimRow, simulateExchange, simulateRow } from './simulate.js';
+import { type SimRow, simulateExchange, simulateRow } from './simulate.js';
 
 /** Rank groups of a parallel layout, tensor-parallel innermost (Megatron's order: tp, dp, pp). */
 export interface GroupLayout {
@@ -44,11 +44,11 @@ export interface LinkUsageReport {
 
 /**
  * Which links each device's traffic uses when every group runs its collective: each group is
- * simulated with the algorithm the simulator finds fastest, and the links that carried bytes
- * are counted per device. Point-to-point groups (pipeline stages) exchange one message between
- * neighbours, as pipeline parallelism does.
+ * simulated on the flow engine (the analytical model sees no links) with the algorithm it finds
+ * fastest, and the links that carried bytes are counted per device. Point-to-point groups
+ * (pipeline stages) exchange one message between neighbours, as pipeline parallelism does.
  */
-export function linkUsage(graph: TopologyGraph, groups: readonly (readonly number[])[], options: { op: 'all_reduce' | 'sendrecv'; bytes: number; mode: SimMode; nvls: boolean }): LinkUsageReport {
+export function linkUsage(graph: TopologyGraph, groups: readonly (readonly number[])[], options: { op: 'all_reduce' | 'sendrecv'; bytes: number; nvls: boolean }): LinkUsageReport {
   const ranks = graph.accelerators;
   for (const group of groups) {
     for (const r of group) if (!(r >= 0 && r < ranks.length)) throw invalidArgument(`rank ${r} of a group is outside the topology's ${ranks.length} accelerators`, { argument: '--ranks' });
@@ -62,7 +62,7 @@ export function linkUsage(graph: TopologyGraph, groups: readonly (readonly numbe
     devices.forEach((d) => deviceGroup.set(d, g));
     if (devices.length < 2) return;
     const row = options.op === 'sendrecv'
-      ? simulateExchange(graph, devices, options.bytes, { mode: options.mode, elementBytes: 4 })
+      ? simulateExchange(graph, devices, options.bytes, { mode: 'flow', elementBytes: 4 })
       : simulateRow(graph, devices, { op: 'all_reduce', bytes: options.bytes, mode: 'flow', nvls: options.nvls, elementBytes: 4, root: 0 });
     rows.push(row);
     rowOfGroup.set(g, row);

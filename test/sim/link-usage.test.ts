@@ -7,7 +7,7 @@ import { TopologyGraph } from '../../src/topology/topology-graph.js';
 const usage = (preset: string, tp: number, kind: 'tp' | 'pp' = 'tp', pp = 1) => {
   const graph = new TopologyGraph(buildPreset(preset));
   const groups = layoutGroups({ tp, pp, dp: 8 / (tp * pp) }, kind);
-  return linkUsage(graph, groups, { op: kind === 'pp' ? 'sendrecv' : 'all_reduce', bytes: 64 * 2 ** 20, mode: 'flow', nvls: false }).devices;
+  return linkUsage(graph, groups, { op: kind === 'pp' ? 'sendrecv' : 'all_reduce', bytes: 64 * 2 ** 20, nvls: false }).devices;
 };
 
 test('8-NPU full mesh: a TP group of 4 uses 3 of each NPU\'s 7 links, TP=8 uses all 7 (the seeds\' statement)', () => {
