@@ -32,13 +32,13 @@ export interface TopologySummary {
   readonly reduceRate: number;
 }
 
-const summaries = new WeakMap<TopologyGraph, Map<string, TopologySummary>>();
+/** Per graph, per rank list (the same array is passed for every candidate of a call). */
+const summaries = new WeakMap<TopologyGraph, WeakMap<readonly number[], TopologySummary>>();
 
 export function summarize(graph: TopologyGraph, rankDevices: readonly number[]): TopologySummary {
-  const key = `${rankDevices.length}:${rankDevices[0]}:${rankDevices[1]}:${rankDevices[rankDevices.length - 1]}`;
   let byRanks = summaries.get(graph);
-  if (byRanks === undefined) { byRanks = new Map(); summaries.set(graph, byRanks); }
-  const cached = byRanks.get(key);
+  if (byRanks === undefined) { byRanks = new WeakMap(); summaries.set(graph, byRanks); }
+  const cached = byRanks.get(rankDevices);
   if (cached !== undefined) return cached;
   const hostOf = (r: number) => graph.devices[rankDevices[r]].host ?? 0;
   const hostCounts = new Map<number, number>();
@@ -68,7 +68,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
       return to.kind === 'switch' && to.switchKind ? SWITCH_KINDS[to.switchKind].reductionEfficiency : 0;
     })),
   };
-  byRanks.set(key, summary);
+  byRanks.set(rankDevices, summary);
   return summary;
 }
 

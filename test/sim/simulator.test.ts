@@ -62,3 +62,13 @@ test('messages between one pair move in order, so a pipelined tree forwards chun
   const rootBound = (2 * bytes) / 1000;
   assert.ok(timeUs >= rootBound && timeUs < rootBound * 1.1, `${timeUs} vs ${rootBound}`);
 });
+
+test('the analytical model summarises each rank list on its own, even when two lists share their ends', () => {
+  const graph = graphOf('dgx-h100', { nodes: 2 });
+  const [a, b, c, d] = graph.accelerators;
+  const oneHost = [a, b, c, d];
+  const twoHosts = [a, b, graph.accelerators[8], d];
+  const time = (ranks: number[]) => simulateRow(graph, ranks, { op: 'all_reduce', bytes: 2 ** 30, algorithm: 'ring', protocols: ['Simple'], mode: 'analytical', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+  const inside = time(oneHost);
+  assert.ok(time(twoHosts) > inside * 2, 'crossing the network is slower than NVLink');
+});
