@@ -119,3 +119,12 @@ test('tsccl topo detect and tsccl tune: this machine measured into a profile tha
     delete process.env.TSCCL_PROFILE;
   }
 });
+
+test('a reader that closes the pipe early ends tsccl quietly, not with an EPIPE crash', async () => {
+  // `head -c 10` exits after 10 bytes of a 200 KB document; pipefail reports tsccl's own status.
+  const command = `set -o pipefail; "${process.execPath}" "${bin}" topo show gb200-nvl72 --nodes 4 --format json | head -c 10 > /dev/null`;
+  const { stderr } = await promisify(execFile)('bash', ['-c', command]).catch((err: { code: number; stderr: string }) => {
+    assert.fail(`exit ${err.code}: ${err.stderr.split('\n').slice(0, 5).join('\n')}`);
+  });
+  assert.doesNotMatch(stderr, /EPIPE/);
+});
