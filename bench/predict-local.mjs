@@ -3,6 +3,7 @@
 // (predicted from the `tsccl tune` profile) on the same ops, sizes and rank counts, each size
 // with the algorithm the executor's tuner picked, so both run the same schedule.
 // Usage: node bench/predict-local.mjs [--procs]   (run `tsccl tune` first; defaults otherwise)
+import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { runBench } from '../dist/src/bench/run-bench.js';
 import { simulateRow } from '../dist/src/sim/simulate.js';
 import { selectAlgorithm } from '../dist/src/tuner/select.js';
@@ -16,14 +17,13 @@ const detection = detectLocal();
 console.log(`# profile: ${loadProfile(detection.cores, detection.host).source}`);
 console.log(`# ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}; error = |predicted - measured| / measured`);
 console.log('| op | ranks | bytes | algorithm | measured us | predicted us | error |\n|---|---:|---:|---|---:|---:|---:|');
-const collectiveOf = { all_reduce: 'allReduce', all_gather: 'allGather', reduce_scatter: 'reduceScatter', broadcast: 'broadcast' };
 const errors = [];
 for (const ranks of procs ? [2, 4] : [2, 4, 8]) {
   const graph = new TopologyGraph(loadTopology('local', { gpus: ranks, procs }));
   for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast']) {
     const rows = await runBench({ op, ranks, minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1, iters: 10, warmupIters: 3, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 300_000, procs });
     for (const row of rows.filter((r) => !r.inPlace)) {
-      const { algorithm } = selectAlgorithm({ collective: collectiveOf[op], nranks: ranks, bytes: row.bytes, elementBytes: 4 });
+      const { algorithm } = selectAlgorithm({ collective: BENCH_OPS[op].collective, nranks: ranks, bytes: row.bytes, elementBytes: 4 });
       const predicted = simulateRow(graph, graph.accelerators, { op, bytes: row.bytes, algorithm, mode: 'flow', nvls: false, elementBytes: 4, root: 0 });
       const error = Math.abs(predicted.timeUs - row.timeUs) / row.timeUs;
       if (row.bytes >= 64 * 1024) errors.push(error);

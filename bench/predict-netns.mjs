@@ -8,6 +8,7 @@
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { aggregateRows } from '../dist/src/bench/run-bench.js';
 import { simulateFlows } from '../dist/src/sim/flow-sim.js';
 import { selectAlgorithm } from '../dist/src/tuner/select.js';
@@ -54,13 +55,12 @@ const graph = new TopologyGraph(loadTopology(file));
 const bin = fileURLToPath(new URL('../bin/tsccl.js', import.meta.url));
 const rankScript = fileURLToPath(new URL('../dist/src/bench/bench-rank.js', import.meta.url));
 const star = createNetnsStar('p', HOSTS, rate);
-const collectiveOf = { all_reduce: 'allReduce', all_gather: 'allGather', reduce_scatter: 'reduceScatter', broadcast: 'broadcast' };
 console.log(`# ${HOSTS} hosts x ${PER_HOST} process ranks, veth links shaped to ${rate}; topology ${file}; profile ${source}`);
 console.log('| op | bytes | algorithm | measured us | predicted us | error |\n|---|---:|---|---:|---:|---:|');
 const errors = [];
 let port = 29700;
 try {
-  for (const op of Object.keys(collectiveOf)) {
+  for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast']) {
     const options = { op, ranks: n, minBytes: 64 * 1024, maxBytes: 32 * 1024 * 1024, stepFactor: 8, stepBytes: 0, iters: 5, warmupIters: 2, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 300000 };
     port++;
     const node = (i) => new Promise((resolve) => {
@@ -75,7 +75,7 @@ try {
     const perRank = [];
     for (const m of outs.join('').matchAll(/^\[(\d+)\] result: (.*)$/gm)) perRank[Number(m[1])] = JSON.parse(m[2]);
     for (const row of aggregateRows(options, perRank).filter((r) => !r.inPlace)) {
-      const collective = collectiveOf[op];
+      const collective = BENCH_OPS[op].collective;
       const inputBytes = op === 'all_gather' ? row.bytes / n : row.bytes;
       const count = op === 'reduce_scatter' || op === 'all_gather' ? row.bytes / n / 4 : row.bytes / 4;
       const { algorithm, chunkCount } = selectAlgorithm({ collective, nranks: n, bytes: inputBytes, elementBytes: 4, hostCount: HOSTS });

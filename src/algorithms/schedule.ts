@@ -34,6 +34,9 @@ export const COLLECTIVES = [
 ] as const;
 export type Collective = (typeof COLLECTIVES)[number];
 
+/** Collectives that combine data with a reduction operator. */
+export const REDUCING_COLLECTIVES: ReadonlySet<Collective> = new Set<Collective>(['allReduce', 'reduce', 'reduceScatter']);
+
 /**
  * What an algorithm needs to know about a call. Counts are in elements:
  * - allReduce, broadcast, reduce: `count` elements in and out.

@@ -1,3 +1,4 @@
+import type { Collective } from '../algorithms/schedule.js';
 import { invalidArgument } from '../errors.js';
 
 /**
@@ -21,6 +22,8 @@ export interface BenchCounts {
 
 export interface BenchOp {
   readonly name: BenchOpName;
+  /** The collective the op measures; sendrecv is point-to-point and has none. */
+  readonly collective: Collective | undefined;
   readonly reduces: boolean;
   readonly rooted: boolean;
   counts(total: number, nranks: number): BenchCounts;
@@ -36,18 +39,18 @@ const spread = (n: number) => (n - 1) / n;
 const one = () => 1;
 
 export const BENCH_OPS: Readonly<Record<BenchOpName, BenchOp>> = {
-  all_reduce: { name: 'all_reduce', reduces: true, rooted: false, counts: whole, busFactor: (n) => (2 * (n - 1)) / n },
-  all_gather: { name: 'all_gather', reduces: false, rooted: false, counts: gathering, busFactor: spread },
-  reduce_scatter: { name: 'reduce_scatter', reduces: true, rooted: false, counts: scattering, busFactor: spread },
-  broadcast: { name: 'broadcast', reduces: false, rooted: true, counts: whole, busFactor: one },
-  reduce: { name: 'reduce', reduces: true, rooted: true, counts: whole, busFactor: one },
+  all_reduce: { name: 'all_reduce', collective: 'allReduce', reduces: true, rooted: false, counts: whole, busFactor: (n) => (2 * (n - 1)) / n },
+  all_gather: { name: 'all_gather', collective: 'allGather', reduces: false, rooted: false, counts: gathering, busFactor: spread },
+  reduce_scatter: { name: 'reduce_scatter', collective: 'reduceScatter', reduces: true, rooted: false, counts: scattering, busFactor: spread },
+  broadcast: { name: 'broadcast', collective: 'broadcast', reduces: false, rooted: true, counts: whole, busFactor: one },
+  reduce: { name: 'reduce', collective: 'reduce', reduces: true, rooted: true, counts: whole, busFactor: one },
   alltoall: {
-    name: 'alltoall', reduces: false, rooted: false, busFactor: spread,
+    name: 'alltoall', collective: 'allToAll', reduces: false, rooted: false, busFactor: spread,
     counts: (total, n) => { const b = perRank(total, n); return { send: b * n, recv: b * n, param: b, algorithm: b * n }; },
   },
-  gather: { name: 'gather', reduces: false, rooted: true, counts: gathering, busFactor: spread },
-  scatter: { name: 'scatter', reduces: false, rooted: true, counts: scattering, busFactor: spread },
-  sendrecv: { name: 'sendrecv', reduces: false, rooted: false, counts: whole, busFactor: one },
+  gather: { name: 'gather', collective: 'gather', reduces: false, rooted: true, counts: gathering, busFactor: spread },
+  scatter: { name: 'scatter', collective: 'scatter', reduces: false, rooted: true, counts: scattering, busFactor: spread },
+  sendrecv: { name: 'sendrecv', collective: undefined, reduces: false, rooted: false, counts: whole, busFactor: one },
 };
 
 export function benchOp(name: string): BenchOp {

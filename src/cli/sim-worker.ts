@@ -8,15 +8,15 @@ import { Worker, isMainThread, workerData } from 'node:worker_threads';
  */
 const YOUNG_GENERATION_MB = 192;
 
-export interface SimWorkerData { readonly tsccSimArgv: string[] }
+export interface SimWorkerData { readonly tscclSimArgv: string[] }
 
 export function inSimWorker(): boolean {
-  return !isMainThread && (workerData as Partial<SimWorkerData> | null)?.tsccSimArgv !== undefined;
+  return !isMainThread && (workerData as Partial<SimWorkerData> | null)?.tscclSimArgv !== undefined;
 }
 
 export async function runSimInWorker(argv: string[]): Promise<number> {
   const worker = new Worker(new URL('./sim-worker-entry.js', import.meta.url), {
-    workerData: { tsccSimArgv: argv } satisfies SimWorkerData,
+    workerData: { tscclSimArgv: argv } satisfies SimWorkerData,
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
   let code = 1;

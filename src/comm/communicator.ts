@@ -1,5 +1,5 @@
 import { buildSchedule } from '../algorithms/registry.js';
-import { type CallShape, type Collective, bufferCounts, inPlaceLayout } from '../algorithms/schedule.js';
+import { type CallShape, type Collective, REDUCING_COLLECTIVES, bufferCounts, inPlaceLayout } from '../algorithms/schedule.js';
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
@@ -80,7 +80,6 @@ const debugCheck = paramString('TSCCL_DEBUG_CHECK') === '1';
 /** TSCCL_CHECKSUM=1 or 0 decides for every transport; unset leaves each its default (TCP on, shm off). */
 const checksumDefault = paramString('TSCCL_CHECKSUM') === '' ? undefined : paramString('TSCCL_CHECKSUM') === '1';
 const EMPTY = new Uint8Array(0);
-const REDUCING = new Set<Collective>(['allReduce', 'reduce', 'reduceScatter']);
 
 /**
  * A group of ranks that run collectives together. Calls on one communicator run one after
@@ -351,7 +350,7 @@ export class Communicator {
       const seq = ++this.seq;
       const record = this.recorder.record({
         seq, op: plan.label, dtype: plan.dtype.name, count: plan.shape.count, root: plan.shape.root,
-        redop: REDUCING.has(plan.collective) ? plan.op : 'none',
+        redop: REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none',
       });
       const checksum = call.checksum ?? checksumDefault;
       const go = () => this.runCollective(plan, seq, call.timeoutMs, call.signal, record, checksum);
@@ -414,7 +413,7 @@ export class Communicator {
     const info = dtypeInfo('float64');
     const mine = this.workspace('check-mine', info, 8) as Float64Array;
     const all = this.workspace('check-all', info, 8 * this.size) as Float64Array;
-    mine.set(fingerprintOf(seq, plan.collective, plan.dtype.name, plan.shape.count, plan.shape.root, plan.op, REDUCING.has(plan.collective)));
+    mine.set(fingerprintOf(seq, plan.collective, plan.dtype.name, plan.shape.count, plan.shape.root, plan.op, REDUCING_COLLECTIVES.has(plan.collective)));
     const shape: CallShape = { collective: 'allGather', nranks: this.size, count: 8, root: 0, inPlace: false, chunkCount: 0 };
     await executeSchedule({
       schedule: buildSchedule(shape, this.rank, 'ring'), buffers: { input: mine, output: all, scratch: mine }, dtype: info,

@@ -1,3 +1,4 @@
+import { REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
 import { SWITCH_KINDS } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import type { SimCall } from './flow-sim.js';
@@ -149,11 +150,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   }
 }
 
-const REDUCING = new Set(['allReduce', 'reduceScatter', 'reduce']);
-
 /** Bytes one rank reduces on the critical path, for ranks that reduce on their own cores. */
 function reducedBytes(call: SimCall, n: number, perHost: number): number {
-  if (!REDUCING.has(call.collective)) return 0;
+  if (!REDUCING_COLLECTIVES.has(call.collective)) return 0;
   const bytes = call.count * call.elementBytes;
   const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
   switch (call.algorithm) {

@@ -54,11 +54,6 @@ export interface SimRow {
   readonly links: readonly LinkLoad[];
 }
 
-const COLLECTIVE_OF: Record<Exclude<BenchOpName, 'sendrecv'>, Collective> = {
-  all_reduce: 'allReduce', all_gather: 'allGather', reduce_scatter: 'reduceScatter', broadcast: 'broadcast',
-  reduce: 'reduce', alltoall: 'allToAll', gather: 'gather', scatter: 'scatter',
-};
-
 /** Above this many ranks, the flow engine runs only the candidate the analytical model ranks first. */
 const FLOW_SEARCH_RANKS = 64;
 /** Algorithms whose traffic grows as n^2 messages, left out of automatic choice on large jobs. */
@@ -80,9 +75,9 @@ function protocolsFor(algorithm: string, protocols: readonly string[]): readonly
 
 /** Predicts one nccl-tests row on the topology. */
 export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest): SimRow {
-  if (request.op === 'sendrecv') throw invalidArgument('sendrecv is not simulated: use all_to_all or a collective', { argument: '--op' });
   const op = BENCH_OPS[request.op];
-  const collective = COLLECTIVE_OF[request.op];
+  const collective = op.collective;
+  if (collective === undefined) throw invalidArgument('sendrecv is not simulated: use all_to_all or a collective', { argument: '--op' });
   const n = rankDevices.length;
   const eb = request.elementBytes;
   const counts = op.counts(Math.floor(request.bytes / eb), n);
