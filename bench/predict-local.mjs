@@ -1,12 +1,11 @@
 #!/usr/bin/env node
 // Prediction check on this machine: `tsccl bench` (measured) against `tsccl sim --topo local`
 // (predicted from the `tsccl tune` profile) on the same ops, sizes and rank counts, each size
-// with the algorithm the executor's tuner picked, so both run the same schedule.
+// with the algorithm and chunk the executor's tuner picked, so both run the same schedule.
 // Usage: node bench/predict-local.mjs [--procs]   (run `tsccl tune` first; defaults otherwise)
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { runBench } from '../dist/src/bench/run-bench.js';
-import { simulateRow } from '../dist/src/sim/simulate.js';
-import { selectAlgorithm } from '../dist/src/tuner/select.js';
+import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
 import { loadProfile } from '../dist/src/topology/local-profile.js';
@@ -23,8 +22,9 @@ for (const ranks of procs ? [2, 4] : [2, 4, 8]) {
   for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast']) {
     const rows = await runBench({ op, ranks, minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1, iters: 10, warmupIters: 3, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 300_000, procs });
     for (const row of rows.filter((r) => !r.inPlace)) {
-      const { algorithm } = selectAlgorithm({ collective: BENCH_OPS[op].collective, nranks: ranks, bytes: row.bytes, elementBytes: 4 });
-      const predicted = simulateRow(graph, graph.accelerators, { op, bytes: row.bytes, algorithm, mode: 'flow', nvls: false, elementBytes: 4, root: 0 });
+      const inputBytes = op === 'all_gather' ? row.bytes / ranks : row.bytes;
+      const predicted = predictOn(graph, { collective: BENCH_OPS[op].collective, bytes: inputBytes, elementBytes: 4, hostCount: 1 });
+      const { algorithm } = predicted;
       const error = Math.abs(predicted.timeUs - row.timeUs) / row.timeUs;
       if (row.bytes >= 64 * 1024) errors.push(error);
       console.log(`| ${op} | ${ranks} | ${row.bytes} | ${algorithm} | ${row.timeUs.toFixed(1)} | ${predicted.timeUs.toFixed(1)} | ${(error * 100).toFixed(0)}% |`);

@@ -10,8 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { aggregateRows } from '../dist/src/bench/run-bench.js';
-import { simulateFlows } from '../dist/src/sim/flow-sim.js';
-import { selectAlgorithm } from '../dist/src/tuner/select.js';
+import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadProfile } from '../dist/src/topology/local-profile.js';
 import { detectLocal } from '../dist/src/topology/local-topology.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
@@ -75,11 +74,8 @@ try {
     const perRank = [];
     for (const m of outs.join('').matchAll(/^\[(\d+)\] result: (.*)$/gm)) perRank[Number(m[1])] = JSON.parse(m[2]);
     for (const row of aggregateRows(options, perRank).filter((r) => !r.inPlace)) {
-      const collective = BENCH_OPS[op].collective;
       const inputBytes = op === 'all_gather' ? row.bytes / n : row.bytes;
-      const count = op === 'reduce_scatter' || op === 'all_gather' ? row.bytes / n / 4 : row.bytes / 4;
-      const { algorithm, chunkCount } = selectAlgorithm({ collective, nranks: n, bytes: inputBytes, elementBytes: 4, hostCount: HOSTS });
-      const predicted = simulateFlows(graph, graph.accelerators, { collective, count, elementBytes: 4, root: 0, algorithm, protocol: 'tcp', chunkCount }).timeUs;
+      const { algorithm, timeUs: predicted } = predictOn(graph, { collective: BENCH_OPS[op].collective, bytes: inputBytes, elementBytes: 4, hostCount: HOSTS });
       const error = Math.abs(predicted - row.timeUs) / row.timeUs;
       errors.push(error);
       console.log(`| ${op} | ${row.bytes} | ${algorithm} | ${row.timeUs.toFixed(0)} | ${predicted.toFixed(0)} | ${(error * 100).toFixed(0)}% |`);

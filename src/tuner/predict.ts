@@ -1,6 +1,7 @@
 import { COLLECTIVES, type Collective } from '../algorithms/schedule.js';
 import { invalidArgument } from '../errors.js';
 import { simulateFlows } from '../sim/flow-sim.js';
+import { topologyProtocols } from '../sim/protocols.js';
 import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
 import { selectAlgorithm } from './select.js';
@@ -30,19 +31,47 @@ export interface Prediction {
 
 const graphs = new Map<string, { graph: TopologyGraph; profile: string }>();
 
+/** Collectives whose input holds one block per rank: the call's count is the input / ranks. */
+const BLOCK_PER_RANK_INPUT = new Set<Collective>(['reduceScatter', 'scatter', 'allToAll']);
+
+export interface PredictOnRequest {
+  readonly collective: Collective;
+  /** This rank's input bytes, as the call would pass them (what the tuner sees). */
+  readonly bytes: number;
+  readonly elementBytes: number;
+  readonly hostCount: number;
+  readonly algorithm?: string;
+}
+
 /**
- * Predicts a call on this machine: the tuner's choice for it, run by the flow simulator on the
- * local topology built from the `tsccl tune` profile. Choice and prediction come from the same
- * place, so they cannot disagree about what runs.
+ * The tuner's choice for a call, run by the flow simulator on a topology whose ranks are the
+ * job's ranks, with the executor's own chunking and the topology's own protocol: what a real
+ * run would do, simulated. comm.predict and the prediction checks in bench/ all use this.
+ */
+export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { algorithm: string; chunkCount: number; timeUs: number } {
+  const nranks = graph.accelerators.length;
+  const selection = selectAlgorithm({
+    collective: request.collective, nranks, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
+    ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
+  });
+  const elements = Math.floor(request.bytes / request.elementBytes);
+  const outcome = simulateFlows(graph, graph.accelerators, {
+    collective: request.collective, count: BLOCK_PER_RANK_INPUT.has(request.collective) ? Math.floor(elements / nranks) : elements,
+    elementBytes: request.elementBytes, root: 0, algorithm: selection.algorithm,
+    protocol: Object.keys(topologyProtocols(graph.topology))[0], chunkCount: selection.chunkCount,
+  });
+  return { algorithm: selection.algorithm, chunkCount: selection.chunkCount, timeUs: outcome.timeUs };
+}
+
+/**
+ * Predicts a call on this machine: predictOn over the local topology built from the
+ * `tsccl tune` profile. Choice and prediction come from the same place, so they cannot
+ * disagree about what runs.
  */
 export function predictCall(request: PredictRequest): Prediction {
   const collective = COLLECTIVES.find((c) => c === request.collective);
   if (collective === undefined) throw invalidArgument(`predict: '${request.collective}' is not a collective: expected one of ${COLLECTIVES.join(', ')}`, { argument: 'collective' });
   if (!Number.isInteger(request.bytes) || request.bytes < 0) throw invalidArgument(`predict: bytes must be a non-negative integer, got ${request.bytes}`, { argument: 'bytes' });
-  const selection = selectAlgorithm({
-    collective, nranks: request.nranks, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
-    ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
-  });
   const key = `${request.nranks}|${request.transport}`;
   let local = graphs.get(key);
   if (local === undefined) {
@@ -50,10 +79,9 @@ export function predictCall(request: PredictRequest): Prediction {
     local = { graph: new TopologyGraph(topology), profile: profileSource };
     graphs.set(key, local);
   }
-  const { graph } = local;
-  const outcome = simulateFlows(graph, graph.accelerators, {
-    collective, count: Math.floor(request.bytes / request.elementBytes), elementBytes: request.elementBytes, root: 0,
-    algorithm: selection.algorithm, protocol: request.transport, chunkCount: selection.chunkCount,
+  const predicted = predictOn(local.graph, {
+    collective, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
+    ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
-  return { collective, bytes: request.bytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount, timeUs: outcome.timeUs, profile: local.profile };
+  return { collective, bytes: request.bytes, ...predicted, profile: local.profile };
 }

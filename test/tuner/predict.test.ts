@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { runFixture } from '../harness/ranks.js';
+import { defaultProfile } from '../../src/topology/local-profile.js';
+import { localTopology } from '../../src/topology/local-topology.js';
+import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { parseTopology } from '../../src/topology/topology-schema.js';
+import { predictOn } from '../../src/tuner/predict.js';
 
 interface P { algorithm: string; timeUs: number; chunkCount: number; profile: string }
 
@@ -13,4 +18,15 @@ test('comm.predict names the algorithm the tuner would run and a time that grows
     assert.ok(res.small.timeUs > 0 && res.large.timeUs > res.small.timeUs * 10, `${res.small.timeUs} ${res.large.timeUs}`);
     assert.deepEqual([res.badCollective, res.badBytes, res.badAlgorithm], ['TSCCL_ERR_INVALID_ARGUMENT', 'TSCCL_ERR_INVALID_ARGUMENT', 'TSCCL_ERR_INVALID_ARGUMENT']);
   }
+});
+
+test('predictOn counts a reduce-scatter by its per-rank block: it moves what the matching all-gather moves', () => {
+  const detection = { host: 'h', cores: 4, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1, 2, 3] }], interfaces: [] };
+  const profile = { ...defaultProfile(4, 'h'), reduceGBps: 1000 };
+  const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 4, transport: 'shm', profile, detection }), 'local'));
+  const input = 64 * 2 ** 20;
+  const scatter = predictOn(graph, { collective: 'reduceScatter', bytes: input, elementBytes: 4, hostCount: 1 });
+  const gather = predictOn(graph, { collective: 'allGather', bytes: input / 4, elementBytes: 4, hostCount: 1 });
+  assert.equal(scatter.algorithm, 'ring');
+  assert.ok(Math.abs(scatter.timeUs - gather.timeUs) / gather.timeUs < 0.2, `${scatter.timeUs} vs ${gather.timeUs}`);
 });
