@@ -175,6 +175,13 @@ export function inPlaceLayout(shape: CallShape, rank: number): InPlaceLayout {
   }
 }
 
+/** Elements the one array of an in-place call must hold: the outer buffer, or the inner view's end if that is further. */
+export function inPlaceExtent(shape: CallShape, rank: number): number {
+  const layout = inPlaceLayout(shape, rank);
+  const needed = bufferCounts(shape, rank);
+  return Math.max(needed[layout.inner === 'input' ? 'output' : 'input'], layout.offset + needed[layout.inner]);
+}
+
 /** Elements in each buffer of one rank for a call; the executor checks user buffers against it. */
 export function bufferCounts(shape: CallShape, rank: number): { input: number; output: number } {
   const { count: c, nranks: n, root } = shape;

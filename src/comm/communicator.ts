@@ -1,8 +1,9 @@
 import { buildSchedule } from '../algorithms/registry.js';
-import { type CallShape, type Collective, REDUCING_COLLECTIVES, bufferCounts, inPlaceLayout } from '../algorithms/schedule.js';
+import { type CallShape, type Collective, REDUCING_COLLECTIVES, bufferCounts, inPlaceExtent, inPlaceLayout } from '../algorithms/schedule.js';
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
+import { oneShotCount, runOneShot } from '../exec/one-shot.js';
 import { reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
@@ -80,6 +81,8 @@ const debugCheck = paramString('TSCCL_DEBUG_CHECK') === '1';
 /** TSCCL_CHECKSUM=1 or 0 decides for every transport; unset leaves each its default (TCP on, shm off). */
 const checksumDefault = paramString('TSCCL_CHECKSUM') === '' ? undefined : paramString('TSCCL_CHECKSUM') === '1';
 const EMPTY = new Uint8Array(0);
+/** The promise of every call that finished before returning: settled, shared, never rejected. */
+const DONE: Promise<void> = Promise.resolve();
 
 /**
  * A group of ranks that run collectives together. Calls on one communicator run one after
@@ -330,9 +333,7 @@ export class Communicator {
     const shape: CallShape = { collective, nranks: this.size, count, root, inPlace, chunkCount: 0, ...variable, ...(hosts ? { hosts } : {}) };
     const needed = bufferCounts(shape, this.rank);
     if (inPlace) {
-      const layout = inPlaceLayout(shape, this.rank);
-      const outerNeeds = Math.max(needed[layout.inner === 'input' ? 'output' : 'input'], layout.offset + needed[layout.inner]);
-      checkLength(input, outerNeeds, 'buffer', this.rank, `in-place ${collective} of ${count} elements per block`);
+      checkLength(input, inPlaceExtent(shape, this.rank), 'buffer', this.rank, `in-place ${collective} of ${count} elements per block`);
     } else {
       checkSameType(output, dtype, 'output', this.rank);
       checkLength(input, needed.input, 'buffer', this.rank, `${collective} of count ${count}`);
@@ -355,54 +356,85 @@ export class Communicator {
       const checksum = call.checksum ?? checksumDefault;
       const go = () => this.runCollective(plan, seq, call.timeoutMs, call.signal, record, checksum);
       // An idle communicator starts the call at once (a small call may then finish before this
-      // returns); otherwise it queues behind the calls in flight, in call order.
+      // returns, and hand back an already settled promise); otherwise it queues behind the calls
+      // in flight, in call order.
       const idle = this.inFlight === 0;
       this.inFlight++;
       const run = idle ? go() : this.chain.then(go);
-      this.chain = run.catch(() => undefined);
+      this.chain = run === DONE ? DONE : run.catch(() => undefined);
       return run;
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
-  private async runCollective(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> {
+  /** Runs a call; DONE when it finished without waiting. */
+  private runCollective(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> {
     record.state = 'running';
     record.startedAt = Date.now();
+    let pending: Promise<void> | undefined;
     try {
       this.ensureUsable();
-      await this.execute(plan, seq, timeoutMs, signal, record, checksum);
-      record.state = 'done';
+      pending = this.execute(plan, seq, timeoutMs, signal, record, checksum);
     } catch (err) {
-      record.state = 'failed';
-      record.error = err instanceof TscclError ? err.code : String(err);
-      throw this.fail(err, seq);
-    } finally {
-      record.endedAt = Date.now();
-      // Before the call's promise settles, so a caller that awaited it finds the communicator idle.
-      this.inFlight--;
+      return Promise.reject(this.ended(record, seq, err));
     }
+    if (pending === undefined) {
+      this.ended(record, seq, undefined);
+      return DONE;
+    }
+    return pending.then(() => { this.ended(record, seq, undefined); }, (err: unknown) => { throw this.ended(record, seq, err); });
   }
 
-  private async execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> {
+  /** Closes a call's record (and retires the communicator if it failed); returns the error to throw. */
+  private ended(record: OpRecord, seq: number, err: unknown): unknown {
+    record.endedAt = Date.now();
+    // Before the call's promise settles, so a caller that awaited it finds the communicator idle.
+    this.inFlight--;
+    if (err === undefined) {
+      record.state = 'done';
+      return undefined;
+    }
+    record.state = 'failed';
+    record.error = err instanceof TscclError ? err.code : String(err);
+    return this.fail(err, seq);
+  }
+
+  /** Runs the call on this rank: undefined if it finished without waiting, else a promise. */
+  private execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> | undefined {
     const { dtype, shape } = plan;
     const bytes = bufferCounts(shape, this.rank).input * dtype.bytes;
     const override = plan.algorithm ?? algorithmOverrides.get(plan.collective);
     const hostCount = shape.hosts === undefined ? 1 : Math.max(...shape.hosts) + 1;
-    const selection = selectAlgorithm({ collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount });
-    const schedule = buildSchedule({ ...shape, chunkCount: selection.chunkCount }, this.rank, selection.algorithm);
+    const slots = this.backend.transport.lowLatency;
+    const oneShot = slots === undefined || checksum === true || debugCheck ? undefined : { bytes: oneShotCount(shape) * dtype.bytes, capacity: slots.capacity };
+    const selection = selectAlgorithm({ collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount, oneShot });
     record.algorithm = selection.algorithm;
-    log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (chunk ${selection.chunkCount} elements)`);
+    log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);
     const ctx = this.context(plan.label, seq, timeoutMs, signal, true, this.allRanks);
     this.backend.status.enter(seq);
-    if (debugCheck) await this.checkSameCall(plan, seq, ctx);
-    const buffers = this.stage(plan, schedule.scratchCount);
-    await executeSchedule({
-      schedule, buffers: buffers.exec, dtype, kernel: arenaKernels(this.arena).reduce(dtype.name, plan.op), transport: this.backend.transport,
-      tag: { seq, opcode: opcodeOf(plan.collective), checksum }, ctx, channelBase: 0,
-    });
-    if (plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root)) scaleKernel(dtype.name)(buffers.exec.output, this.size);
-    buffers.copyBack();
+    const kernel = arenaKernels(this.arena).reduce(dtype.name, plan.op);
+    const opcode = opcodeOf(plan.collective);
+    const scale = plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root);
+    if (selection.protocol === 'll') {
+      // The one-shot path copies through its slots anyway, so user memory needs no staging.
+      const views = this.callViews(shape, plan.input!, plan.output);
+      const finish = () => { if (scale) scaleKernel(dtype.name)(views.output, this.size); };
+      const pending = runOneShot({ shape, rank: this.rank, ...views, dtype, kernel, slots: slots!, seq, opcode, ctx });
+      if (pending !== undefined) return pending.then(finish);
+      finish();
+      return undefined;
+    }
+    return (async () => {
+      if (debugCheck) await this.checkSameCall(plan, seq, ctx);
+      const schedule = buildSchedule({ ...shape, chunkCount: selection.chunkCount }, this.rank, selection.algorithm);
+      const buffers = this.stage(plan, schedule.scratchCount);
+      await executeSchedule({
+        schedule, buffers: buffers.exec, dtype, kernel, transport: this.backend.transport, tag: { seq, opcode, checksum }, ctx, channelBase: 0,
+      });
+      if (scale) scaleKernel(dtype.name)(buffers.exec.output, this.size);
+      buffers.copyBack();
+    })();
   }
 
   /**
@@ -453,6 +485,16 @@ export class Communicator {
     return new Communicator({ arena: this.arena, backend, name, defaultTimeoutMs: this.defaultTimeoutMs });
   }
 
+  /** A call's input and output views: over `user` alone when in place, else over both arrays. */
+  private callViews(shape: CallShape, user: TypedArray, output: TypedArray | undefined): { input: TypedArray; output: TypedArray } {
+    const counts = bufferCounts(shape, this.rank);
+    if (output !== undefined) return { input: user.subarray(0, counts.input) as TypedArray, output: output.subarray(0, counts.output) as TypedArray };
+    const layout = inPlaceLayout(shape, this.rank);
+    const inner = user.subarray(layout.offset, layout.offset + counts[layout.inner]) as TypedArray;
+    const outer = user.subarray(0, inPlaceExtent(shape, this.rank)) as TypedArray;
+    return layout.inner === 'input' ? { input: inner, output: outer } : { input: outer, output: inner };
+  }
+
   /** Arena views for a call: the user's own arrays when registered, staging copies otherwise. */
   private stage(plan: CallPlan, scratchCount: number) {
     const { dtype, shape } = plan;
@@ -466,13 +508,8 @@ export class Communicator {
     const scratch = this.workspace('scratch', dtype, scratchCount);
     const user = plan.input!;
     if (plan.output === undefined) {
-      const layout = inPlaceLayout(shape, this.rank);
-      const innerCount = counts[layout.inner];
-      const outerCount = Math.max(counts[layout.inner === 'input' ? 'output' : 'input'], layout.offset + innerCount);
-      const outer = place(user, 'input', outerCount, true);
-      const inner = outer.subarray(layout.offset, layout.offset + innerCount) as TypedArray;
-      const exec = layout.inner === 'input' ? { input: inner, output: outer, scratch } : { input: outer, output: inner, scratch };
-      return { exec, copyBack: () => { if (!this.arena.contains(user)) user.set(outer as never); } };
+      const outer = place(user, 'input', inPlaceExtent(shape, this.rank), true);
+      return { exec: { ...this.callViews(shape, outer, undefined), scratch }, copyBack: () => { if (!this.arena.contains(user)) user.set(outer as never); } };
     }
     const input = place(user, 'input', counts.input, true);
     const output = place(plan.output, 'output', counts.output, false);

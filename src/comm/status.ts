@@ -22,6 +22,8 @@ export class CommStatus implements StatusBoard {
 
   enter(seq: number): void {
     Atomics.store(this.words, this.bases[this.rank] + STATUS_ENTERED_SEQ, seq);
+    // A peer may sleep on this word until it may reuse a low-latency slot.
+    Atomics.notify(this.words, this.bases[this.rank] + STATUS_ENTERED_SEQ);
   }
 
   lastSeenSeq(rank: number): number {

@@ -11,15 +11,15 @@ import { log } from '../log.js';
  * on a timeout or abort (and on SIGUSR1 in process ranks); `tsccl trace <dir>` reads them all.
  */
 export interface OpRecord {
-  readonly seq: number;
-  readonly op: string;
-  readonly dtype: string;
-  readonly count: number;
-  readonly root: number;
-  readonly redop: string;
+  seq: number;
+  op: string;
+  dtype: string;
+  count: number;
+  root: number;
+  redop: string;
   algorithm?: string;
   state: 'queued' | 'running' | 'done' | 'failed';
-  readonly queuedAt: number;
+  queuedAt: number;
   startedAt?: number;
   endedAt?: number;
   error?: string;
@@ -56,10 +56,25 @@ export class FlightRecorder {
     registry.add(this);
   }
 
-  /** Starts a record; the caller updates its state as the operation runs. */
-  record(entry: Omit<OpRecord, 'state' | 'queuedAt'>): OpRecord {
-    const record: OpRecord = { ...entry, state: 'queued', queuedAt: Date.now() };
-    this.ring[this.next] = record;
+  /**
+   * Starts a record; the caller updates its state as the operation runs. A finished record's
+   * object is reused for the next one in its place, so a steady stream of small calls makes no
+   * garbage here (records in flight are never reused).
+   */
+  record(entry: Pick<OpRecord, 'seq' | 'op' | 'dtype' | 'count' | 'root' | 'redop'>): OpRecord {
+    const { seq, op, dtype, count, root, redop } = entry;
+    const old = this.ring[this.next];
+    const queuedAt = Date.now();
+    let record: OpRecord;
+    if (old !== undefined && (old.state === 'done' || old.state === 'failed')) {
+      record = old;
+      record.seq = seq; record.op = op; record.dtype = dtype; record.count = count; record.root = root; record.redop = redop;
+      record.algorithm = undefined; record.state = 'queued'; record.queuedAt = queuedAt;
+      record.startedAt = undefined; record.endedAt = undefined; record.error = undefined;
+    } else {
+      record = { seq, op, dtype, count, root, redop, algorithm: undefined, state: 'queued', queuedAt, startedAt: undefined, endedAt: undefined, error: undefined };
+      this.ring[this.next] = record;
+    }
     this.next = (this.next + 1) % this.capacity;
     return record;
   }

@@ -49,6 +49,29 @@ export interface Transport {
   trySend?(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle | undefined;
   /** Receive now, or false if the message is not there yet. Throws on a mismatch, as recv does. */
   tryRecv?(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume): boolean;
+  /** The low-latency protocol, where the transport has one. */
+  readonly lowLatency?: LowLatencySlots;
+}
+
+/**
+ * A transport's low-latency protocol (shared memory only): each rank publishes once per
+ * collective, flag and data together: the call's opcode and message size, and the message
+ * itself if it holds data; every peer reads it in place. The one-shot collectives
+ * (exec/one-shot.ts) run on it. Waits return undefined when they ended without an asynchronous
+ * wait, so a call whose peers keep up never awaits.
+ */
+export interface LowLatencySlots {
+  /** Largest message one publish can carry, in bytes. */
+  readonly capacity: number;
+  /**
+   * Publishes collective `seq` (a message of `bytes`; `data` if this rank holds it), once no peer
+   * still reads the slot it reuses.
+   */
+  publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> | undefined;
+  /** Waits until `peer` has published for collective `seq`. */
+  arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined;
+  /** What `peer` published for `seq` (after arrived), read in place; throws TSCCL_ERR_MISMATCH unless it published `opcode` with a message of `bytes`. */
+  read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array;
 }
 
 export const OPCODES = ['allReduce', 'broadcast', 'reduce', 'allGather', 'reduceScatter', 'allToAll', 'gather', 'scatter', 'barrier', 'send', 'check'] as const;

@@ -4,7 +4,7 @@ import { simulateFlows } from '../sim/flow-sim.js';
 import { topologyProtocols } from '../sim/protocols.js';
 import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
-import { selectAlgorithm } from './select.js';
+import { ONE_SHOT, selectAlgorithm } from './select.js';
 
 export interface PredictRequest {
   readonly collective: string;
@@ -50,6 +50,9 @@ export interface PredictOnRequest {
  */
 export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { algorithm: string; chunkCount: number; timeUs: number } {
   const nranks = graph.accelerators.length;
+  if (request.algorithm === ONE_SHOT) {
+    throw invalidArgument(`predict: '${ONE_SHOT}' (the shared-memory low-latency path) is not modelled by the simulator yet; predictions cover the schedules`, { argument: 'algorithm' });
+  }
   const selection = selectAlgorithm({
     collective: request.collective, nranks, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),

@@ -1,11 +1,15 @@
 import { algorithmNames } from '../algorithms/registry.js';
 import { COLLECTIVES, type Collective } from '../algorithms/schedule.js';
-import { paramInt } from '../config/params.js';
+import { paramInt, paramString } from '../config/params.js';
 import { invalidArgument } from '../errors.js';
+
+/** 'll': one-shot over the low-latency slots (exec/one-shot.ts); 'simple': the schedule. */
+export type Protocol = 'll' | 'simple';
 
 export interface Selection {
   readonly algorithm: string;
   readonly chunkCount: number;
+  readonly protocol: Protocol;
 }
 
 export interface SelectionRequest {
@@ -17,6 +21,11 @@ export interface SelectionRequest {
   readonly algorithm?: string;
   /** Hosts the ranks span (1 when they share a machine). */
   readonly hostCount?: number;
+  /**
+   * Where the transport has a low-latency protocol: the bytes the call's largest publisher would
+   * publish (the same on every rank), and what one publish can carry.
+   */
+  readonly oneShot?: { readonly bytes: number; readonly capacity: number };
 }
 
 /** Collectives with a hierarchical schedule: worth it when several ranks share each of several hosts. */
@@ -31,6 +40,39 @@ const SMALL_ALL_REDUCE_BYTES = 256 * 1024;
 /** Pipelining piece: large enough to amortise a hand-off, small enough to overlap tree hops. */
 const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
 
+const PROTOCOL_CHOICES = ['auto', 'll', 'simple'] as const;
+
+/** TSCCL_PROTO, checked once: 'auto' lets the size rule decide. */
+function protocolParam(): (typeof PROTOCOL_CHOICES)[number] {
+  const value = paramString('TSCCL_PROTO').toLowerCase();
+  if (!(PROTOCOL_CHOICES as readonly string[]).includes(value)) {
+    throw invalidArgument(`TSCCL_PROTO=${value} must be one of ${PROTOCOL_CHOICES.join(', ')}`, { argument: 'TSCCL_PROTO' });
+  }
+  return value as (typeof PROTOCOL_CHOICES)[number];
+}
+const PROTOCOL = protocolParam();
+
+/** The low-latency protocol's one-shot path, by name (for TSCCL_ALGO, the call option, benchmarks). */
+export const ONE_SHOT = 'one_shot';
+/**
+ * On 2 ranks the zero-copy schedule moves each byte once and the one-shot path three times,
+ * which costs more than the hand-offs it saves from about here (thread ranks on the 2-core
+ * machine kind, mean of 50000 calls: 8 B 4.6-5.6 us vs 6.7-7.2, 4 KiB 11.8 vs 12.5-12.9, 16 KiB 16-17
+ * vs 12.5-14.4). With more ranks the schedule's hand-offs multiply and one-shot wins up to the
+ * slot size.
+ */
+const TWO_RANK_ONE_SHOT_BYTES = 8 * 1024;
+
+/** Can the one-shot path run this call at all (a transport with slots, a message that fits)? */
+function oneShotFits(request: SelectionRequest): boolean {
+  return request.oneShot !== undefined && request.oneShot.bytes <= request.oneShot.capacity;
+}
+
+/** Names a call may force: the collective's schedules, and the one-shot path. */
+export function selectableAlgorithms(collective: Collective): string[] {
+  return [...algorithmNames(collective), ONE_SHOT];
+}
+
 /**
  * The one place that decides which algorithm runs and how it is chunked. For now a size rule
  * for shared memory; the cost model over a topology replaces the rule without moving it.
@@ -39,25 +81,36 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   const chunkCount = Math.max(1, Math.floor(CHUNK_BYTES / request.elementBytes));
   const names = algorithmNames(request.collective);
   if (request.algorithm !== undefined) {
+    if (request.algorithm === ONE_SHOT) {
+      if (!oneShotFits(request)) {
+        throw invalidArgument(`Algorithm '${ONE_SHOT}' needs thread ranks over shared memory and a message of at most `
+          + `${request.oneShot?.capacity ?? 0} bytes; this ${request.collective} has ${request.oneShot?.bytes ?? request.bytes}`, { argument: 'algorithm', op: request.collective });
+      }
+      return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
+    }
     if (!names.includes(request.algorithm)) {
       throw invalidArgument(
-        `Algorithm '${request.algorithm}' is not available for ${request.collective}: expected one of ${names.join(', ')}`,
+        `Algorithm '${request.algorithm}' is not available for ${request.collective}: expected one of ${selectableAlgorithms(request.collective).join(', ')}`,
         { argument: 'algorithm', op: request.collective });
     }
-    return { algorithm: request.algorithm, chunkCount };
+    return { algorithm: request.algorithm, chunkCount, protocol: 'simple' };
+  }
+  if (PROTOCOL !== 'simple' && oneShotFits(request)
+    && (PROTOCOL === 'll' || request.nranks > 2 || request.oneShot!.bytes <= TWO_RANK_ONE_SHOT_BYTES)) {
+    return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
   }
   const hosts = request.hostCount ?? 1;
   if (HIERARCHICAL.has(request.collective) && hosts > 1 && hosts < request.nranks) {
     // One stream per host across the network instead of one per rank.
-    return { algorithm: 'hierarchical', chunkCount };
+    return { algorithm: 'hierarchical', chunkCount, protocol: 'simple' };
   }
   if (request.collective === 'allReduce') {
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases
     // moving the same bytes: the alpha-beta model and bench/regret.mjs both prefer the former.
     const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES || request.nranks === 2 ? 'recursive_doubling' : 'direct';
-    return { algorithm, chunkCount };
+    return { algorithm, chunkCount, protocol: 'simple' };
   }
-  return { algorithm: names[0], chunkCount };
+  return { algorithm: names[0], chunkCount, protocol: 'simple' };
 }
 
 /**
@@ -76,9 +129,9 @@ export function parseAlgorithmOverrides(text: string | undefined): Map<Collectiv
     if (collective === undefined || !algorithm) {
       throw invalidArgument(`TSCCL_ALGO entry '${part}' must be <collective>:<algorithm>, e.g. allreduce:ring`, { argument: 'TSCCL_ALGO' });
     }
-    if (!algorithmNames(collective).includes(algorithm)) {
+    if (!selectableAlgorithms(collective).includes(algorithm)) {
       throw invalidArgument(
-        `TSCCL_ALGO names '${algorithm}' for ${collective}: expected one of ${algorithmNames(collective).join(', ')}`,
+        `TSCCL_ALGO names '${algorithm}' for ${collective}: expected one of ${selectableAlgorithms(collective).join(', ')}`,
         { argument: 'TSCCL_ALGO' });
     }
     overrides.set(collective, algorithm);

@@ -12,13 +12,31 @@ test('the tuner picks latency-optimal all-reduce for small messages, direct shar
   assert.equal(selectAlgorithm({ collective: 'allGather', nranks: 4, bytes: 8, elementBytes: 4, hostCount: 4 }).algorithm, 'ring');
   assert.equal(selectAlgorithm({ collective: 'allToAll', nranks: 8, bytes: 8, elementBytes: 4, hostCount: 2 }).algorithm, 'pairwise');
   assert.throws(() => selectAlgorithm({ collective: 'broadcast', nranks: 4, bytes: 8, elementBytes: 4, algorithm: 'ring' }),
-    /Algorithm 'ring' is not available for broadcast: expected one of binomial_tree, hierarchical/);
+    /Algorithm 'ring' is not available for broadcast: expected one of binomial_tree, hierarchical, one_shot/);
 });
 
 test('TSCCL_ALGO overrides parse NCCL-style and reject unknown names clearly', () => {
   const o = parseAlgorithmOverrides('allreduce:ring; all_gather:ring');
   assert.equal(o.get('allReduce'), 'ring');
   assert.equal(o.get('allGather'), 'ring');
-  assert.throws(() => parseAlgorithmOverrides('allreduce:tree'), /TSCCL_ALGO names 'tree' for allReduce: expected one of ring, recursive_doubling, direct, hierarchical/);
+  assert.throws(() => parseAlgorithmOverrides('allreduce:tree'), /TSCCL_ALGO names 'tree' for allReduce: expected one of ring, recursive_doubling, direct, hierarchical, one_shot/);
   assert.throws(() => parseAlgorithmOverrides('ring'), /must be <collective>:<algorithm>/);
+});
+
+test('small calls between thread ranks take the one-shot low-latency path; forced schedules and large calls do not', () => {
+  const slots = (bytes: number) => ({ bytes, capacity: 65536 });
+  const pick = (nranks: number, bytes: number, algorithm?: string) =>
+    selectAlgorithm({ collective: 'allReduce', nranks, bytes, elementBytes: 4, oneShot: slots(bytes), ...(algorithm ? { algorithm } : {}) });
+  assert.deepEqual([pick(2, 8).algorithm, pick(2, 8).protocol], ['one_shot', 'll']);
+  assert.equal(pick(2, 64 << 10).protocol, 'simple'); // 2 ranks: the zero-copy exchange wins past 8 KiB
+  assert.equal(pick(4, 64 << 10).protocol, 'll');
+  assert.equal(pick(4, (64 << 10) + 4).protocol, 'simple'); // does not fit a slot
+  assert.equal(pick(4, 8, 'ring').protocol, 'simple');
+  assert.equal(pick(2, 32 << 10, 'one_shot').protocol, 'll');
+  // Without slots (TCP), never; forcing it then says why.
+  assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 8, elementBytes: 4 }).protocol, 'simple');
+  assert.throws(() => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 8, elementBytes: 4, algorithm: 'one_shot' }),
+    /'one_shot' needs thread ranks over shared memory/);
+  assert.throws(() => pick(4, 1 << 20, 'one_shot'), /at most 65536 bytes; this allReduce has 1048576/);
+  assert.equal(parseAlgorithmOverrides('allreduce:one_shot').get('allReduce'), 'one_shot');
 });

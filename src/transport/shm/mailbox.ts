@@ -7,7 +7,12 @@
  *   slots[DEPTH]   { byteOffset u32, bytes u32, seq i32, opcode i32, crc32 u32, flags, -, - } of the sender's data
  *
  * Counters run on and wrap as int32; differences are taken with |0. The mailbox starts with the
- * owner's status block, which peers read to say who has not arrived or who failed.
+ * owner's status block, which peers read to say who has not arrived or who failed, and ends with
+ * the owner's two low-latency slots (see ll-slots.ts):
+ *
+ *   int32[0]       flag: the collective sequence number whose data the slot holds
+ *   int32[1..2]    bytes, opcode of that call
+ *   data[LL_SLOT_BYTES] from byte 64 on
  */
 export const QUEUE_DEPTH = 64;
 export const CHANNELS = 2; // 0: collectives, 1: point-to-point
@@ -32,8 +37,21 @@ export const STATUS_SHRINK_MAILBOX = 4;
 export const STATUS_FAILED_ORIGIN = 5;
 const STATUS_WORDS = 16;
 
+/** Bytes one rank can publish through a low-latency slot: the largest one-shot collective. */
+export const LL_SLOT_BYTES = 64 * 1024;
+export const LL_HEADER_WORDS = 16;
+export const LL_FLAG = 0;
+export const LL_BYTES = 1;
+export const LL_OPCODE = 2;
+const LL_SLOT_WORDS = LL_HEADER_WORDS + LL_SLOT_BYTES / 4;
+
+/** Word index of the low-latency slot used by collective `seq` (two slots, alternating). */
+export function llSlotIndex(maxRanks: number, seq: number): number {
+  return STATUS_WORDS + maxRanks * CHANNELS * QUEUE_WORDS + (seq & 1) * LL_SLOT_WORDS;
+}
+
 export function mailboxWords(maxRanks: number): number {
-  return STATUS_WORDS + maxRanks * CHANNELS * QUEUE_WORDS;
+  return llSlotIndex(maxRanks, 0) + 2 * LL_SLOT_WORDS;
 }
 
 /** Word index of the queue from `source` on `channel` inside a mailbox. */

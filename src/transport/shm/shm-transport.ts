@@ -1,6 +1,7 @@
 import { ErrorCode, TscclError } from '../../errors.js';
 import type { Arena } from '../../memory/arena.js';
 import { MIN_SEND_QUEUE_DEPTH } from '../../algorithms/schedule.js';
+import { ShmLowLatencySlots } from './ll-slots.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
 import { waitWhileEqual } from '../wait.js';
 import { crc32 } from 'node:zlib';
@@ -25,6 +26,7 @@ export class ShmTransport implements Transport {
   private readonly recvTickets: Int32Array;
   private readonly channels: number;
   private readonly words: Int32Array;
+  readonly lowLatency: ShmLowLatencySlots;
 
   constructor(arena: Arena, rank: number, mailboxByteOffsets: readonly number[], mailboxBytes: number, channels: number) {
     this.arena = arena;
@@ -35,6 +37,7 @@ export class ShmTransport implements Transport {
     this.sendTickets = new Int32Array(this.nranks * channels);
     this.recvTickets = new Int32Array(this.nranks * channels);
     this.words = arena.int32Covering(Math.max(...mailboxByteOffsets) + mailboxBytes);
+    this.lowLatency = new ShmLowLatencySlots(arena, rank, mailboxByteOffsets, this.words);
   }
 
   async send(peer: number, channel: number, data: Uint8Array, tag: MessageTag, ctx: WaitContext): Promise<SendHandle> {

@@ -1,0 +1,112 @@
+import { ErrorCode, TscclError } from '../../errors.js';
+import type { Arena } from '../../memory/arena.js';
+import { type LowLatencySlots, type WaitContext, opcodeName } from '../transport.js';
+import { blockUntil, spinUntil, waitWhileEqual } from '../wait.js';
+import { LL_BYTES, LL_FLAG, LL_HEADER_WORDS, LL_OPCODE, LL_SLOT_BYTES, STATUS_ENTERED_SEQ, llSlotIndex } from './mailbox.js';
+
+/**
+ * The low-latency protocol of thread ranks (NCCL's LL idea: data and flag travel together, so a
+ * message is one write and one read, with no descriptor, no acknowledgement and no wake-up of
+ * the sender). Each rank owns two slots in its mailbox and writes call `seq` into slot seq & 1:
+ * the data, then the flag = seq. A reader that sees the flag sees the data (Atomics are
+ * sequentially consistent).
+ *
+ * No acknowledgement is needed to reuse a slot: the last write into slot seq & 1 was for call
+ * seq - 2 or earlier, and a peer that has entered call seq - 1 (its status word) has finished
+ * every call before it, including reading that slot.
+ */
+/**
+ * How long a wait may block its thread after spinning, in ms, before it turns asynchronous and
+ * checks deadline, signal and peers: bounds how late an abort is noticed.
+ */
+const BLOCK_MS = 2;
+
+export class ShmLowLatencySlots implements LowLatencySlots {
+  readonly capacity = LL_SLOT_BYTES;
+  private readonly arena: Arena;
+  private readonly rank: number;
+  private readonly nranks: number;
+  /** Word offset of each rank's mailbox. */
+  private readonly bases: readonly number[];
+  private readonly words: Int32Array;
+
+  constructor(arena: Arena, rank: number, mailboxByteOffsets: readonly number[], words: Int32Array) {
+    this.arena = arena;
+    this.rank = rank;
+    this.nranks = mailboxByteOffsets.length;
+    this.bases = mailboxByteOffsets.map((b) => b / 4);
+    this.words = words;
+  }
+
+  /** The first peer that has not entered call seq - 1 (and may still read the slot call seq writes), or -1. */
+  private slotReader(seq: number): number {
+    for (let r = 0; r < this.nranks; r++) {
+      if (r !== this.rank && ((Atomics.load(this.words, this.bases[r] + STATUS_ENTERED_SEQ) - (seq - 1)) | 0) < 0) return r;
+    }
+    return -1;
+  }
+
+  publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> | undefined {
+    if (bytes > LL_SLOT_BYTES) throw new RangeError(`low-latency slot holds ${LL_SLOT_BYTES} bytes, asked for ${bytes}`);
+    const free = () => this.slotReader(seq) < 0;
+    if (!spinUntil(free, ctx.spinMs)) {
+      const reader = this.slotReader(seq);
+      if (reader >= 0 && !blockUntil(this.words, this.bases[reader] + STATUS_ENTERED_SEQ, free, BLOCK_MS)) return this.publishLater(seq, opcode, bytes, data, ctx);
+    }
+    this.write(seq, opcode, bytes, data);
+    return undefined;
+  }
+
+  private async publishLater(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> {
+    for (let r = 0; r < this.nranks; r++) {
+      const index = this.bases[r] + STATUS_ENTERED_SEQ;
+      for (;;) {
+        const entered = Atomics.load(this.words, index);
+        if (r === this.rank || ((entered - (seq - 1)) | 0) >= 0) break;
+        await waitWhileEqual(this.words, index, entered, ctx);
+      }
+    }
+    this.write(seq, opcode, bytes, data);
+  }
+
+  private write(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined): void {
+    const slot = this.bases[this.rank] + llSlotIndex(this.nranks, seq);
+    if (data !== undefined && data.byteLength > 0) this.arena.bytes(slot * 4 + LL_HEADER_WORDS * 4, data.byteLength).set(data);
+    this.words[slot + LL_BYTES] = bytes;
+    this.words[slot + LL_OPCODE] = opcode;
+    Atomics.store(this.words, slot + LL_FLAG, seq);
+    Atomics.notify(this.words, slot + LL_FLAG);
+  }
+
+  private flagIndex(peer: number, seq: number): number {
+    return this.bases[peer] + llSlotIndex(this.nranks, seq) + LL_FLAG;
+  }
+
+  arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
+    const index = this.flagIndex(peer, seq);
+    const ready = () => Atomics.load(this.words, index) === seq;
+    if (spinUntil(ready, ctx.spinMs) || blockUntil(this.words, index, ready, BLOCK_MS)) return undefined;
+    return this.arrivedLater(index, seq, ctx);
+  }
+
+  private async arrivedLater(index: number, seq: number, ctx: WaitContext): Promise<void> {
+    for (;;) {
+      const flag = Atomics.load(this.words, index);
+      if (flag === seq) return;
+      await waitWhileEqual(this.words, index, flag, ctx);
+    }
+  }
+
+  read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array {
+    const slot = this.bases[peer] + llSlotIndex(this.nranks, seq);
+    const sentBytes = this.words[slot + LL_BYTES];
+    const sentOpcode = this.words[slot + LL_OPCODE];
+    if (sentBytes !== bytes || sentOpcode !== opcode) {
+      throw new TscclError(ErrorCode.MISMATCH,
+        `Rank ${this.rank} expected ${opcodeName(opcode)} #${seq} of ${bytes} bytes from rank ${peer}, `
+        + `but rank ${peer} sent ${opcodeName(sentOpcode)} #${seq} of ${sentBytes} bytes: the ranks called different operations or counts`,
+        { rank: this.rank, peer, seq, op: opcodeName(opcode) });
+    }
+    return this.arena.bytes(slot * 4 + LL_HEADER_WORDS * 4, bytes);
+  }
+}

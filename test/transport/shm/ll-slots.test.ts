@@ -1,0 +1,76 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { allocateMailbox, mailboxBytes } from '../../../src/comm/shm-backend.js';
+import { CommStatus } from '../../../src/comm/status.js';
+import { ErrorCode, TscclError } from '../../../src/errors.js';
+import { Arena } from '../../../src/memory/arena.js';
+import { LL_SLOT_BYTES } from '../../../src/transport/shm/mailbox.js';
+import { ShmLowLatencySlots } from '../../../src/transport/shm/ll-slots.js';
+import type { WaitContext } from '../../../src/transport/transport.js';
+
+// Two ranks' views of one communicator's slots, both in this thread.
+function pair() {
+  const arena = Arena.create();
+  const mailboxes = [allocateMailbox(arena, 2), allocateMailbox(arena, 2)];
+  const words = arena.int32Covering(Math.max(...mailboxes) + mailboxBytes(2));
+  return {
+    arena,
+    slots: [0, 1].map((r) => new ShmLowLatencySlots(arena, r, mailboxes, words)),
+    status: [0, 1].map((r) => new CommStatus(words, mailboxes, r)),
+  };
+}
+
+function context(timeoutMs: number): WaitContext {
+  const deadline = performance.now() + timeoutMs;
+  return {
+    spinMs: 0,
+    sliceMs: () => 5,
+    check: () => { if (performance.now() > deadline) throw new TscclError(ErrorCode.TIMEOUT, 'test deadline'); },
+  };
+}
+
+const OPCODE = 0;
+
+test('a published message is read in place by the peer, flag and data together', () => {
+  const { slots, status } = pair();
+  status[0].enter(1);
+  status[1].enter(1);
+  assert.equal(slots[0].publish(1, OPCODE, 4, new Uint8Array([1, 2, 3, 4]), context(100)), undefined);
+  assert.equal(slots[1].arrived(0, 1, context(100)), undefined);
+  assert.deepEqual([...slots[1].read(0, 1, OPCODE, 4)], [1, 2, 3, 4]);
+});
+
+test('a different operation or size on the peer is a MISMATCH naming both sides', () => {
+  const { slots, status } = pair();
+  status[0].enter(1);
+  status[1].enter(1);
+  slots[0].publish(1, OPCODE, 8, new Uint8Array(8), context(100));
+  assert.throws(() => slots[1].read(0, 1, OPCODE, 4), (err: unknown) => err instanceof TscclError && err.code === ErrorCode.MISMATCH
+    && /expected allReduce #1 of 4 bytes from rank 0, but rank 0 sent allReduce #1 of 8 bytes/.test(err.message));
+  assert.throws(() => slots[1].read(0, 1, 1, 8), /expected broadcast #1 of 8 bytes from rank 0, but rank 0 sent allReduce #1/);
+});
+
+test('a slot is reused only once every peer has entered the call after the one that last wrote it', async () => {
+  const { slots, status } = pair();
+  status[0].enter(1);
+  status[1].enter(1);
+  slots[0].publish(1, OPCODE, 4, new Uint8Array([1, 1, 1, 1]), context(1000));
+  // Rank 0 runs ahead to call 3, which reuses call 1's slot while rank 1 may still be reading it.
+  status[0].enter(3);
+  const pending = slots[0].publish(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(1000));
+  assert.ok(pending instanceof Promise, 'the publish must wait');
+  assert.deepEqual([...slots[1].read(0, 1, OPCODE, 4)], [1, 1, 1, 1], 'call 1 is still readable');
+  status[1].enter(2);
+  await pending;
+  assert.equal(slots[1].arrived(0, 3, context(100)), undefined);
+  assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
+});
+
+test('waiting for a peer that never publishes ends with the context\'s error, and a message larger than a slot is refused', async () => {
+  const { slots, status } = pair();
+  status[0].enter(1);
+  const started = performance.now();
+  await assert.rejects(slots[0].arrived(1, 1, context(30))!, /test deadline/);
+  assert.ok(performance.now() - started < 1000);
+  assert.throws(() => slots[0].publish(1, OPCODE, LL_SLOT_BYTES + 1, undefined, context(10)), RangeError);
+});
