@@ -1,47 +1,113 @@
 #!/usr/bin/env node
-// Side-by-side all_reduce (float, sum): tsccl thread ranks vs Open MPI's MPI_Allreduce over
-// shared memory, alternating tool by tool in one run, with nccl-tests' busbw and the ratio.
-// Needs Debian's openmpi-bin and libopenmpi-dev (mpicc, mpirun); installs nothing itself.
-// Usage: node bench/peers.mjs [--tcp] [ranks...]   (default: 2 4)
-//   default: tsccl thread ranks vs Open MPI over shared memory (btl self,vader)
-//   --tcp:   tsccl process ranks over TCP loopback vs Open MPI with --mca btl tcp,self
-import { execFileSync } from 'node:child_process';
+// Side-by-side collectives: tsccl against Open MPI (and, over TCP, Gloo), tool after tool in
+// each round of ONE run, medians over rounds, nccl-tests' busbw and the ratio tsccl/peer.
+// Needs Debian's openmpi-bin and libopenmpi-dev (mpicc, mpirun); Gloo rows need python3-torch.
+// Installs nothing itself: it says what is missing and skips that peer.
+// Usage: node bench/peers.mjs [--tcp] [--rounds N] [--max BYTES] [op:ranks ...]
+//   default (shared memory): all_reduce:2 all_reduce:4 all_reduce:8 all_gather:4 broadcast:4,
+//     tsccl thread ranks vs Open MPI over vader shared memory (--oversubscribe)
+//   --tcp: all_reduce:2, tsccl process ranks over TCP loopback vs Open MPI --mca btl tcp,self
+//     and torch.distributed Gloo
+import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const tcp = process.argv.includes('--tcp');
-const ranksList = process.argv.slice(2).filter((a) => a !== '--tcp').map(Number);
-const [minBytes, maxBytes, factor, iters] = [8, 64 * 1024 * 1024, 4, 20];
+const argv = process.argv.slice(2);
+const flag = (name) => { const i = argv.indexOf(name); return i < 0 ? undefined : argv.splice(i, 2)[1]; };
+const tcp = argv.includes('--tcp') ? (argv.splice(argv.indexOf('--tcp'), 1), true) : false;
+const rounds = Number(flag('--rounds') ?? 3);
+const maxBytes = Number(flag('--max') ?? 128 * 1024 * 1024);
+const [minBytes, factor, iters] = [8, 4, 20];
+const plan = (argv.length > 0 ? argv : tcp ? ['all_reduce:2'] : ['all_reduce:2', 'all_reduce:4', 'all_reduce:8', 'all_gather:4', 'broadcast:4'])
+  .map((spec) => { const [op, n] = spec.split(':'); return { op, n: Number(n) }; });
+const MPI_NAMES = { all_reduce: 'allreduce', all_gather: 'allgather', broadcast: 'bcast' };
+const BUS_FACTOR = { all_reduce: (n) => (2 * (n - 1)) / n, all_gather: (n) => (n - 1) / n, broadcast: () => 1 };
+for (const { op, n } of plan) {
+  if (!(op in MPI_NAMES) || !(n >= 2)) { console.error(`bench/peers.mjs: '${op}:${n}' must be all_reduce, all_gather or broadcast with 2+ ranks`); process.exit(2); }
+}
+
+const have = (cmd, args) => { try { execFileSync(cmd, args, { stdio: 'ignore' }); return true; } catch { return false; } };
 for (const tool of ['mpicc', 'mpirun']) {
-  try { execFileSync('which', [tool], { stdio: 'ignore' }); } catch {
-    console.error(`bench/peers.mjs needs ${tool}: apt-get install openmpi-bin libopenmpi-dev`);
-    process.exit(2);
+  if (!have('which', [tool])) { console.error(`bench/peers.mjs needs ${tool}: apt-get install openmpi-bin libopenmpi-dev`); process.exit(2); }
+}
+const gloo = tcp && have('python3', ['-c', 'import torch.distributed']);
+if (tcp && !gloo) console.error('# Gloo rows skipped: python3 cannot import torch (apt-get install python3-torch)');
+const exe = join(mkdtempSync(join(tmpdir(), 'tsccl-peers-')), 'collective-timing');
+execFileSync('mpicc', ['-O2', '-o', exe, join(root, 'bench/mpi/collective-timing.c')], { stdio: 'inherit' });
+const versions = [execFileSync('mpirun', ['--version']).toString().split('\n')[0],
+  ...(gloo ? [`torch ${execFileSync('python3', ['-c', 'import torch; print(torch.__version__)']).toString().trim()}`] : [])];
+
+/** Rows of one tool run: Map bytes -> { oop, ip } in us (and #wrong for tsccl). */
+function runTsccl(op, n, check) {
+  const out = JSON.parse(execFileSync(process.execPath, [join(root, 'bin/tsccl.js'), 'bench', ...(tcp ? ['--procs'] : []), '-o', op, '-g', String(n),
+    '-b', String(minBytes), '-e', String(maxBytes), '-f', String(factor), '-n', String(iters), '-c', check ? '1' : '0', '--format', 'json'], { maxBuffer: 1 << 26 }).toString());
+  const rows = new Map();
+  for (const r of out.rows) {
+    const row = rows.get(r.bytes) ?? { wrong: 0 };
+    row[r.inPlace ? 'ip' : 'oop'] = r.timeUs;
+    row.wrong += r.wrong;
+    rows.set(r.bytes, row);
+  }
+  return rows;
+}
+
+function runMpi(op, n) {
+  const lines = execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', String(n), '--mca', 'btl', tcp ? 'tcp,self' : 'self,vader', exe,
+    MPI_NAMES[op], String(minBytes), String(maxBytes), String(factor), String(iters)]).toString().trim().split('\n');
+  return new Map(lines.map((l) => l.split(' ').map(Number)).map(([bytes, oop, ip]) => [bytes, { oop, ip }]));
+}
+
+async function runGloo(n) {
+  const port = String(20000 + Math.floor(Math.random() * 20000));
+  const script = join(root, 'bench/gloo/gloo-timing.py');
+  const outputs = await Promise.all(Array.from({ length: n }, (_, rank) => new Promise((resolve, reject) => {
+    const child = spawn('python3', [script, String(minBytes), String(maxBytes), String(factor), String(iters)], {
+      env: { ...process.env, RANK: String(rank), WORLD_SIZE: String(n), MASTER_ADDR: '127.0.0.1', MASTER_PORT: port }, stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    let text = '';
+    child.stdout.on('data', (d) => { text += d; });
+    child.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`gloo rank ${rank} exited with ${code}`))));
+  })));
+  return new Map(outputs[0].trim().split('\n').map((l) => l.split(' ').map(Number)).map(([bytes, ip]) => [bytes, { ip }]));
+}
+
+const median = (xs) => { const s = xs.filter((x) => x !== undefined).sort((a, b) => a - b); return s.length === 0 ? undefined : s[(s.length - 1) >> 1]; };
+const busbw = (op, bytes, us, n) => (us > 0 ? (bytes / (us * 1000)) * BUS_FACTOR[op](n) : 0);
+const fmt = (x, digits) => (x === undefined ? '-' : x.toFixed(digits));
+
+const results = plan.map(() => ({ tsccl: [], mpi: [], gloo: [] }));
+for (let round = 0; round < rounds; round++) {
+  for (const [i, { op, n }] of plan.entries()) {
+    process.stderr.write(`# round ${round + 1}/${rounds}: ${op} on ${n} ranks\n`);
+    results[i].tsccl.push(runTsccl(op, n, round === 0));
+    results[i].mpi.push(runMpi(op, n));
+    if (gloo && op === 'all_reduce') results[i].gloo.push(await runGloo(n));
   }
 }
-const exe = join(mkdtempSync(join(tmpdir(), 'tsccl-peers-')), 'allreduce-timing');
-execFileSync('mpicc', ['-O2', '-o', exe, join(root, 'bench/mpi/allreduce-timing.c')], { stdio: 'inherit' });
-const mpiVersion = execFileSync('mpirun', ['--version']).toString().split('\n')[0];
 
-const busbw = (bytes, us, n) => (us > 0 ? (bytes / (us * 1000)) * (2 * (n - 1)) / n : 0);
-console.log(`# all_reduce float sum, ${new Date().toISOString()}, node ${process.version}, ${mpiVersion}`);
-for (const n of ranksList.length > 0 ? ranksList : [2, 4]) {
-  const tsccl = JSON.parse(execFileSync(process.execPath, [join(root, 'bin/tsccl.js'), 'bench', ...(tcp ? ['--procs'] : []), '-o', 'all_reduce', '-g', String(n),
-    '-b', String(minBytes), '-e', String(maxBytes), '-f', String(factor), '-n', String(iters), '-c', '1', '--format', 'json'], { maxBuffer: 1 << 26 }).toString());
-  const mpi = execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', String(n), '--mca', 'btl', tcp ? 'tcp,self' : 'self,vader', exe,
-    String(minBytes), String(maxBytes), String(factor), String(iters)]).toString().trim().split('\n').map((l) => l.split(' ').map(Number));
+console.log(`# ${new Date().toISOString()}, node ${process.version}, ${versions.join(', ')}; medians of ${rounds} rounds, ${iters} calls each, float32`);
+for (const [i, { op, n }] of plan.entries()) {
+  const r = results[i];
+  const withGloo = r.gloo.length > 0;
   console.log(tcp
-    ? `\n## ${n} ranks (tsccl: processes, TCP loopback; Open MPI: processes, --mca btl tcp,self)`
-    : `\n## ${n} ranks (tsccl: thread ranks, shared memory; Open MPI: processes, vader shared memory)`);
-  console.log('| size (B) | tsccl time (us) | tsccl busbw (GB/s) | MPI time (us) | MPI busbw (GB/s) | busbw tsccl/MPI | tsccl #wrong |');
-  console.log('|---:|---:|---:|---:|---:|---:|---:|');
-  for (const [bytes, mpiOop] of mpi) {
-    const row = tsccl.rows.find((r) => r.bytes === bytes && !r.inPlace);
-    if (row === undefined) continue;
-    const mpiBus = busbw(bytes, mpiOop, n);
-    const ratio = mpiBus > 0 ? (row.busbwGBs / mpiBus).toFixed(2) : (mpiOop / row.timeUs).toFixed(2);
-    console.log(`| ${bytes} | ${row.timeUs.toFixed(1)} | ${row.busbwGBs.toFixed(3)} | ${mpiOop.toFixed(1)} | ${mpiBus.toFixed(3)} | ${ratio} | ${row.wrong} |`);
+    ? `\n## ${op}, ${n} ranks (tsccl: processes over TCP loopback; Open MPI: --mca btl tcp,self${withGloo ? '; Gloo: torch.distributed, in place' : ''})`
+    : `\n## ${op}, ${n} ranks (tsccl: thread ranks, shared memory; Open MPI: processes, vader shared memory)`);
+  console.log(`| size (B) | tsccl us | tsccl busbw | MPI us | MPI busbw | tsccl/MPI |${withGloo ? ' tsccl in-place us | Gloo us | Gloo busbw | tsccl/Gloo |' : ''} tsccl #wrong |`);
+  console.log(`|---:|---:|---:|---:|---:|---:|${withGloo ? '---:|---:|---:|---:|' : ''}---:|`);
+  for (const bytes of r.mpi[0].keys()) {
+    const t = median(r.tsccl.map((m) => m.get(bytes)?.oop));
+    const m = median(r.mpi.map((x) => x.get(bytes)?.oop));
+    if (t === undefined) continue;
+    const ratio = (a, b) => (a === undefined || b === undefined ? '-' : (busbw(op, bytes, a, n) > 0 ? busbw(op, bytes, a, n) / busbw(op, bytes, b, n) : b / a).toFixed(2));
+    let line = `| ${bytes} | ${fmt(t, 1)} | ${fmt(busbw(op, bytes, t, n), 3)} | ${fmt(m, 1)} | ${fmt(m === undefined ? undefined : busbw(op, bytes, m, n), 3)} | ${ratio(t, m)} |`;
+    if (withGloo) {
+      const tip = median(r.tsccl.map((x) => x.get(bytes)?.ip));
+      const g = median(r.gloo.map((x) => x.get(bytes)?.ip));
+      line += ` ${fmt(tip, 1)} | ${fmt(g, 1)} | ${fmt(g === undefined ? undefined : busbw(op, bytes, g, n), 3)} | ${ratio(tip, g)} |`;
+    }
+    console.log(`${line} ${r.tsccl[0].get(bytes)?.wrong ?? '-'} |`);
   }
 }
