@@ -63,3 +63,22 @@ test('the committed kernel bytes match their source, and TSCCL_KERNEL=js turns t
   const probe = `import('${new URL('../../src/kernels/simd-kernels.js', import.meta.url).href}').then(async (k) => { const { Arena } = await import('${new URL('../../src/memory/arena.js', import.meta.url).href}'); console.log(k.arenaKernels(Arena.create()).kind); })`;
   assert.equal(execFileSync(process.execPath, ['-e', probe], { env: { ...process.env, TSCCL_KERNEL: 'js' } }).toString().trim(), 'js');
 });
+
+test('an operand outside the arena (a TCP payload) is staged into it block by block, with the same result as the JS kernel', () => {
+  const arena = Arena.create();
+  const kernels = arenaKernels(arena);
+  for (const dtype of ['float32', 'int64', 'int8'] as DType[]) {
+    const info = dtypeInfo(dtype);
+    const n = (256 * 1024) / info.bytes + 77; // more than one staging block
+    const inArena = () => arena.view(info.ctor as never, arena.allocate(n * info.bytes), n, info.bytes) as TypedArray;
+    const a = inArena(); const d = inArena();
+    const foreign = new info.ctor(n) as TypedArray;
+    fill(dtype, a, 1); fill(dtype, foreign, 2);
+    const want = new info.ctor(n) as TypedArray;
+    reduceKernel(dtype, 'sum')(want, a, foreign);
+    kernels.reduce(dtype, 'sum')(d, a, foreign);
+    for (let i = 0; i < n; i++) assert.ok(same(d[i], want[i]), `${dtype} [${i}]: ${String(d[i])} vs ${String(want[i])}`);
+    kernels.reduce(dtype, 'sum')(d, foreign, a); // the foreign operand first
+    for (let i = 0; i < n; i++) assert.ok(same(d[i], want[i]), `${dtype} swapped [${i}]`);
+  }
+});
