@@ -33,12 +33,14 @@ const have = (cmd, args) => { try { execFileSync(cmd, args, { stdio: 'ignore' })
 for (const tool of ['mpicc', 'mpirun']) {
   if (!have('which', [tool])) { console.error(`bench/peers.mjs needs ${tool}: apt-get install openmpi-bin libopenmpi-dev`); process.exit(2); }
 }
-const gloo = tcp && have('python3', ['-c', 'import torch.distributed']);
-if (tcp && !gloo) console.error('# Gloo rows skipped: python3 cannot import torch (apt-get install python3-torch)');
+// Debian's python3-torch lands in the system python, which a pyenv shim may hide.
+const python = tcp ? [process.env.PYTHON, 'python3', '/usr/bin/python3'].find((p) => p && have(p, ['-c', 'import torch.distributed'])) : undefined;
+const gloo = python !== undefined;
+if (tcp && !gloo) console.error('# Gloo rows skipped: no python3 (or $PYTHON) can import torch (apt-get install python3-torch)');
 const exe = join(mkdtempSync(join(tmpdir(), 'tsccl-peers-')), 'collective-timing');
 execFileSync('mpicc', ['-O2', '-o', exe, join(root, 'bench/mpi/collective-timing.c')], { stdio: 'inherit' });
 const versions = [execFileSync('mpirun', ['--version']).toString().split('\n')[0],
-  ...(gloo ? [`torch ${execFileSync('python3', ['-c', 'import torch; print(torch.__version__)']).toString().trim()}`] : [])];
+  ...(gloo ? [`torch ${execFileSync(python, ['-c', 'import torch; print(torch.__version__)']).toString().trim()}`] : [])];
 
 /** Rows of one tool run: Map bytes -> { oop, ip } in us (and #wrong for tsccl). */
 function runTsccl(op, n, check) {
@@ -64,7 +66,7 @@ async function runGloo(n) {
   const port = String(20000 + Math.floor(Math.random() * 20000));
   const script = join(root, 'bench/gloo/gloo-timing.py');
   const outputs = await Promise.all(Array.from({ length: n }, (_, rank) => new Promise((resolve, reject) => {
-    const child = spawn('python3', [script, String(minBytes), String(maxBytes), String(factor), String(iters)], {
+    const child = spawn(python, [script, String(minBytes), String(maxBytes), String(factor), String(iters)], {
       env: { ...process.env, RANK: String(rank), WORLD_SIZE: String(n), MASTER_ADDR: '127.0.0.1', MASTER_PORT: port }, stdio: ['ignore', 'pipe', 'inherit'],
     });
     let text = '';

@@ -1,4 +1,5 @@
 import { invalidArgument } from '../errors.js';
+import { allGatherDirect } from './all-gather-direct.js';
 import { allGatherHierarchical } from './all-gather-hierarchical.js';
 import { allGatherRing } from './all-gather-ring.js';
 import { allReduceHierarchical } from './all-reduce-hierarchical.js';
@@ -8,6 +9,7 @@ import { allReduceRing } from './all-reduce-ring.js';
 import { allToAllPairwise } from './all-to-all-pairwise.js';
 import { barrierDissemination } from './barrier-dissemination.js';
 import { broadcastBinomialTree } from './broadcast-binomial-tree.js';
+import { broadcastDirect } from './broadcast-direct.js';
 import { broadcastHierarchical } from './broadcast-hierarchical.js';
 import { gatherLinear } from './gather-linear.js';
 import { reduceBinomialTree } from './reduce-binomial-tree.js';
@@ -19,9 +21,9 @@ import { scatterLinear } from './scatter-linear.js';
 /** Every algorithm tsccl has, by collective. The tuner chooses among these; nothing else may. */
 export const ALGORITHMS: Readonly<Record<Collective, Readonly<Record<string, ScheduleGenerator>>>> = {
   allReduce: { ring: allReduceRing, recursive_doubling: allReduceRecursiveDoubling, direct: allReduceDirect, hierarchical: allReduceHierarchical },
-  allGather: { ring: allGatherRing, hierarchical: allGatherHierarchical },
+  allGather: { ring: allGatherRing, direct: allGatherDirect, hierarchical: allGatherHierarchical },
   reduceScatter: { ring: reduceScatterRing, hierarchical: reduceScatterHierarchical },
-  broadcast: { binomial_tree: broadcastBinomialTree, hierarchical: broadcastHierarchical },
+  broadcast: { binomial_tree: broadcastBinomialTree, direct: broadcastDirect, hierarchical: broadcastHierarchical },
   reduce: { binomial_tree: reduceBinomialTree },
   allToAll: { pairwise: allToAllPairwise },
   gather: { linear: gatherLinear },

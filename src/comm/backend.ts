@@ -34,6 +34,8 @@ export interface CommBackend {
   readonly status: StatusBoard;
   /** How long waits spin before sleeping, in ms. */
   readonly spinMs: number;
+  /** This process runs more rank threads than it has cores (the tuner then avoids hand-offs). */
+  readonly oversubscribed: boolean;
   /** Host index of every rank, when the ranks span several hosts; undefined when they share one. */
   readonly hosts: readonly number[] | undefined;
   /** A rank of this communicator known to be dead (its thread or process ended), if any. */

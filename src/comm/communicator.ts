@@ -408,7 +408,10 @@ export class Communicator {
     const hostCount = shape.hosts === undefined ? 1 : Math.max(...shape.hosts) + 1;
     const slots = this.backend.transport.lowLatency;
     const oneShot = slots === undefined || checksum === true || debugCheck ? undefined : { bytes: oneShotCount(shape) * dtype.bytes, capacity: slots.capacity };
-    const selection = selectAlgorithm({ collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount, oneShot });
+    const selection = selectAlgorithm({
+      collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount, oneShot,
+      transport: this.backend.kind, oversubscribed: this.backend.oversubscribed,
+    });
     record.algorithm = selection.algorithm;
     log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);
     const ctx = this.context(plan.label, seq, timeoutMs, signal, true, this.allRanks);

@@ -39,6 +39,7 @@ export class MixedBackend implements CommBackend {
   readonly transport: RoutedTransport;
   readonly status: StatusBoard;
   readonly spinMs: number;
+  readonly oversubscribed: boolean;
   readonly hosts: readonly number[] | undefined;
   private readonly shm: ShmBackend;
   private readonly tcp: TcpBackend;
@@ -55,6 +56,7 @@ export class MixedBackend implements CommBackend {
     this.transport = new RoutedTransport({ rank: me, local: shm.transport, remote: tcp.transport, localIndex });
     this.status = new MixedStatus(shm, tcp, localIndex);
     this.spinMs = shm.spinMs;
+    this.oversubscribed = shm.oversubscribed;
     this.hosts = tcp.hosts;
   }
 

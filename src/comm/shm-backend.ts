@@ -1,7 +1,7 @@
 import type { Arena } from '../memory/arena.js';
 import { CHANNELS, mailboxWords } from '../transport/shm/mailbox.js';
 import { ShmTransport } from '../transport/shm/shm-transport.js';
-import { spinBudgetMs } from '../transport/wait.js';
+import { isOversubscribed, spinBudgetMs } from '../transport/wait.js';
 import { ErrorCode, TscclError } from '../errors.js';
 import { type CommBackend, type ShrinkRequest, deadSurvivorError } from './backend.js';
 import { CommStatus } from './status.js';
@@ -25,6 +25,7 @@ export class ShmBackend implements CommBackend {
   readonly transport: ShmTransport;
   readonly status: CommStatus;
   readonly spinMs: number;
+  readonly oversubscribed: boolean;
   /** Thread ranks of one process share a host. */
   readonly hosts = undefined;
   private readonly arena: Arena;
@@ -40,6 +41,7 @@ export class ShmBackend implements CommBackend {
     this.transport = new ShmTransport(arena, rank, mailboxes, bytes, CHANNELS);
     this.status = new CommStatus(arena.int32Covering(Math.max(...mailboxes) + bytes), mailboxes, rank);
     this.spinMs = spinBudgetMs(threadsInProcess);
+    this.oversubscribed = isOversubscribed(threadsInProcess);
   }
 
   lostRank(): number | undefined {

@@ -32,6 +32,7 @@ export class TcpBackend implements CommBackend {
   readonly status: StatusBoard;
   /** Sockets wake the event loop themselves; there is nothing to spin on. */
   readonly spinMs = 0;
+  readonly oversubscribed = false;
   readonly hosts: readonly number[] | undefined;
   private readonly options: TcpBackendOptions;
 

@@ -9,7 +9,12 @@ import { availableParallelism } from 'node:os';
  * every rank has a core, and only briefly when they share cores.
  */
 export function spinBudgetMs(busyThreads: number): number {
-  return busyThreads <= availableParallelism() ? 0.02 : 0.002;
+  return isOversubscribed(busyThreads) ? 0.002 : 0.02;
+}
+
+/** More busy threads than cores: every hand-off between ranks costs a sleep and a wake-up. */
+export function isOversubscribed(busyThreads: number): boolean {
+  return busyThreads > availableParallelism();
 }
 
 /**

@@ -5,6 +5,7 @@ import { topologyProtocols } from '../sim/protocols.js';
 import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
 import { ONE_SHOT, selectAlgorithm } from './select.js';
+import { isOversubscribed } from '../transport/wait.js';
 
 export interface PredictRequest {
   readonly collective: string;
@@ -41,6 +42,9 @@ export interface PredictOnRequest {
   readonly elementBytes: number;
   readonly hostCount: number;
   readonly algorithm?: string;
+  /** As the tuner sees the job (SelectionRequest): thread ranks or processes, more threads than cores. */
+  readonly transport?: 'shm' | 'tcp';
+  readonly oversubscribed?: boolean;
 }
 
 /**
@@ -55,6 +59,7 @@ export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { al
   }
   const selection = selectAlgorithm({
     collective: request.collective, nranks, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
+    transport: request.transport, oversubscribed: request.oversubscribed,
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
   const elements = Math.floor(request.bytes / request.elementBytes);
@@ -84,6 +89,7 @@ export function predictCall(request: PredictRequest): Prediction {
   }
   const predicted = predictOn(local.graph, {
     collective, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
+    transport: request.transport, oversubscribed: request.transport === 'shm' && isOversubscribed(request.nranks),
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
   return { collective, bytes: request.bytes, ...predicted, profile: local.profile };

@@ -12,7 +12,7 @@ test('the tuner picks latency-optimal all-reduce for small messages, direct shar
   assert.equal(selectAlgorithm({ collective: 'allGather', nranks: 4, bytes: 8, elementBytes: 4, hostCount: 4 }).algorithm, 'ring');
   assert.equal(selectAlgorithm({ collective: 'allToAll', nranks: 8, bytes: 8, elementBytes: 4, hostCount: 2 }).algorithm, 'pairwise');
   assert.throws(() => selectAlgorithm({ collective: 'broadcast', nranks: 4, bytes: 8, elementBytes: 4, algorithm: 'ring' }),
-    /Algorithm 'ring' is not available for broadcast: expected one of binomial_tree, hierarchical, one_shot/);
+    /Algorithm 'ring' is not available for broadcast: expected one of binomial_tree, direct, hierarchical, one_shot/);
 });
 
 test('TSCCL_ALGO overrides parse NCCL-style and reject unknown names clearly', () => {
@@ -39,4 +39,14 @@ test('small calls between thread ranks take the one-shot low-latency path; force
     /'one_shot' needs thread ranks over shared memory/);
   assert.throws(() => pick(4, 1 << 20, 'one_shot'), /at most 65536 bytes; this allReduce has 1048576/);
   assert.equal(parseAlgorithmOverrides('allreduce:one_shot').get('allReduce'), 'one_shot');
+});
+
+test('thread ranks read their peers directly for all-gather and broadcast, and take whole pieces when they outnumber the cores', () => {
+  const pick = (collective: 'allGather' | 'broadcast', transport: 'shm' | 'tcp') => selectAlgorithm({ collective, nranks: 4, bytes: 8 << 20, elementBytes: 4, transport }).algorithm;
+  assert.equal(pick('allGather', 'shm'), 'direct');
+  assert.equal(pick('broadcast', 'shm'), 'direct');
+  assert.equal(pick('allGather', 'tcp'), 'ring'); // over a network the sender's link would carry n-1 copies
+  assert.equal(pick('broadcast', 'tcp'), 'binomial_tree');
+  const chunk = (oversubscribed: boolean) => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 64 << 20, elementBytes: 4, transport: 'shm', oversubscribed }).chunkCount;
+  assert.ok(chunk(true) > chunk(false), `oversubscribed pieces ${chunk(true)} should exceed ${chunk(false)}`);
 });
