@@ -16,7 +16,9 @@ interface Prepared {
 /**
  * The rank side of `tsccl bench`: for each size and placement, check once (if asked), warm up,
  * then time `iters` back-to-back calls between barriers. Buffers are registered (comm.alloc),
- * as device buffers are in nccl-tests.
+ * as device buffers are in nccl-tests, and allocated once for the largest size: per-size
+ * allocations would only return to the arena when collected, and 8 ranks sweeping to 128 MB
+ * would outgrow its 4 GiB.
  */
 export default async function benchRank({ args }: { args: string[] }): Promise<(RankMeasurement | null)[][]> {
   const options = JSON.parse(args[0]) as BenchOptions;
@@ -31,10 +33,13 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
   const op = BENCH_OPS[options.op];
   const wordSize = dtypeInfo(options.dtype).bytes;
   const rows: (RankMeasurement | null)[][] = [];
-  for (const size of sweepSizes(options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes)) {
+  const sizes = sweepSizes(options.minBytes, options.maxBytes, options.stepFactor, options.stepBytes);
+  const largest = op.counts(Math.floor(Math.max(0, ...sizes) / wordSize), comm.size);
+  const pool = { input: comm.alloc(options.dtype, Math.max(largest.send, largest.recv)), output: comm.alloc(options.dtype, largest.recv) };
+  for (const size of sizes) {
     const row: (RankMeasurement | null)[] = [];
     for (const inPlace of [false, true]) {
-      const prepared = prepare(op, comm, options, Math.floor(size / wordSize), inPlace);
+      const prepared = prepare(op, comm, options, Math.floor(size / wordSize), inPlace, pool);
       if (prepared === undefined) { row.push(null); continue; }
       let wrong = 0;
       if (options.check) {
@@ -54,7 +59,10 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
   return rows;
 }
 
-function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: number, inPlace: boolean): Prepared | undefined {
+/** Views of the pool's first `count` elements, for one size. */
+interface Pool { readonly input: TypedArray; readonly output: TypedArray }
+
+function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: number, inPlace: boolean, pool: Pool): Prepared | undefined {
   const { dtype, root, algorithm } = options;
   const redop: ReduceOp = op.reduces ? options.redop : 'sum';
   const n = comm.size;
@@ -70,8 +78,8 @@ function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: 
 
   if (name === 'sendrecv') {
     if (inPlace) return undefined; // a rank cannot send from and receive into one buffer at once
-    const input = comm.alloc(dtype, total);
-    const output = comm.alloc(dtype, total);
+    const input = pool.input.subarray(0, total) as TypedArray;
+    const output = pool.output.subarray(0, total) as TypedArray;
     const from = (me - 1 + n) % n;
     return {
       call: async () => { await Promise.all([comm.send(input, (me + 1) % n), comm.recv(output, from)]); },
@@ -80,44 +88,44 @@ function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: 
     };
   }
 
-  const input = comm.alloc(dtype, inPlace ? Math.max(counts.send, counts.recv) : counts.send);
-  const output = inPlace ? undefined : comm.alloc(dtype, counts.recv);
+  const input = pool.input.subarray(0, inPlace ? Math.max(counts.send, counts.recv) : counts.send) as TypedArray;
+  const output = inPlace ? undefined : pool.output.subarray(0, counts.recv) as TypedArray;
   const result = (offset: number, length: number) => (output ?? input).subarray(output ? 0 : offset, (output ? 0 : offset) + length) as TypedArray;
   const isRoot = me === root;
   switch (name) {
     case 'all_reduce':
       return {
-        call: () => comm.allReduce(input, { op: redop, output, algorithm }),
+        call: () => comm.allReduce(input, { op: redop, output, algorithm, dtype }),
         fill: () => input.set(data(me, total) as never),
         wrong: () => countDifferences(result(0, total), referenceReduce(dtype, redop, all(total))),
       };
     case 'reduce':
       return {
-        call: () => comm.reduce(input, { op: redop, root, output, algorithm }),
+        call: () => comm.reduce(input, { op: redop, root, output, algorithm, dtype }),
         fill: () => input.set(data(me, total) as never),
         wrong: () => (isRoot ? countDifferences(result(0, total), referenceReduce(dtype, redop, all(total))) : 0),
       };
     case 'broadcast':
       return {
-        call: () => comm.broadcast(input, { root, output, algorithm }),
+        call: () => comm.broadcast(input, { root, output, algorithm, dtype }),
         fill: () => input.set((isRoot ? data(root, total) : new info.ctor(total)) as never),
         wrong: () => countDifferences(result(0, total), data(root, total)),
       };
     case 'all_gather':
       return {
-        call: () => comm.allGather(inPlace ? input : input.subarray(0, b) as TypedArray, { output, algorithm }),
+        call: () => comm.allGather(inPlace ? input : input.subarray(0, b) as TypedArray, { output, algorithm, dtype }),
         fill: () => input.set(data(me, b) as never, inPlace ? me * b : 0),
         wrong: () => countDifferences(result(0, n * b), concat(all(b))),
       };
     case 'reduce_scatter':
       return {
-        call: () => comm.reduceScatter(input, { op: redop, output, algorithm }),
+        call: () => comm.reduceScatter(input, { op: redop, output, algorithm, dtype }),
         fill: () => input.set(data(me, n * b) as never),
         wrong: () => countDifferences(result(me * b, b), block(referenceReduce(dtype, redop, all(n * b)), me, b)),
       };
     case 'alltoall':
       return {
-        call: () => comm.allToAll(input, { output, algorithm }),
+        call: () => comm.allToAll(input, { output, algorithm, dtype }),
         fill: () => input.set(data(me, n * b) as never),
         wrong: () => countDifferences(result(0, n * b), concat(all(n * b).map((a) => block(a, me, b)))),
       };
@@ -125,7 +133,7 @@ function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: 
       const rootInPlace = inPlace && isRoot;
       const source = rootInPlace ? input : input.subarray(0, b) as TypedArray;
       return {
-        call: () => comm.gather(source, { root, output: isRoot ? output : undefined, algorithm }),
+        call: () => comm.gather(source, { root, output: isRoot ? output : undefined, algorithm, dtype }),
         fill: () => input.set(data(me, b) as never, rootInPlace ? me * b : 0),
         wrong: () => (isRoot ? countDifferences(result(0, n * b), concat(all(b))) : 0),
       };
@@ -134,13 +142,13 @@ function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: 
       if (!isRoot) {
         const target = output ?? input.subarray(0, b) as TypedArray;
         return {
-          call: () => comm.scatter(target, { root, algorithm }),
+          call: () => comm.scatter(target, { root, algorithm, dtype }),
           fill: () => target.fill((info.isBigInt ? 0n : 0) as never),
           wrong: () => countDifferences(target, block(data(root, n * b), me, b)),
         };
       }
       return {
-        call: () => comm.scatter(input, { root, output, algorithm }),
+        call: () => comm.scatter(input, { root, output, algorithm, dtype }),
         fill: () => input.set(data(root, n * b) as never),
         wrong: () => countDifferences(result(me * b, b), block(data(root, n * b), me, b)),
       };
