@@ -59,7 +59,7 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
   return rows;
 }
 
-/** Views of the pool's first `count` elements, for one size. */
+/** The registered buffers, sized for the largest size; each size runs on their first elements. */
 interface Pool { readonly input: TypedArray; readonly output: TypedArray }
 
 function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: number, inPlace: boolean, pool: Pool): Prepared | undefined {

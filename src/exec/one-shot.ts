@@ -66,9 +66,10 @@ export function runOneShot(request: OneShotRequest): Promise<void> | undefined {
   const pattern = PATTERNS[shape.collective];
   const bytes = messageBytes(request);
   const data = pattern.from === 'all' || rank === shape.root ? new Uint8Array(input.buffer, input.byteOffset, bytes) : undefined;
+  const messages = new Array<Uint8Array>(shape.nranks);
   const pending = slots.publish(seq, opcode, bytes, data, ctx);
-  if (pending !== undefined) return pending.then(() => collect(request, 0));
-  return collect(request, 0);
+  if (pending !== undefined) return pending.then(() => collect(request, bytes, messages, 0));
+  return collect(request, bytes, messages, 0);
 }
 
 /** Bytes of the call's message (0 for a barrier, which only raises its flag). */
@@ -76,28 +77,30 @@ function messageBytes(request: OneShotRequest): number {
   return request.shape.collective === 'barrier' ? 0 : oneShotCount(request.shape) * request.dtype.bytes;
 }
 
-/** Waits for every rank from `from` on, checks each called the same, then computes the output. */
-function collect(request: OneShotRequest, from: number): Promise<void> | undefined {
+/**
+ * Waits for every rank from `from` on and reads its message (which checks it called the same),
+ * then computes the output.
+ */
+function collect(request: OneShotRequest, bytes: number, messages: Uint8Array[], from: number): Promise<void> | undefined {
   const { shape, slots, seq, opcode, ctx } = request;
-  const bytes = messageBytes(request);
   for (let peer = from; peer < shape.nranks; peer++) {
     const pending = slots.arrived(peer, seq, ctx);
-    if (pending !== undefined) return pending.then(() => collect(request, peer));
-    slots.read(peer, seq, opcode, bytes);
+    if (pending !== undefined) return pending.then(() => collect(request, bytes, messages, peer));
+    messages[peer] = slots.read(peer, seq, opcode, bytes);
   }
-  combine(request, bytes);
+  combine(request, messages);
   return undefined;
 }
 
-function combine(request: OneShotRequest, bytes: number): void {
-  const { shape, rank, dtype, slots, seq, opcode, output } = request;
+function combine(request: OneShotRequest, messages: readonly Uint8Array[]): void {
+  const { shape, rank, dtype, output } = request;
   const pattern = PATTERNS[shape.collective];
   if (pattern.combine === 'none' || (pattern.to === 'root' && rank !== shape.root)) return;
   const sources = pattern.from === 'all' ? shape.nranks : 1;
   const count = shape.count;
   const first = pattern.part === 'block' ? rank * count : 0;
   const piece = (i: number): TypedArray => {
-    const data = slots.read(pattern.from === 'all' ? i : shape.root, seq, opcode, bytes);
+    const data = messages[pattern.from === 'all' ? i : shape.root];
     return new dtype.ctor(data.buffer, data.byteOffset + first * dtype.bytes, count) as TypedArray;
   };
   if (pattern.combine === 'place') {

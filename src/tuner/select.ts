@@ -51,7 +51,7 @@ const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
  */
 const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 16 << 20;
 /** Collectives whose direct schedule (every rank reads its peers straight) beats forwarding chains on shared memory. */
-const DIRECT_ON_SHARED_MEMORY = new Set<Collective>(['allGather', 'broadcast'])
+const DIRECT_ON_SHARED_MEMORY = new Set<Collective>(['allGather', 'broadcast']);
 
 const PROTOCOL_CHOICES = ['auto', 'll', 'simple'] as const;
 

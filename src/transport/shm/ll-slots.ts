@@ -58,13 +58,9 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   }
 
   private async publishLater(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> {
-    for (let r = 0; r < this.nranks; r++) {
-      const index = this.bases[r] + STATUS_ENTERED_SEQ;
-      for (;;) {
-        const entered = Atomics.load(this.words, index);
-        if (r === this.rank || ((entered - (seq - 1)) | 0) >= 0) break;
-        await waitWhileEqual(this.words, index, entered, ctx);
-      }
+    for (let reader = this.slotReader(seq); reader >= 0; reader = this.slotReader(seq)) {
+      const index = this.bases[reader] + STATUS_ENTERED_SEQ;
+      await waitWhileEqual(this.words, index, Atomics.load(this.words, index), ctx);
     }
     this.write(seq, opcode, bytes, data);
   }
