@@ -4,7 +4,7 @@ import { MIN_SEND_QUEUE_DEPTH } from '../../algorithms/schedule.js';
 import { ShmLowLatencySlots } from './ll-slots.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
 import { waitWhileEqual } from '../wait.js';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../../kernels/crc32.js';
 import { CONSUMED, HEAD, QUEUE_DEPTH, SLOT_CHECKSUM, queueIndex, slotIndex } from './mailbox.js';
 
 if (QUEUE_DEPTH < MIN_SEND_QUEUE_DEPTH || (QUEUE_DEPTH & (QUEUE_DEPTH - 1)) !== 0) {

@@ -1,4 +1,5 @@
 import { ErrorCode, TscclError } from '../../errors.js';
+import type { Crc32 } from '../../kernels/crc32.js';
 
 /**
  * A data frame on a TCP link: a 32-byte header (little-endian), then `length` payload bytes.
@@ -97,9 +98,9 @@ export class FrameParser {
   private remaining = 0;
   private crc = 0;
   private readonly maxPayloadBytes: number;
-  private readonly crc32: ((data: Uint8Array, value?: number) => number) | undefined;
+  private readonly crc32: Crc32 | undefined;
 
-  constructor(maxPayloadBytes: number, crc32?: (data: Uint8Array, value?: number) => number) {
+  constructor(maxPayloadBytes: number, crc32?: Crc32) {
     this.maxPayloadBytes = maxPayloadBytes;
     this.crc32 = crc32;
   }

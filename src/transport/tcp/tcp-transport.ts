@@ -1,5 +1,5 @@
 import { type Server, type Socket, connect, createServer } from 'node:net';
-import { crc32 } from 'node:zlib';
+import { crc32 } from '../../kernels/crc32.js';
 import { ErrorCode, type ErrorCodeValue, TscclError } from '../../errors.js';
 import { log } from '../../log.js';
 import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } from '../../security/job-token.js';
@@ -410,7 +410,7 @@ export class TcpTransport implements Transport {
   }
 
   private listen(link: Link, socket: Socket, lane: number, maxPayloadBytes: number): void {
-    const parser = new FrameParser(maxPayloadBytes, crc32 as (data: Uint8Array, value?: number) => number);
+    const parser = new FrameParser(maxPayloadBytes, crc32);
     socket.on('data', (chunk: Buffer) => {
       link.lastHeard = performance.now();
       try {
