@@ -35,7 +35,7 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
       return world;
     }
     // Threads of one of several processes: shared memory inside the process, TCP between them.
-    const tcp = await connectTcpWorld(global.job, global.rankOffset + boot.rank, global.size, timeoutMs);
+    const tcp = await connectTcpWorld(global.job, { rank: global.rankOffset + boot.rank, size: global.size, arena, defaultTimeoutMs: timeoutMs });
     const processOf = Array.from({ length: global.size }, (_, r) => Math.floor(r / global.threadsPerProcess));
     world = new Communicator({ arena, backend: new MixedBackend(shm, tcp, processOf), name: 'world', defaultTimeoutMs: timeoutMs });
     return world;

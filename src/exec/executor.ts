@@ -87,6 +87,8 @@ async function runChannel(request: ExecRequest, steps: readonly Step[], channel:
       for (const other of rest) kernel(dst, rest[0] === other ? first : dst, other);
     }
   };
+  /** A plain receive copies bytes and takes pieces of any length and address; a reduction views whole elements. */
+  const pieceAlignment = (step: Step) => (step.kind === 'recv' ? 1 : dtype.bytes);
   const written = (step: Step): TypedArray | undefined => (step.kind === 'send' ? undefined : view(step.dst));
 
   /** One step without waiting; false if it would have to wait. */
@@ -107,7 +109,8 @@ async function runChannel(request: ExecRequest, steps: readonly Step[], channel:
       case 'recvReduce': {
         if (transport.tryRecv === undefined) return false;
         const consume = consumer(step);
-        return spinUntil(() => transport.tryRecv!(step.peer, channel, dst!.byteLength, dtype.bytes, tag, consume), ctx.spinMs);
+        const alignment = pieceAlignment(step);
+        return spinUntil(() => transport.tryRecv!(step.peer, channel, dst!.byteLength, alignment, tag, consume), ctx.spinMs);
       }
       default:
         local(step);
@@ -127,7 +130,7 @@ async function runChannel(request: ExecRequest, steps: readonly Step[], channel:
       }
       case 'recv':
       case 'recvReduce':
-        await transport.recv(step.peer, channel, dst!.byteLength, dtype.bytes, tag, consumer(step), ctx);
+        await transport.recv(step.peer, channel, dst!.byteLength, pieceAlignment(step), tag, consumer(step), ctx);
         break;
       default:
         local(step);

@@ -2,13 +2,14 @@ import assert from 'node:assert/strict';
 import { connect } from 'node:net';
 import { test } from 'node:test';
 import { ErrorCode } from '../../../src/errors.js';
+import { Arena } from '../../../src/memory/arena.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { STRIPE_MIN_BYTES, TcpTransport, stripes } from '../../../src/transport/tcp/tcp-transport.js';
 import { ctx, transportConformance } from '../conformance.js';
 
-const pair = async (token?: string, tokens: [string?, string?] = [token, token], socketsPerPeer = 1) => {
+const pair = async (token?: string, tokens: [string?, string?] = [token, token], socketsPerPeer = 1, readMemory?: (bytes: number) => Uint8Array) => {
   const store = new MemoryStore();
-  const make = (rank: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'test', host: '127.0.0.1', token: tokens[rank], timeoutMs: 2000, socketsPerPeer });
+  const make = (rank: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'test', host: '127.0.0.1', token: tokens[rank], timeoutMs: 2000, socketsPerPeer, readMemory });
   return { store, transports: await Promise.all([make(0), make(1)]) };
 };
 
@@ -20,6 +21,36 @@ transportConformance('tcp', async () => {
 transportConformance('tcp, 3 sockets per peer', async () => {
   const { transports: [a, b] } = await pair('job-secret', undefined, 3);
   return { a, b, sendable: (n) => new Uint8Array(n), close: async () => { await a.close(); await b.close(); } };
+});
+
+const arena = Arena.create();
+const inArena = (bytes: number) => arena.allocateOwned(Uint8Array, bytes, 1);
+
+transportConformance('tcp, reading into arena memory', async () => {
+  const { transports: [a, b] } = await pair('job-secret', undefined, 1, inArena);
+  return { a, b, sendable: (n) => new Uint8Array(n), close: async () => { await a.close(); await b.close(); } };
+});
+
+test('tcp: a waiting receiver is handed pieces that sit in the read memory, so reductions need no staging', async () => {
+  const { transports: [a, b] } = await pair(undefined, undefined, 1, inArena);
+  const message = new Uint8Array(4 << 20).map((_, i) => (i * 13) & 255);
+  const received = new Uint8Array(message.byteLength);
+  let pieces = 0;
+  let outside = 0;
+  const receiving = b.recv(0, 0, message.byteLength, 4, { seq: 1, opcode: 0 }, (piece, offset) => {
+    pieces++;
+    if (!arena.contains(piece)) outside++;
+    received.set(piece, offset);
+  }, ctx(5000));
+  await new Promise((r) => setTimeout(r, 10));
+  await a.send(1, 0, message, { seq: 1, opcode: 0 }, ctx());
+  await receiving;
+  assert.deepEqual(received, message);
+  assert.ok(pieces > 1, `a 4 MiB message streams in pieces (got ${pieces})`);
+  // Only the element that straddles two reads is carried in a small buffer of its own.
+  assert.ok(outside <= pieces / 2, `${outside} of ${pieces} pieces came from outside the arena`);
+  await a.close();
+  await b.close();
 });
 
 test('tcp: stripes cut messages into K parts at 64-byte boundaries covering every byte', () => {
