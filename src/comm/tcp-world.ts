@@ -15,15 +15,18 @@ import { TcpBackend } from './tcp-backend.js';
  * every rank connects to it, and the ranks build a TCP mesh through it.
  */
 export async function createTcpWorld(job: EnvJob, defaultTimeoutMs: number): Promise<Communicator> {
-  const backend = await connectTcpWorld(job, job.rank, job.size, defaultTimeoutMs);
-  return new Communicator({ arena: Arena.create(), backend, name: 'world', defaultTimeoutMs });
+  const arena = Arena.create();
+  const backend = await connectTcpWorld(job, { rank: job.rank, size: job.size, arena, defaultTimeoutMs });
+  return new Communicator({ arena, backend, name: 'world', defaultTimeoutMs });
 }
 
 /**
  * The TCP side of a job's world communicator for job rank `rank` of `size`: rank 0 serves the
- * store unless a launcher does; every rank connects and joins the mesh.
+ * store unless a launcher does; every rank connects and joins the mesh. Sockets read into
+ * `arena` memory, so reductions run on received bytes in place.
  */
-export async function connectTcpWorld(job: EnvJob, rank: number, size: number, defaultTimeoutMs: number): Promise<TcpBackend> {
+export async function connectTcpWorld(job: EnvJob, where: { rank: number; size: number; arena: Arena; defaultTimeoutMs: number }): Promise<TcpBackend> {
+  const { rank, size, arena, defaultTimeoutMs } = where;
   const loopback = isLoopbackAddress(job.masterAddr) || job.masterAddr === 'localhost';
   if (!loopback && job.token === undefined && !job.allowInsecure) {
     throw invalidArgument(`A job whose store is at ${job.masterAddr} (not loopback) needs TSCCL_JOB_TOKEN, the same on every rank (or TSCCL_ALLOW_INSECURE=1)`, { argument: 'TSCCL_JOB_TOKEN' });
@@ -46,12 +49,21 @@ export async function connectTcpWorld(job: EnvJob, rank: number, size: number, d
     allowInsecureRemote: job.allowInsecure, checksum: paramString('TSCCL_CHECKSUM') !== '0', timeoutMs: defaultTimeoutMs,
     socketsPerPeer: Math.max(1, paramInt('TSCCL_NSOCKS_PERPEER')),
     heartbeatTimeoutMs: Math.max(1, paramInt('TSCCL_HEARTBEAT_TIMEOUT_MS')),
+    readMemory: (bytes) => arena.allocateOwned(Uint8Array, bytes, 1),
   });
 }
 
+/**
+ * The address peers dial this rank at when the store is not on loopback, so peers may be on
+ * other hosts: loopback is never chosen unless TSCCL_SOCKET_IFNAME names it (peers elsewhere
+ * would dial their own loopback and be refused).
+ */
 function listenAddress(): string {
   const family = paramString('TSCCL_SOCKET_FAMILY') === 'AF_INET6' ? 'IPv6' : 'IPv4';
-  const chosen = selectInterfaces(process.env.TSCCL_SOCKET_IFNAME).filter((i) => i.family === family);
-  if (chosen.length === 0) throw invalidArgument(`No ${family} address on the interfaces chosen by TSCCL_SOCKET_IFNAME`, { argument: 'TSCCL_SOCKET_IFNAME' });
+  const filter = process.env.TSCCL_SOCKET_IFNAME;
+  const chosen = selectInterfaces(filter).filter((i) => i.family === family && ((filter !== undefined && filter !== '') || !i.internal));
+  if (chosen.length === 0) {
+    throw invalidArgument(`No ${family} address that other hosts can reach on ${filter ? `the interfaces TSCCL_SOCKET_IFNAME=${filter} chooses` : 'this host (only loopback is up)'}; the job's store is at a non-loopback address`, { argument: 'TSCCL_SOCKET_IFNAME' });
+  }
   return chosen[0].address;
 }

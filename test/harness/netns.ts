@@ -24,6 +24,19 @@ export function netnsUnavailable(): string | undefined {
   }
 }
 
+/**
+ * Waits until a link reports carrier. A veth comes up a few hundred ms after both ends are set
+ * up, and until then the kernel (and so Node's os.networkInterfaces) does not list it as running:
+ * a rank starting in that window sees only loopback.
+ */
+function waitForCarrier(ns: string, dev: string): void {
+  const deadline = Date.now() + 5000;
+  while (ip('-n', ns, 'link', 'show', dev).includes('NO-CARRIER') || !ip('-n', ns, 'link', 'show', dev).includes('LOWER_UP')) {
+    if (Date.now() > deadline) throw new Error(`link ${dev} in ${ns} has no carrier after 5 s`);
+    execFileSync('sleep', ['0.05']);
+  }
+}
+
 /** Two namespaces, one veth link; `rateLimit` (e.g. '200mbit') shapes both directions with tc tbf. */
 export function createNetnsPair(tag: string, rateLimit?: string): NetnsPair {
   const names: [string, string] = [`tsccl-${tag}-a`, `tsccl-${tag}-b`];
@@ -38,6 +51,7 @@ export function createNetnsPair(tag: string, rateLimit?: string): NetnsPair {
     ip('-n', n, 'link', 'set', veths[i], 'up');
     if (rateLimit !== undefined) execFileSync('ip', ['netns', 'exec', n, 'tc', 'qdisc', 'add', 'dev', veths[i], 'root', 'tbf', 'rate', rateLimit, 'burst', '256kb', 'latency', '100ms']);
   });
+  names.forEach((n, i) => waitForCarrier(n, veths[i]));
   return { names, addresses, close: () => { for (const n of names) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
 }
 
@@ -75,5 +89,6 @@ export function createNetnsStar(tag: string, count: number, rateLimit?: string):
     shape(n, hostSide);
     shape(bridgeNs, bridgeSide);
   });
+  names.forEach((n, i) => waitForCarrier(n, `ts${tag}${i}h`));
   return { names, addresses, close: () => { for (const n of [...names, bridgeNs]) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
 }
