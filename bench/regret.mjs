@@ -1,43 +1,53 @@
 #!/usr/bin/env node
-// Regret of the tuner: for each op, rank count and size, time every valid algorithm in one run
-// (alternating, best of --rounds), and report regret = time(the algorithm the tuner picks) /
-// time(best algorithm). The tuner is deterministic, so its choice's own measurement is the
-// tuner's time; a collective with one algorithm has regret 1 by construction and is listed for
-// completeness. Usage: node bench/regret.mjs [--procs] [--rounds 3]
+// Regret of the tuner: for each op, rank count and size, time every valid algorithm forced, and
+// the tuner left to choose, in one run (alternating, best of --rounds), and report
+// regret = time(the tuner's run) / time(the fastest run). The tuner's choice is what its calls
+// recorded (bench rows carry it). The one-shot path is a contender on thread ranks up to the
+// low-latency slot size. Usage: node bench/regret.mjs [--procs] [--rounds 3] [--ranks 2,4]
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { runBench } from '../dist/src/bench/run-bench.js';
-import { algorithmNames } from '../dist/src/algorithms/registry.js';
-import { selectAlgorithm } from '../dist/src/tuner/select.js';
+import { ONE_SHOT, selectableAlgorithms } from '../dist/src/tuner/select.js';
 
+const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
 const procs = process.argv.includes('--procs');
-const roundsAt = process.argv.indexOf('--rounds');
-const rounds = roundsAt > 0 ? Number(process.argv[roundsAt + 1]) : 3;
+const rounds = Number(flag('--rounds', '3'));
+const rankCounts = flag('--ranks', procs ? '2,4' : '2,4,8').split(',').map(Number);
+const ops = flag('--ops', 'all_reduce,all_gather,reduce_scatter,broadcast').split(',');
 const sweep = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
-const bench = (op, ranks, algorithm) => runBench({ op, ranks, ...sweep, iters: 20, warmupIters: 5, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 600_000, procs, ...(algorithm ? { algorithm } : {}) });
-console.log(`# regret = time(tuner's choice) / time(best algorithm), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, best of ${rounds} alternating rounds`);
-console.log('| op | ranks | bytes | choice | best | regret | times us (per algorithm) |\n|---|---:|---:|---|---|---:|---|');
+/** One-shot messages must fit a low-latency slot; 32 KiB fits every op here on up to 8 ranks. */
+const ONE_SHOT_MAX_BYTES = 32 * 1024;
+const TUNER = 'tuner';
+
+const bench = (op, ranks, algorithm) => runBench({
+  op, ranks, ...sweep, ...(algorithm === ONE_SHOT ? { maxBytes: ONE_SHOT_MAX_BYTES } : {}),
+  iters: 20, warmupIters: 5, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 600_000, procs,
+  ...(algorithm === TUNER ? {} : { algorithm }),
+});
+
+console.log(`# regret = time(tuner's run) / time(fastest run), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, best of ${rounds} alternating rounds, ${new Date().toISOString()}`);
+console.log('| op | ranks | bytes | tuner ran | fastest | regret | times us (per algorithm) |\n|---|---:|---:|---|---|---:|---|');
 const regrets = [];
-for (const ranks of procs ? [2, 4] : [2, 4, 8]) {
-  for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast']) {
+for (const ranks of rankCounts) {
+  for (const op of ops) {
     // Hierarchical algorithms need several hosts; on one machine they only add a relay.
-    const algorithms = algorithmNames(BENCH_OPS[op].collective).filter((a) => a !== 'hierarchical');
+    const algorithms = selectableAlgorithms(BENCH_OPS[op].collective).filter((a) => a !== 'hierarchical' && !(procs && a === ONE_SHOT));
     const best = new Map();
+    const chosen = new Map();
     for (let round = 0; round < rounds; round++) {
-      for (const algorithm of algorithms) {
+      for (const algorithm of [TUNER, ...algorithms]) {
         for (const row of (await bench(op, ranks, algorithm)).filter((r) => !r.inPlace)) {
           const key = `${row.bytes}|${algorithm}`;
           best.set(key, Math.min(best.get(key) ?? Infinity, row.timeUs));
+          if (algorithm === TUNER) chosen.set(row.bytes, row.algorithm);
         }
       }
     }
-    const sizes = [...new Set([...best.keys()].map((k) => Number(k.split('|')[0])))].filter((b) => b > 0);
-    for (const bytes of sizes) {
-      const times = Object.fromEntries(algorithms.map((a) => [a, best.get(`${bytes}|${a}`)]));
-      const [bestAlgorithm, bestTime] = Object.entries(times).sort((a, b) => a[1] - b[1])[0];
-      const choice = selectAlgorithm({ collective: BENCH_OPS[op].collective, nranks: ranks, bytes, elementBytes: 4 }).algorithm;
-      const regret = best.get(`${bytes}|${choice}`) / bestTime;
+    for (const bytes of [...chosen.keys()].filter((b) => b > 0)) {
+      const times = Object.fromEntries([TUNER, ...algorithms].filter((a) => best.has(`${bytes}|${a}`)).map((a) => [a, best.get(`${bytes}|${a}`)]));
+      const [fastest, fastestTime] = Object.entries(times).sort((a, b) => a[1] - b[1])[0];
+      const regret = times[TUNER] / fastestTime;
       regrets.push(regret);
-      console.log(`| ${op} | ${ranks} | ${bytes} | ${choice} | ${bestAlgorithm} | ${regret.toFixed(2)} | ${Object.entries(times).map(([a, t]) => `${a} ${t.toFixed(0)}`).join(', ')} |`);
+      console.log(`| ${op} | ${ranks} | ${bytes} | ${chosen.get(bytes)} | ${fastest} | ${regret.toFixed(2)} | ${Object.entries(times).map(([a, t]) => `${a} ${t.toFixed(0)}`).join(', ')} |`);
     }
   }
 }

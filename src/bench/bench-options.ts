@@ -26,6 +26,8 @@ export interface BenchOptions {
 export interface RankMeasurement {
   readonly timeUs: number;
   readonly wrong: number;
+  /** What ran the last timed call on this rank (the tuner's choice unless forced). */
+  readonly algorithm?: string;
 }
 
 export interface BenchRow {
@@ -43,4 +45,6 @@ export interface BenchRow {
   /** Elements that differed from the reference, summed over ranks; null when not checked. */
   readonly wrong: number | null;
   readonly ranks: number;
+  /** What ran the calls on rank 0 (the tuner's choice unless forced); JSON only, as nccl-tests has no column for it. */
+  readonly algorithm?: string;
 }

@@ -52,7 +52,7 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
       const start = performance.now();
       for (let i = 0; i < options.iters; i++) await prepared.call();
       const timeUs = ((performance.now() - start) * 1000) / Math.max(1, options.iters);
-      row.push({ timeUs, wrong });
+      row.push({ timeUs, wrong, algorithm: comm.flightRecords().records.at(-1)?.algorithm });
     }
     rows.push(row);
   }

@@ -29,6 +29,7 @@ export function aggregateRows(options: BenchOptions, perRank: readonly (readonly
         op: options.op, bytes: Math.max(counts.send, counts.recv) * wordSize, count: counts.param, dtype: options.dtype,
         redop: op.reduces ? options.redop : 'none', root: op.rooted ? options.root : -1, inPlace, timeUs, algbwGBs,
         busbwGBs: algbwGBs * op.busFactor(n), wrong: options.check ? measured.reduce((a, m) => a + m!.wrong, 0) : null, ranks: n,
+        ...(measured[0]!.algorithm === undefined ? {} : { algorithm: measured[0]!.algorithm }),
       });
     }
   });

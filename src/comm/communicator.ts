@@ -15,7 +15,7 @@ import { opcodeOf } from '../transport/transport.js';
 import { log } from '../log.js';
 import { OpContext } from './op-context.js';
 import type { CommBackend } from './backend.js';
-import { type OpRecord, FlightRecorder, dumpFlightRecords, installSignalDump } from '../debug/flight-recorder.js';
+import { type CommRecord, type OpRecord, FlightRecorder, dumpFlightRecords, installSignalDump } from '../debug/flight-recorder.js';
 import { checkFingerprints, fingerprintOf } from './desync-check.js';
 import { paramString } from '../config/params.js';
 import {
@@ -130,6 +130,15 @@ export class Communicator {
   /** 'shm' for thread ranks of one process, 'tcp' for ranks in separate processes. */
   get transportKind(): 'shm' | 'tcp' {
     return this.backend.kind;
+  }
+
+  /**
+   * This rank's flight record of the communicator: its last TSCCL_FLIGHT_RECORDER_ENTRIES
+   * operations, oldest first, each with the algorithm that ran it, its state and times (what
+   * a timeout or abort writes to TSCCL_TRACE_DIR). A copy; does not communicate.
+   */
+  flightRecords(): CommRecord {
+    return this.recorder.snapshot();
   }
 
   /**
