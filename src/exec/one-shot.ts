@@ -72,6 +72,16 @@ export function runOneShot(request: OneShotRequest): Promise<void> | undefined {
   return collect(request, bytes, messages, 0);
 }
 
+/**
+ * Elements each rank reads from its peers' slots (the root's, for rooted calls): all peers'
+ * messages for an all-to-all pattern, one block or message from each for block patterns, the
+ * root's message alone when only the root publishes.
+ */
+export function oneShotReadCount(shape: CallShape): number {
+  if (shape.sendCounts !== undefined || shape.recvCounts !== undefined) return Infinity;
+  return (PATTERNS[shape.collective].from === 'all' ? shape.nranks - 1 : 1) * shape.count;
+}
+
 /** Bytes of the call's message (0 for a barrier, which only raises its flag). */
 function messageBytes(request: OneShotRequest): number {
   return request.shape.collective === 'barrier' ? 0 : oneShotCount(request.shape) * request.dtype.bytes;

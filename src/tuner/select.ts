@@ -27,9 +27,10 @@ export interface SelectionRequest {
   readonly oversubscribed?: boolean;
   /**
    * Where the transport has a low-latency protocol: the bytes the call's largest publisher would
-   * publish (the same on every rank), and what one publish can carry.
+   * publish (the same on every rank), the bytes each rank would read from its peers' slots, and
+   * what one publish can carry.
    */
-  readonly oneShot?: { readonly bytes: number; readonly capacity: number };
+  readonly oneShot?: { readonly bytes: number; readonly readBytes: number; readonly capacity: number };
 }
 
 /** Collectives with a hierarchical schedule: worth it when several ranks share each of several hosts. */
@@ -52,6 +53,21 @@ const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
 const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 16 << 20;
 /** Collectives whose direct schedule (every rank reads its peers straight) beats forwarding chains on shared memory. */
 const DIRECT_ON_SHARED_MEMORY = new Set<Collective>(['allGather', 'broadcast']);
+/**
+ * Process ranks over TCP on one host: the "links" are loopback, bounded by the CPUs and not by a
+ * NIC that n-1 copies would share, so the direct schedules win there too (bench/regret.mjs
+ * --procs, 4 ranks, best of 3: all-gather direct 1.25-1.9x faster than the ring at every size from
+ * 64 B to 16 MiB; broadcast direct 1.5-1.8x faster than the binomial tree from 2 MiB, within
+ * noise below, where the tree's fewer sends from the root are kept).
+ */
+const DIRECT_ON_ONE_HOST_TCP_MIN_BYTES: Partial<Record<Collective, number>> = { allGather: 0, broadcast: 1 << 20 };
+/**
+ * Process ranks on 2 ranks: recursive doubling reduces the whole buffer on both ranks, direct
+ * half on each; once the reduction weighs (one JS thread per process also serves its socket),
+ * direct wins: 16 MiB 14.7 ms vs 18.7, 128 MiB 145-164 vs 171-238; 8 MiB and below the single
+ * exchange wins (8 MiB 6.5-9.2 vs 11.3-13.5 for the ring).
+ */
+const TCP_TWO_RANK_DIRECT_BYTES = 8 << 20;
 
 const PROTOCOL_CHOICES = ['auto', 'll', 'simple'] as const;
 
@@ -75,6 +91,14 @@ export const ONE_SHOT = 'one_shot';
  * slot size.
  */
 const TWO_RANK_ONE_SHOT_BYTES = 8 * 1024;
+/**
+ * Past this many bytes read from peers' slots per rank, the schedules win on more than 2 ranks:
+ * every rank folds or copies all its peers' messages itself, while a schedule splits the work.
+ * bench/regret.mjs, thread ranks on 2 cores (best of 3, us): one-shot won at 96 KiB read
+ * (all-reduce 4 ranks 32 KiB: 87 vs recursive doubling 305) and lost at 192 KiB (all-gather 4
+ * ranks 64 KiB each: 473 vs direct 253) and 224 KiB (all-reduce 8 ranks 32 KiB: 1404 vs 794).
+ */
+const ONE_SHOT_READ_BYTES = 128 * 1024;
 
 /** Can the one-shot path run this call at all (a transport with slots, a message that fits)? */
 function oneShotFits(request: SelectionRequest): boolean {
@@ -108,8 +132,8 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     }
     return { algorithm: request.algorithm, chunkCount, protocol: 'simple' };
   }
-  if (PROTOCOL !== 'simple' && oneShotFits(request)
-    && (PROTOCOL === 'll' || request.nranks > 2 || request.oneShot!.bytes <= TWO_RANK_ONE_SHOT_BYTES)) {
+  if (PROTOCOL !== 'simple' && oneShotFits(request) && (PROTOCOL === 'll' || (request.nranks > 2
+    ? request.oneShot!.readBytes <= ONE_SHOT_READ_BYTES : request.oneShot!.bytes <= TWO_RANK_ONE_SHOT_BYTES))) {
     return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
   }
   const hosts = request.hostCount ?? 1;
@@ -121,10 +145,15 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     // One post and one read per peer; a ring or tree would chain n-1 or log2(n) hand-offs.
     return { algorithm: 'direct', chunkCount, protocol: 'simple' };
   }
+  const directOnOneHost = DIRECT_ON_ONE_HOST_TCP_MIN_BYTES[request.collective];
+  if (request.transport === 'tcp' && hosts === 1 && directOnOneHost !== undefined && request.bytes >= directOnOneHost) {
+    return { algorithm: 'direct', chunkCount, protocol: 'simple' };
+  }
   if (request.collective === 'allReduce') {
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases
-    // moving the same bytes: the alpha-beta model and bench/regret.mjs both prefer the former.
-    const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES || request.nranks === 2 ? 'recursive_doubling' : 'direct';
+    // moving the same bytes: on thread ranks bench/regret.mjs prefers the former at every size.
+    const twoRankDirect = request.nranks === 2 && request.transport === 'tcp' && request.bytes > TCP_TWO_RANK_DIRECT_BYTES;
+    const algorithm = !twoRankDirect && (request.bytes <= SMALL_ALL_REDUCE_BYTES || request.nranks === 2) ? 'recursive_doubling' : 'direct';
     return { algorithm, chunkCount, protocol: 'simple' };
   }
   return { algorithm: names[0], chunkCount, protocol: 'simple' };

@@ -24,13 +24,16 @@ test('TSCCL_ALGO overrides parse NCCL-style and reject unknown names clearly', (
 });
 
 test('small calls between thread ranks take the one-shot low-latency path; forced schedules and large calls do not', () => {
-  const slots = (bytes: number) => ({ bytes, capacity: 65536 });
+  // An all-reduce publishes its input and reads every peer's.
+  const slots = (nranks: number, bytes: number) => ({ bytes, readBytes: (nranks - 1) * bytes, capacity: 65536 });
   const pick = (nranks: number, bytes: number, algorithm?: string) =>
-    selectAlgorithm({ collective: 'allReduce', nranks, bytes, elementBytes: 4, oneShot: slots(bytes), ...(algorithm ? { algorithm } : {}) });
+    selectAlgorithm({ collective: 'allReduce', nranks, bytes, elementBytes: 4, oneShot: slots(nranks, bytes), ...(algorithm ? { algorithm } : {}) });
   assert.deepEqual([pick(2, 8).algorithm, pick(2, 8).protocol], ['one_shot', 'll']);
   assert.equal(pick(2, 64 << 10).protocol, 'simple'); // 2 ranks: the zero-copy exchange wins past 8 KiB
-  assert.equal(pick(4, 64 << 10).protocol, 'll');
-  assert.equal(pick(4, (64 << 10) + 4).protocol, 'simple'); // does not fit a slot
+  assert.equal(pick(4, 32 << 10).protocol, 'll');
+  assert.equal(pick(8, 32 << 10).protocol, 'simple'); // 224 KiB to read from 7 peers: the schedule splits that work
+  assert.equal(pick(8, 16 << 10).protocol, 'll');
+  assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 2, bytes: 8, elementBytes: 4, oneShot: { bytes: (64 << 10) + 4, readBytes: 8, capacity: 65536 } }).protocol, 'simple'); // does not fit a slot
   assert.equal(pick(4, 8, 'ring').protocol, 'simple');
   assert.equal(pick(2, 32 << 10, 'one_shot').protocol, 'll');
   // Without slots (TCP), never; forcing it then says why.
@@ -45,8 +48,17 @@ test('thread ranks read their peers directly for all-gather and broadcast, and t
   const pick = (collective: 'allGather' | 'broadcast', transport: 'shm' | 'tcp') => selectAlgorithm({ collective, nranks: 4, bytes: 8 << 20, elementBytes: 4, transport }).algorithm;
   assert.equal(pick('allGather', 'shm'), 'direct');
   assert.equal(pick('broadcast', 'shm'), 'direct');
-  assert.equal(pick('allGather', 'tcp'), 'ring'); // over a network the sender's link would carry n-1 copies
-  assert.equal(pick('broadcast', 'tcp'), 'binomial_tree');
+  // Over a network the sender's link would carry n-1 copies; on one host loopback is not that bottleneck.
+  const overNetwork = (collective: 'allGather' | 'broadcast', bytes: number, hostCount: number) =>
+    selectAlgorithm({ collective, nranks: 4, bytes, elementBytes: 4, transport: 'tcp', hostCount }).algorithm;
+  assert.equal(overNetwork('allGather', 8 << 20, 4), 'ring');
+  assert.equal(overNetwork('broadcast', 8 << 20, 4), 'binomial_tree');
+  assert.equal(overNetwork('allGather', 64, 1), 'direct');
+  assert.equal(overNetwork('broadcast', 8 << 20, 1), 'direct');
+  assert.equal(overNetwork('broadcast', 64 << 10, 1), 'binomial_tree');
+  const twoProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 2, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
+  assert.equal(twoProcesses(8 << 20), 'recursive_doubling');
+  assert.equal(twoProcesses(16 << 20), 'direct');
   const chunk = (oversubscribed: boolean) => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 64 << 20, elementBytes: 4, transport: 'shm', oversubscribed }).chunkCount;
   assert.ok(chunk(true) > chunk(false), `oversubscribed pieces ${chunk(true)} should exceed ${chunk(false)}`);
 });
