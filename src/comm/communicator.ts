@@ -412,7 +412,9 @@ export class Communicator {
   /** Runs the call on this rank: undefined if it finished without waiting, else a promise. */
   private execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> | undefined {
     const { dtype, shape } = plan;
-    const bytes = bufferCounts(shape, this.rank).input * dtype.bytes;
+    // The root's input, not this rank's: the same on every rank (a broadcast's non-root input is
+    // empty), so every rank picks the same schedule for a size-dependent rule.
+    const bytes = bufferCounts(shape, shape.root).input * dtype.bytes;
     const override = plan.algorithm ?? algorithmOverrides.get(plan.collective);
     const hostCount = shape.hosts === undefined ? 1 : Math.max(...shape.hosts) + 1;
     const slots = this.backend.transport.lowLatency;
