@@ -154,8 +154,8 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   if (request.collective === 'allReduce') {
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases
     // moving the same bytes: on thread ranks bench/regret.mjs prefers the former at every size.
-    const twoRankDirect = request.nranks === 2 && request.transport === 'tcp' && request.bytes > TCP_TWO_RANK_DIRECT_BYTES;
-    const algorithm = !twoRankDirect && (request.bytes <= SMALL_ALL_REDUCE_BYTES || request.nranks === 2) ? 'recursive_doubling' : 'direct';
+    const twoRankExchange = request.nranks === 2 && !(request.transport === 'tcp' && request.bytes > TCP_TWO_RANK_DIRECT_BYTES);
+    const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES || twoRankExchange ? 'recursive_doubling' : 'direct';
     return { algorithm, chunkCount, protocol: 'simple' };
   }
   return { algorithm: names[0], chunkCount, protocol: 'simple' };

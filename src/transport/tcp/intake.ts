@@ -42,9 +42,9 @@ export function intakeOf(socket: Socket): Intake {
 }
 
 /** Reads exactly n bytes during a handshake; later bytes stay in the intake, and the socket is paused. */
-export function readExactly(socket: Socket, intake: Intake, n: number, timeoutMs: number): Promise<Uint8Array> {
-  return new Promise<Uint8Array>((resolve, reject) => {
-    const got = new Uint8Array(n);
+export function readExactly(socket: Socket, intake: Intake, n: number, timeoutMs: number): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const got = Buffer.alloc(n);
     let filled = 0;
     const timer = setTimeout(() => finish(new Error(`handshake timed out after ${timeoutMs} ms`)), timeoutMs);
     const onClose = () => finish(new Error('connection closed during handshake'));

@@ -598,8 +598,7 @@ function acceptPeers(server: Server, options: TcpTransportOptions, commId: numbe
       greeting.set(nonce, 6);
       socket.write(greeting);
       const intake = intakeOf(socket);
-      readExactly(socket, intake, HELLO_BYTES, options.timeoutMs).then((bytes) => {
-        const hello = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+      readExactly(socket, intake, HELLO_BYTES, options.timeoutMs).then((hello) => {
         const mac = hello.subarray(0, 32);
         const peer = hello.readUInt32LE(32);
         const ok = options.token === undefined ? Buffer.from(mac).equals(NO_TOKEN_MAC) : checkProof(options.token, PURPOSE, nonce, mac);
@@ -626,7 +625,7 @@ async function dialPeer(host: string, port: number, options: TcpTransportOptions
     socket.once('connect', resolve);
     socket.once('error', (err) => reject(new TscclError(ErrorCode.PEER_LOST, `Rank ${options.rank} cannot connect to rank ${peer} at ${host}:${port}: ${err.message}`, { rank: options.rank, peer })));
   });
-  const greeting = Buffer.from(await readExactly(socket, intake, GREETING_BYTES, options.timeoutMs));
+  const greeting = await readExactly(socket, intake, GREETING_BYTES, options.timeoutMs);
   if (greeting.toString('latin1', 0, 4) !== HANDSHAKE_MAGIC) throw new TscclError(ErrorCode.PEER_LOST, `${host}:${port} is not a tsccl rank`, { peer });
   if (greeting.readUInt8(5) === 1 && options.token === undefined) {
     throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank ${peer} requires the job token: set TSCCL_JOB_TOKEN`, { rank: options.rank, peer });
