@@ -9,7 +9,8 @@
 // size. Usage: node bench/regret.mjs [--procs] [--rounds 3] [--ranks 2,4] [--ops all_reduce,...]
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { runBench } from '../dist/src/bench/run-bench.js';
-import { ONE_SHOT, selectableAlgorithms } from '../dist/src/tuner/select.js';
+import { ONE_SHOT } from '../dist/src/exec/one-shot.js';
+import { selectableAlgorithms } from '../dist/src/tuner/select.js';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
 const procs = process.argv.includes('--procs');

@@ -142,16 +142,19 @@ export class Communicator {
   }
 
   /**
-   * What a call of `bytes` (this rank's input) would cost on this machine and which algorithm
-   * the tuner would run for it: the tuner's choice, simulated on the local topology from the
-   * `tsccl tune` profile (defaults when none). Does not communicate.
+   * What a call of `bytes` (the root's input, as the tuner sizes a call: a broadcast's message
+   * on every rank) would cost on this machine and which algorithm the tuner would run for it:
+   * the tuner's choice, simulated on the local topology from the `tsccl tune` profile (defaults
+   * when none). Does not communicate.
    */
   predict(collective: string, bytes: number, options: { dtype?: DType; algorithm?: string } = {}): Prediction {
     const hosts = this.backend.hosts;
     const algorithm = options.algorithm ?? algorithmOverrides.get(collective as Collective);
+    const slots = this.backend.transport.lowLatency;
     return predictCall({
       collective, bytes, nranks: this.size, elementBytes: dtypeInfo(options.dtype ?? 'float32').bytes, transport: this.backend.kind,
       hostCount: hosts === undefined ? 1 : Math.max(...hosts) + 1, ...(algorithm === undefined ? {} : { algorithm }),
+      ...(slots === undefined || debugCheck ? {} : { oneShotCapacity: slots.capacity }),
     });
   }
 

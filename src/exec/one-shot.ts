@@ -10,6 +10,9 @@ import type { LowLatencySlots, WaitContext } from '../transport/transport.js';
  * the data is moved once more than by the zero-copy schedules, which is cheap while it is small.
  * Reductions fold in rank order (r0 op r1 op ...), so every rank gets bitwise the same result.
  */
+/** The one-shot path's name where algorithms are named (TSCCL_ALGO, the call option, the tuner, the simulator). */
+export const ONE_SHOT = 'one_shot';
+
 export interface OneShotRequest {
   readonly shape: CallShape;
   readonly rank: number;
@@ -80,6 +83,18 @@ export function runOneShot(request: OneShotRequest): Promise<void> | undefined {
 export function oneShotReadCount(shape: CallShape): number {
   if (shape.sendCounts !== undefined || shape.recvCounts !== undefined) return Infinity;
   return (PATTERNS[shape.collective].from === 'all' ? shape.nranks - 1 : 1) * shape.count;
+}
+
+/**
+ * The peers one rank waits for and the elements it reads from each one's slot: the simulator
+ * charges the one-shot path by these. Every rank waits for every peer (that is how a rank that
+ * called something else is seen), but reads only where the pattern gives it data.
+ */
+export function oneShotReads(shape: CallShape, rank: number): { peer: number; count: number }[] {
+  const pattern = PATTERNS[shape.collective];
+  const reads = pattern.to === 'root' && rank !== shape.root ? false : pattern.combine !== 'none';
+  const peers = Array.from({ length: shape.nranks }, (_, peer) => peer).filter((peer) => peer !== rank);
+  return peers.map((peer) => ({ peer, count: reads && (pattern.from === 'all' || peer === shape.root) ? shape.count : 0 }));
 }
 
 /** Bytes of the call's message (0 for a barrier, which only raises its flag). */

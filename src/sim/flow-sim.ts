@@ -1,8 +1,10 @@
 import { generateSchedule } from '../algorithms/registry.js';
-import { type CallShape, type Collective, splitEven } from '../algorithms/schedule.js';
+import { type CallShape, type Collective, REDUCING_COLLECTIVES, splitEven } from '../algorithms/schedule.js';
+import { ONE_SHOT, oneShotCount, oneShotReads } from '../exec/one-shot.js';
 import { SWITCH_KINDS } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { channelRings } from './channel-rings.js';
+import { corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
 import { protocolOf } from './protocols.js';
@@ -54,10 +56,15 @@ export function rankHosts(graph: TopologyGraph, rankDevices: readonly number[]):
  */
 export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {
   if (call.algorithm === 'nvls') return simulateNvls(graph, rankDevices, call);
+  if (call.algorithm === ONE_SHOT) return simulateOneShot(graph, rankDevices, call);
   const n = rankDevices.length;
   const protocol = protocolOf(graph.topology, call.protocol);
+  const wakeUs = protocol.wakeUs ?? 0;
   const rings = RING_ALGORITHMS.has(call.algorithm) ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
   const hosts = rankHosts(graph, rankDevices);
+  const pools = corePools(rankDevices, hosts, protocol.rankCores);
+  /** When a rank's own work (a hand-off, a reduction, a copy) started now ends, on a core of its host. */
+  const workEnds = (runner: Runner, us: number): number => pools.get(runner.device)?.finish(queue.now, us) ?? queue.now + us;
   // Bytes per microsecond a rank reduces at; 0 where reduction is fused into the transfer (GPUs).
   const reduceRates = graph.devices.map((d) => (d.reduceGBps ?? 0) * 1000);
   const queue = new EventQueue();
@@ -135,7 +142,10 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     slot.time = queue.now;
     const waiter = slot.waiter;
     slot.waiter = undefined;
-    if (waiter !== undefined) advance(waiter);
+    if (waiter === undefined) return;
+    // A CPU rank that had to wait for the message is woken for it, which takes a core.
+    if (wakeUs > 0) queue.at(workEnds(waiter, wakeUs), advance, waiter);
+    else advance(waiter);
   };
 
   const advance = (runner: Runner): void => {
@@ -177,20 +187,18 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         }
         runner.pc++;
         const reduceRate = kind === STEP_RECV_REDUCE ? reduceRates[runner.device] : 0;
-        if (reduceRate > 0) {
-          // The executor reduces straight from the sender's memory, one pass for move and
-          // reduce, so only the part of the reduction longer than the transfer adds time.
-          const extra = program.bytes[pc] / reduceRate - (slot.time - slot.movingSince);
-          if (extra > 0) {
-            queue.at(queue.now + extra, advance, runner);
-            return;
-          }
+        // The executor reduces straight from the sender's memory, one pass for move and
+        // reduce, so only the part of the reduction longer than the transfer adds time.
+        const extra = reduceRate > 0 ? program.bytes[pc] / reduceRate - (slot.time - slot.movingSince) : 0;
+        if (extra > 0) {
+          queue.at(workEnds(runner, extra), advance, runner);
+          return;
         }
       } else if (kind === STEP_LOCAL) {
         runner.pc++;
         const device = graph.devices[runner.device];
         const memory = (device.reduceGBps ?? device.memoryGBps ?? 1000) * 1000;
-        queue.at(queue.now + program.bytes[pc] / memory, advance, runner);
+        queue.at(workEnds(runner, program.bytes[pc] / memory), advance, runner);
         return;
       }
     }
@@ -271,4 +279,47 @@ function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call
   }
   queue.run();
   return { timeUs: protocol.baseUs + lastDrain + 2 * (stepLatency + protocol.stepUs), channels: 1, linkBytes: network.carried };
+}
+
+/**
+ * The executor's one-shot path on CPU ranks (exec/one-shot.ts): every rank copies its message
+ * into its own slot, then reads what it needs from its peers' slots, all at once (the reads
+ * share the machine's memory paths as flows), waiting once, for the last peer to publish. A
+ * reduction folds the peers' messages while it reads them.
+ */
+function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {
+  const n = rankDevices.length;
+  const protocol = protocolOf(graph.topology, call.protocol);
+  const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 };
+  const memoryRate = (device: number) => {
+    const d = graph.devices[device];
+    return (d.memoryGBps ?? d.reduceGBps ?? 1000) * 1000;
+  };
+  const published = Math.max(...rankDevices.map((d) => oneShotCount(shape) * call.elementBytes / memoryRate(d)));
+  const queue = new EventQueue();
+  const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
+  const drained = new Float64Array(n);
+  const network = new FlowNetwork(queue, graph.capacities, (reader: number) => { drained[reader] = queue.now; });
+  const reducing = REDUCING_COLLECTIVES.has(call.collective);
+  const readBytes = rankDevices.map((device, reader) => {
+    let bytes = 0;
+    for (const { peer, count } of oneShotReads(shape, reader)) {
+      if (count === 0) continue;
+      bytes += count * call.elementBytes;
+      network.start(graph.route(rankDevices[peer], device), count * call.elementBytes / protocol.efficiency, reader);
+    }
+    return bytes;
+  });
+  queue.run();
+  // Every rank waits once, for the last peer to publish, and is woken for it; then it folds.
+  // They do so in the order their reads drained, each on a core of its host.
+  const order = rankDevices.map((_, reader) => reader).sort((a, b) => drained[a] - drained[b]);
+  let last = 0;
+  for (const reader of order) {
+    const device = rankDevices[reader];
+    const rate = graph.devices[device].reduceGBps ?? 0;
+    const work = (protocol.wakeUs ?? 0) + (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * 1000) - drained[reader]) : 0);
+    last = Math.max(last, pools.get(device)?.finish(drained[reader], work) ?? drained[reader] + work);
+  }
+  return { timeUs: protocol.baseUs + published + last, channels: 1, linkBytes: network.carried };
 }

@@ -26,6 +26,16 @@ export interface Protocol {
   readonly netStepUs: number;
   /** Fraction of link bandwidth that carries payload. */
   readonly efficiency: number;
+  /**
+   * Ranks that are CPU threads: time a rank that had to wait for a message spends being woken
+   * for it (a futex wake and a trip through the scheduler; with more ranks than cores, a core
+   * must come free first). A message already there costs no wake-up, which is why reading from
+   * many peers at once is cheaper than a chain of hand-offs. GPU protocols have none: their
+   * thread blocks spin on flags.
+   */
+  readonly wakeUs?: number;
+  /** CPU ranks: the cores the ranks of one host share (absent: each rank has a core of its own). */
+  readonly rankCores?: number;
 }
 
 export const PROTOCOL_NAMES = ['LL', 'LL128', 'Simple'] as const;

@@ -45,6 +45,10 @@ const protocolSchema = z.object({
   stepUs: z.number().min(0).describe('per message, on top of the route latency'),
   netStepUs: z.number().min(0).describe('extra per message that crosses a network link'),
   efficiency: z.number().gt(0).max(1).describe('fraction of link bandwidth that carries payload'),
+  wakeUs: z.number().min(0).optional()
+    .describe('CPU ranks: time a rank that waited for a message spends being woken for it, on one of the cores its host\'s ranks share'),
+  rankCores: z.number().int().min(1).optional()
+    .describe('CPU ranks: cores the ranks of one host share; their wake-ups, reductions and copies wait for a free one'),
 }).strict();
 
 export const topologySchema = z.object({

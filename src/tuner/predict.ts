@@ -1,21 +1,24 @@
-import { COLLECTIVES, type Collective } from '../algorithms/schedule.js';
+import { type CallShape, COLLECTIVES, type Collective } from '../algorithms/schedule.js';
 import { invalidArgument } from '../errors.js';
 import { simulateFlows } from '../sim/flow-sim.js';
 import { topologyProtocols } from '../sim/protocols.js';
 import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
-import { ONE_SHOT, selectAlgorithm } from './select.js';
+import { oneShotCount, oneShotReadCount } from '../exec/one-shot.js';
+import { selectAlgorithm } from './select.js';
 import { isOversubscribed } from '../transport/wait.js';
 
 export interface PredictRequest {
   readonly collective: string;
-  /** This rank's input bytes, as the call would pass them. */
+  /** The call's size as the root's input bytes, as the tuner sizes it (a broadcast's message, a scatter's whole input). */
   readonly bytes: number;
   readonly nranks: number;
   readonly elementBytes: number;
   readonly transport: 'shm' | 'tcp';
   readonly hostCount: number;
   readonly algorithm?: string;
+  /** What one low-latency slot holds, where the transport has them (thread ranks). */
+  readonly oneShotCapacity?: number;
 }
 
 export interface Prediction {
@@ -37,7 +40,7 @@ const BLOCK_PER_RANK_INPUT = new Set<Collective>(['reduceScatter', 'scatter', 'a
 
 export interface PredictOnRequest {
   readonly collective: Collective;
-  /** This rank's input bytes, as the call would pass them (what the tuner sees). */
+  /** The call's size as the root's input bytes: what the tuner sizes a call by. */
   readonly bytes: number;
   readonly elementBytes: number;
   readonly hostCount: number;
@@ -45,6 +48,8 @@ export interface PredictOnRequest {
   /** As the tuner sees the job (SelectionRequest): thread ranks or processes, more threads than cores. */
   readonly transport?: 'shm' | 'tcp';
   readonly oversubscribed?: boolean;
+  /** What one low-latency slot holds, where the transport has them: the one-shot path is then a candidate. */
+  readonly oneShotCapacity?: number;
 }
 
 /**
@@ -54,17 +59,19 @@ export interface PredictOnRequest {
  */
 export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { algorithm: string; chunkCount: number; timeUs: number } {
   const nranks = graph.accelerators.length;
-  if (request.algorithm === ONE_SHOT) {
-    throw invalidArgument(`predict: '${ONE_SHOT}' (the shared-memory low-latency path) is not modelled by the simulator yet; predictions cover the schedules`, { argument: 'algorithm' });
-  }
+  const elements = Math.floor(request.bytes / request.elementBytes);
+  const count = BLOCK_PER_RANK_INPUT.has(request.collective) ? Math.floor(elements / nranks) : elements;
+  // The communicator offers the one-shot path the same facts (exec/one-shot.ts counts them).
+  const shape: CallShape = { collective: request.collective, nranks, count, root: 0, inPlace: false, chunkCount: 0 };
+  const oneShot = request.oneShotCapacity === undefined ? undefined
+    : { bytes: oneShotCount(shape) * request.elementBytes, readBytes: oneShotReadCount(shape) * request.elementBytes, capacity: request.oneShotCapacity };
   const selection = selectAlgorithm({
     collective: request.collective, nranks, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
-    transport: request.transport, oversubscribed: request.oversubscribed,
+    transport: request.transport, oversubscribed: request.oversubscribed, oneShot,
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
-  const elements = Math.floor(request.bytes / request.elementBytes);
   const outcome = simulateFlows(graph, graph.accelerators, {
-    collective: request.collective, count: BLOCK_PER_RANK_INPUT.has(request.collective) ? Math.floor(elements / nranks) : elements,
+    collective: request.collective, count,
     elementBytes: request.elementBytes, root: 0, algorithm: selection.algorithm,
     protocol: Object.keys(topologyProtocols(graph.topology))[0], chunkCount: selection.chunkCount,
   });
@@ -91,6 +98,7 @@ export function predictCall(request: PredictRequest): Prediction {
     collective, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
     transport: request.transport, oversubscribed: request.transport === 'shm' && isOversubscribed(request.nranks),
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
+    ...(request.oneShotCapacity === undefined ? {} : { oneShotCapacity: request.oneShotCapacity }),
   });
   return { collective, bytes: request.bytes, ...predicted, profile: local.profile };
 }

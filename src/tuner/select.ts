@@ -1,6 +1,7 @@
 import { algorithmNames } from '../algorithms/registry.js';
 import { COLLECTIVES, type Collective } from '../algorithms/schedule.js';
 import { paramInt, paramString } from '../config/params.js';
+import { ONE_SHOT } from '../exec/one-shot.js';
 import { invalidArgument } from '../errors.js';
 
 /** 'll': one-shot over the low-latency slots (exec/one-shot.ts); 'simple': the schedule. */
@@ -83,8 +84,6 @@ function protocolParam(): (typeof PROTOCOL_CHOICES)[number] {
 }
 const PROTOCOL = protocolParam();
 
-/** The low-latency protocol's one-shot path, by name (for TSCCL_ALGO, the call option, benchmarks). */
-export const ONE_SHOT = 'one_shot';
 /**
  * On 2 ranks the zero-copy schedule moves each byte once and the one-shot path three times,
  * which costs more than the hand-offs it saves from about here (thread ranks on the 2-core
