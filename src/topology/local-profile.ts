@@ -35,15 +35,17 @@ export const profileSchema = z.object({
 export type LocalProfile = z.infer<typeof profileSchema>;
 
 /**
- * Used when no profile has been measured: figures from bench/RESULTS.md on the 2-core VMs tsccl
- * is developed on (per-call JS work ~30 us, 2-rank 8 B all-reduce ~58 us, SIMD float32 sum ~11 GB/s).
+ * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on
+ * (2026-11-21): thread ranks 2 x 64 B all-reduce 9 us by recursive doubling and 11 us by ring
+ * (bench/regret.mjs), 4-rank ring 8 B 757-759 us and 16 MiB sendrecv 1.3-1.5 ms (two `tsccl
+ * tune` runs), TCP 16 MiB sendrecv 20 ms, the SIMD float32 sum 19-20 GB/s.
  */
 export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
-    shm: { callUs: 30, messageUs: 14, copyGBps: 6, oversubscribedMessageUs: 80 },
-    tcp: { callUs: 40, messageUs: 45, gbps: 1 },
-    reduceGBps: 11, runs: 0,
+    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125 },
+    tcp: { callUs: 40, messageUs: 45, gbps: 0.84 },
+    reduceGBps: 19, runs: 0,
   };
 }
 
