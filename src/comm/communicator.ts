@@ -3,7 +3,7 @@ import { type CallShape, type Collective, REDUCING_COLLECTIVES, bufferCounts, in
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
-import { oneShotCount, oneShotReadCount, runOneShot } from '../exec/one-shot.js';
+import { oneShotOffer, runOneShot } from '../exec/one-shot.js';
 import { reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
@@ -422,7 +422,7 @@ export class Communicator {
     const hostCount = shape.hosts === undefined ? 1 : Math.max(...shape.hosts) + 1;
     const slots = this.backend.transport.lowLatency;
     const oneShot = slots === undefined || checksum === true || debugCheck
-      ? undefined : { bytes: oneShotCount(shape) * dtype.bytes, readBytes: oneShotReadCount(shape) * dtype.bytes, capacity: slots.capacity };
+      ? undefined : oneShotOffer(shape, dtype.bytes, slots.capacity);
     const selection = selectAlgorithm({
       collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount, oneShot,
       transport: this.backend.kind, oversubscribed: this.backend.oversubscribed,

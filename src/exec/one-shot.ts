@@ -3,6 +3,9 @@ import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
 import type { LowLatencySlots, WaitContext } from '../transport/transport.js';
 
+/** The one-shot path's name where algorithms are named (TSCCL_ALGO, the call option, the tuner, the simulator). */
+export const ONE_SHOT = 'one_shot';
+
 /**
  * Small collectives over the low-latency protocol, in one step: the ranks that hold data publish
  * their whole input, and every rank that needs a result reads what it needs straight from the
@@ -10,9 +13,6 @@ import type { LowLatencySlots, WaitContext } from '../transport/transport.js';
  * the data is moved once more than by the zero-copy schedules, which is cheap while it is small.
  * Reductions fold in rank order (r0 op r1 op ...), so every rank gets bitwise the same result.
  */
-/** The one-shot path's name where algorithms are named (TSCCL_ALGO, the call option, the tuner, the simulator). */
-export const ONE_SHOT = 'one_shot';
-
 export interface OneShotRequest {
   readonly shape: CallShape;
   readonly rank: number;
@@ -86,13 +86,21 @@ export function oneShotReadCount(shape: CallShape): number {
 }
 
 /**
+ * What the tuner weighs the one-shot path by, the same on every rank: the bytes the largest
+ * publisher publishes, the bytes each rank reads from its peers' slots, and what a slot holds.
+ */
+export function oneShotOffer(shape: CallShape, elementBytes: number, capacity: number): { bytes: number; readBytes: number; capacity: number } {
+  return { bytes: oneShotCount(shape) * elementBytes, readBytes: oneShotReadCount(shape) * elementBytes, capacity };
+}
+
+/**
  * The peers one rank waits for and the elements it reads from each one's slot: the simulator
  * charges the one-shot path by these. Every rank waits for every peer (that is how a rank that
  * called something else is seen), but reads only where the pattern gives it data.
  */
 export function oneShotReads(shape: CallShape, rank: number): { peer: number; count: number }[] {
   const pattern = PATTERNS[shape.collective];
-  const reads = pattern.to === 'root' && rank !== shape.root ? false : pattern.combine !== 'none';
+  const reads = pattern.combine !== 'none' && (pattern.to === 'all' || rank === shape.root);
   const peers = Array.from({ length: shape.nranks }, (_, peer) => peer).filter((peer) => peer !== rank);
   return peers.map((peer) => ({ peer, count: reads && (pattern.from === 'all' || peer === shape.root) ? shape.count : 0 }));
 }

@@ -295,7 +295,8 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     const d = graph.devices[device];
     return (d.memoryGBps ?? d.reduceGBps ?? 1000) * 1000;
   };
-  const published = Math.max(...rankDevices.map((d) => oneShotCount(shape) * call.elementBytes / memoryRate(d)));
+  const messageBytes = oneShotCount(shape) * call.elementBytes;
+  const published = Math.max(...rankDevices.map((d) => messageBytes / memoryRate(d)));
   const queue = new EventQueue();
   const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
   const drained = new Float64Array(n);

@@ -4,7 +4,7 @@ import { simulateFlows } from '../sim/flow-sim.js';
 import { topologyProtocols } from '../sim/protocols.js';
 import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
-import { oneShotCount, oneShotReadCount } from '../exec/one-shot.js';
+import { oneShotOffer } from '../exec/one-shot.js';
 import { selectAlgorithm } from './select.js';
 import { isOversubscribed } from '../transport/wait.js';
 
@@ -61,10 +61,9 @@ export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { al
   const nranks = graph.accelerators.length;
   const elements = Math.floor(request.bytes / request.elementBytes);
   const count = BLOCK_PER_RANK_INPUT.has(request.collective) ? Math.floor(elements / nranks) : elements;
-  // The communicator offers the one-shot path the same facts (exec/one-shot.ts counts them).
+  // Offered as the communicator offers it.
   const shape: CallShape = { collective: request.collective, nranks, count, root: 0, inPlace: false, chunkCount: 0 };
-  const oneShot = request.oneShotCapacity === undefined ? undefined
-    : { bytes: oneShotCount(shape) * request.elementBytes, readBytes: oneShotReadCount(shape) * request.elementBytes, capacity: request.oneShotCapacity };
+  const oneShot = request.oneShotCapacity === undefined ? undefined : oneShotOffer(shape, request.elementBytes, request.oneShotCapacity);
   const selection = selectAlgorithm({
     collective: request.collective, nranks, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
     transport: request.transport, oversubscribed: request.oversubscribed, oneShot,
