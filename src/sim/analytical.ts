@@ -47,7 +47,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const first = rankDevices[0];
   const sameHost = rankDevices.findIndex((_, r) => r > 0 && hostOf(r) === hostOf(0));
   const otherHost = rankDevices.findIndex((_, r) => hostOf(r) !== hostOf(0));
-  const bottleneck = (path: Int32Array) => Math.min(...Array.from(path, (l) => graph.links[l].capacity));
+  const bottleneck = (path: Int32Array) => Math.min(...Array.from(path, (l) => graph.capacities[l]));
   const upLinks = graph.linksFrom(first).filter((l) => l.family === 'scale-up');
   const intraPath = sameHost > 0 ? graph.route(first, rankDevices[sameHost]) : undefined;
   const interPath = otherHost > 0 ? graph.route(first, rankDevices[otherHost]) : undefined;

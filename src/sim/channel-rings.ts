@@ -43,7 +43,7 @@ function meshCycles(graph: TopologyGraph, rankDevices: readonly number[], member
   const residual: number[][] = members.map((a) => members.map((b) => {
     if (a === b) return 0;
     const route = graph.route(rankDevices[a], rankDevices[b]);
-    return route.length === 1 ? graph.links[route[0]].count : 0;
+    return route.length === 1 ? graph.link(route[0]).count : 0;
   }));
   if (residual.every((row) => row.every((v) => v === 0))) return [[...members]];
   const maxDegree = Math.max(...residual.map((row) => row.reduce((a, v) => a + v, 0)));

@@ -130,7 +130,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     const box = boxOf(receiver, sender.rank);
     if (box.path === undefined) {
       box.path = graph.route(sender.device, receiver.device);
-      const crossesNetwork = Array.from(box.path).some((l) => graph.links[l].family === 'network');
+      const crossesNetwork = Array.from(box.path).some((l) => graph.link(l).family === 'network');
       box.delay = graph.routeLatency(box.path) + protocol.stepUs + (crossesNetwork ? protocol.netStepUs : 0);
     }
     return box;

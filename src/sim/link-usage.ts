@@ -53,7 +53,7 @@ export function linkUsage(graph: TopologyGraph, groups: readonly (readonly numbe
   for (const group of groups) {
     for (const r of group) if (!(r >= 0 && r < ranks.length)) throw invalidArgument(`rank ${r} of a group is outside the topology's ${ranks.length} accelerators`, { argument: '--ranks' });
   }
-  const carried = new Float64Array(graph.links.length);
+  const carried = new Float64Array(graph.linkCount);
   const rows: SimRow[] = [];
   const rowOfGroup = new Map<number, SimRow>();
   const deviceGroup = new Map<number, number>();

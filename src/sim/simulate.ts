@@ -125,8 +125,8 @@ export function linkLoads(graph: TopologyGraph, linkBytes: Float64Array, timeUs:
   const loads: LinkLoad[] = [];
   linkBytes.forEach((bytes, i) => {
     if (bytes <= 0) return;
-    const link = graph.links[i];
-    loads.push({ index: i, link: link.name, kind: link.kind, bytes, utilisation: bytes / (link.capacity * timeUs) });
+    const link = graph.link(i);
+    loads.push({ index: i, link: graph.linkName(i), kind: link.kind, bytes, utilisation: bytes / (link.capacity * timeUs) });
   });
   return loads.sort((a, b) => b.utilisation - a.utilisation);
 }

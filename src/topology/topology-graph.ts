@@ -16,7 +16,6 @@ export interface DirectedLink {
   readonly kind: string;
   readonly family: LinkFamily;
   readonly count: number;
-  readonly name: string;
 }
 
 /** Devices that pass traffic on; accelerators are endpoints only (they do not relay). */
@@ -30,47 +29,93 @@ const FORWARDS = new Set(['cpu', 'nic', 'switch']);
  */
 export class TopologyGraph {
   readonly devices: readonly Device[];
-  readonly links: DirectedLink[] = [];
+  /** Number of directed links; link ids run from 0 to this. */
+  readonly linkCount: number;
   /** Sustained bytes per microsecond of every link, by link index (what the flow engine shares). */
   readonly capacities: Float64Array;
   /** Accelerators in rank order (device order of the file). */
   readonly accelerators: readonly number[];
+  // Links live in typed arrays, not objects: a 100,000-GPU cluster has ~1 million of them, and
+  // building them as objects cost as much as the analytical model's whole budget.
+  private readonly linkFrom: Int32Array;
+  private readonly linkTo: Int32Array;
+  private readonly latencies: Float64Array;
+  /** The file link each directed link comes from, or -1 for a forwarding limit. */
+  private readonly fileLink: Int32Array;
+  private readonly families: LinkFamily[];
   private readonly byId = new Map<string, number>();
-  private readonly outLinks: number[][];
+  /** Out-links of device d are outLinks[outStart[d] .. outStart[d + 1]). */
+  private readonly outStart: Int32Array;
+  private readonly outLinks: Int32Array;
   /** The internal link of each device with a forwarding limit, or -1. */
-  private readonly forwarding: number[];
+  private readonly forwarding: Int32Array;
   private readonly routes = new Map<number, Int32Array>();
 
   readonly topology: Topology;
 
   constructor(topology: Topology) {
     this.topology = topology;
-    this.devices = topology.devices;
-    topology.devices.forEach((d, i) => this.byId.set(d.id, i));
-    this.outLinks = topology.devices.map(() => []);
-    for (const link of topology.links) {
-      const catalog = LINK_KINDS[link.kind];
-      const gbps = (link.gbps ?? catalog.gbps) * (link.efficiency ?? catalog.efficiency) * link.count;
-      for (const [a, b] of [[link.a, link.b], [link.b, link.a]]) {
-        const from = this.byId.get(a)!;
-        const to = this.byId.get(b)!;
-        const index = this.links.length;
-        this.links.push({
-          index, from, to, capacity: gbps * 1000, latencyUs: link.latencyUs ?? catalog.latencyUs, kind: link.kind,
-          family: catalog.family, count: link.count, name: `${a}->${b}`,
-        });
-        this.outLinks[from].push(index);
-      }
-    }
-    this.accelerators = topology.devices.flatMap((d, i) => (RANK_KINDS.has(d.kind) ? [i] : []));
-    // A device with a forwarding limit gets one internal link that every route through it crosses.
-    this.forwarding = topology.devices.map((d, i) => {
-      if (d.forwardGBps === undefined) return -1;
-      const index = this.links.length;
-      this.links.push({ index, from: i, to: i, capacity: d.forwardGBps * 1000, latencyUs: 0, kind: 'forwarding', family: 'host', count: 1, name: `${d.id} (forwarding)` });
-      return index;
+    const devices = topology.devices;
+    const fileLinks = topology.links;
+    this.devices = devices;
+    devices.forEach((d, i) => this.byId.set(d.id, i));
+    const accelerators: number[] = [];
+    let limited = 0;
+    devices.forEach((d, i) => {
+      if (RANK_KINDS.has(d.kind)) accelerators.push(i);
+      if (d.forwardGBps !== undefined) limited++;
     });
-    this.capacities = Float64Array.from(this.links, (l) => l.capacity);
+    this.accelerators = accelerators;
+    const count = 2 * fileLinks.length + limited;
+    this.linkCount = count;
+    this.linkFrom = new Int32Array(count);
+    this.linkTo = new Int32Array(count);
+    this.capacities = new Float64Array(count);
+    this.latencies = new Float64Array(count);
+    this.fileLink = new Int32Array(count);
+    this.families = new Array<LinkFamily>(count);
+    const outDegree = new Int32Array(devices.length + 1);
+    fileLinks.forEach((link, i) => {
+      const catalog = LINK_KINDS[link.kind];
+      const capacity = (link.gbps ?? catalog.gbps) * (link.efficiency ?? catalog.efficiency) * link.count * 1000;
+      const latencyUs = link.latencyUs ?? catalog.latencyUs;
+      const a = this.byId.get(link.a)!;
+      const b = this.byId.get(link.b)!;
+      // Links are full duplex: each file link is two directed links, one per direction.
+      this.setLink(2 * i, a, b, capacity, latencyUs, i, catalog.family);
+      this.setLink(2 * i + 1, b, a, capacity, latencyUs, i, catalog.family);
+      outDegree[a]++;
+      outDegree[b]++;
+    });
+    // A device with a forwarding limit gets one internal link that every route through it crosses.
+    this.forwarding = new Int32Array(devices.length).fill(-1);
+    let next = 2 * fileLinks.length;
+    devices.forEach((d, i) => {
+      if (d.forwardGBps === undefined) return;
+      this.setLink(next, i, i, d.forwardGBps * 1000, 0, -1, 'host');
+      this.forwarding[i] = next++;
+    });
+    this.outStart = new Int32Array(devices.length + 1);
+    for (let d = 0; d < devices.length; d++) this.outStart[d + 1] = this.outStart[d] + outDegree[d];
+    this.outLinks = new Int32Array(2 * fileLinks.length);
+    const fill = this.outStart.slice(0, devices.length);
+    for (let l = 0; l < 2 * fileLinks.length; l++) this.outLinks[fill[this.linkFrom[l]]++] = l;
+  }
+
+  /** A directed link as an object, for reports and set-up code (the engine reads the arrays). */
+  link(index: number): DirectedLink {
+    const source = this.fileLink[index];
+    const fileLink = source >= 0 ? this.topology.links[source] : undefined;
+    return {
+      index, from: this.linkFrom[index], to: this.linkTo[index], capacity: this.capacities[index], latencyUs: this.latencies[index],
+      kind: fileLink?.kind ?? 'forwarding', family: this.families[index], count: fileLink?.count ?? 1,
+    };
+  }
+
+  /** Links are named only when reported. */
+  linkName(index: number): string {
+    const from = this.devices[this.linkFrom[index]].id;
+    return this.fileLink[index] < 0 ? `${from} (forwarding)` : `${from}->${this.devices[this.linkTo[index]].id}`;
   }
 
   deviceIndex(id: string): number {
@@ -79,9 +124,20 @@ export class TopologyGraph {
     return index;
   }
 
+  private setLink(index: number, from: number, to: number, capacity: number, latencyUs: number, fileLink: number, family: LinkFamily): void {
+    this.linkFrom[index] = from;
+    this.linkTo[index] = to;
+    this.capacities[index] = capacity;
+    this.latencies[index] = latencyUs;
+    this.fileLink[index] = fileLink;
+    this.families[index] = family;
+  }
+
   /** Directed links leaving a device. */
   linksFrom(device: number): DirectedLink[] {
-    return this.outLinks[device].map((i) => this.links[i]);
+    const out: DirectedLink[] = [];
+    for (let k = this.outStart[device]; k < this.outStart[device + 1]; k++) out.push(this.link(this.outLinks[k]));
+    return out;
   }
 
   /** Latency added by passing through a device (switch chips only). */
@@ -99,7 +155,7 @@ export class TopologyGraph {
       const withForwarding: number[] = [];
       hops.forEach((link, i) => {
         withForwarding.push(link);
-        const through = this.forwarding[this.links[link].to];
+        const through = this.forwarding[this.linkTo[link]];
         if (i + 1 < hops.length && through >= 0) withForwarding.push(through);
       });
       path = Int32Array.from(withForwarding);
@@ -112,8 +168,8 @@ export class TopologyGraph {
   routeLatency(path: Int32Array): number {
     let total = 0;
     for (let i = 0; i < path.length; i++) {
-      const link = this.links[path[i]];
-      total += link.latencyUs + (i + 1 < path.length ? this.deviceLatency(link.to) : 0);
+      const link = path[i];
+      total += this.latencies[link] + (i + 1 < path.length ? this.deviceLatency(this.linkTo[link]) : 0);
     }
     return total;
   }
@@ -142,9 +198,9 @@ export class TopologyGraph {
     }
     const path: number[] = [];
     for (let at = dst; at !== src;) {
-      const link = this.links[via.get(at)!];
-      path.push(link.index);
-      at = link.from;
+      const link = via.get(at)!;
+      path.push(link);
+      at = this.linkFrom[link];
     }
     return path.reverse();
   }
@@ -194,14 +250,15 @@ export class TopologyGraph {
       if (u === dst) return via;
       if (u !== src && !FORWARDS.has(this.devices[u].kind)) continue;
       const pass = u === src ? 0 : this.deviceLatency(u);
-      for (const li of this.outLinks[u]) {
-        const link = this.links[li];
-        if (scope === 'network' && link.family !== 'network') continue;
-        const nd = d + pass + link.latencyUs + 1e-6;
-        if (nd < (dist.get(link.to) ?? Infinity)) {
-          dist.set(link.to, nd);
-          via.set(link.to, li);
-          push([nd, link.to]);
+      for (let k = this.outStart[u]; k < this.outStart[u + 1]; k++) {
+        const li = this.outLinks[k];
+        if (scope === 'network' && this.families[li] !== 'network') continue;
+        const to = this.linkTo[li];
+        const nd = d + pass + this.latencies[li] + 1e-6;
+        if (nd < (dist.get(to) ?? Infinity)) {
+          dist.set(to, nd);
+          via.set(to, li);
+          push([nd, to]);
         }
       }
     }

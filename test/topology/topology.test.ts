@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { LINK_KINDS } from '../../src/topology/catalog.js';
 import { loadTopology } from '../../src/topology/load-topology.js';
-import { PRESET_NAMES, buildPreset } from '../../src/topology/presets/presets.js';
+import { PRESET_NAMES, type PresetOptions, buildPreset } from '../../src/topology/presets/presets.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology, topologyJsonSchema } from '../../src/topology/topology-schema.js';
 
@@ -27,6 +27,21 @@ test('every preset, alone and as a 2-node cluster, passes the schema and routes 
   }
 });
 
+test('every preset option passes the schema, since loading a preset does not re-validate it', () => {
+  const variants: PresetOptions[] = [
+    { gpus: 1 }, { gpus: 3 }, { nodes: 3, fabric: 'leaf-spine' }, { nodes: 40, fabric: 'rail' }, { nodes: 40, fabric: 'leaf-spine' },
+    { nodes: 2, nicKind: 'ethernet', nicGbps: 25 }, { nodes: 2, nicKind: 'efa' }, { nodes: 2, nicKind: 'roce' }, { nodes: 2, gpus: 5 },
+  ];
+  for (const name of PRESET_NAMES) {
+    for (const options of [...variants, ...(name === 'ascend-910b' ? [] : [{ nodes: 2, nicsPerNode: 1 }, { nodes: 2, nicsPerNode: 3 }])]) {
+      assert.doesNotThrow(() => parseTopology(buildPreset(name, options), name), `${name} ${JSON.stringify(options)}`);
+    }
+  }
+  for (const options of [{ pcieGen: 3, gpusPerSwitch: 4, sockets: 1 }, { pcieGen: 6, gpusPerSwitch: 1, sockets: 2, gpus: 16, nodes: 2 }]) {
+    assert.doesNotThrow(() => parseTopology(buildPreset('pcie-server', options), 'pcie-server'), JSON.stringify(options));
+  }
+});
+
 test('presets have the link budgets of the hardware', () => {
   const budget = (name: string, options = {}) => {
     const graph = new TopologyGraph(buildPreset(name, options));
@@ -42,7 +57,7 @@ test('presets have the link budgets of the hardware', () => {
 
 test('a rail-optimised cluster keeps same-index GPUs of two servers on one leaf; leaf-spine crosses the spine', () => {
   const rail = new TopologyGraph(buildPreset('dgx-h100', { nodes: 64 }));
-  const path = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]), (l) => g.links[l].name);
+  const path = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]), (l) => g.linkName(l));
   assert.ok(!path(rail, 3, 8 * 5 + 3).some((n) => n.includes('spine')));
   const clos = new TopologyGraph(buildPreset('dgx-h100', { nodes: 64, fabric: 'leaf-spine' }));
   assert.ok(path(clos, 3, 8 * 40 + 3).some((n) => n.includes('spine')));

@@ -1,3 +1,4 @@
+import { ErrorCode, TscclError } from '../../errors.js';
 import type { LinkKindId, SwitchKindId } from '../catalog.js';
 import type { Device, DeviceKind, Link, Topology } from '../topology-schema.js';
 
@@ -5,12 +6,12 @@ import type { Device, DeviceKind, Link, Topology } from '../topology-schema.js';
 export class TopologyBuilder {
   readonly devices: Device[] = [];
   readonly links: Link[] = [];
-  private readonly byId = new Map<string, Device>();
 
   device(id: string, kind: DeviceKind, host: number | undefined, extra: Partial<Pick<Device, 'switchKind' | 'nic' | 'memoryGBps' | 'reduceGBps' | 'forwardGBps' | 'label'>> = {}): string {
-    const device: Device = { id, kind, ...(host === undefined ? {} : { host }), ...extra };
+    // Assigned field by field, not spread: a 100,000-GPU cluster builds ~300,000 devices.
+    const device: Device = host === undefined ? { id, kind } : { id, kind, host };
+    for (const key in extra) (device as Record<string, unknown>)[key] = extra[key as keyof typeof extra];
     this.devices.push(device);
-    this.byId.set(id, device);
     return id;
   }
 
@@ -22,8 +23,18 @@ export class TopologyBuilder {
     this.links.push({ a, b, kind, count });
   }
 
+  /**
+   * Searches from the newest device: a server binds NICs to the accelerators it has just added,
+   * and a map of every id cost a quarter of building a 100,000-GPU cluster.
+   */
   setNic(deviceId: string, nic: string): void {
-    (this.byId.get(deviceId) as { nic?: string }).nic = nic;
+    for (let i = this.devices.length - 1; i >= 0; i--) {
+      if (this.devices[i].id === deviceId) {
+        (this.devices[i] as { nic?: string }).nic = nic;
+        return;
+      }
+    }
+    throw new TscclError(ErrorCode.INTERNAL, `Topology builder: no device '${deviceId}' to bind NIC '${nic}' to`);
   }
 
   build(name: string, description: string): Topology {
