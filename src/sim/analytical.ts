@@ -1,7 +1,8 @@
 import { REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
-import { SWITCH_KINDS } from '../topology/catalog.js';
+import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import type { SimCall } from './flow-sim.js';
+import { nvlsFillUs } from './nvls-pipeline.js';
 import { protocolOf } from './protocols.js';
 
 /**
@@ -28,7 +29,8 @@ export interface TopologySummary {
   /** One NIC's path bandwidth between hosts (bytes/us). */
   readonly nicBandwidth: number;
   readonly nicsPerHost: number;
-  readonly reductionEfficiency: number;
+  /** The switch kind that reduces in the switch for these ranks' scale-up links, if any. */
+  readonly reducingSwitch: SwitchKind | undefined;
   /** Bytes per microsecond a rank reduces at when reduction is not fused (CPU ranks); 0 if fused. */
   readonly reduceRate: number;
 }
@@ -64,10 +66,8 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     nicBandwidth: interPath ? bottleneck(interPath) : Infinity,
     nicsPerHost: new Set(hostZero.map((d) => graph.devices[d].nic ?? '')).size,
     reduceRate: (graph.devices[first].reduceGBps ?? 0) * 1000,
-    reductionEfficiency: Math.max(0, ...upLinks.map((l) => {
-      const to = graph.devices[l.to];
-      return to.kind === 'switch' && to.switchKind ? SWITCH_KINDS[to.switchKind].reductionEfficiency : 0;
-    })),
+    reducingSwitch: upLinks.map((l) => graph.devices[l.to].switchKind)
+      .flatMap((kind) => (kind !== undefined && SWITCH_KINDS[kind].inSwitchReduction ? [SWITCH_KINDS[kind]] : []))[0],
   };
   byRanks.set(rankDevices, summary);
   return summary;
@@ -118,8 +118,13 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const inter = multi ? wire((k * (n - k) * bytes) / n) / (s.nicBandwidth * s.nicsPerHost) : 0;
       return result(2 * (r * (multi ? aInter : aIntra) + Math.max(intra, inter)), 1, bound(intra, inter));
     }
-    case 'nvls':
-      return result(2 * aIntra + wire(bytes * (1 + 1 / n)) / (s.upBandwidth * s.reductionEfficiency), 1, 'scale-up');
+    case 'nvls': {
+      // As the flow engine charges it: two traversals, the pipeline's fill, one drain; no per-step sync.
+      const sw = s.reducingSwitch;
+      if (sw === undefined) throw new Error('nvls needs ranks attached to a switch that reduces');
+      const rate = s.upBandwidth * sw.reductionEfficiency;
+      return result(2 * s.intraLatency + nvlsFillUs(bytes, n, sw, rate) + wire(bytes * (1 + 1 / n)) / rate, 1, 'scale-up');
+    }
     case 'hierarchical': {
       const local = wire((k - 1) * bytes) / s.upBandwidth;
       const leaders = s.hosts;

@@ -7,6 +7,7 @@ import { channelRings } from './channel-rings.js';
 import { corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
+import { nvlsFillUs } from './nvls-pipeline.js';
 import { protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
 
@@ -256,7 +257,8 @@ export function reducingSwitch(graph: TopologyGraph, rankDevices: readonly numbe
  * multicast address and the switch writes it to every GPU. Per GPU and direction that is
  * (1 + 1/n) of the data, against 2(n-1)/n for a ring, at the switch's reduction efficiency.
  * Both directions stream concurrently (the library pipelines the two phases), so the call
- * takes one drain of that volume plus two steps of latency.
+ * takes one drain of that volume, the pipeline's fill (nvls-pipeline.ts) and two traversals.
+ * There is no per-step synchronisation to charge: the chunks stream through the pipeline.
  */
 function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {
   const sw = reducingSwitch(graph, rankDevices);
@@ -265,20 +267,24 @@ function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call
   }
   const n = rankDevices.length;
   const protocol = protocolOf(graph.topology, call.protocol);
-  const efficiency = protocol.efficiency * SWITCH_KINDS[graph.devices[sw].switchKind!].reductionEfficiency;
+  const switchKind = SWITCH_KINDS[graph.devices[sw].switchKind!];
+  const efficiency = protocol.efficiency * switchKind.reductionEfficiency;
   const queue = new EventQueue();
   let lastDrain = 0;
   const network = new FlowNetwork(queue, graph.capacities, () => { lastDrain = Math.max(lastDrain, queue.now); });
   const bytes = call.count * call.elementBytes * (1 + 1 / n) / efficiency;
   let stepLatency = 0;
+  let portRate = Infinity;
   for (const device of rankDevices) {
     for (const path of [graph.route(device, sw), graph.route(sw, device)]) {
       stepLatency = Math.max(stepLatency, graph.routeLatency(path) + graph.deviceLatency(sw));
+      for (const link of path) portRate = Math.min(portRate, graph.capacities[link]);
       network.start(path, bytes, undefined);
     }
   }
   queue.run();
-  return { timeUs: protocol.baseUs + lastDrain + 2 * (stepLatency + protocol.stepUs), channels: 1, linkBytes: network.carried };
+  const fill = nvlsFillUs(call.count * call.elementBytes, n, switchKind, portRate * efficiency);
+  return { timeUs: protocol.baseUs + fill + lastDrain + 2 * stepLatency, channels: 1, linkBytes: network.carried };
 }
 
 /**

@@ -121,25 +121,29 @@ export interface SwitchKind {
    * one because each reduced element needs the switch to read every GPU's contribution.
    */
   readonly reductionEfficiency: number;
+  /** Channels a library runs an in-switch reduction on (NCCL's NVLS channel count), 0 without one. */
+  readonly reductionChannels: number;
   readonly source: string;
 }
 
 const switchKind = (k: SwitchKind): SwitchKind => k;
 
 export const SWITCH_KINDS = {
-  'nvswitch1': switchKind({ id: 'nvswitch1', label: 'NVSwitch gen1 (DGX-2, V100)', latencyUs: 0.3, inSwitchReduction: false, reductionEfficiency: 0,
+  'nvswitch1': switchKind({ id: 'nvswitch1', label: 'NVSwitch gen1 (DGX-2, V100)', latencyUs: 0.3, inSwitchReduction: false, reductionEfficiency: 0, reductionChannels: 0,
     source: '18 NVLink2 ports; latency assumed 0.3 us (an NVLink traversal is ~0.5 us, the switch adds a fraction)' }),
-  'nvswitch2': switchKind({ id: 'nvswitch2', label: 'NVSwitch gen2 (A100)', latencyUs: 0.3, inSwitchReduction: false, reductionEfficiency: 0,
+  'nvswitch2': switchKind({ id: 'nvswitch2', label: 'NVSwitch gen2 (A100)', latencyUs: 0.3, inSwitchReduction: false, reductionEfficiency: 0, reductionChannels: 0,
     source: '6 per DGX A100, every GPU pair full bandwidth [HW]' }),
-  'nvswitch3': switchKind({ id: 'nvswitch3', label: 'NVSwitch gen3 (H100/H200, NVLink SHARP)', latencyUs: 0.3, inSwitchReduction: true, reductionEfficiency: 0.74,
-    source: '4 per DGX H100, in-switch reduction [HW]; reduction efficiency 0.74 fitted to [C2] 8 GB NVLS 478.9 GB/s busbw' }),
-  'nvswitch4': switchKind({ id: 'nvswitch4', label: 'NVSwitch gen4 (B200, GB200 NVL72)', latencyUs: 0.3, inSwitchReduction: true, reductionEfficiency: 0.74,
-    source: 'NVLink 5 switch with SHARP; reduction efficiency assumed equal to gen3' }),
-  'ib-switch': switchKind({ id: 'ib-switch', label: 'InfiniBand switch', latencyUs: 0.55, inSwitchReduction: false, reductionEfficiency: 0,
+  'nvswitch3': switchKind({ id: 'nvswitch3', label: 'NVSwitch gen3 (H100/H200, NVLink SHARP)', latencyUs: 0.3, inSwitchReduction: true,
+    reductionEfficiency: 0.85, reductionChannels: 16,
+    source: '4 per DGX H100, in-switch reduction [HW]; NVLS efficiency 0.85 and 16 NVLS channels are NCCL\'s Hopper figures (src/graph/tuning.cc nvlsEfficiency, src/transport/nvls.cc NVLS_NCHANNELS_SM90); with them [C2] at 8 GB is predicted within 2%' }),
+  'nvswitch4': switchKind({ id: 'nvswitch4', label: 'NVSwitch gen4 (B200, GB200 NVL72)', latencyUs: 0.3, inSwitchReduction: true,
+    reductionEfficiency: 0.74, reductionChannels: 24,
+    source: 'NVLink 5 switch with SHARP; NVLS efficiency 0.74 and 24 NVLS channels in one NVLink domain are NCCL\'s Blackwell figures (tuning.cc nvlsEfficiency, nvls.cc NVLS_NCHANNELS_SM100_NVL)' }),
+  'ib-switch': switchKind({ id: 'ib-switch', label: 'InfiniBand switch', latencyUs: 0.55, inSwitchReduction: false, reductionEfficiency: 0, reductionChannels: 0,
     source: '0.5-0.6 us per switch [HW]' }),
-  'eth-switch': switchKind({ id: 'eth-switch', label: 'Ethernet switch', latencyUs: 1, inSwitchReduction: false, reductionEfficiency: 0,
+  'eth-switch': switchKind({ id: 'eth-switch', label: 'Ethernet switch', latencyUs: 1, inSwitchReduction: false, reductionEfficiency: 0, reductionChannels: 0,
     source: 'cut-through data-centre switch ~1 us (assumed)' }),
-  'pcie-switch': switchKind({ id: 'pcie-switch', label: 'PCIe switch', latencyUs: 0.15, inSwitchReduction: false, reductionEfficiency: 0,
+  'pcie-switch': switchKind({ id: 'pcie-switch', label: 'PCIe switch', latencyUs: 0.15, inSwitchReduction: false, reductionEfficiency: 0, reductionChannels: 0,
     source: 'PCIe switch port-to-port ~150 ns (Broadcom PEX datasheets class figure, assumed)' }),
 } as const satisfies Record<string, SwitchKind>;
 
