@@ -3,7 +3,7 @@
 // bridge by veth links shaped with tc tbf (default 1gbit), 2 process ranks per host. Runs the
 // collectives for real (tsccl launch in each namespace) and predicts the same calls with the
 // flow simulator on the same cluster written as a topology file (bench/topologies/), with the
-// algorithm and chunk the tuner picks in the real run. Needs root and iproute2.
+// algorithm the real run recorded and the tuner's chunk for it. Needs root and iproute2.
 // Usage: node bench/predict-netns.mjs [rate]   (run `tsccl tune` first for this machine's TCP costs)
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -30,6 +30,8 @@ const { profile, source } = loadProfile(detection.cores, detection.host);
 // The cluster as a topology file: per host, two ranks on the host's TCP stack, one veth NIC to
 // the bridge. All namespaces share this machine's cores, so each host's stack forwards at most
 // its share of them (cores / hosts x the per-rank TCP rate); ranks reduce at cores / ranks.
+// As in --topo local, a hand-off is a wake-up (the profile's TCP message cost) on a core the
+// host's ranks share: one core per namespace, the nearest whole share of this machine's.
 const share = Math.min(1, detection.cores / n);
 const devices = [{ id: 'bridge', kind: 'switch', switchKind: 'eth-switch', label: 'Linux bridge' }];
 const links = [];
@@ -40,14 +42,14 @@ for (let h = 0; h < HOSTS; h++) {
   links.push({ a: `h${h}.veth`, b: 'bridge', kind: 'eth-1', gbps: gbitPerSecond / 8 });
   for (let r = 0; r < PER_HOST; r++) {
     devices.push({ id: `h${h}.rank${r}`, kind: 'core', host: h, nic: `h${h}.veth`, reduceGBps: profile.reduceGBps * share });
-    links.push({ a: `h${h}.rank${r}`, b: `h${h}.tcp`, kind: 'eth-100', gbps: profile.tcp.gbps, efficiency: 1, latencyUs: profile.tcp.messageUs / 2 });
+    links.push({ a: `h${h}.rank${r}`, b: `h${h}.tcp`, kind: 'eth-100', gbps: profile.tcp.gbps, efficiency: 1, latencyUs: 0 });
   }
 }
 const file = fileURLToPath(new URL(`./topologies/netns-${HOSTS}x${PER_HOST}-${rate}.json`, import.meta.url));
 writeFileSync(file, `${JSON.stringify({
   name: `${HOSTS} namespaces x ${PER_HOST} process ranks, veth + bridge, tbf ${rate}`,
   description: `emulated cluster of bench/predict-netns.mjs; TCP costs from ${source}`,
-  devices, links, protocols: [{ name: 'tcp', baseUs: profile.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1 }],
+  devices, links, protocols: [{ name: 'tcp', baseUs: profile.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs: profile.tcp.messageUs, rankCores: Math.max(1, Math.floor(detection.cores / HOSTS)) }],
 }, null, 1)}\n`);
 const graph = new TopologyGraph(loadTopology(file));
 
@@ -75,7 +77,8 @@ try {
     for (const m of outs.join('').matchAll(/^\[(\d+)\] result: (.*)$/gm)) perRank[Number(m[1])] = JSON.parse(m[2]);
     for (const row of aggregateRows(options, perRank).filter((r) => !r.inPlace)) {
       const inputBytes = op === 'all_gather' ? row.bytes / n : row.bytes;
-      const { algorithm, timeUs: predicted } = predictOn(graph, { collective: BENCH_OPS[op].collective, bytes: inputBytes, elementBytes: 4, hostCount: HOSTS });
+      // The algorithm the real run recorded, simulated with the tuner's chunking for it.
+      const { algorithm, timeUs: predicted } = predictOn(graph, { collective: BENCH_OPS[op].collective, bytes: inputBytes, elementBytes: 4, hostCount: HOSTS, algorithm: row.algorithm });
       const error = Math.abs(predicted - row.timeUs) / row.timeUs;
       errors.push(error);
       console.log(`| ${op} | ${row.bytes} | ${algorithm} | ${row.timeUs.toFixed(0)} | ${predicted.toFixed(0)} | ${(error * 100).toFixed(0)}% |`);
