@@ -1,7 +1,7 @@
 import { REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
 import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import type { SimCall } from './flow-sim.js';
+import { type SimCall, reducingSwitch } from './flow-sim.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
 import { protocolOf } from './protocols.js';
 
@@ -29,7 +29,7 @@ export interface TopologySummary {
   /** One NIC's path bandwidth between hosts (bytes/us). */
   readonly nicBandwidth: number;
   readonly nicsPerHost: number;
-  /** The switch kind that reduces in the switch for these ranks' scale-up links, if any. */
+  /** The kind of the switch that can reduce for all these ranks (flow-sim's reducingSwitch), if any. */
   readonly reducingSwitch: SwitchKind | undefined;
   /** Bytes per microsecond a rank reduces at when reduction is not fused (CPU ranks); 0 if fused. */
   readonly reduceRate: number;
@@ -54,6 +54,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const intraPath = sameHost > 0 ? graph.route(first, rankDevices[sameHost]) : undefined;
   const interPath = otherHost > 0 ? graph.route(first, rankDevices[otherHost]) : undefined;
   const hostZero = rankDevices.filter((_, r) => hostOf(r) === hostOf(0));
+  const sw = reducingSwitch(graph, rankDevices);
   const summary: TopologySummary = {
     n: rankDevices.length,
     hosts: hostCounts.size,
@@ -66,8 +67,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     nicBandwidth: interPath ? bottleneck(interPath) : Infinity,
     nicsPerHost: new Set(hostZero.map((d) => graph.devices[d].nic ?? '')).size,
     reduceRate: (graph.devices[first].reduceGBps ?? 0) * 1000,
-    reducingSwitch: upLinks.map((l) => graph.devices[l.to].switchKind)
-      .flatMap((kind) => (kind !== undefined && SWITCH_KINDS[kind].inSwitchReduction ? [SWITCH_KINDS[kind]] : []))[0],
+    reducingSwitch: sw === undefined ? undefined : SWITCH_KINDS[graph.devices[sw].switchKind!],
   };
   byRanks.set(rankDevices, summary);
   return summary;
