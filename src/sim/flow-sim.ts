@@ -84,6 +84,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
 
   interface Slot {
     time: number; waiter: Runner | undefined; box: Box | undefined; wireBytes: number;
+    /** Who posted the message: its call cannot end before the receiver has taken it. */
+    sender: Runner | undefined;
     /** When the message started moving: a fused reduction overlaps the transfer from then on. */
     movingSince: number;
   }
@@ -101,6 +103,13 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     readonly program: Program; readonly device: number; readonly rank: number; readonly key: number; pc: number;
     /** Messages to this rank on this channel, by sender rank. */
     readonly inbox: Map<number, Box>;
+    /**
+     * Sends the receivers have not taken yet. As in the executor, the call ends only when they
+     * have: shared memory is read in place, so the sender's buffer is busy until then.
+     */
+    undelivered: number;
+    /** When the program ran to its end, to wait for its last sends to be taken; -1 before. */
+    endedAt: number;
     /** Most schedules send to and receive from one or two peers over and over: the last box of each. */
     lastSendPeer: number;
     lastSendBox: Box | undefined;
@@ -119,7 +128,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
     if (index < slots.length) return slots[index];
-    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0 });
+    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0, sender: undefined });
     return slots[index];
   };
   const startMoving = (box: Box, slot: Slot): void => {
@@ -138,6 +147,20 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   };
   let finished = 0;
   let lastDone = 0;
+
+  const finish = (runner: Runner): void => {
+    finished++;
+    lastDone = Math.max(lastDone, queue.now);
+  };
+
+  /** The receiver is done with one of the sender's messages, which releases the sender's buffer. */
+  const release = (sender: Runner): void => {
+    if (--sender.undelivered > 0 || sender.endedAt < 0) return;
+    // A CPU sender that ended earlier had to wait for this, and is woken for it; one that ended
+    // just now sees it at once.
+    if (wakeUs > 0 && queue.now > sender.endedAt) queue.at(workEnds(sender, wakeUs), finish, sender);
+    else finish(sender);
+  };
 
   const deliver = (slot: Slot): void => {
     slot.time = queue.now;
@@ -164,6 +187,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         const box = runner.lastSendBox!;
         const slot = slotAt(box.slots, box.posted++);
         slot.box = box;
+        slot.sender = runner;
+        runner.undelivered++;
         slot.wireBytes = program.bytes[pc] / protocol.efficiency;
         if (box.sending) {
           box.waiting.push(slot);
@@ -192,9 +217,12 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         // reduce, so only the part of the reduction longer than the transfer adds time.
         const extra = reduceRate > 0 ? program.bytes[pc] / reduceRate - (slot.time - slot.movingSince) : 0;
         if (extra > 0) {
-          queue.at(workEnds(runner, extra), advance, runner);
+          const end = workEnds(runner, extra);
+          queue.at(end, release, slot.sender!);
+          queue.at(end, advance, runner);
           return;
         }
+        release(slot.sender!);
       } else if (kind === STEP_LOCAL) {
         runner.pc++;
         const device = graph.devices[runner.device];
@@ -203,8 +231,9 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         return;
       }
     }
-    finished++;
-    lastDone = Math.max(lastDone, queue.now);
+    // The executor returns once every send has been consumed, so the buffers can be reused.
+    if (runner.undelivered > 0) runner.endedAt = queue.now;
+    else finish(runner);
   };
 
   const runnersByKey: Runner[][] = [];
@@ -221,7 +250,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       programs.forEach((program, k) => {
         const key = c * 64 + k;
         const runner: Runner = {
-          program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(),
+          program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(), undelivered: 0, endedAt: -1,
           lastSendPeer: -1, lastSendBox: undefined, lastRecvPeer: -1, lastRecvBox: undefined,
         };
         (runnersByKey[key] ??= [])[logical] = runner;
