@@ -8,6 +8,7 @@ import { corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
+import { callRates } from './working-set.js';
 import { protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
 
@@ -64,14 +65,15 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const rings = RING_ALGORITHMS.has(call.algorithm) ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
   const hosts = rankHosts(graph, rankDevices);
   const pools = corePools(rankDevices, hosts, protocol.rankCores);
+  const rates = callRates(graph, rankDevices, { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 }, call.elementBytes);
   /** When a rank's own work (a hand-off, a reduction, a copy) started now ends, on a core of its host. */
   const workEnds = (runner: Runner, us: number): number => pools.get(runner.device)?.finish(queue.now, us) ?? queue.now + us;
   // Bytes per microsecond a rank reduces at; 0 where reduction is fused into the transfer (GPUs).
-  const reduceRates = graph.devices.map((d) => (d.reduceGBps ?? 0) * 1000);
+  const reduceRates = graph.devices.map((d, i) => (d.reduceGBps ?? 0) * 1000 * rates.deviceScale[i]);
   const queue = new EventQueue();
   // A drained message arrives after its route's latency and the protocol's step cost; the next
   // message queued behind it on the same connection starts moving.
-  const network = new FlowNetwork(queue, graph.capacities, (slot: Slot) => {
+  const network = new FlowNetwork(queue, rates.capacities, (slot: Slot) => {
     const box = slot.box!;
     queue.at(queue.now + box.delay, deliver, slot);
     const next = box.waiting.shift();
@@ -226,7 +228,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       } else if (kind === STEP_LOCAL) {
         runner.pc++;
         const device = graph.devices[runner.device];
-        const memory = (device.reduceGBps ?? device.memoryGBps ?? 1000) * 1000;
+        const memory = (device.reduceGBps ?? device.memoryGBps ?? 1000) * 1000 * rates.deviceScale[runner.device];
         queue.at(workEnds(runner, program.bytes[pc] / memory), advance, runner);
         return;
       }
@@ -326,16 +328,17 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   const n = rankDevices.length;
   const protocol = protocolOf(graph.topology, call.protocol);
   const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 };
+  const rates = callRates(graph, rankDevices, shape, call.elementBytes);
   const memoryRate = (device: number) => {
     const d = graph.devices[device];
-    return (d.memoryGBps ?? d.reduceGBps ?? 1000) * 1000;
+    return (d.memoryGBps ?? d.reduceGBps ?? 1000) * 1000 * rates.deviceScale[device];
   };
   const messageBytes = oneShotCount(shape) * call.elementBytes;
   const published = Math.max(...rankDevices.map((d) => messageBytes / memoryRate(d)));
   const queue = new EventQueue();
   const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
   const drained = new Float64Array(n);
-  const network = new FlowNetwork(queue, graph.capacities, (reader: number) => { drained[reader] = queue.now; });
+  const network = new FlowNetwork(queue, rates.capacities, (reader: number) => { drained[reader] = queue.now; });
   const reducing = REDUCING_COLLECTIVES.has(call.collective);
   const readBytes = rankDevices.map((device, reader) => {
     let bytes = 0;
@@ -353,7 +356,7 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   let last = 0;
   for (const reader of order) {
     const device = rankDevices[reader];
-    const rate = graph.devices[device].reduceGBps ?? 0;
+    const rate = (graph.devices[device].reduceGBps ?? 0) * rates.deviceScale[device];
     const work = (protocol.wakeUs ?? 0) + (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * 1000) - drained[reader]) : 0);
     last = Math.max(last, pools.get(device)?.finish(drained[reader], work) ?? drained[reader] + work);
   }

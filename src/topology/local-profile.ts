@@ -13,12 +13,16 @@ import { invalidArgument } from '../errors.js';
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": .. },
  *     "tcp": { "callUs": .., "messageUs": .., "gbps": .. },       process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
+ *     "memoryTiers": [ { "bytes": .., "copyGBps": .. }, .. ],       copy speed by working set
  *     "runs": 3 }
  *
  * callUs is the fixed cost of a collective call; messageUs the cost of one message hand-off
  * between two ranks; copyGBps / gbps the per-pair bandwidth of a large message;
  * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
- * receiver is often descheduled and must be woken.
+ * receiver is often descheduled and must be woken. memoryTiers is how fast one core copies when
+ * source and destination together span `bytes` (caches): copyGBps and reduceGBps were measured
+ * at PROFILE_WORKING_SET, and other working sets scale them by the tiers (optional: profiles
+ * written before it have one speed).
  */
 const transportSchema = z.object({ callUs: z.number().min(0), messageUs: z.number().min(0) });
 export const profileSchema = z.object({
@@ -29,10 +33,20 @@ export const profileSchema = z.object({
   shm: transportSchema.extend({ copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0) }),
   tcp: transportSchema.extend({ gbps: z.number().positive() }),
   reduceGBps: z.number().positive(),
+  memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive() }).strict()).min(1).optional(),
   runs: z.number().int().min(0),
 }).strict();
 
 export type LocalProfile = z.infer<typeof profileSchema>;
+
+/**
+ * The working set at which the profile's copyGBps and reduceGBps were measured: the 16 MiB
+ * sendrecv of two ranks (two buffers each) and the kernel's three 16 MiB arrays are both about
+ * this size.
+ */
+export const PROFILE_WORKING_SET = 64 * 1024 * 1024;
+
+const MIB = 1024 * 1024;
 
 /**
  * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on
@@ -46,6 +60,12 @@ export function defaultProfile(cores: number, host: string): LocalProfile {
     shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125 },
     tcp: { callUs: 40, messageUs: 45, gbps: 0.84 },
     reduceGBps: 19, runs: 0,
+    // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the
+    // per-core 2 MiB L2, then an L3 share of 64-96 MiB, then memory.
+    memoryTiers: [
+      { bytes: 1 * MIB, copyGBps: 37 }, { bytes: 2 * MIB, copyGBps: 26 }, { bytes: 8 * MIB, copyGBps: 14.5 },
+      { bytes: 64 * MIB, copyGBps: 14 }, { bytes: 128 * MIB, copyGBps: 8.2 }, { bytes: 256 * MIB, copyGBps: 6.6 },
+    ],
   };
 }
 

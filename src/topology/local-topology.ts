@@ -1,6 +1,7 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, hostname, networkInterfaces } from 'node:os';
-import type { LocalProfile } from './local-profile.js';
+import { type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
+import { cacheScale } from './cache-tiers.js';
 import type { Topology } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
 
@@ -80,7 +81,7 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   // per-rank rate, so a rank working alone gets a whole core and ranks working together split them.
   const forwardGBps = perRank * detection.cores;
   const hub = options.transport === 'shm'
-    ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel, forwardGBps })
+    ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel, forwardGBps, ...cacheTiersOf(profile) })
     : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps });
   for (let r = 0; r < ranks; r++) {
     const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps, memoryGBps: profile.shm.copyGBps });
@@ -98,4 +99,15 @@ export function localTopology(options: LocalTopologyOptions): Topology {
       `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`),
     protocols: [{ name: options.transport, baseUs: callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores: detection.cores }],
   };
+}
+
+/**
+ * The profile's copy speeds by working set as the topology's cache tiers: scales relative to
+ * the speed at the working set where the profile's rates were measured.
+ */
+function cacheTiersOf(profile: LocalProfile): { cacheTiers?: { bytes: number; scale: number }[] } {
+  const tiers = profile.memoryTiers;
+  if (tiers === undefined) return {};
+  const reference = cacheScale(tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
+  return { cacheTiers: tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps / reference })) };
 }

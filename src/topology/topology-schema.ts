@@ -26,6 +26,11 @@ const deviceSchema = z.object({
     .describe('for a forwarding device: total GB/s it can pass, shared by all traffic through it (a CPU whose cores move the data); absent = unlimited'),
   reduceGBps: z.number().positive().optional()
     .describe('for a rank whose reductions are not fused into the transfer (a CPU core): bytes reduced per second, GB/s'),
+  cacheTiers: z.array(z.object({
+    bytes: z.number().positive().describe('working set: the bytes of all buffers a call touches on this host'),
+    scale: z.number().positive().describe('speed at that working set, as a multiple of the stated rates'),
+  }).strict()).min(1).optional()
+    .describe('for a cpu: how the memory speed of its host depends on the working set of a call (caches): the host\'s memory links, forwarding, copies and reductions run at `scale` x their stated rates, interpolated in log(bytes) between tiers and held beyond the ends; absent = one speed'),
   label: z.string().optional(),
 }).strict();
 

@@ -16,7 +16,8 @@ const LARGE = 16 * 1024 * 1024;
  *   by ring = callUs + 2 x messageUs (two steps);
  * - sendrecv of 16 MiB minus sendrecv of 8 B: the copy, giving GB/s.
  * Thread ranks are also measured at twice the cores (ring, 8 B) for the oversubscribed
- * hand-off, and the float32 sum kernel on the shared arena for reduceGBps.
+ * hand-off, the float32 sum kernel on the shared arena for reduceGBps, and one core's copy
+ * speed by working set for memoryTiers.
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
   const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, algorithm?: string): Promise<number> => {
@@ -55,12 +56,39 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const tcp = await transport(true);
   const reduceGBps = measureReduce();
   log(`float32 sum kernel: ${reduceGBps.toFixed(2)} GB/s`);
+  const memoryTiers = measureMemoryTiers();
+  log(`copy by working set: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} GB/s`).join(', ')}`);
   return {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
     shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs },
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps },
-    reduceGBps, runs,
+    reduceGBps, memoryTiers, runs,
   };
+}
+
+const MIB = 1024 * 1024;
+
+/**
+ * One core's copy speed by working set (source plus destination), from within the per-core L2
+ * to well past any L3 share: TypedArray.set between two halves of a fresh SharedArrayBuffer,
+ * written first so no page is the shared zero page; at least 256 MiB copied per sample, median
+ * of 5. One core stands for all: they share the L3 and the memory bus, and the working set of
+ * a call is the sum over its ranks.
+ */
+function measureMemoryTiers(): { bytes: number; copyGBps: number }[] {
+  return [1, 2, 8, 64, 128, 256].map((mib) => {
+    const half = (mib * MIB) / 2;
+    const memory = new Uint8Array(new SharedArrayBuffer(2 * half)).fill(1);
+    const [source, target] = [memory.subarray(0, half), memory.subarray(half)];
+    const copies = Math.max(2, Math.ceil((256 * MIB) / half));
+    const rates: number[] = [];
+    for (let sample = 0; sample < 5; sample++) {
+      const t = performance.now();
+      for (let i = 0; i < copies; i++) target.set(source);
+      rates.push((half * copies) / ((performance.now() - t) * 1e6));
+    }
+    return { bytes: mib * MIB, copyGBps: median(rates) };
+  });
 }
 
 /** The float32 sum kernel the executor uses, on 4 Mi elements of the shared arena; GB/s of output, median of 9. */

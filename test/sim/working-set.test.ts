@@ -1,0 +1,44 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { CallShape } from '../../src/algorithms/schedule.js';
+import { callRates } from '../../src/sim/working-set.js';
+import { simulateRow } from '../../src/sim/simulate.js';
+import { loadTopology } from '../../src/topology/load-topology.js';
+import { PROFILE_WORKING_SET, defaultProfile } from '../../src/topology/local-profile.js';
+import { localTopology } from '../../src/topology/local-topology.js';
+import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { parseTopology } from '../../src/topology/topology-schema.js';
+
+const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+const MIB = 2 ** 20;
+const allReduce = (nranks: number, bytes: number): CallShape => ({ collective: 'allReduce', nranks, count: bytes / 4, root: 0, inPlace: false, chunkCount: 0 });
+
+function local(ranks: number, tiers = true): TopologyGraph {
+  const profile = defaultProfile(2, 'h');
+  const { memoryTiers: _dropped, ...untiered } = profile;
+  return new TopologyGraph(parseTopology(localTopology({ ranks, transport: 'shm', profile: tiers ? profile : untiered, detection }), 'local'));
+}
+
+test('a GPU topology keeps its stated rates: no cache tiers, the same capacities', () => {
+  const graph = new TopologyGraph(loadTopology('dgx-h100'));
+  const rates = callRates(graph, graph.accelerators, allReduce(8, 1 << 30), 4);
+  assert.equal(rates.capacities, graph.capacities);
+  assert.ok(rates.deviceScale.every((s) => s === 1));
+});
+
+test('on CPU ranks the working set of the call sets the memory speed: faster in cache, slower past it', () => {
+  const graph = local(4);
+  const scaleAt = (bytes: number) => callRates(graph, graph.accelerators, allReduce(4, bytes), 4).deviceScale[graph.accelerators[0]];
+  // 4 ranks x (input + output): 8 MiB per rank is the profile's own working set.
+  assert.ok(Math.abs(scaleAt(PROFILE_WORKING_SET / 8) - 1) < 1e-9);
+  assert.ok(scaleAt(64 * 1024) > 2, `${scaleAt(64 * 1024)}`);
+  assert.ok(scaleAt(64 * MIB) < 0.6, `${scaleAt(64 * MIB)}`);
+  const small = callRates(graph, graph.accelerators, allReduce(4, 64 * 1024), 4);
+  const memoryLinks = Array.from({ length: graph.linkCount }, (_, i) => graph.link(i)).filter((l) => l.family === 'memory');
+  assert.ok(memoryLinks.length > 0 && memoryLinks.every((l) => small.capacities[l.index] > 2 * graph.capacities[l.index]));
+});
+
+test('a large all-reduce of 4 thread ranks is predicted slower past the cache than with one memory speed', () => {
+  const time = (graph: TopologyGraph) => simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 64 * MIB, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+  assert.ok(time(local(4)) > 1.5 * time(local(4, false)), `${time(local(4))} vs ${time(local(4, false))}`);
+});

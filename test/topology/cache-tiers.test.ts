@@ -1,0 +1,12 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { cacheScale } from '../../src/topology/cache-tiers.js';
+
+test('cache tiers interpolate in log(bytes) and hold beyond the ends, in any order', () => {
+  const tiers = [{ bytes: 64, scale: 1 }, { bytes: 4, scale: 3 }];
+  assert.equal(cacheScale(tiers, 1), 3);
+  assert.equal(cacheScale(tiers, 4), 3);
+  assert.equal(cacheScale(tiers, 16), 2); // halfway between 4 and 64 in log(bytes)
+  assert.equal(cacheScale(tiers, 64), 1);
+  assert.equal(cacheScale(tiers, 1e12), 1);
+});
