@@ -150,7 +150,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   let finished = 0;
   let lastDone = 0;
 
-  const finish = (runner: Runner): void => {
+  /** A rank's call is over. */
+  const finish = (): void => {
     finished++;
     lastDone = Math.max(lastDone, queue.now);
   };
@@ -160,8 +161,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     if (--sender.undelivered > 0 || sender.endedAt < 0) return;
     // A CPU sender that ended earlier had to wait for this, and is woken for it; one that ended
     // just now sees it at once.
-    if (wakeUs > 0 && queue.now > sender.endedAt) queue.at(workEnds(sender, wakeUs), finish, sender);
-    else finish(sender);
+    if (wakeUs > 0 && queue.now > sender.endedAt) queue.at(workEnds(sender, wakeUs), finish);
+    else finish();
   };
 
   const deliver = (slot: Slot): void => {
@@ -235,7 +236,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     }
     // The executor returns once every send has been consumed, so the buffers can be reused.
     if (runner.undelivered > 0) runner.endedAt = queue.now;
-    else finish(runner);
+    else finish();
   };
 
   const runnersByKey: Runner[][] = [];

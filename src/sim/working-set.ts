@@ -33,9 +33,10 @@ export function callRates(graph: TopologyGraph, rankDevices: readonly number[], 
   const capacities = Float64Array.from(graph.capacities);
   for (let index = 0; index < graph.linkCount; index++) {
     const { from, to, family } = graph.link(index);
-    // Memory links, and the forwarding limit of a CPU (a link from the device to itself).
+    const host = graph.devices[from].host;
+    // Memory links within a tiered host, and the forwarding limit of its CPU (a link from the device to itself).
     const moves = family === 'memory' || (family === 'host' && from === to);
-    if (moves && deviceScale[from] === deviceScale[to]) capacities[index] *= deviceScale[from];
+    if (moves && host !== undefined && hostScale.has(host) && graph.devices[to].host === host) capacities[index] *= hostScale.get(host)!;
   }
   return { capacities, deviceScale };
 }
