@@ -11,7 +11,7 @@ import type { Arena } from '../memory/arena.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
 import { parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
 import { P2P_CHANNEL } from '../transport/shm/mailbox.js';
-import { opcodeOf } from '../transport/transport.js';
+import { copyInto, opcodeOf } from '../transport/transport.js';
 import { log } from '../log.js';
 import { OpContext } from './op-context.js';
 import type { CommBackend } from './backend.js';
@@ -575,7 +575,7 @@ export class Communicator {
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     try {
       if (kind === 'recv') {
-        await this.backend.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, (piece, offset) => bytes.set(piece, offset), ctx);
+        await this.backend.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, copyInto(bytes), ctx);
         return;
       }
       let source = bytes;

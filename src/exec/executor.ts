@@ -1,7 +1,7 @@
 import type { Schedule, Slice, Step } from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
-import type { Consume, MessageTag, SendHandle, Transport, WaitContext } from '../transport/transport.js';
+import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, copyInto } from '../transport/transport.js';
 import { spinUntil } from '../transport/wait.js';
 
 /** Arena views, in the call's dtype, that a schedule's slices refer to. */
@@ -62,10 +62,7 @@ async function runChannel(request: ExecRequest, steps: readonly Step[], channel:
   /** The same question without building a list: asked on every spin of the fast path. */
   const isFree = (v: TypedArray): boolean => !posted.some((s) => overlaps(s, v) && !transport.isDelivered(s.handle));
   const consumer = (step: Step): Consume => {
-    if (step.kind === 'recv') {
-      const dstBytes = bytesOf(view(step.dst));
-      return (piece, offset) => dstBytes.set(piece, offset);
-    }
+    if (step.kind === 'recv') return copyInto(bytesOf(view(step.dst)));
     const dst = view((step as { dst: Slice }).dst);
     const src = view((step as { src: Slice }).src);
     return (piece, offset) => {

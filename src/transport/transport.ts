@@ -33,7 +33,23 @@ export interface WaitContext {
   readonly spinMs: number;
 }
 
-export type Consume = (piece: Uint8Array, byteOffset: number) => void;
+/**
+ * Takes one received piece of a message. A plain receive names the memory the message is
+ * copied into as `into`, so a transport that reads from a socket may read straight there; the
+ * piece it then hands over already is that memory, and nothing is copied.
+ */
+export interface Consume {
+  (piece: Uint8Array, byteOffset: number): void;
+  readonly into?: Uint8Array;
+}
+
+/** The consumer of a plain receive: copies each piece to its place in `dst`, unless it was read there. */
+export function copyInto(dst: Uint8Array): Consume {
+  const consume = (piece: Uint8Array, byteOffset: number) => {
+    if (piece.buffer !== dst.buffer || piece.byteOffset !== dst.byteOffset + byteOffset) dst.set(piece, byteOffset);
+  };
+  return Object.assign(consume, { into: dst });
+}
 
 export interface Transport {
   readonly rank: number;

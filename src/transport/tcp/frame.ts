@@ -76,6 +76,8 @@ export interface Frame {
 /** Where a frame's payload goes as it arrives: a waiting receiver, or a buffer for later. */
 export interface FrameSink {
   payload(piece: Uint8Array): void;
+  /** Where the next at most `bytes` payload bytes may be read to, if the sink has a place for them. */
+  place?(bytes: number): Uint8Array | undefined;
   /** All payload bytes arrived and the checksum (if any) matched. */
   end(): void;
 }
@@ -105,44 +107,59 @@ export class FrameParser {
     this.crc32 = crc32;
   }
 
+  /** The sink the next payload bytes stream into, and how many bytes of its frame are still to come. */
+  get current(): { sink: FrameSink; left: number } | undefined {
+    return this.sink === undefined ? undefined : { sink: this.sink, left: this.remaining };
+  }
+
+  /** A header was read whose sink `open` did not name yet: push again to retry it. */
+  get stalled(): boolean {
+    return this.header !== undefined && this.sink === undefined;
+  }
+
   /**
-   * Feeds bytes. For each header, `open` names the sink its payload streams into, piece by
-   * piece as the bytes come (no whole-frame copy when a receiver is already waiting). Throws
-   * on a malformed frame, and on a checksum mismatch before the sink's end().
+   * Feeds bytes and returns how many it consumed. For each header, `open` names the sink its
+   * payload streams into, piece by piece as the bytes come (no whole-frame copy when a receiver
+   * is already waiting). If `open` names none yet, the parser stops right after that header and
+   * returns; the caller pushes the rest later, and `open` is asked again first. Throws on a
+   * malformed frame, and on a checksum mismatch before the sink's end().
    */
-  push(chunk: Uint8Array, open: (header: FrameHeader) => FrameSink): void {
+  push(chunk: Uint8Array, open: (header: FrameHeader) => FrameSink | undefined): number {
     let at = 0;
-    while (at < chunk.byteLength || (this.header !== undefined && this.remaining === 0)) {
+    for (;;) {
       if (this.header === undefined) {
+        if (at >= chunk.byteLength) return at;
         const take = Math.min(HEADER_BYTES - this.headerFill, chunk.byteLength - at);
         this.headerBytes.set(chunk.subarray(at, at + take), this.headerFill);
         this.headerFill += take;
         at += take;
-        if (this.headerFill < HEADER_BYTES) break;
+        if (this.headerFill < HEADER_BYTES) return at;
         this.header = decodeHeader(this.headerBytes, this.maxPayloadBytes);
         this.headerFill = 0;
         this.remaining = this.header.length;
         this.crc = 0;
+      }
+      if (this.sink === undefined) {
         this.sink = open(this.header);
+        if (this.sink === undefined) return at;
       }
       const take = Math.min(this.remaining, chunk.byteLength - at);
       if (take > 0) {
         const piece = chunk.subarray(at, at + take);
         if (this.header.flags & FLAG_CHECKSUM && this.crc32 !== undefined) this.crc = this.crc32(piece, this.crc);
-        this.sink!.payload(piece);
+        this.sink.payload(piece);
         this.remaining -= take;
         at += take;
       }
-      if (this.remaining === 0) {
-        const header = this.header;
-        const sink = this.sink!;
-        this.header = undefined;
-        this.sink = undefined;
-        if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && (this.crc >>> 0) !== header.checksum) {
-          throw new TscclError(ErrorCode.CHECKSUM, `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes): the data was corrupted on the way`, { op: 'transport', seq: header.seq });
-        }
-        sink.end();
+      if (this.remaining > 0) return at;
+      const header = this.header;
+      const sink = this.sink;
+      this.header = undefined;
+      this.sink = undefined;
+      if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && (this.crc >>> 0) !== header.checksum) {
+        throw new TscclError(ErrorCode.CHECKSUM, `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes): the data was corrupted on the way`, { op: 'transport', seq: header.seq });
       }
+      sink.end();
     }
   }
 }

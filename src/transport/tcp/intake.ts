@@ -5,15 +5,18 @@ import type { OnReadOpts, Socket } from 'node:net';
  * fills one reused buffer and the handler must take the bytes before returning (no Buffer per
  * read, which made reads a tenth of a TCP all-reduce's time in garbage collection and halved a
  * raw loopback exchange's speed). Bytes that come while nobody listens (the peer's first frame
- * right behind the handshake) are copied and kept for the next handler, in order.
+ * right behind the handshake) are copied and kept for the next handler, in order (copied with
+ * the typed-array constructor: a Buffer's slice would be a view of memory the next read reuses).
  */
 export class Intake {
   private handler: ((bytes: Uint8Array) => void) | undefined;
   private early: Uint8Array[] = [];
+  /** Where the socket's next read goes, when not into its usual buffer (see readInto). */
+  placement: (() => Uint8Array | undefined) | undefined;
 
   feed(bytes: Uint8Array): void {
     if (this.handler !== undefined) this.handler(bytes);
-    else this.early.push(Uint8Array.from(bytes));
+    else this.early.push(new Uint8Array(bytes));
   }
 
   /** Routes every later byte (and those kept so far, first) to `handler`. */
@@ -25,13 +28,17 @@ export class Intake {
   /** Stops routing; later bytes are kept. `rest` goes back in front of them. */
   detach(rest?: Uint8Array): void {
     this.handler = undefined;
-    if (rest !== undefined && rest.byteLength > 0) this.early.unshift(Uint8Array.from(rest));
+    if (rest !== undefined && rest.byteLength > 0) this.early.unshift(new Uint8Array(rest));
   }
 }
 
-/** The socket options that make a dialed socket read into `buffer` and hand the bytes to `intake`. */
+/**
+ * The socket options that make a dialed socket read into `buffer` and hand the bytes to
+ * `intake`. Before each read the intake's placement may name other memory instead: Node asks
+ * for the buffer of every read anew.
+ */
 export function readInto(buffer: Uint8Array, intake: Intake): { onread: OnReadOpts } {
-  return { onread: { buffer, callback: (n, buf) => { intake.feed(buf.subarray(0, n)); return true; } } };
+  return { onread: { buffer: () => intake.placement?.() ?? buffer, callback: (n, buf) => { intake.feed(buf.subarray(0, n)); return true; } } };
 }
 
 /** An intake fed by 'data' events: an accepted socket (Node's server cannot read into a given buffer). */

@@ -86,6 +86,8 @@ interface Link {
   readonly stripeCounts: Map<number, number[]>;
   /** Per channel, striped messages being assembled, by their stripe number. */
   readonly assemblies: Map<number, Map<number, Assembly>>;
+  /** Sockets holding a frame back until its receiver is posted: each resumes (or gives up waiting) when called. */
+  readonly held: Set<(giveUp: boolean) => void>;
 }
 
 interface Slot {
@@ -121,6 +123,7 @@ const HEARTBEAT_MS = 1000;
 const ERROR_CODES = Object.values(ErrorCode);
 
 const LINGER_MS = 2000;
+const EMPTY = new Uint8Array(0);
 
 /**
  * Fault injection for tests, never set in a real job: TSCCL_TEST_FAULT=<flip|cut>@<rank>#<n>
@@ -170,10 +173,13 @@ export class TcpTransport implements Transport {
   private heartbeatTimeoutMs = Infinity;
   /** Where a received piece at an address its element type cannot be viewed at is copied first. */
   private readonly alignBuffer: Uint8Array;
+  /** The memory every inbound socket reads into, unless a receiver has a place for the bytes. */
+  private readonly readBuffer: Uint8Array;
 
-  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[], alignBuffer: Uint8Array) {
+  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[], buffers: { read: Uint8Array; align: Uint8Array }) {
     this.rank = rank;
-    this.alignBuffer = alignBuffer;
+    this.alignBuffer = buffers.align;
+    this.readBuffer = buffers.read;
     this.nranks = nranks;
     this.links = links;
     this.hostKeys = hostKeys;
@@ -220,9 +226,9 @@ export class TcpTransport implements Transport {
     }
     const links: Link[] = Array.from({ length: nranks }, (_, peer) => ({
       peer, lanes: peer === rank ? [] : outbound.get(peer)!.map((c) => c.socket), inbound: peer === rank ? [] : inbound.get(peer)!, inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined,
-      lastSeq: 0, failure: undefined, goodbye: false, lastHeard: performance.now(), waiting: new Map(), finishedTickets: new Set(), ordered: new Map(), stripeCounts: new Map(), assemblies: new Map(),
+      lastSeq: 0, failure: undefined, goodbye: false, lastHeard: performance.now(), waiting: new Map(), finishedTickets: new Set(), ordered: new Map(), stripeCounts: new Map(), assemblies: new Map(), held: new Set(),
     }));
-    const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true, hostKeys, readMemory(READ_BUFFER_BYTES));
+    const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true, hostKeys, { read: readBuffer, align: readMemory(READ_BUFFER_BYTES) });
     for (const link of links) {
       link.inbound.forEach((c, lane) => transport.listen(link, c, lane, options.maxPayloadBytes ?? 2 ** 34));
       for (const c of outbound.get(link.peer) ?? []) transport.listenOutbound(link, c);
@@ -242,7 +248,7 @@ export class TcpTransport implements Transport {
     if (link.error !== undefined) throw link.error;
     const ticket = ++link.posted;
     if (link.lanes.length === 0) {
-      const sink = this.open(link, this.header(channel, tag, data, 0, 0));
+      const sink = this.open(link, this.header(channel, tag, data, 0, 0))!;
       sink.payload(data);
       sink.end();
       this.finish(link, ticket);
@@ -294,6 +300,7 @@ export class TcpTransport implements Transport {
     // Nothing queued: wait for the next frame of this channel to stream straight into `consume`.
     const receiver: WaitingRecv = { bytes, elementBytes, tag, consume, done: false, error: undefined, cancelled: false };
     link.waiting.set(channel, receiver);
+    for (const resume of [...link.held]) resume(false);
     try {
       await this.waitFor(link, () => receiver.done, ctx);
     } catch (err) {
@@ -314,8 +321,11 @@ export class TcpTransport implements Transport {
     }
   }
 
-  /** Where an arriving frame's payload goes: the receiver waiting for it, else the inbox. */
-  private open(link: Link, header: FrameHeader, lane = 0): FrameSink {
+  /**
+   * Where an arriving frame's payload goes: the receiver waiting for it, else the inbox; or, if
+   * `patient`, nowhere yet (undefined): the frame waits in the socket for its receiver.
+   */
+  private open(link: Link, header: FrameHeader, lane = 0, patient = false): FrameSink | undefined {
     if (header.channel === CONTROL_CHANNEL) return bufferingSink(header, (frame) => this.control(link, frame));
     if (lane > 0 || header.flags & FLAG_STRIPE) return this.openStripe(link, header, lane);
     if (header.channel === 0 && ((header.seq - link.lastSeq) | 0) > 0) link.lastSeq = header.seq;
@@ -327,7 +337,7 @@ export class TcpTransport implements Transport {
       return bufferingSink(header, (frame) => { slot.frame = frame; this.flush(link, header.channel); });
     }
     const receiver = link.waiting.get(header.channel);
-    if (receiver === undefined) return bufferingSink(header, (frame) => this.deliver(link, frame));
+    if (receiver === undefined) return patient ? undefined : bufferingSink(header, (frame) => this.deliver(link, frame));
     link.waiting.delete(header.channel);
     try {
       this.checkMatch(link, header, receiver.bytes, receiver.tag);
@@ -441,16 +451,54 @@ export class TcpTransport implements Transport {
     return { flags: extraFlags, channel, commId: this.commId, seq: tag.seq, opcode: tag.opcode, length: data.byteLength, checksum };
   }
 
+  /**
+   * Reads a peer's frames from one socket. The rest of a frame that was read in part is read on
+   * its own, not together with the frames behind it: a plain receive reads it straight into its
+   * destination, and the frame's end is the end of a read, so the receive of the next frame can
+   * be posted before that frame is read (Node runs the microtasks between two reads).
+   *
+   * A data frame whose receiver is not posted yet is held
+   * back: the socket stops reading (the rest of the frame stays in the kernel, so the sender's
+   * later bytes wait there too) until a receive is posted on the link, or until the event loop
+   * comes round once more; then it is buffered as before. The receive of the next step is
+   * usually posted in the microtasks right after the last one completed, so a frame that arrived
+   * just behind the previous one streams into its receiver instead of into a copy.
+   */
   private listen(link: Link, { socket, intake }: Connection, lane: number, maxPayloadBytes: number): void {
     const parser = new FrameParser(maxPayloadBytes, crc32);
-    intake.attach((bytes) => {
+    let patient = true;
+    const take = (bytes: Uint8Array) => {
       link.lastHeard = performance.now();
+      let used: number;
       try {
-        parser.push(bytes, (header) => this.open(link, header, lane));
+        used = parser.push(bytes, (header) => this.open(link, header, lane, patient));
       } catch (err) {
         this.fail(link, socket, err);
+        return;
       }
-    });
+      if (parser.stalled) hold(bytes.subarray(used));
+    };
+    const hold = (rest: Uint8Array) => {
+      intake.detach(rest);
+      socket.pause();
+      const resume = (giveUp: boolean) => {
+        link.held.delete(resume);
+        patient = !giveUp;
+        take(EMPTY);
+        patient = true;
+        if (parser.stalled) return;
+        intake.attach(take);
+        if (!parser.stalled && !socket.destroyed) socket.resume();
+      };
+      link.held.add(resume);
+      setImmediate(() => { if (link.held.has(resume)) resume(true); });
+    };
+    intake.placement = () => {
+      const frame = parser.current;
+      if (frame === undefined || frame.left === 0) return undefined;
+      return frame.sink.place?.(frame.left) ?? this.readBuffer.subarray(0, Math.min(frame.left, this.readBuffer.byteLength));
+    };
+    intake.attach(take);
     this.watch(link, socket);
   }
 
@@ -645,7 +693,10 @@ async function dialPeer(host: string, port: number, options: TcpTransportOptions
 /**
  * Feeds a waiting receiver as the bytes come. Pieces handed on are whole elements at aligned
  * addresses (a reduction views them as typed arrays); a partial element waits for the next
- * piece, and a piece at an odd address is copied to `alignBuffer` first, block by block.
+ * piece, and a piece at an odd address is copied to `alignBuffer` first, block by block. A
+ * plain receive offers its destination as the place to read to. A read into it may still land
+ * after the receiver gave up (the buffer of a read is chosen before the read waits), so memory
+ * of a receive that failed holds whatever came.
  */
 function streamingSink(receiver: WaitingRecv, alignBuffer: Uint8Array, finished: () => void): FrameSink {
   const e = receiver.elementBytes;
@@ -667,7 +718,9 @@ function streamingSink(receiver: WaitingRecv, alignBuffer: Uint8Array, finished:
       offset += part.byteLength;
     }
   };
+  const into = receiver.consume.into;
   return {
+    place: (bytes) => (into === undefined || carried > 0 || receiver.cancelled ? undefined : into.subarray(offset, offset + bytes)),
     payload: (piece) => {
       let at = 0;
       if (carried > 0) {

@@ -54,3 +54,24 @@ test('a payload streams into its sink piece by piece, and the checksum is checke
   assert.equal(pieces.reduce((a, b) => a + b, 0), 1000);
   assert.ok(pieces.length > 5);
 });
+
+test('a header whose sink is not named yet stops the parser right after it, until a later push names one', () => {
+  const payload = Buffer.from('abcdefgh');
+  const stream = Buffer.concat([encodeHeader(header(payload.byteLength, crc32(payload))), payload, encodeHeader(header(0))]);
+  const parser = new FrameParser(1 << 20, crc32);
+  let asked = 0;
+  assert.equal(parser.push(stream, () => { asked++; return undefined; }), HEADER_BYTES);
+  assert.ok(parser.stalled);
+  const left = () => parser.current?.left;
+  assert.equal(left(), undefined);
+  const frames: Frame[] = [];
+  const open = (h: Parameters<typeof bufferingSink>[0]) => bufferingSink(h, (f) => frames.push(f));
+  assert.equal(parser.push(new Uint8Array(0), open), 0, 'an empty push names the sink of the waiting header');
+  assert.equal(asked, 1);
+  assert.equal(left(), payload.byteLength);
+  assert.equal(parser.push(stream.subarray(HEADER_BYTES, HEADER_BYTES + 3), open), 3);
+  assert.equal(left(), payload.byteLength - 3);
+  assert.equal(parser.push(stream.subarray(HEADER_BYTES + 3), open), stream.byteLength - HEADER_BYTES - 3);
+  assert.ok(!parser.stalled);
+  assert.deepEqual(frames.map((f) => f.payload), [payload, Buffer.alloc(0)]);
+});

@@ -4,7 +4,7 @@ import { Intake } from '../../../src/transport/tcp/intake.js';
 
 test('intake: bytes that come before a handler are kept, copied, and handed over first, in order', () => {
   const intake = new Intake();
-  const reused = new Uint8Array([1, 2, 3]);
+  const reused = Buffer.from([1, 2, 3]); // a Buffer's slice() would be a view, not a copy
   intake.feed(reused);
   reused.set([4, 5, 6]); // the read buffer is reused by the next read
   intake.feed(reused);

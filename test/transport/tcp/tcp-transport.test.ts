@@ -5,6 +5,7 @@ import { ErrorCode } from '../../../src/errors.js';
 import { Arena } from '../../../src/memory/arena.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { STRIPE_MIN_BYTES, TcpTransport, stripes } from '../../../src/transport/tcp/tcp-transport.js';
+import { copyInto } from '../../../src/transport/transport.js';
 import { ctx, transportConformance } from '../conformance.js';
 
 const pair = async (token?: string, tokens: [string?, string?] = [token, token], socketsPerPeer = 1, readMemory?: (bytes: number) => Uint8Array) => {
@@ -49,6 +50,33 @@ test('tcp: a waiting receiver is handed pieces that sit in the read memory, so r
   assert.ok(pieces > 1, `a 4 MiB message streams in pieces (got ${pieces})`);
   // Only the element that straddles two reads is carried in a small buffer of its own.
   assert.ok(outside <= pieces / 2, `${outside} of ${pieces} pieces came from outside the arena`);
+  await a.close();
+  await b.close();
+});
+
+test('tcp: a plain receive reads straight into its destination, and the message behind waits in the socket for its receive', async () => {
+  const { transports: [a, b] } = await pair();
+  const messages = [1, 2].map((m) => new Uint8Array(1 << 20).map((_, i) => (i * 7 + m) & 255));
+  const receive = (i: number) => {
+    const dst = new Uint8Array(messages[i].byteLength);
+    const plain = copyInto(dst);
+    const seen = { inPlace: 0, pieces: 0 };
+    const consume = Object.assign((piece: Uint8Array, offset: number) => {
+      seen.pieces++;
+      if (piece.buffer === dst.buffer && piece.byteOffset === offset) seen.inPlace += piece.byteLength;
+      plain(piece, offset);
+    }, { into: dst });
+    return b.recv(0, 0, dst.byteLength, 1, { seq: i + 1, opcode: 0 }, consume, ctx(5000)).then(() => ({ dst, ...seen }));
+  };
+  const first = receive(0);
+  for (const [i, m] of messages.entries()) await a.send(1, 0, m, { seq: i + 1, opcode: 0 }, ctx());
+  // The second receive is posted only once the first is done, as an executor's next step is.
+  const results = [await first, await receive(1)];
+  for (const [i, { dst, inPlace, pieces }] of results.entries()) {
+    assert.deepEqual(dst, messages[i], `message ${i + 1}`);
+    // Only what came with the header in one read is copied; a buffered message would come as one piece from elsewhere.
+    assert.ok(pieces > 1 && inPlace >= dst.byteLength / 2, `message ${i + 1}: ${inPlace} of ${dst.byteLength} bytes read in place, in ${pieces} pieces`);
+  }
   await a.close();
   await b.close();
 });
