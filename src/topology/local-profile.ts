@@ -52,13 +52,14 @@ const MIB = 1024 * 1024;
  * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on
  * (2026-11-21): thread ranks 2 x 64 B all-reduce 9 us by recursive doubling and 11 us by ring
  * (bench/regret.mjs), 4-rank ring 8 B 757-759 us and 16 MiB sendrecv 1.3-1.5 ms (two `tsccl
- * tune` runs), TCP 16 MiB sendrecv 20 ms, the SIMD float32 sum 19-20 GB/s.
+ * tune` runs), TCP 16 MiB sendrecv 9.4-10.2 ms (three `tsccl tune` runs once receives read
+ * straight into their destination; 20 ms before), the SIMD float32 sum 19-20 GB/s.
  */
 export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
     shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125 },
-    tcp: { callUs: 40, messageUs: 45, gbps: 0.84 },
+    tcp: { callUs: 40, messageUs: 45, gbps: 1.7 },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the
     // per-core 2 MiB L2, then an L3 share of 64-96 MiB, then memory.
