@@ -11,7 +11,7 @@ import { invalidArgument } from '../errors.js';
  *
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": .. },
- *     "tcp": { "callUs": .., "messageUs": .., "gbps": .. },       process ranks, TCP on this host
+ *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "oversubscribedGBps": .. },  process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
  *     "memoryTiers": [ { "bytes": .., "copyGBps": .. }, .. ],       copy speed by working set
  *     "runs": 3 }
@@ -19,7 +19,8 @@ import { invalidArgument } from '../errors.js';
  * callUs is the fixed cost of a collective call; messageUs the cost of one message hand-off
  * between two ranks; copyGBps / gbps the per-pair bandwidth of a large message;
  * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
- * receiver is often descheduled and must be woken. memoryTiers is how fast one core copies when
+ * receiver is often descheduled and must be woken; oversubscribedGBps what all process ranks
+ * move together over TCP when they outnumber the cores (optional: without it, cores x gbps). memoryTiers is how fast one core copies when
  * source and destination together span `bytes` (caches): copyGBps and reduceGBps were measured
  * at PROFILE_WORKING_SET, and other working sets scale them by the tiers (optional: profiles
  * written before it have one speed).
@@ -31,7 +32,7 @@ export const profileSchema = z.object({
   measuredAt: z.string().nullable(),
   cores: z.number().int().min(1),
   shm: transportSchema.extend({ copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0) }),
-  tcp: transportSchema.extend({ gbps: z.number().positive() }),
+  tcp: transportSchema.extend({ gbps: z.number().positive(), oversubscribedGBps: z.number().positive().optional() }),
   reduceGBps: z.number().positive(),
   memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive() }).strict()).min(1).optional(),
   runs: z.number().int().min(0),
@@ -53,13 +54,14 @@ const MIB = 1024 * 1024;
  * (2026-11-21): thread ranks 2 x 64 B all-reduce 9 us by recursive doubling and 11 us by ring
  * (bench/regret.mjs), 4-rank ring 8 B 757-759 us and 16 MiB sendrecv 1.3-1.5 ms (two `tsccl
  * tune` runs), TCP 16 MiB sendrecv 9.4-10.2 ms (three `tsccl tune` runs once receives read
- * straight into their destination; 20 ms before), the SIMD float32 sum 19-20 GB/s.
+ * straight into their destination; 20 ms before) and 4 processes shifting 16 MiB around a ring
+ * 29.1-29.8 ms (2.25-2.30 GB/s all together), the SIMD float32 sum 19-20 GB/s.
  */
 export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
     shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125 },
-    tcp: { callUs: 40, messageUs: 45, gbps: 1.7 },
+    tcp: { callUs: 40, messageUs: 45, gbps: 1.7, oversubscribedGBps: 2.3 },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the
     // per-core 2 MiB L2, then an L3 share of 64-96 MiB, then memory.

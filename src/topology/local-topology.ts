@@ -79,7 +79,10 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   const perRank = options.transport === 'shm' ? profile.shm.copyGBps : profile.tcp.gbps;
   // The cores are one pool that all ranks' copies share: the hub forwards at most cores x the
   // per-rank rate, so a rank working alone gets a whole core and ranks working together split them.
-  const forwardGBps = perRank * detection.cores;
+  // Processes that outnumber the cores move less than that together (each byte costs a sender
+  // and a receiver that now take turns on a core): the measured total, where the profile has it.
+  const oversubscribedTcp = options.transport === 'tcp' && ranks > detection.cores ? profile.tcp.oversubscribedGBps : undefined;
+  const forwardGBps = oversubscribedTcp ?? perRank * detection.cores;
   const hub = options.transport === 'shm'
     ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel, forwardGBps, ...cacheTiersOf(profile) })
     : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps });

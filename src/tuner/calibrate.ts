@@ -16,7 +16,8 @@ const LARGE = 16 * 1024 * 1024;
  *   by ring = callUs + 2 x messageUs (two steps);
  * - sendrecv of 16 MiB minus sendrecv of 8 B: the copy, giving GB/s.
  * Thread ranks are also measured at twice the cores (ring, 8 B) for the oversubscribed
- * hand-off, the float32 sum kernel on the shared arena for reduceGBps, and one core's copy
+ * hand-off, process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
+ * move together when they outnumber the cores, the float32 sum kernel on the shared arena for reduceGBps, and one core's copy
  * speed by working set for memoryTiers.
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
@@ -54,6 +55,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const oversubscribedMessageUs = Math.max(shm.messageUs, (overRing - shm.callUs) / (2 * (over - 1)));
   log('TCP (process ranks on this host):');
   const tcp = await transport(true);
+  // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
+  const overShift = await time('sendrecv', over, LARGE, true);
+  const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
   const reduceGBps = measureReduce();
   log(`float32 sum kernel: ${reduceGBps.toFixed(2)} GB/s`);
   const memoryTiers = measureMemoryTiers();
@@ -61,7 +65,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   return {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
     shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs },
-    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps },
+    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, oversubscribedGBps },
     reduceGBps, memoryTiers, runs,
   };
 }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { simulateRow } from '../../src/sim/simulate.js';
-import { defaultProfile, loadProfile, saveProfile } from '../../src/topology/local-profile.js';
+import { type LocalProfile, defaultProfile, loadProfile, saveProfile } from '../../src/topology/local-profile.js';
 import { detectLocal, localTopology, parseCpuList } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
@@ -44,4 +44,15 @@ test('the local topology is a valid topology whose ranks reduce on their cores',
   assert.ok(time(slow) > time(fast) + 10_000, 'reducing 8 MiB at 0.5 GB/s costs ~16 ms more');
   const tcp = parseTopology(localTopology({ ranks: 4, transport: 'tcp', profile: fast, detection }), 'local');
   assert.deepEqual(tcp.protocols!.map((p) => p.name), ['tcp']);
+});
+
+test('process ranks that outnumber the cores share what the profile measured them moving together', () => {
+  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+  const base = defaultProfile(2, 'h');
+  const profile: LocalProfile = { ...base, tcp: { ...base.tcp, gbps: 1.5, oversubscribedGBps: 2 } };
+  const stackRate = (ranks: number, p: LocalProfile) =>
+    localTopology({ ranks, transport: 'tcp', profile: p, detection }).devices.find((d) => d.id === 'tcp-stack')!.forwardGBps;
+  assert.equal(stackRate(2, profile), 3, 'as many processes as cores: cores x the rate of one pair');
+  assert.equal(stackRate(4, profile), 2);
+  assert.equal(stackRate(4, { ...profile, tcp: { ...profile.tcp, oversubscribedGBps: undefined } }), 3, 'a profile without the figure keeps cores x gbps');
 });
