@@ -20,10 +20,10 @@ import { invalidArgument } from '../errors.js';
  * between two ranks; copyGBps / gbps the per-pair bandwidth of a large message;
  * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
  * receiver is often descheduled and must be woken; oversubscribedGBps what all process ranks
- * move together over TCP when they outnumber the cores (optional: without it, cores x gbps). memoryTiers is how fast one core copies when
- * source and destination together span `bytes` (caches): copyGBps and reduceGBps were measured
- * at PROFILE_WORKING_SET, and other working sets scale them by the tiers (optional: profiles
- * written before it have one speed).
+ * move together over TCP when they outnumber the cores (optional: without it, cores x gbps).
+ * memoryTiers is how fast one core copies when source and destination together span `bytes`
+ * (caches): copyGBps and reduceGBps were measured at PROFILE_WORKING_SET, and other working sets
+ * scale them by the tiers (optional: profiles written before it have one speed).
  */
 const transportSchema = z.object({ callUs: z.number().min(0), messageUs: z.number().min(0) });
 export const profileSchema = z.object({

@@ -125,11 +125,11 @@ const ERROR_CODES = Object.values(ErrorCode);
 const LINGER_MS = 2000;
 /**
  * How long a frame may wait in its socket for its receive (see listen). Ranks that receive from
- * several peers in turn post each receive when the one before is done: 4 process ranks, median
- * of 2 runs, all-reduce 16 MiB 52-62 ms with frames copied after one event-loop turn, 45-48 ms
- * after 10 ms, 41-43 ms after 50 ms; all-gather 25-26 / 21-24 / 19-20 ms. The bound only matters
- * when a receive comes late or never (frames of another channel or a mismatched call wait
- * behind the held one that long; then it is copied as before).
+ * several peers in turn post each receive when the one before is done: 4 process ranks, 2 runs
+ * out of place and in place, all-reduce 16 MiB 52-72 ms with frames copied after one event-loop
+ * turn, 45-55 ms after 10 ms, 41-45 ms after 50 ms; all-gather 25-32 / 20-25 / 19-21 ms. The
+ * bound only matters when a receive comes late or never (frames of another channel or a
+ * mismatched call wait behind the held one that long; then it is copied as before).
  */
 const HOLD_MS = 50;
 const EMPTY = new Uint8Array(0);
