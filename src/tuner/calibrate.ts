@@ -17,8 +17,8 @@ const LARGE = 16 * 1024 * 1024;
  * - sendrecv of 16 MiB minus sendrecv of 8 B: the copy, giving GB/s.
  * Thread ranks are also measured at twice the cores (ring, 8 B) for the oversubscribed
  * hand-off, process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
- * move together when they outnumber the cores, the float32 sum kernel on the shared arena for reduceGBps, and one core's copy
- * speed by working set for memoryTiers.
+ * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
+ * reduceGBps, and one core's copy speed by working set for memoryTiers.
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
   const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, algorithm?: string): Promise<number> => {
