@@ -8,6 +8,7 @@ import { reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import type { Arena } from '../memory/arena.js';
+import { localMachine } from '../tuner/machine-cost.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
 import { parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
 import { P2P_CHANNEL } from '../transport/shm/mailbox.js';
@@ -423,9 +424,11 @@ export class Communicator {
     const slots = this.backend.transport.lowLatency;
     const oneShot = slots === undefined || checksum === true || debugCheck
       ? undefined : oneShotOffer(shape, dtype.bytes, slots.capacity);
+    // Thread ranks share one machine, which the tuner's cost model knows from the profile.
+    const machine = this.backend.kind === 'shm' && hostCount === 1 && override === undefined ? localMachine(this.size, 'shm').graph : undefined;
     const selection = selectAlgorithm({
       collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount, oneShot,
-      transport: this.backend.kind, oversubscribed: this.backend.oversubscribed,
+      transport: this.backend.kind, oversubscribed: this.backend.oversubscribed, machine,
     });
     record.algorithm = selection.algorithm;
     log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);

@@ -334,8 +334,10 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     const d = graph.devices[device];
     return (d.memoryGBps ?? d.reduceGBps ?? 1000) * 1000 * rates.deviceScale[device];
   };
+  // The path's own measured costs where the protocol has them (thread ranks' profile).
+  const efficiency = protocol.oneShotEfficiency ?? protocol.efficiency;
   const messageBytes = oneShotCount(shape) * call.elementBytes;
-  const published = Math.max(...rankDevices.map((d) => messageBytes / memoryRate(d)));
+  const published = Math.max(...rankDevices.map((d) => messageBytes / efficiency / memoryRate(d)));
   const queue = new EventQueue();
   const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
   const drained = new Float64Array(n);
@@ -346,7 +348,7 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     for (const { peer, count } of oneShotReads(shape, reader)) {
       if (count === 0) continue;
       bytes += count * call.elementBytes;
-      network.start(graph.route(rankDevices[peer], device), count * call.elementBytes / protocol.efficiency, reader);
+      network.start(graph.route(rankDevices[peer], device), count * call.elementBytes / efficiency, reader);
     }
     return bytes;
   });
@@ -361,5 +363,5 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     const work = (protocol.wakeUs ?? 0) + (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * 1000) - drained[reader]) : 0);
     last = Math.max(last, pools.get(device)?.finish(drained[reader], work) ?? drained[reader] + work);
   }
-  return { timeUs: protocol.baseUs + published + last, channels: 1, linkBytes: network.carried };
+  return { timeUs: (protocol.oneShotUs ?? protocol.baseUs) + published + last, channels: 1, linkBytes: network.carried };
 }

@@ -36,6 +36,14 @@ export interface Protocol {
   readonly wakeUs?: number;
   /** CPU ranks: the cores the ranks of one host share (absent: each rank has a core of its own). */
   readonly rankCores?: number;
+  /**
+   * CPU ranks with a one-shot path (exec/one-shot.ts: every rank publishes into a slot and reads
+   * its peers' slots): the fixed cost of such a call and the fraction of the copy speed the
+   * slots move data at. Measured apart from the schedules' figures, because the path is another
+   * piece of code: synchronous, with no executor, but copying every byte once more.
+   */
+  readonly oneShotUs?: number;
+  readonly oneShotEfficiency?: number;
 }
 
 export const PROTOCOL_NAMES = ['LL', 'LL128', 'Simple'] as const;

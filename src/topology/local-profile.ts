@@ -10,7 +10,8 @@ import { invalidArgument } from '../errors.js';
  * are medians of repeated runs. The file is JSON:
  *
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
- *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": .. },
+ *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
+ *              "oneShotUs": .., "oneShotGBps": .. },                 thread ranks, shared memory
  *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "oversubscribedGBps": .. },  process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
  *     "memoryTiers": [ { "bytes": .., "copyGBps": .. }, .. ],       copy speed by working set
@@ -21,6 +22,9 @@ import { invalidArgument } from '../errors.js';
  * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
  * receiver is often descheduled and must be woken; oversubscribedGBps what all process ranks
  * move together over TCP when they outnumber the cores (optional: without it, cores x gbps).
+ * oneShotUs and oneShotGBps are the low-latency one-shot path of thread ranks (exec/one-shot.ts):
+ * a 2-rank 8 B broadcast through it, and the rate at which its slots move a message (publish and
+ * read: 32 KiB minus 8 B); optional, the defaults below stand in.
  * memoryTiers is how fast one core copies when source and destination together span `bytes`
  * (caches): copyGBps and reduceGBps were measured at PROFILE_WORKING_SET, and other working sets
  * scale them by the tiers (optional: profiles written before it have one speed).
@@ -31,7 +35,10 @@ export const profileSchema = z.object({
   host: z.string(),
   measuredAt: z.string().nullable(),
   cores: z.number().int().min(1),
-  shm: transportSchema.extend({ copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0) }),
+  shm: transportSchema.extend({
+    copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0),
+    oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
+  }),
   tcp: transportSchema.extend({ gbps: z.number().positive(), oversubscribedGBps: z.number().positive().optional() }),
   reduceGBps: z.number().positive(),
   memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive() }).strict()).min(1).optional(),
@@ -49,18 +56,22 @@ export const PROFILE_WORKING_SET = 64 * 1024 * 1024;
 
 const MIB = 1024 * 1024;
 
+/** The one-shot path where a profile predates its measurement: see defaultProfile. */
+export const DEFAULT_ONE_SHOT = { oneShotUs: 6.5, oneShotGBps: 4.4 } as const;
+
 /**
  * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on
  * (2026-11-21): thread ranks 2 x 64 B all-reduce 9 us by recursive doubling and 11 us by ring
  * (bench/regret.mjs), 4-rank ring 8 B 757-759 us and 16 MiB sendrecv 1.3-1.5 ms (two `tsccl
  * tune` runs), TCP 16 MiB sendrecv 9.4-10.2 ms (three `tsccl tune` runs once receives read
  * straight into their destination; 20 ms before) and 4 processes shifting 16 MiB around a ring
- * 29.1-29.8 ms (2.25-2.30 GB/s all together), the SIMD float32 sum 19-20 GB/s.
+ * 29.1-29.8 ms (2.25-2.30 GB/s all together), the SIMD float32 sum 19-20 GB/s; the one-shot path
+ * on 2 thread ranks 6-7 us at 8 B to 4 KiB and 14 us at 32 KiB (bench/regret.mjs, two runs).
  */
 export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
-    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125 },
+    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT },
     tcp: { callUs: 40, messageUs: 45, gbps: 1.7, oversubscribedGBps: 2.3 },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, hostname, networkInterfaces } from 'node:os';
-import { type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
+import { DEFAULT_ONE_SHOT, type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -100,8 +100,24 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   return {
     ...b.build(`local (${detection.host}, ${ranks} ${options.transport === 'shm' ? 'thread' : 'process'} ranks)`,
       `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`),
-    protocols: [{ name: options.transport, baseUs: callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores: detection.cores }],
+    protocols: [{
+      name: options.transport, baseUs: callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores: detection.cores,
+      ...(options.transport === 'shm' ? oneShotOf(profile) : {}),
+    }],
   };
+}
+
+/**
+ * The one-shot path of thread ranks in the protocol's terms. The profile's oneShotUs is a whole
+ * 2-rank call, of which the simulator charges the wake-up (messageUs) apart. Its oneShotGBps is
+ * the rate of publish plus read of a small message, two moves that the simulator charges at the
+ * copy speed of the smallest working set (the first cache tier) divided by the efficiency.
+ */
+function oneShotOf(profile: LocalProfile): { oneShotUs: number; oneShotEfficiency: number } {
+  const { oneShotUs, oneShotGBps } = { ...DEFAULT_ONE_SHOT, ...profile.shm };
+  const tiers = cacheTiersOf(profile).cacheTiers;
+  const smallCopyGBps = profile.shm.copyGBps * (tiers === undefined ? 1 : cacheScale(tiers, 0));
+  return { oneShotUs: Math.max(0, oneShotUs - profile.shm.messageUs), oneShotEfficiency: Math.min(1, (2 * oneShotGBps) / smallCopyGBps) };
 }
 
 /**

@@ -54,6 +54,10 @@ const protocolSchema = z.object({
     .describe('CPU ranks: time a rank that waited for a message spends being woken for it, on one of the cores its host\'s ranks share'),
   rankCores: z.number().int().min(1).optional()
     .describe('CPU ranks: cores the ranks of one host share; their wake-ups, reductions and copies wait for a free one'),
+  oneShotUs: z.number().min(0).optional()
+    .describe('CPU ranks with a one-shot path (slots every rank publishes into and reads from): its fixed cost of a call, instead of baseUs'),
+  oneShotEfficiency: z.number().gt(0).max(1).optional()
+    .describe('CPU ranks with a one-shot path: fraction of the copy speed its slots move data at, instead of efficiency'),
 }).strict();
 
 export const topologySchema = z.object({

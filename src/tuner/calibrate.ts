@@ -1,6 +1,7 @@
 import { runBench } from '../bench/run-bench.js';
 import type { BenchOpName } from '../bench/bench-ops.js';
 import type { BenchOptions } from '../bench/bench-options.js';
+import { ONE_SHOT } from '../exec/one-shot.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { Arena } from '../memory/arena.js';
 import type { LocalProfile } from '../topology/local-profile.js';
@@ -8,6 +9,8 @@ import type { LocalDetection } from '../topology/local-topology.js';
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const LARGE = 16 * 1024 * 1024;
+/** A one-shot message well past its fixed cost and within a slot. */
+const ONE_SHOT_BYTES = 32 * 1024;
 
 /**
  * Measures this machine for the profile (`tsccl tune`). For each transport, over `runs` repeated
@@ -15,7 +18,8 @@ const LARGE = 16 * 1024 * 1024;
  * - all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs (one exchange), and
  *   by ring = callUs + 2 x messageUs (two steps);
  * - sendrecv of 16 MiB minus sendrecv of 8 B: the copy, giving GB/s.
- * Thread ranks are also measured at twice the cores (ring, 8 B) for the oversubscribed
+ * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B and of 32 KiB:
+ * its cost of a call, and the rate at which its slots move a message), at twice the cores (ring, 8 B) for the oversubscribed
  * hand-off, process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
  * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
  * reduceGBps, and one core's copy speed by working set for memoryTiers.
@@ -53,6 +57,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const over = detection.cores * 2;
   const overRing = await time('all_reduce', over, 8, false, 'ring');
   const oversubscribedMessageUs = Math.max(shm.messageUs, (overRing - shm.callUs) / (2 * (over - 1)));
+  const oneShotUs = await time('broadcast', 2, 8, false, ONE_SHOT);
+  const oneShotLarge = await time('broadcast', 2, ONE_SHOT_BYTES, false, ONE_SHOT);
+  const oneShotGBps = ONE_SHOT_BYTES / Math.max(1e-3, oneShotLarge - oneShotUs) / 1e3;
   log('TCP (process ranks on this host):');
   const tcp = await transport(true);
   // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
@@ -64,7 +71,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   log(`copy by working set: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} GB/s`).join(', ')}`);
   return {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs },
+    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs, oneShotUs, oneShotGBps },
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, oversubscribedGBps },
     reduceGBps, memoryTiers, runs,
   };

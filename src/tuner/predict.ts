@@ -1,10 +1,8 @@
 import { type CallShape, COLLECTIVES, type Collective } from '../algorithms/schedule.js';
 import { invalidArgument } from '../errors.js';
-import { simulateFlows } from '../sim/flow-sim.js';
-import { topologyProtocols } from '../sim/protocols.js';
-import { loadLocalTopology } from '../topology/load-topology.js';
-import { TopologyGraph } from '../topology/topology-graph.js';
+import type { TopologyGraph } from '../topology/topology-graph.js';
 import { oneShotOffer } from '../exec/one-shot.js';
+import { callCount, localMachine, machineTimeUs } from './machine-cost.js';
 import { selectAlgorithm } from './select.js';
 import { isOversubscribed } from '../transport/wait.js';
 
@@ -33,11 +31,6 @@ export interface Prediction {
   readonly profile: string;
 }
 
-const graphs = new Map<string, { graph: TopologyGraph; profile: string }>();
-
-/** Collectives whose input holds one block per rank: the call's count is the input / ranks. */
-const BLOCK_PER_RANK_INPUT = new Set<Collective>(['reduceScatter', 'scatter', 'allToAll']);
-
 export interface PredictOnRequest {
   readonly collective: Collective;
   /** The call's size as the root's input bytes: what the tuner sizes a call by. */
@@ -59,22 +52,19 @@ export interface PredictOnRequest {
  */
 export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { algorithm: string; chunkCount: number; timeUs: number } {
   const nranks = graph.accelerators.length;
-  const elements = Math.floor(request.bytes / request.elementBytes);
-  const count = BLOCK_PER_RANK_INPUT.has(request.collective) ? Math.floor(elements / nranks) : elements;
+  const count = callCount(request.collective, request.bytes, request.elementBytes, nranks);
   // Offered as the communicator offers it.
   const shape: CallShape = { collective: request.collective, nranks, count, root: 0, inPlace: false, chunkCount: 0 };
   const oneShot = request.oneShotCapacity === undefined ? undefined : oneShotOffer(shape, request.elementBytes, request.oneShotCapacity);
   const selection = selectAlgorithm({
     collective: request.collective, nranks, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
     transport: request.transport, oversubscribed: request.oversubscribed, oneShot,
+    // The communicator hands thread ranks their machine; so does the prediction of what it runs.
+    ...(request.transport === 'shm' ? { machine: graph } : {}),
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
-  const outcome = simulateFlows(graph, graph.accelerators, {
-    collective: request.collective, count,
-    elementBytes: request.elementBytes, root: 0, algorithm: selection.algorithm,
-    protocol: Object.keys(topologyProtocols(graph.topology))[0], chunkCount: selection.chunkCount,
-  });
-  return { algorithm: selection.algorithm, chunkCount: selection.chunkCount, timeUs: outcome.timeUs };
+  const timeUs = machineTimeUs(graph, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount });
+  return { algorithm: selection.algorithm, chunkCount: selection.chunkCount, timeUs };
 }
 
 /**
@@ -86,13 +76,7 @@ export function predictCall(request: PredictRequest): Prediction {
   const collective = COLLECTIVES.find((c) => c === request.collective);
   if (collective === undefined) throw invalidArgument(`predict: '${request.collective}' is not a collective: expected one of ${COLLECTIVES.join(', ')}`, { argument: 'collective' });
   if (!Number.isInteger(request.bytes) || request.bytes < 0) throw invalidArgument(`predict: bytes must be a non-negative integer, got ${request.bytes}`, { argument: 'bytes' });
-  const key = `${request.nranks}|${request.transport}`;
-  let local = graphs.get(key);
-  if (local === undefined) {
-    const { topology, profileSource } = loadLocalTopology(request.nranks, request.transport);
-    local = { graph: new TopologyGraph(topology), profile: profileSource };
-    graphs.set(key, local);
-  }
+  const local = localMachine(request.nranks, request.transport);
   const predicted = predictOn(local.graph, {
     collective, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
     transport: request.transport, oversubscribed: request.transport === 'shm' && isOversubscribed(request.nranks),

@@ -3,6 +3,8 @@ import { COLLECTIVES, type Collective } from '../algorithms/schedule.js';
 import { paramInt, paramString } from '../config/params.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { invalidArgument } from '../errors.js';
+import type { TopologyGraph } from '../topology/topology-graph.js';
+import { callCount, machineTimeUs } from './machine-cost.js';
 
 /** 'll': one-shot over the low-latency slots (exec/one-shot.ts); 'simple': the schedule. */
 export type Protocol = 'll' | 'simple';
@@ -33,6 +35,12 @@ export interface SelectionRequest {
    * what one publish can carry.
    */
   readonly oneShot?: { readonly bytes: number; readonly readBytes: number; readonly capacity: number };
+  /**
+   * The machine every rank of the call runs on, as the simulator models it (thread ranks: the
+   * local topology from the `tsccl tune` profile). With it the cost model ranks the candidates
+   * by simulated time; without it (process ranks, several hosts) the measured rules below decide.
+   */
+  readonly machine?: TopologyGraph;
 }
 
 /** Collectives with a hierarchical schedule: worth it when several ranks share each of several hosts. */
@@ -61,8 +69,6 @@ const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES :
  * blocks and do not change).
  */
 const TCP_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 4 << 20;
-/** Collectives whose direct schedule (every rank reads its peers straight) beats forwarding chains on shared memory. */
-const DIRECT_ON_SHARED_MEMORY = new Set<Collective>(['allGather', 'broadcast']);
 /**
  * Process ranks over TCP on one host: the "links" are loopback, bounded by the CPUs and not by a
  * NIC that n-1 copies would share, so the direct schedules win there too (bench/regret.mjs
@@ -92,23 +98,6 @@ function protocolParam(): (typeof PROTOCOL_CHOICES)[number] {
 }
 const PROTOCOL = protocolParam();
 
-/**
- * On 2 ranks the zero-copy schedule moves each byte once and the one-shot path three times,
- * which costs more than the hand-offs it saves from about here (thread ranks on the 2-core
- * machine kind, mean of 50000 calls: 8 B 4.6-5.6 us vs 6.7-7.2, 4 KiB 11.8 vs 12.5-12.9, 16 KiB 16-17
- * vs 12.5-14.4). With more ranks the schedule's hand-offs multiply and one-shot wins up to the
- * slot size.
- */
-const TWO_RANK_ONE_SHOT_BYTES = 8 * 1024;
-/**
- * Past this many bytes read from peers' slots per rank, the schedules win on more than 2 ranks:
- * every rank folds or copies all its peers' messages itself, while a schedule splits the work.
- * bench/regret.mjs, thread ranks on 2 cores (best of 3, us): one-shot won at 96 KiB read
- * (all-reduce 4 ranks 32 KiB: 87 vs recursive doubling 305) and lost at 192 KiB (all-gather 4
- * ranks 64 KiB each: 473 vs direct 253) and 224 KiB (all-reduce 8 ranks 32 KiB: 1404 vs 794).
- */
-const ONE_SHOT_READ_BYTES = 128 * 1024;
-
 /** Can the one-shot path run this call at all (a transport with slots, a message that fits)? */
 function oneShotFits(request: SelectionRequest): boolean {
   return request.oneShot !== undefined && request.oneShot.bytes <= request.oneShot.capacity;
@@ -120,8 +109,10 @@ export function selectableAlgorithms(collective: Collective): string[] {
 }
 
 /**
- * The one place that decides which algorithm runs and how it is chunked. For now a size rule
- * for shared memory; the cost model over a topology replaces the rule without moving it.
+ * The one place that decides which algorithm runs and how it is chunked. Where the call's
+ * machine is modelled (thread ranks), the cost model picks: every valid algorithm, and the
+ * one-shot path where it fits, simulated on it, the fastest chosen. Elsewhere, size rules
+ * measured with bench/regret.mjs.
  */
 export function selectAlgorithm(request: SelectionRequest): Selection {
   const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES : request.transport === 'tcp' ? TCP_CHUNK_BYTES : CHUNK_BYTES;
@@ -142,18 +133,17 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     }
     return { algorithm: request.algorithm, chunkCount, protocol: 'simple' };
   }
-  if (PROTOCOL !== 'simple' && oneShotFits(request) && (PROTOCOL === 'll' || (request.nranks > 2
-    ? request.oneShot!.readBytes <= ONE_SHOT_READ_BYTES : request.oneShot!.bytes <= TWO_RANK_ONE_SHOT_BYTES))) {
-    return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
-  }
+  const oneShot = PROTOCOL !== 'simple' && oneShotFits(request);
+  if (oneShot && PROTOCOL === 'll') return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
   const hosts = request.hostCount ?? 1;
+  if (request.machine !== undefined && hosts === 1) {
+    const candidates = [...names.filter((a) => a !== 'hierarchical'), ...(oneShot ? [ONE_SHOT] : [])];
+    const algorithm = fastestOn(request.machine, request, candidates, chunkCount);
+    return { algorithm, chunkCount, protocol: algorithm === ONE_SHOT ? 'll' : 'simple' };
+  }
   if (HIERARCHICAL.has(request.collective) && hosts > 1 && hosts < request.nranks) {
     // One stream per host across the network instead of one per rank.
     return { algorithm: 'hierarchical', chunkCount, protocol: 'simple' };
-  }
-  if (DIRECT_ON_SHARED_MEMORY.has(request.collective) && request.transport === 'shm') {
-    // One post and one read per peer; a ring or tree would chain n-1 or log2(n) hand-offs.
-    return { algorithm: 'direct', chunkCount, protocol: 'simple' };
   }
   const directOnOneHost = DIRECT_ON_ONE_HOST_TCP_MIN_BYTES[request.collective];
   if (request.transport === 'tcp' && hosts === 1 && request.nranks > 2 && directOnOneHost !== undefined && request.bytes >= directOnOneHost) {
@@ -167,6 +157,35 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     return { algorithm, chunkCount, protocol: 'simple' };
   }
   return { algorithm: names[0], chunkCount, protocol: 'simple' };
+}
+
+/** Choices made, per machine: the same call size is ranked once. */
+const choices = new WeakMap<TopologyGraph, Map<string, string>>();
+const CHOICE_LIMIT = 4096;
+
+/**
+ * The candidate the cost model predicts fastest on the machine, ties to the earlier one. Calls
+ * are ranked by size class (the bytes rounded up to a power of two), so a job with many sizes
+ * simulates a few dozen classes, not every size; every rank ranks the same class the same way.
+ */
+function fastestOn(machine: TopologyGraph, request: SelectionRequest, candidates: readonly string[], chunkCount: number): string {
+  if (candidates.length === 1 || request.nranks < 2) return candidates[0];
+  const sizeClass = 2 ** Math.ceil(Math.log2(Math.max(request.bytes, request.elementBytes)));
+  const key = `${request.collective}|${sizeClass}|${request.elementBytes}|${chunkCount}|${candidates.join()}`;
+  let known = choices.get(machine);
+  if (known === undefined) choices.set(machine, known = new Map());
+  let best = known.get(key);
+  if (best === undefined) {
+    const count = Math.max(1, callCount(request.collective, sizeClass, request.elementBytes, request.nranks));
+    let bestUs = Infinity;
+    for (const algorithm of candidates) {
+      const us = machineTimeUs(machine, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm, chunkCount });
+      if (us < bestUs) [best, bestUs] = [algorithm, us];
+    }
+    if (known.size >= CHOICE_LIMIT) known.clear();
+    known.set(key, best!);
+  }
+  return best!;
 }
 
 /**

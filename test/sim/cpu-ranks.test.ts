@@ -17,7 +17,8 @@ function cpuRanks(ranks: number, cores: number): TopologyGraph {
   const base = defaultProfile(cores, 'h');
   const profile = {
     ...base, reduceGBps: 1e9,
-    shm: { ...base.shm, callUs: CALL_US, messageUs: WAKE_US, oversubscribedMessageUs: WAKE_US, copyGBps: 1e9 },
+    // A 2-rank one-shot call measures its fixed cost and one wake-up.
+    shm: { ...base.shm, callUs: CALL_US, messageUs: WAKE_US, oversubscribedMessageUs: WAKE_US, copyGBps: 1e9, oneShotUs: CALL_US + WAKE_US, oneShotGBps: 1e9 },
   };
   return new TopologyGraph(parseTopology(localTopology({ ranks, transport: 'shm', profile, detection }), 'local'));
 }

@@ -3,6 +3,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import { ONE_SHOT } from '../../src/exec/one-shot.js';
+import { simulateFlows } from '../../src/sim/flow-sim.js';
 import { simulateRow } from '../../src/sim/simulate.js';
 import { type LocalProfile, defaultProfile, loadProfile, saveProfile } from '../../src/topology/local-profile.js';
 import { detectLocal, localTopology, parseCpuList } from '../../src/topology/local-topology.js';
@@ -55,4 +57,22 @@ test('process ranks that outnumber the cores share what the profile measured the
   assert.equal(stackRate(2, profile), 3, 'as many processes as cores: cores x the rate of one pair');
   assert.equal(stackRate(4, profile), 2);
   assert.equal(stackRate(4, { ...profile, tcp: { ...profile.tcp, oversubscribedGBps: undefined } }), 3, 'a profile without the figure keeps cores x gbps');
+});
+
+test('the one-shot path costs what the profile measured it at: its own call cost and the rate its slots move a message', () => {
+  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+  const base = defaultProfile(2, 'h');
+  const broadcast = (profile: LocalProfile, bytes: number) => {
+    const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile, detection }), 'local'));
+    return simulateFlows(graph, graph.accelerators, { collective: 'broadcast', count: bytes / 4, elementBytes: 4, root: 0, algorithm: ONE_SHOT, protocol: 'shm' }).timeUs;
+  };
+  const profile: LocalProfile = { ...base, shm: { ...base.shm, oneShotUs: 9, oneShotGBps: 4 } };
+  // The 2-rank broadcasts tsccl tune measures the two figures by come back as measured.
+  assert.ok(Math.abs(broadcast(profile, 4) - 9) < 0.1, `${broadcast(profile, 4)}`);
+  const perByte = (broadcast(profile, 32768) - broadcast(profile, 4)) / 32764;
+  assert.ok(Math.abs(perByte * 4e3 - 1) < 0.05, `${perByte * 4e3}`);
+  // A profile written before the path was measured gets the defaults.
+  const { oneShotUs, oneShotGBps, ...older } = base.shm;
+  assert.ok(oneShotUs !== undefined && oneShotGBps !== undefined);
+  assert.equal(broadcast({ ...base, shm: older }, 32768), broadcast(base, 32768));
 });

@@ -1,5 +1,12 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import type { Collective } from '../../src/algorithms/schedule.js';
+import { oneShotOffer } from '../../src/exec/one-shot.js';
+import { defaultProfile } from '../../src/topology/local-profile.js';
+import { localTopology } from '../../src/topology/local-topology.js';
+import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { parseTopology } from '../../src/topology/topology-schema.js';
+import { callCount } from '../../src/tuner/machine-cost.js';
 import { parseAlgorithmOverrides, selectAlgorithm } from '../../src/tuner/select.js';
 
 test('the tuner picks latency-optimal all-reduce for small messages, direct shared memory for large', () => {
@@ -23,31 +30,63 @@ test('TSCCL_ALGO overrides parse NCCL-style and reject unknown names clearly', (
   assert.throws(() => parseAlgorithmOverrides('ring'), /must be <collective>:<algorithm>/);
 });
 
-test('small calls between thread ranks take the one-shot low-latency path; forced schedules and large calls do not', () => {
-  // An all-reduce publishes its input and reads every peer's.
-  const slots = (nranks: number, bytes: number) => ({ bytes, readBytes: (nranks - 1) * bytes, capacity: 65536 });
-  const pick = (nranks: number, bytes: number, algorithm?: string) =>
-    selectAlgorithm({ collective: 'allReduce', nranks, bytes, elementBytes: 4, oneShot: slots(nranks, bytes), ...(algorithm ? { algorithm } : {}) });
-  assert.deepEqual([pick(2, 8).algorithm, pick(2, 8).protocol], ['one_shot', 'll']);
-  assert.equal(pick(2, 64 << 10).protocol, 'simple'); // 2 ranks: the zero-copy exchange wins past 8 KiB
-  assert.equal(pick(4, 32 << 10).protocol, 'll');
-  assert.equal(pick(8, 32 << 10).protocol, 'simple'); // 224 KiB to read from 7 peers: the schedule splits that work
-  assert.equal(pick(8, 16 << 10).protocol, 'll');
-  assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 2, bytes: 8, elementBytes: 4, oneShot: { bytes: (64 << 10) + 4, readBytes: 8, capacity: 65536 } }).protocol, 'simple'); // does not fit a slot
-  assert.equal(pick(4, 8, 'ring').protocol, 'simple');
-  assert.equal(pick(2, 32 << 10, 'one_shot').protocol, 'll');
+/** Thread ranks on a 2-core machine with the default profile, as the communicator hands them to the tuner. */
+function machine(nranks: number): TopologyGraph {
+  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+  return new TopologyGraph(parseTopology(localTopology({ ranks: nranks, transport: 'shm', profile: defaultProfile(2, 'h'), detection }), 'local'));
+}
+
+/** What the communicator asks for a call of `bytes` (the root's input) on `nranks` thread ranks. */
+function threadCall(collective: Collective, nranks: number, bytes: number, algorithm?: string) {
+  const count = callCount(collective, bytes, 4, nranks);
+  const oneShot = oneShotOffer({ collective, nranks, count, root: 0, inPlace: false, chunkCount: 0 }, 4, 65536);
+  return selectAlgorithm({
+    collective, nranks, bytes, elementBytes: 4, hostCount: 1, transport: 'shm', oversubscribed: nranks > 2, oneShot, machine: machine(nranks),
+    ...(algorithm ? { algorithm } : {}),
+  });
+}
+
+test('on thread ranks the cost model picks: the one-shot path for small calls, schedules that split the work for large ones', () => {
+  for (const nranks of [2, 4, 8]) {
+    for (const collective of ['allReduce', 'allGather', 'reduceScatter', 'broadcast'] as const) {
+      assert.deepEqual([threadCall(collective, nranks, 64).algorithm, threadCall(collective, nranks, 64).protocol], ['one_shot', 'll'], `${collective} ${nranks} ranks`);
+      const large = threadCall(collective, nranks, 16 << 20);
+      assert.equal(large.protocol, 'simple');
+      // Recursive doubling moves the whole buffer log2(n) times: never the pick for a large call on more than 2 ranks.
+      if (nranks > 2) assert.notEqual(large.algorithm, 'recursive_doubling', `${collective} ${nranks} ranks`);
+    }
+  }
+  // Reading every peer's whole message costs a direct all-gather nothing extra, so it wins on many ranks.
+  assert.equal(threadCall('allGather', 4, 8 << 20).algorithm, 'direct');
+  assert.equal(threadCall('broadcast', 4, 8 << 20).algorithm, 'direct');
+  // A message the slots cannot hold is never offered to the one-shot path.
+  assert.equal(threadCall('allReduce', 2, 128 << 10).protocol, 'simple');
+  // Forced choices are obeyed, and checked.
+  assert.equal(threadCall('allReduce', 4, 8, 'ring').protocol, 'simple');
+  assert.equal(threadCall('allReduce', 2, 32 << 10, 'one_shot').protocol, 'll');
+  assert.throws(() => threadCall('allReduce', 4, 1 << 20, 'one_shot'), /at most 65536 bytes; this allReduce has 1048576/);
   // Without slots (TCP), never; forcing it then says why.
   assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 8, elementBytes: 4 }).protocol, 'simple');
   assert.throws(() => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 8, elementBytes: 4, algorithm: 'one_shot' }),
     /'one_shot' needs thread ranks over shared memory/);
-  assert.throws(() => pick(4, 1 << 20, 'one_shot'), /at most 65536 bytes; this allReduce has 1048576/);
   assert.equal(parseAlgorithmOverrides('allreduce:one_shot').get('allReduce'), 'one_shot');
 });
 
-test('thread ranks read their peers directly for all-gather and broadcast, and take whole pieces when they outnumber the cores', () => {
-  const pick = (collective: 'allGather' | 'broadcast', transport: 'shm' | 'tcp') => selectAlgorithm({ collective, nranks: 4, bytes: 8 << 20, elementBytes: 4, transport }).algorithm;
-  assert.equal(pick('allGather', 'shm'), 'direct');
-  assert.equal(pick('broadcast', 'shm'), 'direct');
+test('the cost model follows the machine: cheap hand-offs favour the schedules, costly ones the one-shot path', () => {
+  const detection = { host: 'h', cores: 8, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1, 2, 3, 4, 5, 6, 7] }], interfaces: [] };
+  const onMachine = (messageUs: number) => {
+    const base = defaultProfile(8, 'h');
+    const profile = { ...base, shm: { ...base.shm, messageUs, oneShotUs: 10 } };
+    const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 4, transport: 'shm', profile, detection }), 'local'));
+    const count = callCount('allReduce', 4096, 4, 4);
+    const oneShot = oneShotOffer({ collective: 'allReduce', nranks: 4, count, root: 0, inPlace: false, chunkCount: 0 }, 4, 65536);
+    return selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 4096, elementBytes: 4, hostCount: 1, transport: 'shm', oneShot, machine: graph }).algorithm;
+  };
+  assert.notEqual(onMachine(0.1), 'one_shot');
+  assert.equal(onMachine(20), 'one_shot');
+});
+
+test('thread ranks take whole pieces when they outnumber the cores; process ranks follow the measured rules', () => {
   // Over a network the sender's link would carry n-1 copies; on one host loopback is not that bottleneck.
   const overNetwork = (collective: 'allGather' | 'broadcast', bytes: number, hostCount: number) =>
     selectAlgorithm({ collective, nranks: 4, bytes, elementBytes: 4, transport: 'tcp', hostCount }).algorithm;
