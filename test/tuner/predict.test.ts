@@ -1,4 +1,6 @@
 import assert from 'node:assert/strict';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { runFixture } from '../harness/ranks.js';
 import { defaultProfile } from '../../src/topology/local-profile.js';
@@ -10,7 +12,9 @@ import { predictOn } from '../../src/tuner/predict.js';
 interface P { algorithm: string; timeUs: number; chunkCount: number; profile: string }
 
 test('comm.predict names the algorithm the tuner runs (the one-shot path too) and a time that grows with the size', async () => {
-  const { results } = await runFixture('predict-rank', 3);
+  // The choices below are the default profile's: a profile `tsccl tune` saved on this machine must not change them.
+  process.env.TSCCL_PROFILE = join(tmpdir(), `tsccl-no-profile-${process.pid}.json`);
+  const { results } = await runFixture('predict-rank', 3).finally(() => { delete process.env.TSCCL_PROFILE; });
   for (const res of results as { small: P; large: P; forced: P; ran: string; badCollective: string; badBytes: string; badAlgorithm: string }[]) {
     assert.equal(res.small.algorithm, 'one_shot');
     assert.equal(res.ran, res.small.algorithm);
