@@ -76,21 +76,11 @@ export function runOneShot(request: OneShotRequest): Promise<void> | undefined {
 }
 
 /**
- * Elements each rank reads from its peers' slots (the root's, for rooted calls): all peers'
- * messages for an all-to-all pattern, one block or message from each for block patterns, the
- * root's message alone when only the root publishes.
+ * Whether the tuner may offer the one-shot path, the same on every rank: the bytes the largest
+ * publisher publishes, and what a slot holds.
  */
-export function oneShotReadCount(shape: CallShape): number {
-  if (shape.sendCounts !== undefined || shape.recvCounts !== undefined) return Infinity;
-  return (PATTERNS[shape.collective].from === 'all' ? shape.nranks - 1 : 1) * shape.count;
-}
-
-/**
- * What the tuner weighs the one-shot path by, the same on every rank: the bytes the largest
- * publisher publishes, the bytes each rank reads from its peers' slots, and what a slot holds.
- */
-export function oneShotOffer(shape: CallShape, elementBytes: number, capacity: number): { bytes: number; readBytes: number; capacity: number } {
-  return { bytes: oneShotCount(shape) * elementBytes, readBytes: oneShotReadCount(shape) * elementBytes, capacity };
+export function oneShotOffer(shape: CallShape, elementBytes: number, capacity: number): { bytes: number; capacity: number } {
+  return { bytes: oneShotCount(shape) * elementBytes, capacity };
 }
 
 /**

@@ -31,10 +31,9 @@ export interface SelectionRequest {
   readonly oversubscribed?: boolean;
   /**
    * Where the transport has a low-latency protocol: the bytes the call's largest publisher would
-   * publish (the same on every rank), the bytes each rank would read from its peers' slots, and
-   * what one publish can carry.
+   * publish (the same on every rank), and what one publish can carry.
    */
-  readonly oneShot?: { readonly bytes: number; readonly readBytes: number; readonly capacity: number };
+  readonly oneShot?: { readonly bytes: number; readonly capacity: number };
   /**
    * The machine every rank of the call runs on, as the simulator models it (thread ranks: the
    * local topology from the `tsccl tune` profile). With it the cost model ranks the candidates
@@ -47,9 +46,9 @@ export interface SelectionRequest {
 const HIERARCHICAL = new Set<Collective>(['allReduce', 'allGather', 'reduceScatter', 'broadcast']);
 
 /**
- * Up to this, recursive doubling's log2(n) whole-message exchanges beat splitting the data:
- * on thread ranks a hand-off costs far more than moving 256 KiB (bench/regret.mjs, 4 and 8
- * ranks: recursive doubling 1.5-3.9x faster than direct at 32 KiB and 256 KiB, slower at 2 MiB).
+ * Without a cost model (process ranks, several hosts): up to this, recursive doubling's log2(n)
+ * whole-message exchanges beat splitting the data, as a hand-off costs more than moving 256 KiB
+ * (bench/regret.mjs --procs, 4 ranks: recursive doubling the fastest at every size from 8 B to 256 KiB).
  */
 const SMALL_ALL_REDUCE_BYTES = 256 * 1024;
 /** Pipelining piece: large enough to amortise a hand-off, small enough to overlap tree hops. */
