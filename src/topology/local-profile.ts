@@ -54,7 +54,7 @@ export type LocalProfile = z.infer<typeof profileSchema>;
  */
 export const PROFILE_WORKING_SET = 64 * 1024 * 1024;
 
-const MIB = 1024 * 1024;
+export const MIB = 1024 * 1024;
 
 /** The one-shot path where a profile predates its measurement: see defaultProfile. */
 export const DEFAULT_ONE_SHOT = { oneShotUs: 6.5, oneShotGBps: 4.4 } as const;

@@ -4,11 +4,11 @@ import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { Arena } from '../memory/arena.js';
-import type { LocalProfile } from '../topology/local-profile.js';
+import { type LocalProfile, MIB } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
-const LARGE = 16 * 1024 * 1024;
+const LARGE = 16 * MIB;
 /** A one-shot message well past its fixed cost and within a slot. */
 const ONE_SHOT_BYTES = 32 * 1024;
 
@@ -76,8 +76,6 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     reduceGBps, memoryTiers, runs,
   };
 }
-
-const MIB = 1024 * 1024;
 
 /**
  * One core's copy speed by working set (source plus destination), from within the per-core L2

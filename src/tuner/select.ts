@@ -136,8 +136,7 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   if (oneShot && PROTOCOL === 'll') return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
   const hosts = request.hostCount ?? 1;
   if (request.machine !== undefined && hosts === 1) {
-    const candidates = [...names.filter((a) => a !== 'hierarchical'), ...(oneShot ? [ONE_SHOT] : [])];
-    const algorithm = fastestOn(request.machine, request, candidates, chunkCount);
+    const algorithm = fastestOn(request.machine, request, chunkCount, oneShot);
     return { algorithm, chunkCount, protocol: algorithm === ONE_SHOT ? 'll' : 'simple' };
   }
   if (HIERARCHICAL.has(request.collective) && hosts > 1 && hosts < request.nranks) {
@@ -150,7 +149,7 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   }
   if (request.collective === 'allReduce') {
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases
-    // moving the same bytes: on thread ranks bench/regret.mjs prefers the former at every size.
+    // moving the same bytes; over TCP the latter wins once halving the reduction outweighs a phase.
     const twoRankExchange = request.nranks === 2 && !(request.transport === 'tcp' && request.bytes > TCP_TWO_RANK_DIRECT_BYTES);
     const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES || twoRankExchange ? 'recursive_doubling' : 'direct';
     return { algorithm, chunkCount, protocol: 'simple' };
@@ -163,28 +162,33 @@ const choices = new WeakMap<TopologyGraph, Map<string, string>>();
 const CHOICE_LIMIT = 4096;
 
 /**
- * The candidate the cost model predicts fastest on the machine, ties to the earlier one. Calls
- * are ranked by size class (the bytes rounded up to a power of two), so a job with many sizes
- * simulates a few dozen classes, not every size; every rank ranks the same class the same way.
+ * The candidate the cost model predicts fastest on the machine (every schedule but the
+ * hierarchical ones, which need several hosts, and the one-shot path where offered), ties to the
+ * earlier one. Calls are ranked by size class (the bytes rounded up to a power of two), so a job
+ * with many sizes simulates a few dozen classes, not every size; every rank ranks the same class
+ * the same way. A known class costs a lookup: this runs on every call, small ones included.
  */
-function fastestOn(machine: TopologyGraph, request: SelectionRequest, candidates: readonly string[], chunkCount: number): string {
-  if (candidates.length === 1 || request.nranks < 2) return candidates[0];
+function fastestOn(machine: TopologyGraph, request: SelectionRequest, chunkCount: number, oneShot: boolean): string {
   const sizeClass = 2 ** Math.ceil(Math.log2(Math.max(request.bytes, request.elementBytes)));
-  const key = `${request.collective}|${sizeClass}|${request.elementBytes}|${chunkCount}|${candidates.join()}`;
+  const key = `${request.collective}|${sizeClass}|${request.elementBytes}|${chunkCount}|${oneShot}`;
   let known = choices.get(machine);
   if (known === undefined) choices.set(machine, known = new Map());
   let best = known.get(key);
   if (best === undefined) {
-    const count = Math.max(1, callCount(request.collective, sizeClass, request.elementBytes, request.nranks));
-    let bestUs = Infinity;
-    for (const algorithm of candidates) {
-      const us = machineTimeUs(machine, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm, chunkCount });
-      if (us < bestUs) [best, bestUs] = [algorithm, us];
+    const candidates = [...algorithmNames(request.collective).filter((a) => a !== 'hierarchical'), ...(oneShot ? [ONE_SHOT] : [])];
+    best = candidates[0];
+    if (candidates.length > 1 && request.nranks > 1) {
+      const count = Math.max(1, callCount(request.collective, sizeClass, request.elementBytes, request.nranks));
+      let bestUs = Infinity;
+      for (const algorithm of candidates) {
+        const us = machineTimeUs(machine, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm, chunkCount });
+        if (us < bestUs) [best, bestUs] = [algorithm, us];
+      }
     }
     if (known.size >= CHOICE_LIMIT) known.clear();
-    known.set(key, best!);
+    known.set(key, best);
   }
-  return best!;
+  return best;
 }
 
 /**
