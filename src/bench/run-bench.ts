@@ -3,11 +3,15 @@ import { launch } from '../launch/launch.js';
 import { BENCH_OPS, sweepSizes } from './bench-ops.js';
 import type { BenchOptions, BenchRow, RankMeasurement } from './bench-options.js';
 
-/** Runs the benchmark as `options.ranks` thread (or process) ranks and returns nccl-tests-style rows. */
-export async function runBench(options: BenchOptions): Promise<BenchRow[]> {
+/**
+ * Runs the benchmark as `options.ranks` thread (or process) ranks and returns nccl-tests-style
+ * rows. `env` replaces the ranks' environment (default: this process's), for settings read
+ * when a rank starts, such as TSCCL_CHUNK_BYTES.
+ */
+export async function runBench(options: BenchOptions, launchOptions: { env?: NodeJS.ProcessEnv } = {}): Promise<BenchRow[]> {
   const { results } = await launch({
     nprocPerNode: options.ranks, mode: options.procs ? 'processes' : 'threads', script: new URL('./bench-rank.js', import.meta.url).href,
-    args: [JSON.stringify(options)], output: 'prefix', timeoutMs: options.timeoutMs,
+    args: [JSON.stringify(options)], output: 'prefix', timeoutMs: options.timeoutMs, ...launchOptions,
   });
   return aggregateRows(options, results as (RankMeasurement | null)[][][]);
 }

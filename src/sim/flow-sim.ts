@@ -62,6 +62,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const n = rankDevices.length;
   const protocol = protocolOf(graph.topology, call.protocol);
   const wakeUs = protocol.wakeUs ?? 0;
+  const overheadUs = protocol.overheadUs ?? 0;
   const rings = RING_ALGORITHMS.has(call.algorithm) ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
   const hosts = rankHosts(graph, rankDevices);
   const pools = corePools(rankDevices, hosts, protocol.rankCores);
@@ -117,6 +118,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     lastSendBox: Box | undefined;
     lastRecvPeer: number;
     lastRecvBox: Box | undefined;
+    /** The step whose send overhead this rank has spent already (-1: none), so it is spent once. */
+    overheadPaidAt: number;
   }
   // Messages of one ordered pair on one channel match in order. A receiver may arrive before
   // its message is posted and a sender before the receiver: whichever comes first makes the slot.
@@ -183,6 +186,12 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       const kind = program.kinds[pc];
       const peer = program.peers[pc];
       if (kind === STEP_SEND) {
+        if (overheadUs > 0 && runner.overheadPaidAt !== pc) {
+          // The sender's CPU builds and hands over the message before a byte of it moves.
+          runner.overheadPaidAt = pc;
+          queue.at(workEnds(runner, overheadUs), advance, runner);
+          return;
+        }
         if (runner.lastSendPeer !== peer) {
           runner.lastSendPeer = peer;
           runner.lastSendBox = sendBox(runner, peer);
@@ -218,7 +227,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         const reduceRate = kind === STEP_RECV_REDUCE ? reduceRates[runner.device] : 0;
         // The executor reduces straight from the sender's memory, one pass for move and
         // reduce, so only the part of the reduction longer than the transfer adds time.
-        const extra = reduceRate > 0 ? program.bytes[pc] / reduceRate - (slot.time - slot.movingSince) : 0;
+        // The receiver's CPU spends the protocol's overhead taking the message in, too.
+        const extra = overheadUs + (reduceRate > 0 ? Math.max(0, program.bytes[pc] / reduceRate - (slot.time - slot.movingSince)) : 0);
         if (extra > 0) {
           const end = workEnds(runner, extra);
           queue.at(end, release, slot.sender!);
@@ -254,7 +264,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         const key = c * 64 + k;
         const runner: Runner = {
           program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(), undelivered: 0, endedAt: -1,
-          lastSendPeer: -1, lastSendBox: undefined, lastRecvPeer: -1, lastRecvBox: undefined,
+          lastSendPeer: -1, lastSendBox: undefined, lastRecvPeer: -1, lastRecvBox: undefined, overheadPaidAt: -1,
         };
         (runnersByKey[key] ??= [])[logical] = runner;
         all.push(runner);

@@ -34,6 +34,14 @@ export interface Protocol {
    * thread blocks spin on flags.
    */
   readonly wakeUs?: number;
+  /**
+   * CPU ranks: time the CPU spends on each message at each end (LogP's overhead "o": Culler et
+   * al., 1993): the sender builds and writes it before it moves, the receiver reads and parses it
+   * when it takes it, each on a core of its host. Over TCP this is a system call and a trip
+   * through the event loop per message, which is what makes many small messages dear even when
+   * nobody waits; shared memory hands a message over with a flag, and has none.
+   */
+  readonly overheadUs?: number;
   /** CPU ranks: the cores the ranks of one host share (absent: each rank has a core of its own). */
   readonly rankCores?: number;
   /**

@@ -12,7 +12,7 @@ import { invalidArgument } from '../errors.js';
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
  *              "oneShotUs": .., "oneShotGBps": .. },                 thread ranks, shared memory
- *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "oversubscribedGBps": .. },  process ranks, TCP on this host
+ *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "oversubscribedGBps": .., "overheadUs": .. },  process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
  *     "memoryTiers": [ { "bytes": .., "copyGBps": .. }, .. ],       copy speed by working set
  *     "runs": 3 }
@@ -22,6 +22,9 @@ import { invalidArgument } from '../errors.js';
  * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
  * receiver is often descheduled and must be woken; oversubscribedGBps what all process ranks
  * move together over TCP when they outnumber the cores (optional: without it, cores x gbps).
+ * tcp.overheadUs is the CPU time each end spends on one message, which a stream of messages pays
+ * even when nobody waits: one more message in a back-to-back stream between two processes
+ * (optional: the default below stands in).
  * oneShotUs and oneShotGBps are the low-latency one-shot path of thread ranks (exec/one-shot.ts):
  * a 2-rank 8 B broadcast through it, and the rate at which its slots move a message (publish and
  * read: 32 KiB minus 8 B); optional, the defaults below stand in.
@@ -39,7 +42,9 @@ export const profileSchema = z.object({
     copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0),
     oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
   }),
-  tcp: transportSchema.extend({ gbps: z.number().positive(), oversubscribedGBps: z.number().positive().optional() }),
+  tcp: transportSchema.extend({
+    gbps: z.number().positive(), oversubscribedGBps: z.number().positive().optional(), overheadUs: z.number().min(0).optional(),
+  }),
   reduceGBps: z.number().positive(),
   memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive() }).strict()).min(1).optional(),
   runs: z.number().int().min(0),
@@ -60,6 +65,13 @@ export const MIB = 1024 * 1024;
 export const DEFAULT_ONE_SHOT = { oneShotUs: 6.5, oneShotGBps: 4.4 } as const;
 
 /**
+ * A TCP message's CPU time at each end where a profile predates its measurement: 2 processes
+ * broadcasting 64 KiB in 64 pieces against 1 on the 2-core VMs (2026-11-21, warmed up by 500
+ * calls): 12-15 us more per piece, in two runs.
+ */
+export const DEFAULT_TCP_OVERHEAD_US = 13;
+
+/**
  * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on
  * (2026-11-21): thread ranks 2 x 64 B all-reduce 9 us by recursive doubling and 11 us by ring
  * (bench/regret.mjs), 4-rank ring 8 B 757-759 us and 16 MiB sendrecv 1.3-1.5 ms (two `tsccl
@@ -72,7 +84,7 @@ export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
     shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT },
-    tcp: { callUs: 40, messageUs: 45, gbps: 1.7, oversubscribedGBps: 2.3 },
+    tcp: { callUs: 40, messageUs: 45, gbps: 1.7, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the
     // per-core 2 MiB L2, then an L3 share of 64-96 MiB, then memory.

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, hostname, networkInterfaces } from 'node:os';
-import { DEFAULT_ONE_SHOT, type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
+import { DEFAULT_ONE_SHOT, DEFAULT_TCP_OVERHEAD_US, type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -94,15 +94,18 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   // A hand-off costs the receiver a wake-up when it had to wait (the simulator charges it then,
   // on a core), not a link latency: a message already there is taken at once. Ranks that
   // outnumber the cores queue for them, so a rank's reduction runs at the kernel's full speed
-  // once it has one.
-  const wakeUs = options.transport === 'tcp' ? profile.tcp.messageUs
+  // once it has one. Over TCP each end also spends a CPU overhead on every message (a system call
+  // and a turn of the event loop), waiting or not: the measured hand-off is both ends' overhead
+  // and the wake-up.
+  const overheadUs = profile.tcp.overheadUs ?? DEFAULT_TCP_OVERHEAD_US;
+  const wakeUs = options.transport === 'tcp' ? Math.max(0, profile.tcp.messageUs - 2 * overheadUs)
     : ranks > detection.cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs;
   return {
     ...b.build(`local (${detection.host}, ${ranks} ${options.transport === 'shm' ? 'thread' : 'process'} ranks)`,
       `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`),
     protocols: [{
       name: options.transport, baseUs: callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores: detection.cores,
-      ...(options.transport === 'shm' ? oneShotOf(profile) : {}),
+      ...(options.transport === 'shm' ? oneShotOf(profile) : { overheadUs }),
     }],
   };
 }

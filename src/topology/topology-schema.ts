@@ -52,6 +52,8 @@ const protocolSchema = z.object({
   efficiency: z.number().gt(0).max(1).describe('fraction of link bandwidth that carries payload'),
   wakeUs: z.number().min(0).optional()
     .describe('CPU ranks: time a rank that waited for a message spends being woken for it, on one of the cores its host\'s ranks share'),
+  overheadUs: z.number().min(0).optional()
+    .describe('CPU ranks: time each end spends on a message (the sender before it moves, the receiver when it takes it), on a core its host\'s ranks share'),
   rankCores: z.number().int().min(1).optional()
     .describe('CPU ranks: cores the ranks of one host share; their wake-ups, reductions and copies wait for a free one'),
   oneShotUs: z.number().min(0).optional()

@@ -11,6 +11,10 @@ const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.lengt
 const LARGE = 16 * MIB;
 /** A one-shot message well past its fixed cost and within a slot. */
 const ONE_SHOT_BYTES = 32 * 1024;
+/** The TCP stream whose pieces give the per-message overhead: 64 KiB whole and in 64 pieces. */
+const STREAM_BYTES = 64 * 1024;
+const STREAM_PIECES = 64;
+const TCP_SMALL_WARMUP = 300;
 
 /**
  * Measures this machine for the profile (`tsccl tune`). For each transport, over `runs` repeated
@@ -18,6 +22,8 @@ const ONE_SHOT_BYTES = 32 * 1024;
  * - all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs (one exchange), and
  *   by ring = callUs + 2 x messageUs (two steps);
  * - sendrecv of 16 MiB minus sendrecv of 8 B: the copy, giving GB/s.
+ * Process ranks are also measured on a 2-rank broadcast of 64 KiB in 64 pieces against 1: the
+ * CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off).
  * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B and of 32 KiB:
  * its cost of a call, and the rate at which its slots move a message), at twice the cores (ring, 8 B) for the oversubscribed
  * hand-off, process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
@@ -25,18 +31,23 @@ const ONE_SHOT_BYTES = 32 * 1024;
  * reduceGBps, and one core's copy speed by working set for memoryTiers.
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
-  const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, algorithm?: string): Promise<number> => {
+  const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, algorithm?: string, pieceBytes?: number): Promise<number> => {
     const samples: number[] = [];
+    // Small TCP messages between processes take a few hundred calls to settle (2-4x slower at
+    // first on the 2-core VMs, a bare Node exchange too), so they warm up longer.
+    const warmupIters = bytes >= LARGE ? 2 : procs ? TCP_SMALL_WARMUP : 20;
+    const env = pieceBytes === undefined ? undefined : { ...process.env, TSCCL_CHUNK_BYTES: String(pieceBytes) };
     for (let r = 0; r < runs; r++) {
       const options: BenchOptions = {
-        op, ranks, minBytes: bytes, maxBytes: bytes, stepFactor: 2, stepBytes: 1, iters: bytes >= LARGE ? 10 : 200, warmupIters: bytes >= LARGE ? 2 : 20,
+        op, ranks, minBytes: bytes, maxBytes: bytes, stepFactor: 2, stepBytes: 1, iters: bytes >= LARGE ? 10 : 200, warmupIters,
         check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 120_000, procs, ...(algorithm === undefined ? {} : { algorithm }),
       };
-      const rows = await runBench(options);
+      const rows = await runBench(options, env === undefined ? {} : { env });
       samples.push(rows.find((row) => !row.inPlace)!.timeUs);
     }
     const value = median(samples);
-    log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${bytes} B: ${value.toFixed(1)} us (median of ${runs})`);
+    const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(bytes / pieceBytes)} pieces`;
+    log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${bytes} B${pieces}: ${value.toFixed(1)} us (median of ${runs})`);
     return value;
   };
   // Both all-reduces run the same call path; at 2 ranks recursive doubling is one message and
@@ -62,6 +73,11 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const oneShotGBps = ONE_SHOT_BYTES / Math.max(1e-3, oneShotLarge - oneShotUs) / 1e3;
   log('TCP (process ranks on this host):');
   const tcp = await transport(true);
+  // One more message in a stream that nobody waits for costs each end its CPU overhead: the
+  // root's sends of a broadcast's pieces queue in the socket, the receiver takes them as they come.
+  const whole = await time('broadcast', 2, STREAM_BYTES, true, 'binomial_tree', STREAM_BYTES);
+  const pieced = await time('broadcast', 2, STREAM_BYTES, true, 'binomial_tree', STREAM_BYTES / STREAM_PIECES);
+  const overheadUs = Math.max(0, Math.min(tcp.messageUs / 2, (pieced - whole) / (STREAM_PIECES - 1)));
   // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
   const overShift = await time('sendrecv', over, LARGE, true);
   const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
@@ -72,7 +88,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   return {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
     shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs, oneShotUs, oneShotGBps },
-    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, oversubscribedGBps },
+    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, oversubscribedGBps, overheadUs },
     reduceGBps, memoryTiers, runs,
   };
 }

@@ -59,3 +59,21 @@ test('the one-shot path: one wake-up per rank, and reads that grow with the peer
   assert.ok(big('allReduce') > 12_000, `${big('allReduce')}`);
   assert.ok(big('broadcast') < big('allReduce') / 2, `${big('broadcast')} vs ${big('allReduce')}`);
 });
+
+test('over TCP each end spends its overhead on every message: the hand-off and the stream tune measures come back', () => {
+  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [] }], interfaces: [] };
+  const base = defaultProfile(2, 'h');
+  const [overheadUs, messageUs] = [15, 50];
+  const profile = { ...base, tcp: { ...base.tcp, callUs: CALL_US, messageUs, gbps: 1e9, overheadUs } };
+  const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'tcp', profile, detection }), 'local'));
+  const run = (collective: Collective, algorithm: string, count: number, chunkCount?: number) =>
+    simulateFlows(graph, graph.accelerators, { collective, count, elementBytes: 4, root: 0, algorithm, protocol: 'tcp', ...(chunkCount ? { chunkCount } : {}) }).timeUs;
+  // One exchange: each end's overhead sending and taking, and the wake-up between: the hand-off
+  // (and the TCP stack's switching latency, 2 us).
+  const exchange = run('allReduce', 'recursive_doubling', 2);
+  assert.ok(exchange >= CALL_US + messageUs && exchange < CALL_US + messageUs + 3, `${exchange}`);
+  // A broadcast in 64 pieces: the receiver falls behind the root and takes the rest as they come,
+  // so each piece after the first costs one overhead.
+  const [whole, pieced] = [run('broadcast', 'binomial_tree', 64), run('broadcast', 'binomial_tree', 64, 1)];
+  assert.ok(Math.abs((pieced - whole) / 63 - overheadUs) < 0.1, `${whole} ${pieced}`);
+});
