@@ -57,6 +57,10 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     const twoSteps = await time('all_reduce', 2, 8, procs, 'ring');
     const messageUs = Math.max(0, twoSteps - oneStep);
     const callUs = Math.max(0, oneStep - messageUs);
+    if (oneStep < messageUs) {
+      // Two hand-offs took more than twice one: a stall, not the machine's costs.
+      log(`  warning: the ring took over twice recursive doubling, so the call cost reads as 0 us; the machine was busy: run again, with more --runs`);
+    }
     const small = await time('sendrecv', 2, 8, procs);
     const large = await time('sendrecv', 2, LARGE, procs);
     const gbps = LARGE / Math.max(1e-3, large - small) / 1e3;
