@@ -7,13 +7,14 @@ import { defaultProfile } from '../../src/topology/local-profile.js';
 import { localTopology } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
+import { fakeDetection } from '../fixtures/fake-detection.js';
 
 const CALL_US = 10;
 const WAKE_US = 100;
 
 /** Thread ranks on `cores` cores whose bytes cost nothing, so only call and wake-up costs remain. */
 function cpuRanks(ranks: number, cores: number): TopologyGraph {
-  const detection = { host: 'h', cores, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [] }], interfaces: [] };
+  const detection = fakeDetection(cores);
   const base = defaultProfile(cores, 'h');
   const profile = {
     ...base, reduceGBps: 1e9,
@@ -52,7 +53,7 @@ test('the one-shot path: one wake-up per rank, and reads that grow with the peer
   for (const collective of ['allReduce', 'allGather', 'reduceScatter', 'broadcast'] as const) {
     assert.ok(Math.abs(time(graph, collective, ONE_SHOT) - (CALL_US + WAKE_US)) < 1, collective);
   }
-  const detection = { host: 'h', cores: 4, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [] }], interfaces: [] };
+  const detection = fakeDetection(4);
   const slow = new TopologyGraph(parseTopology(localTopology({ ranks: 4, transport: 'shm', profile: { ...defaultProfile(4, 'h'), reduceGBps: 1 }, detection }), 'local'));
   const big = (collective: Collective) => simulateFlows(slow, slow.accelerators, { collective, count: 2 ** 20, elementBytes: 4, root: 0, algorithm: ONE_SHOT, protocol: 'shm' }).timeUs;
   // At 1 GB/s, folding 3 peers' 4 MiB takes ~12.6 ms; a broadcast reads only the root's message.
@@ -61,7 +62,7 @@ test('the one-shot path: one wake-up per rank, and reads that grow with the peer
 });
 
 test('over TCP each end spends its overhead on every message: the hand-off and the stream tune measures come back', () => {
-  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [] }], interfaces: [] };
+  const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
   const [overheadUs, messageUs] = [15, 50];
   const profile = { ...base, tcp: { ...base.tcp, callUs: CALL_US, messageUs, gbps: 1e9, overheadUs } };

@@ -8,8 +8,9 @@ import { PROFILE_WORKING_SET, defaultProfile } from '../../src/topology/local-pr
 import { localTopology } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
+import { fakeDetection } from '../fixtures/fake-detection.js';
 
-const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+const detection = fakeDetection(2);
 const MIB = 2 ** 20;
 const allReduce = (nranks: number, bytes: number): CallShape => ({ collective: 'allReduce', nranks, count: bytes / 4, root: 0, inPlace: false, chunkCount: 0 });
 

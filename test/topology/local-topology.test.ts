@@ -10,6 +10,7 @@ import { type LocalProfile, defaultProfile, loadProfile, saveProfile } from '../
 import { detectLocal, localTopology, parseCpuList } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
+import { fakeDetection } from '../fixtures/fake-detection.js';
 
 test('cpulists parse as Linux writes them', () => {
   assert.deepEqual(parseCpuList('0-3,8,10-11\n'), [0, 1, 2, 3, 8, 10, 11]);
@@ -35,7 +36,7 @@ test('a profile round-trips; a missing one gives the defaults; a malformed one i
 });
 
 test('the local topology is a valid topology whose ranks reduce on their cores', () => {
-  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+  const detection = fakeDetection(2);
   const slow = { ...defaultProfile(2, 'h'), reduceGBps: 0.5 };
   const fast = { ...defaultProfile(2, 'h'), reduceGBps: 50 };
   const time = (profile: typeof slow) => {
@@ -49,7 +50,7 @@ test('the local topology is a valid topology whose ranks reduce on their cores',
 });
 
 test('process ranks that outnumber the cores share what the profile measured them moving together', () => {
-  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+  const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
   const profile: LocalProfile = { ...base, tcp: { ...base.tcp, gbps: 1.5, oversubscribedGBps: 2 } };
   const stackRate = (ranks: number, p: LocalProfile) =>
@@ -60,7 +61,7 @@ test('process ranks that outnumber the cores share what the profile measured the
 });
 
 test('the one-shot path costs what the profile measured it at: its own call cost and the rate its slots move a message', () => {
-  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+  const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
   const broadcast = (profile: LocalProfile, bytes: number) => {
     const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile, detection }), 'local'));

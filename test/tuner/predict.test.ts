@@ -8,6 +8,7 @@ import { localTopology } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
 import { predictOn } from '../../src/tuner/predict.js';
+import { fakeDetection } from '../fixtures/fake-detection.js';
 
 interface P { algorithm: string; timeUs: number; chunkCount: number; profile: string }
 
@@ -26,7 +27,7 @@ test('comm.predict names the algorithm the tuner runs (the one-shot path too) an
 });
 
 test('predictOn counts a reduce-scatter by its per-rank block: it moves what the matching all-gather moves', () => {
-  const detection = { host: 'h', cores: 4, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1, 2, 3] }], interfaces: [] };
+  const detection = fakeDetection(4);
   const profile = { ...defaultProfile(4, 'h'), reduceGBps: 1000 };
   const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 4, transport: 'shm', profile, detection }), 'local'));
   const input = 64 * 2 ** 20;

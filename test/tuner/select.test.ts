@@ -8,6 +8,7 @@ import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
 import { callCount } from '../../src/tuner/machine-cost.js';
 import { parseAlgorithmOverrides, selectAlgorithm } from '../../src/tuner/select.js';
+import { fakeDetection } from '../fixtures/fake-detection.js';
 
 test('the tuner picks latency-optimal all-reduce for small messages, direct shared memory for large', () => {
   assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 8, elementBytes: 4 }).algorithm, 'recursive_doubling');
@@ -32,7 +33,7 @@ test('TSCCL_ALGO overrides parse NCCL-style and reject unknown names clearly', (
 
 /** Thread ranks on a 2-core machine with the default profile, as the communicator hands them to the tuner. */
 function machine(nranks: number): TopologyGraph {
-  const detection = { host: 'h', cores: 2, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1] }], interfaces: [] };
+  const detection = fakeDetection(2);
   return new TopologyGraph(parseTopology(localTopology({ ranks: nranks, transport: 'shm', profile: defaultProfile(2, 'h'), detection }), 'local'));
 }
 
@@ -73,7 +74,7 @@ test('on thread ranks the cost model picks: the one-shot path for small calls, s
 });
 
 test('the cost model follows the machine: cheap hand-offs favour the schedules, costly ones the one-shot path', () => {
-  const detection = { host: 'h', cores: 8, cpuModel: 'cpu', numaNodes: [{ id: 0, cpus: [0, 1, 2, 3, 4, 5, 6, 7] }], interfaces: [] };
+  const detection = fakeDetection(8);
   const onMachine = (messageUs: number) => {
     const base = defaultProfile(8, 'h');
     const profile = { ...base, shm: { ...base.shm, messageUs, oneShotUs: 10 } };
