@@ -3,18 +3,18 @@ import { type CallShape, type Collective, REDUCING_COLLECTIVES, bufferCounts, in
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
-import { oneShotOffer, runOneShot } from '../exec/one-shot.js';
-import { reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
+import { OneShotCall, oneShotOffer } from '../exec/one-shot.js';
+import { type ReduceKernel, reduceKernel, scaleKernel } from '../kernels/reduce-kernel.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import type { Arena } from '../memory/arena.js';
 import { localMachine } from '../tuner/machine-cost.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
-import { parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
+import { type Selection, parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
 import { P2P_CHANNEL } from '../transport/shm/mailbox.js';
 import { copyInto, opcodeOf } from '../transport/transport.js';
 import { log } from '../log.js';
-import { OpContext } from './op-context.js';
+import { type CommScope, OpContext } from './op-context.js';
 import type { CommBackend } from './backend.js';
 import { type CommRecord, type OpRecord, FlightRecorder, dumpFlightRecords, installSignalDump } from '../debug/flight-recorder.js';
 import { checkFingerprints, fingerprintOf } from './desync-check.js';
@@ -77,6 +77,31 @@ interface CallPlan {
   readonly algorithm: string | undefined;
 }
 
+/** The last plan and the arguments it was made from: a call with the same ones reuses it. */
+interface PlanMemo {
+  readonly plan: CallPlan;
+  readonly opName: unknown;
+  readonly output: TypedArray | undefined;
+  readonly inputLength: number;
+  readonly outputLength: number | undefined;
+}
+
+/** What a plan runs with on this rank, decided once per plan (and the checksum choice). */
+interface PreparedCall {
+  readonly plan: CallPlan;
+  readonly checksum: boolean | undefined;
+  readonly selection: Selection;
+  readonly kernel: ReduceKernel;
+  readonly opcode: number;
+  /** Divides the output by the rank count (avg) on ranks that hold a result. */
+  readonly scale: boolean;
+  /** The one-shot run, where the tuner chose it. */
+  readonly oneShot: OneShotCall | undefined;
+}
+
+/** The shape fields of calls with equal blocks: none (the default of plan(), and what its memo requires). */
+const EQUAL_BLOCKS: Partial<CallShape> = Object.freeze({});
+
 const algorithmOverrides = parseAlgorithmOverrides(process.env.TSCCL_ALGO);
 const debugCheck = paramString('TSCCL_DEBUG_CHECK') === '1';
 /** TSCCL_CHECKSUM=1 or 0 decides for every transport; unset leaves each its default (TCP on, shm off). */
@@ -113,6 +138,14 @@ export class Communicator {
   private readonly recorder: FlightRecorder;
   /** 0..size-1, the participants of every collective (built once, not per call). */
   private readonly allRanks: readonly number[];
+  /**
+   * The last call's plan and preparation, reused while calls repeat it (same buffers, lengths,
+   * size, op, algorithm): a stream of small calls then checks, selects and builds views once.
+   */
+  private lastPlan: PlanMemo | undefined;
+  private lastPrepared: PreparedCall | undefined;
+  /** What every call's wait context shares. */
+  private readonly scope: CommScope;
 
   constructor(options: { arena: Arena; backend: CommBackend; name: string; defaultTimeoutMs: number }) {
     this.arena = options.arena;
@@ -125,6 +158,10 @@ export class Communicator {
     this.p2pReceived = new Array<number>(this.size).fill(0);
     this.recorder = new FlightRecorder(this.name, this.rank, this.size);
     this.allRanks = Array.from({ length: this.size }, (_, r) => r);
+    this.scope = {
+      rank: this.rank, commName: this.name, status: this.backend.status, spinMs: this.backend.spinMs,
+      lostRank: () => this.backend.lostRank(), localAbort: () => this.failure,
+    };
     installSignalDump();
   }
 
@@ -319,6 +356,9 @@ export class Communicator {
     if (this.destroyed) return;
     this.destroyed = true;
     await Promise.allSettled([this.chain, ...this.p2pChains.values()]);
+    // The memos hold the last call's buffers; let them go with the communicator.
+    this.lastPlan = undefined;
+    this.lastPrepared = undefined;
     this.recorder.retire();
     await this.backend.close();
   }
@@ -337,7 +377,13 @@ export class Communicator {
   }
 
   private plan(collective: Collective, dtype: DTypeInfo, opName: unknown, count: number, root: number, input: TypedArray, output: TypedArray | undefined,
-    algorithm: string | undefined, variable: Partial<CallShape> = {}): CallPlan {
+    algorithm: string | undefined, variable: Partial<CallShape> = EQUAL_BLOCKS): CallPlan {
+    const last = this.lastPlan;
+    if (last !== undefined && variable === EQUAL_BLOCKS && last.plan.input === input && last.output === output && last.opName === opName
+      && last.plan.collective === collective && last.plan.dtype === dtype && last.plan.shape.count === count && last.plan.shape.root === root
+      && last.plan.algorithm === algorithm && last.inputLength === input.length && last.outputLength === output?.length) {
+      return last.plan;
+    }
     const op = parseReduceOp(opName ?? 'sum');
     checkOpForType(op, dtype);
     if (output !== undefined) checkTypedArray(output, 'output', this.rank);
@@ -352,7 +398,9 @@ export class Communicator {
       checkLength(input, needed.input, 'buffer', this.rank, `${collective} of count ${count}`);
       checkLength(output, needed.output, 'output', this.rank, `${collective} of count ${count}`);
     }
-    return { collective, label: collective, dtype, op, shape, input, output: inPlace ? undefined : output, algorithm };
+    const plan: CallPlan = { collective, label: collective, dtype, op, shape, input, output: inPlace ? undefined : output, algorithm };
+    if (variable === EQUAL_BLOCKS) this.lastPlan = { plan, opName, output, inputLength: input.length, outputLength: output?.length };
+    return plan;
   }
 
   /** Checks arguments now (so bad input never blocks a peer), then queues the call on this communicator. */
@@ -415,33 +463,18 @@ export class Communicator {
 
   /** Runs the call on this rank: undefined if it finished without waiting, else a promise. */
   private execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> | undefined {
+    const last = this.lastPrepared;
+    const prepared = last !== undefined && last.plan === plan && last.checksum === checksum ? last : (this.lastPrepared = this.prepare(plan, checksum));
+    const { selection, kernel, opcode, scale, oneShot } = prepared;
     const { dtype, shape } = plan;
-    // The root's input, not this rank's: the same on every rank (a broadcast's non-root input is
-    // empty), so every rank picks the same schedule for a size-dependent rule.
-    const bytes = bufferCounts(shape, shape.root).input * dtype.bytes;
-    const override = plan.algorithm ?? algorithmOverrides.get(plan.collective);
-    const hostCount = shape.hosts === undefined ? 1 : Math.max(...shape.hosts) + 1;
-    const slots = this.backend.transport.lowLatency;
-    const oneShot = slots === undefined || checksum === true || debugCheck
-      ? undefined : oneShotOffer(shape, dtype.bytes, slots.capacity);
-    // Thread ranks share one machine, which the tuner's cost model knows from the profile.
-    const machine = this.backend.kind === 'shm' && hostCount === 1 && override === undefined ? localMachine(this.size, 'shm').graph : undefined;
-    const selection = selectAlgorithm({
-      collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount, oneShot,
-      transport: this.backend.kind, oversubscribed: this.backend.oversubscribed, machine,
-    });
     record.algorithm = selection.algorithm;
-    log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);
-    const ctx = this.context(plan.label, seq, timeoutMs, signal, true, this.allRanks);
+    log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bufferCounts(shape, shape.root).input * dtype.bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);
+    const ctx = new OpContext(this.scope, { op: plan.label, seq, timeoutMs, signal, collective: true, participants: this.allRanks });
     this.backend.status.enter(seq);
-    const kernel = arenaKernels(this.arena).reduce(dtype.name, plan.op);
-    const opcode = opcodeOf(plan.collective);
-    const scale = plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root);
-    if (selection.protocol === 'll') {
-      // The one-shot path copies through its slots anyway, so user memory needs no staging.
-      const views = this.callViews(shape, plan.input!, plan.output);
-      const finish = () => { if (scale) scaleKernel(dtype.name)(views.output, this.size); };
-      const pending = runOneShot({ shape, rank: this.rank, ...views, dtype, kernel, slots: slots!, seq, opcode, ctx });
+    if (oneShot !== undefined) {
+      const pending = oneShot.run(seq, ctx);
+      if (!scale) return pending;
+      const finish = () => scaleKernel(dtype.name)(oneShot.output, this.size);
       if (pending !== undefined) return pending.then(finish);
       finish();
       return undefined;
@@ -456,6 +489,33 @@ export class Communicator {
       if (scale) scaleKernel(dtype.name)(buffers.exec.output, this.size);
       buffers.copyBack();
     })();
+  }
+
+  /** Chooses the algorithm for a plan and builds what it runs with (the one-shot run, if chosen). */
+  private prepare(plan: CallPlan, checksum: boolean | undefined): PreparedCall {
+    const { dtype, shape } = plan;
+    // The root's input, not this rank's: the same on every rank (a broadcast's non-root input is
+    // empty), so every rank picks the same schedule for a size-dependent rule.
+    const bytes = bufferCounts(shape, shape.root).input * dtype.bytes;
+    const override = plan.algorithm ?? algorithmOverrides.get(plan.collective);
+    const hostCount = shape.hosts === undefined ? 1 : Math.max(...shape.hosts) + 1;
+    const slots = this.backend.transport.lowLatency;
+    const offer = slots === undefined || checksum === true || debugCheck
+      ? undefined : oneShotOffer(shape, dtype.bytes, slots.capacity);
+    // Thread ranks share one machine, which the tuner's cost model knows from the profile.
+    const machine = this.backend.kind === 'shm' && hostCount === 1 && override === undefined ? localMachine(this.size, 'shm').graph : undefined;
+    const selection = selectAlgorithm({
+      collective: plan.collective, nranks: this.size, bytes, elementBytes: dtype.bytes, algorithm: override, hostCount, oneShot: offer,
+      transport: this.backend.kind, oversubscribed: this.backend.oversubscribed, machine,
+    });
+    const kernel = arenaKernels(this.arena).reduce(dtype.name, plan.op);
+    const opcode = opcodeOf(plan.collective);
+    const scale = plan.op === 'avg' && (plan.collective !== 'reduce' || this.rank === shape.root);
+    // The one-shot path copies through its slots anyway, so user memory needs no staging.
+    const oneShot = selection.protocol === 'll'
+      ? new OneShotCall({ shape, rank: this.rank, ...this.callViews(shape, plan.input!, plan.output), dtype, kernel, slots: slots!, opcode })
+      : undefined;
+    return { plan, checksum, selection, kernel, opcode, scale, oneShot };
   }
 
   /**
@@ -573,7 +633,7 @@ export class Communicator {
 
   private async runPointToPoint(kind: 'send' | 'recv', data: TypedArray, peer: number, seq: number, timeoutMs: number, signal: AbortSignal | undefined, checksum: boolean | undefined): Promise<void> {
     this.ensureUsable();
-    const ctx = this.context(kind, seq, timeoutMs, signal, false, [peer]);
+    const ctx = new OpContext(this.scope, { op: kind, seq, timeoutMs, signal, collective: false, participants: [peer] });
     const tag = { seq, opcode: opcodeOf('send'), checksum };
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     try {
@@ -597,14 +657,6 @@ export class Communicator {
     } catch (err) {
       throw this.fail(err, seq);
     }
-  }
-
-  private context(op: string, seq: number, timeoutMs: number, signal: AbortSignal | undefined, collective: boolean, participants: readonly number[]): OpContext {
-    return new OpContext({
-      description: { op, seq, rank: this.rank, commName: this.name, participants, collective },
-      timeoutMs, signal, status: this.backend.status, lostRank: () => this.backend.lostRank(),
-      localAbort: () => this.failure, spinMs: this.backend.spinMs,
-    });
   }
 
   /**

@@ -7,24 +7,10 @@ const MAX_SLICE_MS = 50;
 /** A wait this long tells the peers where this rank is (see StatusBoard.announce). */
 const ANNOUNCE_AFTER_MS = 150;
 
-export interface OpDescription {
-  readonly op: string;
-  readonly seq: number;
+/** What every call of one communicator on this rank shares (built once per communicator). */
+export interface CommScope {
   readonly rank: number;
   readonly commName: string;
-  /** For collectives: ranks that must have entered seq. For point-to-point: the peer. */
-  readonly participants: readonly number[];
-  readonly collective: boolean;
-}
-
-/**
- * The WaitContext of one call: ends it on its deadline, its AbortSignal, a job-wide abort (a rank
- * thread died), or a peer that gave up on the communicator, with a message that says which.
- */
-export interface OpContextOptions {
-  readonly description: OpDescription;
-  readonly timeoutMs: number;
-  readonly signal: AbortSignal | undefined;
   readonly status: StatusBoard;
   /** A rank of the communicator known to be dead, if any. */
   readonly lostRank: () => number | undefined;
@@ -33,22 +19,44 @@ export interface OpContextOptions {
   readonly spinMs: number;
 }
 
+/** One call: what it is, and how long it may wait. */
+export interface OpDescription {
+  readonly op: string;
+  readonly seq: number;
+  /** For collectives: ranks that must have entered seq. For point-to-point: the peer. */
+  readonly participants: readonly number[];
+  readonly collective: boolean;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * The WaitContext of one call: ends it on its deadline, its AbortSignal, a job-wide abort (a rank
+ * thread died), or a peer that gave up on the communicator, with a message that says which. One
+ * object per call, holding the call's fields itself: small calls make one per call.
+ */
 export class OpContext implements WaitContext {
-  private readonly description: OpDescription;
+  private readonly scope: CommScope;
+  private readonly op: string;
+  private readonly seq: number;
+  private readonly participants: readonly number[];
+  private readonly collective: boolean;
   private readonly timeoutMs: number;
   private readonly signal: AbortSignal | undefined;
-  private readonly status: StatusBoard;
-  private readonly lostRank: () => number | undefined;
-  private readonly localAbort: () => TscclError | undefined;
   private readonly started = performance.now();
   private readonly deadline: number;
   private announced = false;
   readonly spinMs: number;
 
-  constructor(options: OpContextOptions) {
-    this.spinMs = options.spinMs;
-    ({ description: this.description, timeoutMs: this.timeoutMs, signal: this.signal, status: this.status,
-      lostRank: this.lostRank, localAbort: this.localAbort } = options);
+  constructor(scope: CommScope, call: OpDescription) {
+    this.scope = scope;
+    this.spinMs = scope.spinMs;
+    this.op = call.op;
+    this.seq = call.seq;
+    this.participants = call.participants;
+    this.collective = call.collective;
+    this.timeoutMs = call.timeoutMs;
+    this.signal = call.signal;
     this.deadline = this.started + this.timeoutMs;
   }
 
@@ -57,20 +65,20 @@ export class OpContext implements WaitContext {
   }
 
   check(): void {
-    const d = this.description;
+    const d = this.describe();
     const where = `${d.op} #${d.seq} on rank ${d.rank} of ${d.commName}`;
-    const local = this.localAbort();
+    const local = this.scope.localAbort();
     if (local !== undefined) throw local;
     if (this.signal?.aborted) {
       throw new TscclError(ErrorCode.ABORTED, `${where} was aborted by its signal: ${String(this.signal.reason)}`,
         { rank: d.rank, op: d.op, seq: d.seq });
     }
-    const lost = this.lostRank();
+    const lost = this.scope.lostRank();
     if (lost !== undefined && d.participants.includes(lost)) {
       throw new TscclError(ErrorCode.PEER_LOST, `${where} ended: rank ${lost} of ${d.commName} died`,
         { rank: d.rank, peer: lost, origin: lost, op: d.op, seq: d.seq });
     }
-    const failed = this.status.failedPeer();
+    const failed = this.scope.status.failedPeer();
     if (failed !== undefined && d.participants.includes(failed.rank)) {
       const missing = this.missingRanks();
       throw new TscclError(failed.code,
@@ -80,24 +88,28 @@ export class OpContext implements WaitContext {
     const now = performance.now();
     if (!this.announced && d.collective && now - this.started > ANNOUNCE_AFTER_MS) {
       this.announced = true;
-      this.status.announce(d.seq);
+      this.scope.status.announce(d.seq);
     }
     if (now >= this.deadline) throw this.timeoutError(where);
   }
 
+  /** The call and its communicator, for messages. */
+  private describe(): { op: string; seq: number; rank: number; commName: string; participants: readonly number[]; collective: boolean } {
+    return { op: this.op, seq: this.seq, rank: this.scope.rank, commName: this.scope.commName, participants: this.participants, collective: this.collective };
+  }
+
   /** Ranks of a collective that have not started it yet. */
   private missingRanks(): number[] {
-    const d = this.description;
-    if (!d.collective) return [];
-    return d.participants.filter((r) => r !== d.rank && ((this.status.lastSeenSeq(r) - d.seq) | 0) < 0);
+    if (!this.collective) return [];
+    return this.participants.filter((r) => r !== this.scope.rank && ((this.scope.status.lastSeenSeq(r) - this.seq) | 0) < 0);
   }
 
   private describeMissing(missing: readonly number[]): string {
-    return `ranks ${missing.join(', ')} did not arrive (${missing.map((r) => `rank ${r} last seen at #${this.status.lastSeenSeq(r)}`).join(', ')})`;
+    return `ranks ${missing.join(', ')} did not arrive (${missing.map((r) => `rank ${r} last seen at #${this.scope.status.lastSeenSeq(r)}`).join(', ')})`;
   }
 
   private timeoutError(where: string): TscclError {
-    const d = this.description;
+    const d = this.describe();
     const elapsed = Math.round(performance.now() - this.started);
     if (!d.collective) {
       return new TscclError(ErrorCode.TIMEOUT, `${where} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms) waiting for rank ${d.participants[0]}`,

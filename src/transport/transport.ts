@@ -86,7 +86,11 @@ export interface LowLatencySlots {
   publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> | undefined;
   /** Waits until `peer` has published for collective `seq`. */
   arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined;
-  /** What `peer` published for `seq` (after arrived), read in place; throws TSCCL_ERR_MISMATCH unless it published `opcode` with a message of `bytes`. */
+  /**
+   * What `peer` published for `seq` (after arrived), read in place; throws TSCCL_ERR_MISMATCH
+   * unless it published `opcode` with a message of `bytes`. Repeated calls of one size may get
+   * the same view object back.
+   */
   read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array;
 }
 

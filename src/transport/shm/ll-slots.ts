@@ -29,6 +29,11 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   /** Word offset of each rank's mailbox. */
   private readonly bases: readonly number[];
   private readonly words: Int32Array;
+  /**
+   * The data view of each rank's slot per parity (index rank * 2 + (seq & 1)), kept while calls
+   * repeat a size: a stream of small calls then makes no view per call.
+   */
+  private readonly dataViews: (Uint8Array | undefined)[];
 
   constructor(arena: Arena, rank: number, mailboxByteOffsets: readonly number[], words: Int32Array) {
     this.arena = arena;
@@ -36,6 +41,18 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     this.nranks = mailboxByteOffsets.length;
     this.bases = mailboxByteOffsets.map((b) => b / 4);
     this.words = words;
+    this.dataViews = new Array<Uint8Array | undefined>(2 * this.nranks).fill(undefined);
+  }
+
+  /** The first `bytes` of `rank`'s slot for call `seq`. */
+  private dataView(rank: number, seq: number, bytes: number): Uint8Array {
+    const key = 2 * rank + (seq & 1);
+    let view = this.dataViews[key];
+    if (view === undefined || view.byteLength !== bytes) {
+      view = this.arena.bytes((this.bases[rank] + llSlotIndex(this.nranks, seq) + LL_HEADER_WORDS) * 4, bytes);
+      this.dataViews[key] = view;
+    }
+    return view;
   }
 
   /** The first peer that has not entered call seq - 1 (and may still read the slot call seq writes), or -1. */
@@ -67,7 +84,7 @@ export class ShmLowLatencySlots implements LowLatencySlots {
 
   private write(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined): void {
     const slot = this.bases[this.rank] + llSlotIndex(this.nranks, seq);
-    if (data !== undefined && data.byteLength > 0) this.arena.bytes(slot * 4 + LL_HEADER_WORDS * 4, data.byteLength).set(data);
+    if (data !== undefined && data.byteLength > 0) this.dataView(this.rank, seq, data.byteLength).set(data);
     this.words[slot + LL_BYTES] = bytes;
     this.words[slot + LL_OPCODE] = opcode;
     Atomics.store(this.words, slot + LL_FLAG, seq);
@@ -103,6 +120,6 @@ export class ShmLowLatencySlots implements LowLatencySlots {
         + `but rank ${peer} sent ${opcodeName(sentOpcode)} #${seq} of ${sentBytes} bytes: the ranks called different operations or counts`,
         { rank: this.rank, peer, seq, op: opcodeName(opcode) });
     }
-    return this.arena.bytes(slot * 4 + LL_HEADER_WORDS * 4, bytes);
+    return this.dataView(peer, seq, bytes);
   }
 }
