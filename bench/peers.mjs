@@ -3,6 +3,9 @@
 // each round of ONE run, medians over rounds, nccl-tests' busbw and the ratio tsccl/peer.
 // Needs Debian's openmpi-bin and libopenmpi-dev (mpicc, mpirun); Gloo rows need python3-torch.
 // Installs nothing itself: it says what is missing and skips that peer.
+// Every all_reduce also gets a latency row: 8 B, the mean of 10000 calls after 10000 warm-up
+// calls for every tool (nccl-tests' 5 warm-up calls leave V8 running tsccl's small-call path in
+// its interpreter, and a mean of 20 calls on this 2-core VM is mostly its slowest call).
 // Usage: node bench/peers.mjs [--tcp] [--rounds N] [--max BYTES] [op:ranks ...]
 //   default (shared memory): all_reduce:2 all_reduce:4 all_reduce:8 all_gather:4 broadcast:4,
 //     tsccl thread ranks vs Open MPI over vader shared memory (--oversubscribe)
@@ -20,7 +23,9 @@ const flag = (name) => { const i = argv.indexOf(name); return i < 0 ? undefined 
 const tcp = argv.includes('--tcp') ? (argv.splice(argv.indexOf('--tcp'), 1), true) : false;
 const rounds = Number(flag('--rounds') ?? 3);
 const maxBytes = Number(flag('--max') ?? 128 * 1024 * 1024);
-const [minBytes, factor, iters] = [8, 4, 20];
+const [minBytes, factor, iters, warmup] = [8, 4, 20, 5];
+const SWEEP = { minBytes, maxBytes, iters, warmup };
+const LATENCY = { minBytes: 8, maxBytes: 8, iters: 10_000, warmup: 10_000 };
 const plan = (argv.length > 0 ? argv : tcp ? ['all_reduce:2'] : ['all_reduce:2', 'all_reduce:4', 'all_reduce:8', 'all_gather:4', 'broadcast:4'])
   .map((spec) => { const [op, n] = spec.split(':'); return { op, n: Number(n) }; });
 const MPI_NAMES = { all_reduce: 'allreduce', all_gather: 'allgather', broadcast: 'bcast' };
@@ -43,9 +48,10 @@ const versions = [execFileSync('mpirun', ['--version']).toString().split('\n')[0
   ...(gloo ? [`torch ${execFileSync(python, ['-c', 'import torch; print(torch.__version__)']).toString().trim()}`] : [])];
 
 /** Rows of one tool run: Map bytes -> { oop, ip } in us (and #wrong for tsccl). */
-function runTsccl(op, n, check) {
+function runTsccl(op, n, check, sweep) {
   const out = JSON.parse(execFileSync(process.execPath, [join(root, 'bin/tsccl.js'), 'bench', ...(tcp ? ['--procs'] : []), '-o', op, '-g', String(n),
-    '-b', String(minBytes), '-e', String(maxBytes), '-f', String(factor), '-n', String(iters), '-c', check ? '1' : '0', '--format', 'json'], { maxBuffer: 1 << 26 }).toString());
+    '-b', String(sweep.minBytes), '-e', String(sweep.maxBytes), '-f', String(factor), '-n', String(sweep.iters), '-w', String(sweep.warmup),
+    '-c', check ? '1' : '0', '--format', 'json'], { maxBuffer: 1 << 26 }).toString());
   const rows = new Map();
   for (const r of out.rows) {
     const row = rows.get(r.bytes) ?? { wrong: 0 };
@@ -56,17 +62,17 @@ function runTsccl(op, n, check) {
   return rows;
 }
 
-function runMpi(op, n) {
+function runMpi(op, n, sweep) {
   const lines = execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', String(n), '--mca', 'btl', tcp ? 'tcp,self' : 'self,vader', exe,
-    MPI_NAMES[op], String(minBytes), String(maxBytes), String(factor), String(iters)]).toString().trim().split('\n');
+    MPI_NAMES[op], String(sweep.minBytes), String(sweep.maxBytes), String(factor), String(sweep.iters), String(sweep.warmup)]).toString().trim().split('\n');
   return new Map(lines.map((l) => l.split(' ').map(Number)).map(([bytes, oop, ip]) => [bytes, { oop, ip }]));
 }
 
-async function runGloo(n) {
+async function runGloo(n, sweep) {
   const port = String(20000 + Math.floor(Math.random() * 20000));
   const script = join(root, 'bench/gloo/gloo-timing.py');
   const outputs = await Promise.all(Array.from({ length: n }, (_, rank) => new Promise((resolve, reject) => {
-    const child = spawn(python, [script, String(minBytes), String(maxBytes), String(factor), String(iters)], {
+    const child = spawn(python, [script, String(sweep.minBytes), String(sweep.maxBytes), String(factor), String(sweep.iters), String(sweep.warmup)], {
       env: { ...process.env, RANK: String(rank), WORLD_SIZE: String(n), MASTER_ADDR: '127.0.0.1', MASTER_PORT: port }, stdio: ['ignore', 'pipe', 'inherit'],
     });
     let text = '';
@@ -81,12 +87,17 @@ const busbw = (op, bytes, us, n) => (us > 0 ? (bytes / (us * 1000)) * BUS_FACTOR
 const fmt = (x, digits) => (x === undefined ? '-' : x.toFixed(digits));
 
 const results = plan.map(() => ({ tsccl: [], mpi: [], gloo: [] }));
+const latency = plan.map(() => ({ tsccl: [], mpi: [], gloo: [] }));
 for (let round = 0; round < rounds; round++) {
   for (const [i, { op, n }] of plan.entries()) {
     process.stderr.write(`# round ${round + 1}/${rounds}: ${op} on ${n} ranks\n`);
-    results[i].tsccl.push(runTsccl(op, n, round === 0));
-    results[i].mpi.push(runMpi(op, n));
-    if (gloo && op === 'all_reduce') results[i].gloo.push(await runGloo(n));
+    results[i].tsccl.push(runTsccl(op, n, round === 0, SWEEP));
+    results[i].mpi.push(runMpi(op, n, SWEEP));
+    if (gloo && op === 'all_reduce') results[i].gloo.push(await runGloo(n, SWEEP));
+    if (op !== 'all_reduce') continue;
+    latency[i].tsccl.push(runTsccl(op, n, false, LATENCY));
+    latency[i].mpi.push(runMpi(op, n, LATENCY));
+    if (gloo) latency[i].gloo.push(await runGloo(n, LATENCY));
   }
 }
 
@@ -111,5 +122,19 @@ for (const [i, { op, n }] of plan.entries()) {
       line += ` ${fmt(tip, 1)} | ${fmt(g, 1)} | ${fmt(g === undefined ? undefined : busbw(op, bytes, g, n), 3)} | ${ratio(tip, g)} |`;
     }
     console.log(`${line} ${r.tsccl[0].get(bytes)?.wrong ?? '-'} |`);
+  }
+}
+
+const latencyRows = plan.map((spec, i) => ({ ...spec, ...latency[i] })).filter((row) => row.tsccl.length > 0);
+if (latencyRows.length > 0) {
+  const withGloo = latencyRows.some((row) => row.gloo.length > 0);
+  console.log(`\n## all_reduce latency: ${LATENCY.minBytes} B, mean of ${LATENCY.iters} calls after ${LATENCY.warmup} warm-up calls, every tool; medians of ${rounds} rounds`);
+  console.log(`| ranks | tsccl us (out of place / in place) | MPI us | tsccl time / MPI time |${withGloo ? " Gloo us | tsccl in-place time / Gloo time |" : ""}`);
+  console.log(`|---:|---:|---:|---:|${withGloo ? '---:|---:|' : ''}`);
+  for (const row of latencyRows) {
+    const at = (runs, key) => median(runs.map((m) => m.get(LATENCY.minBytes)?.[key]));
+    const [t, tip, m, g] = [at(row.tsccl, 'oop'), at(row.tsccl, 'ip'), at(row.mpi, 'oop'), at(row.gloo, 'ip')];
+    const times = (a, b) => (a === undefined || b === undefined ? '-' : `${(a / b).toFixed(1)}x`);
+    console.log(`| ${row.n} | ${fmt(t, 2)} / ${fmt(tip, 2)} | ${fmt(m, 2)} | ${times(t, m)} |${withGloo ? ` ${fmt(g, 1)} | ${times(tip, g)} |` : ''}`);
   }
 }

@@ -1,12 +1,12 @@
 /*
  * Times an MPI collective the way `tsccl bench` (and nccl-tests) time theirs, for a side-by-side
- * comparison: for each size, 5 warm-up calls, a barrier, then the mean of `iters` back-to-back
+ * comparison: for each size, `warmup` calls (default 5), a barrier, then the mean of `iters` back-to-back
  * calls, averaged over ranks; out-of-place and in-place (MPI_IN_PLACE).
  *   allreduce  float sum over `bytes`
  *   allgather  `bytes` is the gathered total, each rank contributes bytes / size
  *   bcast      `bytes` from rank 0 (no separate output: both columns time the same call)
  * Output: one line per size, "bytes oop_us ip_us", for bench/peers.mjs to read.
- * Usage: collective-timing <allreduce|allgather|bcast> <minBytes> <maxBytes> <factor> <iters>
+ * Usage: collective-timing <allreduce|allgather|bcast> <minBytes> <maxBytes> <factor> <iters> [warmup]
  */
 #include <mpi.h>
 #include <stdio.h>
@@ -32,11 +32,11 @@ static void call(enum op op, float *in, float *out, size_t count, int size, int 
   }
 }
 
-static double time_calls(enum op op, float *in, float *out, size_t count, int iters, int in_place) {
+static double time_calls(enum op op, float *in, float *out, size_t count, int warmup, int iters, int in_place) {
   int size, rank;
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  for (int i = 0; i < 5; i++) call(op, in, out, count, size, rank, in_place);
+  for (int i = 0; i < warmup; i++) call(op, in, out, count, size, rank, in_place);
   MPI_Barrier(MPI_COMM_WORLD);
   double start = MPI_Wtime();
   for (int i = 0; i < iters; i++) call(op, in, out, count, size, rank, in_place);
@@ -47,8 +47,8 @@ static double time_calls(enum op op, float *in, float *out, size_t count, int it
 
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
-  if (argc != 6) {
-    fprintf(stderr, "usage: %s allreduce|allgather|bcast minBytes maxBytes factor iters\n", argv[0]);
+  if (argc != 6 && argc != 7) {
+    fprintf(stderr, "usage: %s allreduce|allgather|bcast minBytes maxBytes factor iters [warmup]\n", argv[0]);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   enum op op = strcmp(argv[1], "allgather") == 0 ? ALLGATHER : strcmp(argv[1], "bcast") == 0 ? BCAST : ALLREDUCE;
@@ -57,7 +57,7 @@ int main(int argc, char **argv) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   size_t min = strtoull(argv[2], NULL, 10), max = strtoull(argv[3], NULL, 10);
-  int factor = atoi(argv[4]), iters = atoi(argv[5]), rank, size;
+  int factor = atoi(argv[4]), iters = atoi(argv[5]), warmup = argc == 7 ? atoi(argv[6]) : 5, rank, size;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &size);
   float *in = malloc(max + sizeof(float));
@@ -74,8 +74,8 @@ int main(int argc, char **argv) {
   for (size_t bytes = min; bytes <= max; bytes *= factor) {
     size_t count = bytes / sizeof(float);
     if (op == ALLGATHER && count % size != 0) continue; /* nccl-tests skips sizes that do not split */
-    double oop = time_calls(op, in, out, count, iters, 0);
-    double ip = time_calls(op, in, out, count, iters, 1);
+    double oop = time_calls(op, in, out, count, warmup, iters, 0);
+    double ip = time_calls(op, in, out, count, warmup, iters, 1);
     if (rank == 0) printf("%zu %.3f %.3f\n", bytes, oop, ip);
     fflush(stdout);
   }

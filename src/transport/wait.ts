@@ -1,15 +1,21 @@
 import type { WaitContext } from './transport.js';
 
 import { availableParallelism } from 'node:os';
+import { paramInt } from '../config/params.js';
 
 /**
- * How long to spin before sleeping, in ms. A wake-up from a sleep costs 25-200 us on this machine
- * kind, a spin check a few ns, but with more busy ranks than cores a spinning rank steals the
- * core of the rank it waits for. So spin long enough to cover a peer's per-call overhead when
- * every rank has a core, and only briefly when they share cores.
+ * How long to spin before sleeping, in ms. With more busy ranks than cores a spinning rank
+ * steals the core of the rank it waits for, so it spins only briefly. When every rank has a
+ * core, it spins longer than a sleeping peer takes to wake (30-50 us here, more in the tail):
+ * with a shorter spin, a rank that woke its peer falls asleep before the answer comes, the peer
+ * then wakes it, and so on, every call paying a wake-up. 2 thread ranks, 8 B all-reduce in
+ * nccl-tests-style rows (barrier, 5 warm-up calls, 20 timed), 300 rows per run, 5 runs each
+ * (bench/latency.mjs --rows --env TSCCL_SPIN_US=20,200): with 20 us the first 100 rows' median
+ * was 28.6-34.5 us per call in 3 runs (3.3-3.6 in 2), and 13-41 of the later 200 rows took
+ * over 20 us; with 200 us, 3.6-4.1 us and 2-11 rows.
  */
 export function spinBudgetMs(busyThreads: number): number {
-  return isOversubscribed(busyThreads) ? 0.002 : 0.02;
+  return isOversubscribed(busyThreads) ? 0.002 : paramInt('TSCCL_SPIN_US') / 1000;
 }
 
 /** More busy threads than cores: every hand-off between ranks costs a sleep and a wake-up. */
