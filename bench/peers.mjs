@@ -3,9 +3,11 @@
 // each round of ONE run, medians over rounds, nccl-tests' busbw and the ratio tsccl/peer.
 // Needs Debian's openmpi-bin and libopenmpi-dev (mpicc, mpirun); Gloo rows need python3-torch.
 // Installs nothing itself: it says what is missing and skips that peer.
-// Every all_reduce also gets a latency row: 8 B, the mean of 10000 calls after 10000 warm-up
-// calls for every tool (nccl-tests' 5 warm-up calls leave V8 running tsccl's small-call path in
-// its interpreter, and a mean of 20 calls on this 2-core VM is mostly its slowest call).
+// Every all_reduce also gets a latency row: 8 B, the mean of 100000 calls after 10000 warm-up
+// calls for every tool. nccl-tests' 5 warm-up calls leave V8 running tsccl's small-call path in
+// its interpreter, a mean of 20 calls on this 2-core VM is mostly its slowest call, and a
+// worker's first full garbage collection (~12 ms) lands in any short window: 2 thread ranks
+// averaged 3.2 us over 10000 calls, 1.5-2.3 over 100000, against 1.3-1.4 in 1000-call batches.
 // Usage: node bench/peers.mjs [--tcp] [--rounds N] [--max BYTES] [op:ranks ...]
 //   default (shared memory): all_reduce:2 all_reduce:4 all_reduce:8 all_gather:4 broadcast:4,
 //     tsccl thread ranks vs Open MPI over vader shared memory (--oversubscribe)
@@ -25,7 +27,7 @@ const rounds = Number(flag('--rounds') ?? 3);
 const maxBytes = Number(flag('--max') ?? 128 * 1024 * 1024);
 const [minBytes, factor, iters, warmup] = [8, 4, 20, 5];
 const SWEEP = { minBytes, maxBytes, iters, warmup };
-const LATENCY = { minBytes: 8, maxBytes: 8, iters: 10_000, warmup: 10_000 };
+const LATENCY = { minBytes: 8, maxBytes: 8, iters: 100_000, warmup: 10_000 };
 const plan = (argv.length > 0 ? argv : tcp ? ['all_reduce:2'] : ['all_reduce:2', 'all_reduce:4', 'all_reduce:8', 'all_gather:4', 'broadcast:4'])
   .map((spec) => { const [op, n] = spec.split(':'); return { op, n: Number(n) }; });
 const MPI_NAMES = { all_reduce: 'allreduce', all_gather: 'allgather', broadcast: 'bcast' };
