@@ -81,7 +81,12 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // root's sends of a broadcast's pieces queue in the socket, the receiver takes them as they come.
   const whole = await time('broadcast', 2, STREAM_BYTES, true, 'binomial_tree', STREAM_BYTES);
   const pieced = await time('broadcast', 2, STREAM_BYTES, true, 'binomial_tree', STREAM_BYTES / STREAM_PIECES);
-  const overheadUs = Math.max(0, Math.min(tcp.messageUs / 2, (pieced - whole) / (STREAM_PIECES - 1)));
+  const perPieceUs = (pieced - whole) / (STREAM_PIECES - 1);
+  const overheadUs = Math.max(0, Math.min(tcp.messageUs / 2, perPieceUs));
+  if (perPieceUs > overheadUs) {
+    // Both ends' overhead is part of one hand-off, so more than half of it is a stall in the stream.
+    log(`  warning: a piece of the stream cost ${perPieceUs.toFixed(1)} us, over half a hand-off; the overhead is kept at ${overheadUs.toFixed(1)} us: run again, with more --runs`);
+  }
   // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
   const overShift = await time('sendrecv', over, LARGE, true);
   const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
