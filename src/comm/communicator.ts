@@ -90,6 +90,8 @@ interface PlanMemo {
 interface PreparedCall {
   readonly plan: CallPlan;
   readonly checksum: boolean | undefined;
+  /** The call's size as the tuner sized it: the root's input bytes. */
+  readonly bytes: number;
   readonly selection: Selection;
   readonly kernel: ReduceKernel;
   readonly opcode: number;
@@ -465,10 +467,10 @@ export class Communicator {
   private execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> | undefined {
     const last = this.lastPrepared;
     const prepared = last !== undefined && last.plan === plan && last.checksum === checksum ? last : (this.lastPrepared = this.prepare(plan, checksum));
-    const { selection, kernel, opcode, scale, oneShot } = prepared;
+    const { bytes, selection, kernel, opcode, scale, oneShot } = prepared;
     const { dtype, shape } = plan;
     record.algorithm = selection.algorithm;
-    log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bufferCounts(shape, shape.root).input * dtype.bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);
+    log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);
     const ctx = new OpContext(this.scope, { op: plan.label, seq, timeoutMs, signal, collective: true, participants: this.allRanks });
     this.backend.status.enter(seq);
     if (oneShot !== undefined) {
@@ -515,7 +517,7 @@ export class Communicator {
     const oneShot = selection.protocol === 'll'
       ? new OneShotCall({ shape, rank: this.rank, ...this.callViews(shape, plan.input!, plan.output), dtype, kernel, slots: slots!, opcode })
       : undefined;
-    return { plan, checksum, selection, kernel, opcode, scale, oneShot };
+    return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot };
   }
 
   /**

@@ -65,37 +65,37 @@ export class OpContext implements WaitContext {
   }
 
   check(): void {
-    const d = this.describe();
-    const where = `${d.op} #${d.seq} on rank ${d.rank} of ${d.commName}`;
+    const { op, seq, participants } = this;
+    const { rank, commName } = this.scope;
     const local = this.scope.localAbort();
     if (local !== undefined) throw local;
     if (this.signal?.aborted) {
-      throw new TscclError(ErrorCode.ABORTED, `${where} was aborted by its signal: ${String(this.signal.reason)}`,
-        { rank: d.rank, op: d.op, seq: d.seq });
+      throw new TscclError(ErrorCode.ABORTED, `${this.where()} was aborted by its signal: ${String(this.signal.reason)}`,
+        { rank, op, seq });
     }
     const lost = this.scope.lostRank();
-    if (lost !== undefined && d.participants.includes(lost)) {
-      throw new TscclError(ErrorCode.PEER_LOST, `${where} ended: rank ${lost} of ${d.commName} died`,
-        { rank: d.rank, peer: lost, origin: lost, op: d.op, seq: d.seq });
+    if (lost !== undefined && participants.includes(lost)) {
+      throw new TscclError(ErrorCode.PEER_LOST, `${this.where()} ended: rank ${lost} of ${commName} died`,
+        { rank, peer: lost, origin: lost, op, seq });
     }
     const failed = this.scope.status.failedPeer();
-    if (failed !== undefined && d.participants.includes(failed.rank)) {
+    if (failed !== undefined && participants.includes(failed.rank)) {
       const missing = this.missingRanks();
       throw new TscclError(failed.code,
-        `${where} ended: rank ${failed.rank} gave up on ${d.commName} at #${failed.seq} with ${failed.code}${missing.length > 0 ? `; ${this.describeMissing(missing)}` : ''}`,
-        { rank: d.rank, peer: failed.rank, origin: failed.rank, op: d.op, seq: d.seq, missingRanks: missing });
+        `${this.where()} ended: rank ${failed.rank} gave up on ${commName} at #${failed.seq} with ${failed.code}${missing.length > 0 ? `; ${this.describeMissing(missing)}` : ''}`,
+        { rank, peer: failed.rank, origin: failed.rank, op, seq, missingRanks: missing });
     }
     const now = performance.now();
-    if (!this.announced && d.collective && now - this.started > ANNOUNCE_AFTER_MS) {
+    if (!this.announced && this.collective && now - this.started > ANNOUNCE_AFTER_MS) {
       this.announced = true;
-      this.scope.status.announce(d.seq);
+      this.scope.status.announce(seq);
     }
-    if (now >= this.deadline) throw this.timeoutError(where);
+    if (now >= this.deadline) throw this.timeoutError();
   }
 
-  /** The call and its communicator, for messages. */
-  private describe(): { op: string; seq: number; rank: number; commName: string; participants: readonly number[]; collective: boolean } {
-    return { op: this.op, seq: this.seq, rank: this.scope.rank, commName: this.scope.commName, participants: this.participants, collective: this.collective };
+  /** The call and its communicator, as messages name them (built only for an error). */
+  private where(): string {
+    return `${this.op} #${this.seq} on rank ${this.scope.rank} of ${this.scope.commName}`;
   }
 
   /** Ranks of a collective that have not started it yet. */
@@ -108,18 +108,19 @@ export class OpContext implements WaitContext {
     return `ranks ${missing.join(', ')} did not arrive (${missing.map((r) => `rank ${r} last seen at #${this.scope.status.lastSeenSeq(r)}`).join(', ')})`;
   }
 
-  private timeoutError(where: string): TscclError {
-    const d = this.describe();
+  private timeoutError(): TscclError {
+    const { op, seq, participants } = this;
+    const rank = this.scope.rank;
     const elapsed = Math.round(performance.now() - this.started);
-    if (!d.collective) {
-      return new TscclError(ErrorCode.TIMEOUT, `${where} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms) waiting for rank ${d.participants[0]}`,
-        { rank: d.rank, peer: d.participants[0], op: d.op, seq: d.seq });
+    if (!this.collective) {
+      return new TscclError(ErrorCode.TIMEOUT, `${this.where()} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms) waiting for rank ${participants[0]}`,
+        { rank, peer: participants[0], op, seq });
     }
     const missing = this.missingRanks();
     const why = missing.length > 0
       ? this.describeMissing(missing)
       : 'every rank arrived, but the data did not flow: the ranks called it with different arguments';
-    return new TscclError(ErrorCode.TIMEOUT, `${where} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms): ${why}`,
-      { rank: d.rank, op: d.op, seq: d.seq, missingRanks: missing });
+    return new TscclError(ErrorCode.TIMEOUT, `${this.where()} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms): ${why}`,
+      { rank, op, seq, missingRanks: missing });
   }
 }
