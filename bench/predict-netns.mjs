@@ -29,7 +29,7 @@ const { profile, source } = loadProfile(detection.cores, detection.host);
 
 // The cluster as a topology file: per host, two ranks on the host's TCP stack, one veth NIC to
 // the bridge. All namespaces share this machine's cores, so each host's stack forwards at most
-// its share of them (cores / hosts x the per-rank TCP rate); ranks reduce at cores / ranks.
+// its share of them (cores / hosts x the per-rank TCP rate); ranks reduce and copy at cores / ranks.
 // As in --topo local, a hand-off is a wake-up (the profile's TCP message cost) on a core the
 // host's ranks share: one core per namespace, the nearest whole share of this machine's.
 const share = Math.min(1, detection.cores / n);
@@ -41,7 +41,7 @@ for (let h = 0; h < HOSTS; h++) {
   links.push({ a: `h${h}.tcp`, b: `h${h}.veth`, kind: 'on-package' });
   links.push({ a: `h${h}.veth`, b: 'bridge', kind: 'eth-1', gbps: gbitPerSecond / 8 });
   for (let r = 0; r < PER_HOST; r++) {
-    devices.push({ id: `h${h}.rank${r}`, kind: 'core', host: h, nic: `h${h}.veth`, reduceGBps: profile.reduceGBps * share });
+    devices.push({ id: `h${h}.rank${r}`, kind: 'core', host: h, nic: `h${h}.veth`, reduceGBps: profile.reduceGBps * share, memoryGBps: profile.shm.copyGBps * share });
     links.push({ a: `h${h}.rank${r}`, b: `h${h}.tcp`, kind: 'eth-100', gbps: profile.tcp.gbps, efficiency: 1, latencyUs: 0 });
   }
 }

@@ -3,6 +3,7 @@ import { type CallShape, type Collective, REDUCING_COLLECTIVES, splitEven } from
 import { ONE_SHOT, oneShotCount, oneShotReads } from '../exec/one-shot.js';
 import { SWITCH_KINDS } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
+import type { Device } from '../topology/topology-schema.js';
 import { channelRings } from './channel-rings.js';
 import { corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
@@ -63,18 +64,27 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const protocol = protocolOf(graph.topology, call.protocol);
   const wakeUs = protocol.wakeUs ?? 0;
   const overheadUs = protocol.overheadUs ?? 0;
+  const pull = protocol.pull === true;
   const rings = RING_ALGORITHMS.has(call.algorithm) ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
   const hosts = rankHosts(graph, rankDevices);
   const pools = corePools(rankDevices, hosts, protocol.rankCores);
+  const crowded = crowdedRanks(rankDevices, hosts, protocol.rankCores);
   const rates = callRates(graph, rankDevices, { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 }, call.elementBytes);
   /** When a rank's own work (a hand-off, a reduction, a copy) started now ends, on a core of its host. */
   const workEnds = (runner: Runner, us: number): number => pools.get(runner.device)?.finish(queue.now, us) ?? queue.now + us;
   // Bytes per microsecond a rank reduces at; 0 where reduction is fused into the transfer (GPUs).
   const reduceRates = graph.devices.map((d, i) => (d.reduceGBps ?? 0) * 1000 * rates.deviceScale[i]);
+  // Where ranks pull, a rank's local copy loads what its reading of a peer's message would: its
+  // core's copy speed and the memory all the cores share.
+  const copyPaths = new Map<number, Int32Array>();
+  if (pull && n > 1) rankDevices.forEach((device, r) => copyPaths.set(device, readerRoute(graph, rankDevices[(r + 1) % n], device)));
   const queue = new EventQueue();
   // A drained message arrives after its route's latency and the protocol's step cost; the next
-  // message queued behind it on the same connection starts moving.
-  const network = new FlowNetwork(queue, rates.capacities, (slot: Slot) => {
+  // message queued behind it on the same connection starts moving. A drained local copy lets its
+  // rank go on.
+  const network = new FlowNetwork(queue, rates.capacities, (tag: Slot | Runner) => {
+    if (isRunner(tag)) { advance(tag); return; }
+    const slot = tag;
     const box = slot.box!;
     queue.at(queue.now + box.delay, deliver, slot);
     const next = box.waiting.shift();
@@ -103,6 +113,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     path: Int32Array | undefined; delay: number;
   }
   interface Runner {
+    /** Tells a runner from a slot among the flow network's tags. */
+    readonly isRunner: true;
     readonly program: Program; readonly device: number; readonly rank: number; readonly key: number; pc: number;
     /** Messages to this rank on this channel, by sender rank. */
     readonly inbox: Map<number, Box>;
@@ -136,6 +148,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0, sender: undefined });
     return slots[index];
   };
+  const isRunner = (tag: Slot | Runner): tag is Runner => (tag as Runner).isRunner === true;
   const startMoving = (box: Box, slot: Slot): void => {
     slot.movingSince = queue.now;
     network.start(box.path!, slot.wireBytes, slot);
@@ -144,7 +157,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     const receiver = runnersByKey[sender.key][peer];
     const box = boxOf(receiver, sender.rank);
     if (box.path === undefined) {
-      box.path = graph.route(sender.device, receiver.device);
+      box.path = pull ? readerRoute(graph, sender.device, receiver.device) : graph.route(sender.device, receiver.device);
       const crossesNetwork = Array.from(box.path).some((l) => graph.link(l).family === 'network');
       box.delay = graph.routeLatency(box.path) + protocol.stepUs + (crossesNetwork ? protocol.netStepUs : 0);
     }
@@ -168,13 +181,17 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     else finish();
   };
 
+  /** The receiver starts copying a pulled message. */
+  const startPull = (slot: Slot): void => startMoving(slot.box!, slot);
+
   const deliver = (slot: Slot): void => {
     slot.time = queue.now;
     const waiter = slot.waiter;
     slot.waiter = undefined;
     if (waiter === undefined) return;
-    // A CPU rank that had to wait for the message is woken for it, which takes a core.
-    if (wakeUs > 0) queue.at(workEnds(waiter, wakeUs), advance, waiter);
+    // A CPU rank that had to wait for the message is woken for it, which takes a core; one that
+    // pulled it was busy copying it, and goes on.
+    if (wakeUs > 0 && !pull) queue.at(workEnds(waiter, wakeUs), advance, waiter);
     else advance(waiter);
   };
 
@@ -202,7 +219,11 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         slot.sender = runner;
         runner.undelivered++;
         slot.wireBytes = program.bytes[pc] / protocol.efficiency;
-        if (box.sending) {
+        if (pull) {
+          // The message waits for its receiver to copy it; one already waiting is woken to.
+          const waiter = slot.waiter;
+          if (waiter !== undefined) queue.at(wakeUs > 0 ? workEnds(waiter, wakeUs) : queue.now, startPull, slot);
+        } else if (box.sending) {
           box.waiting.push(slot);
         } else {
           box.sending = true;
@@ -216,7 +237,20 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         }
         const box = runner.lastRecvBox!;
         const slot = slotAt(box.slots, box.head);
-        if (slot.time < 0) { slot.waiter = runner; return; }
+        if (slot.time < 0) {
+          // A pulled message that is there moves now, as this rank copies it; a rank that shares
+          // its core is woken to it all the same.
+          const posted = pull && slot.box !== undefined && slot.waiter === undefined;
+          slot.waiter = runner;
+          if (posted) {
+            // A rank with fewer cores than ranks around it takes messages in a row on the core
+            // it has, but gets to the first of a run asleep or off its core: it spun 2 us, and
+            // the scheduler runs the peers its posts woke in its place. It is woken first.
+            if (crowded.has(runner.device) && !takingRun(program, pc)) queue.at(workEnds(runner, wakeUs), startPull, slot);
+            else startPull(slot);
+          }
+          return;
+        }
         if (++box.head >= 64) {
           // Forget consumed messages; a consumed slot was always posted, so posted >= head.
           box.slots.splice(0, box.head);
@@ -238,9 +272,9 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         release(slot.sender!);
       } else if (kind === STEP_LOCAL) {
         runner.pc++;
-        const device = graph.devices[runner.device];
-        const memory = (device.reduceGBps ?? device.memoryGBps ?? 1000) * 1000 * rates.deviceScale[runner.device];
-        queue.at(workEnds(runner, program.bytes[pc] / memory), advance, runner);
+        const copyPath = program.peers[pc] === 1 ? copyPaths.get(runner.device) : undefined;
+        if (copyPath !== undefined) network.start(copyPath, program.bytes[pc], runner);
+        else queue.at(workEnds(runner, localUs(graph.devices[runner.device], program.bytes[pc], program.peers[pc], rates.deviceScale[runner.device])), advance, runner);
         return;
       }
     }
@@ -263,7 +297,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       programs.forEach((program, k) => {
         const key = c * 64 + k;
         const runner: Runner = {
-          program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(), undelivered: 0, endedAt: -1,
+          isRunner: true, program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(), undelivered: 0, endedAt: -1,
           lastSendPeer: -1, lastSendBox: undefined, lastRecvPeer: -1, lastRecvBox: undefined, overheadPaidAt: -1,
         };
         (runnersByKey[key] ??= [])[logical] = runner;
@@ -271,10 +305,45 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       });
     }
   });
-  for (const runner of all) queue.at(0, advance, runner);
+  // Ranks that outnumber their cores begin the call as each gets a core, woken to it.
+  for (const runner of all) queue.at(crowded.has(runner.device) ? workEnds(runner, wakeUs) : 0, advance, runner);
   queue.run();
   if (finished !== all.length) throw new Error(`simulation of ${call.algorithm} ${call.collective} stalled: ${all.length - finished} rank channels never finished`);
   return { timeUs: lastDone + protocol.baseUs, channels: rings.length, linkBytes: network.carried };
+}
+
+/** Whether the step before `pc` was a receive too, so that the rank is taking messages in a row. */
+function takingRun(program: Program, pc: number): boolean {
+  const previous = pc > 0 ? program.kinds[pc - 1] : -1;
+  return previous === STEP_RECV || previous === STEP_RECV_REDUCE;
+}
+
+/** Rank devices on a host with more ranks than cores for them. */
+function crowdedRanks(rankDevices: readonly number[], hosts: readonly number[], cores: number | undefined): Set<number> {
+  if (cores === undefined) return new Set();
+  const perHost = new Map<number, number>();
+  for (const host of hosts) perHost.set(host, (perHost.get(host) ?? 0) + 1);
+  return new Set(rankDevices.filter((_, r) => perHost.get(hosts[r])! > cores));
+}
+
+/**
+ * The links a message loads when its reader copies it out of the writer's memory: the route
+ * without the writer's own links, as the writer's core takes no part in it.
+ */
+function readerRoute(graph: TopologyGraph, from: number, to: number): Int32Array {
+  return graph.route(from, to).filter((link) => graph.link(link).from !== from);
+}
+
+/**
+ * Microseconds a rank's local step of `bytes` written from `reads` sources takes by itself. A
+ * GPU's memory bandwidth counts every byte read and written. A CPU core's speeds are measured
+ * as bytes written: it copies at its memoryGBps, and its reduction kernel folds two sources
+ * into the destination per pass at its reduceGBps.
+ */
+function localUs(device: Device, bytes: number, reads: number, scale: number): number {
+  if (device.kind !== 'core') return ((reads + 1) * bytes) / ((device.memoryGBps ?? 1000) * 1000 * scale);
+  if (reads > 1 && device.reduceGBps !== undefined) return ((reads - 1) * bytes) / (device.reduceGBps * 1000 * scale);
+  return bytes / ((device.memoryGBps ?? device.reduceGBps ?? 1000) * 1000 * scale);
 }
 
 function chunkCount(bytes: number, elementBytes: number): number {
@@ -358,7 +427,8 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     for (const { peer, count } of oneShotReads(shape, reader)) {
       if (count === 0) continue;
       bytes += count * call.elementBytes;
-      network.start(graph.route(rankDevices[peer], device), count * call.elementBytes / efficiency, reader);
+      const path = protocol.pull === true ? readerRoute(graph, rankDevices[peer], device) : graph.route(rankDevices[peer], device);
+      network.start(path, count * call.elementBytes / efficiency, reader);
     }
     return bytes;
   });

@@ -42,6 +42,14 @@ export interface Protocol {
    * nobody waits; shared memory hands a message over with a flag, and has none.
    */
   readonly overheadUs?: number;
+  /**
+   * CPU ranks that share memory: the receiver copies (or reduces) each message straight out of
+   * the sender's memory on its own core (transport/shm). So a message moves only once its
+   * receiver takes it, the receiver is busy until it has, and the sender's core and link take no
+   * part; a rank's local copies load the same memory paths. Absent: messages move as soon as
+   * they are sent (a network, a GPU's copy engines, the kernel's socket buffers).
+   */
+  readonly pull?: boolean;
   /** CPU ranks: the cores the ranks of one host share (absent: each rank has a core of its own). */
   readonly rankCores?: number;
   /**

@@ -8,7 +8,10 @@ export const STEP_RECV_REDUCE = 3;
 
 /**
  * One channel of one rank's schedule in the form the simulator walks: step kind, peer and bytes
- * in typed arrays. Thousands of ranks' schedules fit in memory this way; the Step objects are
+ * in typed arrays. A transfer's bytes are its payload; so are a local step's (the bytes it
+ * writes), whose `peers` entry is instead how many sources it reads, so that the simulator can
+ * price it as memory traffic (a GPU's bandwidth counts reads and writes) or as a CPU core's
+ * measured copy and reduction speeds (which count the bytes written). Thousands of ranks' schedules fit in memory this way; the Step objects are
  * dropped as soon as they are converted.
  */
 export interface Program {
@@ -27,8 +30,8 @@ export function programsOf(schedule: Schedule, elementBytes: number): Program[] 
         case 'send': kinds[i] = STEP_SEND; peers[i] = step.peer; bytes[i] = step.src.count * elementBytes; break;
         case 'recv': kinds[i] = STEP_RECV; peers[i] = step.peer; bytes[i] = step.dst.count * elementBytes; break;
         case 'recvReduce': kinds[i] = STEP_RECV_REDUCE; peers[i] = step.peer; bytes[i] = step.dst.count * elementBytes; break;
-        case 'copy': kinds[i] = STEP_LOCAL; peers[i] = -1; bytes[i] = 2 * step.dst.count * elementBytes; break;
-        case 'reduce': kinds[i] = STEP_LOCAL; peers[i] = -1; bytes[i] = (step.srcs.length + 1) * step.dst.count * elementBytes; break;
+        case 'copy': kinds[i] = STEP_LOCAL; peers[i] = 1; bytes[i] = step.dst.count * elementBytes; break;
+        case 'reduce': kinds[i] = STEP_LOCAL; peers[i] = step.srcs.length; bytes[i] = step.dst.count * elementBytes; break;
       }
     });
     return { kinds, peers, bytes };

@@ -72,6 +72,8 @@ export interface LocalTopologyOptions {
  * stack (processes), which forwards at most cores x the per-rank rate. The protocol is the
  * measured one: a fixed cost per call, and a hand-off per message that the receiving rank's
  * thread spends on a core it shares with the others (more ranks than cores queue for them).
+ * Thread ranks pull: each copies its messages out of the sender's memory itself, at its own
+ * core's copy speed (its link), all of them within what the cores copy together (the hub).
  */
 export function localTopology(options: LocalTopologyOptions): Topology {
   const { profile, detection, ranks } = options;
@@ -105,7 +107,7 @@ export function localTopology(options: LocalTopologyOptions): Topology {
       `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`),
     protocols: [{
       name: options.transport, baseUs: callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores: detection.cores,
-      ...(options.transport === 'shm' ? oneShotOf(profile) : { overheadUs }),
+      ...(options.transport === 'shm' ? { pull: true, ...oneShotOf(profile) } : { overheadUs }),
     }],
   };
 }

@@ -21,7 +21,8 @@ const deviceSchema = z.object({
   switchKind: z.enum(SWITCH_KIND_IDS as [SwitchKindId, ...SwitchKindId[]]).optional()
     .describe('for kind "switch": which switch chip (latency, in-switch reduction)'),
   nic: z.string().optional().describe('for an accelerator: the NIC its traffic to other hosts leaves by'),
-  memoryGBps: z.number().positive().optional().describe('for an accelerator or cpu: local memory bandwidth for copies and reductions'),
+  memoryGBps: z.number().positive().optional()
+    .describe('for an accelerator or cpu: local memory bandwidth for copies and reductions (bytes read plus written); for a core: what one core copies, bytes written per second'),
   forwardGBps: z.number().positive().optional()
     .describe('for a forwarding device: total GB/s it can pass, shared by all traffic through it (a CPU whose cores move the data); absent = unlimited'),
   reduceGBps: z.number().positive().optional()
@@ -54,6 +55,8 @@ const protocolSchema = z.object({
     .describe('CPU ranks: time a rank that waited for a message spends being woken for it, on one of the cores its host\'s ranks share'),
   overheadUs: z.number().min(0).optional()
     .describe('CPU ranks: time each end spends on a message (the sender before it moves, the receiver when it takes it), on a core its host\'s ranks share'),
+  pull: z.boolean().optional()
+    .describe('CPU ranks that share memory: the receiver copies each message out of the sender\'s memory on its own core, so a message moves once the receiver takes it'),
   rankCores: z.number().int().min(1).optional()
     .describe('CPU ranks: cores the ranks of one host share; their wake-ups, reductions and copies wait for a free one'),
   oneShotUs: z.number().min(0).optional()

@@ -34,5 +34,7 @@ test('predictOn counts a reduce-scatter by its per-rank block: it moves what the
   const scatter = predictOn(graph, { collective: 'reduceScatter', bytes: input, elementBytes: 4, hostCount: 1 });
   const gather = predictOn(graph, { collective: 'allGather', bytes: input / 4, elementBytes: 4, hostCount: 1 });
   assert.equal(scatter.algorithm, 'ring');
-  assert.ok(Math.abs(scatter.timeUs - gather.timeUs) / gather.timeUs < 0.2, `${scatter.timeUs} vs ${gather.timeUs}`);
+  // The all-gather also copies each rank's own block, before its reads (thread ranks pull), which
+  // the reduce-scatter folds into its first step; read as whole inputs, the scatter would be 4x.
+  assert.ok(Math.abs(scatter.timeUs - gather.timeUs) / gather.timeUs < 0.3, `${scatter.timeUs} vs ${gather.timeUs}`);
 });
