@@ -101,6 +101,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     sender: Runner | undefined;
     /** When the message started moving: a fused reduction overlaps the transfer from then on. */
     movingSince: number;
+    /** When the sender posted it. */
+    postedAt: number;
   }
   /**
    * The messages of one ordered pair on one channel. They match in order, and they move in
@@ -145,7 +147,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
     if (index < slots.length) return slots[index];
-    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0, sender: undefined });
+    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0, postedAt: 0, sender: undefined });
     return slots[index];
   };
   const isRunner = (tag: Slot | Runner): tag is Runner => (tag as Runner).isRunner === true;
@@ -219,6 +221,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         slot.sender = runner;
         runner.undelivered++;
         slot.wireBytes = program.bytes[pc] / protocol.efficiency;
+        slot.postedAt = queue.now;
         if (pull) {
           // The message waits for its receiver to copy it; one already waiting is woken to.
           const waiter = slot.waiter;
@@ -245,8 +248,10 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
           if (posted) {
             // A rank with fewer cores than ranks around it takes messages in a row on the core
             // it has, but gets to the first of a run asleep or off its core: it spun 2 us, and
-            // the scheduler runs the peers its posts woke in its place. It is woken first.
-            if (crowded.has(runner.device) && !takingRun(program, pc)) queue.at(workEnds(runner, wakeUs), startPull, slot);
+            // the scheduler runs the peers its posts woke in its place. It is woken first. A
+            // message posted at the very instant it is asked for is a hand-off away all the same.
+            const handOff = crowded.has(runner.device) ? !takingRun(program, pc) : slot.postedAt === queue.now;
+            if (handOff) queue.at(workEnds(runner, wakeUs), startPull, slot);
             else startPull(slot);
           }
           return;
