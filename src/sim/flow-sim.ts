@@ -241,8 +241,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         const box = runner.lastRecvBox!;
         const slot = slotAt(box.slots, box.head);
         if (slot.time < 0) {
-          // A pulled message that is there moves now, as this rank copies it; a rank that shares
-          // its core is woken to it all the same.
+          // A pulled message that is there moves as this rank copies it, at once or after a
+          // hand-off; one not posted yet waits for its sender, who wakes this rank to it.
           const posted = pull && slot.box !== undefined && slot.waiter === undefined;
           slot.waiter = runner;
           if (posted) {
