@@ -77,7 +77,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   // Where ranks pull, a rank's local copy loads what its reading of a peer's message would: its
   // core's copy speed and the memory all the cores share.
   const copyPaths = new Map<number, Int32Array>();
-  if (pull && n > 1) rankDevices.forEach((device, r) => copyPaths.set(device, readerRoute(graph, rankDevices[(r + 1) % n], device)));
+  if (pull && n > 1) rankDevices.forEach((device, r) => copyPaths.set(device, transferRoute(graph, rankDevices[(r + 1) % n], device, true)));
   const queue = new EventQueue();
   // A drained message arrives after its route's latency and the protocol's step cost; the next
   // message queued behind it on the same connection starts moving. A drained local copy lets its
@@ -159,7 +159,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     const receiver = runnersByKey[sender.key][peer];
     const box = boxOf(receiver, sender.rank);
     if (box.path === undefined) {
-      box.path = pull ? readerRoute(graph, sender.device, receiver.device) : graph.route(sender.device, receiver.device);
+      box.path = transferRoute(graph, sender.device, receiver.device, pull);
       const crossesNetwork = Array.from(box.path).some((l) => graph.link(l).family === 'network');
       box.delay = graph.routeLatency(box.path) + protocol.stepUs + (crossesNetwork ? protocol.netStepUs : 0);
     }
@@ -243,7 +243,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         if (slot.time < 0) {
           // A pulled message that is there moves as this rank copies it, at once or after a
           // hand-off; one not posted yet waits for its sender, who wakes this rank to it.
-          const posted = pull && slot.box !== undefined && slot.waiter === undefined;
+          const posted = pull && slot.box !== undefined;
           slot.waiter = runner;
           if (posted) {
             // A rank with fewer cores than ranks around it takes messages in a row on the core
@@ -332,11 +332,18 @@ function crowdedRanks(rankDevices: readonly number[], hosts: readonly number[], 
 }
 
 /**
- * The links a message loads when its reader copies it out of the writer's memory: the route
- * without the writer's own links, as the writer's core takes no part in it.
+ * The links a message from `from` to `to` loads: its route, or, when the reader copies it out of
+ * the writer's memory (`pull`), the route without the writer's own links, as the writer's core
+ * takes no part in it.
  */
-function readerRoute(graph: TopologyGraph, from: number, to: number): Int32Array {
-  return graph.route(from, to).filter((link) => graph.link(link).from !== from);
+function transferRoute(graph: TopologyGraph, from: number, to: number, pull: boolean): Int32Array {
+  const route = graph.route(from, to);
+  return pull ? route.filter((link) => graph.link(link).from !== from) : route;
+}
+
+/** Bytes per microsecond a device copies, counting the bytes written (a core's own measure; a GPU's memory bandwidth). */
+function copyRate(device: Device, scale: number): number {
+  return (device.memoryGBps ?? device.reduceGBps ?? 1000) * 1000 * scale;
 }
 
 /**
@@ -348,7 +355,7 @@ function readerRoute(graph: TopologyGraph, from: number, to: number): Int32Array
 function localUs(device: Device, bytes: number, reads: number, scale: number): number {
   if (device.kind !== 'core') return ((reads + 1) * bytes) / ((device.memoryGBps ?? 1000) * 1000 * scale);
   if (reads > 1 && device.reduceGBps !== undefined) return ((reads - 1) * bytes) / (device.reduceGBps * 1000 * scale);
-  return bytes / ((device.memoryGBps ?? device.reduceGBps ?? 1000) * 1000 * scale);
+  return bytes / copyRate(device, scale);
 }
 
 function chunkCount(bytes: number, elementBytes: number): number {
@@ -414,14 +421,10 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   const protocol = protocolOf(graph.topology, call.protocol);
   const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 };
   const rates = callRates(graph, rankDevices, shape, call.elementBytes);
-  const memoryRate = (device: number) => {
-    const d = graph.devices[device];
-    return (d.memoryGBps ?? d.reduceGBps ?? 1000) * 1000 * rates.deviceScale[device];
-  };
   // The path's own measured costs where the protocol has them (thread ranks' profile).
   const efficiency = protocol.oneShotEfficiency ?? protocol.efficiency;
   const messageBytes = oneShotCount(shape) * call.elementBytes;
-  const published = Math.max(...rankDevices.map((d) => messageBytes / efficiency / memoryRate(d)));
+  const published = Math.max(...rankDevices.map((d) => messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d])));
   const queue = new EventQueue();
   const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
   const drained = new Float64Array(n);
@@ -432,8 +435,7 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     for (const { peer, count } of oneShotReads(shape, reader)) {
       if (count === 0) continue;
       bytes += count * call.elementBytes;
-      const path = protocol.pull === true ? readerRoute(graph, rankDevices[peer], device) : graph.route(rankDevices[peer], device);
-      network.start(path, count * call.elementBytes / efficiency, reader);
+      network.start(transferRoute(graph, rankDevices[peer], device, protocol.pull === true), count * call.elementBytes / efficiency, reader);
     }
     return bytes;
   });

@@ -11,8 +11,8 @@ export const STEP_RECV_REDUCE = 3;
  * in typed arrays. A transfer's bytes are its payload; so are a local step's (the bytes it
  * writes), whose `peers` entry is instead how many sources it reads, so that the simulator can
  * price it as memory traffic (a GPU's bandwidth counts reads and writes) or as a CPU core's
- * measured copy and reduction speeds (which count the bytes written). Thousands of ranks' schedules fit in memory this way; the Step objects are
- * dropped as soon as they are converted.
+ * measured copy and reduction speeds (which count the bytes written). Thousands of ranks'
+ * schedules fit in memory this way; the Step objects are dropped as soon as they are converted.
  */
 export interface Program {
   readonly kinds: Uint8Array;
