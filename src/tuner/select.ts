@@ -51,7 +51,18 @@ const HIERARCHICAL = new Set<Collective>(['allReduce', 'allGather', 'reduceScatt
  * (bench/regret.mjs --procs, 4 ranks: recursive doubling the fastest at every size from 8 B to 256 KiB).
  */
 const SMALL_ALL_REDUCE_BYTES = 256 * 1024;
-/** Pipelining piece: large enough to amortise a hand-off, small enough to overlap tree hops. */
+/**
+ * Pipelining piece while every rank has a core, between thread ranks and over TCP alike: a
+ * hand-off in a stream of pieces costs far more than a flag, so pieces are large. Thread
+ * ranks, 2 ranks, 16 MiB all-reduce (bench/chunk-size.mjs, median of 3, out-of-place /
+ * in-place): ring 4766 / 4397 us with 512 KiB pieces, 2188 / 1779 with 4 MiB; direct 4037 /
+ * 4691 -> 2372 / 1608; reduce-scatter ring 0.65x the time. That is ~80 us per hand-off, of
+ * which spinning 5 ms instead of 200 us before sleeping takes back only part (out-of-place
+ * 4055-5379 -> 2898-2980, in-place unchanged). Over TCP a hand-off is a trip through two event
+ * loops and often a sleep and a wake-up (0.1-1 ms): 2 ranks, all-reduce direct, 8 MiB 7.0-7.2
+ * ms with 512 KiB pieces, 4.7-4.8 ms with 4 MiB; 4 ranks 16 MiB 95-98 ms -> 55-66, 64 MiB
+ * 347-365 -> 254-267 (all-gather and broadcast send whole blocks and do not change).
+ */
 const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
 /**
  * The piece when ranks outnumber cores and a hand-off costs a sleep and a wake-up (~50 us per
@@ -60,14 +71,6 @@ const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
  * An explicit TSCCL_CHUNK_BYTES still wins (tests force tiny pieces with it).
  */
 const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 16 << 20;
-/**
- * The piece between process ranks over TCP, where a hand-off is a trip through two event loops
- * and often a sleep and a wake-up (0.1-1 ms on the 2-core VM). 2 ranks, all-reduce direct,
- * median of 2 runs: 8 MiB 7.0-7.2 ms with 512 KiB pieces, 4.7-4.8 ms with 4 MiB; 4 ranks:
- * 16 MiB 95-98 ms -> 55-66, 64 MiB 347-365 -> 254-267 (all-gather and broadcast send whole
- * blocks and do not change).
- */
-const TCP_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 4 << 20;
 /**
  * Process ranks over TCP on one host: the "links" are loopback, bounded by the CPUs and not by a
  * NIC that n-1 copies would share, so the direct schedules win there too (bench/regret.mjs
@@ -114,7 +117,7 @@ export function selectableAlgorithms(collective: Collective): string[] {
  * measured with bench/regret.mjs.
  */
 export function selectAlgorithm(request: SelectionRequest): Selection {
-  const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES : request.transport === 'tcp' ? TCP_CHUNK_BYTES : CHUNK_BYTES;
+  const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES : CHUNK_BYTES;
   const chunkCount = Math.max(1, Math.floor(chunkBytes / request.elementBytes));
   const names = algorithmNames(request.collective);
   if (request.algorithm !== undefined) {
