@@ -34,6 +34,8 @@ export interface SimOutcome {
 
 /** Algorithms that are rings over the ranks, which the simulator runs as several channel rings. */
 const RING_ALGORITHMS = new Set(['ring']);
+/** Memory traffic of folding a message into a buffer against copying it: (2 reads + 1 write) / (1 read + 1 write). */
+const REDUCE_TRAFFIC = 1.5;
 /** Non-ring algorithms pipeline in chunks no smaller than this... */
 const MIN_CHUNK_BYTES = 512 * 1024;
 /** ...and no more than this many per call, as a GPU library keeps a bounded number of steps in flight. */
@@ -183,8 +185,16 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     else finish();
   };
 
-  /** The receiver starts copying a pulled message. */
-  const startPull = (slot: Slot): void => startMoving(slot.box!, slot);
+  /**
+   * The receiver starts copying a pulled message. Folding it into the destination reads that
+   * too: two bytes read and one written for a copy's one and one, so the reader's memory moves
+   * REDUCE_TRAFFIC times a copy's traffic.
+   */
+  const startPull = (slot: Slot): void => {
+    const reader = slot.waiter!;
+    if (reader.program.kinds[reader.pc] === STEP_RECV_REDUCE) slot.wireBytes *= REDUCE_TRAFFIC;
+    startMoving(slot.box!, slot);
+  };
 
   const deliver = (slot: Slot): void => {
     slot.time = queue.now;
@@ -435,7 +445,8 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     for (const { peer, count } of oneShotReads(shape, reader)) {
       if (count === 0) continue;
       bytes += count * call.elementBytes;
-      network.start(transferRoute(graph, rankDevices[peer], device, protocol.pull === true), count * call.elementBytes / efficiency, reader);
+      const traffic = reducing && protocol.pull === true ? REDUCE_TRAFFIC : 1;
+      network.start(transferRoute(graph, rankDevices[peer], device, protocol.pull === true), count * call.elementBytes * traffic / efficiency, reader);
     }
     return bytes;
   });

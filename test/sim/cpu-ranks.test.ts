@@ -82,6 +82,15 @@ test('thread ranks pull: a rank copies its own block and its peers\' one after t
   assert.ok(Math.abs(us - 8000) < 1, `${us}`);
 });
 
+test('thread ranks pull: folding a message moves 1.5 times a copy\'s memory traffic', () => {
+  // 2 ranks, recursive doubling of 4 MB: each reads its peer's 4 MB and folds it into its own
+  // (2 reads and a write, against a copy's read and write): 6 ms at 1 GB/s, not 4. The
+  // reduction kernel itself is free here (1e9 GB/s).
+  const us = copying(2, 'allReduce', 'recursive_doubling', 1_000_000);
+  // The out-of-place exchange lands in the output: no final copy.
+  assert.ok(Math.abs(us - 6000) < 1, `${us}`);
+});
+
 test('the one-shot path: one wake-up per rank, and reads that grow with the peers read', () => {
   const graph = cpuRanks(4, 4);
   for (const collective of ['allReduce', 'allGather', 'reduceScatter', 'broadcast'] as const) {
