@@ -7,7 +7,6 @@
 //   predicts again against saved ones, to compare models on the same measurements.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
-import { runBench } from '../dist/src/bench/run-bench.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
@@ -15,6 +14,7 @@ import { loadProfile } from '../dist/src/topology/local-profile.js';
 import { detectLocal } from '../dist/src/topology/local-topology.js';
 import { LL_SLOT_BYTES } from '../dist/src/transport/shm/mailbox.js';
 import { isOversubscribed } from '../dist/src/transport/wait.js';
+import { sweepRows } from './lib/sweep.mjs';
 
 const option = (name) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : undefined; };
 const from = option('--from');
@@ -24,14 +24,17 @@ const rounds = Number(option('--rounds') ?? 3);
 const detection = detectLocal();
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-/** Each size's time is the median of `rounds` runs: single 20-call means on this VM swing 2-10x. */
+/**
+ * Each size's time is the median of `rounds` runs: single 20-call means on this VM swing 2-10x.
+ * Process ranks warm small sizes up as the regret grid and `tsccl tune` do (lib/sweep.mjs).
+ */
 async function measure() {
   const rows = [];
   for (const ranks of procs ? [2, 4] : [2, 4, 8]) {
     for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast']) {
       const runs = [];
       for (let round = 0; round < rounds; round++) {
-        runs.push((await runBench({ op, ranks, minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1, iters: 20, warmupIters: 5, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 300_000, procs })).filter((r) => !r.inPlace));
+        runs.push((await sweepRows({ op, ranks, procs })).filter((r) => !r.inPlace));
       }
       for (const [i, row] of runs[0].entries()) {
         rows.push({ op, ranks, bytes: row.bytes, algorithm: row.algorithm, measuredUs: median(runs.map((r) => r[i].timeUs)) });

@@ -8,40 +8,21 @@
 // times the other). The one-shot path is a contender on thread ranks up to the low-latency slot
 // size. Usage: node bench/regret.mjs [--procs] [--rounds 3] [--ranks 2,4] [--ops all_reduce,...]
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
-import { runBench } from '../dist/src/bench/run-bench.js';
 import { ONE_SHOT } from '../dist/src/exec/one-shot.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
+import { sweepRows } from './lib/sweep.mjs';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
 const procs = process.argv.includes('--procs');
 const rounds = Number(flag('--rounds', '3'));
 const rankCounts = flag('--ranks', procs ? '2,4' : '2,4,8').split(',').map(Number);
 const ops = flag('--ops', 'all_reduce,all_gather,reduce_scatter,broadcast').split(',');
-const sweep = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
 /** One-shot messages must fit a low-latency slot; 32 KiB fits every op here on up to 8 ranks. */
 const ONE_SHOT_MAX_BYTES = 32 * 1024;
 const TUNER = 'tuner';
-
-/**
- * Small TCP messages between fresh processes take a few hundred calls to settle (a 2-process
- * ring of 8 pieces: 1.2 ms per call after 20 warm-up calls, 0.45 ms after 500; a bare Node
- * exchange settles as slowly), so process ranks warm up long on sizes up to this, in a launch of
- * their own, and briefly on the larger ones, where that many calls would take minutes.
- */
-const SETTLE_MAX_BYTES = 256 * 1024;
-const SETTLE_WARMUP = 300;
-const bench = async (op, ranks, algorithm) => {
-  const maxBytes = algorithm === ONE_SHOT ? ONE_SHOT_MAX_BYTES : sweep.maxBytes;
-  const run = (minBytes, top, warmupIters) => runBench({
-    op, ranks, ...sweep, minBytes, maxBytes: top, iters: 20, warmupIters, check: false, dtype: 'float32', redop: 'sum', root: 0,
-    timeoutMs: 600_000, procs, ...(algorithm === TUNER ? {} : { algorithm }),
-  });
-  if (!procs) return run(sweep.minBytes, maxBytes, 5);
-  // The sweep's sizes are minBytes x stepFactor^k: the first above SETTLE_MAX_BYTES starts the second launch.
-  let split = sweep.minBytes;
-  while (split <= SETTLE_MAX_BYTES) split *= sweep.stepFactor;
-  return [...await run(sweep.minBytes, split / sweep.stepFactor, SETTLE_WARMUP), ...await run(split, maxBytes, 5)];
-};
+const bench = (op, ranks, algorithm) => sweepRows({
+  op, ranks, procs, ...(algorithm === TUNER ? {} : { algorithm }), ...(algorithm === ONE_SHOT ? { maxBytes: ONE_SHOT_MAX_BYTES } : {}),
+});
 
 console.log(`# regret = time(tuner's run) / time(fastest run), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, best of ${rounds} alternating rounds, ${new Date().toISOString()}`);
 console.log('| op | ranks | bytes | tuner chose | fastest | regret | times us (tuner\'s own runs, then per algorithm forced) |\n|---|---:|---:|---|---|---:|---|');
