@@ -1,18 +1,18 @@
 // The size sweep the tuner's checks share (bench/regret.mjs, bench/predict-local.mjs): 8 B to
 // 64 MiB by factors of 8, 20 timed calls per size. Process ranks warm small sizes up long.
 import { runBench } from '../../dist/src/bench/run-bench.js';
+import { TCP_SMALL_WARMUP } from '../../dist/src/tuner/calibrate.js';
 
-export const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
+const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
 
 /**
  * Small TCP messages between fresh processes take a few hundred calls to settle (a 2-process
  * ring of 8 pieces: 1.2 ms per call after 20 warm-up calls, 0.45 ms after 500; a bare Node
  * exchange settles as slowly, bench/bounds/tcp-settle.mjs), so process ranks warm up long on
  * sizes up to this, in a launch of their own, and briefly on the larger ones, where that many
- * calls would take minutes. `tsccl tune` warms its small TCP timings up as long.
+ * calls would take minutes; as long as `tsccl tune` warms its small TCP timings up.
  */
 const SETTLE_MAX_BYTES = 256 * 1024;
-const SETTLE_WARMUP = 300;
 
 /**
  * The sweep's rows for one op and rank count, sizes up to maxBytes; `algorithm` forces one
@@ -28,6 +28,6 @@ export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.
   // The sweep's sizes are minBytes x stepFactor^k: the first above SETTLE_MAX_BYTES starts the second launch.
   let split = SWEEP.minBytes;
   while (split <= SETTLE_MAX_BYTES) split *= SWEEP.stepFactor;
-  return [...await run(SWEEP.minBytes, Math.min(maxBytes, split / SWEEP.stepFactor), SETTLE_WARMUP),
+  return [...await run(SWEEP.minBytes, Math.min(maxBytes, split / SWEEP.stepFactor), TCP_SMALL_WARMUP),
     ...(maxBytes >= split ? await run(split, maxBytes, 5) : [])];
 }

@@ -440,13 +440,15 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   const drained = new Float64Array(n);
   const network = new FlowNetwork(queue, rates.capacities, (reader: number) => { drained[reader] = queue.now; });
   const reducing = REDUCING_COLLECTIVES.has(call.collective);
+  const pull = protocol.pull === true;
+  // Folding a pulled message reads the destination too, as on the schedule path (startPull).
+  const traffic = reducing && pull ? REDUCE_TRAFFIC : 1;
   const readBytes = rankDevices.map((device, reader) => {
     let bytes = 0;
     for (const { peer, count } of oneShotReads(shape, reader)) {
       if (count === 0) continue;
       bytes += count * call.elementBytes;
-      const traffic = reducing && protocol.pull === true ? REDUCE_TRAFFIC : 1;
-      network.start(transferRoute(graph, rankDevices[peer], device, protocol.pull === true), count * call.elementBytes * traffic / efficiency, reader);
+      network.start(transferRoute(graph, rankDevices[peer], device, pull), count * call.elementBytes * traffic / efficiency, reader);
     }
     return bytes;
   });

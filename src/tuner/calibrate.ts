@@ -14,7 +14,11 @@ const ONE_SHOT_BYTES = 32 * 1024;
 /** The TCP stream whose pieces give the per-message overhead: 64 KiB whole and in 64 pieces. */
 const STREAM_BYTES = 64 * 1024;
 const STREAM_PIECES = 64;
-const TCP_SMALL_WARMUP = 300;
+/**
+ * Warm-up calls for small TCP timings: small messages between fresh processes take a few hundred
+ * calls to settle (bench/bounds/tcp-settle.mjs). The tuner's checks in bench/ warm up as long.
+ */
+export const TCP_SMALL_WARMUP = 300;
 
 /**
  * Measures this machine for the profile (`tsccl tune`). For each transport, over `runs` repeated
