@@ -14,7 +14,7 @@ import { loadProfile } from '../dist/src/topology/local-profile.js';
 import { detectLocal } from '../dist/src/topology/local-topology.js';
 import { LL_SLOT_BYTES } from '../dist/src/transport/shm/mailbox.js';
 import { isOversubscribed } from '../dist/src/transport/wait.js';
-import { sweepRows } from './lib/sweep.mjs';
+import { SWEEP_ITERS, sweepRows } from './lib/sweep.mjs';
 
 const option = (name) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : undefined; };
 const from = option('--from');
@@ -49,20 +49,24 @@ const out = option('--save');
 if (out !== undefined) writeFileSync(out, JSON.stringify({ procs, measuredAt: new Date().toISOString(), rows }, null, 1));
 console.log(`# profile: ${loadProfile(detection.cores, detection.host).source}${from === undefined ? '' : `; measured times from ${from} (${saved.measuredAt})`}`);
 console.log(`# ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}; error = |predicted - measured| / measured`);
-console.log('| op | ranks | bytes | algorithm | measured us | predicted us | error |\n|---|---:|---:|---|---:|---:|---:|');
+console.log('| op | ranks | bytes | algorithm | measured us | predicted us | error | one call alone, us |\n|---|---:|---:|---|---:|---:|---:|---:|');
 const errors = [];
 const graphs = new Map();
 for (const { op, ranks, bytes, algorithm, measuredUs } of rows) {
   if (!graphs.has(ranks)) graphs.set(ranks, new TopologyGraph(loadTopology('local', { gpus: ranks, procs })));
   const inputBytes = op === 'all_gather' ? bytes / ranks : bytes;
-  // The algorithm the real run recorded, simulated with the tuner's chunking for it.
-  const predicted = predictOn(graphs.get(ranks), {
+  // The algorithm the real run recorded, simulated with the tuner's chunking for it, as the
+  // bench times it: back-to-back calls on every rank, the mean of their times per call. A call
+  // on its own, as the tuner prices it, for comparison.
+  const request = {
     collective: BENCH_OPS[op].collective, bytes: inputBytes, elementBytes: 4, hostCount: 1, algorithm,
     transport: procs ? 'tcp' : 'shm', oversubscribed: !procs && isOversubscribed(ranks), ...(procs ? {} : { oneShotCapacity: LL_SLOT_BYTES }),
-  });
+  };
+  const predicted = predictOn(graphs.get(ranks), { ...request, calls: 1 + SWEEP_ITERS });
+  const single = predictOn(graphs.get(ranks), request);
   const error = Math.abs(predicted.timeUs - measuredUs) / measuredUs;
   if (bytes >= 64 * 1024) errors.push(error);
-  console.log(`| ${op} | ${ranks} | ${bytes} | ${algorithm} | ${measuredUs.toFixed(1)} | ${predicted.timeUs.toFixed(1)} | ${(error * 100).toFixed(0)}% |`);
+  console.log(`| ${op} | ${ranks} | ${bytes} | ${algorithm} | ${measuredUs.toFixed(1)} | ${predicted.timeUs.toFixed(1)} | ${(error * 100).toFixed(0)}% | ${single.timeUs.toFixed(1)} |`);
 }
 errors.sort((a, b) => a - b);
 console.log(`\n# sizes >= 64 KB: median error ${(errors[errors.length >> 1] * 100).toFixed(0)}%, worst ${(errors[errors.length - 1] * 100).toFixed(0)}% over ${errors.length} rows`);

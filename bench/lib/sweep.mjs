@@ -4,6 +4,8 @@ import { runBench } from '../../dist/src/bench/run-bench.js';
 import { TCP_SMALL_WARMUP } from '../../dist/src/tuner/calibrate.js';
 
 const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
+/** Timed calls per size, back to back on every rank. */
+export const SWEEP_ITERS = 20;
 
 /**
  * Small TCP messages between fresh processes take a few hundred calls to settle (a 2-process
@@ -21,7 +23,7 @@ const SETTLE_MAX_BYTES = 256 * 1024;
  */
 export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.maxBytes, timeoutMs = 600_000 }) {
   const run = (minBytes, top, warmupIters) => runBench({
-    op, ranks, ...SWEEP, minBytes, maxBytes: top, iters: 20, warmupIters, check: false, dtype: 'float32', redop: 'sum', root: 0,
+    op, ranks, ...SWEEP, minBytes, maxBytes: top, iters: SWEEP_ITERS, warmupIters, check: false, dtype: 'float32', redop: 'sum', root: 0,
     timeoutMs, procs, ...(algorithm === undefined ? {} : { algorithm }),
   });
   if (!procs) return run(SWEEP.minBytes, maxBytes, 5);

@@ -23,10 +23,25 @@ export interface SimCall {
   readonly protocol: string;
   /** The executor's chunk in elements, to simulate exactly what it runs; absent: the simulator's GPU-library chunking. */
   readonly chunkCount?: number;
+  /**
+   * How many times each rank makes the call back to back, as a benchmark times it (default 1).
+   * A rank starts its next call as soon as its last one returned, so ranks with less to do run
+   * ahead, as far as their sends let them.
+   */
+  readonly calls?: number;
 }
 
 export interface SimOutcome {
+  /** From the start until the last rank's last call returned. */
   readonly timeUs: number;
+  /**
+   * What a benchmark that times back-to-back calls on every rank reports: the mean over ranks of
+   * the time a rank took per call after its first (which warms up and sets how far ranks run
+   * ahead of each other); timeUs where there is one call. The one-shot and in-switch paths
+   * are modelled one call at a time: every rank waits for all its peers in each call, so
+   * back-to-back calls barely overlap, and they report their single call's time.
+   */
+  readonly rankCallUs: number;
   readonly channels: number;
   /** Bytes each directed link carried (on the wire, protocol overhead included). */
   readonly linkBytes: Float64Array;
@@ -167,12 +182,31 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     }
     return box;
   };
+  const calls = Math.max(1, call.calls ?? 1);
   let finished = 0;
   let lastDone = 0;
 
-  /** A rank's call is over. */
-  const finish = (): void => {
-    finished++;
+  /**
+   * One channel of a rank's call is over. When all its channels are, the rank's call returns,
+   * and the rank makes its next call, if it has one: at once, or, where ranks outnumber their
+   * cores, as it gets a core again, as it began its first.
+   */
+  const finish = (runner: Runner): void => {
+    const rank = ranks.get(runner.device)!;
+    if (++rank.channelsDone < rank.runners.length) return;
+    rank.channelsDone = 0;
+    rank.ends.push(queue.now);
+    if (rank.ends.length < calls) {
+      for (const r of rank.runners) {
+        r.pc = 0;
+        r.endedAt = -1;
+        r.overheadPaidAt = -1;
+        if (crowded.has(r.device)) queue.at(workEnds(r, wakeUs), advance, r);
+        else advance(r);
+      }
+      return;
+    }
+    finished += rank.runners.length;
     lastDone = Math.max(lastDone, queue.now);
   };
 
@@ -181,8 +215,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     if (--sender.undelivered > 0 || sender.endedAt < 0) return;
     // A CPU sender that ended earlier had to wait for this, and is woken for it; one that ended
     // just now sees it at once.
-    if (wakeUs > 0 && queue.now > sender.endedAt) queue.at(workEnds(sender, wakeUs), finish);
-    else finish();
+    if (wakeUs > 0 && queue.now > sender.endedAt) queue.at(workEnds(sender, wakeUs), finish, sender);
+    else finish(sender);
   };
 
   /**
@@ -295,10 +329,12 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     }
     // The executor returns once every send has been consumed, so the buffers can be reused.
     if (runner.undelivered > 0) runner.endedAt = queue.now;
-    else finish();
+    else finish(runner);
   };
 
   const runnersByKey: Runner[][] = [];
+  /** Every rank's channels, and when each of its calls returned. */
+  const ranks = new Map<number, { runners: Runner[]; channelsDone: number; ends: number[] }>();
   const shares = splitEven(call.count, rings.length);
   const all: Runner[] = [];
   rings.forEach((ring, c) => {
@@ -317,6 +353,9 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         };
         (runnersByKey[key] ??= [])[logical] = runner;
         all.push(runner);
+        let rank = ranks.get(runner.device);
+        if (rank === undefined) ranks.set(runner.device, (rank = { runners: [], channelsDone: 0, ends: [] }));
+        rank.runners.push(runner);
       });
     }
   });
@@ -324,7 +363,11 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   for (const runner of all) queue.at(crowded.has(runner.device) ? workEnds(runner, wakeUs) : 0, advance, runner);
   queue.run();
   if (finished !== all.length) throw new Error(`simulation of ${call.algorithm} ${call.collective} stalled: ${all.length - finished} rank channels never finished`);
-  return { timeUs: lastDone + protocol.baseUs, channels: rings.length, linkBytes: network.carried };
+  const timeUs = lastDone + protocol.baseUs;
+  let perCall = 0;
+  for (const { ends } of ranks.values()) perCall += (ends[calls - 1] - ends[0]) / (calls - 1);
+  const rankCallUs = calls === 1 ? timeUs : perCall / ranks.size + protocol.baseUs;
+  return { timeUs, rankCallUs, channels: rings.length, linkBytes: network.carried };
 }
 
 /** Whether the step before `pc` was a receive too, so that the rank is taking messages in a row. */
@@ -417,7 +460,8 @@ function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call
   }
   queue.run();
   const fill = nvlsFillUs(call.count * call.elementBytes, n, switchKind, portRate * efficiency);
-  return { timeUs: protocol.baseUs + fill + lastDrain + 2 * stepLatency, channels: 1, linkBytes: network.carried };
+  const timeUs = protocol.baseUs + fill + lastDrain + 2 * stepLatency;
+  return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried };
 }
 
 /**
@@ -463,5 +507,6 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     const work = (protocol.wakeUs ?? 0) + (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * 1000) - drained[reader]) : 0);
     last = Math.max(last, pools.get(device)?.finish(drained[reader], work) ?? drained[reader] + work);
   }
-  return { timeUs: (protocol.oneShotUs ?? protocol.baseUs) + published + last, channels: 1, linkBytes: network.carried };
+  const timeUs = (protocol.oneShotUs ?? protocol.baseUs) + published + last;
+  return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried };
 }

@@ -19,16 +19,19 @@ export interface MachineCall {
   readonly elementBytes: number;
   readonly algorithm: string;
   readonly chunkCount: number;
+  /** Back-to-back calls per rank, as a benchmark times them (SimCall.calls); default 1. */
+  readonly calls?: number;
 }
 
 /**
  * A call's time on a machine whose ranks are the job's ranks, by the flow simulator with the
- * executor's own chunking and the machine's own protocol (CPU topologies have one).
+ * executor's own chunking and the machine's own protocol (CPU topologies have one); with
+ * `calls`, the time per call a benchmark of that many back-to-back calls reports.
  */
 export function machineTimeUs(graph: TopologyGraph, call: MachineCall): number {
   return simulateFlows(graph, graph.accelerators, {
     ...call, root: 0, protocol: Object.keys(topologyProtocols(graph.topology))[0],
-  }).timeUs;
+  }).rankCallUs;
 }
 
 const machines = new Map<string, { graph: TopologyGraph; profile: string }>();

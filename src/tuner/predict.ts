@@ -43,6 +43,11 @@ export interface PredictOnRequest {
   readonly oversubscribed?: boolean;
   /** What one low-latency slot holds, where the transport has them: the one-shot path is then a candidate. */
   readonly oneShotCapacity?: number;
+  /**
+   * Predict what a benchmark of this many back-to-back calls per rank reports (mean over ranks
+   * of the time per call after the first), not one call on its own; default 1.
+   */
+  readonly calls?: number;
 }
 
 /**
@@ -63,7 +68,7 @@ export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { al
     ...(request.transport === 'shm' ? { machine: graph } : {}),
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
-  const timeUs = machineTimeUs(graph, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount });
+  const timeUs = machineTimeUs(graph, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount, calls: request.calls });
   return { algorithm: selection.algorithm, chunkCount: selection.chunkCount, timeUs };
 }
 

@@ -63,6 +63,24 @@ test('messages between one pair move in order, so a pipelined tree forwards chun
   assert.ok(timeUs >= rootBound && timeUs < rootBound * 1.1, `${timeUs} vs ${rootBound}`);
 });
 
+test('back-to-back calls: a broadcast root runs ahead, so a benchmark sees its link\'s bound, not one call\'s depth', () => {
+  const devices = [{ id: 'sw', kind: 'switch', switchKind: 'eth-switch' }, ...[0, 1, 2, 3].map((i) => ({ id: `r${i}`, kind: 'core', host: i }))];
+  const links = [0, 1, 2, 3].map((i) => ({ a: `r${i}`, b: 'sw', kind: 'eth-10', gbps: 1, efficiency: 1, latencyUs: 0 }));
+  const graph = new TopologyGraph(parseTopology({ name: 'star', devices, links, protocols: [{ name: 'p', baseUs: 0, stepUs: 0, netStepUs: 0, efficiency: 1 }] }, 'test'));
+  const bytes = 2 ** 20;
+  const run = (calls: number) => simulateFlows(graph, graph.accelerators, { collective: 'broadcast', count: bytes, elementBytes: 1, root: 0, algorithm: 'binomial_tree', protocol: 'p', chunkCount: bytes, calls });
+  const transfer = bytes / 1000;
+  // One call, in one piece: the root's two sends share its link (2 transfers), then rank 2
+  // forwards to rank 3 (a third).
+  const one = run(1);
+  assert.ok(Math.abs(one.timeUs - 3 * transfer) < 0.01 * transfer && one.rankCallUs === one.timeUs, `${one.timeUs}`);
+  // Back to back, rank 2's forward overlaps the root's next call: every rank makes a call per
+  // two transfers, the root's link's bound.
+  const many = run(6);
+  assert.ok(Math.abs(many.rankCallUs - 2 * transfer) < 0.01 * transfer, `${many.rankCallUs}`);
+  assert.ok(many.timeUs > 5 * 2 * transfer, `${many.timeUs}`);
+});
+
 test('the analytical model summarises each rank list on its own, even when two lists share their ends', () => {
   const graph = graphOf('dgx-h100', { nodes: 2 });
   const [a, b, c, d] = graph.accelerators;
