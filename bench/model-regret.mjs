@@ -28,16 +28,15 @@ for (const line of readFileSync(file, 'utf8').split('\n')) {
   const [ranks, bytes] = [Number(ranksText), Number(bytesText)];
   const times = Object.fromEntries(timesText.split(', ').map((p) => p.split(' ')).map(([a, t]) => [a, Number(t)]));
   if (!graphs.has(ranks)) graphs.set(ranks, new TopologyGraph(loadTopology('local', { gpus: ranks, procs })));
-  const forced = Object.keys(times).filter((a) => a !== 'tuner');
+  const forced = Object.keys(times);
   const predicted = forced.map((algorithm) => [algorithm, predictOn(graphs.get(ranks), {
     collective: BENCH_OPS[op].collective, bytes: op === 'all_gather' ? bytes / ranks : bytes, elementBytes: 4, hostCount: 1, algorithm,
     transport: procs ? 'tcp' : 'shm', oversubscribed: !procs && isOversubscribed(ranks), ...(procs ? {} : { oneShotCapacity: LL_SLOT_BYTES }),
   }).timeUs]);
   const pick = predicted.sort((a, b) => a[1] - b[1])[0][0];
-  // As in regret.mjs: the tuner's runs and the runs forcing its choice measure the same thing.
-  const timeOf = (algorithm) => (algorithm === chose ? Math.min(times.tuner, times[algorithm]) : times[algorithm]);
-  const fastest = Math.min(times.tuner, ...forced.map((a) => times[a]));
-  const [pickRegret, choseRegret] = [timeOf(pick) / fastest, timeOf(chose) / fastest];
+  // regret.mjs already pooled the tuner's own calls into the time of the algorithm it chose.
+  const fastest = Math.min(...forced.map((a) => times[a]));
+  const [pickRegret, choseRegret] = [times[pick] / fastest, times[chose] / fastest];
   model.push(pickRegret);
   tuner.push(choseRegret);
   console.log(`| ${op} | ${ranks} | ${bytes} | ${pick} | ${pickRegret.toFixed(2)} | ${chose} | ${choseRegret.toFixed(2)} |`);

@@ -1,56 +1,55 @@
 #!/usr/bin/env node
-// Regret of the tuner: for each op, rank count and size, time every valid algorithm forced, and
-// the tuner left to choose, in one run (alternating, best of --rounds), and report
-// regret = time(the tuner's choice) / time(the fastest algorithm). The choice is what the
-// tuner's calls recorded (bench rows carry it); its time is the best of the tuner's runs and the
-// runs that forced the same algorithm, which are the same configuration measured twice (a 20-call
-// mean on this 2-core VM absorbs 0.1-10 ms stalls whole, so one sample of either can be several
-// times the other). The one-shot path is a contender on thread ranks up to the low-latency slot
-// size. Usage: node bench/regret.mjs [--procs] [--rounds 3] [--ranks 2,4] [--ops all_reduce,...]
+// Regret of the tuner: for each op, rank count and size, time every valid algorithm forced and
+// the tuner left to choose, and report regret = time(the tuner's choice) / time(the fastest).
+// All candidates of one op and rank count run in one job, taking turns in blocks of back-to-back
+// calls (bench/lib/interleaved-rank.mjs); an algorithm's time is the median over blocks of the
+// block's mean over ranks, the chosen algorithm's over the blocks of the tuner's own calls and of
+// the algorithm forced, the same configuration measured twice. The one-shot path is a
+// contender on thread ranks wherever the call fits its low-latency slot. Sizes and warm-up as the prediction
+// check's sweep (bench/lib/sweep.mjs): process ranks warm small sizes up long.
+// Usage: node bench/regret.mjs [--procs] [--blocks 5] [--ranks 2,4] [--ops all_reduce,...]
+import { fileURLToPath } from 'node:url';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { ONE_SHOT } from '../dist/src/exec/one-shot.js';
+import { launch } from '../dist/src/launch/launch.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
-import { sweepRows } from './lib/sweep.mjs';
+import { TCP_SMALL_WARMUP } from '../dist/src/tuner/calibrate.js';
+import { SETTLE_MAX_BYTES, SWEEP, SWEEP_ITERS } from './lib/sweep.mjs';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
 const procs = process.argv.includes('--procs');
-const rounds = Number(flag('--rounds', '3'));
+const blocks = Number(flag('--blocks', '5'));
 const rankCounts = flag('--ranks', procs ? '2,4' : '2,4,8').split(',').map(Number);
 const ops = flag('--ops', 'all_reduce,all_gather,reduce_scatter,broadcast').split(',');
-/** One-shot messages must fit a low-latency slot; 32 KiB fits every op here on up to 8 ranks. */
-const ONE_SHOT_MAX_BYTES = 32 * 1024;
-const TUNER = 'tuner';
-const bench = (op, ranks, algorithm) => sweepRows({
-  op, ranks, procs, ...(algorithm === TUNER ? {} : { algorithm }), ...(algorithm === ONE_SHOT ? { maxBytes: ONE_SHOT_MAX_BYTES } : {}),
-});
+const rankScript = fileURLToPath(new URL('./lib/interleaved-rank.mjs', import.meta.url));
+const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-console.log(`# regret = time(tuner's run) / time(fastest run), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, best of ${rounds} alternating rounds, ${new Date().toISOString()}`);
-console.log('| op | ranks | bytes | tuner chose | fastest | regret | times us (tuner\'s own runs, then per algorithm forced) |\n|---|---:|---:|---|---|---:|---|');
+console.log(`# regret = time(tuner's choice) / time(fastest), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, medians of ${blocks} interleaved blocks of ${SWEEP_ITERS} calls, ${new Date().toISOString()}`);
+console.log('| op | ranks | bytes | tuner chose | fastest | regret | median us per algorithm |\n|---|---:|---:|---|---|---:|---|');
 const regrets = [];
 for (const ranks of rankCounts) {
   for (const op of ops) {
     // Hierarchical algorithms need several hosts; on one machine they only add a relay.
     const algorithms = selectableAlgorithms(BENCH_OPS[op].collective).filter((a) => a !== 'hierarchical' && !(procs && a === ONE_SHOT));
-    const best = new Map();
-    const chosen = new Map();
-    for (let round = 0; round < rounds; round++) {
-      for (const algorithm of [TUNER, ...algorithms]) {
-        for (const row of (await bench(op, ranks, algorithm)).filter((r) => !r.inPlace)) {
-          const key = `${row.bytes}|${algorithm}`;
-          best.set(key, Math.min(best.get(key) ?? Infinity, row.timeUs));
-          if (algorithm === TUNER) chosen.set(row.bytes, row.algorithm);
-        }
-      }
-    }
-    for (const bytes of [...chosen.keys()].filter((b) => b > 0)) {
-      const times = Object.fromEntries([TUNER, ...algorithms].filter((a) => best.has(`${bytes}|${a}`)).map((a) => [a, best.get(`${bytes}|${a}`)]));
-      const choice = chosen.get(bytes);
-      const choiceTime = Math.min(times[TUNER], times[choice] ?? Infinity);
-      const [fastest, fastestTime] = Object.entries(times).filter(([a]) => a !== TUNER).sort((a, b) => a[1] - b[1])[0];
-      const regret = choiceTime / Math.min(fastestTime, choiceTime);
+    const candidates = [{}, ...algorithms.map((algorithm) => ({ algorithm }))];
+    const options = { op, ranks, ...SWEEP, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
+    const warmup = { calls: 5, longCalls: procs ? TCP_SMALL_WARMUP : 5, longMaxBytes: SETTLE_MAX_BYTES };
+    const { results } = await launch({
+      nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
+    });
+    results[0].forEach(({ bytes, chosen }, s) => {
+      if (bytes === 0) return;
+      // Per candidate, each block's mean over ranks.
+      const blockTimes = candidates.map((_, c) => (results[0][s].times[c] === null ? null
+        : results[0][s].times[c].map((_, b) => results.reduce((sum, rank) => sum + rank[s].times[c][b], 0) / ranks)));
+      // Each algorithm's median block; the chosen one's over its forced and the tuner's blocks.
+      const times = Object.fromEntries(algorithms.map((a, i) => [a, blockTimes[i + 1]]).filter(([, t]) => t !== null)
+        .map(([a, t]) => [a, median(a === chosen ? [...t, ...blockTimes[0]] : t)]));
+      const [fastest, fastestTime] = Object.entries(times).sort((a, b) => a[1] - b[1])[0];
+      const regret = times[chosen] / fastestTime;
       regrets.push(regret);
-      console.log(`| ${op} | ${ranks} | ${bytes} | ${choice} | ${fastest} | ${regret.toFixed(2)} | ${Object.entries(times).map(([a, t]) => `${a} ${t.toFixed(0)}`).join(', ')} |`);
-    }
+      console.log(`| ${op} | ${ranks} | ${bytes} | ${chosen} | ${fastest} | ${regret.toFixed(2)} | ${Object.entries(times).map(([a, t]) => `${a} ${t.toFixed(0)}`).join(', ')} |`);
+    });
   }
 }
 regrets.sort((a, b) => a - b);

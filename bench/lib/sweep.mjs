@@ -3,7 +3,7 @@
 import { runBench } from '../../dist/src/bench/run-bench.js';
 import { TCP_SMALL_WARMUP } from '../../dist/src/tuner/calibrate.js';
 
-const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
+export const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
 /** Timed calls per size, back to back on every rank. */
 export const SWEEP_ITERS = 20;
 
@@ -14,7 +14,7 @@ export const SWEEP_ITERS = 20;
  * sizes up to this, in a launch of their own, and briefly on the larger ones, where that many
  * calls would take minutes; as long as `tsccl tune` warms its small TCP timings up.
  */
-const SETTLE_MAX_BYTES = 256 * 1024;
+export const SETTLE_MAX_BYTES = 256 * 1024;
 
 /**
  * The sweep's rows for one op and rank count, sizes up to maxBytes; `algorithm` forces one

@@ -7,7 +7,7 @@ import type { BenchOptions, RankMeasurement } from './bench-options.js';
 import { countDifferences, makeData, referenceReduce } from './pattern.js';
 
 /** One prepared placement: the call to time, how to load check data, how to count wrong elements. */
-interface Prepared {
+export interface Prepared {
   readonly call: () => Promise<void>;
   readonly fill: () => void;
   readonly wrong: () => number;
@@ -66,7 +66,7 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
 }
 
 /** The registered buffers, sized for the largest size; each size runs on their first elements. */
-interface Pool { readonly input: TypedArray; readonly output: TypedArray }
+export interface Pool { readonly input: TypedArray; readonly output: TypedArray }
 
 /**
  * Allocates the pool and writes every byte of it. A page that was never written reads as the
@@ -84,7 +84,12 @@ export function allocatePool(comm: Pick<Communicator, 'alloc'>, dtype: DType, in
 /** A byte that makes a normal, finite value of every dtype (float32 0.0115, float16 1.06, bfloat16 0.0115). */
 const PAGE_PATTERN = 0x3c;
 
-function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: number, inPlace: boolean, pool: Pool): Prepared | undefined {
+/**
+ * The call `tsccl bench` times for one op, size and placement on the pool's buffers (undefined
+ * where the placement does not apply), with what loads and checks its data. bench/regret.mjs
+ * prepares one per algorithm to interleave them.
+ */
+export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: number, inPlace: boolean, pool: Pool): Prepared | undefined {
   const { dtype, root, algorithm } = options;
   const redop: ReduceOp = op.reduces ? options.redop : 'sum';
   const n = comm.size;

@@ -72,14 +72,20 @@ const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
  */
 const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 16 << 20;
 /**
- * Process ranks over TCP on one host: the "links" are loopback, bounded by the CPUs and not by a
- * NIC that n-1 copies would share, so the direct schedules win there too (bench/regret.mjs
- * --procs, 4 ranks, best of 3: all-gather direct 1.25-1.9x faster than the ring at every size from
- * 64 B to 16 MiB; broadcast direct 1.5-1.8x faster than the binomial tree from 2 MiB, within
- * noise below, where the tree's fewer sends from the root are kept). On 2 ranks both are one
- * message, but the ring's pieces pipeline: all-gather 2 MiB 710-740 us vs 1412-1429 for direct.
+ * Process ranks over TCP on one host, more than 2: the "links" are loopback, bounded by the CPUs
+ * and not by a NIC that n-1 copies would share, so the direct schedules win at most sizes; in a
+ * middle band of sizes (of the data each rank ends with) the relaying ones win: the ring for
+ * all-gather and all-reduce, the binomial tree for broadcast. 4 process ranks, medians of 7
+ * interleaved blocks, two runs of bench/regret.mjs --procs (tenth session): at 2 MiB the ring
+ * beat direct 1.17-1.27x (all-gather) and 1.39-1.51x (all-reduce), the tree beat direct 1.14-1.22x
+ * (broadcast); at 8 B-32 KiB direct beat the tree 1.3-3.2x (the root posts its sends and runs
+ * ahead, where the tree adds a relay's hand-off); at 16 MiB direct was as fast or faster (1.00-
+ * 1.05x, broadcast 1.08-1.20x); at 256 KiB the two runs disagreed by up to 1.32x, and the band
+ * starts there because that kept each op's worse run at 1.04-1.21x.
  */
-const DIRECT_ON_ONE_HOST_TCP_MIN_BYTES: Partial<Record<Collective, number>> = { allGather: 0, broadcast: 1 << 20 };
+const TCP_RELAY_MIN_BYTES = 256 * 1024;
+const TCP_RELAY_MAX_BYTES = 16 << 20;
+const TCP_RELAY: Partial<Record<Collective, string>> = { allReduce: 'ring', allGather: 'ring', broadcast: 'binomial_tree' };
 /**
  * Process ranks on 2 ranks: recursive doubling reduces the whole buffer on both ranks, direct
  * half on each; once the reduction weighs (one JS thread per process also serves its socket),
@@ -146,9 +152,12 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     // One stream per host across the network instead of one per rank.
     return { algorithm: 'hierarchical', chunkCount, protocol: 'simple' };
   }
-  const directOnOneHost = DIRECT_ON_ONE_HOST_TCP_MIN_BYTES[request.collective];
-  if (request.transport === 'tcp' && hosts === 1 && request.nranks > 2 && directOnOneHost !== undefined && request.bytes >= directOnOneHost) {
-    return { algorithm: 'direct', chunkCount, protocol: 'simple' };
+  const relay = TCP_RELAY[request.collective];
+  if (request.transport === 'tcp' && hosts === 1 && request.nranks > 2 && relay !== undefined
+    && !(request.collective === 'allReduce' && request.bytes <= SMALL_ALL_REDUCE_BYTES)) {
+    const resultBytes = request.collective === 'allGather' ? request.bytes * request.nranks : request.bytes;
+    const algorithm = resultBytes >= TCP_RELAY_MIN_BYTES && resultBytes < TCP_RELAY_MAX_BYTES ? relay : 'direct';
+    return { algorithm, chunkCount, protocol: 'simple' };
   }
   if (request.collective === 'allReduce') {
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases

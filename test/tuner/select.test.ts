@@ -93,9 +93,17 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
     selectAlgorithm({ collective, nranks: 4, bytes, elementBytes: 4, transport: 'tcp', hostCount }).algorithm;
   assert.equal(overNetwork('allGather', 8 << 20, 4), 'ring');
   assert.equal(overNetwork('broadcast', 8 << 20, 4), 'binomial_tree');
+  // On one host: direct, but for the middle band, where the relaying schedules won.
   assert.equal(overNetwork('allGather', 64, 1), 'direct');
-  assert.equal(overNetwork('broadcast', 8 << 20, 1), 'direct');
-  assert.equal(overNetwork('broadcast', 64 << 10, 1), 'binomial_tree');
+  assert.equal(overNetwork('allGather', 512 << 10, 1), 'ring');
+  assert.equal(overNetwork('allGather', 4 << 20, 1), 'direct');
+  assert.equal(overNetwork('broadcast', 32 << 10, 1), 'direct');
+  assert.equal(overNetwork('broadcast', 2 << 20, 1), 'binomial_tree');
+  assert.equal(overNetwork('broadcast', 16 << 20, 1), 'direct');
+  const fourProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
+  assert.equal(fourProcesses(256 << 10), 'recursive_doubling');
+  assert.equal(fourProcesses(2 << 20), 'ring');
+  assert.equal(fourProcesses(16 << 20), 'direct');
   const twoProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 2, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
   assert.equal(twoProcesses(8 << 20), 'recursive_doubling');
   assert.equal(twoProcesses(16 << 20), 'direct');
