@@ -182,7 +182,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     }
     return box;
   };
-  const calls = Math.max(1, call.calls ?? 1);
+  const calls = Math.max(1, Math.floor(call.calls ?? 1));
   let finished = 0;
   let lastDone = 0;
 
@@ -364,6 +364,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   queue.run();
   if (finished !== all.length) throw new Error(`simulation of ${call.algorithm} ${call.collective} stalled: ${all.length - finished} rank channels never finished`);
   const timeUs = lastDone + protocol.baseUs;
+  // Each call's fixed cost is added per call, as the walk leaves it out of one call's time too.
   let perCall = 0;
   for (const { ends } of ranks.values()) perCall += (ends[calls - 1] - ends[0]) / (calls - 1);
   const rankCallUs = calls === 1 ? timeUs : perCall / ranks.size + protocol.baseUs;
