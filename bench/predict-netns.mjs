@@ -12,7 +12,7 @@ import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { aggregateRows } from '../dist/src/bench/run-bench.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadProfile } from '../dist/src/topology/local-profile.js';
-import { detectLocal } from '../dist/src/topology/local-topology.js';
+import { detectLocal, tcpProtocol } from '../dist/src/topology/local-topology.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
 import { createNetnsStar, netnsUnavailable } from '../dist/test/harness/netns.js';
@@ -30,8 +30,9 @@ const { profile, source } = loadProfile(detection.cores, detection.host);
 // The cluster as a topology file: per host, two ranks on the host's TCP stack, one veth NIC to
 // the bridge. All namespaces share this machine's cores, so each host's stack forwards at most
 // its share of them (cores / hosts x the per-rank TCP rate); ranks reduce and copy at cores / ranks.
-// As in --topo local, a hand-off is a wake-up (the profile's TCP message cost) on a core the
-// host's ranks share: one core per namespace, the nearest whole share of this machine's.
+// The protocol is --topo local's TCP protocol (a CPU overhead at both ends of every message, a
+// wake-up for a receiver that waited), on the cores the host's ranks share: one per namespace,
+// the nearest whole share of this machine's.
 const share = Math.min(1, detection.cores / n);
 const devices = [{ id: 'bridge', kind: 'switch', switchKind: 'eth-switch', label: 'Linux bridge' }];
 const links = [];
@@ -49,7 +50,7 @@ const file = fileURLToPath(new URL(`./topologies/netns-${HOSTS}x${PER_HOST}-${ra
 writeFileSync(file, `${JSON.stringify({
   name: `${HOSTS} namespaces x ${PER_HOST} process ranks, veth + bridge, tbf ${rate}`,
   description: `emulated cluster of bench/predict-netns.mjs; TCP costs from ${source}`,
-  devices, links, protocols: [{ name: 'tcp', baseUs: profile.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs: profile.tcp.messageUs, rankCores: Math.max(1, Math.floor(detection.cores / HOSTS)) }],
+  devices, links, protocols: [tcpProtocol(profile, Math.max(1, Math.floor(detection.cores / HOSTS)))],
 }, null, 1)}\n`);
 const graph = new TopologyGraph(loadTopology(file));
 

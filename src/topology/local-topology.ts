@@ -2,7 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, hostname, networkInterfaces } from 'node:os';
 import { DEFAULT_ONE_SHOT, DEFAULT_TCP_OVERHEAD_US, type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
-import type { Topology } from './topology-schema.js';
+import type { Topology, TopologyProtocol } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
 
 export interface NumaNode {
@@ -92,24 +92,35 @@ export function localTopology(options: LocalTopologyOptions): Topology {
     const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps, memoryGBps: profile.shm.copyGBps });
     b.links.push({ a: rank, b: hub, kind: options.transport === 'shm' ? 'shm' : 'eth-100', count: 1, gbps: perRank, efficiency: 1, latencyUs: 0 });
   }
-  const callUs = options.transport === 'shm' ? profile.shm.callUs : profile.tcp.callUs;
-  // A hand-off costs the receiver a wake-up when it had to wait (the simulator charges it then,
-  // on a core), not a link latency: a message already there is taken at once. Ranks that
-  // outnumber the cores queue for them, so a rank's reduction runs at the kernel's full speed
-  // once it has one. Over TCP each end also spends a CPU overhead on every message (a system call
-  // and a turn of the event loop), waiting or not: the measured hand-off is both ends' overhead
-  // and the wake-up.
-  const overheadUs = profile.tcp.overheadUs ?? DEFAULT_TCP_OVERHEAD_US;
-  const wakeUs = options.transport === 'tcp' ? Math.max(0, profile.tcp.messageUs - 2 * overheadUs)
-    : ranks > detection.cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs;
+  const host = `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`;
   return {
-    ...b.build(`local (${detection.host}, ${ranks} ${options.transport === 'shm' ? 'thread' : 'process'} ranks)`,
-      `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`),
-    protocols: [{
-      name: options.transport, baseUs: callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores: detection.cores,
-      ...(options.transport === 'shm' ? { pull: true, ...oneShotOf(profile) } : { overheadUs }),
-    }],
+    ...b.build(`local (${detection.host}, ${ranks} ${options.transport === 'shm' ? 'thread' : 'process'} ranks)`, host),
+    protocols: [options.transport === 'tcp' ? tcpProtocol(profile, detection.cores) : shmProtocol(profile, ranks, detection.cores)],
   };
+}
+
+/**
+ * The thread ranks' protocol: a fixed cost per call, and a hand-off per message that costs the
+ * receiver a wake-up when it had to wait (the simulator charges it then, on a core), not a link
+ * latency: a message already there is taken at once. Ranks that outnumber the cores queue for
+ * them (the measured oversubscribed hand-off), so a rank's reduction runs at the kernel's full
+ * speed once it has one.
+ */
+function shmProtocol(profile: LocalProfile, ranks: number, cores: number): TopologyProtocol {
+  const wakeUs = ranks > cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs;
+  return { name: 'shm', baseUs: profile.shm.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores: cores, pull: true, ...oneShotOf(profile) };
+}
+
+/**
+ * The process ranks' protocol over TCP, for this host or for emulated hosts that share its cores
+ * (`rankCores`, the cores one host's ranks take turns on). Each end of a message spends a CPU
+ * overhead on it (a system call and a turn of the event loop), waiting or not; the measured
+ * hand-off is both ends' overhead and the receiver's wake-up.
+ */
+export function tcpProtocol(profile: LocalProfile, rankCores: number): TopologyProtocol {
+  const overheadUs = profile.tcp.overheadUs ?? DEFAULT_TCP_OVERHEAD_US;
+  const wakeUs = Math.max(0, profile.tcp.messageUs - 2 * overheadUs);
+  return { name: 'tcp', baseUs: profile.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores, overheadUs };
 }
 
 /**

@@ -7,7 +7,7 @@ import { ONE_SHOT } from '../../src/exec/one-shot.js';
 import { simulateFlows } from '../../src/sim/flow-sim.js';
 import { simulateRow } from '../../src/sim/simulate.js';
 import { type LocalProfile, defaultProfile, loadProfile, saveProfile } from '../../src/topology/local-profile.js';
-import { detectLocal, localTopology, parseCpuList } from '../../src/topology/local-topology.js';
+import { detectLocal, localTopology, parseCpuList, tcpProtocol } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
 import { fakeDetection } from '../fixtures/fake-detection.js';
@@ -47,6 +47,15 @@ test('the local topology is a valid topology whose ranks reduce on their cores',
   assert.ok(time(slow) > time(fast) + 10_000, 'reducing 8 MiB at 0.5 GB/s costs ~16 ms more');
   const tcp = parseTopology(localTopology({ ranks: 4, transport: 'tcp', profile: fast, detection }), 'local');
   assert.deepEqual(tcp.protocols!.map((p) => p.name), ['tcp']);
+});
+
+test('the TCP protocol splits the measured hand-off into both ends\' overhead and the wake-up, for this host and for emulated ones', () => {
+  const base = defaultProfile(2, 'h');
+  const profile: LocalProfile = { ...base, tcp: { ...base.tcp, messageUs: 50, overheadUs: 10 } };
+  assert.deepEqual(tcpProtocol(profile, 1), { name: 'tcp', baseUs: base.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs: 30, rankCores: 1, overheadUs: 10 });
+  assert.equal(tcpProtocol({ ...profile, tcp: { ...profile.tcp, messageUs: 15 } }, 1).wakeUs, 0, 'an overhead above half the hand-off leaves no negative wake-up');
+  const local = localTopology({ ranks: 4, transport: 'tcp', profile, detection: fakeDetection(2) });
+  assert.deepEqual(local.protocols, [tcpProtocol(profile, 2)], '--topo local uses the same protocol, on all the host\'s cores');
 });
 
 test('process ranks that outnumber the cores share what the profile measured them moving together', () => {
