@@ -30,7 +30,7 @@ export class TcpBackend implements CommBackend {
   readonly kind = 'tcp' as const;
   readonly transport: TcpTransport;
   readonly status: StatusBoard;
-  /** Sockets wake the event loop themselves; there is nothing to spin on. */
+  /** A synchronous spin would stall the event loop that reads the sockets: the transport polls that loop itself (receivePollMs). */
   readonly spinMs = 0;
   readonly oversubscribed = false;
   readonly hosts: readonly number[] | undefined;

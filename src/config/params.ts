@@ -12,7 +12,7 @@ export const PARAMS: readonly Param[] = [
   { name: 'TSCCL_ALGO', defaultValue: '', doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"' },
   { name: 'TSCCL_PROTO', defaultValue: 'auto', doc: 'Protocol, as NCCL_PROTO: auto (small collectives between thread ranks one-shot over the low-latency slots), ll (whenever the message fits a slot), simple (always the schedule)' },
   { name: 'TSCCL_CHUNK_BYTES', defaultValue: '4194304', doc: 'Pipelining piece size in bytes for large messages; unset: 4 MiB, 16 MiB when thread ranks outnumber the cores (tiny values force the chunked paths in tests)' },
-  { name: 'TSCCL_SPIN_US', defaultValue: '200', doc: 'How long a thread rank spins for a peer before it sleeps, in us, while every rank has a core (2 us when they outnumber the cores): longer than a sleeping peer takes to wake, so a hand-off that woke one does not fall asleep itself' },
+  { name: 'TSCCL_SPIN_US', defaultValue: '200', doc: 'How long a thread rank spins for a peer before it sleeps, in us, while every rank has a core (2 us when they outnumber the cores): longer than a sleeping peer takes to wake, so a hand-off that woke one does not fall asleep itself. A process rank polls its sockets as long for a receive of up to 64 KiB while the host\'s ranks have a core each' },
   { name: 'TSCCL_KERNEL', defaultValue: 'auto', doc: 'Reduction kernels: auto (WASM SIMD on the shared arena where it can, JS loops elsewhere) or js' },
   { name: 'TSCCL_DEBUG', defaultValue: 'WARN', doc: 'Log level: NONE, WARN, INFO (INFO logs each call\'s chosen algorithm)' },
   { name: 'TSCCL_JOB_TOKEN', defaultValue: '', doc: 'Shared secret of a job: every store and rank connection proves it (HMAC); tsccl launch makes one for a single node' },

@@ -4,7 +4,8 @@ import { test } from 'node:test';
 import { ErrorCode } from '../../../src/errors.js';
 import { Arena } from '../../../src/memory/arena.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
-import { STRIPE_MIN_BYTES, TcpTransport, stripes } from '../../../src/transport/tcp/tcp-transport.js';
+import { availableParallelism } from 'node:os';
+import { STRIPE_MIN_BYTES, TcpTransport, receivePollMs, stripes } from '../../../src/transport/tcp/tcp-transport.js';
 import { copyInto } from '../../../src/transport/transport.js';
 import { ctx, transportConformance } from '../conformance.js';
 
@@ -79,6 +80,14 @@ test('tcp: a plain receive reads straight into its destination, and the message 
   }
   await a.close();
   await b.close();
+});
+
+test('tcp: a small receive polls the event loop while the host\'s ranks have a core each; large ones and crowded hosts sleep at once', () => {
+  const cores = availableParallelism();
+  assert.ok(receivePollMs(8, cores) >= 0.1, 'polls longer than a sleeping process takes to wake');
+  assert.equal(receivePollMs(65536, 1), receivePollMs(8, 1), 'up to 64 KiB');
+  assert.equal(receivePollMs(65537, 1), 0, 'a larger message streams: its reader sleeps between reads');
+  assert.ok(receivePollMs(8, cores + 1) < 0.01, 'processes that outnumber the cores would poll on the core of the one they wait for');
 });
 
 test('tcp: stripes cut messages into K parts at 64-byte boundaries covering every byte', () => {
