@@ -13,7 +13,7 @@ import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { ONE_SHOT } from '../dist/src/exec/one-shot.js';
 import { launch } from '../dist/src/launch/launch.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
-import { TCP_SMALL_WARMUP } from '../dist/src/tuner/calibrate.js';
+import { SMALL_CALL_WARMUP } from '../dist/src/tuner/calibrate.js';
 import { SETTLE_MAX_BYTES, SWEEP, SWEEP_ITERS } from './lib/sweep.mjs';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
@@ -33,7 +33,7 @@ for (const ranks of rankCounts) {
     const algorithms = selectableAlgorithms(BENCH_OPS[op].collective).filter((a) => a !== 'hierarchical' && !(procs && a === ONE_SHOT));
     const candidates = [{}, ...algorithms.map((algorithm) => ({ algorithm }))];
     const options = { op, ranks, ...SWEEP, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
-    const warmup = { calls: 5, longCalls: procs ? TCP_SMALL_WARMUP : 5, longMaxBytes: SETTLE_MAX_BYTES };
+    const warmup = { calls: 5, longCalls: procs ? SMALL_CALL_WARMUP : 5, longMaxBytes: SETTLE_MAX_BYTES };
     const { results } = await launch({
       nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
     });

@@ -1,7 +1,7 @@
 // The size sweep the tuner's checks share (bench/regret.mjs, bench/predict-local.mjs): 8 B to
 // 64 MiB by factors of 8, 20 timed calls per size. Process ranks warm small sizes up long.
 import { runBench } from '../../dist/src/bench/run-bench.js';
-import { TCP_SMALL_WARMUP } from '../../dist/src/tuner/calibrate.js';
+import { SMALL_CALL_WARMUP } from '../../dist/src/tuner/calibrate.js';
 
 export const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
 /** Timed calls per size, back to back on every rank. */
@@ -30,6 +30,6 @@ export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.
   // The sweep's sizes are minBytes x stepFactor^k: the first above SETTLE_MAX_BYTES starts the second launch.
   let split = SWEEP.minBytes;
   while (split <= SETTLE_MAX_BYTES) split *= SWEEP.stepFactor;
-  return [...await run(SWEEP.minBytes, Math.min(maxBytes, split / SWEEP.stepFactor), TCP_SMALL_WARMUP),
+  return [...await run(SWEEP.minBytes, Math.min(maxBytes, split / SWEEP.stepFactor), SMALL_CALL_WARMUP),
     ...(maxBytes >= split ? await run(split, maxBytes, 5) : [])];
 }

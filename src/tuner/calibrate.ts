@@ -15,10 +15,14 @@ const ONE_SHOT_BYTES = 32 * 1024;
 const STREAM_BYTES = 64 * 1024;
 const STREAM_PIECES = 64;
 /**
- * Warm-up calls for small TCP timings: small messages between fresh processes take a few hundred
- * calls to settle (bench/bounds/tcp-settle.mjs). The tuner's checks in bench/ warm up as long.
+ * Warm-up calls for small timings. V8 optimises the small-call path (the executor, the
+ * transport's send and receive, Node's socket writes) one function at a time as each gets hot:
+ * with --trace-opt, a 2-process 8 B all-reduce was still having them compiled after 2500 calls,
+ * and took 250-340 us per call over its first 1500 calls, 60-120 over the next 1500, 20-60 after
+ * 3500 (thread ranks alike: 81 us after 20 warm-up calls, 2-9 settled). The tuner's checks in
+ * bench/ warm up as long.
  */
-export const TCP_SMALL_WARMUP = 300;
+export const SMALL_CALL_WARMUP = 4000;
 
 /**
  * Measures this machine for the profile (`tsccl tune`). For each transport, over `runs` repeated
@@ -37,9 +41,7 @@ export const TCP_SMALL_WARMUP = 300;
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
   const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, algorithm?: string, pieceBytes?: number): Promise<number> => {
     const samples: number[] = [];
-    // Small TCP messages between processes take a few hundred calls to settle (2-4x slower at
-    // first on the 2-core VMs, a bare Node exchange too), so they warm up longer.
-    const warmupIters = bytes >= LARGE ? 2 : procs ? TCP_SMALL_WARMUP : 20;
+    const warmupIters = bytes >= LARGE ? 2 : SMALL_CALL_WARMUP;
     const env = pieceBytes === undefined ? undefined : { ...process.env, TSCCL_CHUNK_BYTES: String(pieceBytes) };
     for (let r = 0; r < runs; r++) {
       const options: BenchOptions = {
