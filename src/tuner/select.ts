@@ -77,20 +77,15 @@ const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES :
  * sizes (of the data each rank ends with) the relaying ones win: the ring for all-gather and
  * all-reduce, the binomial tree for broadcast. 4 process ranks, medians of 7 interleaved blocks
  * of bench/regret.mjs --procs: at 2 MiB the ring beat direct 1.17-1.27x (all-gather) and
- * 1.39-1.51x (all-reduce), the tree beat direct 1.12-1.22x (broadcast), in four runs; at 16 MiB
+ * 1.39-1.51x (all-reduce), the tree beat direct 1.12-1.22x (broadcast), in five runs; at 16 MiB
  * direct was as fast or faster (1.00-1.20x); at 256 KiB the runs disagreed by up to 1.56x either
- * way, and the band starts there because that kept each op's worse run lowest. Broadcasts from
- * 512 B relay too since small receives poll instead of sleeping (eleventh session, two runs):
- * the tree beat direct 1.06-1.48x at 512 B and 1.51-1.55x at 4 KiB, and at 32 KiB lost 1.36x in
- * one run and won 1.58x in the other; below 512 B direct won or tied. Between 2 processes a
- * relay has no one to relay to and direct sends the same one message, faster or as fast: in 12 of
- * 14 all-gather rows of the same two runs, up to 1.52x.
+ * way, and the band starts there because that kept each op's worse run lowest. Broadcasts of
+ * 8 B-32 KiB come out either way from run to run (at 4 KiB: tree 1.51x and 1.55x faster in two
+ * runs, direct 1.45x in the next, direct 1.3-3.2x in two earlier ones), so direct stays. Between
+ * 2 processes a relay has no one to relay to and direct sends the same one message.
  */
-const TCP_RELAY: Partial<Record<Collective, { algorithm: string; minBytes: number }>> = {
-  allReduce: { algorithm: 'ring', minBytes: 256 * 1024 },
-  allGather: { algorithm: 'ring', minBytes: 256 * 1024 },
-  broadcast: { algorithm: 'binomial_tree', minBytes: 512 },
-};
+const TCP_RELAY_MIN_BYTES = 256 * 1024;
+const TCP_RELAY: Partial<Record<Collective, string>> = { allReduce: 'ring', allGather: 'ring', broadcast: 'binomial_tree' };
 const TCP_RELAY_MAX_BYTES = 16 << 20;
 /**
  * Process ranks on 2 ranks: recursive doubling reduces the whole buffer on both ranks, direct
@@ -163,8 +158,8 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   if (request.transport === 'tcp' && hosts === 1 && relay !== undefined
     && !(request.collective === 'allReduce' && (request.nranks === 2 || request.bytes <= SMALL_ALL_REDUCE_BYTES))) {
     const resultBytes = request.collective === 'allGather' ? request.bytes * request.nranks : request.bytes;
-    const inBand = request.nranks > 2 && resultBytes >= relay.minBytes && resultBytes < TCP_RELAY_MAX_BYTES;
-    return { algorithm: inBand ? relay.algorithm : 'direct', chunkCount, protocol: 'simple' };
+    const inBand = request.nranks > 2 && resultBytes >= TCP_RELAY_MIN_BYTES && resultBytes < TCP_RELAY_MAX_BYTES;
+    return { algorithm: inBand ? relay : 'direct', chunkCount, protocol: 'simple' };
   }
   if (request.collective === 'allReduce') {
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases

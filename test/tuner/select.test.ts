@@ -97,8 +97,7 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
   assert.equal(overNetwork('allGather', 64, 1), 'direct');
   assert.equal(overNetwork('allGather', 512 << 10, 1), 'ring');
   assert.equal(overNetwork('allGather', 4 << 20, 1), 'direct');
-  assert.equal(overNetwork('broadcast', 64, 1), 'direct');
-  assert.equal(overNetwork('broadcast', 4 << 10, 1), 'binomial_tree');
+  assert.equal(overNetwork('broadcast', 32 << 10, 1), 'direct');
   assert.equal(overNetwork('broadcast', 2 << 20, 1), 'binomial_tree');
   assert.equal(overNetwork('broadcast', 16 << 20, 1), 'direct');
   // Between 2 processes there is no one to relay to.
