@@ -8,11 +8,10 @@ export const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, s
 export const SWEEP_ITERS = 20;
 
 /**
- * Small TCP messages between fresh processes take a few hundred calls to settle (a 2-process
- * ring of 8 pieces: 1.2 ms per call after 20 warm-up calls, 0.45 ms after 500; a bare Node
- * exchange settles as slowly, bench/bounds/tcp-settle.mjs), so process ranks warm up long on
- * sizes up to this, in a launch of their own, and briefly on the larger ones, where that many
- * calls would take minutes; as long as `tsccl tune` warms its small TCP timings up.
+ * Small calls between fresh processes take thousands of calls to settle while V8 compiles their
+ * path (SMALL_CALL_WARMUP in src/tuner/calibrate.ts), so process ranks warm up that long on sizes
+ * up to this, in a launch of their own, and briefly on the larger ones, where that many calls
+ * would take minutes; as long as `tsccl tune` warms its small timings up.
  */
 export const SETTLE_MAX_BYTES = 256 * 1024;
 

@@ -19,8 +19,8 @@ const STREAM_PIECES = 64;
  * transport's send and receive, Node's socket writes) one function at a time as each gets hot:
  * with --trace-opt, a 2-process 8 B all-reduce was still having them compiled after 2500 calls,
  * and took 250-340 us per call over its first 1500 calls, 60-120 over the next 1500, 20-60 after
- * 3500 (thread ranks alike: 81 us after 20 warm-up calls, 2-9 settled). The tuner's checks in
- * bench/ warm up as long.
+ * 3500 (thread ranks alike: 81 us after 20 warm-up calls, 2-9 settled). The process-rank sweeps
+ * of the tuner's checks in bench/ (bench/lib/sweep.mjs, bench/regret.mjs) warm up as long.
  */
 export const SMALL_CALL_WARMUP = 4000;
 

@@ -76,9 +76,9 @@ const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES :
  * NIC that n-1 copies would share, so the direct schedules win at most sizes; in a middle band of
  * sizes (of the data each rank ends with) the relaying ones win: the ring for all-gather and
  * all-reduce, the binomial tree for broadcast. 4 process ranks, medians of 7 interleaved blocks
- * of bench/regret.mjs --procs: at 2 MiB the ring beat direct 1.17-1.27x (all-gather) and
- * 1.39-1.51x (all-reduce), the tree beat direct 1.12-1.22x (broadcast), in five runs; at 16 MiB
- * direct was as fast or faster (1.00-1.20x); at 256 KiB the runs disagreed by up to 1.56x either
+ * of bench/regret.mjs --procs, five runs: at 2 MiB the ring beat direct 1.17-1.55x (all-gather)
+ * and 1.39-1.76x (all-reduce), the tree beat direct 1.06-1.22x (broadcast); at 16 MiB direct was
+ * as fast or faster (1.00-1.20x); at 256 KiB the runs disagreed by up to 1.56x either
  * way, and the band starts there because that kept each op's worse run lowest. Broadcasts of
  * 8 B-32 KiB come out either way from run to run (at 4 KiB: tree 1.51x and 1.55x faster in two
  * runs, direct 1.45x in the next, direct 1.3-3.2x in two earlier ones), so direct stays. Between

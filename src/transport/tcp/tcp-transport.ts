@@ -160,15 +160,6 @@ export function commIdOf(name: string): number {
 }
 
 /**
- * Ranks in different processes or hosts. Two sockets per pair of ranks and lane, one each way:
- * every rank dials every peer, proves the job token, and reads that peer's frames from the
- * socket it dialed (only a dialed socket can read into a given buffer, see Intake); it writes to
- * the peer on the socket the peer dialed. The listener closes once every expected peer is in,
- * so nobody else can join. A send writes header and payload straight from the caller's memory
- * and counts as delivered when the socket has taken it, after which the buffer may be reused.
- * Received frames stream into a waiting recv, or wait in a per-(peer, channel) inbox for it.
- */
-/**
  * The largest message whose receive polls the event loop before it sleeps. A process asleep in
  * epoll is woken by the kernel when its bytes come, and on this VM that costs 40-50 us a message
  * when the wake crosses cores (bare Node ping-pong over loopback: 80-130 us a round trip between
@@ -178,11 +169,23 @@ export function commIdOf(name: string): number {
  */
 const POLL_MAX_BYTES = 64 * 1024;
 
-/** How long a receive of `bytes` polls before it sleeps, in ms, with `ranksOnHost` processes on this host's cores. */
-export function receivePollMs(bytes: number, ranksOnHost: number): number {
-  return bytes <= POLL_MAX_BYTES ? spinBudgetMs(ranksOnHost) : 0;
+/**
+ * How long a receive of `bytes` polls before it sleeps, in ms, given the transport's spin budget
+ * (spinBudgetMs of the ranks on its host, which share its cores).
+ */
+export function receivePollMs(bytes: number, budgetMs: number): number {
+  return bytes <= POLL_MAX_BYTES ? budgetMs : 0;
 }
 
+/**
+ * Ranks in different processes or hosts. Two sockets per pair of ranks and lane, one each way:
+ * every rank dials every peer, proves the job token, and reads that peer's frames from the
+ * socket it dialed (only a dialed socket can read into a given buffer, see Intake); it writes to
+ * the peer on the socket the peer dialed. The listener closes once every expected peer is in,
+ * so nobody else can join. A send writes header and payload straight from the caller's memory
+ * and counts as delivered when the socket has taken it, after which the buffer may be reused.
+ * Received frames stream into a waiting recv, or wait in a per-(peer, channel) inbox for it.
+ */
 export class TcpTransport implements Transport {
   readonly rank: number;
   readonly nranks: number;
@@ -202,8 +205,8 @@ export class TcpTransport implements Transport {
   private readonly alignBuffer: Uint8Array;
   /** The memory every inbound socket reads into, unless a receiver has a place for the bytes. */
   private readonly readBuffer: Uint8Array;
-  /** The ranks of this communicator on this rank's host, which share its cores. */
-  private readonly ranksOnHost: number;
+  /** How long a small receive polls before it sleeps (spinBudgetMs of the ranks on this host, read once). */
+  private readonly pollBudgetMs: number;
 
   private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[], buffers: { read: Uint8Array; align: Uint8Array }) {
     this.rank = rank;
@@ -212,7 +215,7 @@ export class TcpTransport implements Transport {
     this.nranks = nranks;
     this.links = links;
     this.hostKeys = hostKeys;
-    this.ranksOnHost = hostKeys.filter((key) => key === hostKeys[rank]).length;
+    this.pollBudgetMs = spinBudgetMs(hostKeys.filter((key) => key === hostKeys[rank]).length);
     this.commId = commId;
     this.checksum = checksum;
   }
@@ -332,7 +335,7 @@ export class TcpTransport implements Transport {
     link.waiting.set(channel, receiver);
     for (const resume of [...link.held]) resume(false);
     try {
-      await this.waitFor(link, () => receiver.done, ctx, receivePollMs(bytes, this.ranksOnHost));
+      await this.waitFor(link, () => receiver.done, ctx, receivePollMs(bytes, this.pollBudgetMs));
     } catch (err) {
       receiver.cancelled = true;
       throw err;
