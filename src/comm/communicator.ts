@@ -1,5 +1,5 @@
 import { buildSchedule } from '../algorithms/registry.js';
-import { type CallShape, type Collective, REDUCING_COLLECTIVES, bufferCounts, inPlaceExtent, inPlaceLayout } from '../algorithms/schedule.js';
+import { type CallShape, type Collective, REDUCING_COLLECTIVES, type Schedule, bufferCounts, inPlaceExtent, inPlaceLayout } from '../algorithms/schedule.js';
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
@@ -99,6 +99,8 @@ interface PreparedCall {
   readonly scale: boolean;
   /** The one-shot run, where the tuner chose it. */
   readonly oneShot: OneShotCall | undefined;
+  /** This rank's schedule otherwise: built once per prepared call, not looked up per call. */
+  readonly schedule: Schedule | undefined;
 }
 
 /** The shape fields of calls with equal blocks: none (the default of plan(), and what its memo requires). */
@@ -467,7 +469,7 @@ export class Communicator {
   private execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> | undefined {
     const last = this.lastPrepared;
     const prepared = last !== undefined && last.plan === plan && last.checksum === checksum ? last : (this.lastPrepared = this.prepare(plan, checksum));
-    const { bytes, selection, kernel, opcode, scale, oneShot } = prepared;
+    const { bytes, selection, kernel, opcode, scale, oneShot, schedule } = prepared;
     const { dtype, shape } = plan;
     record.algorithm = selection.algorithm;
     log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);
@@ -483,10 +485,9 @@ export class Communicator {
     }
     return (async () => {
       if (debugCheck) await this.checkSameCall(plan, seq, ctx);
-      const schedule = buildSchedule({ ...shape, chunkCount: selection.chunkCount }, this.rank, selection.algorithm);
-      const buffers = this.stage(plan, schedule.scratchCount);
+      const buffers = this.stage(plan, schedule!.scratchCount);
       await executeSchedule({
-        schedule, buffers: buffers.exec, dtype, kernel, transport: this.backend.transport, tag: { seq, opcode, checksum }, ctx, channelBase: 0,
+        schedule: schedule!, buffers: buffers.exec, dtype, kernel, transport: this.backend.transport, tag: { seq, opcode, checksum }, ctx, channelBase: 0,
       });
       if (scale) scaleKernel(dtype.name)(buffers.exec.output, this.size);
       buffers.copyBack();
@@ -517,7 +518,8 @@ export class Communicator {
     const oneShot = selection.protocol === 'll'
       ? new OneShotCall({ shape, rank: this.rank, ...this.callViews(shape, plan.input!, plan.output), dtype, kernel, slots: slots!, opcode })
       : undefined;
-    return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot };
+    const schedule = oneShot === undefined ? buildSchedule({ ...shape, chunkCount: selection.chunkCount }, this.rank, selection.algorithm) : undefined;
+    return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot, schedule };
   }
 
   /**

@@ -36,8 +36,8 @@ export interface FrameHeader {
   readonly checksum: number;
 }
 
-export function encodeHeader(h: FrameHeader): Buffer {
-  const b = Buffer.alloc(HEADER_BYTES);
+/** Writes the header's 32 bytes at the start of `b` (a fresh buffer if none is given). */
+export function encodeHeader(h: FrameHeader, b: Buffer = Buffer.allocUnsafe(HEADER_BYTES)): Buffer {
   b.writeUInt32LE(FRAME_MAGIC, 0);
   b.writeUInt8(FRAME_VERSION, 4);
   b.writeUInt8(h.flags, 5);
@@ -48,6 +48,13 @@ export function encodeHeader(h: FrameHeader): Buffer {
   b.writeUInt32LE(h.opcode >>> 0, 20);
   b.writeUInt32LE(h.length >>> 0, 24);
   b.writeUInt32LE(h.checksum >>> 0, 28);
+  return b;
+}
+
+/** A whole frame in one buffer: the header, then a copy of the payload. */
+export function encodeFrame(h: FrameHeader, payload: Uint8Array): Buffer {
+  const b = encodeHeader(h, Buffer.allocUnsafe(HEADER_BYTES + payload.byteLength));
+  b.set(payload, HEADER_BYTES);
   return b;
 }
 
