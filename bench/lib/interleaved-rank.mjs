@@ -49,6 +49,10 @@ export default async function interleavedRank({ args }) {
       for (let k = 0; k < running.length; k++) {
         const i = running[(block + k) % running.length];
         await calls[i](); // the first call after a switch is not timed
+        // As nccl-tests before its timed loop: every rank starts the block together. Without it
+        // a rank that runs ahead (a broadcast's root, whose sends end once its socket took them)
+        // starts the next candidate's block while its peers still finish the last one.
+        await comm.barrier();
         const start = performance.now();
         for (let c = 0; c < options.iters; c++) await calls[i]();
         times[i].push(((performance.now() - start) * 1000) / options.iters);
