@@ -4,7 +4,7 @@ import { ErrorCode, type ErrorCodeValue, TscclError } from '../../errors.js';
 import { log } from '../../log.js';
 import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } from '../../security/job-token.js';
 import type { Store } from '../../store/store.js';
-import { hostKey } from '../../topology/host-key.js';
+import { hostKey, machineOf } from '../../topology/host-key.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
 import { spinBudgetMs } from '../wait.js';
 import { FLAG_CHECKSUM, FLAG_STRIPE, type Frame, type FrameHeader, FrameParser, type FrameSink, bufferingSink, encodeFrame, encodeHeader, frameError } from './frame.js';
@@ -178,7 +178,7 @@ const POLL_MAX_BYTES = 64 * 1024;
 
 /**
  * How long a receive of `bytes` polls before it sleeps, in ms, given the transport's spin budget
- * (spinBudgetMs of the ranks on its host, which share its cores).
+ * (spinBudgetMs of the ranks on its machine, which share its cores in whatever namespace).
  */
 export function receivePollMs(bytes: number, budgetMs: number): number {
   return bytes <= POLL_MAX_BYTES ? budgetMs : 0;
@@ -212,7 +212,7 @@ export class TcpTransport implements Transport {
   private readonly alignBuffer: Uint8Array;
   /** The memory every inbound socket reads into, unless a receiver has a place for the bytes. */
   private readonly readBuffer: Uint8Array;
-  /** How long a small receive polls before it sleeps (spinBudgetMs of the ranks on this host, read once). */
+  /** How long a small receive polls before it sleeps (spinBudgetMs of the ranks on this machine, read once). */
   private readonly pollBudgetMs: number;
 
   private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[], buffers: { read: Uint8Array; align: Uint8Array }) {
@@ -222,7 +222,7 @@ export class TcpTransport implements Transport {
     this.nranks = nranks;
     this.links = links;
     this.hostKeys = hostKeys;
-    this.pollBudgetMs = spinBudgetMs(hostKeys.filter((key) => key === hostKeys[rank]).length);
+    this.pollBudgetMs = spinBudgetMs(hostKeys.filter((key) => machineOf(key) === machineOf(hostKeys[rank])).length);
     this.commId = commId;
     this.checksum = checksum;
   }
