@@ -16,7 +16,7 @@ import { paramInt } from '../config/params.js';
  * goes idle in this VM halts its virtual CPU, and waking it takes hundreds of us: 2 processes
  * over TCP, 8 B all-reduce, 20000 calls after 6000 warm-up, two runs each: with 200 us the
  * median call took 13.9-14.3 us but 4-5% of calls took over 200 us (p99 567-578 us, mean
- * 38.6-41.2); with 1-5 ms, 101-140 calls over 200 us, p99 89-107 us, mean 19.1-22.8. Thread
+ * 38.6-41.2); with 1-5 ms, 96-140 calls over 200 us, p99 82-107 us, mean 19.1-22.8. Thread
  * ranks did not move (2 ranks, 8 B: median 1.40-1.48 us per call with either budget).
  */
 export function spinBudgetMs(busyThreads: number): number {

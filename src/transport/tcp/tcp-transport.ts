@@ -212,7 +212,9 @@ export class TcpTransport implements Transport {
   private readonly alignBuffer: Uint8Array;
   /** The memory every inbound socket reads into, unless a receiver has a place for the bytes. */
   private readonly readBuffer: Uint8Array;
-  /** How long a small receive polls before it sleeps (spinBudgetMs of the ranks on this machine, read once). */
+  /** Ranks of this communicator on this rank's machine, whatever their network namespace: they share its cores. */
+  readonly machineRanks: number;
+  /** How long a small receive polls before it sleeps (spinBudgetMs of machineRanks, read once). */
   private readonly pollBudgetMs: number;
 
   private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[], buffers: { read: Uint8Array; align: Uint8Array }) {
@@ -222,7 +224,9 @@ export class TcpTransport implements Transport {
     this.nranks = nranks;
     this.links = links;
     this.hostKeys = hostKeys;
-    this.pollBudgetMs = spinBudgetMs(hostKeys.filter((key) => machineOf(key) === machineOf(hostKeys[rank])).length);
+    const machine = machineOf(hostKeys[rank]);
+    this.machineRanks = hostKeys.filter((key) => machineOf(key) === machine).length;
+    this.pollBudgetMs = spinBudgetMs(this.machineRanks);
     this.commId = commId;
     this.checksum = checksum;
   }
@@ -298,13 +302,14 @@ export class TcpTransport implements Transport {
       return this.sendFaulty(link, channel, data, tag, ticket, testFault.kind);
     }
     const sum = this.checksum || tag.checksum === true;
-    const parts = link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES ? stripes(data.byteLength, link.lanes.length) : [[0, data.byteLength]];
-    let unfinished = parts.length;
+    let unfinished = 1;
     const written = (err: Error | null | undefined) => { if (!err && --unfinished === 0) this.finish(link, ticket); this.wake(link); };
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       link.lanes[0].write(encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data), written);
       return { peer, channel, ticket };
     }
+    const parts = link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES ? stripes(data.byteLength, link.lanes.length) : [[0, data.byteLength]];
+    unfinished = parts.length;
     parts.forEach(([start, end], lane) => {
       const part = data.subarray(start, end);
       const socket = link.lanes[lane];

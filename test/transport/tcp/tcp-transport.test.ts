@@ -83,7 +83,7 @@ test('tcp: a plain receive reads straight into its destination, and the message 
   await b.close();
 });
 
-test('tcp: a small receive polls the event loop while the host\'s ranks have a core each; large ones and crowded hosts sleep at once', () => {
+test('tcp: a small receive polls the event loop while the machine\'s ranks have a core each; large ones and crowded machines sleep at once', () => {
   const cores = availableParallelism();
   assert.ok(receivePollMs(8, spinBudgetMs(cores)) >= 0.1, 'polls longer than a sleeping process takes to wake');
   assert.equal(receivePollMs(65536, spinBudgetMs(1)), receivePollMs(8, spinBudgetMs(1)), 'up to 64 KiB');
