@@ -50,11 +50,20 @@ test('SIMD kernels match the JS kernels bit for bit: every type, op, tail length
   assert.ok(checked > 200);
 });
 
-test('memory outside the arena and short arrays take the JS path and are still right', () => {
+test('plain arrays are staged through the arena block by block, in place too; short ones take the JS loop', () => {
   const kernels = arenaKernels(Arena.create());
-  const d = new Float32Array(1000); const a = new Float32Array(1000).fill(2); const b = new Float32Array(1000).fill(3);
-  kernels.reduce('float32', 'prod')(d, a, b);
-  assert.ok(d.every((v) => v === 6));
+  for (const dtype of ['float32', 'float64', 'int32', 'uint8'] as DType[]) {
+    const info = dtypeInfo(dtype);
+    for (const n of [(256 * 1024) / info.bytes * 2 + 13, 100]) { // three staging blocks; under 2 KiB
+      const [a, b, d, want] = [0, 1, 2, 3].map(() => new info.ctor(n) as TypedArray);
+      fill(dtype, a, 1); fill(dtype, b, 2);
+      reduceKernel(dtype, 'max')(want, a, b);
+      kernels.reduce(dtype, 'max')(d, a, b);
+      for (let i = 0; i < n; i++) assert.ok(same(d[i], want[i]), `${dtype} n=${n} [${i}]: ${String(d[i])} vs ${String(want[i])}`);
+      kernels.reduce(dtype, 'max')(a, a, b); // in place: each block read before it is written
+      for (let i = 0; i < n; i++) assert.ok(same(a[i], want[i]), `${dtype} n=${n} in place [${i}]`);
+    }
+  }
 });
 
 test('the committed kernel bytes match their source, and TSCCL_KERNEL=js turns them off', () => {
