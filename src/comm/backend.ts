@@ -30,6 +30,11 @@ export interface StatusBoard {
  */
 export interface CommBackend {
   readonly kind: 'shm' | 'tcp';
+  /**
+   * Peers in this process read this rank's buffers in place (thread ranks), so a call's arrays
+   * must live in the shared arena; over TCP alone any memory will do.
+   */
+  readonly sharesMemory: boolean;
   readonly transport: Transport;
   readonly status: StatusBoard;
   /** How long waits spin before sleeping, in ms. */

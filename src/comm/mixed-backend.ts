@@ -37,6 +37,7 @@ class MixedStatus implements StatusBoard {
  */
 export class MixedBackend implements CommBackend {
   readonly kind = 'tcp' as const;
+  readonly sharesMemory = true;
   readonly transport: RoutedTransport;
   readonly status: StatusBoard;
   readonly spinMs: number;

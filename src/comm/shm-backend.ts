@@ -22,6 +22,7 @@ export function allocateMailbox(arena: Arena, maxRanks: number): number {
 /** Thread ranks of one process: mailboxes in the shared arena. */
 export class ShmBackend implements CommBackend {
   readonly kind = 'shm' as const;
+  readonly sharesMemory = true;
   readonly transport: ShmTransport;
   readonly status: CommStatus;
   readonly spinMs: number;

@@ -28,6 +28,7 @@ export interface TcpBackendOptions extends Omit<TcpTransportOptions, 'rank' | 'n
 /** Ranks in separate processes or hosts: a full mesh of authenticated TCP links per communicator. */
 export class TcpBackend implements CommBackend {
   readonly kind = 'tcp' as const;
+  readonly sharesMemory = false;
   readonly transport: TcpTransport;
   readonly status: StatusBoard;
   /** A synchronous spin would stall the event loop that reads the sockets: the transport polls that loop itself (receivePollMs). */
