@@ -108,7 +108,7 @@ const EQUAL_BLOCKS: Partial<CallShape> = Object.freeze({});
 
 const algorithmOverrides = parseAlgorithmOverrides(process.env.TSCCL_ALGO);
 const debugCheck = paramString('TSCCL_DEBUG_CHECK') === '1';
-/** TSCCL_CHECKSUM=1 or 0 decides for every transport; unset leaves each its default (TCP on, shm off). */
+/** TSCCL_CHECKSUM=1 or 0 decides for every transport; unset leaves each its default (TCP to other machines on, else off). */
 const checksumDefault = paramString('TSCCL_CHECKSUM') === '' ? undefined : paramString('TSCCL_CHECKSUM') === '1';
 const EMPTY = new Uint8Array(0);
 /** The promise of every call that finished before returning: settled, shared, never rejected. */

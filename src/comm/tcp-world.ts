@@ -46,7 +46,7 @@ export async function connectTcpWorld(job: EnvJob, where: { rank: number; size: 
   client.unref();
   return TcpBackend.create(rank, size, 'world', {
     store: new PrefixStore('tsccl', client), host: loopback ? loopbackFor(job.masterAddr) : listenAddress(), token: job.token,
-    allowInsecureRemote: job.allowInsecure, checksum: paramString('TSCCL_CHECKSUM') !== '0', timeoutMs: defaultTimeoutMs,
+    allowInsecureRemote: job.allowInsecure, timeoutMs: defaultTimeoutMs,
     socketsPerPeer: Math.max(1, paramInt('TSCCL_NSOCKS_PERPEER')),
     heartbeatTimeoutMs: Math.max(1, paramInt('TSCCL_HEARTBEAT_TIMEOUT_MS')),
     readMemory: (bytes) => arena.allocateOwned(Uint8Array, bytes, 1),

@@ -23,7 +23,7 @@ export const PARAMS: readonly Param[] = [
   { name: 'TSCCL_SOCKET_FAMILY', defaultValue: 'AF_INET', doc: 'AF_INET or AF_INET6: address family of rank traffic' },
   { name: 'TSCCL_NSOCKS_PERPEER', defaultValue: '1', doc: 'TCP sockets per pair of ranks; messages of 512 KiB or more are striped across them' },
   { name: 'TSCCL_HEARTBEAT_TIMEOUT_MS', defaultValue: '60000', doc: 'A TCP peer silent this long counts as lost (links carry a heartbeat every second)' },
-  { name: 'TSCCL_CHECKSUM', defaultValue: '', doc: 'CRC32 of every message end to end: unset = on for TCP, off for shared memory; 1 = on for both; 0 = off for both (a call\'s { checksum } overrides)' },
+  { name: 'TSCCL_CHECKSUM', defaultValue: '', doc: 'CRC32 of every message end to end: unset = on for TCP to other machines, off within a machine; 1 = on for all; 0 = off for all (a call\'s { checksum } overrides)' },
   { name: 'TSCCL_TRACE_DIR', defaultValue: '', doc: 'Where flight records are dumped on timeout, abort or SIGUSR1 (default: <tmpdir>/tsccl-trace)' },
   { name: 'TSCCL_FLIGHT_RECORDER_ENTRIES', defaultValue: '256', doc: 'Operations each communicator remembers for its flight record' },
   { name: 'TSCCL_DEBUG_CHECK', defaultValue: '0', doc: '1: before each collective, ranks compare what they were called with and fail together on a mismatch' },

@@ -102,11 +102,21 @@ test('tcp: a flipped bit is caught by the checksum (TSCCL_ERR_CHECKSUM), never d
   // Direct all-reduce, so rank 0 still needs rank 1 after the corrupted frame and must hear of
   // the failure. (With recursive doubling on 2 ranks, rank 0 received good data and may finish,
   // correctly, before rank 1's report arrives; its next call fails instead.)
-  const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'flip@0#1', TSCCL_ALGO: 'allreduce:direct' });
+  const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'flip@0#1', TSCCL_ALGO: 'allreduce:direct', TSCCL_CHECKSUM: '1' });
   assert.equal(all[1]!.code, ErrorCode.CHECKSUM, all[1]!.message);
   assert.match(all[1]!.message, /Rank 1, data from rank 0: TCP frame checksum mismatch/);
   assert.notEqual(all[0]!.code, 'OK'); // told by its peer, not left waiting
   for (const r of all) assert.ok(r!.ms < 3000);
+});
+
+test('tcp: between processes of one machine frames carry no CRC unless asked (TSCCL_CHECKSUM unset)', async () => {
+  // A flipped bit in rank 0's second frame (its reduced half, all 3.0) reaches rank 1 as data:
+  // the default reaches the wire. (Its first frame would not do: 1.0 with its lowest bit flipped,
+  // plus 2.0, rounds back to 3.0.) Across machines the default is on (checksumsFrame, tested in
+  // tcp-transport.test.ts).
+  const { TSCCL_CHECKSUM: _unset, ...env } = process.env;
+  const all = await reports(launchFixture('faults-rank', 2, { scenario: 'corrupt' }, { graceMs: 20_000, env: { ...env, TSCCL_TEST_FAULT: 'flip@0#2', TSCCL_ALGO: 'allreduce:direct' } }));
+  assert.match(all[1]!.message, /^WRONG /, `${all[1]!.code}: ${all[1]!.message}`);
 });
 
 test('tcp: a connection cut mid-frame fails both sides with PEER_LOST', async () => {

@@ -22,7 +22,7 @@ export interface TcpTransportOptions {
   readonly token?: string;
   /** Accept peers without a token from non-loopback addresses. */
   readonly allowInsecureRemote?: boolean;
-  /** CRC32 every payload (default true). */
+  /** CRC32 every payload (true) or none (false); default: only to peers on other machines (see checksumsFrame). */
   readonly checksum?: boolean;
   readonly timeoutMs: number;
   readonly maxPayloadBytes?: number;
@@ -89,6 +89,8 @@ interface Link {
   readonly assemblies: Map<number, Map<number, Assembly>>;
   /** Sockets holding a frame back until its receiver is posted: each resumes (or gives up waiting) when called. */
   readonly held: Set<(giveUp: boolean) => void>;
+  /** The peer runs on this rank's machine (same kernel boot), whatever its network namespace. */
+  readonly sameMachine: boolean;
 }
 
 interface Slot {
@@ -200,7 +202,7 @@ export class TcpTransport implements Transport {
   /** Each rank's host key, learnt at rendezvous: which peers share a machine. */
   readonly hostKeys: readonly string[];
   private readonly commId: number;
-  private readonly checksum: boolean;
+  private readonly checksum: boolean | undefined;
   private closing = false;
   private closed: Promise<void> | undefined;
   private framesSent = 0;
@@ -217,7 +219,7 @@ export class TcpTransport implements Transport {
   /** How long a small receive polls before it sleeps (spinBudgetMs of machineRanks, read once). */
   private readonly pollBudgetMs: number;
 
-  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean, hostKeys: string[], buffers: { read: Uint8Array; align: Uint8Array }) {
+  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean | undefined, hostKeys: string[], buffers: { read: Uint8Array; align: Uint8Array }) {
     this.rank = rank;
     this.alignBuffer = buffers.align;
     this.readBuffer = buffers.read;
@@ -268,11 +270,13 @@ export class TcpTransport implements Transport {
     } finally {
       server.close();
     }
+    const machine = machineOf(myKey);
     const links: Link[] = Array.from({ length: nranks }, (_, peer) => ({
       peer, lanes: peer === rank ? [] : outbound.get(peer)!.map((c) => c.socket), inbound: peer === rank ? [] : inbound.get(peer)!, inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined,
       lastSeq: 0, failure: undefined, goodbye: false, lastHeard: performance.now(), waiting: new Map(), finishedTickets: new Set(), ordered: new Map(), stripeCounts: new Map(), assemblies: new Map(), held: new Set(),
+      sameMachine: machineOf(hostKeys[peer]) === machine,
     }));
-    const transport = new TcpTransport(rank, nranks, links, commId, options.checksum ?? true, hostKeys, { read: readBuffer, align: readMemory(READ_BUFFER_BYTES) });
+    const transport = new TcpTransport(rank, nranks, links, commId, options.checksum, hostKeys, { read: readBuffer, align: readMemory(READ_BUFFER_BYTES) });
     for (const link of links) {
       link.inbound.forEach((c, lane) => transport.listen(link, c, lane, options.maxPayloadBytes ?? 2 ** 34));
       for (const c of outbound.get(link.peer) ?? []) transport.listenOutbound(link, c);
@@ -298,10 +302,10 @@ export class TcpTransport implements Transport {
       this.finish(link, ticket);
       return { peer, channel, ticket };
     }
+    const sum = checksumsFrame(tag.checksum ?? this.checksum, link.sameMachine);
     if (testFault !== undefined && testFault.rank === this.rank && ++this.framesSent === testFault.frame && data.byteLength > 1) {
-      return this.sendFaulty(link, channel, data, tag, ticket, testFault.kind);
+      return this.sendFaulty(link, channel, data, tag, ticket, testFault.kind, sum);
     }
-    const sum = this.checksum || tag.checksum === true;
     let unfinished = 1;
     const written = (err: Error | null | undefined) => { if (!err && --unfinished === 0) this.finish(link, ticket); this.wake(link); };
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
@@ -321,9 +325,9 @@ export class TcpTransport implements Transport {
     return { peer, channel, ticket };
   }
 
-  private sendFaulty(link: Link, channel: number, data: Uint8Array, tag: MessageTag, ticket: number, kind: 'flip' | 'cut'): SendHandle {
+  private sendFaulty(link: Link, channel: number, data: Uint8Array, tag: MessageTag, ticket: number, kind: 'flip' | 'cut', sum: boolean): SendHandle {
     const socket = link.lanes[0];
-    const header = encodeHeader(this.header(channel, tag, data, crc32(data), FLAG_CHECKSUM));
+    const header = encodeHeader(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0));
     const corrupt = Uint8Array.from(data);
     corrupt[0] ^= 1;
     socket.write(header);
@@ -807,6 +811,17 @@ function streamingSink(receiver: WaitingRecv, alignBuffer: Uint8Array, finished:
     },
     end: finished,
   };
+}
+
+/**
+ * Whether a frame carries a CRC32: as the call (or TSCCL_CHECKSUM, or the transport's option)
+ * says, else only to a peer on another machine. A wire, a NIC and its offloads can corrupt data
+ * that TCP's 16-bit checksum lets through; between processes of one machine the bytes only move
+ * between memory buffers, as between thread ranks, where checksums are off by default too. (On
+ * loopback they cost 1.1 ms of a 5.1 ms 8 MB all-reduce: the sender reads the data once more.)
+ */
+export function checksumsFrame(choice: boolean | undefined, sameMachine: boolean): boolean {
+  return choice ?? !sameMachine;
 }
 
 /** K contiguous parts of a message, cut at 64-byte boundaries so every element type stays whole. */

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../../src/errors.js';
 import { Arena } from '../../../src/memory/arena.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { availableParallelism } from 'node:os';
-import { STRIPE_MIN_BYTES, TcpTransport, receivePollMs, stripes } from '../../../src/transport/tcp/tcp-transport.js';
+import { STRIPE_MIN_BYTES, TcpTransport, checksumsFrame, receivePollMs, stripes } from '../../../src/transport/tcp/tcp-transport.js';
 import { copyInto } from '../../../src/transport/transport.js';
 import { spinBudgetMs } from '../../../src/transport/wait.js';
 import { ctx, transportConformance } from '../conformance.js';
@@ -158,4 +158,13 @@ test('tcp: a peer that goes away fails pending receives with PEER_LOST', async (
   await assert.rejects(pending, (err: { code: string; message: string }) => err.code === ErrorCode.PEER_LOST && /Rank 1 lost its connection to rank 0/.test(err.message));
   await a.close();
   await b.close();
+});
+
+test('frames carry a CRC32 to other machines by default, and as asked otherwise', () => {
+  assert.equal(checksumsFrame(undefined, false), true);
+  assert.equal(checksumsFrame(undefined, true), false);
+  for (const sameMachine of [true, false]) {
+    assert.equal(checksumsFrame(true, sameMachine), true);
+    assert.equal(checksumsFrame(false, sameMachine), false);
+  }
 });
