@@ -90,10 +90,12 @@ const TCP_RELAY_MAX_BYTES = 16 << 20;
 /**
  * Process ranks on 2 ranks: recursive doubling reduces the whole buffer on both ranks, direct
  * half on each; once the reduction weighs (one JS thread per process also serves its socket),
- * direct wins: 16 MiB 14.7 ms vs 18.7, 128 MiB 145-164 vs 171-238; 8 MiB and below the single
- * exchange wins (8 MiB 6.5-9.2 vs 11.3-13.5 for the ring).
+ * direct wins. On one machine, without checksums (out of place / in place, ms, three alternating
+ * runs of tsccl bench): 4 MiB RD 2.3-2.5 / 2.5-3.0, direct 1.9-2.1 / 1.9-2.1; 8 MiB RD 5.8-6.3 /
+ * 6.3-6.7, direct 3.9-4.3 / 4.9-5.7; at 2 MiB they tie (regret grid: RD 1091 us, direct 1133,
+ * ring 1123) and below it the single exchange wins.
  */
-const TCP_TWO_RANK_DIRECT_BYTES = 8 << 20;
+const TCP_TWO_RANK_DIRECT_BYTES = 2 << 20;
 
 const PROTOCOL_CHOICES = ['auto', 'll', 'simple'] as const;
 

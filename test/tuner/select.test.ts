@@ -110,8 +110,8 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
   assert.equal(fourProcesses(2 << 20), 'ring');
   assert.equal(fourProcesses(16 << 20), 'direct');
   const twoProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 2, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
-  assert.equal(twoProcesses(8 << 20), 'recursive_doubling');
-  assert.equal(twoProcesses(16 << 20), 'direct');
+  assert.equal(twoProcesses(2 << 20), 'recursive_doubling');
+  assert.equal(twoProcesses(4 << 20), 'direct');
   const chunk = (oversubscribed: boolean) => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 64 << 20, elementBytes: 4, transport: 'shm', oversubscribed }).chunkCount;
   assert.ok(chunk(true) > chunk(false), `oversubscribed pieces ${chunk(true)} should exceed ${chunk(false)}`);
 });
