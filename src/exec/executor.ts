@@ -25,6 +25,7 @@ export interface ExecRequest {
 
 interface PostedSend {
   readonly handle: SendHandle;
+  readonly buffer: ArrayBufferLike;
   readonly start: number;
   readonly end: number;
 }
@@ -54,9 +55,15 @@ async function runChannel(request: ExecRequest, steps: readonly Step[], channel:
   const { buffers, dtype, kernel, transport, tag, ctx } = request;
   const view = (s: Slice): TypedArray => buffers[s.buf].subarray(s.offset, s.offset + s.count) as TypedArray;
   const bytesOf = (v: TypedArray) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  const post = (handle: SendHandle, src: TypedArray) => posted.push({ handle, start: src.byteOffset, end: src.byteOffset + src.byteLength });
+  const post = (handle: SendHandle, src: TypedArray) => posted.push({ handle, buffer: src.buffer, start: src.byteOffset, end: src.byteOffset + src.byteLength });
 
-  const overlaps = (s: PostedSend, v: TypedArray) => v.byteOffset < s.end && s.start < v.byteOffset + v.byteLength;
+  /**
+   * Offsets compare within one memory: the same buffer, or any two shared buffers (the arena's
+   * memory gets a new buffer object when it grows). A user's plain input and output arrays (over
+   * TCP nothing is staged) never overlap, though both start at offset 0.
+   */
+  const sameMemory = (a: ArrayBufferLike, b: ArrayBufferLike) => a === b || (a instanceof SharedArrayBuffer && b instanceof SharedArrayBuffer);
+  const overlaps = (s: PostedSend, v: TypedArray) => sameMemory(s.buffer, v.buffer) && v.byteOffset < s.end && s.start < v.byteOffset + v.byteLength;
   /** Posted sends whose bytes overlap [v) and that the peer has not consumed yet. */
   const pendingOver = (v: TypedArray): PostedSend[] => posted.filter((s) => overlaps(s, v) && !transport.isDelivered(s.handle));
   /** The same question without building a list: asked on every spin of the fast path. */
