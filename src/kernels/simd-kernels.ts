@@ -61,7 +61,9 @@ export class ArenaKernels {
       const arena = this.arena;
       kernel = wasm === undefined ? js : (d: TypedArray, a: TypedArray, b: TypedArray) => {
         if (d.length < MIN_ELEMENTS) return js(d, a, b);
-        const [dInside, aInside, bInside] = [arena.contains(d), arena.contains(a), arena.contains(b)];
+        const dInside = arena.contains(d);
+        const aInside = arena.contains(a);
+        const bInside = arena.contains(b);
         if (dInside && aInside && bInside) wasm(d.byteOffset, a.byteOffset, b.byteOffset, d.length);
         else if (d.byteLength < STAGE_MIN_BYTES) js(d, a, b);
         else this.reduceStaged(wasm, [d, a, b], [dInside, aInside, bInside]);

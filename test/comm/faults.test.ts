@@ -114,8 +114,7 @@ test('tcp: between processes of one machine frames carry no CRC unless asked (TS
   // the default reaches the wire. (Its first frame would not do: 1.0 with its lowest bit flipped,
   // plus 2.0, rounds back to 3.0.) Across machines the default is on (checksumsFrame, tested in
   // tcp-transport.test.ts).
-  const { TSCCL_CHECKSUM: _unset, ...env } = process.env;
-  const all = await reports(launchFixture('faults-rank', 2, { scenario: 'corrupt' }, { graceMs: 20_000, env: { ...env, TSCCL_TEST_FAULT: 'flip@0#2', TSCCL_ALGO: 'allreduce:direct' } }));
+  const all = await transports[1][1]('corrupt', 2, { TSCCL_CHECKSUM: undefined, TSCCL_TEST_FAULT: 'flip@0#2', TSCCL_ALGO: 'allreduce:direct' });
   assert.match(all[1]!.message, /^WRONG /, `${all[1]!.code}: ${all[1]!.message}`);
 });
 

@@ -226,8 +226,7 @@ export class TcpTransport implements Transport {
     this.nranks = nranks;
     this.links = links;
     this.hostKeys = hostKeys;
-    const machine = machineOf(hostKeys[rank]);
-    this.machineRanks = hostKeys.filter((key) => machineOf(key) === machine).length;
+    this.machineRanks = links.filter((link) => link.sameMachine).length;
     this.pollBudgetMs = spinBudgetMs(this.machineRanks);
     this.commId = commId;
     this.checksum = checksum;
