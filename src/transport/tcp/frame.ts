@@ -104,6 +104,8 @@ export class FrameParser {
   private readonly headerBytes = Buffer.alloc(HEADER_BYTES);
   private headerFill = 0;
   private sink: FrameSink | undefined;
+  /** The sink of the frame that ended last. */
+  private ended: FrameSink | undefined;
   private remaining = 0;
   private crc = 0;
   private readonly maxPayloadBytes: number;
@@ -117,6 +119,16 @@ export class FrameParser {
   /** The sink the next payload bytes stream into, and how many bytes of its frame are still to come. */
   get current(): { sink: FrameSink; left: number } | undefined {
     return this.sink === undefined ? undefined : { sink: this.sink, left: this.remaining };
+  }
+
+  /** The sink of the frame that ended last, if any. */
+  get previous(): FrameSink | undefined {
+    return this.ended;
+  }
+
+  /** Between frames: how many bytes of the next header are still to come (0 inside a frame). */
+  get headerLeft(): number {
+    return this.header === undefined ? HEADER_BYTES - this.headerFill : 0;
   }
 
   /** A header was read whose sink `open` did not name yet: push again to retry it. */
@@ -163,6 +175,7 @@ export class FrameParser {
       const sink = this.sink;
       this.header = undefined;
       this.sink = undefined;
+      this.ended = sink;
       if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && (this.crc >>> 0) !== header.checksum) {
         throw new TscclError(ErrorCode.CHECKSUM, `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes): the data was corrupted on the way`, { op: 'transport', seq: header.seq });
       }
