@@ -12,13 +12,17 @@ import { invalidArgument } from '../errors.js';
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
  *              "oneShotUs": .., "oneShotGBps": .. },                 thread ranks, shared memory
- *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "oversubscribedGBps": .., "overheadUs": .. },  process ranks, TCP on this host
+ *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .. },
+ *                                                                process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
  *     "memoryTiers": [ { "bytes": .., "copyGBps": .. }, .. ],       copy speed by working set
  *     "runs": 3 }
  *
  * callUs is the fixed cost of a collective call; messageUs the cost of one message hand-off
  * between two ranks; copyGBps / gbps the per-pair bandwidth of a large message;
+ * tcp.streamGBps is one process sending a large message to another that sends nothing (optional:
+ * the default below stands in): faster than gbps, where both send and receive at once, though
+ * not twice as fast, as the sender's end of a loopback copy costs more than the receiver's.
  * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
  * receiver is often descheduled and must be woken; oversubscribedGBps what all process ranks
  * move together over TCP when they outnumber the cores (optional: without it, cores x gbps).
@@ -43,7 +47,8 @@ export const profileSchema = z.object({
     oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
   }),
   tcp: transportSchema.extend({
-    gbps: z.number().positive(), oversubscribedGBps: z.number().positive().optional(), overheadUs: z.number().min(0).optional(),
+    gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),
+    overheadUs: z.number().min(0).optional(),
   }),
   reduceGBps: z.number().positive(),
   memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive() }).strict()).min(1).optional(),
@@ -72,6 +77,13 @@ export const DEFAULT_ONE_SHOT = { oneShotUs: 6.5, oneShotGBps: 4.4 } as const;
 export const DEFAULT_TCP_OVERHEAD_US = 13;
 
 /**
+ * One process streaming to another where a profile predates its measurement: a 2-process
+ * broadcast of 16 MiB took 6.9 ms on the 2-core VMs (2026-11-21, bench/predict-local.mjs
+ * --procs, median of 3), against 9.1 at the 1.85 GB/s each way of a sendrecv.
+ */
+export const DEFAULT_TCP_STREAM_GBPS = 2.4;
+
+/**
  * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on
  * (2026-11-21): thread ranks 2 x 64 B all-reduce 9 us by recursive doubling and 11 us by ring
  * (bench/regret.mjs), 4-rank ring 8 B 757-759 us and 16 MiB sendrecv 1.3-1.5 ms (two `tsccl
@@ -84,7 +96,7 @@ export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
     shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT },
-    tcp: { callUs: 40, messageUs: 45, gbps: 1.7, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US },
+    tcp: { callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the
     // per-core 2 MiB L2, then an L3 share of 64-96 MiB, then memory.

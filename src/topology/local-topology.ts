@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, hostname, networkInterfaces } from 'node:os';
-import { DEFAULT_ONE_SHOT, DEFAULT_TCP_OVERHEAD_US, type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
+import { DEFAULT_ONE_SHOT, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology, TopologyProtocol } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -69,7 +69,8 @@ export interface LocalTopologyOptions {
 /**
  * This machine as a topology in the same model as the presets: each rank a `core` device with
  * its measured reduction speed, joined through the NUMA node (shared memory) or the host's TCP
- * stack (processes), which forwards at most cores x the per-rank rate. The protocol is the
+ * stack (processes), which forwards at most cores x the per-rank rate; a process reaches the
+ * stack through its socket end, which bounds what it sends and receives together. The protocol is the
  * measured one: a fixed cost per call, and a hand-off per message that the receiving rank's
  * thread spends on a core it shares with the others (more ranks than cores queue for them).
  * Thread ranks pull: each copies its messages out of the sender's memory itself, at its own
@@ -88,9 +89,17 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   const hub = options.transport === 'shm'
     ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel, forwardGBps, ...cacheTiersOf(profile) })
     : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps });
+  const streamGBps = profile.tcp.streamGBps ?? DEFAULT_TCP_STREAM_GBPS;
   for (let r = 0; r < ranks; r++) {
     const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps, memoryGBps: profile.shm.copyGBps });
-    b.links.push({ a: rank, b: hub, kind: options.transport === 'shm' ? 'shm' : 'eth-100', count: 1, gbps: perRank, efficiency: 1, latencyUs: 0 });
+    if (options.transport === 'shm') {
+      b.links.push({ a: rank, b: hub, kind: 'shm', count: 1, gbps: perRank, efficiency: 1, latencyUs: 0 });
+      continue;
+    }
+    // A process's CPU both sends and receives: what it moves both ways together is bounded (its
+    // socket end forwards 2 x gbps, the sendrecv's rate each way), and one way alone by the stream.
+    const end = b.device(`rank${r}-socket`, 'nic', 0, { forwardGBps: 2 * perRank, label: `rank ${r}'s process: its sends and receives share its CPU` });
+    for (const [a, z] of [[rank, end], [end, hub]]) b.links.push({ a, b: z, kind: 'eth-100', count: 1, gbps: Math.max(perRank, streamGBps), efficiency: 1, latencyUs: 0 });
   }
   const host = `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`;
   return {

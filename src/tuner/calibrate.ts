@@ -30,6 +30,7 @@ export const SMALL_CALL_WARMUP = 4000;
  * - all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs (one exchange), and
  *   by ring = callUs + 2 x messageUs (two steps);
  * - sendrecv of 16 MiB minus sendrecv of 8 B: the copy, giving GB/s.
+ * Process ranks are also measured on a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps).
  * Process ranks are also measured on a 2-rank broadcast of 64 KiB in 64 pieces against 1: the
  * CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off).
  * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B and of 32 KiB:
@@ -70,7 +71,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     const small = await time('sendrecv', 2, 8, procs);
     const large = await time('sendrecv', 2, LARGE, procs);
     const gbps = LARGE / Math.max(1e-3, large - small) / 1e3;
-    return { callUs, messageUs, gbps };
+    return { callUs, messageUs, gbps, smallUs: small };
   };
   log('shared memory (thread ranks):');
   const shm = await transport(false);
@@ -93,6 +94,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     // Both ends' overhead is part of one hand-off, so more than half of it is a stall in the stream.
     log(`  warning: a piece of the stream cost ${perPieceUs.toFixed(1)} us, over half a hand-off; the overhead is kept at ${overheadUs.toFixed(1)} us: run again, with more --runs`);
   }
+  // One process sends 16 MiB and the other only receives: faster than each way of a sendrecv.
+  const stream = await time('broadcast', 2, LARGE, true, 'direct');
+  const streamGBps = LARGE / Math.max(1e-3, stream - tcp.smallUs) / 1e3;
   // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
   const overShift = await time('sendrecv', over, LARGE, true);
   const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
@@ -103,7 +107,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   return {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
     shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs, oneShotUs, oneShotGBps },
-    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, oversubscribedGBps, overheadUs },
+    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, streamGBps, oversubscribedGBps, overheadUs },
     reduceGBps, memoryTiers, runs,
   };
 }

@@ -69,6 +69,20 @@ test('process ranks that outnumber the cores share what the profile measured the
   assert.equal(stackRate(4, { ...profile, tcp: { ...profile.tcp, oversubscribedGBps: undefined } }), 3, 'a profile without the figure keeps cores x gbps');
 });
 
+test('a process sends alone at its stream rate, and sends and receives together at the sendrecv rate each way', () => {
+  const detection = fakeDetection(2);
+  const base = defaultProfile(2, 'h');
+  const profile: LocalProfile = { ...base, tcp: { ...base.tcp, callUs: 0, messageUs: 0, overheadUs: 0, gbps: 1.5, streamGBps: 2.5 } };
+  const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'tcp', profile, detection }), 'local'));
+  const bytes = 64 * 2 ** 20;
+  const run = (op: 'broadcast' | 'all_gather') => simulateRow(graph, graph.accelerators, { op, bytes, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+  const oneWay = bytes / run('broadcast') / 1e3;
+  // A 2-rank all-gather is a sendrecv of half the bytes each way.
+  const eachWay = bytes / 2 / run('all_gather') / 1e3;
+  assert.ok(Math.abs(oneWay - 2.5) < 0.05, `one way: ${oneWay.toFixed(2)} GB/s`);
+  assert.ok(Math.abs(eachWay - 1.5) < 0.05, `each way of a sendrecv: ${eachWay.toFixed(2)} GB/s`);
+});
+
 test('the one-shot path costs what the profile measured it at: its own call cost and the rate its slots move a message', () => {
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
