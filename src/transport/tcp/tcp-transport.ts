@@ -135,6 +135,12 @@ const LINGER_MS = 2000;
  * mismatched call wait behind the held one that long; then it is copied as before).
  */
 const HOLD_MS = 50;
+/**
+ * Frames smaller than this are buffered at once, never held: copying a few KiB costs less than
+ * stopping and restarting the socket's reads and the timer of a hold (2 processes, 8 B
+ * all-reduce: a peer's frame often comes before its receive is posted).
+ */
+const HOLD_MIN_BYTES = 64 * 1024;
 const EMPTY = new Uint8Array(0);
 
 /**
@@ -401,7 +407,7 @@ export class TcpTransport implements Transport {
       return bufferingSink(header, (frame) => { slot.frame = frame; this.flush(link, header.channel); });
     }
     const receiver = link.waiting.get(header.channel);
-    if (receiver === undefined) return patient ? undefined : bufferingSink(header, (frame) => this.deliver(link, frame));
+    if (receiver === undefined) return patient && header.length >= HOLD_MIN_BYTES ? undefined : bufferingSink(header, (frame) => this.deliver(link, frame));
     link.waiting.delete(header.channel);
     try {
       this.checkMatch(link, header, receiver.bytes, receiver.tag);
