@@ -536,11 +536,11 @@ export class TcpTransport implements Transport {
    * destination, and the frame's end is the end of a read, so the receive of the next frame can
    * be posted before that frame is read (Node runs the microtasks between two reads).
    *
-   * A data frame whose receiver is not posted yet is held back: the socket stops reading (the
-   * rest of the frame stays in the kernel, so the sender's later bytes wait there too, as a
-   * receiver's credits make them wait in NCCL) until a receive is posted on the link, this rank
-   * waits for one of its own sends to be taken (the peer may be holding that back too), or
-   * HOLD_MS pass; then it is buffered as before. A frame then streams into its receiver instead
+   * A data frame of HOLD_MIN_BYTES or more whose receiver is not posted yet is held back: the
+   * socket stops reading (the rest of the frame stays in the kernel, so the sender's later bytes
+   * wait there too, as a receiver's credits make them wait in NCCL) until a receive is posted on
+   * the link, this rank waits for one of its own sends to be taken (the peer may be holding that
+   * back too), or HOLD_MS pass; then it is buffered, as smaller frames are at once. A frame then streams into its receiver instead
    * of into a copy, whether it came just behind the previous one or from a peer whose turn
    * comes later.
    */
