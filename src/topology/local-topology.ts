@@ -70,9 +70,9 @@ export interface LocalTopologyOptions {
  * This machine as a topology in the same model as the presets: each rank a `core` device with
  * its measured reduction speed, joined through the NUMA node (shared memory) or the host's TCP
  * stack (processes), which forwards at most cores x the per-rank rate; a process reaches the
- * stack through its socket end, which bounds what it sends and receives together. The protocol is the
- * measured one: a fixed cost per call, and a hand-off per message that the receiving rank's
- * thread spends on a core it shares with the others (more ranks than cores queue for them).
+ * stack through its socket end, which bounds what it sends and receives together. The protocol
+ * is the measured one: a fixed cost per call, and a hand-off per message that the receiving
+ * rank's thread spends on a core it shares with the others (more ranks than cores queue for them).
  * Thread ranks pull: each copies its messages out of the sender's memory itself, at its own
  * core's copy speed (its link), all of them within what the cores copy together (the hub).
  */

@@ -30,9 +30,9 @@ export const SMALL_CALL_WARMUP = 4000;
  * - all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs (one exchange), and
  *   by ring = callUs + 2 x messageUs (two steps);
  * - sendrecv of 16 MiB minus sendrecv of 8 B: the copy, giving GB/s.
- * Process ranks are also measured on a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps).
- * Process ranks are also measured on a 2-rank broadcast of 64 KiB in 64 pieces against 1: the
- * CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off).
+ * Process ranks are also measured on a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps),
+ * and of 64 KiB in 64 pieces against 1: the CPU overhead each end spends per message
+ * (tcp.overheadUs, at most half a hand-off).
  * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B and of 32 KiB:
  * its cost of a call, and the rate at which its slots move a message), at twice the cores (ring, 8 B) for the oversubscribed
  * hand-off, process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they

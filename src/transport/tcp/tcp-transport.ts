@@ -540,9 +540,9 @@ export class TcpTransport implements Transport {
    * socket stops reading (the rest of the frame stays in the kernel, so the sender's later bytes
    * wait there too, as a receiver's credits make them wait in NCCL) until a receive is posted on
    * the link, this rank waits for one of its own sends to be taken (the peer may be holding that
-   * back too), or HOLD_MS pass; then it is buffered, as smaller frames are at once. A frame then streams into its receiver instead
-   * of into a copy, whether it came just behind the previous one or from a peer whose turn
-   * comes later.
+   * back too), or HOLD_MS pass; then it is buffered, as smaller frames are at once. A frame then
+   * streams into its receiver instead of into a copy, whether it came just behind the previous
+   * one or from a peer whose turn comes later.
    */
   private listen(link: Link, { socket, intake }: Connection, lane: number, maxPayloadBytes: number): void {
     const parser = new FrameParser(maxPayloadBytes, crc32);
