@@ -3,7 +3,9 @@
  * numbered channel. Shared memory and TCP implement it and pass one conformance suite.
  *
  * A send hands over a view of the sender's registered memory and returns at once (after queue
- * space is free); the view must stay untouched until `isDelivered` says the peer has consumed it.
+ * space is free); the view must stay untouched until `isDelivered` says the transport is done
+ * with it: the peer has consumed it (shared memory, read in place), or the bytes were copied
+ * (a socket took them, or TCP copied a small message into its frame).
  * A recv hands the incoming bytes to `consume` in one or more pieces whose offsets and lengths
  * are multiples of `elementBytes`; shared memory passes one piece that is the sender's own memory,
  * so a reduction reads it in place.

@@ -13,6 +13,8 @@ export interface TransportPair {
   readonly b: Transport;
   /** Memory the transport may send from (registered memory for shm). */
   sendable(bytes: number): Uint8Array;
+  /** The receiver reads a send's memory in place (shm), so a send is delivered only once received. */
+  readonly readsInPlace?: boolean;
   close(): Promise<void>;
 }
 
@@ -92,12 +94,17 @@ export function transportConformance(name: string, connect: () => Promise<Transp
     assert.deepEqual([...rb], Array(64).fill(3));
   });
 
-  withPair('a send is not delivered until the peer has consumed it', async ({ a, b, sendable }) => {
-    const h = await a.send(b.rank, 0, sendable(16), tag(1), ctx());
-    assert.equal(a.isDelivered(h), false);
-    await receive(b, a.rank, 0, 16, 1);
-    await a.waitDelivered(h, ctx());
-    assert.equal(a.isDelivered(h), true);
+  withPair('a send\'s memory may be reused once it is delivered, and one read in place is not delivered before its receive', async ({ a, b, sendable, readsInPlace }) => {
+    for (const [i, size] of [16, 65536].entries()) {
+      const data = sendable(size).fill(7);
+      const h = await a.send(b.rank, 0, data, tag(i + 1), ctx());
+      if (readsInPlace) assert.equal(a.isDelivered(h), false);
+      const received = receive(b, a.rank, 0, size, i + 1);
+      await a.waitDelivered(h, ctx());
+      assert.equal(a.isDelivered(h), true);
+      data.fill(9);
+      assert.deepEqual(await received, new Uint8Array(size).fill(7));
+    }
   });
 
   withPair('a size or tag mismatch is reported with both sides, not delivered', async ({ a, b, sendable }) => {

@@ -13,6 +13,7 @@ transportConformance('shm', async () => {
     a: new ShmTransport(arena, 0, mailboxes, bytes, CHANNELS),
     b: new ShmTransport(arena, 1, mailboxes, bytes, CHANNELS),
     sendable: (n) => arena.bytes(arena.allocate(Math.max(n, 1)), n),
+    readsInPlace: true,
     close: async () => {},
   };
 });

@@ -65,7 +65,8 @@ interface Link {
   /** The sockets this rank reads the peer's frames from, lane by lane. */
   readonly inbound: readonly Connection[];
   readonly inbox: Map<number, Frame[]>;
-  readonly wakers: Set<() => void>;
+  /** Waits to end when anything happens on the link (an array: a Set's growing and shrinking cost more per call). */
+  readonly wakers: (() => void)[];
   posted: number;
   written: number;
   error: TscclError | undefined;
@@ -77,8 +78,8 @@ interface Link {
   goodbye: boolean;
   /** When any byte last arrived from the peer (performance.now()). */
   lastHeard: number;
-  /** A recv waiting on a channel whose inbox is empty: the next frame streams straight into it. */
-  readonly waiting: Map<number, WaitingRecv>;
+  /** By channel, a recv waiting while its inbox is empty: the next frame streams straight into it. */
+  readonly waiting: (WaitingRecv | undefined)[];
   /** Send tickets whose writes finished out of order (striped sends complete lane by lane). */
   readonly finishedTickets: Set<number>;
   /** Per channel, messages seen on socket 0 still waiting for their other stripes, in order. */
@@ -196,6 +197,12 @@ const HEADER_FIRST_MIN_BYTES = 64 * 1024;
 const POLL_MAX_BYTES = 64 * 1024;
 
 /**
+ * How often a polling receive asks its context whether to end (deadline, abort, a failed
+ * peer): asked on every turn of the event loop, that check was much of a turn's JavaScript.
+ */
+const POLL_CHECK_MS = 0.1;
+
+/**
  * How long a receive of `bytes` polls before it sleeps, in ms, given the transport's spin budget
  * (spinBudgetMs of the ranks on its machine, which share its cores in whatever namespace).
  */
@@ -209,7 +216,8 @@ export function receivePollMs(bytes: number, budgetMs: number): number {
  * socket it dialed (only a dialed socket can read into a given buffer, see Intake); it writes to
  * the peer on the socket the peer dialed. The listener closes once every expected peer is in,
  * so nobody else can join. A send writes header and payload straight from the caller's memory
- * and counts as delivered when the socket has taken it, after which the buffer may be reused.
+ * and counts as delivered when the socket has taken it, after which the buffer may be reused; a
+ * message of up to COPY_FRAME_MAX_BYTES is copied into its frame, so it is delivered at once.
  * Received frames stream into a waiting recv, or wait in a per-(peer, channel) inbox for it.
  */
 export class TcpTransport implements Transport {
@@ -288,8 +296,8 @@ export class TcpTransport implements Transport {
     }
     const machine = machineOf(myKey);
     const links: Link[] = Array.from({ length: nranks }, (_, peer) => ({
-      peer, lanes: peer === rank ? [] : outbound.get(peer)!.map((c) => c.socket), inbound: peer === rank ? [] : inbound.get(peer)!, inbox: new Map(), wakers: new Set(), posted: 0, written: 0, error: undefined,
-      lastSeq: 0, failure: undefined, goodbye: false, lastHeard: performance.now(), waiting: new Map(), finishedTickets: new Set(), ordered: new Map(), stripeCounts: new Map(), assemblies: new Map(), held: new Set(),
+      peer, lanes: peer === rank ? [] : outbound.get(peer)!.map((c) => c.socket), inbound: peer === rank ? [] : inbound.get(peer)!, inbox: new Map(), wakers: [], posted: 0, written: 0, error: undefined,
+      lastSeq: 0, failure: undefined, goodbye: false, lastHeard: performance.now(), waiting: [], finishedTickets: new Set(), ordered: new Map(), stripeCounts: new Map(), assemblies: new Map(), held: new Set(),
       sameMachine: machineOf(hostKeys[peer]) === machine,
     }));
     const transport = new TcpTransport(rank, nranks, links, commId, options.checksum, hostKeys, { read: readBuffer, align: readMemory(READ_BUFFER_BYTES) });
@@ -322,14 +330,15 @@ export class TcpTransport implements Transport {
     if (testFault !== undefined && testFault.rank === this.rank && ++this.framesSent === testFault.frame && data.byteLength > 1) {
       return this.sendFaulty(link, channel, data, tag, ticket, testFault.kind, sum);
     }
-    let unfinished = 1;
-    const written = (err: Error | null | undefined) => { if (!err && --unfinished === 0) this.finish(link, ticket); this.wake(link); };
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
-      link.lanes[0].write(encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data), written);
+      // The frame is a copy, so the caller's memory is free at once: no wait for the write.
+      link.lanes[0].write(encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data));
+      this.finish(link, ticket);
       return { peer, channel, ticket };
     }
     const parts = link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES ? stripes(data.byteLength, link.lanes.length) : [[0, data.byteLength]];
-    unfinished = parts.length;
+    let unfinished = parts.length;
+    const written = (err: Error | null | undefined) => { if (!err && --unfinished === 0) this.finish(link, ticket); this.wake(link); };
     parts.forEach(([start, end], lane) => {
       const part = data.subarray(start, end);
       const socket = link.lanes[lane];
@@ -354,6 +363,10 @@ export class TcpTransport implements Transport {
 
   /** Marks a send's bytes as taken by the sockets; tickets complete in order. */
   private finish(link: Link, ticket: number): void {
+    if (ticket === link.written + 1 && link.finishedTickets.size === 0) {
+      link.written = ticket;
+      return;
+    }
     link.finishedTickets.add(ticket);
     while (link.finishedTickets.has(link.written + 1)) link.finishedTickets.delete(++link.written);
   }
@@ -369,15 +382,15 @@ export class TcpTransport implements Transport {
     }
     // Nothing queued: wait for the next frame of this channel to stream straight into `consume`.
     const receiver: WaitingRecv = { bytes, elementBytes, tag, consume, done: false, error: undefined, cancelled: false };
-    link.waiting.set(channel, receiver);
-    for (const resume of [...link.held]) resume(false);
+    link.waiting[channel] = receiver;
+    if (link.held.size > 0) for (const resume of [...link.held]) resume(false);
     try {
       await this.waitFor(link, () => receiver.done, ctx, receivePollMs(bytes, this.pollBudgetMs));
     } catch (err) {
       receiver.cancelled = true;
       throw err;
     } finally {
-      if (link.waiting.get(channel) === receiver) link.waiting.delete(channel);
+      if (link.waiting[channel] === receiver) link.waiting[channel] = undefined;
     }
     if (receiver.error !== undefined) throw receiver.error;
   }
@@ -406,9 +419,9 @@ export class TcpTransport implements Transport {
       ordered.push(slot);
       return bufferingSink(header, (frame) => { slot.frame = frame; this.flush(link, header.channel); });
     }
-    const receiver = link.waiting.get(header.channel);
+    const receiver = link.waiting[header.channel];
     if (receiver === undefined) return patient && header.length >= HOLD_MIN_BYTES ? undefined : bufferingSink(header, (frame) => this.deliver(link, frame));
-    link.waiting.delete(header.channel);
+    link.waiting[header.channel] = undefined;
     try {
       this.checkMatch(link, header, receiver.bytes, receiver.tag);
     } catch (err) {
@@ -430,7 +443,7 @@ export class TcpTransport implements Transport {
     // The peer may be holding back this rank's bytes until it posts their receive, and it may
     // itself wait for this rank to take its sends first: while any send waits, hold nothing.
     this.deliveryWaits++;
-    for (const other of this.links) for (const resume of [...other.held]) resume(true);
+    for (const other of this.links) if (other.held.size > 0) for (const resume of [...other.held]) resume(true);
     try {
       await this.waitFor(link, () => link.written >= handle.ticket, ctx);
     } finally {
@@ -668,9 +681,9 @@ export class TcpTransport implements Transport {
 
   private deliver(link: Link, frame: Frame): void {
     // A receiver that started waiting while this frame was arriving takes it now.
-    const receiver = link.waiting.get(frame.header.channel);
+    const receiver = link.waiting[frame.header.channel];
     if (receiver !== undefined && (link.inbox.get(frame.header.channel)?.length ?? 0) === 0) {
-      link.waiting.delete(frame.header.channel);
+      link.waiting[frame.header.channel] = undefined;
       try {
         this.checkMatch(link, frame.header, receiver.bytes, receiver.tag);
         if (receiver.bytes > 0 && !receiver.cancelled) receiver.consume(frame.payload, 0);
@@ -695,7 +708,7 @@ export class TcpTransport implements Transport {
   }
 
   private wake(link: Link): void {
-    for (const wake of [...link.wakers]) wake();
+    if (link.wakers.length > 0) for (const wake of link.wakers.slice()) wake();
   }
 
   /**
@@ -706,17 +719,30 @@ export class TcpTransport implements Transport {
    */
   private async waitFor(link: Link, ready: () => boolean, ctx: WaitContext, pollMs = 0): Promise<void> {
     const pollUntil = pollMs > 0 ? performance.now() + pollMs : 0;
+    let nextCheck = 0;
     while (!ready()) {
       if (link.error !== undefined) throw link.error;
-      ctx.check();
-      if (pollUntil > 0 && performance.now() < pollUntil) {
-        await new Promise<void>((resolve) => { setImmediate(resolve); });
-        continue;
+      if (pollUntil > 0) {
+        const now = performance.now();
+        if (now < pollUntil) {
+          if (now >= nextCheck) {
+            ctx.check();
+            nextCheck = now + POLL_CHECK_MS;
+          }
+          await new Promise<void>((resolve) => { setImmediate(resolve); });
+          continue;
+        }
       }
+      ctx.check();
       await new Promise<void>((resolve) => {
         const timer = setTimeout(done, ctx.sliceMs());
-        function done() { clearTimeout(timer); link.wakers.delete(done); resolve(); }
-        link.wakers.add(done);
+        function done() {
+          clearTimeout(timer);
+          const at = link.wakers.indexOf(done);
+          if (at >= 0) link.wakers.splice(at, 1);
+          resolve();
+        }
+        link.wakers.push(done);
       });
     }
   }
