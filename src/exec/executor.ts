@@ -43,105 +43,156 @@ interface PostedSend {
 export async function executeSchedule(request: ExecRequest): Promise<void> {
   const posted: PostedSend[] = [];
   const channels = request.schedule.channels;
-  if (channels.length === 1) await runChannel(request, channels[0], request.channelBase, posted);
-  else await Promise.all(channels.map((steps, ch) => runChannel(request, steps, request.channelBase + ch, posted)));
+  if (channels.length === 1) await new ChannelRun(request, request.channelBase, posted).run(channels[0]);
+  else await Promise.all(channels.map((steps, ch) => new ChannelRun(request, request.channelBase + ch, posted).run(steps)));
   const { transport, ctx } = request;
   for (const send of posted) {
-    if (!spinUntil(() => transport.isDelivered(send.handle), ctx.spinMs)) await transport.waitDelivered(send.handle, ctx);
+    if (transport.isDelivered(send.handle) || spinUntil(() => transport.isDelivered(send.handle), ctx.spinMs)) continue;
+    await transport.waitDelivered(send.handle, ctx);
   }
 }
 
-async function runChannel(request: ExecRequest, steps: readonly Step[], channel: number, posted: PostedSend[]): Promise<void> {
-  const { buffers, dtype, kernel, transport, tag, ctx } = request;
-  const view = (s: Slice): TypedArray => buffers[s.buf].subarray(s.offset, s.offset + s.count) as TypedArray;
-  const bytesOf = (v: TypedArray) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
-  const post = (handle: SendHandle, src: TypedArray) => posted.push({ handle, buffer: src.buffer, start: src.byteOffset, end: src.byteOffset + src.byteLength });
+/**
+ * Offsets compare within one memory: the same buffer, or any two shared buffers (the arena's
+ * memory gets a new buffer object when it grows). A user's plain input and output arrays (over
+ * TCP nothing is staged) never overlap, though both start at offset 0.
+ */
+function sameMemory(a: ArrayBufferLike, b: ArrayBufferLike): boolean {
+  return a === b || (a instanceof SharedArrayBuffer && b instanceof SharedArrayBuffer);
+}
 
-  /**
-   * Offsets compare within one memory: the same buffer, or any two shared buffers (the arena's
-   * memory gets a new buffer object when it grows). A user's plain input and output arrays (over
-   * TCP nothing is staged) never overlap, though both start at offset 0.
-   */
-  const sameMemory = (a: ArrayBufferLike, b: ArrayBufferLike) => a === b || (a instanceof SharedArrayBuffer && b instanceof SharedArrayBuffer);
-  const overlaps = (s: PostedSend, v: TypedArray) => sameMemory(s.buffer, v.buffer) && v.byteOffset < s.end && s.start < v.byteOffset + v.byteLength;
+function overlaps(s: PostedSend, v: TypedArray): boolean {
+  return sameMemory(s.buffer, v.buffer) && v.byteOffset < s.end && s.start < v.byteOffset + v.byteLength;
+}
+
+function bytesOf(v: TypedArray): Uint8Array {
+  return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
+}
+
+/** A plain receive copies bytes and takes pieces of any length and address; a reduction views whole elements. */
+function pieceAlignment(step: Step, dtype: DTypeInfo): number {
+  return step.kind === 'recv' ? 1 : dtype.bytes;
+}
+
+/**
+ * One channel of one call: its steps in order. A class, not closures, because small calls run
+ * one per call and each closure was an allocation.
+ */
+class ChannelRun {
+  private readonly request: ExecRequest;
+  private readonly channel: number;
+  /** Every channel's posted sends of the call (a step must not overwrite bytes one still covers). */
+  private readonly posted: PostedSend[];
+
+  constructor(request: ExecRequest, channel: number, posted: PostedSend[]) {
+    this.request = request;
+    this.channel = channel;
+    this.posted = posted;
+  }
+
+  async run(steps: readonly Step[]): Promise<void> {
+    for (const step of steps) {
+      if (!this.trySync(step)) await this.runAsync(step);
+    }
+  }
+
+  private view(s: Slice): TypedArray {
+    return this.request.buffers[s.buf].subarray(s.offset, s.offset + s.count) as TypedArray;
+  }
+
+  private post(handle: SendHandle, src: TypedArray): void {
+    this.posted.push({ handle, buffer: src.buffer, start: src.byteOffset, end: src.byteOffset + src.byteLength });
+  }
+
   /** Posted sends whose bytes overlap [v) and that the peer has not consumed yet. */
-  const pendingOver = (v: TypedArray): PostedSend[] => posted.filter((s) => overlaps(s, v) && !transport.isDelivered(s.handle));
+  private pendingOver(v: TypedArray): PostedSend[] {
+    return this.posted.filter((s) => overlaps(s, v) && !this.request.transport.isDelivered(s.handle));
+  }
+
   /** The same question without building a list: asked on every spin of the fast path. */
-  const isFree = (v: TypedArray): boolean => !posted.some((s) => overlaps(s, v) && !transport.isDelivered(s.handle));
-  const consumer = (step: Step): Consume => {
-    if (step.kind === 'recv') return copyInto(bytesOf(view(step.dst)));
-    const dst = view((step as { dst: Slice }).dst);
-    const src = view((step as { src: Slice }).src);
+  private isFree(v: TypedArray): boolean {
+    for (const s of this.posted) if (overlaps(s, v) && !this.request.transport.isDelivered(s.handle)) return false;
+    return true;
+  }
+
+  private consumer(step: Step): Consume {
+    if (step.kind === 'recv') return copyInto(bytesOf(this.view(step.dst)));
+    const { dtype, kernel } = this.request;
+    const dst = this.view((step as { dst: Slice }).dst);
+    const src = this.view((step as { src: Slice }).src);
     return (piece, offset) => {
       const first = offset / dtype.bytes;
       const count = piece.byteLength / dtype.bytes;
       const incoming = new dtype.ctor(piece.buffer, piece.byteOffset, count);
       kernel(dst.subarray(first, first + count) as TypedArray, src.subarray(first, first + count) as TypedArray, incoming);
     };
-  };
-  const local = (step: Step) => {
+  }
+
+  private local(step: Step): void {
     if (step.kind === 'copy') {
-      const src = view(step.src);
-      const dst = view(step.dst);
+      const src = this.view(step.src);
+      const dst = this.view(step.dst);
       if (!(src.byteOffset === dst.byteOffset && src.buffer === dst.buffer)) dst.set(src as never);
     } else if (step.kind === 'reduce') {
-      const dst = view(step.dst);
-      const [first, ...rest] = step.srcs.map(view);
+      const { kernel } = this.request;
+      const dst = this.view(step.dst);
+      const [first, ...rest] = step.srcs.map((s) => this.view(s));
       if (rest.length === 0) dst.set(first as never);
       for (const other of rest) kernel(dst, rest[0] === other ? first : dst, other);
     }
-  };
-  /** A plain receive copies bytes and takes pieces of any length and address; a reduction views whole elements. */
-  const pieceAlignment = (step: Step) => (step.kind === 'recv' ? 1 : dtype.bytes);
-  const written = (step: Step): TypedArray | undefined => (step.kind === 'send' ? undefined : view(step.dst));
+  }
+
+  private written(step: Step): TypedArray | undefined {
+    return step.kind === 'send' ? undefined : this.view(step.dst);
+  }
 
   /** One step without waiting; false if it would have to wait. */
-  const trySync = (step: Step): boolean => {
-    const dst = written(step);
-    if (dst !== undefined && !spinUntil(() => isFree(dst), ctx.spinMs)) return false;
+  private trySync(step: Step): boolean {
+    const { transport, tag, ctx, dtype } = this.request;
+    const dst = this.written(step);
+    if (dst !== undefined && !this.isFree(dst) && !spinUntil(() => this.isFree(dst), ctx.spinMs)) return false;
     switch (step.kind) {
       case 'send': {
         if (transport.trySend === undefined) return false;
-        const src = view(step.src);
+        const src = this.view(step.src);
         const data = bytesOf(src);
-        let handle: SendHandle | undefined;
-        if (!spinUntil(() => (handle = transport.trySend!(step.peer, channel, data, tag)) !== undefined, ctx.spinMs)) return false;
-        post(handle!, src);
+        let handle = transport.trySend(step.peer, this.channel, data, tag);
+        if (handle === undefined && !spinUntil(() => (handle = transport.trySend!(step.peer, this.channel, data, tag)) !== undefined, ctx.spinMs)) return false;
+        this.post(handle!, src);
         return true;
       }
       case 'recv':
       case 'recvReduce': {
         if (transport.tryRecv === undefined) return false;
-        const consume = consumer(step);
-        const alignment = pieceAlignment(step);
-        return spinUntil(() => transport.tryRecv!(step.peer, channel, dst!.byteLength, alignment, tag, consume), ctx.spinMs);
+        const consume = this.consumer(step);
+        const alignment = pieceAlignment(step, dtype);
+        const bytes = dst!.byteLength;
+        return transport.tryRecv(step.peer, this.channel, bytes, alignment, tag, consume)
+          || spinUntil(() => transport.tryRecv!(step.peer, this.channel, bytes, alignment, tag, consume), ctx.spinMs);
       }
       default:
-        local(step);
+        this.local(step);
         return true;
     }
-  };
+  }
 
   /** One step, waiting as long as it takes (within the context's deadline). */
-  const runAsync = async (step: Step): Promise<void> => {
-    const dst = written(step);
-    if (dst !== undefined) for (const send of pendingOver(dst)) await transport.waitDelivered(send.handle, ctx);
+  private async runAsync(step: Step): Promise<void> {
+    const { transport, tag, ctx, dtype } = this.request;
+    const dst = this.written(step);
+    if (dst !== undefined) for (const send of this.pendingOver(dst)) await transport.waitDelivered(send.handle, ctx);
     switch (step.kind) {
       case 'send': {
-        const src = view(step.src);
-        post(await transport.send(step.peer, channel, bytesOf(src), tag, ctx), src);
+        const src = this.view(step.src);
+        this.post(await transport.send(step.peer, this.channel, bytesOf(src), tag, ctx), src);
         break;
       }
       case 'recv':
       case 'recvReduce':
-        await transport.recv(step.peer, channel, dst!.byteLength, pieceAlignment(step), tag, consumer(step), ctx);
+        await transport.recv(step.peer, this.channel, dst!.byteLength, pieceAlignment(step, dtype), tag, this.consumer(step), ctx);
         break;
       default:
-        local(step);
+        this.local(step);
     }
-  };
-
-  for (const step of steps) {
-    if (!trySync(step)) await runAsync(step);
   }
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../src/errors.js';
-import type { Transport, WaitContext } from '../../src/transport/transport.js';
+import { type Transport, type WaitContext, copyInto } from '../../src/transport/transport.js';
 
 /**
  * The behaviour every transport must show, run against any pair of connected endpoints. A
@@ -105,6 +105,23 @@ export function transportConformance(name: string, connect: () => Promise<Transp
       data.fill(9);
       assert.deepEqual(await received, new Uint8Array(size).fill(7));
     }
+  });
+
+  withPair('trySend posts at once; tryRecv says false until the message is there, then takes it whole', async ({ a, b, sendable }) => {
+    assert.ok(a.trySend !== undefined && b.tryRecv !== undefined, 'the transport offers the executor\'s synchronous path');
+    const out = new Uint8Array(64);
+    assert.equal(b.tryRecv(a.rank, 0, 64, 1, tag(1), copyInto(out)), false);
+    const m = sendable(64);
+    for (let k = 0; k < 64; k++) m[k] = k * 3;
+    const h = a.trySend(b.rank, 0, m, tag(1));
+    assert.ok(h !== undefined);
+    const deadline = performance.now() + 2000;
+    while (!b.tryRecv(a.rank, 0, 64, 1, tag(1), copyInto(out))) {
+      assert.ok(performance.now() < deadline, 'the message never arrived');
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    assert.deepEqual(out, new Uint8Array(m));
+    await a.waitDelivered(h, ctx());
   });
 
   withPair('a size or tag mismatch is reported with both sides, not delivered', async ({ a, b, sendable }) => {

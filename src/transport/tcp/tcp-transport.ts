@@ -316,6 +316,11 @@ export class TcpTransport implements Transport {
   }
 
   async send(peer: number, channel: number, data: Uint8Array, tag: MessageTag, _ctx: WaitContext): Promise<SendHandle> {
+    return this.trySend(peer, channel, data, tag);
+  }
+
+  /** A socket takes any send at once (it buffers what the kernel cannot take yet), so this never refuses. */
+  trySend(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle {
     const link = this.links[peer];
     if (link.error !== undefined) throw link.error;
     const ticket = ++link.posted;
@@ -371,15 +376,20 @@ export class TcpTransport implements Transport {
     while (link.finishedTickets.has(link.written + 1)) link.finishedTickets.delete(++link.written);
   }
 
-  async recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+  /** Takes the channel's next message if it has arrived whole; false if not. */
+  tryRecv(peer: number, channel: number, bytes: number, _elementBytes: number, tag: MessageTag, consume: Consume): boolean {
     const link = this.links[peer];
     const queued = link.inbox.get(channel);
-    if (queued !== undefined && queued.length > 0) {
-      const frame = queued.shift()!;
-      this.checkMatch(link, frame.header, bytes, tag);
-      if (bytes > 0) consume(frame.payload, 0);
-      return;
-    }
+    if (queued === undefined || queued.length === 0) return false;
+    const frame = queued.shift()!;
+    this.checkMatch(link, frame.header, bytes, tag);
+    if (bytes > 0) consume(frame.payload, 0);
+    return true;
+  }
+
+  async recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+    if (this.tryRecv(peer, channel, bytes, elementBytes, tag, consume)) return;
+    const link = this.links[peer];
     // Nothing queued: wait for the next frame of this channel to stream straight into `consume`.
     const receiver: WaitingRecv = { bytes, elementBytes, tag, consume, done: false, error: undefined, cancelled: false };
     link.waiting[channel] = receiver;
