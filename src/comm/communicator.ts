@@ -599,7 +599,8 @@ export class Communicator {
     const user = plan.input!;
     if (plan.output === undefined) {
       const outer = place(user, 'input', inPlaceExtent(shape, this.rank), true);
-      return { exec: { ...this.callViews(shape, outer, undefined), scratch }, copyBack: () => { if (!direct(user)) user.set(outer as never); } };
+      const { input, output } = this.callViews(shape, outer, undefined);
+      return { exec: { input, output, scratch }, copyBack: () => { if (!direct(user)) user.set(outer as never); } };
     }
     const input = place(user, 'input', counts.input, true);
     const output = place(plan.output, 'output', counts.output, false);
