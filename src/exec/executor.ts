@@ -47,8 +47,7 @@ export async function executeSchedule(request: ExecRequest): Promise<void> {
   else await Promise.all(channels.map((steps, ch) => new ChannelRun(request, request.channelBase + ch, posted).run(steps)));
   const { transport, ctx } = request;
   for (const send of posted) {
-    if (transport.isDelivered(send.handle) || spinUntil(() => transport.isDelivered(send.handle), ctx.spinMs)) continue;
-    await transport.waitDelivered(send.handle, ctx);
+    if (!spinUntil(() => transport.isDelivered(send.handle), ctx.spinMs)) await transport.waitDelivered(send.handle, ctx);
   }
 }
 
@@ -150,14 +149,14 @@ class ChannelRun {
   private trySync(step: Step): boolean {
     const { transport, tag, ctx, dtype } = this.request;
     const dst = this.written(step);
-    if (dst !== undefined && !this.isFree(dst) && !spinUntil(() => this.isFree(dst), ctx.spinMs)) return false;
+    if (dst !== undefined && !spinUntil(() => this.isFree(dst), ctx.spinMs)) return false;
     switch (step.kind) {
       case 'send': {
         if (transport.trySend === undefined) return false;
         const src = this.view(step.src);
         const data = bytesOf(src);
-        let handle = transport.trySend(step.peer, this.channel, data, tag);
-        if (handle === undefined && !spinUntil(() => (handle = transport.trySend!(step.peer, this.channel, data, tag)) !== undefined, ctx.spinMs)) return false;
+        let handle: SendHandle | undefined;
+        if (!spinUntil(() => (handle = transport.trySend!(step.peer, this.channel, data, tag)) !== undefined, ctx.spinMs)) return false;
         this.post(handle!, src);
         return true;
       }
@@ -166,9 +165,7 @@ class ChannelRun {
         if (transport.tryRecv === undefined) return false;
         const consume = this.consumer(step);
         const alignment = pieceAlignment(step, dtype);
-        const bytes = dst!.byteLength;
-        return transport.tryRecv(step.peer, this.channel, bytes, alignment, tag, consume)
-          || spinUntil(() => transport.tryRecv!(step.peer, this.channel, bytes, alignment, tag, consume), ctx.spinMs);
+        return spinUntil(() => transport.tryRecv!(step.peer, this.channel, dst!.byteLength, alignment, tag, consume), ctx.spinMs);
       }
       default:
         this.local(step);
