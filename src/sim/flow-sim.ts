@@ -82,6 +82,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const wakeUs = protocol.wakeUs ?? 0;
   const overheadUs = protocol.overheadUs ?? 0;
   const pull = protocol.pull === true;
+  const freshReadRate = pull && protocol.freshReadGBps !== undefined ? protocol.freshReadGBps * 1000 : undefined;
   const rings = RING_ALGORITHMS.has(call.algorithm) ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
   const hosts = rankHosts(graph, rankDevices);
   const pools = corePools(rankDevices, hosts, protocol.rankCores);
@@ -120,6 +121,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     movingSince: number;
     /** When the sender posted it. */
     postedAt: number;
+    /** The sender wrote the message's data earlier in the call (Program.fresh). */
+    fresh: boolean;
   }
   /**
    * The messages of one ordered pair on one channel. They match in order, and they move in
@@ -164,7 +167,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
     if (index < slots.length) return slots[index];
-    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0, postedAt: 0, sender: undefined });
+    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0, postedAt: 0, sender: undefined, fresh: false });
     return slots[index];
   };
   const isRunner = (tag: Slot | Runner): tag is Runner => (tag as Runner).isRunner === true;
@@ -222,11 +225,16 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   /**
    * The receiver starts copying a pulled message. Folding it into the destination reads that
    * too: two bytes read and one written for a copy's one and one, so the reader's memory moves
-   * REDUCE_TRAFFIC times a copy's traffic.
+   * REDUCE_TRAFFIC times a copy's traffic. Data its sender wrote in this call comes from the
+   * sender's cache, at most at the protocol's freshReadGBps: it costs as many more bytes as the
+   * reader's copy speed here exceeds that.
    */
   const startPull = (slot: Slot): void => {
     const reader = slot.waiter!;
     if (reader.program.kinds[reader.pc] === STEP_RECV_REDUCE) slot.wireBytes *= REDUCE_TRAFFIC;
+    if (slot.fresh && freshReadRate !== undefined) {
+      slot.wireBytes *= Math.max(1, copyRate(graph.devices[reader.device], rates.deviceScale[reader.device]) / freshReadRate);
+    }
     startMoving(slot.box!, slot);
   };
 
@@ -266,6 +274,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         runner.undelivered++;
         slot.wireBytes = program.bytes[pc] / protocol.efficiency;
         slot.postedAt = queue.now;
+        slot.fresh = program.fresh?.[pc] === 1;
         if (pull) {
           // The message waits for its receiver to copy it; one already waiting is woken to.
           const waiter = slot.waiter;
@@ -344,7 +353,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       hosts: ring.map((physical) => hosts[physical]),
     };
     for (let logical = 0; logical < n; logical++) {
-      const programs = programsOf(generateSchedule(shape, logical, call.algorithm), call.elementBytes);
+      const programs = programsOf(generateSchedule(shape, logical, call.algorithm), call.elementBytes, freshReadRate !== undefined);
       programs.forEach((program, k) => {
         const key = c * 64 + k;
         const runner: Runner = {

@@ -50,6 +50,14 @@ export interface Protocol {
    * they are sent (a network, a GPU's copy engines, the kernel's socket buffers).
    */
   readonly pull?: boolean;
+  /**
+   * CPU ranks that pull: how fast a core copies a message its sender wrote earlier in the same
+   * call (a reduced or forwarded piece), GB/s. Those lines sit modified in the writer's cache,
+   * and each is fetched from there, a cache-to-cache transfer slower than a read from the shared
+   * cache or memory; data written before the call (the input) has long been written back.
+   * Absent: such a message moves like any other.
+   */
+  readonly freshReadGBps?: number;
   /** CPU ranks: the cores the ranks of one host share (absent: each rank has a core of its own). */
   readonly rankCores?: number;
   /**

@@ -1,4 +1,5 @@
-import type { Schedule } from '../algorithms/schedule.js';
+import type { BufferId, Schedule, Step } from '../algorithms/schedule.js';
+import { WrittenRanges } from './written-ranges.js';
 
 export const STEP_SEND = 0;
 export const STEP_RECV = 1;
@@ -18,9 +19,14 @@ export interface Program {
   readonly kinds: Uint8Array;
   readonly peers: Int32Array;
   readonly bytes: Float64Array;
+  /**
+   * With `trackFresh`: 1 at a send whose source this rank wrote (received, reduced or copied
+   * into) earlier in the channel, so it sits in the cache of the core that wrote it.
+   */
+  readonly fresh?: Uint8Array;
 }
 
-export function programsOf(schedule: Schedule, elementBytes: number): Program[] {
+export function programsOf(schedule: Schedule, elementBytes: number, trackFresh = false): Program[] {
   return schedule.channels.map((steps) => {
     const kinds = new Uint8Array(steps.length);
     const peers = new Int32Array(steps.length);
@@ -34,6 +40,25 @@ export function programsOf(schedule: Schedule, elementBytes: number): Program[] 
         case 'reduce': kinds[i] = STEP_LOCAL; peers[i] = step.srcs.length; bytes[i] = step.dst.count * elementBytes; break;
       }
     });
-    return { kinds, peers, bytes };
+    return trackFresh ? { kinds, peers, bytes, fresh: freshSends(steps) } : { kinds, peers, bytes };
   });
+}
+
+/** Per step, 1 at a send of data the channel's earlier steps wrote. */
+function freshSends(steps: readonly Step[]): Uint8Array {
+  const fresh = new Uint8Array(steps.length);
+  const written = new Map<BufferId, WrittenRanges>();
+  const rangesOf = (buf: BufferId) => {
+    let ranges = written.get(buf);
+    if (ranges === undefined) written.set(buf, ranges = new WrittenRanges());
+    return ranges;
+  };
+  steps.forEach((step, i) => {
+    if (step.kind === 'send') {
+      fresh[i] = written.get(step.src.buf)?.overlaps(step.src.offset, step.src.count) ? 1 : 0;
+    } else {
+      rangesOf(step.dst.buf).add(step.dst.offset, step.dst.count);
+    }
+  });
+  return fresh;
 }

@@ -11,7 +11,7 @@ import { invalidArgument } from '../errors.js';
  *
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
- *              "oneShotUs": .., "oneShotGBps": .. },                 thread ranks, shared memory
+ *              "oneShotUs": .., "oneShotGBps": .., "peerWrittenGBps": .. },  thread ranks, shared memory
  *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .. },
  *                                                                process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
@@ -32,6 +32,9 @@ import { invalidArgument } from '../errors.js';
  * oneShotUs and oneShotGBps are the low-latency one-shot path of thread ranks (exec/one-shot.ts):
  * a 2-rank 8 B broadcast through it, and the rate at which its slots move a message (publish and
  * read: 32 KiB minus 8 B); optional, the defaults below stand in.
+ * peerWrittenGBps is how fast one core copies bytes another core has just written (their cache
+ * lines come from the writer's cache): what pulling a piece its sender reduced or received in
+ * the same call costs (optional: the default below stands in).
  * memoryTiers is how fast one core copies when source and destination together span `bytes`
  * (caches): copyGBps and reduceGBps were measured at PROFILE_WORKING_SET, and other working sets
  * scale them by the tiers (optional: profiles written before it have one speed).
@@ -45,6 +48,7 @@ export const profileSchema = z.object({
   shm: transportSchema.extend({
     copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0),
     oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
+    peerWrittenGBps: z.number().positive().optional(),
   }),
   tcp: transportSchema.extend({
     gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),
@@ -68,6 +72,13 @@ export const MIB = 1024 * 1024;
 
 /** The one-shot path where a profile predates its measurement: see defaultProfile. */
 export const DEFAULT_ONE_SHOT = { oneShotUs: 6.5, oneShotGBps: 4.4 } as const;
+
+/**
+ * One core copying what another has just written, where a profile predates its measurement:
+ * 7.9-9.9 GB/s in three runs of the tune measurement (tuner/peer-written.ts) on the 2-core VMs
+ * (2026-11-21), against 20-27 GB/s for the same copy of bytes the copier wrote itself.
+ */
+export const DEFAULT_PEER_WRITTEN_GBPS = 9;
 
 /**
  * A TCP message's CPU time at each end where a profile predates its measurement: 2 processes
@@ -95,7 +106,7 @@ export const DEFAULT_TCP_STREAM_GBPS = 2.4;
 export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
-    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT },
+    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS },
     tcp: { callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the

@@ -57,6 +57,8 @@ const protocolSchema = z.object({
     .describe('CPU ranks: time each end spends on a message (the sender before it moves, the receiver when it takes it), on a core its host\'s ranks share'),
   pull: z.boolean().optional()
     .describe('CPU ranks that share memory: the receiver copies each message out of the sender\'s memory on its own core, so a message moves once the receiver takes it'),
+  freshReadGBps: z.number().positive().optional()
+    .describe('CPU ranks that pull: GB/s at which a core copies a message its sender wrote earlier in the same call (fetched from the writer\'s cache)'),
   rankCores: z.number().int().min(1).optional()
     .describe('CPU ranks: cores the ranks of one host share; their wake-ups, reductions and copies wait for a free one'),
   oneShotUs: z.number().min(0).optional()

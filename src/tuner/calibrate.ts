@@ -6,6 +6,7 @@ import { arenaKernels } from '../kernels/simd-kernels.js';
 import { Arena } from '../memory/arena.js';
 import { type LocalProfile, MIB } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
+import { measurePeerWrittenGBps } from './peer-written.js';
 
 const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const LARGE = 16 * MIB;
@@ -37,7 +38,8 @@ export const SMALL_CALL_WARMUP = 4000;
  * its cost of a call, and the rate at which its slots move a message), at twice the cores (ring, 8 B) for the oversubscribed
  * hand-off, process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
  * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
- * reduceGBps, and one core's copy speed by working set for memoryTiers.
+ * reduceGBps, one core's copy of bytes another core has just written for peerWrittenGBps, and
+ * one core's copy speed by working set for memoryTiers.
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
   const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, algorithm?: string, pieceBytes?: number): Promise<number> => {
@@ -102,11 +104,13 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
   const reduceGBps = measureReduce();
   log(`float32 sum kernel: ${reduceGBps.toFixed(2)} GB/s`);
+  const peerWrittenGBps = await measurePeerWrittenGBps();
+  log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s`);
   const memoryTiers = measureMemoryTiers();
   log(`copy by working set: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} GB/s`).join(', ')}`);
   return {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs, oneShotUs, oneShotGBps },
+    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs, oneShotUs, oneShotGBps, peerWrittenGBps },
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, streamGBps, oversubscribedGBps, overheadUs },
     reduceGBps, memoryTiers, runs,
   };

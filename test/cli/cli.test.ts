@@ -109,7 +109,7 @@ test('tsccl topo detect and tsccl tune: this machine measured into a profile tha
   const tune = await tsccl('tune', '--runs', '1', '--out', out, '--format', 'json');
   assert.equal(tune.code, 0, tune.stderr);
   const { profile } = JSON.parse(tune.stdout);
-  assert.ok(profile.shm.copyGBps > 0 && profile.tcp.gbps > 0 && profile.reduceGBps > 0 && profile.measuredAt !== null);
+  assert.ok(profile.shm.copyGBps > 0 && profile.shm.peerWrittenGBps > 0 && profile.tcp.gbps > 0 && profile.reduceGBps > 0 && profile.measuredAt !== null);
   process.env.TSCCL_PROFILE = out;
   try {
     const sim = await tsccl('sim', '--topo', 'local', '-g', '2', '-o', 'all_reduce', '-b', '64K', '-e', '1M', '-f', '4', '--format', 'json');

@@ -53,19 +53,22 @@ test('a call ends when the receivers have taken its sends, as the executor\'s do
   assert.ok(Math.abs(time(cpuRanks(2, 2), 'broadcast', 'direct') - (CALL_US + 2 * WAKE_US)) < 1);
 });
 
-/** Thread ranks whose hand-offs cost nothing and whose cores each copy 1 GB/s (1000 bytes/us). */
-function copyingRanks(ranks: number): TopologyGraph {
+/**
+ * Thread ranks whose hand-offs cost nothing and whose cores each copy 1 GB/s (1000 bytes/us),
+ * bytes their peer has just written as fast unless said otherwise.
+ */
+function copyingRanks(ranks: number, peerWrittenGBps = 1): TopologyGraph {
   const detection = fakeDetection(ranks);
   const base = defaultProfile(ranks, 'h');
   const profile = {
     ...base, reduceGBps: 1e9, memoryTiers: undefined,
-    shm: { ...base.shm, callUs: CALL_US, messageUs: 0, oversubscribedMessageUs: 0, copyGBps: 1 },
+    shm: { ...base.shm, callUs: CALL_US, messageUs: 0, oversubscribedMessageUs: 0, copyGBps: 1, peerWrittenGBps },
   };
   return new TopologyGraph(parseTopology(localTopology({ ranks, transport: 'shm', profile, detection }), 'local'));
 }
 
-const copying = (ranks: number, collective: Collective, algorithm: string, count: number) => {
-  const graph = copyingRanks(ranks);
+const copying = (ranks: number, collective: Collective, algorithm: string, count: number, peerWrittenGBps = 1) => {
+  const graph = copyingRanks(ranks, peerWrittenGBps);
   return simulateFlows(graph, graph.accelerators, { collective, count, elementBytes: 4, root: 0, algorithm, protocol: 'shm', chunkCount: count }).timeUs - CALL_US;
 };
 
@@ -89,6 +92,16 @@ test('thread ranks pull: folding a message moves 1.5 times a copy\'s memory traf
   const us = copying(2, 'allReduce', 'recursive_doubling', 1_000_000);
   // The out-of-place exchange lands in the output: no final copy.
   assert.ok(Math.abs(us - 6000) < 1, `${us}`);
+});
+
+test('thread ranks pull: a piece its sender wrote in the same call comes from the sender\'s cache, at the peer-written speed', () => {
+  // 2-rank ring of 4 MB: each folds its peer's input half (2 MB, 3 ms at 1 GB/s), then copies the
+  // half its peer just reduced (2 MB): 2 ms at 1 GB/s, 4 at 0.5. Recursive doubling reads inputs only.
+  const fast = copying(2, 'allReduce', 'ring', 1_000_000);
+  const slow = copying(2, 'allReduce', 'ring', 1_000_000, 0.5);
+  assert.ok(Math.abs(fast - 5000) < 1, `${fast}`);
+  assert.ok(Math.abs(slow - 7000) < 1, `${slow}`);
+  assert.equal(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, 0.5), copying(2, 'allReduce', 'recursive_doubling', 1_000_000));
 });
 
 test('the one-shot path: one wake-up per rank, and reads that grow with the peers read', () => {

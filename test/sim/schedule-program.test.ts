@@ -1,0 +1,24 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { generateSchedule } from '../../src/algorithms/registry.js';
+import type { CallShape } from '../../src/algorithms/schedule.js';
+import { STEP_SEND, programsOf } from '../../src/sim/schedule-program.js';
+
+const shape: CallShape = { collective: 'allReduce', nranks: 2, count: 1024, root: 0, inPlace: false, chunkCount: 0 };
+/** Per send of rank 0's one channel, whether it is fresh. */
+const freshSends = (algorithm: string): boolean[] => {
+  const [program] = programsOf(generateSchedule(shape, 0, algorithm), 4, true);
+  return Array.from(program.kinds).flatMap((kind, i) => (kind === STEP_SEND ? [program.fresh![i] === 1] : []));
+};
+
+test('a send is fresh when the channel wrote its data earlier in the call', () => {
+  // The ring sends its input half, then the half it reduced.
+  assert.deepEqual(freshSends('ring'), [false, true]);
+  // Recursive doubling sends its input only.
+  assert.deepEqual(freshSends('recursive_doubling'), [false]);
+});
+
+test('programs carry no fresh marks unless asked', () => {
+  const [program] = programsOf(generateSchedule(shape, 0, 'ring'), 4);
+  assert.equal(program.fresh, undefined);
+});
