@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import { ErrorCode, TscclError } from '../errors.js';
 
 /**
  * Pieces of the sizes a pulled message has while it still sits in its writer's 2 MiB L2. The
@@ -7,6 +8,8 @@ import { Worker } from 'node:worker_threads';
  */
 const SIZES = [32, 64, 128, 256, 512, 1024].map((kib) => kib * 1024);
 const SAMPLES_PER_SIZE = 100;
+/** A round takes microseconds; a writer silent this long has died, and tune must not hang. */
+const WRITER_TIMEOUT_MS = 10_000;
 /** Flags after the data: the round the reader asks for, the round the writer finished, the size. */
 const ASKED = 0;
 const WRITTEN = 1;
@@ -49,7 +52,10 @@ export async function measurePeerWrittenGBps(): Promise<number> {
       for (let sample = 0; sample < SAMPLES_PER_SIZE; sample++) {
         flags[SIZE] = size;
         Atomics.store(flags, ASKED, ++round);
-        while (Atomics.load(flags, WRITTEN) !== round);
+        const giveUpAt = performance.now() + WRITER_TIMEOUT_MS;
+        while (Atomics.load(flags, WRITTEN) !== round) {
+          if (performance.now() > giveUpAt) throw new TscclError(ErrorCode.TIMEOUT, `tune: the writer thread did not fill ${size} bytes within ${WRITER_TIMEOUT_MS} ms`);
+        }
         const start = performance.now();
         target.set(data.subarray(0, size));
         rates.push(size / ((performance.now() - start) * 1e6));
