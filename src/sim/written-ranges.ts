@@ -20,15 +20,15 @@ export class WrittenRanges {
     let start = offset;
     let end = offset + count;
     // Ranges that overlap or touch [start, end) merge with it.
-    let last = this.lastStartingBefore(end + 1);
+    const last = this.lastStartingBefore(end + 1);
     let first = last;
     while (first >= 0 && this.ends[first] >= start) {
       start = Math.min(start, this.starts[first]);
       end = Math.max(end, this.ends[first]);
       first--;
     }
+    // Ranges first..last merge into the new one; none when first is last + 1 (an insertion).
     first++;
-    if (last < first) last = first - 1;
     this.starts.splice(first, last - first + 1, start);
     this.ends.splice(first, last - first + 1, end);
   }

@@ -7,8 +7,8 @@ import { Arena } from '../memory/arena.js';
 import { type LocalProfile, MIB } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
 import { measurePeerWrittenGBps } from './peer-written.js';
+import { median } from './median.js';
 
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const LARGE = 16 * MIB;
 /** A one-shot message well past its fixed cost and within a slot. */
 const ONE_SHOT_BYTES = 32 * 1024;

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { ErrorCode, TscclError } from '../errors.js';
+import { median } from './median.js';
 
 /**
  * Pieces of the sizes a pulled message has while it still sits in its writer's 2 MiB L2. The
@@ -28,8 +29,6 @@ for (let round = 1; ; round++) {
   data.fill(round & 255, 0, flags[${SIZE}]);
   Atomics.store(flags, ${WRITTEN}, round);
 }`;
-
-const median = (xs: readonly number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
  * How fast one core copies bytes another core has just written (GB/s, median over samples of
