@@ -8,20 +8,24 @@ import { TopologyGraph } from '../../src/topology/topology-graph.js';
 
 /**
  * The calibration rows C1-C7 of ../shared/reference/hardware.md, each run with the algorithm
- * the measurement used (ring; NVLS for C2). `tolerance` is 10% except where the model is known
+ * the measurement used (ring; NVLS for C2), and C1 16 MB with its protocol: C1's 1 GB and 8 GB
+ * rows, both Simple, put each call at 132 us plus 2(n-1)/n x bytes at 232 GB/s, and that line
+ * gives 110.8 GB/s at 16 MB, where 109.2 was measured (LL128 would be faster at that size, by
+ * NCCL's model and ours). `tolerance` is 10% except where the model is known
  * to miss: mid-size rows where NCCL's channel and protocol heuristics do something the model
  * does not (see docs/SIMULATOR.md, "Where the model misses"). Those bounds are the measured
  * miss rounded up, so a regression still fails the test. TSCCL_CALIBRATION_REPORT=1 prints
  * every row's prediction (the table in docs/SIMULATOR.md).
  */
-interface Case { id: string; topo: string; options: PresetOptions; algorithm: string; bytes: number; busbw?: number; timeUs?: number; tolerance: number }
+interface Case { id: string; topo: string; options: PresetOptions; algorithm: string; protocol?: string; bytes: number; busbw?: number; timeUs?: number; tolerance: number }
 const hgx4 = fileURLToPath(new URL('../../../test/fixtures/topologies/hgx-a100-4gpu.json', import.meta.url));
 const C5: PresetOptions = { nodes: 2, nicsPerNode: 4, nicGbps: 200 };
 const C7: PresetOptions = { nodes: 2, nicsPerNode: 8, nicGbps: 100, nicKind: 'roce' };
 const CASES: Case[] = [
   { id: 'C1 8 GB', topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: 8e9, busbw: 231.6, tolerance: 0.1 },
   { id: 'C1 1 GB', topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: 1e9, busbw: 228.1, tolerance: 0.1 },
-  { id: 'C1 16 MB', topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: 16e6, busbw: 109.2, tolerance: 0.45 },
+  // The 16 MB run used the protocol of the large sizes: it lies on their line (next comment).
+  { id: 'C1 16 MB', topo: 'dgx-a100', options: {}, algorithm: 'ring', protocol: 'Simple', bytes: 16e6, busbw: 109.2, tolerance: 0.1 },
   { id: 'C1 1 MB', topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: 1e6, busbw: 36.2, tolerance: 0.1 },
   { id: 'C2 8 GB', topo: 'dgx-h100', options: {}, algorithm: 'nvls', bytes: 8e9, busbw: 478.9, tolerance: 0.1 },
   { id: 'C2 1 GB', topo: 'dgx-h100', options: {}, algorithm: 'nvls', bytes: 1e9, busbw: 466.4, tolerance: 0.1 },
@@ -44,7 +48,7 @@ for (const mode of ['flow', 'analytical'] as SimMode[]) {
     const report: string[] = [];
     for (const c of CASES) {
       const graph = new TopologyGraph(loadTopology(c.topo, c.options));
-      const row = simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: c.bytes, algorithm: c.algorithm, mode, nvls: true, elementBytes: 4, root: 0 });
+      const row = simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: c.bytes, algorithm: c.algorithm, protocols: c.protocol === undefined ? undefined : [c.protocol], mode, nvls: true, elementBytes: 4, root: 0 });
       const [predicted, measured] = c.busbw !== undefined ? [row.busbwGBs, c.busbw] : [row.timeUs, c.timeUs!];
       const error = Math.abs(predicted - measured) / measured;
       report.push(`${mode} ${c.id}: predicted ${predicted.toFixed(1)}, measured ${measured}, ${((predicted / measured - 1) * 100).toFixed(1)}%`);
