@@ -3,6 +3,7 @@ import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type SimCall, reducingSwitch } from './flow-sim.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
+import { pipelineChunkCount, pipelineRounds } from './pipeline-chunks.js';
 import { protocolOf } from './protocols.js';
 
 /**
@@ -80,9 +81,6 @@ export interface Estimate {
   readonly bound: 'scale-up' | 'network' | 'latency';
 }
 
-/** Pipelining chunks, as the flow engine uses them for non-ring algorithms. */
-const rounds = (bytes: number) => Math.max(1, Math.min(16, Math.ceil(bytes / (512 * 1024))));
-
 export function analyticalTime(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): Estimate {
   const s = summarize(graph, rankDevices);
   const p = protocolOf(graph.topology, call.protocol);
@@ -94,6 +92,8 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const wire = (bytes: number) => bytes / p.efficiency;
   const bytes = call.count * call.elementBytes;
   const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
+  // Pipelining rounds of a segment, chunked as the flow engine chunks the schedule.
+  const rounds = (segmentCount: number) => pipelineRounds(segmentCount, pipelineChunkCount(call, call.count));
   const bound = (up: number, net: number): Estimate['bound'] => (net < up ? 'network' : 'scale-up');
   const reduceUs = s.reduceRate > 0 ? reducedBytes(call, n, s.perHost) / s.reduceRate : 0;
   // CPU ranks reduce in the same pass that reads the peer's data, so reduction overlaps the transfer.
@@ -113,7 +113,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       return result(stepLatency(steps) + steps * wire(piece / channels) / perChannel, channels, bound(intraPerChannel, interPerChannel));
     }
     case 'direct': {
-      const r = rounds(bytes / n);
+      const r = rounds(Math.ceil(call.count / n));
       const intra = s.mesh ? wire(bytes / n) / s.pairBandwidth : wire(((k - 1) * bytes) / n) / s.upBandwidth;
       const inter = multi ? wire((k * (n - k) * bytes) / n) / (s.nicBandwidth * s.nicsPerHost) : 0;
       return result(2 * (r * (multi ? aInter : aIntra) + Math.max(intra, inter)), 1, bound(intra, inter));
@@ -133,7 +133,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       return result(2 * (aIntra + local) + across, 1, bound(local, across));
     }
     case 'binomial_tree': {
-      const r = rounds(bytes);
+      const r = rounds(call.count);
       const link = Math.min(s.pairBandwidth, multi ? s.nicBandwidth : Infinity);
       return result((log2n + r - 1) * ((multi ? aInter : aIntra) + wire(bytes / r) / link), 1, bound(s.pairBandwidth, multi ? s.nicBandwidth : Infinity));
     }

@@ -9,6 +9,7 @@ import { corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
+import { pipelineChunkCount } from './pipeline-chunks.js';
 import { callRates } from './working-set.js';
 import { protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
@@ -51,10 +52,6 @@ export interface SimOutcome {
 const RING_ALGORITHMS = new Set(['ring']);
 /** Memory traffic of folding a message into a buffer against copying it: (2 reads + 1 write) / (1 read + 1 write). */
 const REDUCE_TRAFFIC = 1.5;
-/** Non-ring algorithms pipeline in chunks no smaller than this... */
-const MIN_CHUNK_BYTES = 512 * 1024;
-/** ...and no more than this many per call, as a GPU library keeps a bounded number of steps in flight. */
-const MAX_ROUNDS = 16;
 
 /** Dense host index of every rank, as CallShape.hosts wants it. */
 export function rankHosts(graph: TopologyGraph, rankDevices: readonly number[]): number[] {
@@ -349,7 +346,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   rings.forEach((ring, c) => {
     const shape: CallShape = {
       collective: call.collective, nranks: n, count: shares[c].count, root: call.root, inPlace: false,
-      chunkCount: call.chunkCount ?? (RING_ALGORITHMS.has(call.algorithm) ? 0 : chunkCount(shares[c].count * call.elementBytes, call.elementBytes)),
+      chunkCount: RING_ALGORITHMS.has(call.algorithm) ? (call.chunkCount ?? 0) : pipelineChunkCount(call, shares[c].count),
       hosts: ring.map((physical) => hosts[physical]),
     };
     for (let logical = 0; logical < n; logical++) {
@@ -419,10 +416,6 @@ function localUs(device: Device, bytes: number, reads: number, scale: number): n
   if (device.kind !== 'core') return ((reads + 1) * bytes) / ((device.memoryGBps ?? 1000) * 1000 * scale);
   if (reads > 1 && device.reduceGBps !== undefined) return ((reads - 1) * bytes) / (device.reduceGBps * 1000 * scale);
   return bytes / copyRate(device, scale);
-}
-
-function chunkCount(bytes: number, elementBytes: number): number {
-  return Math.max(1, Math.floor(Math.max(MIN_CHUNK_BYTES, bytes / MAX_ROUNDS) / elementBytes));
 }
 
 /** The switch that can reduce in the fabric, if every rank hangs off the same one. */
