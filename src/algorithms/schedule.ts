@@ -98,6 +98,11 @@ export function splitEven(count: number, parts: number): Range[] {
   return ranges;
 }
 
+/** How many rounds pieceRounds cuts a longest segment of `longest` elements into (chunkCount 0: one). */
+export function pieceRoundCount(longest: number, chunkCount: number): number {
+  return chunkCount > 0 ? Math.max(1, Math.ceil(longest / chunkCount)) : 1;
+}
+
 /**
  * Cuts each segment into pieces of at most chunkCount elements; round j holds piece j of every
  * segment (empty where a segment is shorter). Ring-style algorithms run once per round, which is
@@ -106,7 +111,7 @@ export function splitEven(count: number, parts: number): Range[] {
 export function pieceRounds(segments: readonly Range[], chunkCount: number): Range[][] {
   const longest = segments.reduce((m, s) => Math.max(m, s.count), 0);
   const chunk = chunkCount > 0 ? chunkCount : Math.max(longest, 1);
-  const roundCount = Math.max(1, Math.ceil(longest / chunk));
+  const roundCount = pieceRoundCount(longest, chunkCount);
   const rounds: Range[][] = [];
   for (let j = 0; j < roundCount; j++) {
     rounds.push(segments.map((s) => {

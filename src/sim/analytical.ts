@@ -1,9 +1,9 @@
-import { REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
+import { REDUCING_COLLECTIVES, pieceRoundCount } from '../algorithms/schedule.js';
 import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type SimCall, reducingSwitch } from './flow-sim.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
-import { pipelineChunkCount, pipelineRounds } from './pipeline-chunks.js';
+import { pipelineChunkCount } from './pipeline-chunks.js';
 import { protocolOf } from './protocols.js';
 
 /**
@@ -93,7 +93,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const bytes = call.count * call.elementBytes;
   const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
   // Pipelining rounds of a segment, chunked as the flow engine chunks the schedule.
-  const rounds = (segmentCount: number) => pipelineRounds(segmentCount, pipelineChunkCount(call, call.count));
+  const rounds = (segmentCount: number) => pieceRoundCount(segmentCount, pipelineChunkCount(call, call.count));
   const bound = (up: number, net: number): Estimate['bound'] => (net < up ? 'network' : 'scale-up');
   const reduceUs = s.reduceRate > 0 ? reducedBytes(call, n, s.perHost) / s.reduceRate : 0;
   // CPU ranks reduce in the same pass that reads the peer's data, so reduction overlaps the transfer.

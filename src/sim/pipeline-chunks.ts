@@ -3,7 +3,8 @@
  * executor's, when the simulator predicts this machine) keeps it; otherwise a GPU library's
  * pipelining is assumed: pieces of at least MIN_CHUNK_BYTES, and at most MAX_ROUNDS of them per
  * call, as a library keeps a bounded number of steps in flight. The flow engine builds its
- * schedules with this chunk and the analytical model counts the same rounds, so the two agree.
+ * schedules with this chunk and the analytical model counts the same rounds (pieceRoundCount),
+ * so the two agree.
  */
 const MIN_CHUNK_BYTES = 512 * 1024;
 const MAX_ROUNDS = 16;
@@ -12,9 +13,4 @@ const MAX_ROUNDS = 16;
 export function pipelineChunkCount(call: { readonly chunkCount?: number; readonly elementBytes: number }, count: number): number {
   if (call.chunkCount !== undefined) return call.chunkCount;
   return Math.max(1, Math.floor(Math.max(MIN_CHUNK_BYTES, (count * call.elementBytes) / MAX_ROUNDS) / call.elementBytes));
-}
-
-/** How many rounds a segment of `segmentCount` elements takes in pieces of `chunkCount` (as pieceRounds cuts it). */
-export function pipelineRounds(segmentCount: number, chunkCount: number): number {
-  return chunkCount > 0 ? Math.max(1, Math.ceil(segmentCount / chunkCount)) : 1;
 }
