@@ -5,12 +5,11 @@
 // calls (bench/lib/interleaved-rank.mjs); an algorithm's time is the median over blocks of the
 // block's mean over ranks, the chosen algorithm's over the blocks of the tuner's own calls and of
 // the algorithm forced, the same configuration measured twice. The one-shot path is a
-// contender on thread ranks wherever the call fits its low-latency slot. Sizes and warm-up as the prediction
+// contender wherever the call fits its low-latency message. Sizes and warm-up as the prediction
 // check's sweep (bench/lib/sweep.mjs): process ranks warm small sizes up long.
 // Usage: node bench/regret.mjs [--procs] [--blocks 5] [--ranks 2,4] [--ops all_reduce,...]
 import { fileURLToPath } from 'node:url';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
-import { ONE_SHOT } from '../dist/src/exec/one-shot.js';
 import { launch } from '../dist/src/launch/launch.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
 import { SMALL_CALL_WARMUP } from '../dist/src/tuner/calibrate.js';
@@ -30,7 +29,7 @@ const regrets = [];
 for (const ranks of rankCounts) {
   for (const op of ops) {
     // Hierarchical algorithms need several hosts; on one machine they only add a relay.
-    const algorithms = selectableAlgorithms(BENCH_OPS[op].collective).filter((a) => a !== 'hierarchical' && !(procs && a === ONE_SHOT));
+    const algorithms = selectableAlgorithms(BENCH_OPS[op].collective).filter((a) => a !== 'hierarchical');
     const candidates = [{}, ...algorithms.map((algorithm) => ({ algorithm }))];
     const options = { op, ranks, ...SWEEP, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
     const warmup = { calls: 5, longCalls: procs ? SMALL_CALL_WARMUP : 5, longMaxBytes: SETTLE_MAX_BYTES };

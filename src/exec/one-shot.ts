@@ -1,5 +1,6 @@
 import type { CallShape, Collective } from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
+import { ErrorCode, TscclError } from '../errors.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
 import type { LowLatencySlots, WaitContext } from '../transport/transport.js';
 
@@ -121,6 +122,12 @@ export class OneShotCall {
     const data = this.messages[this.pattern.from === 'all' ? i : shape.root];
     if (this.pieceSources[i] !== data) {
       const first = this.pattern.part === 'block' ? this.request.rank * shape.count : 0;
+      if (data.byteLength < (first + shape.count) * dtype.bytes) {
+        // Over TCP a rank that holds no data sends none: a peer that thinks otherwise called another root.
+        const from = this.pattern.from === 'all' ? i : shape.root;
+        throw new TscclError(ErrorCode.MISMATCH, `Rank ${this.request.rank} needs rank ${from}'s data for ${shape.collective}, but rank ${from} sent none: the ranks called different roots`,
+          { rank: this.request.rank, peer: from, op: shape.collective });
+      }
       this.pieces[i] = new dtype.ctor(data.buffer, data.byteOffset + first * dtype.bytes, shape.count) as TypedArray;
       this.pieceSources[i] = data;
     }

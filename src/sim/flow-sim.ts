@@ -469,9 +469,10 @@ function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call
 
 /**
  * The executor's one-shot path on CPU ranks (exec/one-shot.ts): every rank copies its message
- * into its own slot, then reads what it needs from its peers' slots, all at once (the reads
- * share the machine's memory paths as flows), waiting once, for the last peer to publish. A
- * reduction folds the peers' messages while it reads them.
+ * into its own slot (thread ranks) or a frame to each peer (TCP), then reads what it needs from
+ * its peers' messages, all at once (the reads share the machine's memory paths as flows),
+ * waiting once, for the last peer to publish. A reduction folds the peers' messages while it
+ * reads them.
  */
 function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {
   const n = rankDevices.length;
@@ -481,7 +482,10 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   // The path's own measured costs where the protocol has them (thread ranks' profile).
   const efficiency = protocol.oneShotEfficiency ?? protocol.efficiency;
   const messageBytes = oneShotCount(shape) * call.elementBytes;
-  const published = Math.max(...rankDevices.map((d) => messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d])));
+  // Where a message costs CPU at each end (TCP: a frame to each peer, one from each), a rank
+  // spends n - 1 of those before its messages are all out, and n - 1 taking its peers' in.
+  const messagesUs = (n - 1) * (protocol.overheadUs ?? 0);
+  const published = messagesUs + Math.max(...rankDevices.map((d) => messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d])));
   const queue = new EventQueue();
   const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
   const drained = new Float64Array(n);
@@ -507,7 +511,7 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   for (const reader of order) {
     const device = rankDevices[reader];
     const rate = (graph.devices[device].reduceGBps ?? 0) * rates.deviceScale[device];
-    const work = (protocol.wakeUs ?? 0) + (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * 1000) - drained[reader]) : 0);
+    const work = (protocol.wakeUs ?? 0) + messagesUs + (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * 1000) - drained[reader]) : 0);
     last = Math.max(last, pools.get(device)?.finish(drained[reader], work) ?? drained[reader] + work);
   }
   const timeUs = (protocol.oneShotUs ?? protocol.baseUs) + published + last;

@@ -15,7 +15,7 @@ export interface PredictRequest {
   readonly transport: 'shm' | 'tcp';
   readonly hostCount: number;
   readonly algorithm?: string;
-  /** What one low-latency slot holds, where the transport has them (thread ranks). */
+  /** What one low-latency message holds, where the transport has the one-shot path (thread ranks, TCP). */
   readonly oneShotCapacity?: number;
 }
 

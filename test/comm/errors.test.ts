@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../src/errors.js';
-import { runFixture } from '../harness/ranks.js';
+import { launchFixture, runFixture } from '../harness/ranks.js';
 
 type Outcome = { code: string; message?: string; ms: number };
 const scenario = async (name: string, n: number) => (await runFixture('errors-rank', n, { scenario: name })).results as Record<string, Outcome>[];
@@ -61,6 +61,25 @@ test('different collectives on different ranks are reported, naming both sides',
   assert.ok(mismatch, JSON.stringify(results));
   assert.match(mismatch.message!, /expected (allReduce|broadcast) #1 .* sent (broadcast|allReduce) #1/);
   for (const o of results) assert.ok(o.call.ms < 4000);
+});
+
+test('over TCP, where small calls take the one-shot path: different counts, paths and collectives are mismatches, not hangs', async () => {
+  const tcp = async (name: string) => (await launchFixture('errors-rank', 2, { scenario: name })).results as Record<string, Outcome>[];
+  // Both ranks one-shot: each reads the size the other declared.
+  for (const [rank, o] of (await tcp('count-mismatch')).entries()) {
+    assert.equal(o.allReduce.code, ErrorCode.MISMATCH, `rank ${rank}: ${o.allReduce.message}`);
+    assert.match(o.allReduce.message!, rank === 0 ? /expected allReduce #1 of 64 bytes from rank 1, but rank 1 sent allReduce #1 of 32 bytes/ : /of 32 bytes from rank 0, but rank 0 sent allReduce #1 of 64 bytes/);
+  }
+  // One rank one-shot, the other a schedule.
+  for (const [rank, o] of (await tcp('path-mismatch')).entries()) {
+    assert.equal(o.allReduce.code, ErrorCode.MISMATCH, `rank ${rank}: ${o.allReduce.message}`);
+    assert.ok(o.allReduce.ms < 4000, `rank ${rank} took ${o.allReduce.ms} ms`);
+  }
+  assert.match((await tcp('path-mismatch'))[0].allReduce.message!, /of 4000 bytes from rank 1, but rank 1 sent allReduce #1 of 8000 bytes by another algorithm/);
+  // A broadcast's root sends and is done; the one-shot all-reduce on the other rank names both sides.
+  const ops = await tcp('op-mismatch');
+  assert.equal(ops[1].call.code, ErrorCode.MISMATCH);
+  assert.match(ops[1].call.message!, /expected allReduce #1 of 32 bytes from rank 0, but rank 0 sent broadcast #1 of 32 bytes by another algorithm/);
 });
 
 test('an AbortSignal ends a pending call with TSCCL_ERR_ABORTED', async () => {

@@ -17,6 +17,15 @@ for (const n of [2, 3, 4]) {
   });
 }
 
+test('all collectives on 3 process ranks over TCP, one-shot wherever the message fits one frame (TSCCL_PROTO=ll)', async () => {
+  const { results } = await launchFixture('collectives-rank', 3, { counts: [0, 1, 7, 31, 300], largeCount: 1100, largeDTypes: ['float32', 'float64'] },
+    { env: { ...process.env, TSCCL_PROTO: 'll' } });
+  for (const [rank, result] of (results as { cases: number; failures: string[] }[]).entries()) {
+    assert.deepEqual(result.failures, [], `rank ${rank}`);
+    assert.ok(result.cases > 400, `rank ${rank} ran only ${result.cases} cases`);
+  }
+});
+
 test('split groups over TCP: 8 process ranks as 2 x 4 TP x DP, running concurrently', async () => {
   const { results } = await launchFixture('split-rank', 8);
   const r5 = results[5] as { tp: { rank: number; size: number }; dp: { rank: number; size: number }; gathered: number[] };

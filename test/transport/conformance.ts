@@ -147,4 +147,36 @@ export function transportConformance(name: string, connect: () => Promise<Transp
     for (let i = 1; i <= count; i++) await receive(b, a.rank, 0, 4, i, 1, ctx(5000));
     await sending;
   });
+  // The low-latency path (the one-shot collectives), where the transport has one: one call each.
+  withPair('low-latency path: a peer reads what was published, a rank reads its own, a rank without data still states the size', async ({ a, b }) => {
+    if (a.lowLatency === undefined || b.lowLatency === undefined) return;
+    const data = new Uint8Array(24).map((_, i) => i * 7 + 1);
+    await a.lowLatency.publish(1, 3, 24, data, ctx());
+    await b.lowLatency.publish(1, 3, 24, undefined, ctx());
+    await b.lowLatency.arrived(a.rank, 1, ctx());
+    await a.lowLatency.arrived(b.rank, 1, ctx());
+    assert.deepEqual([...b.lowLatency.read(a.rank, 1, 3, 24)], [...data]);
+    assert.deepEqual([...a.lowLatency.read(a.rank, 1, 3, 24)], [...data]);
+    a.lowLatency.read(b.rank, 1, 3, 24);
+  });
+
+  withPair('low-latency path: a publication of another operation or size is a mismatch naming both sides', async ({ a, b }) => {
+    if (a.lowLatency === undefined || b.lowLatency === undefined) return;
+    await a.lowLatency.publish(1, 3, 16, new Uint8Array(16), ctx());
+    await b.lowLatency.publish(1, 0, 8, new Uint8Array(8), ctx());
+    await b.lowLatency.arrived(a.rank, 1, ctx());
+    assert.throws(() => b.lowLatency!.read(a.rank, 1, 0, 8), (err: unknown) => {
+      assert.ok(err instanceof TscclError);
+      assert.equal(err.code, ErrorCode.MISMATCH);
+      assert.match(err.message, /expected allReduce #1 of 8 bytes from rank \d+, but rank \d+ sent allGather #1 of 16 bytes/);
+      return true;
+    });
+  });
+
+  withPair('low-latency path: waiting for a peer that never publishes ends when the context says so', async ({ a, b }) => {
+    if (a.lowLatency === undefined || b.lowLatency === undefined) return;
+    const start = performance.now();
+    await assert.rejects(async () => { await b.lowLatency!.arrived(a.rank, 1, ctx(100)); }, { code: ErrorCode.TIMEOUT });
+    assert.ok(performance.now() - start < 1000);
+  });
 }

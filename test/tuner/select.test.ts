@@ -66,11 +66,28 @@ test('on thread ranks the cost model picks: the one-shot path for small calls, s
   assert.equal(threadCall('allReduce', 4, 8, 'ring').protocol, 'simple');
   assert.equal(threadCall('allReduce', 2, 32 << 10, 'one_shot').protocol, 'll');
   assert.throws(() => threadCall('allReduce', 4, 1 << 20, 'one_shot'), /at most 65536 bytes; this allReduce has 1048576/);
-  // Without slots (TCP), never; forcing it then says why.
+  // Without a low-latency path, never; forcing it then says why.
   assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 8, elementBytes: 4 }).protocol, 'simple');
   assert.throws(() => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 8, elementBytes: 4, algorithm: 'one_shot' }),
-    /'one_shot' needs thread ranks over shared memory/);
+    /'one_shot' needs a transport with a low-latency path/);
   assert.equal(parseAlgorithmOverrides('allreduce:one_shot').get('allReduce'), 'one_shot');
+});
+
+test('process ranks over TCP on one host take the one-shot path where every rank needs every peer: 2-rank all-reduce, all-gather, reduce-scatter', () => {
+  const tcpCall = (collective: Collective, nranks: number, bytes: number, hostCount = 1) => selectAlgorithm({
+    collective, nranks, bytes, elementBytes: 4, hostCount, transport: 'tcp',
+    oneShot: oneShotOffer({ collective, nranks, count: bytes / 4, root: 0, inPlace: false, chunkCount: 0 }, 4, 4088),
+  });
+  assert.deepEqual(tcpCall('allReduce', 2, 8), { algorithm: 'one_shot', chunkCount: tcpCall('allReduce', 2, 8).chunkCount, protocol: 'll' });
+  assert.equal(tcpCall('allGather', 4, 1024).algorithm, 'one_shot');
+  assert.equal(tcpCall('reduceScatter', 2, 512).algorithm, 'one_shot');
+  // Recursive doubling's two rounds beat three frames each on 4 ranks; a broadcast's peers would wait for each other.
+  assert.equal(tcpCall('allReduce', 4, 8).algorithm, 'recursive_doubling');
+  assert.equal(tcpCall('broadcast', 2, 8).protocol, 'simple');
+  // Too large for one frame (a reduce-scatter sends every block), or ranks on several hosts: the schedules.
+  assert.equal(tcpCall('allReduce', 2, 8192).algorithm, 'recursive_doubling');
+  assert.equal(tcpCall('reduceScatter', 4, 2048).protocol, 'simple');
+  assert.equal(tcpCall('allGather', 4, 64, 2).protocol, 'simple');
 });
 
 test('the cost model follows the machine: cheap hand-offs favour the schedules, costly ones the one-shot path', () => {

@@ -9,6 +9,7 @@ import { type Consume, type MessageTag, type SendHandle, type Transport, type Wa
 import { spinBudgetMs } from '../wait.js';
 import { FLAG_CHECKSUM, FLAG_STRIPE, type Frame, type FrameHeader, FrameParser, type FrameSink, bufferingSink, encodeFrame, encodeHeader, frameError } from './frame.js';
 import { Intake, intakeOf, readExactly, readInto } from './intake.js';
+import { TcpLowLatencySlots } from './tcp-low-latency.js';
 
 export interface TcpTransportOptions {
   readonly rank: number;
@@ -226,7 +227,8 @@ export class TcpTransport implements Transport {
   private readonly links: Link[];
   /** Each rank's host key, learnt at rendezvous: which peers share a machine. */
   readonly hostKeys: readonly string[];
-  private readonly commId: number;
+  /** The id every frame of this communicator carries (FNV-1a of its name). */
+  readonly commId: number;
   private readonly checksum: boolean | undefined;
   private closing = false;
   private closed: Promise<void> | undefined;
@@ -243,6 +245,8 @@ export class TcpTransport implements Transport {
   readonly machineRanks: number;
   /** How long a small receive polls before it sleeps (spinBudgetMs of machineRanks, read once). */
   private readonly pollBudgetMs: number;
+  /** The one-shot path's messages: one copied frame to each peer per call. */
+  readonly lowLatency: TcpLowLatencySlots;
 
   private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean | undefined, hostKeys: string[], buffers: { read: Uint8Array; align: Uint8Array }) {
     this.rank = rank;
@@ -255,6 +259,7 @@ export class TcpTransport implements Transport {
     this.pollBudgetMs = spinBudgetMs(this.machineRanks);
     this.commId = commId;
     this.checksum = checksum;
+    this.lowLatency = new TcpLowLatencySlots(this, COPY_FRAME_MAX_BYTES);
   }
 
   static async create(options: TcpTransportOptions): Promise<TcpTransport> {
@@ -385,6 +390,20 @@ export class TcpTransport implements Transport {
     this.checkMatch(link, frame.header, bytes, tag);
     if (bytes > 0) consume(frame.payload, 0);
     return true;
+  }
+
+  /** The next whole message on a channel from a peer, taken out of its inbox without a check (the one-shot path checks its own). */
+  takeMessage(peer: number, channel: number): Frame | undefined {
+    return this.links[peer].inbox.get(channel)?.shift();
+  }
+
+  hasMessage(peer: number, channel: number): boolean {
+    return (this.links[peer].inbox.get(channel)?.length ?? 0) > 0;
+  }
+
+  /** Waits until a message from `peer` is in on `channel`; a message of up to `bytes` polls as a receive of that size does. */
+  async waitForMessage(peer: number, channel: number, bytes: number, ctx: WaitContext): Promise<void> {
+    await this.waitFor(this.links[peer], () => this.hasMessage(peer, channel), ctx, receivePollMs(bytes, this.pollBudgetMs));
   }
 
   async recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {

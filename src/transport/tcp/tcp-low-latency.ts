@@ -1,0 +1,88 @@
+import { ErrorCode, TscclError } from '../../errors.js';
+import { type LowLatencySlots, type MessageTag, type SendHandle, type WaitContext, opcodeName } from '../transport.js';
+import type { Frame } from './frame.js';
+
+/**
+ * Bytes in front of a one-shot message's data: the size its publisher declared (u32, so a rank
+ * that holds no data still states the call's size) and a marker (u32) that tells a one-shot
+ * message from a schedule's. Eight, so the data stays 8-byte aligned for any element type.
+ */
+export const LOW_LATENCY_PREFIX_BYTES = 8;
+const MARKER = 0x4c4c5431; // "1TLL" in memory order
+
+/** What the one-shot path needs of the TCP transport. */
+export interface LowLatencyLinks {
+  readonly rank: number;
+  readonly nranks: number;
+  /** The id every frame of this communicator carries. */
+  readonly commId: number;
+  /** Sends a message of at most the copy size: it is copied into its frame, so `data` is free again at once. */
+  trySend(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle;
+  /** The next whole message on `channel` from `peer`, taken out of its inbox, unchecked. */
+  takeMessage(peer: number, channel: number): Frame | undefined;
+  /** Whether a message from `peer` waits on `channel`. */
+  hasMessage(peer: number, channel: number): boolean;
+  /** Waits until a message from `peer` waits on `channel` (within the context's deadline). */
+  waitForMessage(peer: number, channel: number, bytes: number, ctx: WaitContext): Promise<void>;
+}
+
+/**
+ * The one-shot path over TCP (exec/one-shot.ts): a rank publishes a call by sending its message
+ * to every peer in one copied frame each, and reads each peer's frame when it arrives. A frame
+ * goes on channel 0, where the schedules' frames go too: a peer that ran a schedule for the same
+ * call (it called another size, or forced another algorithm) finds this frame where it expects
+ * its own, and either side reports the mismatch. No slot has to be freed before the next call:
+ * every frame is a copy, queued in order behind the ones before it.
+ */
+export class TcpLowLatencySlots implements LowLatencySlots {
+  readonly capacity: number;
+  private readonly links: LowLatencyLinks;
+  /** This rank's last message, prefix and data: what it sends, and what it reads of itself. */
+  private readonly own: Uint8Array;
+  private readonly ownWords: DataView;
+
+  /** `frameCopyBytes`: the largest message the transport copies into its frame. */
+  constructor(links: LowLatencyLinks, frameCopyBytes: number) {
+    this.links = links;
+    this.capacity = frameCopyBytes - LOW_LATENCY_PREFIX_BYTES;
+    this.own = new Uint8Array(frameCopyBytes);
+    this.ownWords = new DataView(this.own.buffer);
+  }
+
+  publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, _ctx: WaitContext): undefined {
+    if (bytes > this.capacity) throw new RangeError(`a one-shot TCP message holds ${this.capacity} bytes, asked for ${bytes}`);
+    this.ownWords.setUint32(0, bytes, true);
+    this.ownWords.setUint32(4, MARKER, true);
+    const length = data === undefined ? 0 : data.byteLength;
+    if (length > 0) this.own.set(data!, LOW_LATENCY_PREFIX_BYTES);
+    const message = this.own.subarray(0, LOW_LATENCY_PREFIX_BYTES + length);
+    const tag = { seq, opcode };
+    for (let peer = 0; peer < this.links.nranks; peer++) if (peer !== this.links.rank) this.links.trySend(peer, 0, message, tag);
+    return undefined;
+  }
+
+  arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
+    if (peer === this.links.rank || this.links.hasMessage(peer, 0)) return undefined;
+    return this.links.waitForMessage(peer, 0, this.capacity, ctx);
+  }
+
+  read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array {
+    if (peer === this.links.rank) return this.own.subarray(LOW_LATENCY_PREFIX_BYTES, LOW_LATENCY_PREFIX_BYTES + bytes);
+    const frame = this.links.takeMessage(peer, 0);
+    if (frame === undefined) throw new TscclError(ErrorCode.INTERNAL, `Rank ${this.links.rank} read rank ${peer}'s one-shot message of #${seq} before it arrived`, { rank: this.links.rank, peer, seq });
+    const { header, payload } = frame;
+    const marked = payload.byteLength >= LOW_LATENCY_PREFIX_BYTES && payload.readUInt32LE(4) === MARKER;
+    const declared = marked ? payload.readUInt32LE(0) : undefined;
+    const dataBytes = payload.byteLength - LOW_LATENCY_PREFIX_BYTES;
+    if (header.seq !== seq || header.opcode !== opcode || header.commId !== this.links.commId || declared !== bytes || (dataBytes !== 0 && dataBytes !== bytes)) {
+      throw new TscclError(ErrorCode.MISMATCH,
+        `Rank ${this.links.rank} expected ${opcodeName(opcode)} #${seq} of ${bytes} bytes from rank ${peer}, but rank ${peer} sent `
+        + `${opcodeName(header.opcode)} #${header.seq} of ${declared ?? header.length} bytes${marked ? '' : ' by another algorithm'}`
+        + `${header.commId !== this.links.commId ? ' on another communicator' : ''}: the ranks called different operations or counts`,
+        { rank: this.links.rank, peer, seq, op: opcodeName(opcode) });
+    }
+    const data = payload.subarray(LOW_LATENCY_PREFIX_BYTES);
+    // Node's small buffers start 8-byte aligned; a copy keeps a reader's typed view legal if one ever does not.
+    return data.byteOffset % 8 === 0 ? data : new Uint8Array(data);
+  }
+}
