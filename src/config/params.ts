@@ -10,7 +10,7 @@ export interface Param {
 export const PARAMS: readonly Param[] = [
   { name: 'TSCCL_TIMEOUT_MS', defaultValue: '300000', doc: 'Default timeout of every blocking call, in ms (a call\'s timeoutMs overrides it)' },
   { name: 'TSCCL_ALGO', defaultValue: '', doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"' },
-  { name: 'TSCCL_PROTO', defaultValue: 'auto', doc: 'Protocol, as NCCL_PROTO: auto (the tuner decides when a small collective runs one-shot over the low-latency path), ll (one-shot whenever the message fits: thread ranks 64 KiB, TCP 4088 bytes), simple (always the schedule)' },
+  { name: 'TSCCL_PROTO', defaultValue: 'auto', doc: 'Protocol, as NCCL_PROTO: auto (the tuner decides when a small collective runs one-shot over the low-latency path), ll (one-shot whenever the message fits: thread ranks 64 KiB, TCP 4 KiB), simple (always the schedule)' },
   { name: 'TSCCL_CHUNK_BYTES', defaultValue: '4194304', doc: 'Pipelining piece size in bytes for large messages; unset: 4 MiB, 16 MiB when thread ranks outnumber the cores (tiny values force the chunked paths in tests)' },
   { name: 'TSCCL_SPIN_US', defaultValue: '2000', doc: 'How long a thread rank spins for a peer before it sleeps, in us, while every rank has a core (2 us when they outnumber the cores): longer than a sleeping peer takes to wake, so a hand-off that woke one does not fall asleep itself. A process rank polls its sockets as long for a receive of up to 64 KiB while the ranks on its machine have a core each' },
   { name: 'TSCCL_KERNEL', defaultValue: 'auto', doc: 'Reduction kernels: auto (WASM SIMD on the shared arena where it can, JS loops elsewhere) or js' },

@@ -100,14 +100,16 @@ const TCP_TWO_RANK_DIRECT_BYTES = 2 << 20;
 /**
  * Process ranks over TCP on one host: the one-shot path (every rank sends its whole message to
  * every peer in one copied frame, exec/one-shot.ts) for the collectives where every rank needs
- * data from every other. It spares the executor's steps, so it costs less CPU per call than a
- * schedule's exchange: 2 processes, 7 interleaved blocks of 2000 calls, medians, us, one-shot
- * against the fastest schedule: all-reduce 15.2 / 20.1 (8 B), 18.9 / 28.1 (512 B), 22.5 / 23.6
- * (4080 B), all-gather 24.7 / 21.7 and 15.9 / 18.9, reduce-scatter 22.7 / 27.9 and 24.7 / 29.6.
- * With 4 processes on 2 cores it sends 3 frames where recursive doubling sends 2, in turn:
- * all-reduce 242-341 / 230-299 us, so only 2-rank all-reduces take it; all-gather 287-319 /
- * 284-386 and reduce-scatter 297-518 / 396-594 still gain. A broadcast's peers would all wait for
- * each other (14.5 / 5.5 us at 2 ranks), so rooted collectives keep their schedules.
+ * data from every other. It spares the executor's steps, so a call costs less CPU than a
+ * schedule's exchange. 2 processes, two runs of 7-9 interleaved blocks of 2000 calls, medians,
+ * us, one-shot against the fastest schedule: all-reduce 12.1-15.2 / 13.5-20.1 (8 B), 15.6-18.9 /
+ * 18.4-28.1 (512 B), 22.5-24.4 / 23.6-36.3 (2-4 KB); all-gather 17.3-24.7 / 21.7-22.6 (8 B),
+ * 15.9-19.2 / 18.9-21.5 (512 B); reduce-scatter 22.7-35.9 / 27.9-42.9 (8 B), 20.5-24.7 /
+ * 28.6-29.6 (512 B). With 4 processes on 2 cores it sends 3 frames where recursive doubling
+ * sends 2 in turn: all-reduce 242-344 / 184-299 us, so only 2-rank all-reduces take it;
+ * all-gather 287-329 / 284-361 and reduce-scatter 297-518 / 256-594 come out level or ahead. A
+ * broadcast's peers would all wait for each other (14.5 / 5.5 us at 2 ranks), so rooted
+ * collectives keep their schedules.
  */
 const TCP_ONE_SHOT = new Set<Collective>(['allGather', 'reduceScatter']);
 

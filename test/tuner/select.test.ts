@@ -76,7 +76,7 @@ test('on thread ranks the cost model picks: the one-shot path for small calls, s
 test('process ranks over TCP on one host take the one-shot path where every rank needs every peer: 2-rank all-reduce, all-gather, reduce-scatter', () => {
   const tcpCall = (collective: Collective, nranks: number, bytes: number, hostCount = 1) => selectAlgorithm({
     collective, nranks, bytes, elementBytes: 4, hostCount, transport: 'tcp',
-    oneShot: oneShotOffer({ collective, nranks, count: bytes / 4, root: 0, inPlace: false, chunkCount: 0 }, 4, 4088),
+    oneShot: oneShotOffer({ collective, nranks, count: bytes / 4, root: 0, inPlace: false, chunkCount: 0 }, 4, 4096),
   });
   assert.deepEqual(tcpCall('allReduce', 2, 8), { algorithm: 'one_shot', chunkCount: tcpCall('allReduce', 2, 8).chunkCount, protocol: 'll' });
   assert.equal(tcpCall('allGather', 4, 1024).algorithm, 'one_shot');
@@ -85,6 +85,7 @@ test('process ranks over TCP on one host take the one-shot path where every rank
   assert.equal(tcpCall('allReduce', 4, 8).algorithm, 'recursive_doubling');
   assert.equal(tcpCall('broadcast', 2, 8).protocol, 'simple');
   // Too large for one frame (a reduce-scatter sends every block), or ranks on several hosts: the schedules.
+  assert.equal(tcpCall('allReduce', 2, 4096).algorithm, 'one_shot');
   assert.equal(tcpCall('allReduce', 2, 8192).algorithm, 'recursive_doubling');
   assert.equal(tcpCall('reduceScatter', 4, 2048).protocol, 'simple');
   assert.equal(tcpCall('allGather', 4, 64, 2).protocol, 'simple');

@@ -95,6 +95,24 @@ test('tcp: a small receive polls the event loop while the machine\'s ranks have 
   assert.ok(receivePollMs(8, spinBudgetMs(cores + 1)) < 0.01, 'processes that outnumber the cores would poll on the core of the one they wait for');
 });
 
+test('tcp: one-shot messages of 4 KiB are copies: calls published back to back each arrive intact', async () => {
+  const { transports: [a, b] } = await pair();
+  try {
+    assert.equal(a.lowLatency.capacity, 4096);
+    const messages = [1, 2, 3].map((seq) => new Uint8Array(4096).map((_, i) => (i * seq + seq) & 255));
+    // The sender reuses one buffer for its messages; nothing may still point into it once publish returns.
+    for (const [i, m] of messages.entries()) assert.equal(a.lowLatency.publish(i + 1, 0, 4096, m, ctx()), undefined);
+    for (const [i, m] of messages.entries()) {
+      await b.lowLatency.arrived(0, i + 1, ctx());
+      assert.deepEqual([...b.lowLatency.read(0, i + 1, 0, 4096)], [...m]);
+    }
+    assert.throws(() => a.lowLatency.publish(4, 0, 4097, new Uint8Array(4097), ctx()), RangeError);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
 test('tcp: stripes cut messages into K parts at 64-byte boundaries covering every byte', () => {
   assert.deepEqual(stripes(1000, 3), [[0, 320], [320, 640], [640, 1000]]);
   for (const [total, k] of [[STRIPE_MIN_BYTES, 4], [STRIPE_MIN_BYTES + 13, 3], [3 * 1024 * 1024 + 8, 2]]) {
