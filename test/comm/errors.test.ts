@@ -76,6 +76,10 @@ test('over TCP, where small calls take the one-shot path: different counts, path
     assert.ok(o.allReduce.ms < 4000, `rank ${rank} took ${o.allReduce.ms} ms`);
   }
   assert.match((await tcp('path-mismatch'))[0].allReduce.message!, /of 4000 bytes from rank 1, but rank 1 sent allReduce #1 of 8000 bytes by another algorithm/);
+  // A one-shot broadcast whose ranks disagree on the root: the rank that needs data nobody sent says so.
+  const roots = (await launchFixture('errors-rank', 3, { scenario: 'root-mismatch' })).results as Record<string, Outcome>[];
+  assert.equal(roots[2].broadcast.code, ErrorCode.MISMATCH, roots[2].broadcast.message);
+  assert.match(roots[2].broadcast.message!, /Rank 2 needs rank 1's data for broadcast, but rank 1 sent none: the ranks called different roots/);
   // A broadcast's root sends and is done; the one-shot all-reduce on the other rank names both sides.
   const ops = await tcp('op-mismatch');
   assert.equal(ops[1].call.code, ErrorCode.MISMATCH);

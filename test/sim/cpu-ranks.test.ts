@@ -133,4 +133,8 @@ test('over TCP each end spends its overhead on every message: the hand-off and t
   // so each piece after the first costs one overhead.
   const [whole, pieced] = [run('broadcast', 'binomial_tree', 64), run('broadcast', 'binomial_tree', 64, 1)];
   assert.ok(Math.abs((pieced - whole) / 63 - overheadUs) < 0.1, `${whole} ${pieced}`);
+  // The one-shot path: a frame out to the peer and one in, each an overhead, and one wake-up.
+  const oneShot = run('allReduce', ONE_SHOT, 2);
+  const wakeUs = messageUs - 2 * overheadUs;
+  assert.ok(Math.abs(oneShot - (CALL_US + 2 * overheadUs + wakeUs)) < 1, `${oneShot}`);
 });
