@@ -1,3 +1,5 @@
+import { ErrorCode, TscclError } from '../errors.js';
+
 /**
  * What every transport offers the executor: ordered, matched messages between two ranks on a
  * numbered channel. Shared memory and TCP implement it and pass one conformance suite.
@@ -104,4 +106,22 @@ export function opcodeOf(name: (typeof OPCODES)[number]): number {
 
 export function opcodeName(code: number): string {
   return OPCODES[code] ?? `op#${code}`;
+}
+
+/** One side of a message match: which operation, which call, how many bytes. */
+export interface MessageLabel {
+  readonly opcode: number;
+  readonly seq: number;
+  readonly bytes: number;
+}
+
+/**
+ * The error for a message that is not the one a rank expected, naming both sides. `how`
+ * qualifies what was sent (' on another communicator', ' by another algorithm').
+ */
+export function messageMismatch(rank: number, peer: number, expected: MessageLabel, sent: MessageLabel, how = ''): TscclError {
+  return new TscclError(ErrorCode.MISMATCH,
+    `Rank ${rank} expected ${opcodeName(expected.opcode)} #${expected.seq} of ${expected.bytes} bytes from rank ${peer}, `
+    + `but rank ${peer} sent ${opcodeName(sent.opcode)} #${sent.seq} of ${sent.bytes} bytes${how}: the ranks called different operations or counts`,
+    { rank, peer, seq: expected.seq, op: opcodeName(expected.opcode) });
 }

@@ -1,6 +1,5 @@
-import { ErrorCode, TscclError } from '../../errors.js';
 import type { Arena } from '../../memory/arena.js';
-import { type LowLatencySlots, type WaitContext, opcodeName } from '../transport.js';
+import { type LowLatencySlots, type WaitContext, messageMismatch } from '../transport.js';
 import { blockUntil, spinUntil, waitWhileEqual } from '../wait.js';
 import { LL_BYTES, LL_FLAG, LL_HEADER_WORDS, LL_OPCODE, LL_SLOT_BYTES, STATUS_ENTERED_SEQ, llSlotIndex } from './mailbox.js';
 
@@ -115,10 +114,7 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     const sentBytes = this.words[slot + LL_BYTES];
     const sentOpcode = this.words[slot + LL_OPCODE];
     if (sentBytes !== bytes || sentOpcode !== opcode) {
-      throw new TscclError(ErrorCode.MISMATCH,
-        `Rank ${this.rank} expected ${opcodeName(opcode)} #${seq} of ${bytes} bytes from rank ${peer}, `
-        + `but rank ${peer} sent ${opcodeName(sentOpcode)} #${seq} of ${sentBytes} bytes: the ranks called different operations or counts`,
-        { rank: this.rank, peer, seq, op: opcodeName(opcode) });
+      throw messageMismatch(this.rank, peer, { opcode, seq, bytes }, { opcode: sentOpcode, seq, bytes: sentBytes });
     }
     return this.dataView(peer, seq, bytes);
   }

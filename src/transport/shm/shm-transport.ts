@@ -2,7 +2,7 @@ import { ErrorCode, TscclError } from '../../errors.js';
 import type { Arena } from '../../memory/arena.js';
 import { MIN_SEND_QUEUE_DEPTH } from '../../algorithms/schedule.js';
 import { ShmLowLatencySlots } from './ll-slots.js';
-import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
+import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, messageMismatch, opcodeName } from '../transport.js';
 import { waitWhileEqual } from '../wait.js';
 import { crc32 } from '../../kernels/crc32.js';
 import { CONSUMED, HEAD, QUEUE_DEPTH, SLOT_CHECKSUM, queueIndex, slotIndex } from './mailbox.js';
@@ -86,10 +86,7 @@ export class ShmTransport implements Transport {
     const seq = words[slot + 2];
     const opcode = words[slot + 3];
     if (length !== bytes || seq !== tag.seq || opcode !== tag.opcode) {
-      throw new TscclError(ErrorCode.MISMATCH,
-        `Rank ${this.rank} expected ${opcodeName(tag.opcode)} #${tag.seq} of ${bytes} bytes from rank ${peer}, `
-        + `but rank ${peer} sent ${opcodeName(opcode)} #${seq} of ${length} bytes: the ranks called different operations or counts`,
-        { rank: this.rank, peer, seq: tag.seq, op: opcodeName(tag.opcode) });
+      throw messageMismatch(this.rank, peer, { opcode: tag.opcode, seq: tag.seq, bytes }, { opcode, seq, bytes: length });
     }
     if (length > 0) {
       const data = this.arena.bytes(byteOffset, length);

@@ -1,5 +1,5 @@
 import { ErrorCode, TscclError } from '../../errors.js';
-import { type LowLatencySlots, type MessageTag, type SendHandle, type WaitContext, opcodeName } from '../transport.js';
+import { type LowLatencySlots, type MessageTag, type SendHandle, type WaitContext, messageMismatch } from '../transport.js';
 import type { Frame } from './frame.js';
 
 /**
@@ -75,11 +75,8 @@ export class TcpLowLatencySlots implements LowLatencySlots {
     const declared = marked ? payload.readUInt32LE(0) : undefined;
     const dataBytes = payload.byteLength - LOW_LATENCY_PREFIX_BYTES;
     if (header.seq !== seq || header.opcode !== opcode || header.commId !== this.links.commId || declared !== bytes || (dataBytes !== 0 && dataBytes !== bytes)) {
-      throw new TscclError(ErrorCode.MISMATCH,
-        `Rank ${this.links.rank} expected ${opcodeName(opcode)} #${seq} of ${bytes} bytes from rank ${peer}, but rank ${peer} sent `
-        + `${opcodeName(header.opcode)} #${header.seq} of ${declared ?? header.length} bytes${marked ? '' : ' by another algorithm'}`
-        + `${header.commId !== this.links.commId ? ' on another communicator' : ''}: the ranks called different operations or counts`,
-        { rank: this.links.rank, peer, seq, op: opcodeName(opcode) });
+      throw messageMismatch(this.links.rank, peer, { opcode, seq, bytes }, { opcode: header.opcode, seq: header.seq, bytes: declared ?? header.length },
+        `${marked ? '' : ' by another algorithm'}${header.commId !== this.links.commId ? ' on another communicator' : ''}`);
     }
     const data = payload.subarray(LOW_LATENCY_PREFIX_BYTES);
     // Node's small buffers start 8-byte aligned; a copy keeps a reader's typed view legal if one ever does not.

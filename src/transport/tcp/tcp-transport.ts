@@ -5,7 +5,7 @@ import { log } from '../../log.js';
 import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } from '../../security/job-token.js';
 import type { Store } from '../../store/store.js';
 import { hostKey, machineOf } from '../../topology/host-key.js';
-import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, opcodeName } from '../transport.js';
+import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, messageMismatch } from '../transport.js';
 import { spinBudgetMs } from '../wait.js';
 import { FLAG_CHECKSUM, FLAG_STRIPE, type Frame, type FrameHeader, FrameParser, type FrameSink, bufferingSink, encodeFrame, encodeHeader, frameError } from './frame.js';
 import { Intake, intakeOf, readExactly, readInto } from './intake.js';
@@ -384,11 +384,9 @@ export class TcpTransport implements Transport {
 
   /** Takes the channel's next message if it has arrived whole; false if not. */
   tryRecv(peer: number, channel: number, bytes: number, _elementBytes: number, tag: MessageTag, consume: Consume): boolean {
-    const link = this.links[peer];
-    const queued = link.inbox.get(channel);
-    if (queued === undefined || queued.length === 0) return false;
-    const frame = queued.shift()!;
-    this.checkMatch(link, frame.header, bytes, tag);
+    const frame = this.takeMessage(peer, channel);
+    if (frame === undefined) return false;
+    this.checkMatch(this.links[peer], frame.header, bytes, tag);
     if (bytes > 0) consume(frame.payload, 0);
     return true;
   }
@@ -427,10 +425,8 @@ export class TcpTransport implements Transport {
 
   private checkMatch(link: Link, h: FrameHeader, bytes: number, tag: MessageTag): void {
     if (h.length !== bytes || h.seq !== tag.seq || h.opcode !== tag.opcode || h.commId !== this.commId) {
-      throw new TscclError(ErrorCode.MISMATCH,
-        `Rank ${this.rank} expected ${opcodeName(tag.opcode)} #${tag.seq} of ${bytes} bytes from rank ${link.peer}, `
-        + `but rank ${link.peer} sent ${opcodeName(h.opcode)} #${h.seq} of ${h.length} bytes${h.commId !== this.commId ? ' on another communicator' : ''}: the ranks called different operations or counts`,
-        { rank: this.rank, peer: link.peer, seq: tag.seq, op: opcodeName(tag.opcode) });
+      throw messageMismatch(this.rank, link.peer, { opcode: tag.opcode, seq: tag.seq, bytes }, { opcode: h.opcode, seq: h.seq, bytes: h.length },
+        h.commId !== this.commId ? ' on another communicator' : '');
     }
   }
 
