@@ -16,7 +16,8 @@ import { isOversubscribed } from '../dist/src/transport/wait.js';
 const file = process.argv[2];
 if (file === undefined) throw new Error('usage: node bench/model-regret.mjs <regret-output.md> [--procs]');
 const procs = process.argv.includes('--procs');
-const ROW = /^\| (\w+) \| (\d+) \| (\d+) \| (\w+) \| \w+ \| [\d.]+ \| (.*) \|$/;
+// Rows of older runs have no calls-per-block column.
+const ROW = /^\| (\w+) \| (\d+) \| (\d+) \| (?:\d+ \| )?([a-z_]+) \| \w+ \| [\d.]+ \| (.*) \|$/;
 const graphs = new Map();
 const model = [];
 const tuner = [];

@@ -23,8 +23,8 @@ const ops = flag('--ops', 'all_reduce,all_gather,reduce_scatter,broadcast').spli
 const rankScript = fileURLToPath(new URL('./lib/interleaved-rank.mjs', import.meta.url));
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-console.log(`# regret = time(tuner's choice) / time(fastest), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, medians of ${blocks} interleaved blocks of ${SWEEP_ITERS} calls, ${new Date().toISOString()}`);
-console.log('| op | ranks | bytes | tuner chose | fastest | regret | median us per algorithm |\n|---|---:|---:|---|---|---:|---|');
+console.log(`# regret = time(tuner's choice) / time(fastest), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, medians of ${blocks} interleaved blocks of at least ${SWEEP_ITERS} calls and 20 ms, ${new Date().toISOString()}`);
+console.log('| op | ranks | bytes | fewest calls per block | tuner chose | fastest | regret | median us per algorithm |\n|---|---:|---:|---:|---|---|---:|---|');
 const regrets = [];
 for (const ranks of rankCounts) {
   for (const op of ops) {
@@ -36,7 +36,7 @@ for (const ranks of rankCounts) {
     const { results } = await launch({
       nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
     });
-    results[0].forEach(({ bytes, chosen }, s) => {
+    results[0].forEach(({ bytes, chosen, callsPerBlock }, s) => {
       if (bytes === 0) return;
       // Per candidate, each block's mean over ranks.
       const blockTimes = candidates.map((_, c) => (results[0][s].times[c] === null ? null
@@ -47,7 +47,7 @@ for (const ranks of rankCounts) {
       const [fastest, fastestTime] = Object.entries(times).sort((a, b) => a[1] - b[1])[0];
       const regret = times[chosen] / fastestTime;
       regrets.push(regret);
-      console.log(`| ${op} | ${ranks} | ${bytes} | ${chosen} | ${fastest} | ${regret.toFixed(2)} | ${Object.entries(times).map(([a, t]) => `${a} ${t.toFixed(0)}`).join(', ')} |`);
+      console.log(`| ${op} | ${ranks} | ${bytes} | ${callsPerBlock} | ${chosen} | ${fastest} | ${regret.toFixed(2)} | ${Object.entries(times).map(([a, t]) => `${a} ${t.toFixed(0)}`).join(', ')} |`);
     });
   }
 }

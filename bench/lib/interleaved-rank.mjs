@@ -13,6 +13,16 @@ import { ErrorCode } from '../../dist/src/errors.js';
 const { INVALID_ARGUMENT } = ErrorCode;
 
 /**
+ * A block lasts about this long or more: 20 calls of 8 B to 32 KiB take well under a millisecond, and
+ * one stall of the VM (hundreds of us) then moved a block's mean by tens of percent, so the
+ * small rows' regrets flipped from run to run (a 2-process broadcast of 32 KiB: 2.12 in one
+ * run, its choice ahead when rerun with longer blocks). Calls per block: at least `iters`, as
+ * many as fill this at the candidate's warm-up pace.
+ */
+const BLOCK_MIN_MS = 20;
+const BLOCK_MAX_CALLS = 2000;
+
+/**
  * @param {{ args: string[] }} job args[0]: JSON of { options (BenchOptions without algorithm),
  *   candidates: { algorithm?: string }[] (no algorithm: the tuner's choice),
  *   blocks, warmup: { calls, longCalls, longMaxBytes } }
@@ -43,7 +53,16 @@ export default async function interleavedRank({ args }) {
     const times = calls.map((call) => (call === undefined ? null : []));
     let chosen;
     const warmupCalls = size <= warmup.longMaxBytes ? warmup.longCalls : warmup.calls;
-    for (const i of running) for (let k = 0; k < warmupCalls; k++) await calls[i]();
+    const paceUs = new Float64Array(calls.length);
+    for (const i of running) {
+      // The pace of the warm-up's last calls, after V8 compiled the path.
+      const paced = Math.max(1, warmupCalls >> 2);
+      for (let k = paced; k < warmupCalls; k++) await calls[i]();
+      const start = performance.now();
+      for (let k = 0; k < paced; k++) await calls[i]();
+      paceUs[i] = ((performance.now() - start) * 1000) / paced;
+    }
+    const callsPerBlock = await agreedBlockCalls(comm, options.iters, paceUs);
     for (let block = 0; block < blocks; block++) {
       // Each block starts with another candidate, so none always follows the same one.
       for (let k = 0; k < running.length; k++) {
@@ -54,14 +73,24 @@ export default async function interleavedRank({ args }) {
         // starts the next candidate's block while its peers still finish the last one.
         await comm.barrier();
         const start = performance.now();
-        for (let c = 0; c < options.iters; c++) await calls[i]();
-        times[i].push(((performance.now() - start) * 1000) / options.iters);
+        for (let c = 0; c < callsPerBlock[i]; c++) await calls[i]();
+        times[i].push(((performance.now() - start) * 1000) / callsPerBlock[i]);
         if (candidates[i].algorithm === undefined) chosen = comm.flightRecords().records.at(-1)?.algorithm;
       }
     }
     const counts = op.counts(Math.floor(size / wordSize), comm.size);
-    results.push({ bytes: Math.max(counts.send, counts.recv) * wordSize, chosen, times });
+    results.push({ bytes: Math.max(counts.send, counts.recv) * wordSize, chosen, times, callsPerBlock: Math.min(...running.map((i) => callsPerBlock[i])) });
   }
   await comm.destroy();
   return results;
+}
+
+/**
+ * Each candidate's calls per block from its warm-up pace, the same on every rank (the ranks'
+ * paces differ a little): the fewest any rank asks for, so no block runs longer than needed.
+ */
+async function agreedBlockCalls(comm, iters, paceUs) {
+  const wanted = paceUs.map((us) => (us > 0 ? Math.min(BLOCK_MAX_CALLS, Math.max(iters, Math.ceil((BLOCK_MIN_MS * 1000) / us))) : iters));
+  await comm.allReduce(wanted, { op: 'min' });
+  return wanted;
 }
