@@ -111,18 +111,20 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
     selectAlgorithm({ collective, nranks: 4, bytes, elementBytes: 4, transport: 'tcp', hostCount }).algorithm;
   assert.equal(overNetwork('allGather', 8 << 20, 4), 'ring');
   assert.equal(overNetwork('broadcast', 8 << 20, 4), 'binomial_tree');
-  // On one host: direct, but for the middle band, where the relaying schedules won.
+  // On one host: direct, but for the band where the relaying schedules won (from the smallest broadcast).
   assert.equal(overNetwork('allGather', 64, 1), 'direct');
   assert.equal(overNetwork('allGather', 512 << 10, 1), 'ring');
   assert.equal(overNetwork('allGather', 4 << 20, 1), 'direct');
-  assert.equal(overNetwork('broadcast', 32 << 10, 1), 'direct');
+  assert.equal(overNetwork('broadcast', 8, 1), 'binomial_tree');
+  assert.equal(overNetwork('broadcast', 32 << 10, 1), 'binomial_tree');
   assert.equal(overNetwork('broadcast', 2 << 20, 1), 'binomial_tree');
-  assert.equal(overNetwork('broadcast', 16 << 20, 1), 'direct');
-  // Between 2 processes there is no one to relay to.
+  assert.equal(overNetwork('broadcast', 16 << 20, 1), 'binomial_tree');
+  assert.equal(overNetwork('allGather', 16 << 20, 1), 'direct');
+  // Between 2 processes there is no one to relay to (a broadcast's tree only copies the root's output first).
   const twoOnHost = (collective: 'allGather' | 'broadcast', bytes: number) =>
     selectAlgorithm({ collective, nranks: 2, bytes, elementBytes: 4, transport: 'tcp', hostCount: 1 }).algorithm;
   assert.equal(twoOnHost('allGather', 512 << 10), 'direct');
-  assert.equal(twoOnHost('broadcast', 4 << 10), 'direct');
+  assert.equal(twoOnHost('broadcast', 4 << 10), 'binomial_tree');
   const fourProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
   assert.equal(fourProcesses(256 << 10), 'recursive_doubling');
   assert.equal(fourProcesses(2 << 20), 'ring');
