@@ -52,7 +52,7 @@ export function topoCommand(program: Command, format: () => Option): void {
       for (const i of detection.interfaces) lines.push(`  ${i.name.padEnd(12)} ${i.internal ? 'loopback' : (i.speedMbps === null ? 'speed unknown' : `${i.speedMbps} Mb/s`)}  ${i.addresses.join(' ')}`);
       lines.push(`# profile: ${source}`);
       lines.push(`  shm: ${profile.shm.callUs.toFixed(1)} us per call, ${profile.shm.messageUs.toFixed(1)} us per message (${profile.shm.oversubscribedMessageUs.toFixed(1)} with more ranks than cores), ${profile.shm.copyGBps.toFixed(2)} GB/s; one-shot ${profile.shm.oneShotUs?.toFixed(1) ?? 'unmeasured'} us per call, ${profile.shm.oneShotGBps?.toFixed(2) ?? 'unmeasured'} GB/s`);
-      lines.push(`  tcp: ${profile.tcp.callUs.toFixed(1)} us per call, ${profile.tcp.messageUs.toFixed(1)} us per message (${profile.tcp.overheadUs?.toFixed(1) ?? 'unmeasured'} of it CPU at each end), ${profile.tcp.gbps.toFixed(2)} GB/s; reduce ${profile.reduceGBps.toFixed(2)} GB/s`);
+      lines.push(`  tcp: ${profile.tcp.callUs.toFixed(1)} us per call, ${profile.tcp.messageUs.toFixed(1)} us per message (${profile.tcp.overheadUs?.toFixed(1) ?? 'unmeasured'} of it CPU at each end), ${profile.tcp.gbps.toFixed(2)} GB/s; one-shot ${profile.tcp.oneShotUs?.toFixed(1) ?? 'unmeasured'} us per call; reduce ${profile.reduceGBps.toFixed(2)} GB/s`);
       lines.push(layout === null ? '# not started as a rank of a job (torchrun, mpirun, srun, tsccl launch)' : `# rank ${layout.rank} of ${layout.size} (${layout.source}), local rank ${layout.localRank} of ${layout.localSize} on ${layout.host}`);
       process.stdout.write(`${lines.join('\n')}\n`);
     });

@@ -12,7 +12,7 @@ import { invalidArgument } from '../errors.js';
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
  *              "oneShotUs": .., "oneShotGBps": .., "peerWrittenGBps": .. },  thread ranks, shared memory
- *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .. },
+ *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .., "oneShotUs": .. },
  *                                                                process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
  *     "memoryTiers": [ { "bytes": .., "copyGBps": .. }, .. ],       copy speed by working set
@@ -31,7 +31,8 @@ import { invalidArgument } from '../errors.js';
  * (optional: the default below stands in).
  * oneShotUs and oneShotGBps are the low-latency one-shot path of thread ranks (exec/one-shot.ts):
  * a 2-rank 8 B broadcast through it, and the rate at which its slots move a message (publish and
- * read: 32 KiB minus 8 B); optional, the defaults below stand in.
+ * read: 32 KiB minus 8 B); optional, the defaults below stand in. tcp.oneShotUs is the one-shot
+ * path of process ranks: a 2-rank 8 B all-reduce through it (optional, the default stands in).
  * peerWrittenGBps is how fast one core copies bytes another core has just written (their cache
  * lines come from the writer's cache): what pulling a piece its sender reduced or received in
  * the same call costs (optional: the default below stands in).
@@ -52,7 +53,7 @@ export const profileSchema = z.object({
   }),
   tcp: transportSchema.extend({
     gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),
-    overheadUs: z.number().min(0).optional(),
+    overheadUs: z.number().min(0).optional(), oneShotUs: z.number().min(0).optional(),
   }),
   reduceGBps: z.number().positive(),
   memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive() }).strict()).min(1).optional(),
@@ -88,6 +89,13 @@ export const DEFAULT_PEER_WRITTEN_GBPS = 9;
 export const DEFAULT_TCP_OVERHEAD_US = 13;
 
 /**
+ * A 2-process 8 B all-reduce through the TCP one-shot path where a profile predates its
+ * measurement: 12-16 us in the regret grids of the 2-core VMs (bench/regret.mjs --procs,
+ * 2026-11-21, 8 B to 512 B), 10.6-12.1 us in the prediction sweep's medians the same hour.
+ */
+export const DEFAULT_TCP_ONE_SHOT_US = 13;
+
+/**
  * One process streaming to another where a profile predates its measurement: a 2-process
  * broadcast of 16 MiB took 6.9 ms on the 2-core VMs (2026-11-21, bench/predict-local.mjs
  * --procs, median of 3), against 9.1 at the 1.85 GB/s each way of a sendrecv.
@@ -107,7 +115,7 @@ export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
     shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS },
-    tcp: { callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US },
+    tcp: { callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US, oneShotUs: DEFAULT_TCP_ONE_SHOT_US },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the
     // per-core 2 MiB L2, then an L3 share of 64-96 MiB, then memory.

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, hostname, networkInterfaces } from 'node:os';
-import { DEFAULT_ONE_SHOT, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
+import { DEFAULT_ONE_SHOT, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology, TopologyProtocol } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -132,7 +132,9 @@ function shmProtocol(profile: LocalProfile, ranks: number, cores: number): Topol
 export function tcpProtocol(profile: LocalProfile, rankCores: number): TopologyProtocol {
   const overheadUs = profile.tcp.overheadUs ?? DEFAULT_TCP_OVERHEAD_US;
   const wakeUs = Math.max(0, profile.tcp.messageUs - 2 * overheadUs);
-  return { name: 'tcp', baseUs: profile.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores, overheadUs };
+  // The measured 2-rank one-shot call is a frame out and one in and a wake-up, which the simulator charges apart.
+  const oneShotUs = Math.max(0, (profile.tcp.oneShotUs ?? DEFAULT_TCP_ONE_SHOT_US) - profile.tcp.messageUs);
+  return { name: 'tcp', baseUs: profile.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores, overheadUs, oneShotUs };
 }
 
 /**

@@ -33,7 +33,8 @@ export const SMALL_CALL_WARMUP = 4000;
  * - sendrecv of 16 MiB minus sendrecv of 8 B: the copy, giving GB/s.
  * Process ranks are also measured on a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps),
  * and of 64 KiB in 64 pieces against 1: the CPU overhead each end spends per message
- * (tcp.overheadUs, at most half a hand-off).
+ * (tcp.overheadUs, at most half a hand-off), and on their one-shot path (2-rank all-reduce of
+ * 8 B, tcp.oneShotUs).
  * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B and of 32 KiB:
  * its cost of a call, and the rate at which its slots move a message), at twice the cores (ring, 8 B) for the oversubscribed
  * hand-off, process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
@@ -86,6 +87,8 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const oneShotGBps = ONE_SHOT_BYTES / Math.max(1e-3, oneShotLarge - oneShotUs) / 1e3;
   log('TCP (process ranks on this host):');
   const tcp = await transport(true);
+  // The one-shot path runs other code than the schedules (no executor): its own 2-rank call.
+  const tcpOneShotUs = await time('all_reduce', 2, 8, true, ONE_SHOT);
   // One more message in a stream that nobody waits for costs each end its CPU overhead: the
   // root's sends of a broadcast's pieces queue in the socket, the receiver takes them as they come.
   const whole = await time('broadcast', 2, STREAM_BYTES, true, 'binomial_tree', STREAM_BYTES);
@@ -111,7 +114,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   return {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
     shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs, oneShotUs, oneShotGBps, peerWrittenGBps },
-    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, streamGBps, oversubscribedGBps, overheadUs },
+    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs },
     reduceGBps, memoryTiers, runs,
   };
 }

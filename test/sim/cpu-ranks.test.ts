@@ -121,7 +121,8 @@ test('over TCP each end spends its overhead on every message: the hand-off and t
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
   const [overheadUs, messageUs] = [15, 50];
-  const profile = { ...base, tcp: { ...base.tcp, callUs: CALL_US, messageUs, gbps: 1e9, overheadUs } };
+  const oneShotUs = 70;
+  const profile = { ...base, tcp: { ...base.tcp, callUs: CALL_US, messageUs, gbps: 1e9, overheadUs, oneShotUs } };
   const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'tcp', profile, detection }), 'local'));
   const run = (collective: Collective, algorithm: string, count: number, chunkCount?: number) =>
     simulateFlows(graph, graph.accelerators, { collective, count, elementBytes: 4, root: 0, algorithm, protocol: 'tcp', ...(chunkCount ? { chunkCount } : {}) }).timeUs;
@@ -133,8 +134,11 @@ test('over TCP each end spends its overhead on every message: the hand-off and t
   // so each piece after the first costs one overhead.
   const [whole, pieced] = [run('broadcast', 'binomial_tree', 64), run('broadcast', 'binomial_tree', 64, 1)];
   assert.ok(Math.abs((pieced - whole) / 63 - overheadUs) < 0.1, `${whole} ${pieced}`);
-  // The one-shot path: a frame out to the peer and one in, each an overhead, and one wake-up.
+  // The one-shot path: the 2-rank call tune measures comes back, of it a frame out to the peer
+  // and one in (each an overhead) and one wake-up; 4 ranks send and take 3 frames each.
   const oneShot = run('allReduce', ONE_SHOT, 2);
-  const wakeUs = messageUs - 2 * overheadUs;
-  assert.ok(Math.abs(oneShot - (CALL_US + 2 * overheadUs + wakeUs)) < 1, `${oneShot}`);
+  assert.ok(Math.abs(oneShot - oneShotUs) < 1, `${oneShot}`);
+  const fourRanks = new TopologyGraph(parseTopology(localTopology({ ranks: 4, transport: 'tcp', profile, detection: fakeDetection(4) }), 'local'));
+  const wider = simulateFlows(fourRanks, fourRanks.accelerators, { collective: 'allGather', count: 2, elementBytes: 4, root: 0, algorithm: ONE_SHOT, protocol: 'tcp' }).timeUs;
+  assert.ok(Math.abs(wider - (oneShotUs + 4 * overheadUs)) < 1, `${wider}`);
 });

@@ -51,8 +51,9 @@ test('the local topology is a valid topology whose ranks reduce on their cores',
 
 test('the TCP protocol splits the measured hand-off into both ends\' overhead and the wake-up, for this host and for emulated ones', () => {
   const base = defaultProfile(2, 'h');
-  const profile: LocalProfile = { ...base, tcp: { ...base.tcp, messageUs: 50, overheadUs: 10 } };
-  assert.deepEqual(tcpProtocol(profile, 1), { name: 'tcp', baseUs: base.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs: 30, rankCores: 1, overheadUs: 10 });
+  const profile: LocalProfile = { ...base, tcp: { ...base.tcp, messageUs: 50, overheadUs: 10, oneShotUs: 65 } };
+  // The one-shot call's own cost is what its measured 2-rank call leaves beside the hand-off.
+  assert.deepEqual(tcpProtocol(profile, 1), { name: 'tcp', baseUs: base.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs: 30, rankCores: 1, overheadUs: 10, oneShotUs: 15 });
   assert.equal(tcpProtocol({ ...profile, tcp: { ...profile.tcp, messageUs: 15 } }, 1).wakeUs, 0, 'an overhead above half the hand-off leaves no negative wake-up');
   const local = localTopology({ ranks: 4, transport: 'tcp', profile, detection: fakeDetection(2) });
   assert.deepEqual(local.protocols, [tcpProtocol(profile, 2)], '--topo local uses the same protocol, on all the host\'s cores');

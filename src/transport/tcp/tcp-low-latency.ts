@@ -8,7 +8,9 @@ import type { Frame } from './frame.js';
  * message from a schedule's. Eight, so the data stays 8-byte aligned for any element type.
  */
 export const LOW_LATENCY_PREFIX_BYTES = 8;
-const MARKER = 0x4c4c5431; // "1TLL" in memory order
+const MARKER = 0x4c4c5431;
+/** The largest message of the one-shot path over TCP: 4 KiB, a common size, in one copied frame with its prefix. */
+export const TCP_ONE_SHOT_BYTES = 4096; // "1TLL" in memory order
 
 /** What the one-shot path needs of the TCP transport. */
 export interface LowLatencyLinks {

@@ -9,7 +9,7 @@ import { type Consume, type MessageTag, type SendHandle, type Transport, type Wa
 import { spinBudgetMs } from '../wait.js';
 import { FLAG_CHECKSUM, FLAG_STRIPE, type Frame, type FrameHeader, FrameParser, type FrameSink, bufferingSink, encodeFrame, encodeHeader, frameError } from './frame.js';
 import { Intake, intakeOf, readExactly, readInto } from './intake.js';
-import { LOW_LATENCY_PREFIX_BYTES, TcpLowLatencySlots } from './tcp-low-latency.js';
+import { LOW_LATENCY_PREFIX_BYTES, TCP_ONE_SHOT_BYTES, TcpLowLatencySlots } from './tcp-low-latency.js';
 
 export interface TcpTransportOptions {
   readonly rank: number;
@@ -173,9 +173,9 @@ export function commIdOf(name: string): number {
  * The largest message sent as one buffer with its header, copied: one write instead of a corked
  * writev of two buffers, which costs more JavaScript than copying a few KiB (2 processes, 8 B
  * all-reduce: the writev path was the largest item of a CPU profile after the system call).
- * 4 KiB and the one-shot path's prefix, so that path carries 4 KiB messages (a common size).
+ * The one-shot path's largest message and its prefix.
  */
-const COPY_FRAME_MAX_BYTES = 4096 + LOW_LATENCY_PREFIX_BYTES;
+const COPY_FRAME_MAX_BYTES = TCP_ONE_SHOT_BYTES + LOW_LATENCY_PREFIX_BYTES;
 
 /**
  * After a frame of this size that was read straight into a plain receive's memory, the next
