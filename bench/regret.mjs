@@ -13,6 +13,7 @@ import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { launch } from '../dist/src/launch/launch.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
 import { SMALL_CALL_WARMUP } from '../dist/src/tuner/calibrate.js';
+import { BLOCK_MIN_MS } from './lib/interleaved-rank.mjs';
 import { SETTLE_MAX_BYTES, SWEEP, SWEEP_ITERS } from './lib/sweep.mjs';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
@@ -23,7 +24,7 @@ const ops = flag('--ops', 'all_reduce,all_gather,reduce_scatter,broadcast').spli
 const rankScript = fileURLToPath(new URL('./lib/interleaved-rank.mjs', import.meta.url));
 const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
-console.log(`# regret = time(tuner's choice) / time(fastest), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, medians of ${blocks} interleaved blocks of at least ${SWEEP_ITERS} calls and 20 ms, ${new Date().toISOString()}`);
+console.log(`# regret = time(tuner's choice) / time(fastest), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, medians of ${blocks} interleaved blocks of at least ${SWEEP_ITERS} calls and ${BLOCK_MIN_MS} ms, ${new Date().toISOString()}`);
 console.log('| op | ranks | bytes | fewest calls per block | tuner chose | fastest | regret | median us per algorithm |\n|---|---:|---:|---:|---|---|---:|---|');
 const regrets = [];
 for (const ranks of rankCounts) {

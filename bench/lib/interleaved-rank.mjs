@@ -19,7 +19,7 @@ const { INVALID_ARGUMENT } = ErrorCode;
  * run, its choice ahead when rerun with longer blocks). Calls per block: at least `iters`, as
  * many as fill this at the candidate's warm-up pace.
  */
-const BLOCK_MIN_MS = 20;
+export const BLOCK_MIN_MS = 20;
 const BLOCK_MAX_CALLS = 2000;
 
 /**

@@ -479,7 +479,7 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   const protocol = protocolOf(graph.topology, call.protocol);
   const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 };
   const rates = callRates(graph, rankDevices, shape, call.elementBytes);
-  // The path's own measured costs where the protocol has them (thread ranks' profile).
+  // The path's own measured costs where the protocol has them (the local profile's).
   const efficiency = protocol.oneShotEfficiency ?? protocol.efficiency;
   const messageBytes = oneShotCount(shape) * call.elementBytes;
   // Where a message costs CPU at each end (TCP: a frame to each peer, one from each), a rank

@@ -75,24 +75,28 @@ const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES :
  * Process ranks over TCP on one host: the "links" are loopback, bounded by the CPUs and not by a
  * NIC that n-1 copies would share, so the direct schedules win at most sizes; in a band of sizes
  * (of the data each rank ends with) the relaying ones win: the ring for all-gather and
- * all-reduce, the binomial tree for broadcast. 4 process ranks, medians of 7 interleaved blocks
+ * all-reduce (and the binomial tree for broadcast, which now takes it at every size: below).
+ * 4 process ranks, medians of 7 interleaved blocks
  * of bench/regret.mjs --procs, five runs: at 2 MiB the ring beat direct 1.17-1.55x (all-gather)
  * and 1.39-1.76x (all-reduce), the tree beat direct 1.06-1.22x (broadcast); at 16 MiB direct was
  * as fast or faster (1.00-1.20x); at 256 KiB the runs disagreed by up to 1.56x either way, and
- * the band starts there because that kept each op's worse run lowest. A broadcast takes the tree
- * at every size, on 2 processes too. 4 processes share 2 cores, and the tree's root sends 2 frames
- * where direct's sends 3: with blocks of 20 ms or more (20 calls of a small broadcast made a
- * block of well under 1 ms, and those runs came out either way), two runs, the tree ahead from 8 B
- * to 256 KiB in both (8 B 14-15 / 16-20 us, 4 KiB 20-21 / 31-36, 256 KiB 288-352 / 330-368), and
- * at 16 MiB in all four runs with 5 or 20 ms blocks (1.02-1.08x). Between 2 processes the two send
- * the same one message, the tree's root copying its own output first (out of place): level from
- * 8 B to 2 MiB (within 1 us up to 32 KiB, either ahead), the tree 1.03-1.07x ahead at 16 MiB.
+ * the band starts there because that kept each op's worse run lowest. Between 2 processes a
+ * relay has no one to relay to and direct sends the same one message.
  */
-const TCP_RELAY: Partial<Record<Collective, { algorithm: string; minBytes: number; maxBytes: number; twoRanks: boolean }>> = {
-  allReduce: { algorithm: 'ring', minBytes: 256 * 1024, maxBytes: 16 << 20, twoRanks: false },
-  allGather: { algorithm: 'ring', minBytes: 256 * 1024, maxBytes: 16 << 20, twoRanks: false },
-  broadcast: { algorithm: 'binomial_tree', minBytes: 0, maxBytes: Infinity, twoRanks: true },
-};
+const TCP_RELAY_MIN_BYTES = 256 * 1024;
+const TCP_RELAY: Partial<Record<Collective, string>> = { allReduce: 'ring', allGather: 'ring' };
+const TCP_RELAY_MAX_BYTES = 16 << 20;
+/**
+ * Process ranks over TCP on one host: broadcasts take the binomial tree at every size, on 2
+ * processes too. 4 processes share 2 cores, and the tree's root sends 2 frames where direct's
+ * sends 3: with blocks of 20 ms or more (20 calls of a small broadcast made a block of well
+ * under 1 ms, and those runs came out either way), two runs, the tree ahead from 8 B to 256 KiB
+ * in both (8 B 14-15 / 16-20 us, 4 KiB 20-21 / 31-36, 256 KiB 288-352 / 330-368), and at 16 MiB
+ * in all four runs with 5 or 20 ms blocks (1.02-1.08x). Between 2 processes the two send the
+ * same one message, the tree's root copying its own output first (out of place): level from 8 B
+ * to 2 MiB (within 1 us up to 32 KiB, either ahead), the tree 1.03-1.07x ahead at 16 MiB.
+ */
+const TCP_BROADCAST = 'binomial_tree';
 /**
  * Process ranks on 2 ranks: recursive doubling reduces the whole buffer on both ranks, direct
  * half on each; once the reduction weighs (one JS thread per process also serves its socket),
@@ -181,13 +185,15 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     // One stream per host across the network instead of one per rank.
     return { algorithm: 'hierarchical', chunkCount, protocol: 'simple' };
   }
+  const onOneHostOverTcp = request.transport === 'tcp' && hosts === 1;
+  if (onOneHostOverTcp && request.collective === 'broadcast') return { algorithm: TCP_BROADCAST, chunkCount, protocol: 'simple' };
   const relay = TCP_RELAY[request.collective];
   // All-reduce has rules of its own for 2 ranks and for small calls (below).
-  if (request.transport === 'tcp' && hosts === 1 && relay !== undefined
+  if (onOneHostOverTcp && relay !== undefined
     && !(request.collective === 'allReduce' && (request.nranks === 2 || request.bytes <= SMALL_ALL_REDUCE_BYTES))) {
     const resultBytes = request.collective === 'allGather' ? request.bytes * request.nranks : request.bytes;
-    const inBand = (request.nranks > 2 || relay.twoRanks) && resultBytes >= relay.minBytes && resultBytes < relay.maxBytes;
-    return { algorithm: inBand ? relay.algorithm : 'direct', chunkCount, protocol: 'simple' };
+    const inBand = request.nranks > 2 && resultBytes >= TCP_RELAY_MIN_BYTES && resultBytes < TCP_RELAY_MAX_BYTES;
+    return { algorithm: inBand ? relay : 'direct', chunkCount, protocol: 'simple' };
   }
   if (request.collective === 'allReduce') {
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases

@@ -8,9 +8,9 @@ import type { Frame } from './frame.js';
  * message from a schedule's. Eight, so the data stays 8-byte aligned for any element type.
  */
 export const LOW_LATENCY_PREFIX_BYTES = 8;
-const MARKER = 0x4c4c5431;
+const MARKER = 0x4c4c5431; // "1TLL" in memory order
 /** The largest message of the one-shot path over TCP: 4 KiB, a common size, in one copied frame with its prefix. */
-export const TCP_ONE_SHOT_BYTES = 4096; // "1TLL" in memory order
+export const TCP_ONE_SHOT_BYTES = 4096;
 
 /** What the one-shot path needs of the TCP transport. */
 export interface LowLatencyLinks {
@@ -18,7 +18,7 @@ export interface LowLatencyLinks {
   readonly nranks: number;
   /** The id every frame of this communicator carries. */
   readonly commId: number;
-  /** Sends a message of at most the copy size: it is copied into its frame, so `data` is free again at once. */
+  /** Sends a message (prefix and up to TCP_ONE_SHOT_BYTES), copied into its frame, so `data` is free again at once. */
   trySend(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle;
   /** The next whole message on `channel` from `peer`, taken out of its inbox, unchecked. */
   takeMessage(peer: number, channel: number): Frame | undefined;
@@ -37,18 +37,14 @@ export interface LowLatencyLinks {
  * every frame is a copy, queued in order behind the ones before it.
  */
 export class TcpLowLatencySlots implements LowLatencySlots {
-  readonly capacity: number;
+  readonly capacity = TCP_ONE_SHOT_BYTES;
   private readonly links: LowLatencyLinks;
   /** This rank's last message, prefix and data: what it sends, and what it reads of itself. */
-  private readonly own: Uint8Array;
-  private readonly ownWords: DataView;
+  private readonly own = new Uint8Array(LOW_LATENCY_PREFIX_BYTES + TCP_ONE_SHOT_BYTES);
+  private readonly ownWords = new DataView(this.own.buffer);
 
-  /** `frameCopyBytes`: the largest message the transport copies into its frame. */
-  constructor(links: LowLatencyLinks, frameCopyBytes: number) {
+  constructor(links: LowLatencyLinks) {
     this.links = links;
-    this.capacity = frameCopyBytes - LOW_LATENCY_PREFIX_BYTES;
-    this.own = new Uint8Array(frameCopyBytes);
-    this.ownWords = new DataView(this.own.buffer);
   }
 
   publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, _ctx: WaitContext): undefined {

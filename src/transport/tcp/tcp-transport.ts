@@ -260,7 +260,7 @@ export class TcpTransport implements Transport {
     this.pollBudgetMs = spinBudgetMs(this.machineRanks);
     this.commId = commId;
     this.checksum = checksum;
-    this.lowLatency = new TcpLowLatencySlots(this, COPY_FRAME_MAX_BYTES);
+    this.lowLatency = new TcpLowLatencySlots(this);
   }
 
   static async create(options: TcpTransportOptions): Promise<TcpTransport> {
