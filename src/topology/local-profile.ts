@@ -19,7 +19,8 @@ import { invalidArgument } from '../errors.js';
  *     "runs": 3 }
  *
  * callUs is the fixed cost of a collective call; messageUs the cost of one message hand-off
- * between two ranks; copyGBps / gbps the per-pair bandwidth of a large message;
+ * between two ranks; shm.copyGBps one core's copy (a thread rank copies its messages itself),
+ * tcp.gbps the per-pair bandwidth of a large message each way;
  * tcp.streamGBps is one process sending a large message to another that sends nothing (optional:
  * the default below stands in): faster than gbps, where both send and receive at once, though
  * not twice as fast, as the sender's end of a loopback copy costs more than the receiver's.
@@ -63,9 +64,8 @@ export const profileSchema = z.object({
 export type LocalProfile = z.infer<typeof profileSchema>;
 
 /**
- * The working set at which the profile's copyGBps and reduceGBps were measured: the 16 MiB
- * sendrecv of two ranks (two buffers each) and the kernel's three 16 MiB arrays are both about
- * this size.
+ * The working set at which the profile's copyGBps and reduceGBps stand: `tsccl tune` reads
+ * copyGBps off its memory tiers here, and the kernel's three 16 MiB arrays are about this size.
  */
 export const PROFILE_WORKING_SET = 64 * 1024 * 1024;
 

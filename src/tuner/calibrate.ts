@@ -4,7 +4,8 @@ import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { Arena } from '../memory/arena.js';
-import { type LocalProfile, MIB } from '../topology/local-profile.js';
+import { cacheScale } from '../topology/cache-tiers.js';
+import { type LocalProfile, MIB, PROFILE_WORKING_SET } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
 import { measurePeerWrittenGBps } from './peer-written.js';
 import { median } from './median.js';
@@ -27,20 +28,19 @@ export const SMALL_CALL_WARMUP = 4000;
 
 /**
  * Measures this machine for the profile (`tsccl tune`). For each transport, over `runs` repeated
- * launches (medians):
- * - all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs (one exchange), and
- *   by ring = callUs + 2 x messageUs (two steps);
- * - sendrecv of 16 MiB minus sendrecv of 8 B: the copy, giving GB/s.
- * Process ranks are also measured on a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps),
- * and of 64 KiB in 64 pieces against 1: the CPU overhead each end spends per message
- * (tcp.overheadUs, at most half a hand-off), and on their one-shot path (2-rank all-reduce of
- * 8 B, tcp.oneShotUs).
+ * launches (medians), all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs
+ * (one exchange), and by ring = callUs + 2 x messageUs (two steps).
+ * Process ranks are also measured on a sendrecv of 16 MiB minus one of 8 B (tcp.gbps, each way),
+ * a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps), and of 64 KiB in 64 pieces against 1:
+ * the CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off), and on
+ * their one-shot path (2-rank all-reduce of 8 B, tcp.oneShotUs).
  * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B and of 32 KiB:
  * its cost of a call, and the rate at which its slots move a message), at twice the cores (ring, 8 B) for the oversubscribed
  * hand-off, process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
  * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
  * reduceGBps, one core's copy of bytes another core has just written for peerWrittenGBps, and
- * one core's copy speed by working set for memoryTiers.
+ * one core's copy speed by working set for memoryTiers, which gives shm.copyGBps at
+ * PROFILE_WORKING_SET.
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
   const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, algorithm?: string, pieceBytes?: number): Promise<number> => {
@@ -62,7 +62,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   };
   // Both all-reduces run the same call path; at 2 ranks recursive doubling is one message and
   // the ring two, so their difference is one hand-off and the rest the fixed cost of a call.
-  const transport = async (procs: boolean) => {
+  const handOff = async (procs: boolean) => {
     const oneStep = await time('all_reduce', 2, 8, procs, 'recursive_doubling');
     const twoSteps = await time('all_reduce', 2, 8, procs, 'ring');
     const messageUs = Math.max(0, twoSteps - oneStep);
@@ -71,13 +71,10 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
       // Two hand-offs took more than twice one: a stall, not the machine's costs.
       log(`  warning: the ring took over twice recursive doubling, so the call cost reads as 0 us; the machine was busy: run again, with more --runs`);
     }
-    const small = await time('sendrecv', 2, 8, procs);
-    const large = await time('sendrecv', 2, LARGE, procs);
-    const gbps = LARGE / Math.max(1e-3, large - small) / 1e3;
-    return { callUs, messageUs, gbps, smallUs: small };
+    return { callUs, messageUs };
   };
   log('shared memory (thread ranks):');
-  const shm = await transport(false);
+  const shm = await handOff(false);
   // A ring over 2 x cores ranks: 2(n-1) hand-offs, most of them to a descheduled receiver.
   const over = detection.cores * 2;
   const overRing = await time('all_reduce', over, 8, false, 'ring');
@@ -86,9 +83,12 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const oneShotLarge = await time('broadcast', 2, ONE_SHOT_BYTES, false, ONE_SHOT);
   const oneShotGBps = ONE_SHOT_BYTES / Math.max(1e-3, oneShotLarge - oneShotUs) / 1e3;
   log('TCP (process ranks on this host):');
-  const tcp = await transport(true);
+  const tcp = await handOff(true);
   // The one-shot path runs other code than the schedules (no executor): its own 2-rank call.
   const tcpOneShotUs = await time('all_reduce', 2, 8, true, ONE_SHOT);
+  const sendrecvSmall = await time('sendrecv', 2, 8, true);
+  const sendrecvLarge = await time('sendrecv', 2, LARGE, true);
+  const gbps = LARGE / Math.max(1e-3, sendrecvLarge - sendrecvSmall) / 1e3;
   // One more message in a stream that nobody waits for costs each end its CPU overhead: the
   // root's sends of a broadcast's pieces queue in the socket, the receiver takes them as they come.
   const whole = await time('broadcast', 2, STREAM_BYTES, true, 'binomial_tree', STREAM_BYTES);
@@ -101,7 +101,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   }
   // One process sends 16 MiB and the other only receives: faster than each way of a sendrecv.
   const stream = await time('broadcast', 2, LARGE, true, 'direct');
-  const streamGBps = LARGE / Math.max(1e-3, stream - tcp.smallUs) / 1e3;
+  const streamGBps = LARGE / Math.max(1e-3, stream - sendrecvSmall) / 1e3;
   // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
   const overShift = await time('sendrecv', over, LARGE, true);
   const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
@@ -111,10 +111,15 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s`);
   const memoryTiers = measureMemoryTiers();
   log(`copy by working set: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} GB/s`).join(', ')}`);
+  // A thread rank copies its messages itself, so its rate is one core's copy, read from the
+  // tiers at the working set the profile's rates stand for. A 2-thread sendrecv of 16 MiB is
+  // not that: both cores copy at once past the caches and share the memory bus (2.4-3.1 GB/s
+  // each where one core alone copied 5.8-6.6 at that working set, 9 GB/s as a broadcast's one reader).
+  const copyGBps = cacheScale(memoryTiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
   return {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps: shm.gbps, oversubscribedMessageUs, oneShotUs, oneShotGBps, peerWrittenGBps },
-    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps: tcp.gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs },
+    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs, oneShotUs, oneShotGBps, peerWrittenGBps },
+    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs },
     reduceGBps, memoryTiers, runs,
   };
 }
