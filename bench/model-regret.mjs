@@ -10,9 +10,7 @@ import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
-import { LL_SLOT_BYTES } from '../dist/src/transport/shm/mailbox.js';
-import { TCP_ONE_SHOT_BYTES } from '../dist/src/transport/tcp/tcp-low-latency.js';
-import { isOversubscribed } from '../dist/src/transport/wait.js';
+import { localRanks } from './lib/local-ranks.mjs';
 
 const file = process.argv[2];
 if (file === undefined) throw new Error('usage: node bench/model-regret.mjs <regret-output.md> [--procs]');
@@ -33,7 +31,7 @@ for (const line of readFileSync(file, 'utf8').split('\n')) {
   const forced = Object.keys(times);
   const predicted = forced.map((algorithm) => [algorithm, predictOn(graphs.get(ranks), {
     collective: BENCH_OPS[op].collective, bytes: op === 'all_gather' ? bytes / ranks : bytes, elementBytes: 4, hostCount: 1, algorithm,
-    transport: procs ? 'tcp' : 'shm', oversubscribed: !procs && isOversubscribed(ranks), oneShotCapacity: procs ? TCP_ONE_SHOT_BYTES : LL_SLOT_BYTES,
+    ...localRanks(procs, ranks),
   }).timeUs]);
   const pick = predicted.sort((a, b) => a[1] - b[1])[0][0];
   // regret.mjs already pooled the tuner's own calls into the time of the algorithm it chose.

@@ -12,9 +12,7 @@ import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
 import { loadProfile } from '../dist/src/topology/local-profile.js';
 import { detectLocal } from '../dist/src/topology/local-topology.js';
-import { LL_SLOT_BYTES } from '../dist/src/transport/shm/mailbox.js';
-import { TCP_ONE_SHOT_BYTES } from '../dist/src/transport/tcp/tcp-low-latency.js';
-import { isOversubscribed } from '../dist/src/transport/wait.js';
+import { localRanks } from './lib/local-ranks.mjs';
 import { SWEEP_ITERS, sweepRows } from './lib/sweep.mjs';
 
 const option = (name) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : undefined; };
@@ -61,7 +59,7 @@ for (const { op, ranks, bytes, algorithm, measuredUs } of rows) {
   // on its own, as the tuner prices it, for comparison.
   const request = {
     collective: BENCH_OPS[op].collective, bytes: inputBytes, elementBytes: 4, hostCount: 1, algorithm,
-    transport: procs ? 'tcp' : 'shm', oversubscribed: !procs && isOversubscribed(ranks), oneShotCapacity: procs ? TCP_ONE_SHOT_BYTES : LL_SLOT_BYTES,
+    ...localRanks(procs, ranks),
   };
   const predicted = predictOn(graphs.get(ranks), { ...request, calls: 1 + SWEEP_ITERS });
   const single = predictOn(graphs.get(ranks), request);

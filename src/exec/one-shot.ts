@@ -119,12 +119,12 @@ export class OneShotCall {
   /** Source i's part of its message, as the dtype. */
   private piece(i: number): TypedArray {
     const { shape, dtype } = this.request;
-    const data = this.messages[this.pattern.from === 'all' ? i : shape.root];
+    const from = this.pattern.from === 'all' ? i : shape.root;
+    const data = this.messages[from];
     if (this.pieceSources[i] !== data) {
       const first = this.pattern.part === 'block' ? this.request.rank * shape.count : 0;
       if (data.byteLength < (first + shape.count) * dtype.bytes) {
         // Over TCP a rank that holds no data sends none: a peer that thinks otherwise called another root.
-        const from = this.pattern.from === 'all' ? i : shape.root;
         throw new TscclError(ErrorCode.MISMATCH, `Rank ${this.request.rank} needs rank ${from}'s data for ${shape.collective}, but rank ${from} sent none: the ranks called different roots`,
           { rank: this.request.rank, peer: from, op: shape.collective });
       }

@@ -76,8 +76,8 @@ export interface Transport {
 /**
  * A transport's low-latency protocol: each rank publishes once per collective, flag and data
  * together: the call's opcode and message size, and the message itself if it holds data; every
- * peer reads it (shared memory: in place, from the publisher's slot; TCP: from one copied frame). The one-shot collectives
- * (exec/one-shot.ts) run on it. Waits return undefined when they ended without an asynchronous
+ * peer reads it (shared memory: in place, from the publisher's slot; TCP: from one copied
+ * frame). The one-shot collectives (exec/one-shot.ts) run on it. Waits return undefined when they ended without an asynchronous
  * wait, so a call whose peers keep up never awaits.
  */
 export interface LowLatencySlots {

@@ -114,7 +114,8 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // A thread rank copies its messages itself, so its rate is one core's copy, read from the
   // tiers at the working set the profile's rates stand for. A 2-thread sendrecv of 16 MiB is
   // not that: both cores copy at once past the caches and share the memory bus (2.4-3.1 GB/s
-  // each where one core alone copied 5.8-6.6 at that working set, 9 GB/s as a broadcast's one reader).
+  // each where one core alone copied 5.4-7.6 at that working set, and a 2-thread broadcast's one
+  // reader 8.9).
   const copyGBps = cacheScale(memoryTiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
   return {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,

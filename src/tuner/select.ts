@@ -173,7 +173,8 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   const oneShot = PROTOCOL !== 'simple' && oneShotFits(request);
   if (oneShot && PROTOCOL === 'll') return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
   const hosts = request.hostCount ?? 1;
-  if (oneShot && request.transport === 'tcp' && hosts === 1
+  const onOneHostOverTcp = request.transport === 'tcp' && hosts === 1;
+  if (oneShot && onOneHostOverTcp
     && (TCP_ONE_SHOT.has(request.collective) || (request.collective === 'allReduce' && request.nranks === 2))) {
     return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
   }
@@ -185,7 +186,6 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     // One stream per host across the network instead of one per rank.
     return { algorithm: 'hierarchical', chunkCount, protocol: 'simple' };
   }
-  const onOneHostOverTcp = request.transport === 'tcp' && hosts === 1;
   if (onOneHostOverTcp && request.collective === 'broadcast') return { algorithm: TCP_BROADCAST, chunkCount, protocol: 'simple' };
   const relay = TCP_RELAY[request.collective];
   // All-reduce has rules of its own for 2 ranks and for small calls (below).

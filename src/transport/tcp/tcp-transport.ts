@@ -708,7 +708,7 @@ export class TcpTransport implements Transport {
   private deliver(link: Link, frame: Frame): void {
     // A receiver that started waiting while this frame was arriving takes it now.
     const receiver = link.waiting[frame.header.channel];
-    if (receiver !== undefined && (link.inbox.get(frame.header.channel)?.length ?? 0) === 0) {
+    if (receiver !== undefined && !this.hasMessage(link.peer, frame.header.channel)) {
       link.waiting[frame.header.channel] = undefined;
       try {
         this.checkMatch(link, frame.header, receiver.bytes, receiver.tag);
