@@ -25,7 +25,8 @@ import { invalidArgument } from '../errors.js';
  * the default below stands in): faster than gbps, where both send and receive at once, though
  * not twice as fast, as the sender's end of a loopback copy costs more than the receiver's.
  * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
- * receiver is often descheduled and must be woken; oversubscribedGBps what all process ranks
+ * receiver is often descheduled and must be woken (`tsccl tune` fits it: the value with which
+ * the simulator reproduces a ring on twice as many ranks as cores); oversubscribedGBps what all process ranks
  * move together over TCP when they outnumber the cores (optional: without it, cores x gbps).
  * tcp.overheadUs is the CPU time each end spends on one message, which a stream of messages pays
  * even when nobody waits: one more message in a back-to-back stream between two processes

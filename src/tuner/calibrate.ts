@@ -7,10 +7,21 @@ import { Arena } from '../memory/arena.js';
 import { cacheScale } from '../topology/cache-tiers.js';
 import { type LocalProfile, MIB, PROFILE_WORKING_SET } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
+import { fitOversubscribedHandOff } from './fit-hand-off.js';
 import { measurePeerWrittenGBps } from './peer-written.js';
 import { median } from './median.js';
 
 const LARGE = 16 * MIB;
+/** Timed calls per run: of LARGE and up, and below. */
+const LARGE_ITERS = 10;
+const SMALL_ITERS = 200;
+/**
+ * The ring that gives the oversubscribed hand-off: large enough that each step carries data, as
+ * the calls the prediction check holds to its target (64 KB and up) do. A 4-rank ring on 2 cores
+ * took 420-490 us at 8 B but 680-840 at 1 MiB (200 calls after 1000, three runs each), where the
+ * simulator moves 1 MiB in tens of us: a message that carries data costs more to hand over.
+ */
+const OVERSUBSCRIBED_RING_BYTES = 1 * MIB;
 /** A one-shot message well past its fixed cost and within a slot. */
 const ONE_SHOT_BYTES = 32 * 1024;
 /** The TCP stream whose pieces give the per-message overhead: 64 KiB whole and in 64 pieces. */
@@ -35,8 +46,9 @@ export const SMALL_CALL_WARMUP = 4000;
  * the CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off), and on
  * their one-shot path (2-rank all-reduce of 8 B, tcp.oneShotUs).
  * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B and of 32 KiB:
- * its cost of a call, and the rate at which its slots move a message), at twice the cores (ring, 8 B) for the oversubscribed
- * hand-off, process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
+ * its cost of a call, and the rate at which its slots move a message), and at twice the cores
+ * (reduce-scatter by ring of 1 MiB) for the oversubscribed hand-off, the value with which the
+ * simulator reproduces that ring; process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
  * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
  * reduceGBps, one core's copy of bytes another core has just written for peerWrittenGBps, and
  * one core's copy speed by working set for memoryTiers, which gives shm.copyGBps at
@@ -49,7 +61,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     const env = pieceBytes === undefined ? undefined : { ...process.env, TSCCL_CHUNK_BYTES: String(pieceBytes) };
     for (let r = 0; r < runs; r++) {
       const options: BenchOptions = {
-        op, ranks, minBytes: bytes, maxBytes: bytes, stepFactor: 2, stepBytes: 1, iters: bytes >= LARGE ? 10 : 200, warmupIters,
+        op, ranks, minBytes: bytes, maxBytes: bytes, stepFactor: 2, stepBytes: 1, iters: bytes >= LARGE ? LARGE_ITERS : SMALL_ITERS, warmupIters,
         check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 120_000, procs, ...(algorithm === undefined ? {} : { algorithm }),
       };
       const rows = await runBench(options, env === undefined ? {} : { env });
@@ -75,10 +87,10 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   };
   log('shared memory (thread ranks):');
   const shm = await handOff(false);
-  // A ring over 2 x cores ranks: 2(n-1) hand-offs, most of them to a descheduled receiver.
+  // A ring over 2 x cores ranks: most hand-offs go to a descheduled receiver. Fitted at the end,
+  // through the simulator, once every other figure is known.
   const over = detection.cores * 2;
-  const overRing = await time('all_reduce', over, 8, false, 'ring');
-  const oversubscribedMessageUs = Math.max(shm.messageUs, (overRing - shm.callUs) / (2 * (over - 1)));
+  const overRingUs = await time('reduce_scatter', over, OVERSUBSCRIBED_RING_BYTES, false, 'ring');
   const oneShotUs = await time('broadcast', 2, 8, false, ONE_SHOT);
   const oneShotLarge = await time('broadcast', 2, ONE_SHOT_BYTES, false, ONE_SHOT);
   const oneShotGBps = ONE_SHOT_BYTES / Math.max(1e-3, oneShotLarge - oneShotUs) / 1e3;
@@ -117,12 +129,19 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // each where one core alone copied 5.4-7.6 at that working set, and a 2-thread broadcast's one
   // reader 8.9).
   const copyGBps = cacheScale(memoryTiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
-  return {
+  const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs, oneShotUs, oneShotGBps, peerWrittenGBps },
+    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, oneShotGBps, peerWrittenGBps },
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs },
     reduceGBps, memoryTiers, runs,
   };
+  const fit = fitOversubscribedHandOff(profile, detection, {
+    collective: 'reduceScatter', ranks: over, bytes: OVERSUBSCRIBED_RING_BYTES, algorithm: 'ring', calls: 1 + SMALL_ITERS, timeUs: overRingUs,
+  });
+  if (fit.belowModel) log(`  warning: the ${over}-rank ring ran faster than the model allows with no hand-off; the oversubscribed hand-off is kept at the 2-rank one`);
+  const oversubscribedMessageUs = Math.max(shm.messageUs, fit.handOffUs);
+  log(`oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores, fitted to the ring): ${oversubscribedMessageUs.toFixed(1)} us`);
+  return { ...profile, shm: { ...profile.shm, oversubscribedMessageUs } };
 }
 
 /**

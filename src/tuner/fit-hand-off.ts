@@ -1,0 +1,50 @@
+import type { Collective } from '../algorithms/schedule.js';
+import type { LocalProfile } from '../topology/local-profile.js';
+import { type LocalDetection, localTopology } from '../topology/local-topology.js';
+import { TopologyGraph } from '../topology/topology-graph.js';
+import { predictOn } from './predict.js';
+
+/** A call of thread ranks as `tsccl tune` timed it: back-to-back calls, the mean time per call. */
+export interface TimedCall {
+  readonly collective: Collective;
+  readonly ranks: number;
+  /** The call's size as the tuner sizes it (the root's input bytes). */
+  readonly bytes: number;
+  readonly algorithm: string;
+  readonly calls: number;
+  readonly timeUs: number;
+}
+
+/** The largest hand-off the fit considers, us: a ring slower than that is a stalled machine, not a model. */
+const MAX_HAND_OFF_US = 100_000;
+
+/**
+ * The oversubscribed hand-off (shm.oversubscribedMessageUs) with which the simulator reproduces
+ * a timed call of thread ranks that outnumber the cores. The simulator charges it to each
+ * receiver that had to wait, as a wake-up queued on the cores the ranks share, so no closed form
+ * over the call's steps inverts it (dividing a 4-rank ring's time by its hand-offs gave a value
+ * with which the simulator predicted the same ring twice as slow). The simulated time grows with
+ * the hand-off, so bisection finds it; `profile` gives every other figure.
+ * Returns the fitted value and whether the call ran faster than the model allows with no
+ * hand-off at all (then 0).
+ */
+export function fitOversubscribedHandOff(profile: LocalProfile, detection: LocalDetection, timed: TimedCall): { handOffUs: number; belowModel: boolean } {
+  const simulate = (handOffUs: number) => {
+    const withHandOff = { ...profile, shm: { ...profile.shm, oversubscribedMessageUs: handOffUs } };
+    const graph = new TopologyGraph(localTopology({ ranks: timed.ranks, transport: 'shm', profile: withHandOff, detection }));
+    return predictOn(graph, {
+      collective: timed.collective, bytes: timed.bytes, elementBytes: 4, hostCount: 1, algorithm: timed.algorithm,
+      transport: 'shm', oversubscribed: timed.ranks > detection.cores, calls: timed.calls,
+    }).timeUs;
+  };
+  if (simulate(0) >= timed.timeUs) return { handOffUs: 0, belowModel: true };
+  let [low, high] = [0, 1];
+  while (simulate(high) < timed.timeUs && high < MAX_HAND_OFF_US) [low, high] = [high, high * 2];
+  // Within 0.1 us or 0.1%: far below what repeated runs of the ring agree on.
+  while (high - low > Math.max(0.1, high * 1e-3)) {
+    const middle = (low + high) / 2;
+    if (simulate(middle) < timed.timeUs) low = middle;
+    else high = middle;
+  }
+  return { handOffUs: (low + high) / 2, belowModel: false };
+}

@@ -1,0 +1,33 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { defaultProfile } from '../../src/topology/local-profile.js';
+import { localTopology } from '../../src/topology/local-topology.js';
+import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { fitOversubscribedHandOff } from '../../src/tuner/fit-hand-off.js';
+import { predictOn } from '../../src/tuner/predict.js';
+import { fakeDetection } from '../fixtures/fake-detection.js';
+
+const detection = fakeDetection(2);
+const ring = { collective: 'reduceScatter', ranks: 4, bytes: 1 << 20, algorithm: 'ring', calls: 21 } as const;
+
+/** The 4-rank ring on 2 cores as the simulator times it with this hand-off. */
+function simulatedRing(handOffUs: number): number {
+  const base = defaultProfile(2, 'h');
+  const profile = { ...base, shm: { ...base.shm, oversubscribedMessageUs: handOffUs } };
+  const graph = new TopologyGraph(localTopology({ ranks: ring.ranks, transport: 'shm', profile, detection }));
+  return predictOn(graph, { ...ring, elementBytes: 4, hostCount: 1, transport: 'shm', oversubscribed: true }).timeUs;
+}
+
+test('the fitted oversubscribed hand-off is the one with which the simulator reproduces the timed ring', () => {
+  for (const handOffUs of [10, 70, 400]) {
+    const timeUs = simulatedRing(handOffUs);
+    const fit = fitOversubscribedHandOff(defaultProfile(2, 'h'), detection, { ...ring, timeUs });
+    assert.equal(fit.belowModel, false);
+    assert.ok(Math.abs(fit.handOffUs - handOffUs) <= Math.max(0.2, handOffUs * 0.002), `${handOffUs} us fitted as ${fit.handOffUs}`);
+  }
+});
+
+test('a ring faster than the model allows with no hand-off fits as 0 and says so', () => {
+  const fit = fitOversubscribedHandOff(defaultProfile(2, 'h'), detection, { ...ring, timeUs: simulatedRing(0) / 2 });
+  assert.deepEqual(fit, { handOffUs: 0, belowModel: true });
+});
