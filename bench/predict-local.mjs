@@ -25,7 +25,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
  * Each size's time is the median of `rounds` runs: single 20-call means on this VM swing 2-10x.
- * Process ranks warm small sizes up as the regret grid and `tsccl tune` do (lib/sweep.mjs).
+ * Small sizes warm up long first, as `tsccl tune` does (lib/sweep.mjs).
  */
 async function measure() {
   const rows = [];
