@@ -28,6 +28,14 @@ const ONE_SHOT_BYTES = 32 * 1024;
 const STREAM_BYTES = 64 * 1024;
 const STREAM_PIECES = 64;
 /**
+ * Calls under this size are timed as the fastest of the runs, not the median: a stall of a few
+ * ms (the scheduler giving a rank's core to another thread) adds hundreds of us to a 200-call
+ * mean of calls of a few us, and never takes any away. The median of 3 read a 2-thread 8 B
+ * one-shot broadcast at 3.0, 3.9, 9.9, 14, 20, 42 and 44 us in seven tune runs; at 44 the tuner
+ * ran recursive doubling and the ring where the one-shot path was 1.2-3.4x faster (regret grid).
+ */
+const STALL_PRONE_BYTES = 64 * 1024;
+/**
  * Warm-up calls for small timings. V8 optimises the small-call path (the executor, the
  * transport's send and receive, Node's socket writes) one function at a time as each gets hot:
  * with --trace-opt, a 2-process 8 B all-reduce was still having them compiled after 2500 calls,
@@ -39,7 +47,7 @@ export const SMALL_CALL_WARMUP = 4000;
 
 /**
  * Measures this machine for the profile (`tsccl tune`). For each transport, over `runs` repeated
- * launches (medians), all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs
+ * launches (medians; the fastest below STALL_PRONE_BYTES), all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs
  * (one exchange), and by ring = callUs + 2 x messageUs (two steps).
  * Process ranks are also measured on a sendrecv of 16 MiB minus one of 8 B (tcp.gbps, each way),
  * a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps), and of 64 KiB in 64 pieces against 1:
@@ -67,9 +75,10 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
       const rows = await runBench(options, env === undefined ? {} : { env });
       samples.push(rows.find((row) => !row.inPlace)!.timeUs);
     }
-    const value = median(samples);
+    const fastest = bytes < STALL_PRONE_BYTES;
+    const value = fastest ? Math.min(...samples) : median(samples);
     const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(bytes / pieceBytes)} pieces`;
-    log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${bytes} B${pieces}: ${value.toFixed(1)} us (median of ${runs})`);
+    log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${bytes} B${pieces}: ${value.toFixed(1)} us (${fastest ? 'fastest' : 'median'} of ${runs}: ${samples.map((x) => x.toFixed(1)).join(', ')})`);
     return value;
   };
   // Both all-reduces run the same call path; at 2 ranks recursive doubling is one message and
