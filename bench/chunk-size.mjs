@@ -9,6 +9,7 @@
 //   [--chunks 512K,4M] [--algos tuner|ring,direct,...] [--rounds 3]
 import { parseSize } from '../dist/src/bench/bench-ops.js';
 import { runBench } from '../dist/src/bench/run-bench.js';
+import { median } from '../dist/src/tuner/median.js';
 
 const argv = process.argv.slice(2);
 const flag = (name, fallback) => { const i = argv.indexOf(name); return i < 0 ? fallback : argv[i + 1]; };
@@ -30,7 +31,6 @@ async function measure(op, size, chunk, algo) {
   return { times: rows.map((r) => r.timeUs), algorithm: rows[0].algorithm };
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 console.log(`# ${ranks} thread ranks, median of ${rounds} alternating rounds, us (out-of-place / in-place), ${new Date().toISOString()}`);
 console.log(`| op | bytes | algorithm | ${chunks.map((c) => `piece ${c}`).join(' | ')} | ${chunks.slice(1).map((c) => `${c} / ${chunks[0]}`).join(' | ')} |`);
 console.log(`|---|---:|---|${chunks.map(() => '---:').join('|')}|${chunks.slice(1).map(() => '---:').join('|')}|`);

@@ -14,6 +14,7 @@ import { loadProfile } from '../dist/src/topology/local-profile.js';
 import { detectLocal } from '../dist/src/topology/local-topology.js';
 import { localRanks } from './lib/local-ranks.mjs';
 import { SWEEP_ITERS, sweepRows } from './lib/sweep.mjs';
+import { median } from '../dist/src/tuner/median.js';
 
 const option = (name) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : undefined; };
 const from = option('--from');
@@ -21,7 +22,6 @@ const saved = from === undefined ? undefined : JSON.parse(readFileSync(from, 'ut
 const procs = saved?.procs ?? process.argv.includes('--procs');
 const rounds = Number(option('--rounds') ?? 3);
 const detection = detectLocal();
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /**
  * Each size's time is the median of `rounds` runs: single 20-call means on this VM swing 2-10x.

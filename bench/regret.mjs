@@ -5,8 +5,9 @@
 // calls (bench/lib/interleaved-rank.mjs); an algorithm's time is the median over blocks of the
 // block's mean over ranks, the chosen algorithm's over the blocks of the tuner's own calls and of
 // the algorithm forced, the same configuration measured twice. The one-shot path is a
-// contender wherever the call fits its low-latency message. Sizes and warm-up as the prediction
-// check's sweep (bench/lib/sweep.mjs): process ranks warm small sizes up long.
+// contender wherever the call fits its low-latency message. Sizes as the prediction check's
+// sweep (bench/lib/sweep.mjs); process ranks warm small sizes up as long as it does, thread ranks
+// 5 calls (the sweep: 1000), and every candidate paces its blocks by its warm-up's last calls.
 // Usage: node bench/regret.mjs [--procs] [--blocks 5] [--ranks 2,4] [--ops all_reduce,...]
 import { fileURLToPath } from 'node:url';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
@@ -15,6 +16,7 @@ import { selectableAlgorithms } from '../dist/src/tuner/select.js';
 import { SMALL_CALL_WARMUP } from '../dist/src/tuner/calibrate.js';
 import { BLOCK_MIN_MS } from './lib/interleaved-rank.mjs';
 import { SETTLE_MAX_BYTES, SWEEP, SWEEP_ITERS } from './lib/sweep.mjs';
+import { median } from '../dist/src/tuner/median.js';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
 const procs = process.argv.includes('--procs');
@@ -22,7 +24,6 @@ const blocks = Number(flag('--blocks', '5'));
 const rankCounts = flag('--ranks', procs ? '2,4' : '2,4,8').split(',').map(Number);
 const ops = flag('--ops', 'all_reduce,all_gather,reduce_scatter,broadcast').split(',');
 const rankScript = fileURLToPath(new URL('./lib/interleaved-rank.mjs', import.meta.url));
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 console.log(`# regret = time(tuner's choice) / time(fastest), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, medians of ${blocks} interleaved blocks of at least ${SWEEP_ITERS} calls and ${BLOCK_MIN_MS} ms, ${new Date().toISOString()}`);
 console.log('| op | ranks | bytes | fewest calls per block | tuner chose | fastest | regret | median us per algorithm |\n|---|---:|---:|---:|---|---|---:|---|');

@@ -5,6 +5,7 @@
 // earlier in the same call; recursive doubling reads the peer's untouched input.
 // Usage: node bench/bounds/fresh-read.mjs [--piece 524288] [--total 16777216] [--rounds 5]
 import { Worker } from 'node:worker_threads';
+import { median } from '../../dist/src/tuner/median.js';
 
 const option = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? Number(process.argv[at + 1]) : fallback; };
 const piece = option('--piece', 512 * 1024);
@@ -32,7 +33,6 @@ const writer = new Worker(`
 const fresh = new Uint8Array(memory, 0, total);
 const clean = new Uint8Array(memory, total, total).fill(3);
 const target = new Uint8Array(memory, 2 * total, total);
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const freshUs = [];
 const cleanUs = [];
 for (let r = 0; r < 2 * rounds; r++) {

@@ -7,6 +7,7 @@
 // Usage: node bin/tsccl.js launch --nproc-per-node 2 bench/bounds/tcp-call-layers.mjs [calls=20000] [blocks=8]
 import { init } from '../../dist/src/comm/init.js';
 import { copyInto } from '../../dist/src/transport/transport.js';
+import { median } from '../../dist/src/tuner/median.js';
 
 export default async function tcpCallLayers({ args }) {
   const [calls = 20000, blocks = 8] = args.map(Number);
@@ -44,7 +45,6 @@ export default async function tcpCallLayers({ args }) {
     }
   }
   if (comm.rank === 0) {
-    const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
     console.log(`# 8 B between 2 processes, us per call: median of blocks 3-${blocks} of ${calls} calls (every block in brackets)`);
     for (const [name, ts] of Object.entries(times)) console.log(`${name}: ${median(ts.slice(2)).toFixed(2)}  [${ts.map((t) => t.toFixed(1)).join(' ')}]`);
   }
