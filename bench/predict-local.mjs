@@ -25,22 +25,18 @@ const detection = detectLocal();
 
 /**
  * Each size's time is the median of `rounds` runs: single 20-call means on this VM swing 2-10x.
- * Small sizes warm up long first, as `tsccl tune` does (lib/sweep.mjs).
+ * The rounds take turns over the whole grid (every op and rank count once, then again), so a slow
+ * spell of the machine, which lasts minutes, falls on one run of many rows rather than on every
+ * run of one. Small sizes warm up long first, as `tsccl tune` does (lib/sweep.mjs).
  */
 async function measure() {
-  const rows = [];
-  for (const ranks of procs ? [2, 4] : [2, 4, 8]) {
-    for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast']) {
-      const runs = [];
-      for (let round = 0; round < rounds; round++) {
-        runs.push((await sweepRows({ op, ranks, procs })).filter((r) => !r.inPlace));
-      }
-      for (const [i, row] of runs[0].entries()) {
-        rows.push({ op, ranks, bytes: row.bytes, algorithm: row.algorithm, measuredUs: median(runs.map((r) => r[i].timeUs)) });
-      }
-    }
+  const grid = (procs ? [2, 4] : [2, 4, 8]).flatMap((ranks) => ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast'].map((op) => ({ op, ranks })));
+  const runs = grid.map(() => []);
+  for (let round = 0; round < rounds; round++) {
+    for (const [i, { op, ranks }] of grid.entries()) runs[i].push((await sweepRows({ op, ranks, procs })).filter((r) => !r.inPlace));
   }
-  return rows;
+  return grid.flatMap(({ op, ranks }, i) => runs[i][0].map((row, k) => (
+    { op, ranks, bytes: row.bytes, algorithm: row.algorithm, measuredUs: median(runs[i].map((r) => r[k].timeUs)) })));
 }
 
 const rows = saved?.rows ?? await measure();
