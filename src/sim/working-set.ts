@@ -11,8 +11,9 @@ export interface CallRates {
 /**
  * Rates for one call. On a host whose CPU declares cache tiers, the call's working set (every
  * buffer its ranks there read or write, as the executor sizes them) decides how fast memory
- * moves: that host's memory links, its forwarding and its ranks' copies and reductions are
- * scaled together. Hosts without tiers, and every GPU topology, keep their stated rates.
+ * moves: that host's memory links and its ranks' copies and reductions by one core's speed there,
+ * its forwarding by what all its cores move at once. Hosts without tiers, and every GPU
+ * topology, keep their stated rates.
  */
 export function callRates(graph: TopologyGraph, rankDevices: readonly number[], shape: CallShape, elementBytes: number): CallRates {
   const deviceScale = new Float64Array(graph.devices.length).fill(1);
@@ -28,15 +29,21 @@ export function callRates(graph: TopologyGraph, rankDevices: readonly number[], 
     workingSet.set(host, (workingSet.get(host) ?? 0) + (input + output) * elementBytes);
   });
   const hostScale = new Map<number, number>();
-  for (const [host, tiers] of tiered) hostScale.set(host, cacheScale(tiers, workingSet.get(host) ?? 0));
+  const sharedScale = new Map<number, number>();
+  for (const [host, tiers] of tiered) {
+    hostScale.set(host, cacheScale(tiers, workingSet.get(host) ?? 0));
+    sharedScale.set(host, cacheScale(tiers, workingSet.get(host) ?? 0, true));
+  }
   graph.devices.forEach((device, i) => { deviceScale[i] = hostScale.get(device.host ?? -1) ?? 1; });
   const capacities = Float64Array.from(graph.capacities);
   for (let index = 0; index < graph.linkCount; index++) {
     const { from, to, family } = graph.link(index);
     const host = graph.devices[from].host;
-    // Memory links within a tiered host, and the forwarding limit of its CPU (a link from the device to itself).
-    const moves = family === 'memory' || (family === 'host' && from === to);
-    if (moves && host !== undefined && hostScale.has(host) && graph.devices[to].host === host) capacities[index] *= hostScale.get(host)!;
+    if (host === undefined || !hostScale.has(host) || graph.devices[to].host !== host) continue;
+    // Memory links within a tiered host run at one core's speed; the forwarding limit of its CPU
+    // (a link from the device to itself) at what all its cores move at once.
+    if (family === 'memory') capacities[index] *= hostScale.get(host)!;
+    else if (family === 'host' && from === to) capacities[index] *= sharedScale.get(host)!;
   }
   return { capacities, deviceScale };
 }

@@ -4,14 +4,17 @@ export type CacheTiers = NonNullable<Device['cacheTiers']>;
 
 /**
  * The speed factor of a host for a call whose buffers there total `bytes`: the tiers'
- * scale, interpolated in log(bytes) between tiers and held beyond the first and last.
+ * scale, interpolated in log(bytes) between tiers and held beyond the first and last. With
+ * `shared`, the factor on what the host forwards while all its cores copy at once (a tier
+ * without a sharedScale stands by its scale).
  */
-export function cacheScale(tiers: CacheTiers, bytes: number): number {
+export function cacheScale(tiers: CacheTiers, bytes: number, shared = false): number {
   const sorted = [...tiers].sort((a, b) => a.bytes - b.bytes);
-  if (bytes <= sorted[0].bytes) return sorted[0].scale;
+  const at = (tier: CacheTiers[number]) => (shared ? tier.sharedScale ?? tier.scale : tier.scale);
+  if (bytes <= sorted[0].bytes) return at(sorted[0]);
   for (let i = 1; i < sorted.length; i++) {
     const [low, high] = [sorted[i - 1], sorted[i]];
-    if (bytes <= high.bytes) return low.scale + (high.scale - low.scale) * (Math.log(bytes / low.bytes) / Math.log(high.bytes / low.bytes));
+    if (bytes <= high.bytes) return at(low) + (at(high) - at(low)) * (Math.log(bytes / low.bytes) / Math.log(high.bytes / low.bytes));
   }
-  return sorted[sorted.length - 1].scale;
+  return at(sorted[sorted.length - 1]);
 }

@@ -15,7 +15,7 @@ import { invalidArgument } from '../errors.js';
  *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .., "oneShotUs": .. },
  *                                                                process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
- *     "memoryTiers": [ { "bytes": .., "copyGBps": .. }, .. ],       copy speed by working set
+ *     "memoryTiers": [ { "bytes": .., "copyGBps": .., "allCoresGBps": .. }, .. ],   copy speed by working set
  *     "runs": 3 }
  *
  * callUs is the fixed cost of a collective call; messageUs the cost of one message hand-off
@@ -40,7 +40,10 @@ import { invalidArgument } from '../errors.js';
  * the same call costs (optional: the default below stands in).
  * memoryTiers is how fast one core copies when source and destination together span `bytes`
  * (caches): copyGBps and reduceGBps were measured at PROFILE_WORKING_SET, and other working sets
- * scale them by the tiers (optional: profiles written before it have one speed).
+ * scale them by the tiers (optional: profiles written before it have one speed); a tier's
+ * allCoresGBps is each core's copy speed while every core copies its share of those bytes at
+ * once, which is what the cores move together past the caches, where they share the memory bus
+ * (optional: without it, cores x copyGBps).
  */
 const transportSchema = z.object({ callUs: z.number().min(0), messageUs: z.number().min(0) });
 export const profileSchema = z.object({
@@ -58,7 +61,7 @@ export const profileSchema = z.object({
     overheadUs: z.number().min(0).optional(), oneShotUs: z.number().min(0).optional(),
   }),
   reduceGBps: z.number().positive(),
-  memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive() }).strict()).min(1).optional(),
+  memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive(), allCoresGBps: z.number().positive().optional() }).strict()).min(1).optional(),
   runs: z.number().int().min(0),
 }).strict();
 

@@ -152,11 +152,15 @@ function oneShotOf(profile: LocalProfile): { oneShotUs: number; oneShotEfficienc
 
 /**
  * The profile's copy speeds by working set as the topology's cache tiers: scales relative to
- * the speed at the working set where the profile's rates were measured.
+ * the speed at the working set where the profile's rates were measured (one core's copy, the
+ * per-rank rate). The hub forwards cores x that rate, so what every core copies at once scales
+ * it by the same reference.
  */
-function cacheTiersOf(profile: LocalProfile): { cacheTiers?: { bytes: number; scale: number }[] } {
+function cacheTiersOf(profile: LocalProfile): { cacheTiers?: { bytes: number; scale: number; sharedScale?: number }[] } {
   const tiers = profile.memoryTiers;
   if (tiers === undefined) return {};
   const reference = cacheScale(tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
-  return { cacheTiers: tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps / reference })) };
+  return {
+    cacheTiers: tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps / reference, ...(t.allCoresGBps === undefined ? {} : { sharedScale: t.allCoresGBps / reference }) })),
+  };
 }

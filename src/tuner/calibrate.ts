@@ -8,6 +8,7 @@ import { cacheScale } from '../topology/cache-tiers.js';
 import { type LocalProfile, MIB, PROFILE_WORKING_SET } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
 import { fitOversubscribedHandOff } from './fit-hand-off.js';
+import { measureCopyTiers } from './copy-tiers.js';
 import { measurePeerWrittenGBps } from './peer-written.js';
 import { median } from './median.js';
 
@@ -59,8 +60,8 @@ export const SMALL_CALL_WARMUP = 4000;
  * simulator reproduces that ring; process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
  * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
  * reduceGBps, one core's copy of bytes another core has just written for peerWrittenGBps, and
- * one core's copy speed by working set for memoryTiers, which gives shm.copyGBps at
- * PROFILE_WORKING_SET.
+ * the copy speed by working set for memoryTiers (one core alone, which gives shm.copyGBps at
+ * PROFILE_WORKING_SET, and each core while all copy at once).
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
   const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, algorithm?: string, pieceBytes?: number): Promise<number> => {
@@ -130,13 +131,11 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   log(`float32 sum kernel: ${reduceGBps.toFixed(2)} GB/s`);
   const peerWrittenGBps = await measurePeerWrittenGBps();
   log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s`);
-  const memoryTiers = measureMemoryTiers();
-  log(`copy by working set: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} GB/s`).join(', ')}`);
+  const memoryTiers = await measureCopyTiers(detection.cores);
+  log(`copy by working set, one core alone / each core with all ${detection.cores} copying: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} / ${t.allCoresGBps.toFixed(1)}`).join(', ')} GB/s`);
   // A thread rank copies its messages itself, so its rate is one core's copy, read from the
-  // tiers at the working set the profile's rates stand for. A 2-thread sendrecv of 16 MiB is
-  // not that: both cores copy at once past the caches and share the memory bus (2.4-3.1 GB/s
-  // each where one core alone copied 5.4-7.6 at that working set, and a 2-thread broadcast's one
-  // reader 8.9).
+  // tiers at the working set the profile's rates stand for; ranks that copy at once share what
+  // the cores move together (allCoresGBps: past the caches they share the memory bus).
   const copyGBps = cacheScale(memoryTiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
   const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
@@ -151,29 +150,6 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const oversubscribedMessageUs = Math.max(shm.messageUs, fit.handOffUs);
   log(`oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores, fitted to the ring): ${oversubscribedMessageUs.toFixed(1)} us`);
   return { ...profile, shm: { ...profile.shm, oversubscribedMessageUs } };
-}
-
-/**
- * One core's copy speed by working set (source plus destination), from within the per-core L2
- * to well past any L3 share: TypedArray.set between two halves of a fresh SharedArrayBuffer,
- * written first so no page is the shared zero page; at least 256 MiB copied per sample, median
- * of 5. One core stands for all: they share the L3 and the memory bus, and the working set of
- * a call is the sum over its ranks.
- */
-function measureMemoryTiers(): { bytes: number; copyGBps: number }[] {
-  return [1, 2, 8, 64, 128, 256].map((mib) => {
-    const half = (mib * MIB) / 2;
-    const memory = new Uint8Array(new SharedArrayBuffer(2 * half)).fill(1);
-    const [source, target] = [memory.subarray(0, half), memory.subarray(half)];
-    const copies = Math.max(2, Math.ceil((256 * MIB) / half));
-    const rates: number[] = [];
-    for (let sample = 0; sample < 5; sample++) {
-      const t = performance.now();
-      for (let i = 0; i < copies; i++) target.set(source);
-      rates.push((half * copies) / ((performance.now() - t) * 1e6));
-    }
-    return { bytes: mib * MIB, copyGBps: median(rates) };
-  });
 }
 
 /** The float32 sum kernel the executor uses, on 4 Mi elements of the shared arena; GB/s of output, median of 9. */

@@ -43,3 +43,22 @@ test('a large all-reduce of 4 thread ranks is predicted slower past the cache th
   const time = (graph: TopologyGraph) => simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 64 * MIB, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
   assert.ok(time(local(4)) > 1.5 * time(local(4, false)), `${time(local(4))} vs ${time(local(4, false))}`);
 });
+
+test('ranks that copy at once share what all cores move together; each rank\'s own link keeps one core\'s speed', () => {
+  const profile = defaultProfile(2, 'h');
+  const halved = { ...profile, memoryTiers: profile.memoryTiers!.map((t) => ({ ...t, allCoresGBps: t.copyGBps / 2 })) };
+  const graphOf = (p: typeof profile) => new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile: p, detection }), 'local'));
+  const [plain, shared] = [graphOf(profile), graphOf(halved)];
+  const shape = allReduce(2, 16 * MIB);
+  const [before, after] = [callRates(plain, plain.accelerators, shape, 4), callRates(shared, shared.accelerators, shape, 4)];
+  const links = Array.from({ length: shared.linkCount }, (_, i) => shared.link(i));
+  const forwarding = links.filter((l) => l.family === 'host' && l.from === l.to);
+  const memory = links.filter((l) => l.family === 'memory');
+  assert.ok(forwarding.length === 1 && memory.length > 0);
+  assert.ok(Math.abs(after.capacities[forwarding[0].index] / before.capacities[forwarding[0].index] - 0.5) < 1e-9);
+  assert.ok(memory.every((l) => after.capacities[l.index] === before.capacities[l.index]));
+  // Both ranks pull the other's half at once: the hub caps them at what the cores copy together.
+  const time = (graph: TopologyGraph) =>
+    simulateRow(graph, graph.accelerators, { op: 'all_gather', bytes: 16 * MIB, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+  assert.ok(time(shared) > 1.5 * time(plain), `${time(shared)} vs ${time(plain)}`);
+});

@@ -10,3 +10,12 @@ test('cache tiers interpolate in log(bytes) and hold beyond the ends, in any ord
   assert.equal(cacheScale(tiers, 64), 1);
   assert.equal(cacheScale(tiers, 1e12), 1);
 });
+
+test('the shared scale interpolates the same way; a tier without one stands by its scale', () => {
+  const tiers = [{ bytes: 4, scale: 3, sharedScale: 3 }, { bytes: 64, scale: 2, sharedScale: 1 }, { bytes: 1024, scale: 1 }];
+  assert.equal(cacheScale(tiers, 16, true), 2);
+  assert.equal(cacheScale(tiers, 64, true), 1);
+  assert.equal(cacheScale(tiers, 64), 2);
+  assert.equal(cacheScale(tiers, 1024, true), 1);
+  assert.equal(cacheScale(tiers, 256, true), 1);
+});
