@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { z } from 'zod';
 import { paramString } from '../config/params.js';
 import { invalidArgument } from '../errors.js';
+import { cacheScale } from './cache-tiers.js';
 
 /**
  * What `tsccl tune` measures on a machine, and what `--topo local` and the tuner read. All times
@@ -72,6 +73,11 @@ export type LocalProfile = z.infer<typeof profileSchema>;
  * copyGBps off its memory tiers here, and the kernel's three 16 MiB arrays are about this size.
  */
 export const PROFILE_WORKING_SET = 64 * 1024 * 1024;
+
+/** One core's copy speed at PROFILE_WORKING_SET, read off the memory tiers: what shm.copyGBps stands for. */
+export function copyAtProfileWorkingSet(tiers: NonNullable<LocalProfile['memoryTiers']>): number {
+  return cacheScale(tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
+}
 
 export const MIB = 1024 * 1024;
 

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, hostname, networkInterfaces } from 'node:os';
-import { DEFAULT_ONE_SHOT, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, PROFILE_WORKING_SET } from './local-profile.js';
+import { DEFAULT_ONE_SHOT, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, copyAtProfileWorkingSet } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology, TopologyProtocol } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -159,7 +159,7 @@ function oneShotOf(profile: LocalProfile): { oneShotUs: number; oneShotEfficienc
 function cacheTiersOf(profile: LocalProfile): { cacheTiers?: { bytes: number; scale: number; sharedScale?: number }[] } {
   const tiers = profile.memoryTiers;
   if (tiers === undefined) return {};
-  const reference = cacheScale(tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
+  const reference = copyAtProfileWorkingSet(tiers);
   return {
     cacheTiers: tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps / reference, ...(t.allCoresGBps === undefined ? {} : { sharedScale: t.allCoresGBps / reference }) })),
   };

@@ -4,8 +4,7 @@ import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { Arena } from '../memory/arena.js';
-import { cacheScale } from '../topology/cache-tiers.js';
-import { type LocalProfile, MIB, PROFILE_WORKING_SET } from '../topology/local-profile.js';
+import { type LocalProfile, MIB, copyAtProfileWorkingSet } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
 import { fitOversubscribedHandOff } from './fit-hand-off.js';
 import { measureCopyTiers } from './copy-tiers.js';
@@ -132,7 +131,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // A thread rank copies its messages itself, so its rate is one core's copy, read from the
   // tiers at the working set the profile's rates stand for; ranks that copy at once share what
   // the cores move together (allCoresGBps: past the caches they share the memory bus).
-  const copyGBps = cacheScale(memoryTiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
+  const copyGBps = copyAtProfileWorkingSet(memoryTiers);
   const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
     shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, oneShotGBps, peerWrittenGBps },
