@@ -14,7 +14,7 @@ import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { launch } from '../dist/src/launch/launch.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
 import { SMALL_CALL_WARMUP } from '../dist/src/tuner/calibrate.js';
-import { BLOCK_MIN_MS } from './lib/interleaved-rank.mjs';
+import { BLOCK_MIN_MS } from '../dist/src/bench/time-in-blocks.js';
 import { SETTLE_MAX_BYTES, SWEEP, SWEEP_ITERS } from './lib/sweep.mjs';
 import { median } from '../dist/src/tuner/median.js';
 

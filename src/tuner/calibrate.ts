@@ -10,6 +10,7 @@ import { fitOversubscribedHandOff } from './fit-hand-off.js';
 import { measureCopyTiers } from './copy-tiers.js';
 import { measurePeerWrittenGBps } from './peer-written.js';
 import { median } from './median.js';
+import { type SmallCall, timeSmallCalls } from './small-calls.js';
 
 const LARGE = 16 * MIB;
 /** Timed calls per run: of LARGE and up, and below. */
@@ -28,18 +29,10 @@ const ONE_SHOT_BYTES = 32 * 1024;
 const STREAM_BYTES = 64 * 1024;
 const STREAM_PIECES = 64;
 /**
- * Calls under this size are timed as the fastest of the runs, not the median: a stall of a few
- * ms (the scheduler giving a rank's core to another thread) adds hundreds of us to a 200-call
- * mean of calls of a few us, and never takes any away. The median of 3 read a 2-thread 8 B
- * one-shot broadcast at 3.0, 3.9, 9.9, 14, 20, 42 and 44 us in seven tune runs; at 44 the tuner
- * ran recursive doubling and the ring where the one-shot path was 1.2-3.4x faster (regret grid).
- */
-const STALL_PRONE_BYTES = 64 * 1024;
-/**
- * Times the 2-rank recursive doubling and ring are timed again when they contradict each other.
- * Two tune runs on this VM read the ring faster (4.3 and 6.7 us against 11.9 and 11.8): the
- * hand-off came out 0, and with it the tuner ran a 2-rank 256 KiB all-reduce by ring at 1.9x
- * recursive doubling's time (regret grid).
+ * Times the small calls are timed again when the 2-rank recursive doubling and ring contradict
+ * each other. Two tune runs on this VM, each call in its own launch, read the ring faster (4.3
+ * and 6.7 us against 11.9 and 11.8): the hand-off came out 0, and with it the tuner ran a 2-rank
+ * 256 KiB all-reduce by ring at 1.9x recursive doubling's time (regret grid).
  */
 const HAND_OFF_RETRIES = 3;
 /**
@@ -51,11 +44,18 @@ const HAND_OFF_RETRIES = 3;
  * of the tuner's checks in bench/ (bench/lib/sweep.mjs, bench/regret.mjs) warm up as long.
  */
 export const SMALL_CALL_WARMUP = 4000;
+/** Blocks per run in which the small calls take turns (small-calls.ts). */
+const SMALL_BLOCKS_PER_RUN = 5;
+const TIMEOUT_MS = 120_000;
+const RECURSIVE_DOUBLING_8B: SmallCall = { op: 'all_reduce', bytes: 8, algorithm: 'recursive_doubling' };
+const RING_8B: SmallCall = { op: 'all_reduce', bytes: 8, algorithm: 'ring' };
 
 /**
- * Measures this machine for the profile (`tsccl tune`). For each transport, over `runs` repeated
- * launches (medians; the fastest below STALL_PRONE_BYTES), all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs
- * (one exchange), and by ring = callUs + 2 x messageUs (two steps).
+ * Measures this machine for the profile (`tsccl tune`). Calls of 64 KiB and up are timed over
+ * `runs` repeated launches (medians); the small 2-rank calls of each transport together in one
+ * launch, taking turns in 5 x `runs` blocks (medians; small-calls.ts). For each transport,
+ * all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs (one exchange), and by
+ * ring = callUs + 2 x messageUs (two steps).
  * Process ranks are also measured on a sendrecv of 16 MiB minus one of 8 B (tcp.gbps, each way),
  * a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps), and of 64 KiB in 64 pieces against 1:
  * the CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off), and on
@@ -77,33 +77,38 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     for (let r = 0; r < runs; r++) {
       const options: BenchOptions = {
         op, ranks, minBytes: bytes, maxBytes: bytes, stepFactor: 2, stepBytes: 1, iters: bytes >= LARGE ? LARGE_ITERS : SMALL_ITERS, warmupIters,
-        check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 120_000, procs, ...(algorithm === undefined ? {} : { algorithm }),
+        check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: TIMEOUT_MS, procs, ...(algorithm === undefined ? {} : { algorithm }),
       };
       const rows = await runBench(options, env === undefined ? {} : { env });
       samples.push(rows.find((row) => !row.inPlace)!.timeUs);
     }
-    const fastest = bytes < STALL_PRONE_BYTES;
-    const value = fastest ? Math.min(...samples) : median(samples);
+    const value = median(samples);
     const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(bytes / pieceBytes)} pieces`;
-    log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${bytes} B${pieces}: ${value.toFixed(1)} us (${fastest ? 'fastest' : 'median'} of ${runs}: ${samples.map((x) => x.toFixed(1)).join(', ')})`);
+    log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${bytes} B${pieces}: ${value.toFixed(1)} us (median of ${runs}: ${samples.map((x) => x.toFixed(1)).join(', ')})`);
     return value;
   };
-  const handOff = (procs: boolean) => handOffOf(
-    () => time('all_reduce', 2, 8, procs, 'recursive_doubling'), () => time('all_reduce', 2, 8, procs, 'ring'), log);
+  // Recursive doubling and the ring of 8 B first, then the transport's other small calls.
+  const timeSmall = async (procs: boolean, others: readonly SmallCall[]): Promise<number[]> => {
+    const calls = [RECURSIVE_DOUBLING_8B, RING_8B, ...others];
+    const times = await timeConsistently(
+      () => timeSmallCalls(calls, { procs, blocks: SMALL_BLOCKS_PER_RUN * runs, minCalls: SMALL_ITERS, warmupCalls: SMALL_CALL_WARMUP, timeoutMs: TIMEOUT_MS }), log);
+    calls.forEach((c, i) => log(`  ${procs ? 'tcp' : 'shm'} ${c.op} (${c.algorithm ?? 'tuner'}) 2 ranks ${c.bytes} B: ${times[i].toFixed(1)} us (median of ${SMALL_BLOCKS_PER_RUN * runs} blocks, in turns)`));
+    return times;
+  };
   log('shared memory (thread ranks):');
-  const shm = await handOff(false);
+  const [shmOneStep, shmTwoSteps, oneShotUs, oneShotLarge] = await timeSmall(false,
+    [{ op: 'broadcast', bytes: 8, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT }]);
+  const shm = handOffOf(shmOneStep, shmTwoSteps, log);
   // A ring over 2 x cores ranks: most hand-offs go to a descheduled receiver. Fitted at the end,
   // through the simulator, once every other figure is known.
   const over = detection.cores * 2;
   const overRingUs = await time('reduce_scatter', over, OVERSUBSCRIBED_RING_BYTES, false, 'ring');
-  const oneShotUs = await time('broadcast', 2, 8, false, ONE_SHOT);
-  const oneShotLarge = await time('broadcast', 2, ONE_SHOT_BYTES, false, ONE_SHOT);
   const oneShotGBps = ONE_SHOT_BYTES / Math.max(1e-3, oneShotLarge - oneShotUs) / 1e3;
   log('TCP (process ranks on this host):');
-  const tcp = await handOff(true);
   // The one-shot path runs other code than the schedules (no executor): its own 2-rank call.
-  const tcpOneShotUs = await time('all_reduce', 2, 8, true, ONE_SHOT);
-  const sendrecvSmall = await time('sendrecv', 2, 8, true);
+  const [tcpOneStep, tcpTwoSteps, tcpOneShotUs, sendrecvSmall] = await timeSmall(true,
+    [{ op: 'all_reduce', bytes: 8, algorithm: ONE_SHOT }, { op: 'sendrecv', bytes: 8 }]);
+  const tcp = handOffOf(tcpOneStep, tcpTwoSteps, log);
   const sendrecvLarge = await time('sendrecv', 2, LARGE, true);
   const gbps = LARGE / Math.max(1e-3, sendrecvLarge - sendrecvSmall) / 1e3;
   // One more message in a stream that nobody waits for costs each end its CPU overhead: the
@@ -148,20 +153,28 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
 }
 
 /**
+ * Small-call timings whose first two, the 2-rank recursive doubling and ring of 8 B, agree: the
+ * ring does all recursive doubling does and one hand-off more, which costs at most a call, so
+ * outside those bounds a stall fell on one of them and all are timed again, each call keeping
+ * its fastest (a stall only adds).
+ */
+export async function timeConsistently(timeAll: () => Promise<number[]>, log: (line: string) => void): Promise<number[]> {
+  let times = await timeAll();
+  const contradict = () => times[1] < times[0] || times[1] > 2 * times[0];
+  for (let retry = 0; retry < HAND_OFF_RETRIES && contradict(); retry++) {
+    log(`  the ring read ${times[1] < times[0] ? 'faster than recursive doubling' : 'over twice recursive doubling'}: timing the small calls again`);
+    const again = await timeAll();
+    times = times.map((t, i) => Math.min(t, again[i]));
+  }
+  return times;
+}
+
+/**
  * The fixed cost of a call and the cost of one hand-off, from 2-rank all-reduces of 8 B. Both run
  * the same call path; recursive doubling is one message and the ring two, so their difference is
- * one hand-off and the rest the fixed cost of a call. The ring does all recursive doubling does
- * and one hand-off more, which costs at most a call: outside those bounds a stall fell on one of
- * them, so both are timed again (each the fastest of its timings, as a stall only adds).
+ * one hand-off and the rest the fixed cost of a call.
  */
-export async function handOffOf(timeOneStep: () => Promise<number>, timeTwoSteps: () => Promise<number>, log: (line: string) => void): Promise<{ callUs: number; messageUs: number }> {
-  let oneStep = await timeOneStep();
-  let twoSteps = await timeTwoSteps();
-  for (let retry = 0; retry < HAND_OFF_RETRIES && (twoSteps < oneStep || twoSteps > 2 * oneStep); retry++) {
-    log(`  the ring read ${twoSteps < oneStep ? 'faster than recursive doubling' : 'over twice recursive doubling'}: timing both again`);
-    oneStep = Math.min(oneStep, await timeOneStep());
-    twoSteps = Math.min(twoSteps, await timeTwoSteps());
-  }
+export function handOffOf(oneStep: number, twoSteps: number, log: (line: string) => void): { callUs: number; messageUs: number } {
   const messageUs = Math.max(0, twoSteps - oneStep);
   const callUs = Math.max(0, oneStep - messageUs);
   if (oneStep < messageUs) {

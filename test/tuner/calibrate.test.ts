@@ -1,33 +1,44 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { handOffOf } from '../../src/tuner/calibrate.js';
+import { handOffOf, timeConsistently } from '../../src/tuner/calibrate.js';
 
-/** A timer that returns the scripted times in turn. */
-const scripted = (times: number[]) => async () => {
-  const next = times.shift();
+/** A timer of the small calls that returns the scripted timings in turn. */
+const scripted = (runs: number[][]) => async () => {
+  const next = runs.shift();
   assert.ok(next !== undefined, 'timed more often than scripted');
   return next;
 };
 
-test('hand-off: the ring minus recursive doubling, the rest the call', async () => {
+test('hand-off: the ring minus recursive doubling, the rest the call', () => {
   const lines: string[] = [];
-  assert.deepEqual(await handOffOf(scripted([8]), scripted([10]), (l) => lines.push(l)), { callUs: 6, messageUs: 2 });
+  assert.deepEqual(handOffOf(8, 10, (l) => lines.push(l)), { callUs: 6, messageUs: 2 });
   assert.deepEqual(lines, []);
 });
 
-test('hand-off: a ring that reads faster than recursive doubling has both timed again, each keeping its fastest', async () => {
+test('hand-off: a ring faster than recursive doubling reads as no hand-off, with a warning', () => {
   const lines: string[] = [];
-  // A stall fell on the first recursive doubling (11.8); its second timing is 5.
-  const result = await handOffOf(scripted([11.8, 5]), scripted([6.7, 7.5]), (l) => lines.push(l));
-  assert.ok(Math.abs(result.messageUs - 1.7) < 1e-9 && Math.abs(result.callUs - 3.3) < 1e-9, JSON.stringify(result));
-  assert.equal(lines.length, 1);
-  assert.match(lines[0], /faster than recursive doubling: timing both again/);
+  assert.deepEqual(handOffOf(12, 6, (l) => lines.push(l)), { callUs: 12, messageUs: 0 });
+  assert.match(lines[0], /warning: the ring still read faster/);
 });
 
-test('hand-off: still contradictory after the retries, it says so and keeps the bounds', async () => {
+test('small calls: timings that agree are kept as they came', async () => {
   const lines: string[] = [];
-  const result = await handOffOf(scripted([12, 12, 12, 12]), scripted([6, 6, 6, 6]), (l) => lines.push(l));
-  assert.deepEqual(result, { callUs: 12, messageUs: 0 });
-  assert.equal(lines.filter((l) => l.includes('timing both again')).length, 3);
-  assert.match(lines[lines.length - 1], /warning: the ring still read faster/);
+  assert.deepEqual(await timeConsistently(scripted([[5, 7, 3]]), (l) => lines.push(l)), [5, 7, 3]);
+  assert.deepEqual(lines, []);
+});
+
+test('small calls: a ring that reads faster than recursive doubling has all timed again, each keeping its fastest', async () => {
+  const lines: string[] = [];
+  // A stall fell on the first recursive doubling (11.8); its second timing is 5.
+  const times = await timeConsistently(scripted([[11.8, 6.7, 3], [5, 7.5, 3.5]]), (l) => lines.push(l));
+  assert.deepEqual(times, [5, 6.7, 3]);
+  assert.equal(lines.length, 1);
+  assert.match(lines[0], /faster than recursive doubling: timing the small calls again/);
+});
+
+test('small calls: a ring over twice recursive doubling is timed again too, at most 3 times', async () => {
+  const lines: string[] = [];
+  const times = await timeConsistently(scripted([[4, 20], [4, 19], [4, 18], [4, 17]]), (l) => lines.push(l));
+  assert.deepEqual(times, [4, 17]);
+  assert.equal(lines.filter((l) => l.includes('over twice recursive doubling')).length, 3);
 });

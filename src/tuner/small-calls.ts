@@ -1,0 +1,43 @@
+import type { BenchOpName } from '../bench/bench-ops.js';
+import { ErrorCode, TscclError } from '../errors.js';
+import { launch } from '../launch/launch.js';
+import { median } from './median.js';
+
+/** One small call tune times: a bench op of `bytes` on 2 ranks, by `algorithm` or the tuner's choice. */
+export interface SmallCall {
+  readonly op: BenchOpName;
+  readonly bytes: number;
+  readonly algorithm?: string;
+}
+
+/** What small-calls-rank.ts runs. */
+export interface SmallCallsJob {
+  readonly calls: readonly SmallCall[];
+  readonly blocks: number;
+  readonly minCalls: number;
+  readonly warmupCalls: number;
+  readonly timeoutMs: number;
+}
+
+/**
+ * Times small calls of 2 ranks against each other in one job, in turns block by block
+ * (bench/time-in-blocks.ts), as bench/regret.mjs times the algorithms it compares: us per call,
+ * for each call the median over blocks of the block's mean over ranks. Calls of a few us timed
+ * in separate launches compared as the launches' moments did, not as the calls do: tune read the
+ * 2-rank one-shot broadcast of 8 B 0.6 us dearer than a recursive-doubling all-reduce, where the
+ * regret grid's blocks timed it at less than half (2-3 us against 5-6), and the tuner then ran
+ * recursive doubling at 1.8-2.6x the one-shot path's time.
+ */
+export async function timeSmallCalls(calls: readonly SmallCall[], options: { procs: boolean } & Omit<SmallCallsJob, 'calls'>): Promise<number[]> {
+  const job: SmallCallsJob = { calls, blocks: options.blocks, minCalls: options.minCalls, warmupCalls: options.warmupCalls, timeoutMs: options.timeoutMs };
+  const { results } = await launch({
+    nprocPerNode: 2, mode: options.procs ? 'processes' : 'threads', script: new URL('./small-calls-rank.js', import.meta.url).href,
+    args: [JSON.stringify(job)], output: 'prefix', timeoutMs: options.timeoutMs,
+  });
+  const ranks = results as (number[] | null)[][];
+  return calls.map((call, i) => {
+    const rank0 = ranks[0][i];
+    if (rank0 === null) throw new TscclError(ErrorCode.INTERNAL, `tune: the ${call.op} of ${call.bytes} B by ${call.algorithm ?? 'the tuner'} was refused as invalid`, { op: call.op });
+    return median(rank0.map((_, b) => ranks.reduce((sum, rank) => sum + rank[i]![b], 0) / ranks.length));
+  });
+}
