@@ -9,13 +9,11 @@
 // sweep (bench/lib/sweep.mjs); process ranks warm small sizes up as long as it does, thread ranks
 // 5 calls (the sweep: 1000), and every candidate paces its blocks by its warm-up's last calls.
 // Usage: node bench/regret.mjs [--procs] [--blocks 5] [--ranks 2,4] [--ops all_reduce,...]
-import { fileURLToPath } from 'node:url';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
-import { launch } from '../dist/src/launch/launch.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
-import { SMALL_CALL_WARMUP } from '../dist/src/tuner/calibrate.js';
 import { BLOCK_MIN_MS } from '../dist/src/bench/time-in-blocks.js';
-import { SETTLE_MAX_BYTES, SWEEP, SWEEP_ITERS } from './lib/sweep.mjs';
+import { blockRows } from './lib/blocks.mjs';
+import { SWEEP_ITERS } from './lib/sweep.mjs';
 import { median } from '../dist/src/tuner/median.js';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
@@ -23,7 +21,6 @@ const procs = process.argv.includes('--procs');
 const blocks = Number(flag('--blocks', '5'));
 const rankCounts = flag('--ranks', procs ? '2,4' : '2,4,8').split(',').map(Number);
 const ops = flag('--ops', 'all_reduce,all_gather,reduce_scatter,broadcast').split(',');
-const rankScript = fileURLToPath(new URL('./lib/interleaved-rank.mjs', import.meta.url));
 
 console.log(`# regret = time(tuner's choice) / time(fastest), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, medians of ${blocks} interleaved blocks of at least ${SWEEP_ITERS} calls and ${BLOCK_MIN_MS} ms, ${new Date().toISOString()}`);
 console.log('| op | ranks | bytes | fewest calls per block | tuner chose | fastest | regret | median us per algorithm |\n|---|---:|---:|---:|---|---|---:|---|');
@@ -33,16 +30,8 @@ for (const ranks of rankCounts) {
     // Hierarchical algorithms need several hosts; on one machine they only add a relay.
     const algorithms = selectableAlgorithms(BENCH_OPS[op].collective).filter((a) => a !== 'hierarchical');
     const candidates = [{}, ...algorithms.map((algorithm) => ({ algorithm }))];
-    const options = { op, ranks, ...SWEEP, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
-    const warmup = { calls: 5, longCalls: procs ? SMALL_CALL_WARMUP : 5, longMaxBytes: SETTLE_MAX_BYTES };
-    const { results } = await launch({
-      nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
-    });
-    results[0].forEach(({ bytes, chosen, callsPerBlock }, s) => {
-      if (bytes === 0) return;
-      // Per candidate, each block's mean over ranks.
-      const blockTimes = candidates.map((_, c) => (results[0][s].times[c] === null ? null
-        : results[0][s].times[c].map((_, b) => results.reduce((sum, rank) => sum + rank[s].times[c][b], 0) / ranks)));
+    for (const { bytes, chosen, callsPerBlock, blockTimes } of await blockRows({ op, ranks, procs, candidates, blocks, threadWarmup: 5 })) {
+      if (bytes === 0) continue;
       // Each algorithm's median block; the chosen one's over its forced and the tuner's blocks.
       const times = Object.fromEntries(algorithms.map((a, i) => [a, blockTimes[i + 1]]).filter(([, t]) => t !== null)
         .map(([a, t]) => [a, median(a === chosen ? [...t, ...blockTimes[0]] : t)]));
@@ -50,7 +39,7 @@ for (const ranks of rankCounts) {
       const regret = times[chosen] / fastestTime;
       regrets.push(regret);
       console.log(`| ${op} | ${ranks} | ${bytes} | ${callsPerBlock} | ${chosen} | ${fastest} | ${regret.toFixed(2)} | ${Object.entries(times).map(([a, t]) => `${a} ${t.toFixed(0)}`).join(', ')} |`);
-    });
+    }
   }
 }
 regrets.sort((a, b) => a - b);

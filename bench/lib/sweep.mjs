@@ -21,7 +21,7 @@ export const SETTLE_MAX_BYTES = 256 * 1024;
  * 50 or 200 warm-up calls, 7 of 18 means at 32 and 256 KiB took 54-981 us (a call takes 6-20);
  * after 1000, one of 6 (1349 us).
  */
-const THREAD_SETTLE_WARMUP = 1000;
+export const THREAD_SETTLE_WARMUP = 1000;
 
 /**
  * The sweep's rows for one op and rank count, sizes up to maxBytes; `algorithm` forces one
