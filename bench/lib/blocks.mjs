@@ -3,6 +3,7 @@
 // the tuner's choice, the fewest calls in a block, and per candidate its blocks' means over ranks
 // (null where the candidate does not run that size).
 import { fileURLToPath } from 'node:url';
+import { blockMeansOverRanks } from '../../dist/src/bench/time-in-blocks.js';
 import { launch } from '../../dist/src/launch/launch.js';
 import { SMALL_CALL_WARMUP } from '../../dist/src/tuner/calibrate.js';
 import { SETTLE_MAX_BYTES, SWEEP, SWEEP_ITERS } from './sweep.mjs';
@@ -21,8 +22,6 @@ export async function blockRows({ op, ranks, procs, candidates, blocks, threadWa
     nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
   });
   return results[0].map(({ bytes, chosen, callsPerBlock }, s) => ({
-    bytes, chosen, callsPerBlock,
-    blockTimes: candidates.map((_, c) => (results[0][s].times[c] === null ? null
-      : results[0][s].times[c].map((_, b) => results.reduce((sum, rank) => sum + rank[s].times[c][b], 0) / ranks))),
+    bytes, chosen, callsPerBlock, blockTimes: candidates.map((_, c) => blockMeansOverRanks(results.map((rank) => rank[s].times), c)),
   }));
 }

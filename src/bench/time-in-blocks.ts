@@ -85,3 +85,12 @@ async function agreedBlockCalls(comm: Pick<Communicator, 'allReduce'>, minCalls:
   await comm.allReduce(wanted, { op: 'min' });
   return Array.from(wanted);
 }
+
+/**
+ * One call's block times as a job measured them: each block's mean over the ranks, from every
+ * rank's `times[call]` (null where the call was refused, which every rank does alike).
+ */
+export function blockMeansOverRanks(perRank: readonly (readonly (readonly number[] | null)[])[], call: number): number[] | null {
+  const first = perRank[0][call];
+  return first === null ? null : first.map((_, b) => perRank.reduce((sum, rank) => sum + rank[call]![b], 0) / perRank.length);
+}

@@ -8,7 +8,8 @@ import { cacheScale } from './cache-tiers.js';
 
 /**
  * What `tsccl tune` measures on a machine, and what `--topo local` and the tuner read. All times
- * are medians of repeated runs (of calls under 64 KiB, the fastest run). The file is JSON:
+ * are medians: of repeated runs, and for the small 2-rank calls of blocks in which they take
+ * turns within one launch. The file is JSON:
  *
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,

@@ -1,4 +1,5 @@
 import type { BenchOpName } from '../bench/bench-ops.js';
+import { blockMeansOverRanks } from '../bench/time-in-blocks.js';
 import { ErrorCode, TscclError } from '../errors.js';
 import { launch } from '../launch/launch.js';
 import { median } from './median.js';
@@ -29,15 +30,15 @@ export interface SmallCallsJob {
  * recursive doubling at 1.8-2.6x the one-shot path's time.
  */
 export async function timeSmallCalls(calls: readonly SmallCall[], options: { procs: boolean } & Omit<SmallCallsJob, 'calls'>): Promise<number[]> {
-  const job: SmallCallsJob = { calls, blocks: options.blocks, minCalls: options.minCalls, warmupCalls: options.warmupCalls, timeoutMs: options.timeoutMs };
+  const { procs, ...timing } = options;
+  const job: SmallCallsJob = { calls, ...timing };
   const { results } = await launch({
-    nprocPerNode: 2, mode: options.procs ? 'processes' : 'threads', script: new URL('./small-calls-rank.js', import.meta.url).href,
+    nprocPerNode: 2, mode: procs ? 'processes' : 'threads', script: new URL('./small-calls-rank.js', import.meta.url).href,
     args: [JSON.stringify(job)], output: 'prefix', timeoutMs: options.timeoutMs,
   });
-  const ranks = results as (number[] | null)[][];
   return calls.map((call, i) => {
-    const rank0 = ranks[0][i];
-    if (rank0 === null) throw new TscclError(ErrorCode.INTERNAL, `tune: the ${call.op} of ${call.bytes} B by ${call.algorithm ?? 'the tuner'} was refused as invalid`, { op: call.op });
-    return median(rank0.map((_, b) => ranks.reduce((sum, rank) => sum + rank[i]![b], 0) / ranks.length));
+    const blocks = blockMeansOverRanks(results as (number[] | null)[][], i);
+    if (blocks === null) throw new TscclError(ErrorCode.INTERNAL, `tune: the ${call.op} of ${call.bytes} B by ${call.algorithm ?? 'the tuner'} was refused as invalid`, { op: call.op });
+    return median(blocks);
   });
 }

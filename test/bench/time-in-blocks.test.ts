@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { timeInBlocks } from '../../src/bench/time-in-blocks.js';
+import { blockMeansOverRanks, timeInBlocks } from '../../src/bench/time-in-blocks.js';
 import { ErrorCode, TscclError, invalidArgument } from '../../src/errors.js';
 
 /** One rank's side of the job: barriers counted, the block calls' agreement a no-op. */
@@ -42,4 +42,10 @@ test('blocks: a call refused as invalid is left out, as null; any other failure 
   assert.equal(callsPerBlock[0], 0);
   const broken = async () => { throw new TscclError(ErrorCode.PEER_LOST, 'peer 1 lost'); };
   await assert.rejects(timeInBlocks(soloComm(), [broken], { blocks: 1, minCalls: 1, warmupCalls: 1 }), { code: ErrorCode.PEER_LOST });
+});
+
+test('blocks: each block of a call averaged over the ranks; a refused call stays null', () => {
+  const perRank = [[[10, 20], null], [[30, 40], null]];
+  assert.deepEqual(blockMeansOverRanks(perRank, 0), [20, 30]);
+  assert.equal(blockMeansOverRanks(perRank, 1), null);
 });
