@@ -10,7 +10,7 @@ import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
 import { pipelineChunkCount } from './pipeline-chunks.js';
-import { callRates } from './working-set.js';
+import { callRates, peerReadWriteCosts } from './working-set.js';
 import { protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
 
@@ -84,7 +84,11 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const hosts = rankHosts(graph, rankDevices);
   const pools = corePools(rankDevices, hosts, protocol.rankCores);
   const crowded = crowdedRanks(rankDevices, hosts, protocol.rankCores);
-  const rates = callRates(graph, rankDevices, { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 }, call.elementBytes);
+  const wholeCall: CallShape = { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 };
+  const rates = callRates(graph, rankDevices, wholeCall, call.elementBytes);
+  const takeBackUsPerByte = pull ? peerReadWriteCosts(graph, rankDevices, protocol, wholeCall, call.elementBytes) : new Map<number, number>();
+  /** What a rank's step spends taking back lines of its destination that peers read since it last wrote them. */
+  const takeBackUs = (runner: Runner, pc: number): number => (runner.program.peerReadWrites?.[pc] ?? 0) * (takeBackUsPerByte.get(runner.device) ?? 0);
   /** When a rank's own work (a hand-off, a reduction, a copy) started now ends, on a core of its host. */
   const workEnds = (runner: Runner, us: number): number => pools.get(runner.device)?.finish(queue.now, us) ?? queue.now + us;
   // Bytes per microsecond a rank reduces at; 0 where reduction is fused into the transfer (GPUs).
@@ -246,6 +250,11 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     else advance(waiter);
   };
 
+  /** A rank's local copy of the step before its pc moves along its core's copy path. */
+  const startLocalCopy = (runner: Runner): void => {
+    network.start(copyPaths.get(runner.device)!, runner.program.bytes[runner.pc - 1], runner);
+  };
+
   const advance = (runner: Runner): void => {
     const { program } = runner;
     const length = program.kinds.length;
@@ -317,7 +326,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         // The executor reduces straight from the sender's memory, one pass for move and
         // reduce, so only the part of the reduction longer than the transfer adds time.
         // The receiver's CPU spends the protocol's overhead taking the message in, too.
-        const extra = overheadUs + (reduceRate > 0 ? Math.max(0, program.bytes[pc] / reduceRate - (slot.time - slot.movingSince)) : 0);
+        const extra = overheadUs + takeBackUs(runner, pc) + (reduceRate > 0 ? Math.max(0, program.bytes[pc] / reduceRate - (slot.time - slot.movingSince)) : 0);
         if (extra > 0) {
           const end = workEnds(runner, extra);
           queue.at(end, release, slot.sender!);
@@ -328,8 +337,10 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       } else if (kind === STEP_LOCAL) {
         runner.pc++;
         const copyPath = program.peers[pc] === 1 ? copyPaths.get(runner.device) : undefined;
-        if (copyPath !== undefined) network.start(copyPath, program.bytes[pc], runner);
-        else queue.at(workEnds(runner, localUs(graph.devices[runner.device], program.bytes[pc], program.peers[pc], rates.deviceScale[runner.device])), advance, runner);
+        const takeBack = takeBackUs(runner, pc);
+        if (copyPath === undefined) queue.at(workEnds(runner, takeBack + localUs(graph.devices[runner.device], program.bytes[pc], program.peers[pc], rates.deviceScale[runner.device])), advance, runner);
+        else if (takeBack > 0) queue.at(workEnds(runner, takeBack), startLocalCopy, runner);
+        else startLocalCopy(runner);
         return;
       }
     }

@@ -58,6 +58,15 @@ export interface Protocol {
    * Absent: such a message moves like any other.
    */
   readonly freshReadGBps?: number;
+  /**
+   * CPU ranks that pull: what a core spends, on top of the write, to overwrite data a peer's
+   * core read since this one last wrote it. The peer's cache holds those lines, and the writer
+   * must take each back (an invalidation) before it can write it; a fresh piece's sender pays it
+   * in every call of a run, as its receiver read the piece in the call before. In ns per byte,
+   * by the bytes each core touches in a call: the more a core touches, the less of what it read
+   * stays in its cache to be taken back. Absent: writes cost the same wherever their lines are.
+   */
+  readonly invalidationTiers?: readonly { readonly bytes: number; readonly nsPerByte: number }[];
   /** CPU ranks: the cores the ranks of one host share (absent: each rank has a core of its own). */
   readonly rankCores?: number;
   /**

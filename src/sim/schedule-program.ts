@@ -24,6 +24,13 @@ export interface Program {
    * into) earlier in the channel, so it sits in the cache of the core that wrote it.
    */
   readonly fresh?: Uint8Array;
+  /**
+   * With `trackFresh`: at a step that writes (receives, reduces or copies into) data, how many
+   * of its bytes a peer has read since this rank last wrote them, counting the previous call of
+   * a run of calls. A core that writes a line another core read must first take it back from
+   * that core's cache (an invalidation), which costs a CPU rank time on top of the write.
+   */
+  readonly peerReadWrites?: Float64Array;
 }
 
 export function programsOf(schedule: Schedule, elementBytes: number, trackFresh = false): Program[] {
@@ -40,7 +47,7 @@ export function programsOf(schedule: Schedule, elementBytes: number, trackFresh 
         case 'reduce': kinds[i] = STEP_LOCAL; peers[i] = step.srcs.length; bytes[i] = step.dst.count * elementBytes; break;
       }
     });
-    return trackFresh ? { kinds, peers, bytes, fresh: freshSends(steps) } : { kinds, peers, bytes };
+    return trackFresh ? { kinds, peers, bytes, fresh: freshSends(steps), peerReadWrites: peerReadWrites(steps, elementBytes) } : { kinds, peers, bytes };
   });
 }
 
@@ -61,4 +68,33 @@ function freshSends(steps: readonly Step[]): Uint8Array {
     }
   });
   return fresh;
+}
+
+/**
+ * Per step, the bytes it writes that a peer read since they were last written: each send (a
+ * peer reading the slice) counts against the next step, going round the channel as repeated
+ * calls do, that writes an overlapping slice. A slice sent to several peers costs its writer
+ * once, as one invalidation reaches every core that holds the line.
+ */
+function peerReadWrites(steps: readonly Step[], elementBytes: number): Float64Array {
+  const charged = new Float64Array(steps.length);
+  const seen = steps.map(() => new Set<string>());
+  steps.forEach((send, i) => {
+    if (send.kind !== 'send') return;
+    const { buf, offset, count } = send.src;
+    for (let k = 1; k <= steps.length; k++) {
+      const j = (i + k) % steps.length;
+      const step = steps[j];
+      if (step.kind === 'send' || step.dst.buf !== buf) continue;
+      const overlap = Math.min(offset + count, step.dst.offset + step.dst.count) - Math.max(offset, step.dst.offset);
+      if (overlap <= 0) continue;
+      const key = `${offset}:${count}`;
+      if (!seen[j].has(key)) {
+        seen[j].add(key);
+        charged[j] = Math.min(step.dst.count, charged[j] / elementBytes + overlap) * elementBytes;
+      }
+      break;
+    }
+  });
+  return charged;
 }

@@ -1,6 +1,7 @@
 import { type CallShape, bufferCounts } from '../algorithms/schedule.js';
 import { type CacheTiers, cacheScale } from '../topology/cache-tiers.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
+import type { Protocol } from './protocols.js';
 
 /** The rates one call sees: link capacities (bytes/us) and a factor on each device's own rates. */
 export interface CallRates {
@@ -22,12 +23,7 @@ export function callRates(graph: TopologyGraph, rankDevices: readonly number[], 
     if (device.cacheTiers !== undefined) tiered.set(device.host ?? 0, device.cacheTiers);
   }
   if (tiered.size === 0) return { capacities: graph.capacities, deviceScale };
-  const workingSet = new Map<number, number>();
-  rankDevices.forEach((device, rank) => {
-    const host = graph.devices[device].host ?? 0;
-    const { input, output } = bufferCounts(shape, rank);
-    workingSet.set(host, (workingSet.get(host) ?? 0) + (input + output) * elementBytes);
-  });
+  const workingSet = hostWorkingSets(graph, rankDevices, shape, elementBytes);
   const hostScale = new Map<number, number>();
   const sharedScale = new Map<number, number>();
   for (const [host, tiers] of tiered) {
@@ -46,4 +42,35 @@ export function callRates(graph: TopologyGraph, rankDevices: readonly number[], 
     else if (family === 'host' && from === to) capacities[index] *= sharedScale.get(host)!;
   }
   return { capacities, deviceScale };
+}
+
+/** Bytes of every buffer the call's ranks on each host read or write, as the executor sizes them, by host. */
+export function hostWorkingSets(graph: TopologyGraph, rankDevices: readonly number[], shape: CallShape, elementBytes: number): Map<number, number> {
+  const workingSet = new Map<number, number>();
+  rankDevices.forEach((device, rank) => {
+    const host = graph.devices[device].host ?? 0;
+    const { input, output } = bufferCounts(shape, rank);
+    workingSet.set(host, (workingSet.get(host) ?? 0) + (input + output) * elementBytes);
+  });
+  return workingSet;
+}
+
+/**
+ * Microseconds per byte each rank device spends, on top of a write, taking back lines a peer's
+ * core read (the protocol's invalidationTiers), at the bytes each core of its host touches in the
+ * call: the host's working set over the cores its ranks run on. Empty without tiers.
+ */
+export function peerReadWriteCosts(graph: TopologyGraph, rankDevices: readonly number[], protocol: Protocol, shape: CallShape, elementBytes: number): Map<number, number> {
+  const costs = new Map<number, number>();
+  if (protocol.invalidationTiers === undefined) return costs;
+  const tiers = protocol.invalidationTiers.map((t) => ({ bytes: t.bytes, scale: t.nsPerByte }));
+  const workingSet = hostWorkingSets(graph, rankDevices, shape, elementBytes);
+  const ranksOn = new Map<number, number>();
+  for (const device of rankDevices) ranksOn.set(graph.devices[device].host ?? 0, (ranksOn.get(graph.devices[device].host ?? 0) ?? 0) + 1);
+  for (const device of rankDevices) {
+    const host = graph.devices[device].host ?? 0;
+    const cores = Math.min(ranksOn.get(host)!, protocol.rankCores ?? Infinity);
+    costs.set(device, cacheScale(tiers, workingSet.get(host)! / cores) / 1000);
+  }
+  return costs;
 }

@@ -13,7 +13,8 @@ import { cacheScale } from './cache-tiers.js';
  *
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
- *              "oneShotUs": .., "oneShotGBps": .., "peerWrittenGBps": .. },  thread ranks, shared memory
+ *              "oneShotUs": .., "oneShotGBps": .., "peerWrittenGBps": ..,
+ *              "invalidationTiers": [ { "bytes": .., "nsPerByte": .. }, .. ] },  thread ranks, shared memory
  *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .., "oneShotUs": .. },
  *                                                                process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
@@ -40,6 +41,11 @@ import { cacheScale } from './cache-tiers.js';
  * peerWrittenGBps is how fast one core copies bytes another core has just written (their cache
  * lines come from the writer's cache): what pulling a piece its sender reduced or received in
  * the same call costs (optional: the default below stands in).
+ * invalidationTiers is what one core spends, on top of the write, overwriting bytes another core
+ * has read since (ns per byte): the reader's cache holds those lines, and the writer must take
+ * each back first. It is measured with the reader touching `bytes` (the piece it read and the
+ * copy it wrote) between the writes, and shrinks as that grows, because less of what it read
+ * stays in its cache (optional: the defaults below stand in).
  * memoryTiers is how fast one core copies when source and destination together span `bytes`
  * (caches): copyGBps and reduceGBps were measured at PROFILE_WORKING_SET, and other working sets
  * scale them by the tiers (optional: profiles written before it have one speed); a tier's
@@ -57,6 +63,7 @@ export const profileSchema = z.object({
     copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0),
     oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
     peerWrittenGBps: z.number().positive().optional(),
+    invalidationTiers: z.array(z.object({ bytes: z.number().positive(), nsPerByte: z.number().min(0) }).strict()).min(1).optional(),
   }),
   tcp: transportSchema.extend({
     gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),
@@ -93,6 +100,20 @@ export const DEFAULT_ONE_SHOT = { oneShotUs: 6.5, oneShotGBps: 4.4 } as const;
 export const DEFAULT_PEER_WRITTEN_GBPS = 9;
 
 /**
+ * Overwriting what another core read, where a profile predates its measurement: the extra ns
+ * per byte in three runs of the tune measurement (tuner/peer-cache.ts) on the 2-core VMs
+ * (2026-11-22): 0.086-0.095 while the reader touched up to 1 MiB between the writes (a piece
+ * overwritten after the other core copied it took 3.3x as long as after it had not: 8.6 against
+ * 28.6 GB/s at 256 KiB), 0.070-0.081 at 2 MiB, 0.043-0.047 at 4 MiB and 0.019-0.021 at 8 MiB,
+ * as what it read leaves its 2 MiB L2. Those VMs at times run the two vCPUs far apart, and then
+ * every such write costs 0.4-0.5 ns per byte whatever the size (tune measures the state it
+ * finds; these are the usual one).
+ */
+export const DEFAULT_INVALIDATION_TIERS: readonly { bytes: number; nsPerByte: number }[] = [
+  { bytes: 1 * MIB, nsPerByte: 0.09 }, { bytes: 2 * MIB, nsPerByte: 0.075 }, { bytes: 4 * MIB, nsPerByte: 0.045 }, { bytes: 8 * MIB, nsPerByte: 0.02 },
+];
+
+/**
  * A TCP message's CPU time at each end where a profile predates its measurement: 2 processes
  * broadcasting 64 KiB in 64 pieces against 1 on the 2-core VMs (2026-11-21, warmed up by 500
  * calls): 12-15 us more per piece, in two runs.
@@ -125,7 +146,7 @@ export const DEFAULT_TCP_STREAM_GBPS = 2.4;
 export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
-    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS },
+    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: [...DEFAULT_INVALIDATION_TIERS] },
     tcp: { callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US, oneShotUs: DEFAULT_TCP_ONE_SHOT_US },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the

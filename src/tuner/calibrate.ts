@@ -8,7 +8,7 @@ import { type LocalProfile, MIB, copyAtProfileWorkingSet } from '../topology/loc
 import type { LocalDetection } from '../topology/local-topology.js';
 import { fitOversubscribedHandOff } from './fit-hand-off.js';
 import { measureCopyTiers } from './copy-tiers.js';
-import { measurePeerWrittenGBps } from './peer-written.js';
+import { measurePeerCache } from './peer-cache.js';
 import { median } from './median.js';
 import { type SmallCall, timeSmallCalls } from './small-calls.js';
 
@@ -65,8 +65,8 @@ const RING_8B: SmallCall = { op: 'all_reduce', bytes: 8, algorithm: 'ring' };
  * (reduce-scatter by ring of 1 MiB) for the oversubscribed hand-off, the value with which the
  * simulator reproduces that ring; process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
  * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
- * reduceGBps, one core's copy of bytes another core has just written for peerWrittenGBps, and
- * the copy speed by working set for memoryTiers (one core alone, which gives shm.copyGBps at
+ * reduceGBps, one core's copy of bytes another core has just written for peerWrittenGBps, the
+ * extra time to overwrite bytes another core read for invalidationTiers, and the copy speed by working set for memoryTiers (one core alone, which gives shm.copyGBps at
  * PROFILE_WORKING_SET, and each core while all copy at once).
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
@@ -129,8 +129,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
   const reduceGBps = measureReduce();
   log(`float32 sum kernel: ${reduceGBps.toFixed(2)} GB/s`);
-  const peerWrittenGBps = await measurePeerWrittenGBps();
+  const { peerWrittenGBps, invalidationTiers } = await measurePeerCache();
   log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s`);
+  log(`overwriting bytes another core read, extra by what it touched since: ${invalidationTiers.map((t) => `${t.bytes / 1024} KiB ${t.nsPerByte.toFixed(3)}`).join(', ')} ns/B`);
   const memoryTiers = await measureCopyTiers(detection.cores);
   log(`copy by working set, one core alone / each core with all ${detection.cores} copying: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} / ${t.allCoresGBps.toFixed(1)}`).join(', ')} GB/s`);
   // A thread rank copies its messages itself, so its rate is one core's copy, read from the
@@ -139,7 +140,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const copyGBps = copyAtProfileWorkingSet(memoryTiers);
   const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, oneShotGBps, peerWrittenGBps },
+    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, oneShotGBps, peerWrittenGBps, invalidationTiers },
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs },
     reduceGBps, memoryTiers, runs,
   };

@@ -110,6 +110,9 @@ test('tsccl topo detect and tsccl tune: this machine measured into a profile tha
   assert.equal(tune.code, 0, tune.stderr);
   const { profile } = JSON.parse(tune.stdout);
   assert.ok(profile.shm.copyGBps > 0 && profile.shm.peerWrittenGBps > 0 && profile.tcp.gbps > 0 && profile.reduceGBps > 0 && profile.measuredAt !== null);
+  // What overwriting a peer's reads costs, by what the reader touched: one tier per piece size, growing.
+  const tiers: { bytes: number; nsPerByte: number }[] = profile.shm.invalidationTiers;
+  assert.ok(tiers.length >= 2 && tiers.every((t, i) => t.nsPerByte >= 0 && (i === 0 || t.bytes > tiers[i - 1].bytes)), JSON.stringify(tiers));
   process.env.TSCCL_PROFILE = out;
   try {
     const sim = await tsccl('sim', '--topo', 'local', '-g', '2', '-o', 'all_reduce', '-b', '64K', '-e', '1M', '-f', '4', '--format', 'json');

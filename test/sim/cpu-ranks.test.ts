@@ -55,20 +55,24 @@ test('a call ends when the receivers have taken its sends, as the executor\'s do
 
 /**
  * Thread ranks whose hand-offs cost nothing and whose cores each copy 1 GB/s (1000 bytes/us),
- * bytes their peer has just written as fast unless said otherwise.
+ * bytes their peer has just written as fast, and bytes their peer read as cheaply as any, unless
+ * said otherwise.
  */
-function copyingRanks(ranks: number, peerWrittenGBps = 1): TopologyGraph {
+function copyingRanks(ranks: number, peerWrittenGBps = 1, invalidationNsPerByte = 0): TopologyGraph {
   const detection = fakeDetection(ranks);
   const base = defaultProfile(ranks, 'h');
   const profile = {
     ...base, reduceGBps: 1e9, memoryTiers: undefined,
-    shm: { ...base.shm, callUs: CALL_US, messageUs: 0, oversubscribedMessageUs: 0, copyGBps: 1, peerWrittenGBps },
+    shm: {
+      ...base.shm, callUs: CALL_US, messageUs: 0, oversubscribedMessageUs: 0, copyGBps: 1, peerWrittenGBps,
+      invalidationTiers: [{ bytes: 1, nsPerByte: invalidationNsPerByte }],
+    },
   };
   return new TopologyGraph(parseTopology(localTopology({ ranks, transport: 'shm', profile, detection }), 'local'));
 }
 
-const copying = (ranks: number, collective: Collective, algorithm: string, count: number, peerWrittenGBps = 1) => {
-  const graph = copyingRanks(ranks, peerWrittenGBps);
+const copying = (ranks: number, collective: Collective, algorithm: string, count: number, peerWrittenGBps = 1, invalidationNsPerByte = 0) => {
+  const graph = copyingRanks(ranks, peerWrittenGBps, invalidationNsPerByte);
   return simulateFlows(graph, graph.accelerators, { collective, count, elementBytes: 4, root: 0, algorithm, protocol: 'shm', chunkCount: count }).timeUs - CALL_US;
 };
 
@@ -102,6 +106,16 @@ test('thread ranks pull: a piece its sender wrote in the same call comes from th
   assert.ok(Math.abs(fast - 5000) < 1, `${fast}`);
   assert.ok(Math.abs(slow - 7000) < 1, `${slow}`);
   assert.equal(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, 0.5), copying(2, 'allReduce', 'recursive_doubling', 1_000_000));
+});
+
+test('thread ranks pull: overwriting what a peer read costs the writer the invalidation, in every call of a run', () => {
+  // 2-rank ring of 4 MB: each reduces into the output half its peer copies, so in steady state
+  // the peer's cache holds those 2 MB when it writes them again: 0.5 ns per byte adds 1 ms.
+  // Its other half, and everything recursive doubling writes, no peer reads.
+  assert.ok(Math.abs(copying(2, 'allReduce', 'ring', 1_000_000, 1, 0.5) - 6000) < 1);
+  assert.equal(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, 1, 0.5), copying(2, 'allReduce', 'recursive_doubling', 1_000_000));
+  // Direct all-gather copies its peers' inputs, which nobody writes in a call.
+  assert.equal(copying(4, 'allGather', 'direct', 1_000_000, 1, 0.5), copying(4, 'allGather', 'direct', 1_000_000));
 });
 
 test('the one-shot path: one wake-up per rank, and reads that grow with the peers read', () => {

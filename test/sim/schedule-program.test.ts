@@ -22,3 +22,16 @@ test('programs carry no fresh marks unless asked', () => {
   const [program] = programsOf(generateSchedule(shape, 0, 'ring'), 4);
   assert.equal(program.fresh, undefined);
 });
+
+test('a write costs an invalidation for the bytes a peer read since the rank last wrote them', () => {
+  const charged = (algorithm: string, nranks: number): number[] => {
+    const [program] = programsOf(generateSchedule({ ...shape, nranks }, 0, algorithm), 4, true);
+    return Array.from(program.peerReadWrites!).filter((_, i) => program.kinds[i] !== STEP_SEND);
+  };
+  // 2-rank ring: the half it reduces is copied by its peer (2 KiB of 4), the half it receives is not.
+  assert.deepEqual(charged('ring', 2), [2048, 0]);
+  assert.deepEqual(charged('recursive_doubling', 2), [0]);
+  // 4-rank direct all-reduce: the first fold into the rank's quarter pays for it once, though
+  // three peers copy it; the copies of the peers' quarters are read by nobody.
+  assert.deepEqual(charged('direct', 4).filter((bytes) => bytes > 0), [1024]);
+});

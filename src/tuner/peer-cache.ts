@@ -1,0 +1,92 @@
+import { Worker } from 'node:worker_threads';
+import { ErrorCode, TscclError } from '../errors.js';
+import type { LocalProfile } from '../topology/local-profile.js';
+import { median } from './median.js';
+
+/**
+ * Pieces of the sizes a pulled message has while it still sits in a 2 MiB L2, and twice past it
+ * (where what a core read has mostly left its cache). The copy rate is not one figure: on the
+ * 2-core VMs a copy of up to 128 KiB ran at ~5 GB/s and one of 192 KiB to 1 MiB at ~10 (memmove
+ * changes its method with the size), so peerWrittenGBps is the median over the sizes up to 1 MiB.
+ */
+const SIZES = [32, 64, 128, 256, 512, 1024, 2048].map((kib) => kib * 1024);
+const PEER_WRITTEN_SIZES = SIZES.filter((size) => size <= 1024 * 1024);
+/** Rounds per size; the reader copies in every other one. */
+const ROUNDS_PER_SIZE = 200;
+/** A round takes microseconds; a writer silent this long has died, and tune must not hang. */
+const WRITER_TIMEOUT_MS = 10_000;
+/** Flags after the data: the round the reader asks for, the round the writer finished, the size, the write's ns. */
+const ASKED = 0;
+const WRITTEN = 1;
+const SIZE = 2;
+const WRITE_NS = 3;
+
+/**
+ * The writer: each round, overwrite the asked bytes from a private buffer (so they sit modified
+ * in this core's cache), time that, and say so. It runs in a worker so that it gets the other core.
+ */
+const WRITER = `
+const { workerData } = require('node:worker_threads');
+const data = new Uint8Array(workerData.memory, 0, workerData.bytes);
+const flags = new Int32Array(workerData.memory, workerData.bytes, 4);
+const sources = [new Uint8Array(workerData.bytes).fill(1), new Uint8Array(workerData.bytes).fill(2)];
+for (let round = 1; ; round++) {
+  while (Atomics.load(flags, ${ASKED}) !== round) if (Atomics.load(flags, ${ASKED}) < 0) process.exit(0);
+  const start = performance.now();
+  data.set(sources[round & 1].subarray(0, flags[${SIZE}]));
+  flags[${WRITE_NS}] = Math.round((performance.now() - start) * 1e6);
+  Atomics.store(flags, ${WRITTEN}, round);
+}`;
+
+export type PeerCache = Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidationTiers'>;
+
+/**
+ * What lines in the other core's cache cost, both ways, from one writer thread and this one
+ * reading in every other round:
+ * - peerWrittenGBps: how fast this core copies bytes the other has just written (each line comes
+ *   from the writer's cache): what a thread rank pays to pull a piece its peer reduced or
+ *   received in the same call. The simulator's freshReadGBps.
+ * - invalidationTiers: how much longer the writer takes to overwrite a piece after this core
+ *   copied it than after it did not (this cache holds the lines, and the writer takes each back
+ *   first), in ns per byte, by what this core touched in between (the piece and its copy).
+ */
+export async function measurePeerCache(): Promise<Required<PeerCache>> {
+  const bytes = SIZES[SIZES.length - 1];
+  const memory = new SharedArrayBuffer(bytes + 16);
+  const data = new Uint8Array(memory, 0, bytes);
+  const flags = new Int32Array(memory, bytes, 4);
+  // Into shared memory, as a thread rank copies into its arena.
+  const target = new Uint8Array(new SharedArrayBuffer(bytes)).fill(1);
+  const writer = new Worker(WRITER, { eval: true, workerData: { memory, bytes } });
+  await new Promise<void>((resolve, reject) => { writer.once('online', resolve); writer.once('error', reject); });
+  const copyRates: number[] = [];
+  const invalidationTiers: { bytes: number; nsPerByte: number }[] = [];
+  try {
+    let round = 0;
+    for (const size of SIZES) {
+      // A write's time, by whether this core copied the piece in the round before it.
+      const afterCopy: number[] = [];
+      const afterNone: number[] = [];
+      for (let r = 0; r < ROUNDS_PER_SIZE; r++) {
+        const copied = r % 2 === 1;
+        flags[SIZE] = size;
+        Atomics.store(flags, ASKED, ++round);
+        const giveUpAt = performance.now() + WRITER_TIMEOUT_MS;
+        while (Atomics.load(flags, WRITTEN) !== round) {
+          if (performance.now() > giveUpAt) throw new TscclError(ErrorCode.TIMEOUT, `tune: the writer thread did not fill ${size} bytes within ${WRITER_TIMEOUT_MS} ms`);
+        }
+        // Round 0 of a size follows the last round of the size before, which copied other bytes.
+        if (r > 0) (copied ? afterNone : afterCopy).push(flags[WRITE_NS]);
+        if (!copied) continue;
+        const start = performance.now();
+        target.set(data.subarray(0, size));
+        if (PEER_WRITTEN_SIZES.includes(size)) copyRates.push(size / ((performance.now() - start) * 1e6));
+      }
+      invalidationTiers.push({ bytes: 2 * size, nsPerByte: Math.max(0, (median(afterCopy) - median(afterNone)) / size) });
+    }
+  } finally {
+    Atomics.store(flags, ASKED, -1);
+    await writer.terminate();
+  }
+  return { peerWrittenGBps: median(copyRates), invalidationTiers };
+}
