@@ -101,16 +101,16 @@ export const DEFAULT_PEER_WRITTEN_GBPS = 9;
 
 /**
  * Overwriting what another core read, where a profile predates its measurement: the extra ns
- * per byte in three runs of the tune measurement (tuner/peer-cache.ts) on the 2-core VMs
- * (2026-11-22): 0.086-0.095 while the reader touched up to 1 MiB between the writes (a piece
- * overwritten after the other core copied it took 3.3x as long as after it had not: 8.6 against
- * 28.6 GB/s at 256 KiB), 0.070-0.081 at 2 MiB, 0.043-0.047 at 4 MiB and 0.019-0.021 at 8 MiB,
- * as what it read leaves its 2 MiB L2. Those VMs at times run the two vCPUs far apart, and then
- * every such write costs 0.4-0.5 ns per byte whatever the size (tune measures the state it
- * finds; these are the usual one).
+ * per byte of the tune measurement (tuner/peer-cache.ts, the mean of 8 moments a second apart)
+ * on the 2-core VMs, three runs (2026-11-22): 0.14-0.34 while the reader touched up to 1 MiB
+ * between the writes, 0.12-0.32 at 2 MiB, 0.08-0.27 at 4 MiB, 0.05-0.16 at 16 MiB and
+ * 0.01-0.06 at 64 MiB, as what it read leaves its caches. At one moment it is 0, 0.09 or 0.5 at
+ * 512 KiB, by where the VM has put the two vCPUs (0.5 when they are far apart: a piece
+ * overwritten after the other core copied it then takes 5x as long as one it had not).
  */
 export const DEFAULT_INVALIDATION_TIERS: readonly { bytes: number; nsPerByte: number }[] = [
-  { bytes: 1 * MIB, nsPerByte: 0.09 }, { bytes: 2 * MIB, nsPerByte: 0.075 }, { bytes: 4 * MIB, nsPerByte: 0.045 }, { bytes: 8 * MIB, nsPerByte: 0.02 },
+  { bytes: 1 * MIB, nsPerByte: 0.2 }, { bytes: 2 * MIB, nsPerByte: 0.18 }, { bytes: 4 * MIB, nsPerByte: 0.14 }, { bytes: 8 * MIB, nsPerByte: 0.11 },
+  { bytes: 16 * MIB, nsPerByte: 0.08 }, { bytes: 32 * MIB, nsPerByte: 0.046 }, { bytes: 64 * MIB, nsPerByte: 0.033 },
 ];
 
 /**

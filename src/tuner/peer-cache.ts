@@ -4,15 +4,23 @@ import type { LocalProfile } from '../topology/local-profile.js';
 import { median } from './median.js';
 
 /**
- * Pieces of the sizes a pulled message has while it still sits in a 2 MiB L2, and twice past it
- * (where what a core read has mostly left its cache). The copy rate is not one figure: on the
- * 2-core VMs a copy of up to 128 KiB ran at ~5 GB/s and one of 192 KiB to 1 MiB at ~10 (memmove
- * changes its method with the size), so peerWrittenGBps is the median over the sizes up to 1 MiB.
+ * Pieces of the sizes a pulled message has while it still sits in a 2 MiB L2, and on to where
+ * what a core read has left the caches. The copy rate is not one figure: on the 2-core VMs a
+ * copy of up to 128 KiB ran at ~5 GB/s and one of 192 KiB to 1 MiB at ~10 (memmove changes its
+ * method with the size), so peerWrittenGBps is the median over the sizes up to 1 MiB.
  */
-const SIZES = [32, 64, 128, 256, 512, 1024, 2048].map((kib) => kib * 1024);
+const SIZES = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384].map((kib) => kib * 1024);
 const PEER_WRITTEN_SIZES = SIZES.filter((size) => size <= 1024 * 1024);
-/** Rounds per size; the reader copies in every other one. */
-const ROUNDS_PER_SIZE = 200;
+/** Rounds per size (the reader copies in every other one): 200 up to 256 KiB, fewer for larger pieces, so each size moves about as much. */
+const roundsFor = (size: number): number => Math.max(20, Math.min(200, Math.round((200 * 256 * 1024) / size)));
+/**
+ * The 2-core VMs move their vCPUs: every few seconds the two cores share a cache, or sit near
+ * each other, or far apart, and overwriting 256 KiB another core read costs 0, 0.09 or 0.5 ns
+ * per byte more (10%, 67% and 23% of 30 one-second samples). So tune samples several moments
+ * a second apart and keeps what a call meets on average.
+ */
+const MOMENTS = 8;
+const MOMENT_GAP_MS = 1000;
 /** A round takes microseconds; a writer silent this long has died, and tune must not hang. */
 const WRITER_TIMEOUT_MS = 10_000;
 /** Flags after the data: the round the reader asks for, the round the writer finished, the size, the write's ns. */
@@ -38,11 +46,27 @@ for (let round = 1; ; round++) {
   Atomics.store(flags, ${WRITTEN}, round);
 }`;
 
-export type PeerCache = Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidationTiers'>;
+export type PeerCache = Required<Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidationTiers'>>;
 
 /**
- * What lines in the other core's cache cost, both ways, from one writer thread and this one
- * reading in every other round:
+ * What lines in the other core's cache cost on average over `moments` samples `gapMs` apart:
+ * the mean extra ns per byte of each tier, and the copy rate of the mean time per byte.
+ */
+export async function measurePeerCache(moments = MOMENTS, gapMs = MOMENT_GAP_MS): Promise<PeerCache> {
+  const samples: PeerCache[] = [];
+  for (let m = 0; m < moments; m++) {
+    if (m > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+    samples.push(await measurePeerCacheNow());
+  }
+  return {
+    peerWrittenGBps: moments / samples.reduce((sum, s) => sum + 1 / s.peerWrittenGBps, 0),
+    invalidationTiers: samples[0].invalidationTiers.map((tier, i) => ({ bytes: tier.bytes, nsPerByte: samples.reduce((sum, s) => sum + s.invalidationTiers[i].nsPerByte, 0) / moments })),
+  };
+}
+
+/**
+ * What lines in the other core's cache cost at this moment, both ways, from one writer thread
+ * and this one reading in every other round:
  * - peerWrittenGBps: how fast this core copies bytes the other has just written (each line comes
  *   from the writer's cache): what a thread rank pays to pull a piece its peer reduced or
  *   received in the same call. The simulator's freshReadGBps.
@@ -50,7 +74,7 @@ export type PeerCache = Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidat
  *   copied it than after it did not (this cache holds the lines, and the writer takes each back
  *   first), in ns per byte, by what this core touched in between (the piece and its copy).
  */
-export async function measurePeerCache(): Promise<Required<PeerCache>> {
+async function measurePeerCacheNow(): Promise<PeerCache> {
   const bytes = SIZES[SIZES.length - 1];
   const memory = new SharedArrayBuffer(bytes + 16);
   const data = new Uint8Array(memory, 0, bytes);
@@ -67,7 +91,7 @@ export async function measurePeerCache(): Promise<Required<PeerCache>> {
       // A write's time, by whether this core copied the piece in the round before it.
       const afterCopy: number[] = [];
       const afterNone: number[] = [];
-      for (let r = 0; r < ROUNDS_PER_SIZE; r++) {
+      for (let r = 0; r < roundsFor(size); r++) {
         const copied = r % 2 === 1;
         flags[SIZE] = size;
         Atomics.store(flags, ASKED, ++round);
