@@ -217,9 +217,11 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   /** The receiver is done with one of the sender's messages, which releases the sender's buffer. */
   const release = (sender: Runner): void => {
     if (--sender.undelivered > 0 || sender.endedAt < 0) return;
-    // A CPU sender that ended earlier had to wait for this, and is woken for it; one that ended
-    // just now sees it at once.
-    if (wakeUs > 0 && queue.now > sender.endedAt) queue.at(workEnds(sender, wakeUs), finish, sender);
+    // A CPU sender that ended earlier had to wait for this: with a core of its own it spins and
+    // sees it after the protocol's releaseUs; one that outnumbers the cores is woken for it. One
+    // that ended just now sees it at once.
+    const waitUs = crowded.has(sender.device) ? wakeUs : protocol.releaseUs ?? wakeUs;
+    if (waitUs > 0 && queue.now > sender.endedAt) queue.at(workEnds(sender, waitUs), finish, sender);
     else finish(sender);
   };
 

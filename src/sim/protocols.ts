@@ -35,6 +35,12 @@ export interface Protocol {
    */
   readonly wakeUs?: number;
   /**
+   * CPU ranks that pull, each with a core: what a sender that finished its part spends until it
+   * sees that its last message was taken (it spins on a flag, so this is less than a wake-up).
+   * Absent: wakeUs. Ranks that outnumber the cores sleep, and are woken (wakeUs).
+   */
+  readonly releaseUs?: number;
+  /**
    * CPU ranks: time the CPU spends on each message at each end (LogP's overhead "o": Culler et
    * al., 1993): the sender builds and writes it before it moves, the receiver reads and parses it
    * when it takes it, each on a core of its host. Over TCP this is a system call and a trip

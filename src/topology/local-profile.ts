@@ -13,7 +13,7 @@ import { cacheScale } from './cache-tiers.js';
  *
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
- *              "oneShotUs": .., "oneShotGBps": .., "peerWrittenGBps": ..,
+ *              "oneShotUs": .., "oneShotGBps": .., "releaseUs": .., "peerWrittenGBps": ..,
  *              "invalidationTiers": [ { "bytes": .., "nsPerByte": .. }, .. ] },  thread ranks, shared memory
  *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .., "oneShotUs": .. },
  *                                                                process ranks, TCP on this host
@@ -38,6 +38,9 @@ import { cacheScale } from './cache-tiers.js';
  * a 2-rank 8 B broadcast through it, and the rate at which its slots move a message (publish and
  * read: 32 KiB minus 8 B); optional, the defaults below stand in. tcp.oneShotUs is the one-shot
  * path of process ranks: a 2-rank 8 B all-reduce through it (optional, the default stands in).
+ * shm.releaseUs is what a rank that posted its last message spends until it sees the message
+ * taken, spinning on a flag: a 2-rank direct broadcast of 8 B less recursive doubling's call and
+ * hand-off (optional: the default below stands in).
  * peerWrittenGBps is how fast one core copies bytes another core has just written (their cache
  * lines come from the writer's cache): what pulling a piece its sender reduced or received in
  * the same call costs (optional: the default below stands in).
@@ -62,7 +65,7 @@ export const profileSchema = z.object({
   shm: transportSchema.extend({
     copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0),
     oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
-    peerWrittenGBps: z.number().positive().optional(),
+    peerWrittenGBps: z.number().positive().optional(), releaseUs: z.number().min(0).optional(),
     invalidationTiers: z.array(z.object({ bytes: z.number().positive(), nsPerByte: z.number().min(0) }).strict()).min(1).optional(),
   }),
   tcp: transportSchema.extend({
@@ -98,6 +101,14 @@ export const DEFAULT_ONE_SHOT = { oneShotUs: 6.5, oneShotGBps: 4.4 } as const;
  * (2026-11-21), against 20-27 GB/s for the same copy of bytes the copier wrote itself.
  */
 export const DEFAULT_PEER_WRITTEN_GBPS = 9;
+
+/**
+ * A thread rank seeing its last message taken, where a profile predates its measurement: on the
+ * 2-core VMs a 2-rank direct broadcast of 64 B-4 KiB took 4-5 us in four regret grids
+ * (bench/regret.mjs, 2026-11-22), no longer than recursive doubling's 5-6, which waits for no
+ * release: the root spinning on the flag sees it as the receiver sets it.
+ */
+export const DEFAULT_RELEASE_US = 0;
 
 /**
  * Overwriting what another core read, where a profile predates its measurement: the extra ns
@@ -146,7 +157,7 @@ export const DEFAULT_TCP_STREAM_GBPS = 2.4;
 export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
-    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: [...DEFAULT_INVALIDATION_TIERS] },
+    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT, releaseUs: DEFAULT_RELEASE_US, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: [...DEFAULT_INVALIDATION_TIERS] },
     tcp: { callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US, oneShotUs: DEFAULT_TCP_ONE_SHOT_US },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, hostname, networkInterfaces } from 'node:os';
-import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, copyAtProfileWorkingSet } from './local-profile.js';
+import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_RELEASE_US, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, copyAtProfileWorkingSet } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology, TopologyProtocol } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -118,7 +118,7 @@ export function localTopology(options: LocalTopologyOptions): Topology {
 function shmProtocol(profile: LocalProfile, ranks: number, cores: number): TopologyProtocol {
   const wakeUs = ranks > cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs;
   return {
-    name: 'shm', baseUs: profile.shm.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores: cores, pull: true,
+    name: 'shm', baseUs: profile.shm.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, releaseUs: profile.shm.releaseUs ?? DEFAULT_RELEASE_US, rankCores: cores, pull: true,
     freshReadGBps: profile.shm.peerWrittenGBps ?? DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: profile.shm.invalidationTiers ?? [...DEFAULT_INVALIDATION_TIERS], ...oneShotOf(profile),
   };
 }

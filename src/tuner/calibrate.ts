@@ -61,7 +61,8 @@ const RING_8B: SmallCall = { op: 'all_reduce', bytes: 8, algorithm: 'ring' };
  * the CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off), and on
  * their one-shot path (2-rank all-reduce of 8 B, tcp.oneShotUs).
  * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B and of 32 KiB:
- * its cost of a call, and the rate at which its slots move a message), and at twice the cores
+ * its cost of a call, and the rate at which its slots move a message), on a 2-rank direct
+ * broadcast of 8 B (less recursive doubling: shm.releaseUs, the root seeing its message taken), and at twice the cores
  * (reduce-scatter by ring of 1 MiB) for the oversubscribed hand-off, the value with which the
  * simulator reproduces that ring; process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
  * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
@@ -96,9 +97,12 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     return times;
   };
   log('shared memory (thread ranks):');
-  const [shmOneStep, shmTwoSteps, oneShotUs, oneShotLarge] = await timeSmall(false,
-    [{ op: 'broadcast', bytes: 8, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT }]);
+  const [shmOneStep, shmTwoSteps, oneShotUs, oneShotLarge, directBroadcast] = await timeSmall(false,
+    [{ op: 'broadcast', bytes: 8, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: 8, algorithm: 'direct' }]);
   const shm = handOffOf(shmOneStep, shmTwoSteps, log);
+  // The root of a direct broadcast posts, then waits for its message to be taken, which
+  // recursive doubling (each rank reads the other's input as the other reads its) never does.
+  const releaseUs = Math.max(0, directBroadcast - shmOneStep);
   // A ring over 2 x cores ranks: most hand-offs go to a descheduled receiver. Fitted at the end,
   // through the simulator, once every other figure is known.
   const over = detection.cores * 2;
@@ -140,7 +144,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const copyGBps = copyAtProfileWorkingSet(memoryTiers);
   const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, oneShotGBps, peerWrittenGBps, invalidationTiers },
+    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, oneShotGBps, releaseUs, peerWrittenGBps, invalidationTiers },
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs },
     reduceGBps, memoryTiers, runs,
   };

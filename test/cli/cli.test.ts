@@ -109,7 +109,7 @@ test('tsccl topo detect and tsccl tune: this machine measured into a profile tha
   const tune = await tsccl('tune', '--runs', '1', '--out', out, '--format', 'json');
   assert.equal(tune.code, 0, tune.stderr);
   const { profile } = JSON.parse(tune.stdout);
-  assert.ok(profile.shm.copyGBps > 0 && profile.shm.peerWrittenGBps > 0 && profile.tcp.gbps > 0 && profile.reduceGBps > 0 && profile.measuredAt !== null);
+  assert.ok(profile.shm.copyGBps > 0 && profile.shm.peerWrittenGBps > 0 && profile.shm.releaseUs >= 0 && profile.tcp.gbps > 0 && profile.reduceGBps > 0 && profile.measuredAt !== null);
   // What overwriting a peer's reads costs, by what the reader touched: one tier per piece size, growing.
   const tiers: { bytes: number; nsPerByte: number }[] = profile.shm.invalidationTiers;
   assert.ok(tiers.length >= 2 && tiers.every((t, i) => t.nsPerByte >= 0 && (i === 0 || t.bytes > tiers[i - 1].bytes)), JSON.stringify(tiers));
