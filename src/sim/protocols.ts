@@ -1,5 +1,5 @@
 import { invalidArgument } from '../errors.js';
-import type { Topology } from '../topology/topology-schema.js';
+import type { InvalidationTiers, Topology } from '../topology/topology-schema.js';
 
 /**
  * Wire protocols of GPU collective libraries, as the simulator charges them. NCCL (and RCCL,
@@ -72,7 +72,7 @@ export interface Protocol {
    * by the bytes each core touches in a call: the more a core touches, the less of what it read
    * stays in its cache to be taken back. Absent: writes cost the same wherever their lines are.
    */
-  readonly invalidationTiers?: readonly { readonly bytes: number; readonly nsPerByte: number }[];
+  readonly invalidationTiers?: Readonly<InvalidationTiers>;
   /** CPU ranks: the cores the ranks of one host share (absent: each rank has a core of its own). */
   readonly rankCores?: number;
   /**

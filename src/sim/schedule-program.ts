@@ -1,4 +1,4 @@
-import type { BufferId, Schedule, Step } from '../algorithms/schedule.js';
+import type { BufferId, Schedule, Slice, Step } from '../algorithms/schedule.js';
 import { WrittenRanges } from './written-ranges.js';
 
 export const STEP_SEND = 0;
@@ -74,27 +74,74 @@ function freshSends(steps: readonly Step[]): Uint8Array {
  * Per step, the bytes it writes that a peer read since they were last written: each send (a
  * peer reading the slice) counts against the next step, going round the channel as repeated
  * calls do, that writes an overlapping slice. A slice sent to several peers costs its writer
- * once, as one invalidation reaches every core that holds the line.
+ * once, as one invalidation reaches every core that holds the line. One walk of two laps: the
+ * first lap's sends wait, by buffer, for the write that takes them back, which comes at most
+ * one lap later.
  */
 function peerReadWrites(steps: readonly Step[], elementBytes: number): Float64Array {
   const charged = new Float64Array(steps.length);
-  const seen = steps.map(() => new Set<string>());
-  steps.forEach((send, i) => {
-    if (send.kind !== 'send') return;
-    const { buf, offset, count } = send.src;
-    for (let k = 1; k <= steps.length; k++) {
-      const j = (i + k) % steps.length;
-      const step = steps[j];
-      if (step.kind === 'send' || step.dst.buf !== buf) continue;
-      const overlap = Math.min(offset + count, step.dst.offset + step.dst.count) - Math.max(offset, step.dst.offset);
-      if (overlap <= 0) continue;
-      const key = `${offset}:${count}`;
-      if (!seen[j].has(key)) {
-        seen[j].add(key);
-        charged[j] = Math.min(step.dst.count, charged[j] / elementBytes + overlap) * elementBytes;
-      }
-      break;
+  const waiting = new Map<BufferId, WaitingReads>();
+  /** Per charged step, the sent slices it has been charged for (offset:count). */
+  const chargedFor = new Map<number, Set<string>>();
+  for (let k = 0; k < 2 * steps.length; k++) {
+    const j = k % steps.length;
+    const step = steps[j];
+    if (step.kind === 'send') {
+      if (k < steps.length) (waiting.get(step.src.buf) ?? waiting.set(step.src.buf, new WaitingReads()).get(step.src.buf)!).add(step.src);
+      continue;
     }
-  });
+    const { offset, count } = step.dst;
+    for (const read of waiting.get(step.dst.buf)?.takeOverlapping(offset, count) ?? []) {
+      const key = `${read.offset}:${read.count}`;
+      const keys = chargedFor.get(j) ?? chargedFor.set(j, new Set()).get(j)!;
+      if (keys.has(key)) continue;
+      keys.add(key);
+      const overlap = Math.min(read.offset + read.count, offset + count) - Math.max(read.offset, offset);
+      charged[j] = Math.min(count, charged[j] / elementBytes + overlap) * elementBytes;
+    }
+  }
   return charged;
+}
+
+/**
+ * Sent slices of one buffer not yet written again, sorted by offset, so that a write finds
+ * those it overlaps by binary search: a pipelined ring leaves hundreds waiting at once.
+ */
+class WaitingReads {
+  private readonly slices: Slice[] = [];
+  /** No waiting slice is longer, so none that starts more than this before a write reaches it. */
+  private longest = 0;
+
+  add(slice: Slice): void {
+    this.slices.splice(this.firstStartingFrom(slice.offset), 0, slice);
+    this.longest = Math.max(this.longest, slice.count);
+  }
+
+  /** Removes and returns the waiting slices that share an element with [offset, offset + count), in order. */
+  takeOverlapping(offset: number, count: number): Slice[] {
+    const taken: Slice[] = [];
+    let i = this.firstStartingFrom(offset - this.longest + 1);
+    while (i < this.slices.length && this.slices[i].offset < offset + count) {
+      const slice = this.slices[i];
+      if (slice.offset + slice.count > offset) {
+        taken.push(slice);
+        this.slices.splice(i, 1);
+      } else {
+        i++;
+      }
+    }
+    return taken;
+  }
+
+  /** Index of the first slice whose offset is at least `offset`. */
+  private firstStartingFrom(offset: number): number {
+    let low = 0;
+    let high = this.slices.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (this.slices[mid].offset < offset) low = mid + 1;
+      else high = mid;
+    }
+    return low;
+  }
 }

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { paramString } from '../config/params.js';
 import { invalidArgument } from '../errors.js';
 import { cacheScale } from './cache-tiers.js';
+import { type InvalidationTiers, invalidationTiersSchema } from './topology-schema.js';
 
 /**
  * What `tsccl tune` measures on a machine, and what `--topo local` and the tuner read. All times
@@ -66,7 +67,7 @@ export const profileSchema = z.object({
     copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0),
     oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
     peerWrittenGBps: z.number().positive().optional(), releaseUs: z.number().min(0).optional(),
-    invalidationTiers: z.array(z.object({ bytes: z.number().positive(), nsPerByte: z.number().min(0) }).strict()).min(1).optional(),
+    invalidationTiers: invalidationTiersSchema.optional(),
   }),
   tcp: transportSchema.extend({
     gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),
@@ -119,7 +120,7 @@ export const DEFAULT_RELEASE_US = 0;
  * 512 KiB, by where the VM has put the two vCPUs (0.5 when they are far apart: a piece
  * overwritten after the other core copied it then takes 5x as long as one it had not).
  */
-export const DEFAULT_INVALIDATION_TIERS: readonly { bytes: number; nsPerByte: number }[] = [
+export const DEFAULT_INVALIDATION_TIERS: Readonly<InvalidationTiers> = [
   { bytes: 1 * MIB, nsPerByte: 0.2 }, { bytes: 2 * MIB, nsPerByte: 0.18 }, { bytes: 4 * MIB, nsPerByte: 0.14 }, { bytes: 8 * MIB, nsPerByte: 0.11 },
   { bytes: 16 * MIB, nsPerByte: 0.08 }, { bytes: 32 * MIB, nsPerByte: 0.046 }, { bytes: 64 * MIB, nsPerByte: 0.033 },
 ];

@@ -47,6 +47,10 @@ const linkSchema = z.object({
   latencyUs: z.number().min(0).optional().describe('override: one traversal in microseconds'),
 }).strict();
 
+/** Extra ns per byte of overwriting what a peer core read, by the bytes each core touches: a protocol's, and a `tsccl tune` profile's. */
+export const invalidationTiersSchema = z.array(z.object({ bytes: z.number().positive(), nsPerByte: z.number().min(0) }).strict()).min(1);
+export type InvalidationTiers = z.infer<typeof invalidationTiersSchema>;
+
 const protocolSchema = z.object({
   name: z.string().min(1),
   baseUs: z.number().min(0).describe('fixed cost of a call'),
@@ -61,7 +65,7 @@ const protocolSchema = z.object({
     .describe('CPU ranks that share memory: the receiver copies each message out of the sender\'s memory on its own core, so a message moves once the receiver takes it'),
   freshReadGBps: z.number().positive().optional()
     .describe('CPU ranks that pull: GB/s at which a core copies a message its sender wrote earlier in the same call (fetched from the writer\'s cache)'),
-  invalidationTiers: z.array(z.object({ bytes: z.number().positive(), nsPerByte: z.number().min(0) }).strict()).min(1).optional()
+  invalidationTiers: invalidationTiersSchema.optional()
     .describe('CPU ranks that pull: ns per byte a core spends, on top of the write, overwriting data a peer core read since it last wrote it (taking the lines back from that core\'s cache), by the bytes each core touches in a call (interpolated in log(bytes), held beyond the ends): the more it touches, the less of what it read stays in its cache'),
   releaseUs: z.number().min(0).optional()
     .describe('CPU ranks that pull, each with a core: us a sender that finished its part spends until it sees its last message taken (absent: wakeUs)'),
