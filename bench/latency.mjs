@@ -14,7 +14,7 @@
 // Usage: node bench/latency.mjs [--rows] [--op all_reduce] [--ranks 2] [--bytes 8] [--calls 200000]
 //          [--rounds 3] [--against DIR] [--env NAME=v1,v2,...]
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -81,7 +81,9 @@ export default () => ({ times });
 
 /** The rank script of one checkout: it imports that checkout's build. */
 function rankScript(root) {
-  const file = join(mkdtempSync(join(tmpdir(), 'tsccl-latency-')), 'rank.mjs');
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-latency-'));
+  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
+  const file = join(dir, 'rank.mjs');
   writeFileSync(file, setup(root) + (rowsMode ? rowsBody : batchesBody));
   return file;
 }

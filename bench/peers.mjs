@@ -14,7 +14,7 @@
 //   --tcp: all_reduce:2, tsccl process ranks over TCP loopback vs Open MPI --mca btl tcp,self
 //     and torch.distributed Gloo
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -44,7 +44,9 @@ for (const tool of ['mpicc', 'mpirun']) {
 const python = tcp ? [process.env.PYTHON, 'python3', '/usr/bin/python3'].find((p) => p && have(p, ['-c', 'import torch.distributed'])) : undefined;
 const gloo = python !== undefined;
 if (tcp && !gloo) console.error('# Gloo rows skipped: no python3 (or $PYTHON) can import torch (apt-get install python3-torch)');
-const exe = join(mkdtempSync(join(tmpdir(), 'tsccl-peers-')), 'collective-timing');
+const buildDir = mkdtempSync(join(tmpdir(), 'tsccl-peers-'));
+process.on('exit', () => rmSync(buildDir, { recursive: true, force: true }));
+const exe = join(buildDir, 'collective-timing');
 execFileSync('mpicc', ['-O2', '-o', exe, join(root, 'bench/mpi/collective-timing.c')], { stdio: 'inherit' });
 const versions = [execFileSync('mpirun', ['--version']).toString().split('\n')[0],
   ...(gloo ? [`torch ${execFileSync(python, ['-c', 'import torch; print(torch.__version__)']).toString().trim()}`] : [])];

@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
@@ -106,20 +107,21 @@ test('tsccl topo detect and tsccl tune: this machine measured into a profile tha
   assert.equal(detect.code, 0, detect.stderr);
   assert.ok(JSON.parse(detect.stdout).cores >= 1);
   const out = `${tmpdir()}/tsccl-profile-${process.pid}.json`;
-  const tune = await tsccl('tune', '--runs', '1', '--out', out, '--format', 'json');
-  assert.equal(tune.code, 0, tune.stderr);
-  const { profile } = JSON.parse(tune.stdout);
-  assert.ok(profile.shm.copyGBps > 0 && profile.shm.peerWrittenGBps > 0 && profile.shm.releaseUs >= 0 && profile.tcp.gbps > 0 && profile.reduceGBps > 0 && profile.measuredAt !== null);
-  // What overwriting a peer's reads costs, by what the reader touched: one tier per piece size, growing.
-  const tiers: { bytes: number; nsPerByte: number }[] = profile.shm.invalidationTiers;
-  assert.ok(tiers.length >= 2 && tiers.every((t, i) => t.nsPerByte >= 0 && (i === 0 || t.bytes > tiers[i - 1].bytes)), JSON.stringify(tiers));
-  process.env.TSCCL_PROFILE = out;
   try {
+    const tune = await tsccl('tune', '--runs', '1', '--out', out, '--format', 'json');
+    assert.equal(tune.code, 0, tune.stderr);
+    const { profile } = JSON.parse(tune.stdout);
+    assert.ok(profile.shm.copyGBps > 0 && profile.shm.peerWrittenGBps > 0 && profile.shm.releaseUs >= 0 && profile.tcp.gbps > 0 && profile.reduceGBps > 0 && profile.measuredAt !== null);
+    // What overwriting a peer's reads costs, by what the reader touched: one tier per piece size, growing.
+    const tiers: { bytes: number; nsPerByte: number }[] = profile.shm.invalidationTiers;
+    assert.ok(tiers.length >= 2 && tiers.every((t, i) => t.nsPerByte >= 0 && (i === 0 || t.bytes > tiers[i - 1].bytes)), JSON.stringify(tiers));
+    process.env.TSCCL_PROFILE = out;
     const sim = await tsccl('sim', '--topo', 'local', '-g', '2', '-o', 'all_reduce', '-b', '64K', '-e', '1M', '-f', '4', '--format', 'json');
     assert.equal(sim.code, 0, sim.stderr);
     assert.equal(JSON.parse(sim.stdout).rows.length, 3);
   } finally {
     delete process.env.TSCCL_PROFILE;
+    rmSync(out, { force: true });
   }
 });
 

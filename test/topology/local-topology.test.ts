@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
@@ -27,12 +27,16 @@ test('detection finds the cores, at least one NUMA node covering them, and the l
 test('a profile round-trips; a missing one gives the defaults; a malformed one is an error', () => {
   const dir = mkdtempSync(join(tmpdir(), 'tsccl-profile-'));
   const path = join(dir, 'profile.json');
-  assert.match(loadProfile(2, 'h', path).source, /defaults/);
-  const profile = { ...defaultProfile(2, 'h'), measuredAt: '2026-01-01T00:00:00.000Z', runs: 3 };
-  saveProfile(profile, path);
-  assert.deepEqual(loadProfile(2, 'h', path).profile, profile);
-  writeFileSync(path, '{"version":1}');
-  assert.throws(() => loadProfile(2, 'h', path), /Profile .* is not valid/);
+  try {
+    assert.match(loadProfile(2, 'h', path).source, /defaults/);
+    const profile = { ...defaultProfile(2, 'h'), measuredAt: '2026-01-01T00:00:00.000Z', runs: 3 };
+    saveProfile(profile, path);
+    assert.deepEqual(loadProfile(2, 'h', path).profile, profile);
+    writeFileSync(path, '{"version":1}');
+    assert.throws(() => loadProfile(2, 'h', path), /Profile .* is not valid/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });
 
 test('the local topology is a valid topology whose ranks reduce on their cores', () => {
