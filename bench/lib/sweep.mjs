@@ -37,7 +37,7 @@ export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.
   let split = SWEEP.minBytes;
   while (split <= SETTLE_MAX_BYTES) split *= SWEEP.stepFactor;
   const rows = await run(SWEEP.minBytes, Math.min(maxBytes, split / SWEEP.stepFactor), procs ? SMALL_CALL_WARMUP : THREAD_SETTLE_WARMUP);
-  for (let bytes = split; bytes <= maxBytes; bytes *= SWEEP.stepFactor) rows.push(...await run(bytes, bytes, largeWarmup(bytes)));
+  for (let bytes = split; bytes <= maxBytes; bytes *= SWEEP.stepFactor) rows.push(...await run(bytes, bytes, largeWarmup(bytes, procs)));
   return rows;
 }
 
@@ -47,6 +47,16 @@ export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.
  * ranks, 2 MiB reduce-scatter: 507 us against 118-126 as the row after 256 KiB in one launch).
  */
 const LARGE_WARMUP_BYTES = 256 * 1024 * 1024;
-function largeWarmup(bytes) {
-  return Math.max(5, Math.ceil(LARGE_WARMUP_BYTES / bytes));
+/**
+ * Thread ranks warm sizes up to this past V8's optimising compiler too: 256 MiB of 2 MiB calls
+ * ended at the 128th, and the next 40 calls of 8 thread ranks on 2 cores were the ones that paid
+ * for TurboFan compiling the executor's steps and waits in all 8 isolates (2 MiB ring
+ * reduce-scatter, 20-call means: 3-4 ms before and after, 8-12 ms for calls 120-160, in every
+ * run; none with --no-opt). The sweep timed exactly those: 9.1-11.9 ms after 128 warm-up calls,
+ * 3.2 after 600. Larger sizes end their warm-up and timing before the compiler comes.
+ */
+const THREAD_SETTLE_LARGE_MAX_BYTES = 2 * 1024 * 1024;
+function largeWarmup(bytes, procs) {
+  const settle = !procs && bytes <= THREAD_SETTLE_LARGE_MAX_BYTES ? THREAD_SETTLE_WARMUP : 0;
+  return Math.max(5, Math.ceil(LARGE_WARMUP_BYTES / bytes), settle);
 }
