@@ -15,13 +15,20 @@ export const SWEEP_ITERS = 20;
  */
 export const SETTLE_MAX_BYTES = 256 * 1024;
 /**
- * Thread ranks warm the same sizes up for fewer calls. While V8 still compiles their path on
- * its background threads, a compile preempts a rank that holds a core for a scheduler slice: 2
- * thread ranks, all_reduce 8 B to 256 KiB, three sweeps each, 20 timed calls per size: after 5,
- * 50 or 200 warm-up calls, 7 of 18 means at 32 and 256 KiB took 54-981 us (a call takes 6-20);
- * after 1000, one of 6 (1349 us).
+ * Thread ranks warm up as long, on every size below 16 MiB (tune's LARGE, which it times after 2
+ * calls): the profile's figures are timed after that many calls, and thread ranks run slower
+ * until they have made a few thousand. 200-call means from the start of a launch: 2 ranks, 1 MiB
+ * ring reduce-scatter, 100-460 us over the first ~2500 calls, 35-40 after; 4 ranks (2 cores),
+ * 64 KiB 1144 -> ~300 us over ~2000 calls, 4 MiB 2181 -> ~1300 over ~2500. Not V8's optimising
+ * compiler alone (with --no-opt the 4-rank ring went 987 -> ~460), nor WebAssembly tiering
+ * (--no-liftoff, --no-wasm-tier-up: the same), nor the young generation's size
+ * (--min-semi-space-size=16: the same); a launch right after another starts slow again; with
+ * TSCCL_KERNEL=js (400 us calls) none shows. The 4-rank 1 MiB ring after 1000 warm-up calls took
+ * 484-851 us, after 4000 392-444 (three alternating pairs); the sweep after 1000 measured the
+ * 4-rank 256 KiB and 2 MiB reduce-scatter at 493 and 2005 us against 303 and 668 predicted from
+ * tune's ring of the same minutes, and after 6000 and 1500 calls at 304 and 625-661.
  */
-export const THREAD_SETTLE_WARMUP = 1000;
+export const THREAD_SETTLE_WARMUP = SMALL_CALL_WARMUP;
 
 /**
  * The sweep's rows for one op and rank count, sizes up to maxBytes; `algorithm` forces one
@@ -48,15 +55,14 @@ export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.
  */
 const LARGE_WARMUP_BYTES = 256 * 1024 * 1024;
 /**
- * Thread ranks warm sizes up to this past V8's optimising compiler too: 256 MiB of 2 MiB calls
- * ended at the 128th, and the next 40 calls of 8 thread ranks on 2 cores were the ones that paid
- * for TurboFan compiling the executor's steps and waits in all 8 isolates (2 MiB ring
- * reduce-scatter, 20-call means: 3-4 ms before and after, 8-12 ms for calls 120-160, in every
- * run; none with --no-opt). The sweep timed exactly those: 9.1-11.9 ms after 128 warm-up calls,
- * 3.2 after 600. Larger sizes end their warm-up and timing before the compiler comes.
+ * Thread ranks warm sizes below this up as long as small ones (THREAD_SETTLE_WARMUP). 256 MiB of
+ * 2 MiB calls also ended at the 128th, just before V8's optimising compiler took the cores from
+ * 8 thread ranks for calls 120-160 (20-call means of a 2 MiB ring reduce-scatter: 3-4 ms around
+ * them, 8-12 ms there, in every run; none with --no-opt), and the sweep timed exactly those
+ * (9.1-11.9 ms; 3.2 after 600 warm-up calls).
  */
-const THREAD_SETTLE_LARGE_MAX_BYTES = 2 * 1024 * 1024;
+const THREAD_SETTLE_LARGE_BYTES = 16 * 1024 * 1024;
 function largeWarmup(bytes, procs) {
-  const settle = !procs && bytes <= THREAD_SETTLE_LARGE_MAX_BYTES ? THREAD_SETTLE_WARMUP : 0;
+  const settle = !procs && bytes < THREAD_SETTLE_LARGE_BYTES ? THREAD_SETTLE_WARMUP : 0;
   return Math.max(5, Math.ceil(LARGE_WARMUP_BYTES / bytes), settle);
 }
