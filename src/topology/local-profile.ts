@@ -113,7 +113,7 @@ export const DEFAULT_RELEASE_US = 0;
 
 /**
  * Overwriting what another core read, where a profile predates its measurement: the extra ns
- * per byte of the tune measurement (tuner/peer-cache.ts, the mean of 8 moments a second apart)
+ * per byte of the tune measurement (tuner/peer-cache.ts, the mean of 16 moments a second apart)
  * on the 2-core VMs, three runs (2026-11-22): 0.14-0.34 while the reader touched up to 1 MiB
  * between the writes, 0.12-0.32 at 2 MiB, 0.08-0.27 at 4 MiB, 0.05-0.16 at 16 MiB and
  * 0.01-0.06 at 64 MiB, as what it read leaves its caches. At one moment it is 0, 0.09 or 0.5 at
