@@ -18,11 +18,12 @@ export const SETTLE_MAX_BYTES = 256 * 1024;
  * Thread ranks warm up as long, on every size below 16 MiB (tune's LARGE, which it times after 2
  * calls): the profile's figures are timed after that many calls, and thread ranks run slower
  * until they have made a few thousand. 200-call means from the start of a launch: 2 ranks, 1 MiB
- * ring reduce-scatter, 100-460 us over the first ~2500 calls, 35-40 after; 4 ranks (2 cores),
+ * ring reduce-scatter, 100-460 us over the first ~2500 calls, 25-63 after (four runs); 4 ranks,
  * 64 KiB 1144 -> ~300 us over ~2000 calls, 4 MiB 2181 -> ~1300 over ~2500. Not V8's optimising
  * compiler alone (with --no-opt the 4-rank ring went 987 -> ~460), nor WebAssembly tiering
  * (--no-liftoff, --no-wasm-tier-up: the same), nor the young generation's size
- * (--min-semi-space-size=16: the same); a launch right after another starts slow again; with
+ * (--min-semi-space-size=16: the same); a launch right after another starts slow again, and a 1 s
+ * pause after 3000 calls undoes it (the machine, not V8); with
  * TSCCL_KERNEL=js (400 us calls) none shows. The 4-rank 1 MiB ring after 1000 warm-up calls took
  * 484-851 us, after 4000 392-444 (three alternating pairs); the sweep after 1000 measured the
  * 4-rank 256 KiB and 2 MiB reduce-scatter at 493 and 2005 us against 303 and 668 predicted from
