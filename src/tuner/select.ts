@@ -79,9 +79,12 @@ const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES :
  * 4 process ranks, medians of 7 interleaved blocks
  * of bench/regret.mjs --procs, five runs: at 2 MiB the ring beat direct 1.17-1.55x (all-gather)
  * and 1.39-1.76x (all-reduce), the tree beat direct 1.06-1.22x (broadcast); at 16 MiB direct was
- * as fast or faster (1.00-1.20x); at 256 KiB the runs disagreed by up to 1.56x either way, and
- * the band starts there because that kept each op's worse run lowest. Between 2 processes a
- * relay has no one to relay to and direct sends the same one message.
+ * as fast or faster (1.00-1.20x). The band starts above 256 KiB: at 256 KiB (4 ranks' all-gather
+ * of 64 KiB each) direct was faster in 4 of the 5 interleaved regret grids since the tenth
+ * session, by 1.11-1.99x, and the ring in one by 1.12x (ring / direct, us: 1323 / 1041, 1349 /
+ * 1212, 1604 / 1804, 1111 / 558, 968 / 665). All-reduces of 256 KiB and less run recursive
+ * doubling (below). Between 2 processes a relay has no one to relay to and direct sends the
+ * same one message.
  */
 const TCP_RELAY_MIN_BYTES = 256 * 1024;
 const TCP_RELAY: Partial<Record<Collective, string>> = { allReduce: 'ring', allGather: 'ring' };
@@ -95,8 +98,12 @@ const TCP_RELAY_MAX_BYTES = 16 << 20;
  * in all four runs with 5 or 20 ms blocks (1.02-1.08x). Between 2 processes the two send the
  * same one message, the tree's root copying its own output first (out of place): level from 8 B
  * to 2 MiB (within 1 us up to 32 KiB, either ahead), the tree 1.03-1.07x ahead at 16 MiB.
+ * Since then, at 16 MiB on 4 processes, direct came out ahead in the three interleaved regret
+ * grids of the twenty-third to twenty-fifth sessions (tree / direct, us: 20492 / 18709, 22548 /
+ * 18950, 20604 / 15392: 1.10-1.34x), so from there more than 2 processes broadcast directly.
  */
 const TCP_BROADCAST = 'binomial_tree';
+const TCP_BROADCAST_DIRECT_MIN_BYTES = 16 << 20;
 /**
  * Process ranks on 2 ranks: recursive doubling reduces the whole buffer on both ranks, direct
  * half on each; once the reduction weighs (one JS thread per process also serves its socket),
@@ -186,13 +193,16 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     // One stream per host across the network instead of one per rank.
     return { algorithm: 'hierarchical', chunkCount, protocol: 'simple' };
   }
-  if (onOneHostOverTcp && request.collective === 'broadcast') return { algorithm: TCP_BROADCAST, chunkCount, protocol: 'simple' };
+  if (onOneHostOverTcp && request.collective === 'broadcast') {
+    const direct = request.nranks > 2 && request.bytes >= TCP_BROADCAST_DIRECT_MIN_BYTES;
+    return { algorithm: direct ? 'direct' : TCP_BROADCAST, chunkCount, protocol: 'simple' };
+  }
   const relay = TCP_RELAY[request.collective];
   // All-reduce has rules of its own for 2 ranks and for small calls (below).
   if (onOneHostOverTcp && relay !== undefined
     && !(request.collective === 'allReduce' && (request.nranks === 2 || request.bytes <= SMALL_ALL_REDUCE_BYTES))) {
     const resultBytes = request.collective === 'allGather' ? request.bytes * request.nranks : request.bytes;
-    const inBand = request.nranks > 2 && resultBytes >= TCP_RELAY_MIN_BYTES && resultBytes < TCP_RELAY_MAX_BYTES;
+    const inBand = request.nranks > 2 && resultBytes > TCP_RELAY_MIN_BYTES && resultBytes < TCP_RELAY_MAX_BYTES;
     return { algorithm: inBand ? relay : 'direct', chunkCount, protocol: 'simple' };
   }
   if (request.collective === 'allReduce') {

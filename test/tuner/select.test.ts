@@ -111,14 +111,15 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
     selectAlgorithm({ collective, nranks: 4, bytes, elementBytes: 4, transport: 'tcp', hostCount }).algorithm;
   assert.equal(overNetwork('allGather', 8 << 20, 4), 'ring');
   assert.equal(overNetwork('broadcast', 8 << 20, 4), 'binomial_tree');
-  // On one host: direct, but for the band where the relaying schedules won (from the smallest broadcast).
+  // On one host: direct, but for the band where the relaying schedules won (broadcasts below 16 MiB).
   assert.equal(overNetwork('allGather', 64, 1), 'direct');
+  assert.equal(overNetwork('allGather', 64 << 10, 1), 'direct', '256 KiB gathered: direct won in 4 of 5 interleaved grids');
   assert.equal(overNetwork('allGather', 512 << 10, 1), 'ring');
   assert.equal(overNetwork('allGather', 4 << 20, 1), 'direct');
   assert.equal(overNetwork('broadcast', 8, 1), 'binomial_tree');
   assert.equal(overNetwork('broadcast', 32 << 10, 1), 'binomial_tree');
   assert.equal(overNetwork('broadcast', 2 << 20, 1), 'binomial_tree');
-  assert.equal(overNetwork('broadcast', 16 << 20, 1), 'binomial_tree');
+  assert.equal(overNetwork('broadcast', 16 << 20, 1), 'direct', 'direct ahead at 16 MiB in the last three grids');
   assert.equal(overNetwork('allGather', 16 << 20, 1), 'direct');
   // Between 2 processes there is no one to relay to (a broadcast's tree only copies the root's output first).
   const twoOnHost = (collective: 'allGather' | 'broadcast', bytes: number) =>
