@@ -7,6 +7,7 @@
 //   predicts again against saved ones, to compare models on the same measurements.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
+import { SMALL_CALL_WARMUP } from '../dist/src/tuner/calibrate.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
@@ -14,7 +15,7 @@ import { loadProfile } from '../dist/src/topology/local-profile.js';
 import { detectLocal } from '../dist/src/topology/local-topology.js';
 import { localRanks } from './lib/local-ranks.mjs';
 import { blockRows } from './lib/blocks.mjs';
-import { SWEEP_ITERS, THREAD_SETTLE_WARMUP, sweepRows } from './lib/sweep.mjs';
+import { SWEEP_ITERS, sweepRows } from './lib/sweep.mjs';
 import { median } from '../dist/src/tuner/median.js';
 
 const option = (name) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : undefined; };
@@ -42,7 +43,7 @@ async function measure() {
   for (let round = 0; round < rounds; round++) {
     for (const [i, { op, ranks }] of grid.entries()) {
       runs[i].push(blocks === undefined ? (await sweepRows({ op, ranks, procs })).filter((r) => !r.inPlace)
-        : (await blockRows({ op, ranks, procs, candidates: [{}], blocks, threadWarmup: THREAD_SETTLE_WARMUP }))
+        : (await blockRows({ op, ranks, procs, candidates: [{}], blocks, threadWarmup: SMALL_CALL_WARMUP }))
           .map(({ bytes, chosen, callsPerBlock, blockTimes }) => ({ bytes, algorithm: chosen, calls: callsPerBlock, blockTimes: blockTimes[0] })));
     }
   }

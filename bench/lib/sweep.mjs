@@ -9,27 +9,12 @@ export const SWEEP_ITERS = 20;
 
 /**
  * Small calls between fresh processes take thousands of calls to settle while V8 compiles their
- * path (SMALL_CALL_WARMUP in src/tuner/calibrate.ts), so process ranks warm up that long on sizes
- * up to this, in a launch of their own, as long as `tsccl tune` warms its small timings up; the
- * larger sizes, where that many calls would take minutes, warm up on a volume of bytes instead.
+ * path (SMALL_CALL_WARMUP in src/tuner/calibrate.ts), so sizes up to this warm up that long, in
+ * a launch of their own, as `tsccl tune` warms its small timings up, on either transport (thread
+ * ranks: below). Larger sizes, where that many calls would take minutes between processes, warm
+ * up on a volume of bytes instead.
  */
 export const SETTLE_MAX_BYTES = 256 * 1024;
-/**
- * Thread ranks warm up as long, on every size below 16 MiB (tune's LARGE, which it times after 2
- * calls): the profile's figures are timed after that many calls, and thread ranks run slower
- * until they have made a few thousand. 200-call means from the start of a launch: 2 ranks, 1 MiB
- * ring reduce-scatter, 100-460 us over the first ~2500 calls, 25-63 after (four runs); 4 ranks,
- * 64 KiB 1144 -> ~300 us over ~2000 calls, 4 MiB 2181 -> ~1300 over ~2500. Not V8's optimising
- * compiler alone (with --no-opt the 4-rank ring went 987 -> ~460), nor WebAssembly tiering
- * (--no-liftoff, --no-wasm-tier-up: the same), nor the young generation's size
- * (--min-semi-space-size=16: the same); a launch right after another starts slow again, and a 1 s
- * pause after 3000 calls undoes it (the machine, not V8); with
- * TSCCL_KERNEL=js (400 us calls) none shows. The 4-rank 1 MiB ring after 1000 warm-up calls took
- * 484-851 us, after 4000 392-444 (three alternating pairs); the sweep after 1000 measured the
- * 4-rank 256 KiB and 2 MiB reduce-scatter at 493 and 2005 us against 303 and 668 predicted from
- * tune's ring of the same minutes, and after 6000 and 1500 calls at 304 and 625-661.
- */
-export const THREAD_SETTLE_WARMUP = SMALL_CALL_WARMUP;
 
 /**
  * The sweep's rows for one op and rank count, sizes up to maxBytes; `algorithm` forces one
@@ -44,7 +29,7 @@ export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.
   // The sweep's sizes are minBytes x stepFactor^k: the first above SETTLE_MAX_BYTES has the second launch.
   let split = SWEEP.minBytes;
   while (split <= SETTLE_MAX_BYTES) split *= SWEEP.stepFactor;
-  const rows = await run(SWEEP.minBytes, Math.min(maxBytes, split / SWEEP.stepFactor), procs ? SMALL_CALL_WARMUP : THREAD_SETTLE_WARMUP);
+  const rows = await run(SWEEP.minBytes, Math.min(maxBytes, split / SWEEP.stepFactor), SMALL_CALL_WARMUP);
   for (let bytes = split; bytes <= maxBytes; bytes *= SWEEP.stepFactor) rows.push(...await run(bytes, bytes, largeWarmup(bytes, procs)));
   return rows;
 }
@@ -56,14 +41,26 @@ export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.
  */
 const LARGE_WARMUP_BYTES = 256 * 1024 * 1024;
 /**
- * Thread ranks warm sizes below this up as long as small ones (THREAD_SETTLE_WARMUP). 256 MiB of
- * 2 MiB calls also ended at the 128th, just before V8's optimising compiler took the cores from
- * 8 thread ranks for calls 120-160 (20-call means of a 2 MiB ring reduce-scatter: 3-4 ms around
- * them, 8-12 ms there, in every run; none with --no-opt), and the sweep timed exactly those
- * (9.1-11.9 ms; 3.2 after 600 warm-up calls).
+ * Thread ranks warm up SMALL_CALL_WARMUP calls on every size below this (tune's LARGE, which it
+ * times after 2 calls): the profile's figures are timed after that many calls, and thread ranks
+ * run slower until they have made a few thousand. 200-call means from the start of a launch: 2
+ * ranks, 1 MiB ring reduce-scatter, 100-460 us over the first ~2500 calls, 25-63 after (four
+ * runs); 4 ranks, 64 KiB 1144 -> ~300 us over ~2000 calls, 4 MiB 2181 -> ~1300 over ~2500. Not
+ * V8's optimising compiler alone (with --no-opt the 4-rank ring went 987 -> ~460), nor
+ * WebAssembly tiering (--no-liftoff, --no-wasm-tier-up: the same), nor the young generation's
+ * size (--min-semi-space-size=16: the same); a launch right after another starts slow again, and
+ * a 1 s pause after 3000 calls undoes it (the machine, not V8); with TSCCL_KERNEL=js (400 us
+ * calls) none shows. The 4-rank 1 MiB ring after 1000 warm-up calls took 484-851 us, after 4000
+ * 392-444 (three alternating pairs); the sweep after 1000 measured the 4-rank 256 KiB and 2 MiB
+ * reduce-scatter at 493 and 2005 us against 303 and 668 predicted from tune's ring of the same
+ * minutes, and after 6000 and 1500 calls at 304 and 625-661. 256 MiB of 2 MiB calls also ended
+ * at the 128th, just before V8's optimising compiler took the cores from 8 thread ranks for
+ * calls 120-160 (20-call means of a 2 MiB ring reduce-scatter: 3-4 ms around them, 8-12 ms
+ * there, in every run; none with --no-opt), and the sweep timed exactly those (9.1-11.9 ms; 3.2
+ * after 600 warm-up calls).
  */
 const THREAD_SETTLE_LARGE_BYTES = 16 * 1024 * 1024;
 function largeWarmup(bytes, procs) {
-  const settle = !procs && bytes < THREAD_SETTLE_LARGE_BYTES ? THREAD_SETTLE_WARMUP : 0;
+  const settle = !procs && bytes < THREAD_SETTLE_LARGE_BYTES ? SMALL_CALL_WARMUP : 0;
   return Math.max(5, Math.ceil(LARGE_WARMUP_BYTES / bytes), settle);
 }
