@@ -86,9 +86,9 @@ const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES :
  * doubling (below). Between 2 processes a relay has no one to relay to and direct sends the
  * same one message.
  */
-const TCP_RELAY_MIN_BYTES = 256 * 1024;
+const TCP_RELAY_ABOVE_BYTES = 256 * 1024;
 const TCP_RELAY: Partial<Record<Collective, string>> = { allReduce: 'ring', allGather: 'ring' };
-const TCP_RELAY_MAX_BYTES = 16 << 20;
+const TCP_RELAY_BELOW_BYTES = 16 << 20;
 /**
  * Process ranks over TCP on one host: broadcasts take the binomial tree at every size, on 2
  * processes too. 4 processes share 2 cores, and the tree's root sends 2 frames where direct's
@@ -202,7 +202,7 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   if (onOneHostOverTcp && relay !== undefined
     && !(request.collective === 'allReduce' && (request.nranks === 2 || request.bytes <= SMALL_ALL_REDUCE_BYTES))) {
     const resultBytes = request.collective === 'allGather' ? request.bytes * request.nranks : request.bytes;
-    const inBand = request.nranks > 2 && resultBytes > TCP_RELAY_MIN_BYTES && resultBytes < TCP_RELAY_MAX_BYTES;
+    const inBand = request.nranks > 2 && resultBytes > TCP_RELAY_ABOVE_BYTES && resultBytes < TCP_RELAY_BELOW_BYTES;
     return { algorithm: inBand ? relay : 'direct', chunkCount, protocol: 'simple' };
   }
   if (request.collective === 'allReduce') {
