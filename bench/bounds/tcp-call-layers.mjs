@@ -18,7 +18,7 @@ export default async function tcpCallLayers({ args }) {
   const bytes = new Uint8Array(8).fill(1);
   const consume = copyInto(new Uint8Array(8));
   // The transport's own context: no deadline, nothing to check, as a call's would rarely need.
-  const ctx = { spinMs: 0, check() {}, sliceMs: () => 1000 };
+  const ctx = { spinMs: 0, spinYields: false, check() {}, sliceMs: () => 1000 };
   const x = new Float32Array(2).fill(1);
   const y = new Float32Array(2);
   const z = new Float32Array(2).fill(1);

@@ -39,6 +39,8 @@ export interface CommBackend {
   readonly status: StatusBoard;
   /** How long waits spin before sleeping, in ms. */
   readonly spinMs: number;
+  /** Whether a spinning wait yields its core on every turn (thread ranks that outnumber the cores). */
+  readonly spinYields: boolean;
   /** This process runs more rank threads than it has cores (the tuner then avoids hand-offs). */
   readonly oversubscribed: boolean;
   /** Host index of every rank, when the ranks span several hosts; undefined when they share one. */

@@ -163,7 +163,7 @@ export class Communicator {
     this.recorder = new FlightRecorder(this.name, this.rank, this.size);
     this.allRanks = Array.from({ length: this.size }, (_, r) => r);
     this.scope = {
-      rank: this.rank, commName: this.name, status: this.backend.status, spinMs: this.backend.spinMs,
+      rank: this.rank, commName: this.name, status: this.backend.status, spinMs: this.backend.spinMs, spinYields: this.backend.spinYields,
       lostRank: () => this.backend.lostRank(), localAbort: () => this.failure,
     };
     installSignalDump();

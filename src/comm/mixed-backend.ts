@@ -41,6 +41,8 @@ export class MixedBackend implements CommBackend {
   readonly transport: RoutedTransport;
   readonly status: StatusBoard;
   readonly spinMs: number;
+  /** Its waits also keep the event loop that reads its sockets stalled while they spin: they never linger to yield. */
+  readonly spinYields = false;
   readonly oversubscribed: boolean;
   readonly hosts: readonly number[] | undefined;
   private readonly shm: ShmBackend;

@@ -17,6 +17,7 @@ export interface CommScope {
   /** An error if this rank ended the communicator itself (destroy, abort). */
   readonly localAbort: () => TscclError | undefined;
   readonly spinMs: number;
+  readonly spinYields: boolean;
 }
 
 /** One call: what it is, and how long it may wait. */
@@ -47,10 +48,12 @@ export class OpContext implements WaitContext {
   private readonly deadline: number;
   private announced = false;
   readonly spinMs: number;
+  readonly spinYields: boolean;
 
   constructor(scope: CommScope, call: OpDescription) {
     this.scope = scope;
     this.spinMs = scope.spinMs;
+    this.spinYields = scope.spinYields;
     this.op = call.op;
     this.seq = call.seq;
     this.participants = call.participants;

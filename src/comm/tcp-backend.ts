@@ -33,6 +33,7 @@ export class TcpBackend implements CommBackend {
   readonly status: StatusBoard;
   /** A synchronous spin would stall the event loop that reads the sockets: the transport polls that loop itself (receivePollMs). */
   readonly spinMs = 0;
+  readonly spinYields = false;
   readonly oversubscribed = false;
   readonly hosts: readonly number[] | undefined;
   private readonly options: TcpBackendOptions;

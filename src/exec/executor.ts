@@ -47,7 +47,7 @@ export async function executeSchedule(request: ExecRequest): Promise<void> {
   else await Promise.all(channels.map((steps, ch) => new ChannelRun(request, request.channelBase + ch, posted).run(steps)));
   const { transport, ctx } = request;
   for (const send of posted) {
-    if (!spinUntil(() => transport.isDelivered(send.handle), ctx.spinMs)) await transport.waitDelivered(send.handle, ctx);
+    if (!spinUntil(() => transport.isDelivered(send.handle), ctx)) await transport.waitDelivered(send.handle, ctx);
   }
 }
 
@@ -149,14 +149,14 @@ class ChannelRun {
   private trySync(step: Step): boolean {
     const { transport, tag, ctx, dtype } = this.request;
     const dst = this.written(step);
-    if (dst !== undefined && !spinUntil(() => this.isFree(dst), ctx.spinMs)) return false;
+    if (dst !== undefined && !spinUntil(() => this.isFree(dst), ctx)) return false;
     switch (step.kind) {
       case 'send': {
         if (transport.trySend === undefined) return false;
         const src = this.view(step.src);
         const data = bytesOf(src);
         let handle: SendHandle | undefined;
-        if (!spinUntil(() => (handle = transport.trySend!(step.peer, this.channel, data, tag)) !== undefined, ctx.spinMs)) return false;
+        if (!spinUntil(() => (handle = transport.trySend!(step.peer, this.channel, data, tag)) !== undefined, ctx)) return false;
         this.post(handle!, src);
         return true;
       }
@@ -165,7 +165,7 @@ class ChannelRun {
         if (transport.tryRecv === undefined) return false;
         const consume = this.consumer(step);
         const alignment = pieceAlignment(step, dtype);
-        return spinUntil(() => transport.tryRecv!(step.peer, this.channel, dst!.byteLength, alignment, tag, consume), ctx.spinMs);
+        return spinUntil(() => transport.tryRecv!(step.peer, this.channel, dst!.byteLength, alignment, tag, consume), ctx);
       }
       default:
         this.local(step);

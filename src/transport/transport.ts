@@ -27,14 +27,20 @@ export interface SendHandle {
   readonly ticket: number;
 }
 
+/** How a wait spins before it sleeps. */
+export interface SpinPolicy {
+  /** How long to spin before sleeping, in ms. */
+  readonly spinMs: number;
+  /** Give the core to any other runnable thread on every turn of the spin (sched_yield). */
+  readonly spinYields: boolean;
+}
+
 /** Bounds every blocking wait: throws TscclError on timeout, abort or a failed peer. */
-export interface WaitContext {
+export interface WaitContext extends SpinPolicy {
   /** Throws if the operation must end now. */
   check(): void;
   /** How long one blocking wait may sleep before check() runs again, in ms. */
   sliceMs(): number;
-  /** How long to spin before sleeping, in ms. */
-  readonly spinMs: number;
 }
 
 /**

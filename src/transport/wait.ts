@@ -1,7 +1,8 @@
-import type { WaitContext } from './transport.js';
+import type { SpinPolicy, WaitContext } from './transport.js';
 
 import { availableParallelism } from 'node:os';
 import { paramInt } from '../config/params.js';
+import { coreYield } from './sched-yield.js';
 
 /**
  * How long to spin before sleeping, in ms. With more busy ranks than cores a spinning rank
@@ -29,16 +30,34 @@ export function isOversubscribed(busyThreads: number): boolean {
 }
 
 /**
- * Spins up to `ms` for `ready`, checking the clock every 64 tries; true if it came. The one
- * spin loop of the transports and the executor's fast path.
+ * How thread ranks of one process spin. While every rank has a core, as spinBudgetMs says. When
+ * they outnumber the cores, a rank that sleeps at once pays a wake-up per hand-off; one that
+ * spins keeps the core from the peer it waits for. So it spins as long as a rank with a core,
+ * but yields its core on every turn (TSCCL_SPIN_YIELD=1, where WASI gives sched_yield), as Open
+ * MPI's oversubscribed ranks do. 8 B all-reduce, 20000 calls after 5000, two runs alternating:
+ * 4 ranks on 2 cores 44-58 us per call sleeping, 10-14 yielding; 8 ranks 93-133 against 22-31.
  */
-export function spinUntil(ready: () => boolean, ms: number): boolean {
+export function threadSpin(busyThreads: number): SpinPolicy {
+  const spinYields = isOversubscribed(busyThreads) && paramInt('TSCCL_SPIN_YIELD') === 1 && coreYield() !== undefined;
+  return { spinMs: spinYields ? paramInt('TSCCL_SPIN_US') / 1000 : spinBudgetMs(busyThreads), spinYields };
+}
+
+/**
+ * Spins up to spin.spinMs for `ready`, checking the clock every 64 tries (every 8 when each try
+ * also yields the core, a system call); true if it came. The one spin loop of the transports
+ * and the executor's fast path.
+ */
+export function spinUntil(ready: () => boolean, spin: SpinPolicy): boolean {
   if (ready()) return true;
+  const ms = spin.spinMs;
   if (ms <= 0) return false;
+  const yieldCore = spin.spinYields ? coreYield() : undefined;
+  const clockEvery = yieldCore === undefined ? 63 : 7;
   const start = performance.now();
   for (let i = 1; ; i++) {
     if (ready()) return true;
-    if ((i & 63) === 0 && performance.now() - start > ms) return false;
+    yieldCore?.();
+    if ((i & clockEvery) === 0 && performance.now() - start > ms) return false;
   }
 }
 
@@ -65,7 +84,7 @@ export function blockUntil(words: Int32Array, index: number, ready: () => boolea
  * let ctx.check() end the wait.
  */
 export async function waitWhileEqual(words: Int32Array, index: number, value: number, ctx: WaitContext): Promise<void> {
-  if (spinUntil(() => Atomics.load(words, index) !== value, ctx.spinMs)) return;
+  if (spinUntil(() => Atomics.load(words, index) !== value, ctx)) return;
   while (Atomics.load(words, index) === value) {
     ctx.check();
     const sliceMs = ctx.sliceMs();

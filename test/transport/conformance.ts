@@ -22,6 +22,7 @@ export function ctx(timeoutMs = 2000): WaitContext {
   const deadline = performance.now() + timeoutMs;
   return {
     spinMs: 0,
+    spinYields: false,
     sliceMs: () => Math.max(1, Math.min(20, deadline - performance.now())),
     check: () => { if (performance.now() > deadline) throw new TscclError(ErrorCode.TIMEOUT, `conformance wait exceeded ${timeoutMs} ms`); },
   };

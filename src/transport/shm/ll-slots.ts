@@ -65,7 +65,7 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> | undefined {
     if (bytes > LL_SLOT_BYTES) throw new RangeError(`low-latency slot holds ${LL_SLOT_BYTES} bytes, asked for ${bytes}`);
     const free = () => this.slotReader(seq) < 0;
-    if (!spinUntil(free, ctx.spinMs)) {
+    if (!spinUntil(free, ctx)) {
       const reader = this.slotReader(seq);
       if (reader >= 0 && !blockUntil(this.words, this.bases[reader] + STATUS_ENTERED_SEQ, free, BLOCK_MS)) return this.publishLater(seq, opcode, bytes, data, ctx);
     }
@@ -97,7 +97,7 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
     const index = this.flagIndex(peer, seq);
     const ready = () => Atomics.load(this.words, index) === seq;
-    if (spinUntil(ready, ctx.spinMs) || blockUntil(this.words, index, ready, BLOCK_MS)) return undefined;
+    if (spinUntil(ready, ctx) || blockUntil(this.words, index, ready, BLOCK_MS)) return undefined;
     return this.arrivedLater(index, seq, ctx);
   }
 

@@ -24,6 +24,7 @@ function context(timeoutMs: number): WaitContext {
   const deadline = performance.now() + timeoutMs;
   return {
     spinMs: 0,
+    spinYields: false,
     sliceMs: () => 5,
     check: () => { if (performance.now() > deadline) throw new TscclError(ErrorCode.TIMEOUT, 'test deadline'); },
   };

@@ -1,0 +1,38 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { availableParallelism } from 'node:os';
+import { spinUntil, threadSpin } from '../../src/transport/wait.js';
+
+function withEnv<T>(name: string, value: string | undefined, body: () => T): T {
+  const before = process.env[name];
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+  try {
+    return body();
+  } finally {
+    if (before === undefined) delete process.env[name];
+    else process.env[name] = before;
+  }
+}
+
+test('thread ranks that outnumber the cores spin as long as the others, yielding their core; TSCCL_SPIN_YIELD=0 restores the 2 us spin', () => {
+  const cores = availableParallelism();
+  withEnv('TSCCL_SPIN_YIELD', undefined, () => {
+    assert.deepEqual(threadSpin(cores), { spinMs: 2, spinYields: false }, 'every rank has a core: TSCCL_SPIN_US, no yield');
+    assert.deepEqual(threadSpin(cores + 1), { spinMs: 2, spinYields: true });
+    assert.deepEqual(withEnv('TSCCL_SPIN_US', '300', () => threadSpin(cores + 1)), { spinMs: 0.3, spinYields: true });
+  });
+  withEnv('TSCCL_SPIN_YIELD', '0', () => assert.deepEqual(threadSpin(cores + 1), { spinMs: 0.002, spinYields: false }));
+});
+
+test('spinUntil returns as soon as the condition holds, yielding or not, and gives up after its budget', () => {
+  for (const spinYields of [false, true]) {
+    let tries = 0;
+    assert.equal(spinUntil(() => ++tries >= 100, { spinMs: 10_000, spinYields }), true);
+    assert.equal(tries, 100, 'checked on every turn');
+    assert.equal(spinUntil(() => false, { spinMs: 0, spinYields }), false, 'no budget: one look');
+    const start = performance.now();
+    assert.equal(spinUntil(() => false, { spinMs: 5, spinYields }), false);
+    assert.ok(performance.now() - start >= 5, 'spun its whole budget');
+  }
+});
