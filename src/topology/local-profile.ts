@@ -149,8 +149,9 @@ export const DEFAULT_TCP_STREAM_GBPS = 2.4;
 /**
  * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on
  * (2026-11-21): thread ranks 2 x 64 B all-reduce 9 us by recursive doubling and 11 us by ring
- * (bench/regret.mjs), 4-rank ring 8 B 757-759 us and 16 MiB sendrecv 1.3-1.5 ms (two `tsccl
- * tune` runs), TCP 16 MiB sendrecv 9.4-10.2 ms (three `tsccl tune` runs once receives read
+ * (bench/regret.mjs), 4-rank ring 8 B 48 us, a 5 us hand-off (`tsccl tune`, 2026-11-22, once
+ * crowded ranks yield their core; 757-759 us while they slept, 125 us), 16 MiB sendrecv 1.3-1.5
+ * ms (two `tsccl tune` runs), TCP 16 MiB sendrecv 9.4-10.2 ms (three `tsccl tune` runs once receives read
  * straight into their destination; 20 ms before) and 4 processes shifting 16 MiB around a ring
  * 29.1-29.8 ms (2.25-2.30 GB/s all together), the SIMD float32 sum 19-20 GB/s; the one-shot path
  * on 2 thread ranks 6-7 us at 8 B to 4 KiB and 14 us at 32 KiB (bench/regret.mjs, two runs).
@@ -158,7 +159,7 @@ export const DEFAULT_TCP_STREAM_GBPS = 2.4;
 export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
-    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 125, ...DEFAULT_ONE_SHOT, releaseUs: DEFAULT_RELEASE_US, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: [...DEFAULT_INVALIDATION_TIERS] },
+    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 5, ...DEFAULT_ONE_SHOT, releaseUs: DEFAULT_RELEASE_US, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: [...DEFAULT_INVALIDATION_TIERS] },
     tcp: { callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US, oneShotUs: DEFAULT_TCP_ONE_SHOT_US },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the

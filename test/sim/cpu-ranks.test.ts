@@ -40,8 +40,12 @@ test('a rank is woken only for a message it waited for: a chain of hand-offs cos
 test('ranks that outnumber the cores are woken to begin, to begin taking, and queue for the cores', () => {
   // 8 ranks on 2 cores, woken 2 at a time: 4 rounds to begin the call, 4 to turn from posting to
   // taking the 7 blocks in a row, and 3 for the senders whose blocks were taken after they ended.
-  assert.ok(Math.abs(time(cpuRanks(8, 2), 'allGather', 'direct') - (CALL_US + 11 * WAKE_US)) < 1);
+  // With 4 ranks a core, each wake-up waits for 3 other ranks' turns: the profile's hand-off is
+  // measured on 2 ranks a core, where it is 1.
+  assert.ok(Math.abs(time(cpuRanks(8, 2), 'allGather', 'direct') - (CALL_US + 11 * 3 * WAKE_US)) < 1);
   assert.ok(Math.abs(time(cpuRanks(8, 8), 'allGather', 'direct') - CALL_US) < 1);
+  // 4 ranks on 2 cores, woken 2 at a time: 2 rounds to begin, 2 to turn to taking, 1 for the senders.
+  assert.ok(Math.abs(time(cpuRanks(4, 2), 'allGather', 'direct') - (CALL_US + 5 * WAKE_US)) < 1);
 });
 
 test('a call ends when the receivers have taken its sends, as the executor\'s does', () => {
