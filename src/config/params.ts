@@ -39,6 +39,13 @@ export function paramString(name: string, env: NodeJS.ProcessEnv = process.env):
   return value === undefined || value === '' ? param.defaultValue : value;
 }
 
+/** A switch: '1' on, '0' off; anything else is an error that names the variable. */
+export function paramFlag(name: string, env: NodeJS.ProcessEnv = process.env): boolean {
+  const text = paramString(name, env);
+  if (text !== '0' && text !== '1') throw invalidArgument(`${name}=${text} must be 0 or 1`, { argument: name });
+  return text === '1';
+}
+
 export function paramInt(name: string, env: NodeJS.ProcessEnv = process.env): number {
   const text = paramString(name, env);
   const value = Number(text);

@@ -1,7 +1,7 @@
 import type { SpinPolicy, WaitContext } from './transport.js';
 
 import { availableParallelism } from 'node:os';
-import { paramInt } from '../config/params.js';
+import { paramFlag, paramInt } from '../config/params.js';
 import { coreYield } from './sched-yield.js';
 
 /**
@@ -38,7 +38,7 @@ export function isOversubscribed(busyThreads: number): boolean {
  * 4 ranks on 2 cores 44-58 us per call sleeping, 10-14 yielding; 8 ranks 93-133 against 22-31.
  */
 export function threadSpin(busyThreads: number): SpinPolicy {
-  const spinYields = isOversubscribed(busyThreads) && paramInt('TSCCL_SPIN_YIELD') === 1 && coreYield() !== undefined;
+  const spinYields = isOversubscribed(busyThreads) && paramFlag('TSCCL_SPIN_YIELD') && coreYield() !== undefined;
   return { spinMs: spinYields ? paramInt('TSCCL_SPIN_US') / 1000 : spinBudgetMs(busyThreads), spinYields };
 }
 

@@ -23,6 +23,7 @@ test('thread ranks that outnumber the cores spin as long as the others, yielding
     assert.deepEqual(withEnv('TSCCL_SPIN_US', '300', () => threadSpin(cores + 1)), { spinMs: 0.3, spinYields: true });
   });
   withEnv('TSCCL_SPIN_YIELD', '0', () => assert.deepEqual(threadSpin(cores + 1), { spinMs: 0.002, spinYields: false }));
+  withEnv('TSCCL_SPIN_YIELD', 'yes', () => assert.throws(() => threadSpin(cores + 1), { code: 'TSCCL_ERR_INVALID_ARGUMENT', message: /TSCCL_SPIN_YIELD=yes must be 0 or 1/ }));
 });
 
 test('spinUntil returns as soon as the condition holds, yielding or not, and gives up after its budget', () => {
