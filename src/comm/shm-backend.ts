@@ -1,7 +1,7 @@
 import type { Arena } from '../memory/arena.js';
 import { CHANNELS, mailboxWords } from '../transport/shm/mailbox.js';
 import { ShmTransport } from '../transport/shm/shm-transport.js';
-import { isOversubscribed, threadSpin } from '../transport/wait.js';
+import { isOversubscribed, rankSpin } from '../transport/wait.js';
 import { ErrorCode, TscclError } from '../errors.js';
 import { type CommBackend, type ShrinkRequest, deadSurvivorError } from './backend.js';
 import { CommStatus } from './status.js';
@@ -42,7 +42,7 @@ export class ShmBackend implements CommBackend {
     const bytes = mailboxBytes(mailboxes.length);
     this.transport = new ShmTransport(arena, rank, mailboxes, bytes, CHANNELS);
     this.status = new CommStatus(arena.int32Covering(Math.max(...mailboxes) + bytes), mailboxes, rank);
-    ({ spinMs: this.spinMs, spinYields: this.spinYields } = threadSpin(threadsInProcess));
+    ({ spinMs: this.spinMs, spinYields: this.spinYields } = rankSpin(threadsInProcess));
     this.oversubscribed = isOversubscribed(threadsInProcess);
   }
 

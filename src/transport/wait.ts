@@ -30,14 +30,16 @@ export function isOversubscribed(busyThreads: number): boolean {
 }
 
 /**
- * How thread ranks of one process spin. While every rank has a core, as spinBudgetMs says. When
- * they outnumber the cores, a rank that sleeps at once pays a wake-up per hand-off; one that
- * spins keeps the core from the peer it waits for. So it spins as long as a rank with a core,
- * but yields its core on every turn (TSCCL_SPIN_YIELD=1, where WASI gives sched_yield), as Open
- * MPI's oversubscribed ranks do. 8 B all-reduce, 20000 calls after 5000, two runs alternating:
- * 4 ranks on 2 cores 44-58 us per call sleeping, 10-14 yielding; 8 ranks 93-133 against 22-31.
+ * How a rank spins (thread ranks) or polls its sockets (process ranks), given the busy ranks
+ * that share its cores. While every rank has a core, as spinBudgetMs says. When they outnumber
+ * the cores, a rank that sleeps at once pays a wake-up per hand-off; one that spins keeps the
+ * core from the peer it waits for. So it spins as long as a rank with a core, but yields its
+ * core on every turn (TSCCL_SPIN_YIELD=1, where WASI gives sched_yield), as Open MPI's
+ * oversubscribed ranks do. 8 B all-reduce on 2 cores, two runs each alternating, sleeping
+ * against yielding: 4 thread ranks 44-58 us a call against 10-14, 8 thread ranks 93-133 against
+ * 22-31; 4 process ranks 167-168 against 88-99, 8 process ranks 461-535 against 293-366.
  */
-export function threadSpin(busyThreads: number): SpinPolicy {
+export function rankSpin(busyThreads: number): SpinPolicy {
   const spinYields = isOversubscribed(busyThreads) && paramFlag('TSCCL_SPIN_YIELD') && coreYield() !== undefined;
   return { spinMs: spinYields ? paramInt('TSCCL_SPIN_US') / 1000 : spinBudgetMs(busyThreads), spinYields };
 }

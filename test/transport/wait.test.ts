@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
-import { spinUntil, threadSpin } from '../../src/transport/wait.js';
+import { spinUntil, rankSpin } from '../../src/transport/wait.js';
 
 function withEnv<T>(name: string, value: string | undefined, body: () => T): T {
   const before = process.env[name];
@@ -18,12 +18,12 @@ function withEnv<T>(name: string, value: string | undefined, body: () => T): T {
 test('thread ranks that outnumber the cores spin as long as the others, yielding their core; TSCCL_SPIN_YIELD=0 restores the 2 us spin', () => {
   const cores = availableParallelism();
   withEnv('TSCCL_SPIN_YIELD', undefined, () => {
-    assert.deepEqual(threadSpin(cores), { spinMs: 2, spinYields: false }, 'every rank has a core: TSCCL_SPIN_US, no yield');
-    assert.deepEqual(threadSpin(cores + 1), { spinMs: 2, spinYields: true });
-    assert.deepEqual(withEnv('TSCCL_SPIN_US', '300', () => threadSpin(cores + 1)), { spinMs: 0.3, spinYields: true });
+    assert.deepEqual(rankSpin(cores), { spinMs: 2, spinYields: false }, 'every rank has a core: TSCCL_SPIN_US, no yield');
+    assert.deepEqual(rankSpin(cores + 1), { spinMs: 2, spinYields: true });
+    assert.deepEqual(withEnv('TSCCL_SPIN_US', '300', () => rankSpin(cores + 1)), { spinMs: 0.3, spinYields: true });
   });
-  withEnv('TSCCL_SPIN_YIELD', '0', () => assert.deepEqual(threadSpin(cores + 1), { spinMs: 0.002, spinYields: false }));
-  withEnv('TSCCL_SPIN_YIELD', 'yes', () => assert.throws(() => threadSpin(cores + 1), { code: 'TSCCL_ERR_INVALID_ARGUMENT', message: /TSCCL_SPIN_YIELD=yes must be 0 or 1/ }));
+  withEnv('TSCCL_SPIN_YIELD', '0', () => assert.deepEqual(rankSpin(cores + 1), { spinMs: 0.002, spinYields: false }));
+  withEnv('TSCCL_SPIN_YIELD', 'yes', () => assert.throws(() => rankSpin(cores + 1), { code: 'TSCCL_ERR_INVALID_ARGUMENT', message: /TSCCL_SPIN_YIELD=yes must be 0 or 1/ }));
 });
 
 test('spinUntil returns as soon as the condition holds, yielding or not, and gives up after its budget', () => {

@@ -6,7 +6,8 @@ import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } fro
 import type { Store } from '../../store/store.js';
 import { hostKey, machineOf } from '../../topology/host-key.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, messageMismatch } from '../transport.js';
-import { spinBudgetMs } from '../wait.js';
+import { coreYield } from '../sched-yield.js';
+import { rankSpin } from '../wait.js';
 import { FLAG_CHECKSUM, FLAG_STRIPE, type Frame, type FrameHeader, FrameParser, type FrameSink, bufferingSink, encodeFrame, encodeHeader, frameError } from './frame.js';
 import { Intake, intakeOf, readExactly, readInto } from './intake.js';
 import { LOW_LATENCY_PREFIX_BYTES, TCP_ONE_SHOT_BYTES, TcpLowLatencySlots } from './tcp-low-latency.js';
@@ -206,7 +207,7 @@ const POLL_CHECK_MS = 0.1;
 
 /**
  * How long a receive of `bytes` polls before it sleeps, in ms, given the transport's spin budget
- * (spinBudgetMs of the ranks on its machine, which share its cores in whatever namespace).
+ * (rankSpin of the ranks on its machine, which share its cores in whatever namespace).
  */
 export function receivePollMs(bytes: number, budgetMs: number): number {
   return bytes <= POLL_MAX_BYTES ? budgetMs : 0;
@@ -244,8 +245,10 @@ export class TcpTransport implements Transport {
   private readonly readBuffer: Uint8Array;
   /** Ranks of this communicator on this rank's machine, whatever their network namespace: they share its cores. */
   readonly machineRanks: number;
-  /** How long a small receive polls before it sleeps (spinBudgetMs of machineRanks, read once). */
+  /** How long a small receive polls before it sleeps (rankSpin of machineRanks, read once). */
   private readonly pollBudgetMs: number;
+  /** sched_yield on every turn of a poll, when the ranks on this machine outnumber its cores (rankSpin). */
+  private readonly pollYield: (() => number) | undefined;
   /** The one-shot path's messages: one copied frame to each peer per call. */
   readonly lowLatency: TcpLowLatencySlots;
 
@@ -257,7 +260,9 @@ export class TcpTransport implements Transport {
     this.links = links;
     this.hostKeys = hostKeys;
     this.machineRanks = links.filter((link) => link.sameMachine).length;
-    this.pollBudgetMs = spinBudgetMs(this.machineRanks);
+    const spin = rankSpin(this.machineRanks);
+    this.pollBudgetMs = spin.spinMs;
+    this.pollYield = spin.spinYields ? coreYield() : undefined;
     this.commId = commId;
     this.checksum = checksum;
     this.lowLatency = new TcpLowLatencySlots(this);
@@ -755,6 +760,7 @@ export class TcpTransport implements Transport {
             ctx.check();
             nextCheck = now + POLL_CHECK_MS;
           }
+          this.pollYield?.();
           await new Promise<void>((resolve) => { setImmediate(resolve); });
           continue;
         }

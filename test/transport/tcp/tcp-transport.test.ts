@@ -7,7 +7,7 @@ import { MemoryStore } from '../../../src/store/memory-store.js';
 import { availableParallelism } from 'node:os';
 import { STRIPE_MIN_BYTES, TcpTransport, checksumsFrame, receivePollMs, stripes } from '../../../src/transport/tcp/tcp-transport.js';
 import { copyInto } from '../../../src/transport/transport.js';
-import { spinBudgetMs } from '../../../src/transport/wait.js';
+import { rankSpin } from '../../../src/transport/wait.js';
 import { ctx, transportConformance } from '../conformance.js';
 
 const pair = async (token?: string, tokens: [string?, string?] = [token, token], socketsPerPeer = 1, readMemory?: (bytes: number) => Uint8Array) => {
@@ -87,12 +87,23 @@ test('tcp: a plain receive reads every byte straight into its destination, and t
   await b.close();
 });
 
-test('tcp: a small receive polls the event loop while the machine\'s ranks have a core each; large ones and crowded machines sleep at once', () => {
+test('tcp: a small receive polls the event loop, yielding its core where the machine\'s ranks outnumber the cores; large ones sleep at once', () => {
   const cores = availableParallelism();
-  assert.ok(receivePollMs(8, spinBudgetMs(cores)) >= 0.1, 'polls longer than a sleeping process takes to wake');
-  assert.equal(receivePollMs(65536, spinBudgetMs(1)), receivePollMs(8, spinBudgetMs(1)), 'up to 64 KiB');
-  assert.equal(receivePollMs(65537, spinBudgetMs(1)), 0, 'a larger message streams: its reader sleeps between reads');
-  assert.ok(receivePollMs(8, spinBudgetMs(cores + 1)) < 0.01, 'processes that outnumber the cores would poll on the core of the one they wait for');
+  const alone = rankSpin(cores);
+  assert.ok(receivePollMs(8, alone.spinMs) >= 0.1, 'polls longer than a sleeping process takes to wake');
+  assert.equal(alone.spinYields, false);
+  assert.equal(receivePollMs(65536, alone.spinMs), receivePollMs(8, alone.spinMs), 'up to 64 KiB');
+  assert.equal(receivePollMs(65537, alone.spinMs), 0, 'a larger message streams: its reader sleeps between reads');
+  const crowded = rankSpin(cores + 1);
+  assert.ok(crowded.spinYields && receivePollMs(8, crowded.spinMs) === receivePollMs(8, alone.spinMs), 'processes that outnumber the cores poll as long, giving their core to the one they wait for on every turn');
+  const before = process.env.TSCCL_SPIN_YIELD;
+  process.env.TSCCL_SPIN_YIELD = '0';
+  try {
+    assert.ok(receivePollMs(8, rankSpin(cores + 1).spinMs) < 0.01, 'without the yield they would poll on the core of the one they wait for');
+  } finally {
+    if (before === undefined) delete process.env.TSCCL_SPIN_YIELD;
+    else process.env.TSCCL_SPIN_YIELD = before;
+  }
 });
 
 test('tcp: one-shot messages of 4 KiB are copies: calls published back to back each arrive intact', async () => {
