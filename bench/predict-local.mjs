@@ -7,7 +7,6 @@
 //   predicts again against saved ones, to compare models on the same measurements.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
-import { SMALL_CALL_WARMUP } from '../dist/src/tuner/calibrate.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
@@ -43,7 +42,7 @@ async function measure() {
   for (let round = 0; round < rounds; round++) {
     for (const [i, { op, ranks }] of grid.entries()) {
       runs[i].push(blocks === undefined ? (await sweepRows({ op, ranks, procs })).filter((r) => !r.inPlace)
-        : (await blockRows({ op, ranks, procs, candidates: [{}], blocks, threadWarmup: SMALL_CALL_WARMUP }))
+        : (await blockRows({ op, ranks, procs, candidates: [{}], blocks }))
           .map(({ bytes, chosen, callsPerBlock, blockTimes }) => ({ bytes, algorithm: chosen, calls: callsPerBlock, blockTimes: blockTimes[0] })));
     }
   }

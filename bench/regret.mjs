@@ -6,8 +6,8 @@
 // block's mean over ranks, the chosen algorithm's over the blocks of the tuner's own calls and of
 // the algorithm forced, the same configuration measured twice. The one-shot path is a
 // contender wherever the call fits its low-latency message. Sizes as the prediction check's
-// sweep (bench/lib/sweep.mjs); process ranks warm small sizes up as long as it does, thread ranks
-// 5 calls (the sweep: 1000), and every candidate paces its blocks by its warm-up's last calls.
+// sweep (bench/lib/sweep.mjs), small ones warmed up as long as it warms them (bench/lib/blocks.mjs),
+// and every candidate paces its blocks by its warm-up's last calls.
 // Usage: node bench/regret.mjs [--procs] [--blocks 5] [--ranks 2,4] [--ops all_reduce,...]
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
@@ -30,7 +30,7 @@ for (const ranks of rankCounts) {
     // Hierarchical algorithms need several hosts; on one machine they only add a relay.
     const algorithms = selectableAlgorithms(BENCH_OPS[op].collective).filter((a) => a !== 'hierarchical');
     const candidates = [{}, ...algorithms.map((algorithm) => ({ algorithm }))];
-    for (const { bytes, chosen, callsPerBlock, blockTimes } of await blockRows({ op, ranks, procs, candidates, blocks, threadWarmup: 5 })) {
+    for (const { bytes, chosen, callsPerBlock, blockTimes } of await blockRows({ op, ranks, procs, candidates, blocks })) {
       if (bytes === 0) continue;
       // Each algorithm's median block; the chosen one's over its forced and the tuner's blocks.
       const times = Object.fromEntries(algorithms.map((a, i) => [a, blockTimes[i + 1]]).filter(([, t]) => t !== null)

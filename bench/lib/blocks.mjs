@@ -11,13 +11,20 @@ import { SETTLE_MAX_BYTES, SWEEP, SWEEP_ITERS } from './sweep.mjs';
 const rankScript = fileURLToPath(new URL('./interleaved-rank.mjs', import.meta.url));
 
 /**
- * @param {{ op: string, ranks: number, procs: boolean, candidates: { algorithm?: string }[], blocks: number, threadWarmup: number }} job
- *   threadWarmup: warm-up calls of thread ranks on sizes up to SETTLE_MAX_BYTES (process ranks
- *   warm those up for SMALL_CALL_WARMUP calls, as tune does); larger sizes 5.
+ * A job's first size runs its first candidate this long before anything is timed: the first
+ * rows of a launch were its slowest (8 thread ranks, 8 B all-reduce: one-shot 113 us in the
+ * grid's first row, 34 in its second; 30-33 over 20000 calls), after 4000 warm-up calls each.
  */
-export async function blockRows({ op, ranks, procs, candidates, blocks, threadWarmup }) {
+const SETTLE_MS = 2000;
+
+/**
+ * Sizes up to SETTLE_MAX_BYTES warm up for SMALL_CALL_WARMUP calls per candidate, as tune does;
+ * larger sizes 5.
+ * @param {{ op: string, ranks: number, procs: boolean, candidates: { algorithm?: string }[], blocks: number }} job
+ */
+export async function blockRows({ op, ranks, procs, candidates, blocks }) {
   const options = { op, ranks, ...SWEEP, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
-  const warmup = { calls: 5, longCalls: procs ? SMALL_CALL_WARMUP : threadWarmup, longMaxBytes: SETTLE_MAX_BYTES };
+  const warmup = { calls: 5, longCalls: SMALL_CALL_WARMUP, longMaxBytes: SETTLE_MAX_BYTES, settleMs: SETTLE_MS };
   const { results } = await launch({
     nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
   });

@@ -12,7 +12,7 @@ import { dtypeInfo } from '../../dist/src/dtypes/dtype.js';
 /**
  * @param {{ args: string[] }} job args[0]: JSON of { options (BenchOptions without algorithm),
  *   candidates: { algorithm?: string }[] (no algorithm: the tuner's choice),
- *   blocks, warmup: { calls, longCalls, longMaxBytes } }
+ *   blocks, warmup: { calls, longCalls, longMaxBytes, settleMs } }
  */
 export default async function interleavedRank({ args }) {
   const { options, candidates, blocks, warmup } = JSON.parse(args[0]);
@@ -29,7 +29,7 @@ export default async function interleavedRank({ args }) {
     await comm.barrier();
     let chosen;
     const { times, callsPerBlock } = await timeInBlocks(comm, offered.map((i) => prepared[i]), {
-      blocks, minCalls: options.iters, warmupCalls: size <= warmup.longMaxBytes ? warmup.longCalls : warmup.calls,
+      blocks, minCalls: options.iters, warmupCalls: size <= warmup.longMaxBytes ? warmup.longCalls : warmup.calls, settleMs: size === sizes[0] ? warmup.settleMs : undefined,
       afterBlock: (k) => { if (candidates[offered[k]].algorithm === undefined) chosen = comm.flightRecords().records.at(-1)?.algorithm; },
     });
     const counts = op.counts(Math.floor(size / wordSize), comm.size);

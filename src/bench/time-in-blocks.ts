@@ -10,6 +10,8 @@ import { ErrorCode } from '../errors.js';
  */
 export const BLOCK_MIN_MS = 20;
 const BLOCK_MAX_CALLS = 2000;
+/** Calls between two agreements of the ranks on whether they have settled. */
+const SETTLE_ROUND_CALLS = 100;
 
 export interface BlockOptions {
   /** Blocks timed per call. */
@@ -18,6 +20,12 @@ export interface BlockOptions {
   readonly minCalls: number;
   /** Untimed calls of each call before its first block; the last quarter of them gives its pace. */
   readonly warmupCalls: number;
+  /**
+   * Before the warm-ups, the first call runs back to back until every rank has run it this
+   * long (ms): a job's first calls run slower until its cores have been busy a while (thread
+   * ranks take thousands of calls; bench/lib/sweep.mjs), more than one call's warm-up covers.
+   */
+  readonly settleMs?: number;
   /** Told the index of the call whose block just ended (bench/regret.mjs reads the tuner's choice). */
   readonly afterBlock?: (call: number) => void;
 }
@@ -47,6 +55,7 @@ export async function timeInBlocks(comm: Pick<Communicator, 'barrier' | 'allRedu
       if ((error as { code?: string })?.code !== ErrorCode.INVALID_ARGUMENT) throw error;
     }
   }
+  if (options.settleMs !== undefined && running.length > 0) await settle(comm, calls[running[0]], options.settleMs);
   const paceUs = new Float64Array(calls.length);
   const paced = Math.max(1, options.warmupCalls >> 2);
   for (const i of running) {
@@ -74,6 +83,17 @@ export async function timeInBlocks(comm: Pick<Communicator, 'barrier' | 'allRedu
     }
   }
   return { times, callsPerBlock: callsPerBlock.map((n, i) => (running.includes(i) ? n : 0)) };
+}
+
+/** Runs `call` in rounds until every rank has run it for `ms`; the ranks agree after each round, so all make the same calls. */
+async function settle(comm: Pick<Communicator, 'allReduce'>, call: () => Promise<void>, ms: number): Promise<void> {
+  const start = performance.now();
+  const settled = new Float64Array(1);
+  while (settled[0] === 0) {
+    for (let k = 0; k < SETTLE_ROUND_CALLS; k++) await call();
+    settled[0] = performance.now() - start >= ms ? 1 : 0;
+    await comm.allReduce(settled, { op: 'min' });
+  }
 }
 
 /**

@@ -49,3 +49,15 @@ test('blocks: each block of a call averaged over the ranks; a refused call stays
   assert.deepEqual(blockMeansOverRanks(perRank, 0), [20, 30]);
   assert.equal(blockMeansOverRanks(perRank, 1), null);
 });
+
+test('blocks: a job that settles first runs its first call back to back for that long, in whole rounds, before any warm-up', async () => {
+  const log: string[] = [];
+  const call = (name: string) => async () => { log.push(name); const end = performance.now() + 0.05; while (performance.now() < end); };
+  const start = performance.now();
+  await timeInBlocks(soloComm(), [call('a'), call('b')], { blocks: 1, minCalls: 1, warmupCalls: 4, settleMs: 30 });
+  // Without the settle the job takes about a millisecond.
+  assert.ok(performance.now() - start >= 30);
+  // Each call is first run once (refused or not); then a settles, then a's 4 warm-up calls, then b's.
+  const settling = log.indexOf('b', 2) - 2 - 4;
+  assert.ok(settling >= 100 && settling % 100 === 0, `${settling} settling calls`);
+});
