@@ -3,8 +3,8 @@
 // bytes (base64, committed so nothing assembles at run time):
 //   src/kernels/reduce-simd.wat -> reduce-simd-wasm.ts: the reduction kernels, one loop template
 //     per type and operation;
-//   src/transport/sched-yield.wat -> sched-yield-wasm.ts: WASI's sched_yield, which thread ranks
-//     call to give their core away while they wait.
+//   src/transport/sched-yield.wat -> sched-yield-wasm.ts: WASI's sched_yield, which ranks that
+//     outnumber the cores call to give their core away while they wait.
 // `--check` fails if the committed files differ from what this script produces, so the bytes
 // always match the source.
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';

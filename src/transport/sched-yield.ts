@@ -7,10 +7,11 @@ import { SCHED_YIELD_WASM } from './sched-yield-wasm.js';
  * 118-byte module that imports it is instantiated once per thread. The call returns WASI's
  * errno (0: done). undefined where the runtime has no WASI.
  *
- * Why thread ranks want it: with more ranks than cores, a rank that sleeps until a peer wakes it
- * pays a futex wake-up per hand-off, and on this VM a core left idle halts its virtual CPU, so
- * the wake-up costs tens to hundreds of us. Open MPI's oversubscribed ranks poll and call
- * sched_yield (mpi_yield_when_idle); a tsccl rank now does the same while it spins.
+ * Why ranks want it: with more ranks than cores, a rank that sleeps until a peer wakes it pays a
+ * wake-up per hand-off (a futex for thread ranks, epoll for process ranks), and on this VM a core
+ * left idle halts its virtual CPU, so the wake-up costs tens to hundreds of us. Open MPI's
+ * oversubscribed ranks poll and call sched_yield (mpi_yield_when_idle); a tsccl rank does the
+ * same while it spins (thread ranks) or polls its sockets (process ranks).
  */
 export function coreYield(): (() => number) | undefined {
   if (loaded === undefined) loaded = { yieldCore: load() };

@@ -39,9 +39,9 @@ export function isOversubscribed(busyThreads: number): boolean {
  * against yielding: 4 thread ranks 44-58 us a call against 10-14, 8 thread ranks 93-133 against
  * 22-31; 4 process ranks 167-168 against 88-99, 8 process ranks 461-535 against 293-366.
  */
-export function rankSpin(busyThreads: number): SpinPolicy {
-  const spinYields = isOversubscribed(busyThreads) && paramFlag('TSCCL_SPIN_YIELD') && coreYield() !== undefined;
-  return { spinMs: spinYields ? paramInt('TSCCL_SPIN_US') / 1000 : spinBudgetMs(busyThreads), spinYields };
+export function rankSpin(busyRanks: number): SpinPolicy {
+  const spinYields = isOversubscribed(busyRanks) && paramFlag('TSCCL_SPIN_YIELD') && coreYield() !== undefined;
+  return { spinMs: spinYields ? paramInt('TSCCL_SPIN_US') / 1000 : spinBudgetMs(busyRanks), spinYields };
 }
 
 /**

@@ -2,18 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { spinUntil, rankSpin } from '../../src/transport/wait.js';
-
-function withEnv<T>(name: string, value: string | undefined, body: () => T): T {
-  const before = process.env[name];
-  if (value === undefined) delete process.env[name];
-  else process.env[name] = value;
-  try {
-    return body();
-  } finally {
-    if (before === undefined) delete process.env[name];
-    else process.env[name] = before;
-  }
-}
+import { withEnv } from '../harness/env.js';
 
 test('thread ranks that outnumber the cores spin as long as the others, yielding their core; TSCCL_SPIN_YIELD=0 restores the 2 us spin', () => {
   const cores = availableParallelism();

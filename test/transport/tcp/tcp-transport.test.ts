@@ -9,6 +9,7 @@ import { STRIPE_MIN_BYTES, TcpTransport, checksumsFrame, receivePollMs, stripes 
 import { copyInto } from '../../../src/transport/transport.js';
 import { rankSpin } from '../../../src/transport/wait.js';
 import { ctx, transportConformance } from '../conformance.js';
+import { withEnv } from '../../harness/env.js';
 
 const pair = async (token?: string, tokens: [string?, string?] = [token, token], socketsPerPeer = 1, readMemory?: (bytes: number) => Uint8Array) => {
   const store = new MemoryStore();
@@ -96,14 +97,7 @@ test('tcp: a small receive polls the event loop, yielding its core where the mac
   assert.equal(receivePollMs(65537, alone.spinMs), 0, 'a larger message streams: its reader sleeps between reads');
   const crowded = rankSpin(cores + 1);
   assert.ok(crowded.spinYields && receivePollMs(8, crowded.spinMs) === receivePollMs(8, alone.spinMs), 'processes that outnumber the cores poll as long, giving their core to the one they wait for on every turn');
-  const before = process.env.TSCCL_SPIN_YIELD;
-  process.env.TSCCL_SPIN_YIELD = '0';
-  try {
-    assert.ok(receivePollMs(8, rankSpin(cores + 1).spinMs) < 0.01, 'without the yield they would poll on the core of the one they wait for');
-  } finally {
-    if (before === undefined) delete process.env.TSCCL_SPIN_YIELD;
-    else process.env.TSCCL_SPIN_YIELD = before;
-  }
+  withEnv('TSCCL_SPIN_YIELD', '0', () => assert.ok(receivePollMs(8, rankSpin(cores + 1).spinMs) < 0.01, 'without the yield they would poll on the core of the one they wait for'));
 });
 
 test('tcp: one-shot messages of 4 KiB are copies: calls published back to back each arrive intact', async () => {
