@@ -90,7 +90,9 @@ test('an AbortSignal ends a pending call with TSCCL_ERR_ABORTED', async () => {
   const results = await scenario('signal-abort', 2);
   assert.equal(results[0].allReduce.code, ErrorCode.ABORTED);
   assert.match(results[0].allReduce.message!, /aborted by its signal: Error: user gave up/);
-  assert.ok(results[0].allReduce.ms < 1000);
+  // The signal fires at 200 ms and the peer arrives at 3000 ms: ending well before the peer is
+  // the abort's doing (a bound of 1000 ms failed once in CI on a stalled machine).
+  assert.ok(results[0].allReduce.ms < 2500, `took ${results[0].allReduce.ms} ms`);
 });
 
 test('a rank that throws fails the job fast: the others end with PEER_LOST, run() names the rank', async () => {
