@@ -104,8 +104,8 @@ export class FrameParser {
   private readonly headerBytes = Buffer.alloc(HEADER_BYTES);
   private headerFill = 0;
   private sink: FrameSink | undefined;
-  /** The sink of the frame that ended last. */
-  private ended: FrameSink | undefined;
+  /** The payload bytes of the frame that ended last (0 before any). */
+  private endedBytes = 0;
   private remaining = 0;
   private crc = 0;
   private readonly maxPayloadBytes: number;
@@ -121,9 +121,9 @@ export class FrameParser {
     return this.sink === undefined ? undefined : { sink: this.sink, left: this.remaining };
   }
 
-  /** The sink of the frame that ended last, if any. */
-  get previous(): FrameSink | undefined {
-    return this.ended;
+  /** The payload bytes of the frame that ended last, 0 before any. */
+  get previousBytes(): number {
+    return this.endedBytes;
   }
 
   /** Between frames: how many bytes of the next header are still to come (0 inside a frame). */
@@ -175,7 +175,7 @@ export class FrameParser {
       const sink = this.sink;
       this.header = undefined;
       this.sink = undefined;
-      this.ended = sink;
+      this.endedBytes = header.length;
       if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && (this.crc >>> 0) !== header.checksum) {
         throw new TscclError(ErrorCode.CHECKSUM, `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes): the data was corrupted on the way`, { op: 'transport', seq: header.seq });
       }

@@ -179,13 +179,16 @@ export function commIdOf(name: string): number {
 const COPY_FRAME_MAX_BYTES = TCP_ONE_SHOT_BYTES + LOW_LATENCY_PREFIX_BYTES;
 
 /**
- * After a frame of this size that was read straight into a plain receive's memory, the next
- * frame's header is read on its own, so that its payload can be read straight in too. Read
- * together with the header, the first 256 KiB went into the read buffer and were copied from
- * there, which was all of a 256 KiB frame: 2 processes exchanging 256 KiB spent 9% of their CPU
- * in V8's memmove, after the kernel's two copies, and took 128-140 us an exchange against
- * 111-114 us with the header read alone (three alternating pairs). Below this size one read of
- * header and payload costs less than a second system call.
+ * After a frame of this size, the next frame's header is read on its own, so that its payload
+ * can be read straight into a plain receive's memory. Read together with the header, the first
+ * 256 KiB went into the read buffer and were copied from there, which was all of a 256 KiB frame:
+ * 2 processes exchanging 256 KiB spent 9% of their CPU in V8's memmove, after the kernel's two
+ * copies, and took 128-140 us an exchange against 111-114 us with the header read alone (three
+ * alternating pairs). Any large frame counts, not only one read in place: a direct all-reduce
+ * alternates a reduced frame (read into the read buffer, which the kernels reduce from) with a
+ * plain one, and when only placed frames counted, the plain frame's first 256 KiB were copied on
+ * every call (2 processes, 8 MB: V8's memmove 2.8-3.5% of all CPU samples). Below this size one
+ * read of header and payload costs less than a second system call.
  */
 const HEADER_FIRST_MIN_BYTES = 64 * 1024;
 
@@ -461,7 +464,7 @@ export class TcpTransport implements Transport {
       this.wake(link);
       return { payload: () => {}, end: () => {} };
     }
-    return streamingSink(receiver, this.alignBuffer, () => { receiver.done = true; this.wake(link); });
+    return streamingSink(receiver, { read: this.readBuffer, align: this.alignBuffer }, () => { receiver.done = true; this.wake(link); });
   }
 
   isDelivered(handle: SendHandle): boolean {
@@ -614,22 +617,13 @@ export class TcpTransport implements Transport {
       link.held.add(resume);
       setTimeout(() => { if (link.held.has(resume)) resume(true); }, HOLD_MS).unref();
     };
-    /**
-     * The last large frame read into its receiver's memory. When it is also the frame that ended
-     * last, the next one likely goes in place too (a schedule repeats itself). Node asks for a
-     * read's memory as soon as the read before it was handled, before the next receive is
-     * posted, so the receive itself cannot be asked.
-     */
-    let placedLarge: FrameSink | undefined;
     intake.placement = () => {
       const frame = parser.current;
       if (frame === undefined || frame.left === 0) {
         const headerLeft = parser.headerLeft;
-        return headerLeft > 0 && placedLarge !== undefined && parser.previous === placedLarge ? this.readBuffer.subarray(0, headerLeft) : undefined;
+        return headerLeft > 0 && parser.previousBytes >= HEADER_FIRST_MIN_BYTES ? this.readBuffer.subarray(0, headerLeft) : undefined;
       }
-      const place = frame.sink.place?.(frame.left);
-      if (place !== undefined && frame.left >= HEADER_FIRST_MIN_BYTES) placedLarge = frame.sink;
-      return place ?? this.readBuffer.subarray(0, Math.min(frame.left, this.readBuffer.byteLength));
+      return frame.sink.place?.(frame.left) ?? this.readBuffer.subarray(0, Math.min(frame.left, this.readBuffer.byteLength));
     };
     intake.attach(take);
     this.watch(link, socket);
@@ -849,18 +843,24 @@ async function dialPeer(host: string, port: number, options: TcpTransportOptions
 
 /**
  * Feeds a waiting receiver as the bytes come. Pieces handed on are whole elements at aligned
- * addresses (a reduction views them as typed arrays); a partial element waits for the next
- * piece, and a piece at an odd address is copied to `alignBuffer` first, block by block. A
- * plain receive offers its destination as the place to read to. A read into it may still land
- * after the receiver gave up (the buffer of a read is chosen before the read waits), so memory
- * of a receive that failed holds whatever came.
+ * addresses (a reduction views them as typed arrays). A plain receive offers its destination as
+ * the place to read to. A reduction reads into the transport's read buffer: when a read ended
+ * inside an element, the element's first bytes are put at the buffer's start and the next read
+ * lands right behind them, so the element is whole and everything after it stays aligned. (Reads
+ * end anywhere: loopback hands them out in 65483-byte segments. Handed over from the buffer's
+ * start, every later piece sat at an odd address and was copied to `alignBuffer` first: 2
+ * processes, 8 MB all-reduce, 8-23% of the bytes each rank reduced.) A piece elsewhere (a
+ * buffered frame, a read that came before this sink) still takes that copy, block by block. A
+ * read into a destination may land after the receiver gave up (the buffer of a read is chosen
+ * before the read waits), so memory of a receive that failed holds whatever came.
  */
-function streamingSink(receiver: WaitingRecv, alignBuffer: Uint8Array, finished: () => void): FrameSink {
+export function streamingSink(receiver: Pick<WaitingRecv, 'elementBytes' | 'consume' | 'cancelled'>, buffers: { read: Uint8Array; align: Uint8Array }, finished: () => void): FrameSink {
   const e = receiver.elementBytes;
+  const { read, align } = buffers;
   const carry = new Uint8Array(e);
   let carried = 0;
   let offset = 0;
-  const block = alignBuffer.byteLength - (alignBuffer.byteLength % e);
+  const block = align.byteLength - (align.byteLength % e);
   const hand = (piece: Uint8Array) => {
     if (receiver.cancelled || piece.byteLength === 0) return;
     if (piece.byteOffset % e === 0) {
@@ -870,17 +870,28 @@ function streamingSink(receiver: WaitingRecv, alignBuffer: Uint8Array, finished:
     }
     for (let at = 0; at < piece.byteLength; at += block) {
       const part = piece.subarray(at, Math.min(piece.byteLength, at + block));
-      alignBuffer.set(part);
-      receiver.consume(alignBuffer.subarray(0, part.byteLength), offset);
+      align.set(part);
+      receiver.consume(align.subarray(0, part.byteLength), offset);
       offset += part.byteLength;
     }
   };
   const into = receiver.consume.into;
   return {
-    place: (bytes) => (into === undefined || carried > 0 || receiver.cancelled ? undefined : into.subarray(offset, offset + bytes)),
+    place: (bytes) => {
+      if (receiver.cancelled) return undefined;
+      if (into !== undefined) return carried > 0 ? undefined : into.subarray(offset, offset + bytes);
+      if (carried === 0) return undefined;
+      read.set(carry.subarray(0, carried));
+      return read.subarray(carried, carried + Math.min(bytes, read.byteLength - carried));
+    },
     payload: (piece) => {
       let at = 0;
-      if (carried > 0) {
+      let bytes = piece;
+      if (carried > 0 && piece.buffer === read.buffer && piece.byteOffset === read.byteOffset + carried) {
+        // Read right behind the carried bytes (see place): they lead the piece.
+        bytes = read.subarray(0, carried + piece.byteLength);
+        carried = 0;
+      } else if (carried > 0) {
         const take = Math.min(e - carried, piece.byteLength);
         carry.set(piece.subarray(0, take), carried);
         carried += take;
@@ -889,9 +900,9 @@ function streamingSink(receiver: WaitingRecv, alignBuffer: Uint8Array, finished:
         hand(carry.slice());
         carried = 0;
       }
-      const whole = Math.floor((piece.byteLength - at) / e) * e;
-      hand(piece.subarray(at, at + whole));
-      const rest = piece.subarray(at + whole);
+      const whole = Math.floor((bytes.byteLength - at) / e) * e;
+      hand(bytes.subarray(at, at + whole));
+      const rest = bytes.subarray(at + whole);
       carry.set(rest, 0);
       carried = rest.byteLength;
     },

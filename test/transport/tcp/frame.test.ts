@@ -76,20 +76,20 @@ test('a header whose sink is not named yet stops the parser right after it, unti
   assert.deepEqual(frames.map((f) => f.payload), [payload, Buffer.alloc(0)]);
 });
 
-test('between frames the parser says how much of the next header is still to come (0 inside a frame) and which sink ended last', () => {
+test('between frames the parser says how much of the next header is still to come (0 inside a frame) and how large the frame that ended last was', () => {
   const payload = Buffer.from('abcdefgh');
   const stream = Buffer.concat([encodeHeader(header(payload.byteLength, crc32(payload))), payload]);
   const parser = new FrameParser(1 << 20, crc32);
   const sink = { payload: () => {}, end: () => {} };
   const open = () => sink;
   assert.equal(parser.headerLeft, HEADER_BYTES);
-  assert.equal(parser.previous, undefined);
+  assert.equal(parser.previousBytes, 0);
   parser.push(stream.subarray(0, 10), open);
   assert.equal(parser.headerLeft, HEADER_BYTES - 10);
   parser.push(stream.subarray(10, HEADER_BYTES + 2), open);
   assert.equal(parser.headerLeft, 0, 'inside the payload');
-  assert.equal(parser.previous, undefined);
+  assert.equal(parser.previousBytes, 0);
   parser.push(stream.subarray(HEADER_BYTES + 2), open);
   assert.equal(parser.headerLeft, HEADER_BYTES, 'the frame ended: a whole header is next');
-  assert.equal(parser.previous, sink);
+  assert.equal(parser.previousBytes, payload.byteLength);
 });
