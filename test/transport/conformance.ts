@@ -138,7 +138,8 @@ export function transportConformance(name: string, connect: () => Promise<Transp
   withPair('a recv with no sender ends when its context says so', async ({ a, b }) => {
     const start = performance.now();
     await assert.rejects(receive(b, a.rank, 0, 8, 1, 1, ctx(100)), { code: ErrorCode.TIMEOUT });
-    assert.ok(performance.now() - start < 1000);
+    // Unended, the wait would last forever; the margin is for a shared machine that stalls (CI saw 800 ms).
+    assert.ok(performance.now() - start < 3000);
   });
 
   withPair('many sends in flight: the sender blocks when the queue is full and resumes as the receiver drains', async ({ a, b, sendable }) => {
@@ -178,6 +179,6 @@ export function transportConformance(name: string, connect: () => Promise<Transp
     if (a.lowLatency === undefined || b.lowLatency === undefined) return;
     const start = performance.now();
     await assert.rejects(async () => { await b.lowLatency!.arrived(a.rank, 1, ctx(100)); }, { code: ErrorCode.TIMEOUT });
-    assert.ok(performance.now() - start < 1000);
+    assert.ok(performance.now() - start < 3000);
   });
 }
