@@ -55,7 +55,8 @@ const versions = [execFileSync('mpirun', ['--version']).toString().split('\n')[0
 function runTsccl(op, n, check, sweep) {
   const out = JSON.parse(execFileSync(process.execPath, [join(root, 'bin/tsccl.js'), 'bench', ...(tcp ? ['--procs'] : []), '-o', op, '-g', String(n),
     '-b', String(sweep.minBytes), '-e', String(sweep.maxBytes), '-f', String(factor), '-n', String(sweep.iters), '-w', String(sweep.warmup),
-    '-c', check ? '1' : '0', '--format', 'json'], { maxBuffer: 1 << 26 }).toString());
+    // Every tool gets the same warm-up calls (tsccl bench would warm small sizes up 4000).
+    '--warmup_small', '0', '-c', check ? '1' : '0', '--format', 'json'], { maxBuffer: 1 << 26 }).toString());
   const rows = new Map();
   for (const r of out.rows) {
     const row = rows.get(r.bytes) ?? { wrong: 0 };

@@ -63,7 +63,7 @@ const errors = [];
 let port = 29700;
 /**
  * The first size runs in a launch of its own and warms up long: a fresh process compiles its
- * call path over its first hundreds of calls (see SMALL_CALL_WARMUP in src/tuner/calibrate.ts),
+ * call path over its first hundreds of calls (see SMALL_CALL_WARMUP in src/bench/warm-up.ts),
  * and with 2 warm-up calls the 64 KB rows measured that, not the collective (all-gather: 3242
  * us measured, 898 predicted, in the eleventh session). Larger sizes take long enough per call.
  */

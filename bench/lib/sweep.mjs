@@ -1,20 +1,19 @@
 // The size sweep the tuner's checks share (bench/regret.mjs, bench/predict-local.mjs): 8 B to
 // 64 MiB by factors of 8, 20 timed calls per size. Small sizes warm up long.
 import { runBench } from '../../dist/src/bench/run-bench.js';
-import { SMALL_CALL_WARMUP } from '../../dist/src/tuner/calibrate.js';
+import { SMALL_CALL_MAX_BYTES, SMALL_CALL_WARMUP } from '../../dist/src/bench/warm-up.js';
 
 export const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
 /** Timed calls per size, back to back on every rank. */
 export const SWEEP_ITERS = 20;
 
-/**
+/*
  * Small calls between fresh processes take thousands of calls to settle while V8 compiles their
- * path (SMALL_CALL_WARMUP in src/tuner/calibrate.ts), so sizes up to this warm up that long, in
- * a launch of their own, as `tsccl tune` warms its small timings up, on either transport (thread
- * ranks: below). Larger sizes, where that many calls would take minutes between processes, warm
- * up on a volume of bytes instead.
+ * path (src/bench/warm-up.ts), so sizes up to SMALL_CALL_MAX_BYTES warm up SMALL_CALL_WARMUP
+ * calls, in a launch of their own, as `tsccl tune` warms its small timings up, on either
+ * transport (thread ranks: below). Larger sizes, where that many calls would take minutes between
+ * processes, warm up on a volume of bytes instead.
  */
-export const SETTLE_MAX_BYTES = 256 * 1024;
 
 /**
  * The sweep's rows for one op and rank count, sizes up to maxBytes; `algorithm` forces one
@@ -26,9 +25,9 @@ export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.
     op, ranks, ...SWEEP, minBytes, maxBytes: top, iters: SWEEP_ITERS, warmupIters, check: false, dtype: 'float32', redop: 'sum', root: 0,
     timeoutMs, procs, ...(algorithm === undefined ? {} : { algorithm }),
   });
-  // The sweep's sizes are minBytes x stepFactor^k: the first above SETTLE_MAX_BYTES has the second launch.
+  // The sweep's sizes are minBytes x stepFactor^k: the first above SMALL_CALL_MAX_BYTES has the second launch.
   let split = SWEEP.minBytes;
-  while (split <= SETTLE_MAX_BYTES) split *= SWEEP.stepFactor;
+  while (split <= SMALL_CALL_MAX_BYTES) split *= SWEEP.stepFactor;
   const rows = await run(SWEEP.minBytes, Math.min(maxBytes, split / SWEEP.stepFactor), SMALL_CALL_WARMUP);
   for (let bytes = split; bytes <= maxBytes; bytes *= SWEEP.stepFactor) rows.push(...await run(bytes, bytes, largeWarmup(bytes, procs)));
   return rows;

@@ -12,6 +12,8 @@ export interface BenchOptions {
   readonly stepBytes: number;
   readonly iters: number;
   readonly warmupIters: number;
+  /** Warm-up calls of sizes up to 256 KiB, at least (`--warmup_small`, see warm-up.ts); absent: warmupIters alone. */
+  readonly warmupSmall?: number;
   readonly check: boolean;
   readonly dtype: DType;
   readonly redop: ReduceOp;

@@ -5,6 +5,7 @@ import type { ReduceOp } from '../kernels/reduce-op.js';
 import { type BenchOp, type BenchOpName, BENCH_OPS, sweepSizes } from './bench-ops.js';
 import type { BenchOptions, RankMeasurement } from './bench-options.js';
 import { countDifferences, makeData, referenceReduce } from './pattern.js';
+import { warmupCallsFor } from './warm-up.js';
 
 /** One prepared placement: the call to time, how to load check data, how to count wrong elements. */
 export interface Prepared {
@@ -54,7 +55,8 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
       // 1.3 us without one. So the ranks meet first, and the warm-up calls, collectives
       // themselves, keep them in step up to the timed ones.
       await comm.barrier();
-      for (let i = 0; i < options.warmupIters; i++) await prepared.call();
+      const warmupCalls = warmupCallsFor(size, options.warmupIters, options.warmupSmall ?? 0);
+      for (let i = 0; i < warmupCalls; i++) await prepared.call();
       const start = performance.now();
       for (let i = 0; i < options.iters; i++) await prepared.call();
       const timeUs = ((performance.now() - start) * 1000) / Math.max(1, options.iters);

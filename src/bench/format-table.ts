@@ -8,7 +8,7 @@ import { dtypeInfo } from '../dtypes/dtype.js';
 export function formatTable(options: BenchOptions, rows: readonly BenchRow[], header: string): string {
   const lines = [
     `# ${header}`,
-    `# nRanks ${options.ranks} minBytes ${options.minBytes} maxBytes ${options.maxBytes} step: ${options.stepFactor > 1 ? `${options.stepFactor}(factor)` : `${options.stepBytes}(bytes)`} warmup iters: ${options.warmupIters} iters: ${options.iters} validation: ${options.check ? 1 : 0}`,
+    `# nRanks ${options.ranks} minBytes ${options.minBytes} maxBytes ${options.maxBytes} step: ${options.stepFactor > 1 ? `${options.stepFactor}(factor)` : `${options.stepBytes}(bytes)`} warmup iters: ${options.warmupIters}${(options.warmupSmall ?? 0) > options.warmupIters ? ` (${options.warmupSmall} up to 256 KiB)` : ''} iters: ${options.iters} validation: ${options.check ? 1 : 0}`,
     '#',
     `#${' '.repeat(62)}out-of-place${' '.repeat(23)}in-place`,
     `#${'size'.padStart(12)}${'count'.padStart(14)}${'type'.padStart(10)}${'redop'.padStart(8)}${'root'.padStart(8)}${'time'.padStart(9)}${'algbw'.padStart(8)}${'busbw'.padStart(8)}${'#wrong'.padStart(7)}${'time'.padStart(9)}${'algbw'.padStart(8)}${'busbw'.padStart(8)}${'#wrong'.padStart(7)}`,

@@ -8,6 +8,7 @@ import { dtypeInfo } from '../dtypes/dtype.js';
 import { invalidArgument } from '../errors.js';
 import { checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize } from '../bench/bench-ops.js';
+import { SMALL_CALL_WARMUP } from '../bench/warm-up.js';
 import { guard, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
 
 export function benchCommand(program: Command, format: Option, setExitCode: (code: number) => void): void {
@@ -21,6 +22,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
     .option('-i, --stepbytes <size>', 'add this between rows when the factor is 1', (v) => guard(() => parseSize(v, '--stepbytes')), 1024 * 1024)
     .option('-n, --iters <n>', 'timed iterations per size', (v) => parsePositiveInt(v, '--iters'), 20)
     .option('-w, --warmup_iters <n>', 'untimed iterations first', (v) => parseNonNegativeInt(v, '--warmup_iters'), 5)
+    .option('--warmup_small <n>', `sizes up to 256 KiB warm up at least this many calls (V8 optimises a call path over its first thousands of calls); 0: -w alone, as nccl-tests`, (v) => parseNonNegativeInt(v, '--warmup_small'), SMALL_CALL_WARMUP)
     .option('-c, --check <0|1>', 'check results against a reference', (v) => parseNonNegativeInt(v, '--check'), 1)
     .option('-d, --datatype <type>', 'float32 (float), float64 (double), int8, uint8, int32, uint32, int64, uint64, float16 (half), bfloat16', (v) => guard(() => dtypeInfo(v, '--datatype').name), 'float32')
     .option('-R, --op-reduce <redop>', 'reduction: sum, prod, min, max, avg', (v) => guard(() => parseReduceOp(v, '--op-reduce')), 'sum')
@@ -33,7 +35,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
       const options: BenchOptions = {
         op: flags.op as BenchOptions['op'], ranks: flags.ranks as number, minBytes: flags.minbytes as number, maxBytes: flags.maxbytes as number,
         stepFactor: flags.stepfactor as number, stepBytes: flags.stepbytes as number, iters: flags.iters as number,
-        warmupIters: flags.warmup_iters as number, check: (flags.check as number) !== 0, dtype: flags.datatype as BenchOptions['dtype'],
+        warmupIters: flags.warmup_iters as number, warmupSmall: flags.warmup_small as number, check: (flags.check as number) !== 0, dtype: flags.datatype as BenchOptions['dtype'],
         redop: flags.opReduce as BenchOptions['redop'], root: flags.root as number, algorithm: flags.algo as string | undefined,
         timeoutMs: flags.timeoutMs as number, procs: flags.procs === true,
       };

@@ -1,4 +1,5 @@
 import { runBench } from '../bench/run-bench.js';
+import { SMALL_CALL_WARMUP } from '../bench/warm-up.js';
 import type { BenchOpName } from '../bench/bench-ops.js';
 import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
@@ -51,15 +52,6 @@ const STREAM_PIECES = 64;
  * 256 KiB all-reduce by ring at 1.9x recursive doubling's time (regret grid).
  */
 const HAND_OFF_RETRIES = 3;
-/**
- * Warm-up calls for small timings. V8 optimises the small-call path (the executor, the
- * transport's send and receive, Node's socket writes) one function at a time as each gets hot:
- * with --trace-opt, a 2-process 8 B all-reduce was still having them compiled after 2500 calls,
- * and took 250-340 us per call over its first 1500 calls, 60-120 over the next 1500, 20-60 after
- * 3500 (thread ranks alike: 81 us after 20 warm-up calls, 2-9 settled). The process-rank sweeps
- * of the tuner's checks in bench/ (bench/lib/sweep.mjs, bench/regret.mjs) warm up as long.
- */
-export const SMALL_CALL_WARMUP = 4000;
 /** Blocks per run in which the small calls take turns (small-calls.ts). */
 const SMALL_BLOCKS_PER_RUN = 5;
 const TIMEOUT_MS = 120_000;

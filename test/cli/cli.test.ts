@@ -37,6 +37,7 @@ test('tsccl bench prints the nccl-tests table with both placements and the avera
   assert.match(stdout, /#\s+size\s+count\s+type\s+redop\s+root\s+time\s+algbw\s+busbw\s+#wrong\s+time\s+algbw\s+busbw\s+#wrong/);
   assert.match(stdout, /^\s+8192\s+2048\s+bfloat16\s+max\s+-1\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0$/m);
   assert.match(stdout, /# Avg bus bandwidth\s+: [\d.]+/);
+  assert.match(stdout, /warmup iters: 0 \(4000 up to 256 KiB\) iters: 2/, 'small sizes warm up 4000 calls by default, and the header says so');
 });
 
 test('tsccl bench refuses bad flags with a clear message', async () => {
