@@ -187,8 +187,8 @@ const COPY_FRAME_MAX_BYTES = TCP_ONE_SHOT_BYTES + LOW_LATENCY_PREFIX_BYTES;
  * alternating pairs). Any large frame counts, not only one read in place: a direct all-reduce
  * alternates a reduced frame (read into the read buffer, which the kernels reduce from) with a
  * plain one, and when only placed frames counted, the plain frame's first 256 KiB were copied on
- * every call (2 processes, 8 MB: V8's memmove 2.8-3.5% of all CPU samples). Below this size one
- * read of header and payload costs less than a second system call.
+ * every call (2 processes, 130 all-reduces of 8 MB: 28-32 MB copied per rank). Below this size
+ * one read of header and payload costs less than a second system call.
  */
 const HEADER_FIRST_MIN_BYTES = 64 * 1024;
 
@@ -849,7 +849,7 @@ async function dialPeer(host: string, port: number, options: TcpTransportOptions
  * lands right behind them, so the element is whole and everything after it stays aligned. (Reads
  * end anywhere: loopback hands them out in 65483-byte segments. Handed over from the buffer's
  * start, every later piece sat at an odd address and was copied to `alignBuffer` first: 2
- * processes, 8 MB all-reduce, 8-23% of the bytes each rank reduced.) A piece elsewhere (a
+ * processes, 8 MB all-reduce, 5-23% of the bytes each rank reduced.) A piece elsewhere (a
  * buffered frame, a read that came before this sink) still takes that copy, block by block. A
  * read into a destination may land after the receiver gave up (the buffer of a read is chosen
  * before the read waits), so memory of a receive that failed holds whatever came.
