@@ -5,7 +5,7 @@
 import { fileURLToPath } from 'node:url';
 import { blockMeansOverRanks } from '../../dist/src/bench/time-in-blocks.js';
 import { launch } from '../../dist/src/launch/launch.js';
-import { SMALL_CALL_MAX_BYTES, SMALL_CALL_WARMUP } from '../../dist/src/bench/warm-up.js';
+import { SMALL_CALL_WARMUP } from '../../dist/src/bench/warm-up.js';
 import { SWEEP, SWEEP_ITERS } from './sweep.mjs';
 
 const rankScript = fileURLToPath(new URL('./interleaved-rank.mjs', import.meta.url));
@@ -18,13 +18,13 @@ const rankScript = fileURLToPath(new URL('./interleaved-rank.mjs', import.meta.u
 const SETTLE_MS = 2000;
 
 /**
- * Sizes up to SMALL_CALL_MAX_BYTES warm up for SMALL_CALL_WARMUP calls per candidate, as tune does;
- * larger sizes 5.
+ * Sizes up to 256 KiB warm up for SMALL_CALL_WARMUP calls per candidate, as tune does, larger
+ * sizes 5 (warmupCallsFor in src/bench/warm-up.ts).
  * @param {{ op: string, ranks: number, procs: boolean, candidates: { algorithm?: string }[], blocks: number }} job
  */
 export async function blockRows({ op, ranks, procs, candidates, blocks }) {
   const options = { op, ranks, ...SWEEP, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
-  const warmup = { calls: 5, longCalls: SMALL_CALL_WARMUP, longMaxBytes: SMALL_CALL_MAX_BYTES, settleMs: SETTLE_MS };
+  const warmup = { calls: 5, smallCalls: SMALL_CALL_WARMUP, settleMs: SETTLE_MS };
   const { results } = await launch({
     nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
   });

@@ -5,6 +5,7 @@
 // not run that size).
 import { BENCH_OPS, sweepSizes } from '../../dist/src/bench/bench-ops.js';
 import { allocatePool, prepare } from '../../dist/src/bench/bench-rank.js';
+import { warmupCallsFor } from '../../dist/src/bench/warm-up.js';
 import { timeInBlocks } from '../../dist/src/bench/time-in-blocks.js';
 import { init } from '../../dist/src/comm/init.js';
 import { dtypeInfo } from '../../dist/src/dtypes/dtype.js';
@@ -12,7 +13,7 @@ import { dtypeInfo } from '../../dist/src/dtypes/dtype.js';
 /**
  * @param {{ args: string[] }} job args[0]: JSON of { options (BenchOptions without algorithm),
  *   candidates: { algorithm?: string }[] (no algorithm: the tuner's choice),
- *   blocks, warmup: { calls, longCalls, longMaxBytes, settleMs } }
+ *   blocks, warmup: { calls, smallCalls, settleMs } } (calls and smallCalls as warmupCallsFor takes them)
  */
 export default async function interleavedRank({ args }) {
   const { options, candidates, blocks, warmup } = JSON.parse(args[0]);
@@ -29,7 +30,7 @@ export default async function interleavedRank({ args }) {
     await comm.barrier();
     let chosen;
     const { times, callsPerBlock } = await timeInBlocks(comm, offered.map((i) => prepared[i]), {
-      blocks, minCalls: options.iters, warmupCalls: size <= warmup.longMaxBytes ? warmup.longCalls : warmup.calls, settleMs: size === sizes[0] ? warmup.settleMs : undefined,
+      blocks, minCalls: options.iters, warmupCalls: warmupCallsFor(size, warmup.calls, warmup.smallCalls), settleMs: size === sizes[0] ? warmup.settleMs : undefined,
       afterBlock: (k) => { if (candidates[offered[k]].algorithm === undefined) chosen = comm.flightRecords().records.at(-1)?.algorithm; },
     });
     const counts = op.counts(Math.floor(size / wordSize), comm.size);

@@ -96,6 +96,16 @@ interface Link {
   readonly sameMachine: boolean;
 }
 
+/**
+ * One transport's receive memory. `read`: every inbound socket reads into it (READ_BUFFER_BYTES),
+ * unless a receiver has a place for the bytes. `align`: where a received piece at an address its
+ * element type cannot be viewed at is copied.
+ */
+export interface ReceiveBuffers {
+  readonly read: Uint8Array;
+  readonly align: Uint8Array;
+}
+
 interface Slot {
   frame: Frame | undefined;
 }
@@ -242,10 +252,8 @@ export class TcpTransport implements Transport {
   private deliveryWaits = 0;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private heartbeatTimeoutMs = Infinity;
-  /** Where a received piece at an address its element type cannot be viewed at is copied first. */
-  private readonly alignBuffer: Uint8Array;
-  /** The memory every inbound socket reads into, unless a receiver has a place for the bytes. */
-  private readonly readBuffer: Uint8Array;
+  /** The memory inbound sockets read into, and where misaligned pieces are copied (ReceiveBuffers). */
+  private readonly buffers: ReceiveBuffers;
   /** Ranks of this communicator on this rank's machine, whatever their network namespace: they share its cores. */
   readonly machineRanks: number;
   /** How long a small receive polls before it sleeps (rankSpin of machineRanks, read once). */
@@ -255,10 +263,9 @@ export class TcpTransport implements Transport {
   /** The one-shot path's messages: one copied frame to each peer per call. */
   readonly lowLatency: TcpLowLatencySlots;
 
-  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean | undefined, hostKeys: string[], buffers: { read: Uint8Array; align: Uint8Array }) {
+  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean | undefined, hostKeys: string[], buffers: ReceiveBuffers) {
     this.rank = rank;
-    this.alignBuffer = buffers.align;
-    this.readBuffer = buffers.read;
+    this.buffers = buffers;
     this.nranks = nranks;
     this.links = links;
     this.hostKeys = hostKeys;
@@ -464,7 +471,7 @@ export class TcpTransport implements Transport {
       this.wake(link);
       return { payload: () => {}, end: () => {} };
     }
-    return streamingSink(receiver, { read: this.readBuffer, align: this.alignBuffer }, () => { receiver.done = true; this.wake(link); });
+    return streamingSink(receiver, this.buffers, () => { receiver.done = true; this.wake(link); });
   }
 
   isDelivered(handle: SendHandle): boolean {
@@ -621,9 +628,9 @@ export class TcpTransport implements Transport {
       const frame = parser.current;
       if (frame === undefined || frame.left === 0) {
         const headerLeft = parser.headerLeft;
-        return headerLeft > 0 && parser.previousBytes >= HEADER_FIRST_MIN_BYTES ? this.readBuffer.subarray(0, headerLeft) : undefined;
+        return headerLeft > 0 && parser.previousBytes >= HEADER_FIRST_MIN_BYTES ? this.buffers.read.subarray(0, headerLeft) : undefined;
       }
-      return frame.sink.place?.(frame.left) ?? this.readBuffer.subarray(0, Math.min(frame.left, this.readBuffer.byteLength));
+      return frame.sink.place?.(frame.left) ?? this.buffers.read.subarray(0, Math.min(frame.left, this.buffers.read.byteLength));
     };
     intake.attach(take);
     this.watch(link, socket);
@@ -848,13 +855,13 @@ async function dialPeer(host: string, port: number, options: TcpTransportOptions
  * inside an element, the element's first bytes are put at the buffer's start and the next read
  * lands right behind them, so the element is whole and everything after it stays aligned. (Reads
  * end anywhere: loopback hands them out in 65483-byte segments. Handed over from the buffer's
- * start, every later piece sat at an odd address and was copied to `alignBuffer` first: 2
+ * start, every later piece sat at an odd address and was copied to the align buffer first: 2
  * processes, 8 MB all-reduce, 5-23% of the bytes each rank reduced.) A piece elsewhere (a
  * buffered frame, a read that came before this sink) still takes that copy, block by block. A
  * read into a destination may land after the receiver gave up (the buffer of a read is chosen
  * before the read waits), so memory of a receive that failed holds whatever came.
  */
-export function streamingSink(receiver: Pick<WaitingRecv, 'elementBytes' | 'consume' | 'cancelled'>, buffers: { read: Uint8Array; align: Uint8Array }, finished: () => void): FrameSink {
+export function streamingSink(receiver: Pick<WaitingRecv, 'elementBytes' | 'consume' | 'cancelled'>, buffers: ReceiveBuffers, finished: () => void): FrameSink {
   const e = receiver.elementBytes;
   const { read, align } = buffers;
   const carry = new Uint8Array(e);
