@@ -13,17 +13,21 @@ export interface CallRates {
  * Rates for one call. On a host whose CPU declares cache tiers, the call's working set (every
  * buffer its ranks there read or write, as the executor sizes them) decides how fast memory
  * moves: that host's memory links and its ranks' copies and reductions by one core's speed there,
- * its forwarding by what all its cores move at once. Hosts without tiers, and every GPU
- * topology, keep their stated rates.
+ * its forwarding by what all its cores move at once. A TCP stack or socket end with loopback
+ * tiers forwards, and the links that end at it carry, at its speed for that working set. Hosts
+ * without tiers, and every GPU topology, keep their stated rates.
  */
 export function callRates(graph: TopologyGraph, rankDevices: readonly number[], shape: CallShape, elementBytes: number): CallRates {
   const deviceScale = new Float64Array(graph.devices.length).fill(1);
   const tiered = new Map<number, CacheTiers>();
-  for (const device of graph.devices) {
+  const loopback: number[] = [];
+  graph.devices.forEach((device, i) => {
     if (device.cacheTiers !== undefined) tiered.set(device.host ?? 0, device.cacheTiers);
-  }
-  if (tiered.size === 0) return { capacities: graph.capacities, deviceScale };
+    if (device.loopbackTiers !== undefined) loopback.push(i);
+  });
+  if (tiered.size === 0 && loopback.length === 0) return { capacities: graph.capacities, deviceScale };
   const workingSet = hostWorkingSets(graph, rankDevices, shape, elementBytes);
+  const capacities = Float64Array.from(graph.capacities);
   const hostScale = new Map<number, number>();
   const sharedScale = new Map<number, number>();
   for (const [host, tiers] of tiered) {
@@ -31,9 +35,13 @@ export function callRates(graph: TopologyGraph, rankDevices: readonly number[], 
     sharedScale.set(host, cacheScale(tiers, workingSet.get(host) ?? 0, true));
   }
   graph.devices.forEach((device, i) => { deviceScale[i] = hostScale.get(device.host ?? -1) ?? 1; });
-  const capacities = Float64Array.from(graph.capacities);
+  // 0 where a device has no loopback tiers (a tier's scale is positive).
+  const loopbackScale = new Float64Array(graph.devices.length);
+  for (const i of loopback) loopbackScale[i] = cacheScale(graph.devices[i].loopbackTiers!, workingSet.get(graph.devices[i].host ?? 0) ?? 0);
   for (let index = 0; index < graph.linkCount; index++) {
     const { from, to, family } = graph.link(index);
+    // A link between two loopback devices (a socket end and its stack) has one speed: both have the host's tiers.
+    capacities[index] *= loopbackScale[from] || loopbackScale[to] || 1;
     const host = graph.devices[from].host;
     if (host === undefined || !hostScale.has(host) || graph.devices[to].host !== host) continue;
     // Memory links within a tiered host run at one core's speed; the forwarding limit of its CPU

@@ -16,7 +16,8 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
  *              "oneShotUs": .., "oneShotGBps": .., "releaseUs": .., "peerWrittenGBps": ..,
  *              "invalidationTiers": [ { "bytes": .., "nsPerByte": .. }, .. ] },  thread ranks, shared memory
- *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .., "oneShotUs": .. },
+ *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .., "oneShotUs": ..,
+ *              "sizeTiers": [ { "bytes": .., "gbps": .. }, .. ] },
  *                                                                process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
  *     "memoryTiers": [ { "bytes": .., "copyGBps": .., "allCoresGBps": .. }, .. ],   copy speed by working set
@@ -32,6 +33,9 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * receiver is often descheduled and must be woken (`tsccl tune` fits it: the value with which
  * the simulator reproduces a ring on twice as many ranks as cores); oversubscribedGBps what all process ranks
  * move together over TCP when they outnumber the cores (optional: without it, cores x gbps).
+ * tcp.sizeTiers is the rate each way of a 2-process sendrecv of `bytes` below the 16 MiB of gbps:
+ * loopback TCP moves a message that fits the socket buffers and the caches at 2-3x the rate of a
+ * large one (optional: without it, gbps at every size).
  * tcp.overheadUs is the CPU time each end spends on one message, which a stream of messages pays
  * even when nobody waits: one more message in a back-to-back stream between two processes
  * (optional: the default below stands in).
@@ -72,6 +76,7 @@ export const profileSchema = z.object({
   tcp: transportSchema.extend({
     gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),
     overheadUs: z.number().min(0).optional(), oneShotUs: z.number().min(0).optional(),
+    sizeTiers: z.array(z.object({ bytes: z.number().positive(), gbps: z.number().positive() }).strict()).min(1).optional(),
   }),
   reduceGBps: z.number().positive(),
   memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive(), allCoresGBps: z.number().positive().optional() }).strict()).min(1).optional(),
@@ -92,6 +97,9 @@ export function copyAtProfileWorkingSet(tiers: NonNullable<LocalProfile['memoryT
 }
 
 export const MIB = 1024 * 1024;
+
+/** The 2-process sendrecv, each way, whose rate is tcp.gbps: large enough that its fixed costs vanish. */
+export const TCP_RATE_BYTES = 16 * MIB;
 
 /** The one-shot path where a profile predates its measurement: see defaultProfile. */
 export const DEFAULT_ONE_SHOT = { oneShotUs: 6.5, oneShotGBps: 4.4 } as const;
@@ -160,7 +168,12 @@ export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
     version: 1, host, measuredAt: null, cores,
     shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 5, ...DEFAULT_ONE_SHOT, releaseUs: DEFAULT_RELEASE_US, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: [...DEFAULT_INVALIDATION_TIERS] },
-    tcp: { callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US, oneShotUs: DEFAULT_TCP_ONE_SHOT_US },
+    tcp: {
+      callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US, oneShotUs: DEFAULT_TCP_ONE_SHOT_US,
+      // 2-process sendrecv each way, net of the 8 B call, median of one `tsccl tune` and two
+      // `tsccl bench -o sendrecv --procs` runs (2026-11-22): 2.4-3.1, 2.5-4.3, 2.2-3.0, 1.5-2.0 GB/s.
+      sizeTiers: [{ bytes: 128 * 1024, gbps: 2.9 }, { bytes: 512 * 1024, gbps: 4.2 }, { bytes: 2 * MIB, gbps: 2.45 }, { bytes: 8 * MIB, gbps: 1.9 }],
+    },
     reduceGBps: 19, runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the
     // per-core 2 MiB L2, then an L3 share of 64-96 MiB, then memory.

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { cpus, hostname, networkInterfaces } from 'node:os';
-import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_RELEASE_US, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, copyAtProfileWorkingSet } from './local-profile.js';
+import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_RELEASE_US, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, TCP_RATE_BYTES, copyAtProfileWorkingSet } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology, TopologyProtocol } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -86,9 +86,15 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   // and a receiver that now take turns on a core): the measured total, where the profile has it.
   const oversubscribedTcp = options.transport === 'tcp' && ranks > detection.cores ? profile.tcp.oversubscribedGBps : undefined;
   const forwardGBps = oversubscribedTcp ?? perRank * detection.cores;
+  // Messages that fit the socket buffers and caches move faster (the profile's rates by size),
+  // while each process has a core. Past that, taking turns on the cores bounds what moves, and the
+  // measured oversubscribed total stands for every size: scaling it by the 2-process rates put
+  // 4-process rows of 256 KiB-16 MiB further off (median error 42% against 28%, 12 rows, one
+  // measurement), where 2-process rows came closer (16% against 30%).
+  const loopback = options.transport === 'tcp' && ranks <= detection.cores ? loopbackTiersOf(profile) : {};
   const hub = options.transport === 'shm'
     ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel, forwardGBps, ...cacheTiersOf(profile) })
-    : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps });
+    : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps, ...loopback });
   const streamGBps = profile.tcp.streamGBps ?? DEFAULT_TCP_STREAM_GBPS;
   for (let r = 0; r < ranks; r++) {
     const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps, memoryGBps: profile.shm.copyGBps });
@@ -98,7 +104,7 @@ export function localTopology(options: LocalTopologyOptions): Topology {
     }
     // A process's CPU both sends and receives: what it moves both ways together is bounded (its
     // socket end forwards 2 x gbps, the sendrecv's rate each way), and one way alone by the stream.
-    const end = b.device(`rank${r}-socket`, 'nic', 0, { forwardGBps: 2 * perRank, label: `rank ${r}'s process: its sends and receives share its CPU` });
+    const end = b.device(`rank${r}-socket`, 'nic', 0, { forwardGBps: 2 * perRank, label: `rank ${r}'s process: its sends and receives share its CPU`, ...loopback });
     for (const [a, z] of [[rank, end], [end, hub]]) b.links.push({ a, b: z, kind: 'eth-100', count: 1, gbps: Math.max(perRank, streamGBps), efficiency: 1, latencyUs: 0 });
   }
   const host = `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`;
@@ -152,6 +158,20 @@ function oneShotOf(profile: LocalProfile): { oneShotUs: number; oneShotEfficienc
   const tiers = cacheTiersOf(profile).cacheTiers;
   const smallCopyGBps = profile.shm.copyGBps * (tiers === undefined ? 1 : cacheScale(tiers, 0));
   return { oneShotUs: Math.max(0, oneShotUs - profile.shm.messageUs), oneShotEfficiency: Math.min(1, (2 * oneShotGBps) / smallCopyGBps) };
+}
+
+/**
+ * The profile's TCP rates by size as the loopback tiers of the TCP stack and the socket ends:
+ * a 2-process sendrecv of `bytes` each way touches 4 x `bytes` (each rank's input and output),
+ * and its rate is relative to gbps, the sendrecv of TCP_RATE_BYTES.
+ */
+function loopbackTiersOf(profile: LocalProfile): { loopbackTiers?: { bytes: number; scale: number }[] } {
+  const tiers = profile.tcp.sizeTiers;
+  if (tiers === undefined) return {};
+  const workingSet = (bytes: number) => 4 * bytes;
+  return {
+    loopbackTiers: [...tiers.map((t) => ({ bytes: workingSet(t.bytes), scale: t.gbps / profile.tcp.gbps })), { bytes: workingSet(TCP_RATE_BYTES), scale: 1 }],
+  };
 }
 
 /**

@@ -34,6 +34,11 @@ const deviceSchema = z.object({
       .describe('what the host forwards at that working set while all its cores copy at once, as a multiple of its stated forwarding rate (absent: `scale`)'),
   }).strict()).min(1).optional()
     .describe('for a cpu: how the memory speed of its host depends on the working set of a call (caches): the host\'s memory links, copies and reductions run at `scale` x their stated rates and its forwarding at `sharedScale` x, interpolated in log(bytes) between tiers and held beyond the ends; absent = one speed'),
+  loopbackTiers: z.array(z.object({
+    bytes: z.number().positive().describe('working set: the bytes of all buffers a call touches on this host'),
+    scale: z.number().positive().describe('speed at that working set, as a multiple of the stated rates'),
+  }).strict()).min(1).optional()
+    .describe('for a host\'s TCP/IP stack or a process\'s socket end (loopback): how fast it moves by the working set of a call on its host (what fits the socket buffers and caches moves faster): its forwarding and the links that end at it run at `scale` x their stated rates, interpolated in log(bytes) between tiers and held beyond the ends; absent = one speed'),
   label: z.string().optional(),
 }).strict();
 

@@ -5,7 +5,7 @@ import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { Arena } from '../memory/arena.js';
-import { type LocalProfile, MIB, copyAtProfileWorkingSet } from '../topology/local-profile.js';
+import { type LocalProfile, MIB, TCP_RATE_BYTES, copyAtProfileWorkingSet } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
 import { fitOversubscribedHandOff } from './fit-hand-off.js';
 import { measureCopyTiers } from './copy-tiers.js';
@@ -13,7 +13,12 @@ import { measurePeerCache } from './peer-cache.js';
 import { median } from './median.js';
 import { type SmallCall, timeSmallCalls } from './small-calls.js';
 
-const LARGE = 16 * MIB;
+/** Large calls: the size whose sendrecv gives tcp.gbps. */
+const LARGE = TCP_RATE_BYTES;
+/** Sizes of a range of timings grow by this factor. */
+const SIZE_STEP = 4;
+/** The 2-process sendrecvs of tcp.sizeTiers: 128 KiB to 8 MiB, one launch per run. */
+const TCP_TIERS = { fromBytes: 128 * 1024, upToBytes: 8 * MIB } as const;
 /** Timed calls per run: of LARGE and up, and below. */
 const LARGE_ITERS = 10;
 const SMALL_ITERS = 200;
@@ -58,13 +63,22 @@ const TIMEOUT_MS = 120_000;
 const RECURSIVE_DOUBLING_8B: SmallCall = { op: 'all_reduce', bytes: 8, algorithm: 'recursive_doubling' };
 const RING_8B: SmallCall = { op: 'all_reduce', bytes: 8, algorithm: 'ring' };
 
+/** How one timing runs: a forced algorithm, the pieces it moves in, its launches, and the largest size of a range. */
+interface Timing {
+  readonly algorithm?: string;
+  readonly pieceBytes?: number;
+  readonly launches?: number;
+  readonly upToBytes?: number;
+}
+
 /**
  * Measures this machine for the profile (`tsccl tune`). Calls of 64 KiB and up are timed over
  * `runs` repeated launches (medians); the small 2-rank calls of each transport together in one
  * launch, taking turns in 5 x `runs` blocks (medians; small-calls.ts). For each transport,
  * all-reduce of 8 B on 2 ranks by recursive doubling = callUs + messageUs (one exchange), and by
  * ring = callUs + 2 x messageUs (two steps).
- * Process ranks are also measured on a sendrecv of 16 MiB minus one of 8 B (tcp.gbps, each way),
+ * Process ranks are also measured on a sendrecv of 16 MiB minus one of 8 B (tcp.gbps, each way)
+ * and of 128 KiB to 8 MiB (tcp.sizeTiers),
  * a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps), and of 64 KiB in 64 pieces against 1:
  * the CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off), and on
  * their one-shot path (2-rank all-reduce of 8 B, tcp.oneShotUs).
@@ -79,23 +93,35 @@ const RING_8B: SmallCall = { op: 'all_reduce', bytes: 8, algorithm: 'ring' };
  * PROFILE_WORKING_SET, and each core while all copy at once).
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
-  const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, algorithm?: string, pieceBytes?: number, launches = runs): Promise<number> => {
-    const samples: number[] = [];
-    const warmupIters = bytes >= LARGE ? 2 : SMALL_CALL_WARMUP;
+  /**
+   * Medians over `launches` runs of each size from `bytes` up to `upToBytes` (x SIZE_STEP), out of
+   * place. A single size under LARGE warms up SMALL_CALL_WARMUP calls; a range, sizes up to 256 KiB
+   * that many (the first size warms the code up for those after it, whose time is their bytes).
+   */
+  const timeSizes = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, timing: Timing = {}): Promise<number[]> => {
+    const { algorithm, pieceBytes, launches = runs, upToBytes = bytes } = timing;
+    const samples: number[][] = [];
+    const warmupIters = bytes >= LARGE || upToBytes > bytes ? 2 : SMALL_CALL_WARMUP;
     const env = pieceBytes === undefined ? undefined : { ...process.env, TSCCL_CHUNK_BYTES: String(pieceBytes) };
     for (let r = 0; r < launches; r++) {
       const options: BenchOptions = {
-        op, ranks, minBytes: bytes, maxBytes: bytes, stepFactor: 2, stepBytes: 1, iters: bytes >= LARGE ? LARGE_ITERS : SMALL_ITERS, warmupIters,
-        check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: TIMEOUT_MS, procs, ...(algorithm === undefined ? {} : { algorithm }),
+        op, ranks, minBytes: bytes, maxBytes: upToBytes, stepFactor: SIZE_STEP, stepBytes: 1, iters: upToBytes >= LARGE ? LARGE_ITERS : SMALL_ITERS, warmupIters,
+        warmupSmall: SMALL_CALL_WARMUP, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: TIMEOUT_MS, procs, ...(algorithm === undefined ? {} : { algorithm }),
       };
       const rows = await runBench(options, env === undefined ? {} : { env });
-      samples.push(rows.find((row) => !row.inPlace)!.timeUs);
+      samples.push(rows.filter((row) => !row.inPlace).map((row) => row.timeUs));
     }
-    const value = median(samples);
-    const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(bytes / pieceBytes)} pieces`;
-    log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${bytes} B${pieces}: ${value.toFixed(1)} us (median of ${launches}: ${samples.map((x) => x.toFixed(1)).join(', ')})`);
-    return value;
+    return samples[0].map((_, size) => {
+      const sizeSamples = samples.map((launch) => launch[size]);
+      const value = median(sizeSamples);
+      const sizeBytes = bytes * SIZE_STEP ** size;
+      const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(sizeBytes / pieceBytes)} pieces`;
+      log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${sizeBytes} B${pieces}: ${value.toFixed(1)} us (median of ${launches}: ${sizeSamples.map((x) => x.toFixed(1)).join(', ')})`);
+      return value;
+    });
   };
+  const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, timing: Omit<Timing, 'upToBytes'> = {}): Promise<number> =>
+    (await timeSizes(op, ranks, bytes, procs, timing))[0];
   // Recursive doubling and the ring of 8 B first, then the transport's other small calls.
   const timeSmall = async (procs: boolean, others: readonly SmallCall[]): Promise<number[]> => {
     const calls = [RECURSIVE_DOUBLING_8B, RING_8B, ...others];
@@ -115,7 +141,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // through the simulator, once every other figure is known.
   const over = detection.cores * 2;
   const overRingsUs: number[] = [];
-  for (const ring of OVERSUBSCRIBED_RINGS) overRingsUs.push(await time(ring.op, over, ring.bytes, false, 'ring', undefined, oversubscribedRingLaunches(runs)));
+  for (const ring of OVERSUBSCRIBED_RINGS) overRingsUs.push(await time(ring.op, over, ring.bytes, false, { algorithm: 'ring', launches: oversubscribedRingLaunches(runs) }));
   const oneShotGBps = ONE_SHOT_BYTES / Math.max(1e-3, oneShotLarge - oneShotUs) / 1e3;
   log('TCP (process ranks on this host):');
   // The one-shot path runs other code than the schedules (no executor): its own 2-rank call.
@@ -123,11 +149,19 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     [{ op: 'all_reduce', bytes: 8, algorithm: ONE_SHOT }, { op: 'sendrecv', bytes: 8 }]);
   const tcp = handOffOf(tcpOneStep, tcpTwoSteps, log);
   const sendrecvLarge = await time('sendrecv', 2, LARGE, true);
-  const gbps = LARGE / Math.max(1e-3, sendrecvLarge - sendrecvSmall) / 1e3;
+  const rateOf = (bytes: number, us: number) => bytes / Math.max(1e-3, us - sendrecvSmall) / 1e3;
+  const gbps = rateOf(LARGE, sendrecvLarge);
+  // Smaller messages move faster: they fit the socket buffers and the caches.
+  const tierTimes = await timeSizes('sendrecv', 2, TCP_TIERS.fromBytes, true, { upToBytes: TCP_TIERS.upToBytes });
+  const sizeTiers = tierTimes.map((us, i) => {
+    const bytes = TCP_TIERS.fromBytes * SIZE_STEP ** i;
+    return { bytes, gbps: rateOf(bytes, us) };
+  });
+  log(`  tcp sendrecv rate by size, each way: ${sizeTiers.map((t) => `${t.bytes / 1024} KiB ${t.gbps.toFixed(2)}`).join(', ')}, ${LARGE / 1024} KiB ${gbps.toFixed(2)} GB/s`);
   // One more message in a stream that nobody waits for costs each end its CPU overhead: the
   // root's sends of a broadcast's pieces queue in the socket, the receiver takes them as they come.
-  const whole = await time('broadcast', 2, STREAM_BYTES, true, 'binomial_tree', STREAM_BYTES);
-  const pieced = await time('broadcast', 2, STREAM_BYTES, true, 'binomial_tree', STREAM_BYTES / STREAM_PIECES);
+  const whole = await time('broadcast', 2, STREAM_BYTES, true, { algorithm: 'binomial_tree', pieceBytes: STREAM_BYTES });
+  const pieced = await time('broadcast', 2, STREAM_BYTES, true, { algorithm: 'binomial_tree', pieceBytes: STREAM_BYTES / STREAM_PIECES });
   const perPieceUs = (pieced - whole) / (STREAM_PIECES - 1);
   const overheadUs = Math.max(0, Math.min(tcp.messageUs / 2, perPieceUs));
   if (perPieceUs > overheadUs) {
@@ -135,7 +169,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     log(`  warning: a piece of the stream cost ${perPieceUs.toFixed(1)} us, over half a hand-off; the overhead is kept at ${overheadUs.toFixed(1)} us: run again, with more --runs`);
   }
   // One process sends 16 MiB and the other only receives: faster than each way of a sendrecv.
-  const stream = await time('broadcast', 2, LARGE, true, 'direct');
+  const stream = await time('broadcast', 2, LARGE, true, { algorithm: 'direct' });
   const streamGBps = LARGE / Math.max(1e-3, stream - sendrecvSmall) / 1e3;
   // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
   const overShift = await time('sendrecv', over, LARGE, true);
@@ -154,7 +188,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
     shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, oneShotGBps, releaseUs, peerWrittenGBps, invalidationTiers },
-    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs },
+    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs, sizeTiers },
     reduceGBps, memoryTiers, runs,
   };
   const fits = OVERSUBSCRIBED_RINGS.map((ring, i) => fitOversubscribedHandOff(profile, detection, {

@@ -116,6 +116,10 @@ test('tsccl topo detect and tsccl tune: this machine measured into a profile tha
     // What overwriting a peer's reads costs, by what the reader touched: one tier per piece size, growing.
     const tiers: { bytes: number; nsPerByte: number }[] = profile.shm.invalidationTiers;
     assert.ok(tiers.length >= 2 && tiers.every((t, i) => t.nsPerByte >= 0 && (i === 0 || t.bytes > tiers[i - 1].bytes)), JSON.stringify(tiers));
+    // TCP's rate by message size: 128 KiB to 8 MiB, by 4.
+    const sizeTiers: { bytes: number; gbps: number }[] = profile.tcp.sizeTiers;
+    assert.deepEqual(sizeTiers.map((t) => t.bytes), [128, 512, 2048, 8192].map((k) => k * 1024));
+    assert.ok(sizeTiers.every((t) => t.gbps > 0), JSON.stringify(sizeTiers));
     process.env.TSCCL_PROFILE = out;
     const sim = await tsccl('sim', '--topo', 'local', '-g', '2', '-o', 'all_reduce', '-b', '64K', '-e', '1M', '-f', '4', '--format', 'json');
     assert.equal(sim.code, 0, sim.stderr);

@@ -62,3 +62,25 @@ test('ranks that copy at once share what all cores move together; each rank\'s o
     simulateRow(graph, graph.accelerators, { op: 'all_gather', bytes: 16 * MIB, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
   assert.ok(time(shared) > 1.5 * time(plain), `${time(shared)} vs ${time(plain)}`);
 });
+
+test('process ranks move a message that fits the socket buffers at its measured rate, a large one at gbps', () => {
+  const base = defaultProfile(2, 'h');
+  const tiered = { ...base, tcp: { ...base.tcp, sizeTiers: [{ bytes: 256 * 1024, gbps: 3 * base.tcp.gbps }] } };
+  const { sizeTiers: _dropped, ...untieredTcp } = tiered.tcp;
+  const graphOf = (profile: typeof base) => new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'tcp', profile, detection }), 'local'));
+  const [plain, fast] = [graphOf({ ...base, tcp: untieredTcp }), graphOf(tiered)];
+  const loopback = (graph: TopologyGraph) => Array.from({ length: graph.linkCount }, (_, i) => graph.link(i)).filter((l) => l.family !== 'memory');
+  // A 2-rank all-reduce of 256 KiB touches what a sendrecv of 256 KiB each way does: 4 x 256 KiB.
+  const small = callRates(fast, fast.accelerators, allReduce(2, 256 * 1024), 4);
+  assert.ok(loopback(fast).length > 0 && loopback(fast).every((l) => Math.abs(small.capacities[l.index] / fast.capacities[l.index] - 3) < 1e-9));
+  // At the sendrecv of gbps (16 MiB each way) and past it, the stated rates.
+  const large = callRates(fast, fast.accelerators, allReduce(2, 64 * MIB), 4);
+  assert.ok(loopback(fast).every((l) => large.capacities[l.index] === fast.capacities[l.index]));
+  assert.ok(fast.accelerators.every((d) => small.deviceScale[d] === 1), 'reductions keep the kernel speed');
+  const time = (graph: TopologyGraph) =>
+    simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 256 * 1024, algorithm: 'recursive_doubling', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+  assert.ok(time(fast) < 0.7 * time(plain), `${time(fast)} vs ${time(plain)}`);
+  // Processes that outnumber the cores move what they measured moving together, at every size.
+  const crowded = parseTopology(localTopology({ ranks: 4, transport: 'tcp', profile: tiered, detection }), 'local');
+  assert.ok(crowded.devices.every((d) => d.loopbackTiers === undefined));
+});

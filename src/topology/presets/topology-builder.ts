@@ -7,7 +7,7 @@ export class TopologyBuilder {
   readonly devices: Device[] = [];
   readonly links: Link[] = [];
 
-  device(id: string, kind: DeviceKind, host: number | undefined, extra: Partial<Pick<Device, 'switchKind' | 'nic' | 'memoryGBps' | 'reduceGBps' | 'forwardGBps' | 'cacheTiers' | 'label'>> = {}): string {
+  device(id: string, kind: DeviceKind, host: number | undefined, extra: Partial<Pick<Device, 'switchKind' | 'nic' | 'memoryGBps' | 'reduceGBps' | 'forwardGBps' | 'cacheTiers' | 'loopbackTiers' | 'label'>> = {}): string {
     // Assigned field by field, not spread: a 100,000-GPU cluster builds ~300,000 devices.
     const device: Device = host === undefined ? { id, kind } : { id, kind, host };
     for (const key in extra) (device as Record<string, unknown>)[key] = extra[key as keyof typeof extra];
