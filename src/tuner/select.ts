@@ -90,17 +90,19 @@ const TCP_RELAY_ABOVE_BYTES = 256 * 1024;
 const TCP_RELAY: Partial<Record<Collective, string>> = { allReduce: 'ring', allGather: 'ring' };
 const TCP_RELAY_BELOW_BYTES = 16 << 20;
 /**
- * Process ranks over TCP on one host: broadcasts take the binomial tree at every size, on 2
- * processes too. 4 processes share 2 cores, and the tree's root sends 2 frames where direct's
+ * Process ranks over TCP on one host: broadcasts of more than 2 processes take the binomial tree
+ * below 16 MiB. 4 processes share 2 cores, and the tree's root sends 2 frames where direct's
  * sends 3: with blocks of 20 ms or more (20 calls of a small broadcast made a block of well
  * under 1 ms, and those runs came out either way), two runs, the tree ahead from 8 B to 256 KiB
  * in both (8 B 14-15 / 16-20 us, 4 KiB 20-21 / 31-36, 256 KiB 288-352 / 330-368), and at 16 MiB
- * in all four runs with 5 or 20 ms blocks (1.02-1.08x). Between 2 processes the two send the
- * same one message, the tree's root copying its own output first (out of place): level from 8 B
- * to 2 MiB (within 1 us up to 32 KiB, either ahead), the tree 1.03-1.07x ahead at 16 MiB.
- * Since then, at 16 MiB on 4 processes, direct came out ahead in the three interleaved regret
+ * in all four runs with 5 or 20 ms blocks (1.02-1.08x). Since then, at 16 MiB on 4 processes, direct came out ahead in the three interleaved regret
  * grids of the twenty-third to twenty-fifth sessions (tree / direct, us: 20492 / 18709, 22548 /
  * 18950, 20604 / 15392: 1.10-1.34x), so from there more than 2 processes broadcast directly.
+ * Between 2 processes the two send the same one message; direct's root sends before it copies
+ * its own output (out of place), the tree's after. Level in the eight interleaved regret grids of
+ * the twenty-third to twenty-ninth sessions, but where one fell behind it was mostly the tree:
+ * its worst against direct 1.41 (32 KiB: 34 / 24 us), 1.21 (256 KiB), 1.16 (16 MiB); direct's
+ * against the tree 1.12, 1.03, 1.13. So 2 processes broadcast directly at every size.
  */
 const TCP_BROADCAST = 'binomial_tree';
 const TCP_BROADCAST_DIRECT_MIN_BYTES = 16 << 20;
@@ -194,7 +196,7 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     return { algorithm: 'hierarchical', chunkCount, protocol: 'simple' };
   }
   if (onOneHostOverTcp && request.collective === 'broadcast') {
-    const direct = request.nranks > 2 && request.bytes >= TCP_BROADCAST_DIRECT_MIN_BYTES;
+    const direct = request.nranks === 2 || request.bytes >= TCP_BROADCAST_DIRECT_MIN_BYTES;
     return { algorithm: direct ? 'direct' : TCP_BROADCAST, chunkCount, protocol: 'simple' };
   }
   const relay = TCP_RELAY[request.collective];

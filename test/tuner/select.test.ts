@@ -125,7 +125,7 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
   const twoOnHost = (collective: 'allGather' | 'broadcast', bytes: number) =>
     selectAlgorithm({ collective, nranks: 2, bytes, elementBytes: 4, transport: 'tcp', hostCount: 1 }).algorithm;
   assert.equal(twoOnHost('allGather', 512 << 10), 'direct');
-  assert.equal(twoOnHost('broadcast', 4 << 10), 'binomial_tree');
+  for (const bytes of [8, 32 << 10, 2 << 20, 16 << 20]) assert.equal(twoOnHost('broadcast', bytes), 'direct');
   const fourProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
   assert.equal(fourProcesses(256 << 10), 'recursive_doubling');
   assert.equal(fourProcesses(2 << 20), 'ring');
