@@ -170,7 +170,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   }
   // One process sends 16 MiB and the other only receives: faster than each way of a sendrecv.
   const stream = await time('broadcast', 2, LARGE, true, { algorithm: 'direct' });
-  const streamGBps = LARGE / Math.max(1e-3, stream - sendrecvSmall) / 1e3;
+  const streamGBps = rateOf(LARGE, stream);
   // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
   const overShift = await time('sendrecv', over, LARGE, true);
   const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
