@@ -7,17 +7,13 @@ export const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, s
 /** Timed calls per size, back to back on every rank. */
 export const SWEEP_ITERS = 20;
 
-/*
- * Small calls between fresh processes take thousands of calls to settle while V8 compiles their
- * path (src/bench/warm-up.ts), so sizes up to SMALL_CALL_MAX_BYTES warm up SMALL_CALL_WARMUP
- * calls, in a launch of their own, as `tsccl tune` warms its small timings up, on either
- * transport (thread ranks: below). Larger sizes, where that many calls would take minutes between
- * processes, warm up on a volume of bytes instead.
- */
-
 /**
  * The sweep's rows for one op and rank count, sizes up to maxBytes; `algorithm` forces one
- * (undefined: the tuner chooses).
+ * (undefined: the tuner chooses). Small calls between fresh processes take thousands of calls to
+ * settle while V8 compiles their path (src/bench/warm-up.ts), so sizes up to SMALL_CALL_MAX_BYTES
+ * warm up SMALL_CALL_WARMUP calls, in a launch of their own, as `tsccl tune` warms its small
+ * timings up, on either transport (thread ranks: below). Larger sizes, where that many calls
+ * would take minutes between processes, warm up on a volume of bytes instead.
  * @param {{ op: string, ranks: number, procs: boolean, algorithm?: string, maxBytes?: number, timeoutMs?: number }} job
  */
 export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.maxBytes, timeoutMs = 600_000 }) {

@@ -98,9 +98,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
    * place. A single size under LARGE warms up SMALL_CALL_WARMUP calls; a range, sizes up to 256 KiB
    * that many (the first size warms the code up for those after it, whose time is their bytes).
    */
-  const timeSizes = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, timing: Timing = {}): Promise<number[]> => {
+  const timeSizes = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, timing: Timing = {}): Promise<{ bytes: number; us: number }[]> => {
     const { algorithm, pieceBytes, launches = runs, upToBytes = bytes } = timing;
-    const samples: number[][] = [];
+    const samples: { bytes: number; us: number }[][] = [];
     const warmupIters = bytes >= LARGE || upToBytes > bytes ? 2 : SMALL_CALL_WARMUP;
     const env = pieceBytes === undefined ? undefined : { ...process.env, TSCCL_CHUNK_BYTES: String(pieceBytes) };
     for (let r = 0; r < launches; r++) {
@@ -109,19 +109,18 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
         warmupSmall: SMALL_CALL_WARMUP, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: TIMEOUT_MS, procs, ...(algorithm === undefined ? {} : { algorithm }),
       };
       const rows = await runBench(options, env === undefined ? {} : { env });
-      samples.push(rows.filter((row) => !row.inPlace).map((row) => row.timeUs));
+      samples.push(rows.filter((row) => !row.inPlace).map((row) => ({ bytes: row.bytes, us: row.timeUs })));
     }
-    return samples[0].map((_, size) => {
-      const sizeSamples = samples.map((launch) => launch[size]);
-      const value = median(sizeSamples);
-      const sizeBytes = bytes * SIZE_STEP ** size;
-      const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(sizeBytes / pieceBytes)} pieces`;
-      log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${sizeBytes} B${pieces}: ${value.toFixed(1)} us (median of ${launches}: ${sizeSamples.map((x) => x.toFixed(1)).join(', ')})`);
-      return value;
+    return samples[0].map((first, size) => {
+      const sizeSamples = samples.map((launch) => launch[size].us);
+      const us = median(sizeSamples);
+      const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(first.bytes / pieceBytes)} pieces`;
+      log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${first.bytes} B${pieces}: ${us.toFixed(1)} us (median of ${launches}: ${sizeSamples.map((x) => x.toFixed(1)).join(', ')})`);
+      return { bytes: first.bytes, us };
     });
   };
   const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, timing: Omit<Timing, 'upToBytes'> = {}): Promise<number> =>
-    (await timeSizes(op, ranks, bytes, procs, timing))[0];
+    (await timeSizes(op, ranks, bytes, procs, timing))[0].us;
   // Recursive doubling and the ring of 8 B first, then the transport's other small calls.
   const timeSmall = async (procs: boolean, others: readonly SmallCall[]): Promise<number[]> => {
     const calls = [RECURSIVE_DOUBLING_8B, RING_8B, ...others];
@@ -153,10 +152,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const gbps = rateOf(LARGE, sendrecvLarge);
   // Smaller messages move faster: they fit the socket buffers and the caches.
   const tierTimes = await timeSizes('sendrecv', 2, TCP_TIERS.fromBytes, true, { upToBytes: TCP_TIERS.upToBytes });
-  const sizeTiers = tierTimes.map((us, i) => {
-    const bytes = TCP_TIERS.fromBytes * SIZE_STEP ** i;
-    return { bytes, gbps: rateOf(bytes, us) };
-  });
+  const sizeTiers = tierTimes.map(({ bytes, us }) => ({ bytes, gbps: rateOf(bytes, us) }));
   log(`  tcp sendrecv rate by size, each way: ${sizeTiers.map((t) => `${t.bytes / 1024} KiB ${t.gbps.toFixed(2)}`).join(', ')}, ${LARGE / 1024} KiB ${gbps.toFixed(2)} GB/s`);
   // One more message in a stream that nobody waits for costs each end its CPU overhead: the
   // root's sends of a broadcast's pieces queue in the socket, the receiver takes them as they come.
