@@ -1,8 +1,10 @@
 import { algorithmNames } from '../algorithms/registry.js';
-import type { Collective } from '../algorithms/schedule.js';
+import { type CallShape, type Collective, bufferCounts } from '../algorithms/schedule.js';
 import { BENCH_OPS, type BenchOpName } from '../bench/bench-ops.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
+import { machineOutcome } from '../tuner/machine-cost.js';
+import { ONE_SHOT_CAPACITY, choiceOn } from '../tuner/predict.js';
 import { analyticalTime } from './analytical.js';
 import { type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
 import { topologyProtocols } from './protocols.js';
@@ -84,6 +86,8 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   const shapeCount = collective === 'allGather' || collective === 'gather' ? counts.send
     : collective === 'reduceScatter' || collective === 'scatter' ? counts.recv
       : collective === 'allToAll' ? counts.param : counts.send;
+  const transport = request.mode === 'flow' ? tscclTransport(graph, rankDevices) : undefined;
+  if (transport !== undefined) return tscclRow(graph, rankDevices, request, { collective, count: shapeCount, transport });
   const valid = simAlgorithms(graph, rankDevices, collective, request.nvls);
   let algorithms: string[];
   if (request.algorithm === undefined) {
@@ -110,14 +114,55 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     }
   }
   const chosen = best!;
-  const timeUs = chosen.timeUs;
-  const algbwGBs = counts.algorithm * eb / timeUs / 1e3;
-  const links = chosen.linkBytes === undefined ? [] : linkLoads(graph, chosen.linkBytes, timeUs);
+  const links = chosen.linkBytes === undefined ? [] : linkLoads(graph, chosen.linkBytes, chosen.timeUs);
+  return rowOf(request, n, { timeUs: chosen.timeUs, algorithm: chosen.call.algorithm, protocol: chosen.call.protocol, channels: chosen.channels, bound: chosen.bound, links });
+}
+
+/** The nccl-tests row of a simulated call: sizes and bandwidths from its op, the rest as simulated. */
+function rowOf(request: SimRequest, n: number, run: Pick<SimRow, 'timeUs' | 'algorithm' | 'protocol' | 'channels' | 'bound' | 'links'>): SimRow {
+  const op = BENCH_OPS[request.op];
+  const counts = op.counts(Math.floor(request.bytes / request.elementBytes), n);
+  const algbwGBs = counts.algorithm * request.elementBytes / run.timeUs / 1e3;
   return {
-    op: request.op, bytes: counts.algorithm * eb, count: counts.param, timeUs, algbwGBs, busbwGBs: algbwGBs * op.busFactor(n),
-    algorithm: chosen.call.algorithm, protocol: chosen.call.protocol, channels: chosen.channels, mode: request.mode,
-    reduces: op.reduces, root: request.root, ranks: n, bound: chosen.bound, bottleneck: links[0], links,
+    ...run, op: request.op, bytes: counts.algorithm * request.elementBytes, count: counts.param, algbwGBs, busbwGBs: algbwGBs * op.busFactor(n),
+    mode: request.mode, reduces: op.reduces, root: request.root, ranks: n, bottleneck: run.links[0],
   };
+}
+
+/**
+ * How a real run reaches the ranks, where they are CPU cores running tsccl itself (`--topo
+ * local`, an emulated cluster's file) and the job is all of them: thread ranks pull their
+ * messages, process ranks pay a per-message overhead at both ends (the topology's one protocol
+ * says which). Undefined for accelerators, which a GPU library's choices model.
+ */
+function tscclTransport(graph: TopologyGraph, rankDevices: readonly number[]): 'shm' | 'tcp' | undefined {
+  const protocols = Object.values(topologyProtocols(graph.topology));
+  if (protocols.length !== 1 || rankDevices.length !== graph.accelerators.length) return undefined;
+  return protocols[0].pull === true ? 'shm' : protocols[0].overheadUs !== undefined ? 'tcp' : undefined;
+}
+
+/**
+ * A row on ranks that run tsccl: what its tuner would run there (the one-shot path where the
+ * transport has it, the executor's chunking, the measured rules of process ranks), simulated as
+ * comm.predict simulates it, so the table names the algorithm `tsccl bench` records on that
+ * machine and the time comm.predict gives for it. The sim's own search over GPU algorithms and
+ * protocols would pick and time calls no tsccl run makes.
+ */
+function tscclRow(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest, call: { collective: Collective; count: number; transport: 'shm' | 'tcp' }): SimRow {
+  const n = rankDevices.length;
+  const protocol = Object.values(topologyProtocols(graph.topology))[0];
+  const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: 0, inPlace: false, chunkCount: 0 };
+  const { selection, count } = choiceOn(graph, {
+    collective: call.collective, bytes: bufferCounts(shape, 0).input * request.elementBytes, elementBytes: request.elementBytes,
+    hostCount: new Set(rankDevices.map((d) => graph.devices[d].host ?? 0)).size, transport: call.transport,
+    oversubscribed: call.transport === 'shm' && n > (protocol.rankCores ?? n), oneShotCapacity: ONE_SHOT_CAPACITY[call.transport],
+    ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
+  });
+  const outcome = machineOutcome(graph, { collective: call.collective, count, elementBytes: request.elementBytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount });
+  const links = linkLoads(graph, outcome.linkBytes, outcome.rankCallUs);
+  return rowOf(request, n, {
+    timeUs: outcome.rankCallUs, algorithm: selection.algorithm, protocol: protocol.name, channels: outcome.channels, bound: links[0]?.kind ?? 'latency', links,
+  });
 }
 
 /** Links that carried traffic, busiest first. */

@@ -1,5 +1,5 @@
 import type { Collective } from '../algorithms/schedule.js';
-import { simulateFlows } from '../sim/flow-sim.js';
+import { type SimOutcome, simulateFlows } from '../sim/flow-sim.js';
 import { topologyProtocols } from '../sim/protocols.js';
 import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
@@ -29,9 +29,14 @@ export interface MachineCall {
  * `calls`, the time per call a benchmark of that many back-to-back calls reports.
  */
 export function machineTimeUs(graph: TopologyGraph, call: MachineCall): number {
+  return machineOutcome(graph, call).rankCallUs;
+}
+
+/** The whole flow simulation behind machineTimeUs: its time, and what each link carried. */
+export function machineOutcome(graph: TopologyGraph, call: MachineCall): SimOutcome {
   return simulateFlows(graph, graph.accelerators, {
     ...call, root: 0, protocol: Object.keys(topologyProtocols(graph.topology))[0],
-  }).rankCallUs;
+  });
 }
 
 const machines = new Map<string, { graph: TopologyGraph; profile: string }>();

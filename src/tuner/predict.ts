@@ -3,8 +3,13 @@ import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { oneShotOffer } from '../exec/one-shot.js';
 import { callCount, localMachine, machineTimeUs } from './machine-cost.js';
-import { selectAlgorithm } from './select.js';
+import { type Selection, selectAlgorithm } from './select.js';
+import { LL_SLOT_BYTES } from '../transport/shm/mailbox.js';
+import { TCP_ONE_SHOT_BYTES } from '../transport/tcp/tcp-low-latency.js';
 import { isOversubscribed } from '../transport/wait.js';
+
+/** What one message of each transport's one-shot path holds: the largest call it may carry. */
+export const ONE_SHOT_CAPACITY: Readonly<Record<'shm' | 'tcp', number>> = { shm: LL_SLOT_BYTES, tcp: TCP_ONE_SHOT_BYTES };
 
 export interface PredictRequest {
   readonly collective: string;
@@ -51,11 +56,11 @@ export interface PredictOnRequest {
 }
 
 /**
- * The tuner's choice for a call, run by the flow simulator on a topology whose ranks are the
- * job's ranks, with the executor's own chunking and the topology's own protocol: what a real
- * run would do, simulated. comm.predict and the prediction checks in bench/ all use this.
+ * What the tuner runs for a call on a machine whose ranks are the job's ranks: the selection
+ * request built as the communicator builds it (the one-shot path offered where the transport
+ * has it, the machine's model handed over for thread ranks), and the call's element count.
  */
-export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { algorithm: string; chunkCount: number; timeUs: number } {
+export function choiceOn(graph: TopologyGraph, request: PredictOnRequest): { selection: Selection; count: number } {
   const nranks = graph.accelerators.length;
   const count = callCount(request.collective, request.bytes, request.elementBytes, nranks);
   // Offered as the communicator offers it.
@@ -68,6 +73,17 @@ export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { al
     ...(request.transport === 'shm' ? { machine: graph } : {}),
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
+  return { selection, count };
+}
+
+/**
+ * The tuner's choice for a call, run by the flow simulator on a topology whose ranks are the
+ * job's ranks, with the executor's own chunking and the topology's own protocol: what a real
+ * run would do, simulated. comm.predict and the prediction checks in bench/ all use this;
+ * `tsccl sim` on CPU ranks runs the same choice.
+ */
+export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { algorithm: string; chunkCount: number; timeUs: number } {
+  const { selection, count } = choiceOn(graph, request);
   const timeUs = machineTimeUs(graph, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount, calls: request.calls });
   return { algorithm: selection.algorithm, chunkCount: selection.chunkCount, timeUs };
 }

@@ -3,9 +3,13 @@ import { test } from 'node:test';
 import { simulateFlows } from '../../src/sim/flow-sim.js';
 import { simulateRow } from '../../src/sim/simulate.js';
 import { MODELS, trainingStep } from '../../src/sim/training.js';
+import { defaultProfile } from '../../src/topology/local-profile.js';
+import { localTopology } from '../../src/topology/local-topology.js';
 import { buildPreset } from '../../src/topology/presets/presets.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
+import { ONE_SHOT_CAPACITY, predictOn } from '../../src/tuner/predict.js';
+import { fakeDetection } from '../fixtures/fake-detection.js';
 
 const graphOf = (name: string, options = {}) => new TopologyGraph(buildPreset(name, options));
 
@@ -102,4 +106,32 @@ test('the analytical model summarises each rank list on its own, even when two l
   const time = (ranks: number[]) => simulateRow(graph, ranks, { op: 'all_reduce', bytes: 2 ** 30, algorithm: 'ring', protocols: ['Simple'], mode: 'analytical', nvls: false, elementBytes: 4, root: 0 }).timeUs;
   const inside = time(oneHost);
   assert.ok(time(twoHosts) > inside * 2, 'crossing the network is slower than NVLink');
+});
+
+test('on CPU ranks a row is what tsccl runs there: the tuner\'s choice, the one-shot path included, timed as comm.predict times it', () => {
+  const machine = (ranks: number, transport: 'shm' | 'tcp') => new TopologyGraph(parseTopology(localTopology({ ranks, transport, profile: defaultProfile(2, 'h'), detection: fakeDetection(2) }), 'local'));
+  const row = (graph: TopologyGraph, op: 'all_reduce' | 'broadcast', bytes: number, algorithm?: string) => simulateRow(graph, graph.accelerators, { op, bytes, algorithm, mode: 'flow', nvls: false, elementBytes: 4, root: 0 });
+  for (const [ranks, transport] of [[2, 'shm'], [4, 'shm'], [2, 'tcp'], [4, 'tcp']] as const) {
+    const graph = machine(ranks, transport);
+    for (const bytes of [8, 4096, 2 ** 20, 16 * 2 ** 20]) {
+      const simulated = row(graph, 'all_reduce', bytes);
+      const predicted = predictOn(graph, {
+        collective: 'allReduce', bytes, elementBytes: 4, hostCount: 1, transport, oversubscribed: transport === 'shm' && ranks > 2, oneShotCapacity: ONE_SHOT_CAPACITY[transport],
+      });
+      assert.equal(simulated.algorithm, predicted.algorithm, `${ranks} ${transport} ${bytes}`);
+      assert.ok(Math.abs(simulated.timeUs - predicted.timeUs) < 1e-9, `${ranks} ${transport} ${bytes}: ${simulated.timeUs} against ${predicted.timeUs}`);
+    }
+  }
+  // Small all-reduces take the one-shot path, which the GPU libraries' search never offered; the
+  // measured rules of process ranks hold (2 processes broadcast directly, large all-reduces of 2 go direct).
+  assert.equal(row(machine(2, 'shm'), 'all_reduce', 8).algorithm, 'one_shot');
+  assert.equal(row(machine(2, 'tcp'), 'all_reduce', 8).algorithm, 'one_shot');
+  assert.equal(row(machine(2, 'tcp'), 'all_reduce', 16 * 2 ** 20).algorithm, 'direct');
+  assert.equal(row(machine(2, 'tcp'), 'broadcast', 2 ** 20).algorithm, 'direct');
+  // --algo forces as TSCCL_ALGO does, one_shot included; a name the collective lacks is refused.
+  assert.equal(row(machine(4, 'shm'), 'all_reduce', 8, 'ring').algorithm, 'ring');
+  assert.equal(row(machine(4, 'shm'), 'all_reduce', 64 * 2 ** 20).algorithm === 'one_shot', false);
+  assert.equal(row(machine(4, 'shm'), 'all_reduce', 4096, 'one_shot').algorithm, 'one_shot');
+  assert.throws(() => row(machine(4, 'shm'), 'all_reduce', 8, 'nvls'), { code: 'TSCCL_ERR_INVALID_ARGUMENT' });
+  assert.throws(() => row(machine(4, 'shm'), 'all_reduce', 64 * 2 ** 20, 'one_shot'), { code: 'TSCCL_ERR_INVALID_ARGUMENT' });
 });
