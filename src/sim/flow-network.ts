@@ -32,7 +32,8 @@ export class FlowNetwork {
   private readonly unfrozen: Int32Array;
 
   private readonly queue: EventQueue;
-  private readonly capacity: Float64Array;
+  /** Each link's capacity in this run, bytes per microsecond. */
+  readonly capacity: Float64Array;
   private readonly onDrained: (tag: never) => void;
 
   /** `onDrained(tag)` runs for every transfer when its last byte has left. */

@@ -46,6 +46,8 @@ export interface SimOutcome {
   readonly channels: number;
   /** Bytes each directed link carried (on the wire, protocol overhead included). */
   readonly linkBytes: Float64Array;
+  /** Each link's capacity in this call (bytes/us): a CPU host's cache tiers scale its links by the call's working set. */
+  readonly capacities: Float64Array;
 }
 
 /** Algorithms that are rings over the ranks, which the simulator runs as several channel rings. */
@@ -387,7 +389,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   let perCall = 0;
   for (const { ends } of ranks.values()) perCall += (ends[calls - 1] - ends[0]) / (calls - 1);
   const rankCallUs = calls === 1 ? timeUs : perCall / ranks.size + protocol.baseUs;
-  return { timeUs, rankCallUs, channels: rings.length, linkBytes: network.carried };
+  return { timeUs, rankCallUs, channels: rings.length, linkBytes: network.carried, capacities: network.capacity };
 }
 
 /** Whether the step before `pc` was a receive too, so that the rank is taking messages in a row. */
@@ -477,7 +479,7 @@ function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call
   queue.run();
   const fill = nvlsFillUs(call.count * call.elementBytes, n, switchKind, portRate * efficiency);
   const timeUs = protocol.baseUs + fill + lastDrain + 2 * stepLatency;
-  return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried };
+  return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried, capacities: network.capacity };
 }
 
 /**
@@ -528,5 +530,5 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     last = Math.max(last, pools.get(device)?.finish(drained[reader], work) ?? drained[reader] + work);
   }
   const timeUs = (protocol.oneShotUs ?? protocol.baseUs) + published + last;
-  return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried };
+  return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried, capacities: network.capacity };
 }

@@ -103,7 +103,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     collective, count: shapeCount, elementBytes: eb, root: request.root, algorithm, protocol,
   })));
   const ranked = candidates.map((call) => ({ call, estimate: analyticalTime(graph, rankDevices, call) })).sort((a, b) => a.estimate.timeUs - b.estimate.timeUs);
-  let best: { call: SimCall; timeUs: number; channels: number; bound: string; linkBytes?: Float64Array } | undefined;
+  let best: { call: SimCall; timeUs: number; channels: number; bound: string; linkBytes?: Float64Array; capacities?: Float64Array } | undefined;
   if (request.mode === 'analytical') {
     best = { call: ranked[0].call, ...ranked[0].estimate };
   } else {
@@ -114,7 +114,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     }
   }
   const chosen = best!;
-  const links = chosen.linkBytes === undefined ? [] : linkLoads(graph, chosen.linkBytes, chosen.timeUs);
+  const links = chosen.linkBytes === undefined ? [] : linkLoads(graph, chosen.linkBytes, chosen.timeUs, chosen.capacities);
   return rowOf(request, n, { timeUs: chosen.timeUs, algorithm: chosen.call.algorithm, protocol: chosen.call.protocol, channels: chosen.channels, bound: chosen.bound, links });
 }
 
@@ -159,19 +159,18 @@ function tscclRow(graph: TopologyGraph, rankDevices: readonly number[], request:
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
   const outcome = machineOutcome(graph, { collective: call.collective, count, elementBytes: request.elementBytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount });
-  const links = linkLoads(graph, outcome.linkBytes, outcome.rankCallUs);
+  const links = linkLoads(graph, outcome.linkBytes, outcome.rankCallUs, outcome.capacities);
   return rowOf(request, n, {
     timeUs: outcome.rankCallUs, algorithm: selection.algorithm, protocol: protocol.name, channels: outcome.channels, bound: links[0]?.kind ?? 'latency', links,
   });
 }
 
-/** Links that carried traffic, busiest first. */
-export function linkLoads(graph: TopologyGraph, linkBytes: Float64Array, timeUs: number): LinkLoad[] {
+/** Links that carried traffic, busiest first, each against its capacity in the call (default: as the topology states it). */
+export function linkLoads(graph: TopologyGraph, linkBytes: Float64Array, timeUs: number, capacities: Float64Array = graph.capacities): LinkLoad[] {
   const loads: LinkLoad[] = [];
   linkBytes.forEach((bytes, i) => {
     if (bytes <= 0) return;
-    const link = graph.link(i);
-    loads.push({ index: i, link: graph.linkName(i), kind: link.kind, bytes, utilisation: bytes / (link.capacity * timeUs) });
+    loads.push({ index: i, link: graph.linkName(i), kind: graph.link(i).kind, bytes, utilisation: bytes / (capacities[i] * timeUs) });
   });
   return loads.sort((a, b) => b.utilisation - a.utilisation);
 }

@@ -120,6 +120,8 @@ test('on CPU ranks a row is what tsccl runs there: the tuner\'s choice, the one-
       });
       assert.equal(simulated.algorithm, predicted.algorithm, `${ranks} ${transport} ${bytes}`);
       assert.ok(Math.abs(simulated.timeUs - predicted.timeUs) < 1e-9, `${ranks} ${transport} ${bytes}: ${simulated.timeUs} against ${predicted.timeUs}`);
+      // Against each link's capacity in the call (cache tiers raise a host's rates at small working sets), no link is busier than the whole call.
+      assert.ok(simulated.links.every((l) => l.utilisation <= 1 + 1e-9), `${ranks} ${transport} ${bytes}: ${simulated.links[0]?.link} ${simulated.links[0]?.utilisation}`);
     }
   }
   // Small all-reduces take the one-shot path, which the GPU libraries' search never offered; the
