@@ -114,7 +114,8 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     }
   }
   const chosen = best!;
-  const links = chosen.linkBytes === undefined ? [] : linkLoads(graph, chosen.linkBytes, chosen.timeUs, chosen.capacities);
+  // The analytical model moves no flows; the flow engine reports bytes and capacities together.
+  const links = chosen.linkBytes === undefined || chosen.capacities === undefined ? [] : linkLoads(graph, chosen.linkBytes, chosen.timeUs, chosen.capacities);
   return rowOf(request, n, { timeUs: chosen.timeUs, algorithm: chosen.call.algorithm, protocol: chosen.call.protocol, channels: chosen.channels, bound: chosen.bound, links });
 }
 
@@ -165,8 +166,8 @@ function tscclRow(graph: TopologyGraph, rankDevices: readonly number[], request:
   });
 }
 
-/** Links that carried traffic, busiest first, each against its capacity in the call (default: as the topology states it). */
-export function linkLoads(graph: TopologyGraph, linkBytes: Float64Array, timeUs: number, capacities: Float64Array = graph.capacities): LinkLoad[] {
+/** Links that carried traffic, busiest first, each against its capacity in the call (SimOutcome.capacities). */
+export function linkLoads(graph: TopologyGraph, linkBytes: Float64Array, timeUs: number, capacities: Float64Array): LinkLoad[] {
   const loads: LinkLoad[] = [];
   linkBytes.forEach((bytes, i) => {
     if (bytes <= 0) return;
