@@ -105,7 +105,10 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
     case 'ring': {
       const meshChannels = s.mesh ? Math.max(1, k - 1) : 1;
       const channels = Math.min(16, Math.max(meshChannels, multi ? s.nicsPerHost : 1));
-      const intraPerChannel = s.mesh ? s.pairBandwidth : s.upBandwidth / channels;
+      // Every channel's ring crosses hosts on `hosts` of its n hops, where a rank sends to a NIC,
+      // not over its scale-up links: those carry the other hops of all the channels.
+      const intraHops = multi ? (n - s.hosts) / n : 1;
+      const intraPerChannel = s.mesh ? s.pairBandwidth : s.upBandwidth / (channels * intraHops);
       const interPerChannel = multi ? (s.nicBandwidth * Math.min(channels, s.nicsPerHost)) / channels : Infinity;
       const perChannel = Math.min(intraPerChannel, interPerChannel);
       const steps = call.collective === 'allReduce' ? 2 * (n - 1) : n - 1;
