@@ -5,28 +5,21 @@
 // regret = its measured time / the fastest measured time; beside it, the regret of what the
 // tuner chose in that run. Shows what letting the model choose would do before it chooses.
 // Usage: node bench/model-regret.mjs <regret-output.md> [--procs]
-import { readFileSync } from 'node:fs';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
 import { localRanks } from './lib/local-ranks.mjs';
+import { regretRows, regretSummary } from './lib/regret-rows.mjs';
 
 const file = process.argv[2];
 if (file === undefined) throw new Error('usage: node bench/model-regret.mjs <regret-output.md> [--procs]');
 const procs = process.argv.includes('--procs');
-// Rows of older runs have no calls-per-block column.
-const ROW = /^\| (\w+) \| (\d+) \| (\d+) \| (?:\d+ \| )?([a-z_]+) \| \w+ \| [\d.]+ \| (.*) \|$/;
 const graphs = new Map();
 const model = [];
 const tuner = [];
 console.log('| op | ranks | bytes | model picks | regret | tuner chose | regret |\n|---|---:|---:|---|---:|---|---:|');
-for (const line of readFileSync(file, 'utf8').split('\n')) {
-  const match = line.match(ROW);
-  if (match === null) continue;
-  const [, op, ranksText, bytesText, chose, timesText] = match;
-  const [ranks, bytes] = [Number(ranksText), Number(bytesText)];
-  const times = Object.fromEntries(timesText.split(', ').map((p) => p.split(' ')).map(([a, t]) => [a, Number(t)]));
+for (const { op, ranks, bytes, chose, times } of regretRows(file)) {
   if (!graphs.has(ranks)) graphs.set(ranks, new TopologyGraph(loadTopology('local', { gpus: ranks, procs })));
   const forced = Object.keys(times);
   const predicted = forced.map((algorithm) => [algorithm, predictOn(graphs.get(ranks), {
@@ -41,8 +34,4 @@ for (const line of readFileSync(file, 'utf8').split('\n')) {
   tuner.push(choseRegret);
   console.log(`| ${op} | ${ranks} | ${bytes} | ${pick} | ${pickRegret.toFixed(2)} | ${chose} | ${choseRegret.toFixed(2)} |`);
 }
-const summary = (xs) => {
-  const sorted = [...xs].sort((a, b) => a - b);
-  return `median ${sorted[sorted.length >> 1].toFixed(2)}, worst ${sorted[sorted.length - 1].toFixed(2)}, above 1.3: ${sorted.filter((x) => x > 1.3).length} of ${sorted.length}`;
-};
-console.log(`\n# model: ${summary(model)}\n# tuner's run: ${summary(tuner)}`);
+console.log(`\n# model: ${regretSummary(model)}\n# tuner's run: ${regretSummary(tuner)}`);
