@@ -1,11 +1,18 @@
 import { Worker } from 'node:worker_threads';
 import { ErrorCode, TscclError } from '../errors.js';
 import { MIB } from '../topology/local-profile.js';
-import { median } from './median.js';
 
 /** Working sets (source plus destination, summed over the cores that copy): from within a core's L2 to well past the L3. */
 export const TIER_MIB = [1, 2, 8, 16, 32, 48, 64, 128, 256];
-const SAMPLES = 5;
+/**
+ * The 2-core VMs change speed from one second to the next as their vCPUs move: in one minute a
+ * copy of 512 KiB ran at 15.4 GB/s, then 28.1 a second later, and 5 samples taken back to back
+ * all met one of the two (two tunes an hour apart read 16.7 and 27.9 GB/s at 1 MiB). A run of
+ * calls meets both, so each tier is sampled at 8 moments a second apart and keeps their mean
+ * time per byte, as tune's peer-cache figures do.
+ */
+const MOMENTS = 8;
+const MOMENT_GAP_MS = 1000;
 /** Bytes each sample copies at least, so a sample of a small working set is not a few microseconds. */
 const SAMPLE_BYTES = 256 * MIB;
 /** A sample takes well under a second; a helper silent this long has died, and tune must not hang. */
@@ -60,13 +67,15 @@ function copyRate(memory: Uint8Array, half: number, copies: number): number {
 
 /**
  * How fast a core copies by working set (TypedArray.set within a SharedArrayBuffer written first,
- * so no page is the shared zero page; median of 5 samples of at least 256 MiB copied): one core
+ * so no page is the shared zero page; each sample copies at least `sampleBytes`, and the rate
+ * is the mean time per byte over `moments` samples `gapMs` apart): one core
  * alone, and each core while all `cores` copy their share of the same working set at once
  * (helpers on worker threads). The two differ past the caches, where the cores share the memory
  * bus: on the 2-core VM, 128 MiB copied at 13.8 GB/s on one core alone and 8.2 on each of two.
  * Thread ranks of a call mostly copy all at once; a broadcast's single reader copies alone.
  */
-export async function measureCopyTiers(cores: number, tierMib: readonly number[] = TIER_MIB, sampleBytes = SAMPLE_BYTES): Promise<CopyTier[]> {
+export async function measureCopyTiers(cores: number, options: { tierMib?: readonly number[]; sampleBytes?: number; moments?: number; gapMs?: number } = {}): Promise<CopyTier[]> {
+  const { tierMib = TIER_MIB, sampleBytes = SAMPLE_BYTES, moments = MOMENTS, gapMs = MOMENT_GAP_MS } = options;
   const helpers = Math.max(0, Math.floor(cores) - 1);
   const largest = Math.max(...tierMib) * MIB;
   const control = new Int32Array(new SharedArrayBuffer(4 * CONTROL_WORDS));
@@ -99,17 +108,19 @@ export async function measureCopyTiers(cores: number, tierMib: readonly number[]
       for (let h = 0; h < helpers; h++) sum += rates[h];
       return sum / (helpers + 1);
     };
-    return tierMib.map((mib) => {
-      const bytes = mib * MIB;
-      const alone: number[] = [];
-      const shared: number[] = [];
-      const share = Math.floor(bytes / 2 / (helpers + 1));
-      for (let sample = 0; sample < SAMPLES; sample++) {
-        alone.push(copyRate(own, bytes / 2, Math.max(2, Math.ceil(sampleBytes / (bytes / 2)))));
-        shared.push(together(share, Math.max(2, Math.ceil(sampleBytes / (helpers + 1) / share))));
-      }
-      return { bytes, copyGBps: median(alone), allCoresGBps: median(shared) };
-    });
+    // Seconds per GB summed over the moments, per tier: alone and all cores at once.
+    const aloneSum = tierMib.map(() => 0);
+    const sharedSum = tierMib.map(() => 0);
+    for (let m = 0; m < moments; m++) {
+      if (m > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
+      tierMib.forEach((mib, i) => {
+        const half = (mib * MIB) / 2;
+        const share = Math.floor(half / (helpers + 1));
+        aloneSum[i] += 1 / copyRate(own, half, Math.max(2, Math.ceil(sampleBytes / half)));
+        sharedSum[i] += 1 / together(share, Math.max(2, Math.ceil(sampleBytes / (helpers + 1) / share)));
+      });
+    }
+    return tierMib.map((mib, i) => ({ bytes: mib * MIB, copyGBps: moments / aloneSum[i], allCoresGBps: moments / sharedSum[i] }));
   } finally {
     Atomics.store(control, ROUND, -1);
     Atomics.notify(control, ROUND);
