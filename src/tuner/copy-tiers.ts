@@ -5,9 +5,9 @@ import { MIB } from '../topology/local-profile.js';
 /** Working sets (source plus destination, summed over the cores that copy): from within a core's L2 to well past the L3. */
 export const TIER_MIB = [1, 2, 8, 16, 32, 48, 64, 128, 256];
 /**
- * The 2-core VMs change speed from one second to the next as their vCPUs move: in one minute a
- * copy of 512 KiB ran at 15.4 GB/s, then 28.1 a second later, and 5 samples taken back to back
- * all met one of the two (two tunes an hour apart read 16.7 and 27.9 GB/s at 1 MiB). A run of
+ * The 2-core VMs change speed within seconds as their vCPUs move: a copy of 512 KiB ran at
+ * 15.4 GB/s in one script and at 28.1 in the same script run again seconds later, and 5 samples
+ * taken back to back all met one of the two (two tunes an hour apart read 16.7 and 27.9 GB/s at 1 MiB). A run of
  * calls meets both, so each tier is sampled at 8 moments a second apart and keeps their mean
  * time per byte, as tune's peer-cache figures do.
  */
