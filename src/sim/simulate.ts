@@ -7,7 +7,7 @@ import { machineOutcome } from '../tuner/machine-cost.js';
 import { ONE_SHOT_CAPACITY, choiceOn } from '../tuner/predict.js';
 import { analyticalTime } from './analytical.js';
 import { type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
-import { topologyProtocols } from './protocols.js';
+import { type Protocol, topologyProtocols } from './protocols.js';
 
 export type SimMode = 'flow' | 'analytical';
 
@@ -86,8 +86,8 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   const shapeCount = collective === 'allGather' || collective === 'gather' ? counts.send
     : collective === 'reduceScatter' || collective === 'scatter' ? counts.recv
       : collective === 'allToAll' ? counts.param : counts.send;
-  const transport = request.mode === 'flow' ? tscclTransport(graph, rankDevices) : undefined;
-  if (transport !== undefined) return tscclRow(graph, rankDevices, request, { collective, count: shapeCount, transport });
+  const ranksRunTsccl = request.mode === 'flow' ? tscclTransport(graph, rankDevices) : undefined;
+  if (ranksRunTsccl !== undefined) return tscclRow(graph, rankDevices, request, { collective, count: shapeCount, ...ranksRunTsccl });
   const valid = simAlgorithms(graph, rankDevices, collective, request.nvls);
   let algorithms: string[];
   if (request.algorithm === undefined) {
@@ -134,12 +134,14 @@ function rowOf(request: SimRequest, n: number, run: Pick<SimRow, 'timeUs' | 'alg
  * How a real run reaches the ranks, where they are CPU cores running tsccl itself (`--topo
  * local`, an emulated cluster's file) and the job is all of them: thread ranks pull their
  * messages, process ranks pay a per-message overhead at both ends (the topology's one protocol
- * says which). Undefined for accelerators, which a GPU library's choices model.
+ * says which), with that protocol. Undefined for accelerators, which a GPU library's choices model.
  */
-function tscclTransport(graph: TopologyGraph, rankDevices: readonly number[]): 'shm' | 'tcp' | undefined {
+function tscclTransport(graph: TopologyGraph, rankDevices: readonly number[]): { transport: 'shm' | 'tcp'; protocol: Protocol } | undefined {
   const protocols = Object.values(topologyProtocols(graph.topology));
   if (protocols.length !== 1 || rankDevices.length !== graph.accelerators.length) return undefined;
-  return protocols[0].pull === true ? 'shm' : protocols[0].overheadUs !== undefined ? 'tcp' : undefined;
+  const [protocol] = protocols;
+  const transport = protocol.pull === true ? 'shm' : protocol.overheadUs !== undefined ? 'tcp' : undefined;
+  return transport === undefined ? undefined : { transport, protocol };
 }
 
 /**
@@ -149,9 +151,9 @@ function tscclTransport(graph: TopologyGraph, rankDevices: readonly number[]): '
  * machine and the time comm.predict gives for it. The sim's own search over GPU algorithms and
  * protocols would pick and time calls no tsccl run makes.
  */
-function tscclRow(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest, call: { collective: Collective; count: number; transport: 'shm' | 'tcp' }): SimRow {
+function tscclRow(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest, call: { collective: Collective; count: number; transport: 'shm' | 'tcp'; protocol: Protocol }): SimRow {
   const n = rankDevices.length;
-  const protocol = Object.values(topologyProtocols(graph.topology))[0];
+  const { protocol } = call;
   const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: 0, inPlace: false, chunkCount: 0 };
   const { selection, count } = choiceOn(graph, {
     collective: call.collective, bytes: bufferCounts(shape, 0).input * request.elementBytes, elementBytes: request.elementBytes,

@@ -7,9 +7,9 @@ export const TIER_MIB = [1, 2, 8, 16, 32, 48, 64, 128, 256];
 /**
  * The 2-core VMs change speed within seconds as their vCPUs move: a copy of 512 KiB ran at
  * 15.4 GB/s in one script and at 28.1 in the same script run again seconds later, and 5 samples
- * taken back to back all met one of the two (two tunes an hour apart read 16.7 and 27.9 GB/s at 1 MiB). A run of
- * calls meets both, so each tier is sampled at 8 moments a second apart and keeps their mean
- * time per byte, as tune's peer-cache figures do.
+ * taken back to back all met one of the two (two tunes an hour apart read 16.7 and 27.9 GB/s at
+ * 1 MiB). A run of calls meets both, so each tier is sampled at 8 moments a second apart and
+ * keeps their mean time per byte, as tune's peer-cache figures do.
  */
 const MOMENTS = 8;
 const MOMENT_GAP_MS = 1000;

@@ -95,9 +95,10 @@ const TCP_RELAY_BELOW_BYTES = 16 << 20;
  * sends 3: with blocks of 20 ms or more (20 calls of a small broadcast made a block of well
  * under 1 ms, and those runs came out either way), two runs, the tree ahead from 8 B to 256 KiB
  * in both (8 B 14-15 / 16-20 us, 4 KiB 20-21 / 31-36, 256 KiB 288-352 / 330-368), and at 16 MiB
- * in all four runs with 5 or 20 ms blocks (1.02-1.08x). Since then, at 16 MiB on 4 processes, direct came out ahead in the three interleaved regret
- * grids of the twenty-third to twenty-fifth sessions (tree / direct, us: 20492 / 18709, 22548 /
- * 18950, 20604 / 15392: 1.10-1.34x), so from there more than 2 processes broadcast directly.
+ * in all four runs with 5 or 20 ms blocks (1.02-1.08x). Since then, at 16 MiB on 4 processes,
+ * direct came out ahead in the three interleaved regret grids of the twenty-third to twenty-fifth
+ * sessions (tree / direct, us: 20492 / 18709, 22548 / 18950, 20604 / 15392: 1.10-1.34x), so from
+ * there more than 2 processes broadcast directly.
  * Between 2 processes the two send the same one message; direct's root sends before it copies
  * its own output (out of place), the tree's after. Level in the eight interleaved regret grids of
  * the twenty-third to twenty-ninth sessions, but where one fell behind it was mostly the tree:
