@@ -7,7 +7,7 @@ import { parsePositiveInt } from './parse.js';
 export function tuneCommand(program: Command, format: () => Option): void {
   program.command('tune')
     .description('measure shared-memory and TCP latency and bandwidth and the reduce kernel; save the profile --topo local and the tuner read')
-    .option('--runs <n>', 'repeated runs per measurement (medians); the small 2-rank calls take turns in 5 blocks per run', (v) => parsePositiveInt(v, '--runs'), 3)
+    .option('--runs <n>', 'repeated runs per measurement (medians); the small 2-rank calls take turns in 15 blocks per launch, the fastest of N launches', (v) => parsePositiveInt(v, '--runs'), 3)
     .option('--out <path>', 'where to write the profile (default TSCCL_PROFILE or ~/.cache/tsccl/profile.json)')
     .addOption(format())
     .action(async (flags: Record<string, unknown>) => {

@@ -10,7 +10,7 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
 /**
  * What `tsccl tune` measures on a machine, and what `--topo local` and the tuner read. All times
  * are medians: of repeated runs, and for the small 2-rank calls of blocks in which they take
- * turns within one launch. The file is JSON:
+ * turns within one launch, the fastest of several launches. The file is JSON:
  *
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,

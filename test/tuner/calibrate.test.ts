@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { handOffOf, timeConsistently } from '../../src/tuner/calibrate.js';
+import { fastestOfLaunches, handOffOf, timeConsistently } from '../../src/tuner/calibrate.js';
 
 /** A timer of the small calls that returns the scripted timings in turn. */
 const scripted = (runs: number[][]) => async () => {
@@ -41,4 +41,14 @@ test('small calls: a ring over twice recursive doubling is timed again too, at m
   const times = await timeConsistently(scripted([[4, 20], [4, 19], [4, 18], [4, 17]]), (l) => lines.push(l));
   assert.deepEqual(times, [4, 17]);
   assert.equal(lines.filter((l) => l.includes('over twice recursive doubling')).length, 3);
+});
+
+test('launches: each call keeps its fastest launch, so one launch in a slow state does not set the profile', async () => {
+  // The second launch met the slow state (32 KiB one-shot 20 us); the third was quicker at 8 B only.
+  const times = await fastestOfLaunches(scripted([[1.3, 6.6], [1.9, 20.1], [1.2, 7.0]]), 3);
+  assert.deepEqual(times, [1.2, 6.6]);
+});
+
+test('launches: one launch is timed once', async () => {
+  assert.deepEqual(await fastestOfLaunches(scripted([[4, 5]]), 1), [4, 5]);
 });
