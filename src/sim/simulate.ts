@@ -1,6 +1,6 @@
 import { algorithmNames } from '../algorithms/registry.js';
 import { type CallShape, type Collective, bufferCounts } from '../algorithms/schedule.js';
-import { BENCH_OPS, type BenchOpName } from '../bench/bench-ops.js';
+import { BENCH_OPS, type BenchCounts, type BenchOpName } from '../bench/bench-ops.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { machineOutcome } from '../tuner/machine-cost.js';
@@ -87,7 +87,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     : collective === 'reduceScatter' || collective === 'scatter' ? counts.recv
       : collective === 'allToAll' ? counts.param : counts.send;
   const ranksRunTsccl = request.mode === 'flow' ? tscclTransport(graph, rankDevices) : undefined;
-  if (ranksRunTsccl !== undefined) return tscclRow(graph, rankDevices, request, { collective, count: shapeCount, ...ranksRunTsccl });
+  if (ranksRunTsccl !== undefined) return rowOf(request, n, counts, tscclRun(graph, rankDevices, request, { collective, count: shapeCount, ...ranksRunTsccl }));
   const valid = simAlgorithms(graph, rankDevices, collective, request.nvls);
   let algorithms: string[];
   if (request.algorithm === undefined) {
@@ -116,13 +116,15 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   const chosen = best!;
   // The analytical model moves no flows; the flow engine reports bytes and capacities together.
   const links = chosen.linkBytes === undefined || chosen.capacities === undefined ? [] : linkLoads(graph, chosen.linkBytes, chosen.timeUs, chosen.capacities);
-  return rowOf(request, n, { timeUs: chosen.timeUs, algorithm: chosen.call.algorithm, protocol: chosen.call.protocol, channels: chosen.channels, bound: chosen.bound, links });
+  return rowOf(request, n, counts, { timeUs: chosen.timeUs, algorithm: chosen.call.algorithm, protocol: chosen.call.protocol, channels: chosen.channels, bound: chosen.bound, links });
 }
 
-/** The nccl-tests row of a simulated call: sizes and bandwidths from its op, the rest as simulated. */
-function rowOf(request: SimRequest, n: number, run: Pick<SimRow, 'timeUs' | 'algorithm' | 'protocol' | 'channels' | 'bound' | 'links'>): SimRow {
+/** What a simulation of a call gives a row; the rest comes from the op. */
+type SimRun = Pick<SimRow, 'timeUs' | 'algorithm' | 'protocol' | 'channels' | 'bound' | 'links'>;
+
+/** The nccl-tests row of a simulated call: sizes and bandwidths from its op and `counts` (the op's, for the request), the rest as simulated. */
+function rowOf(request: SimRequest, n: number, counts: BenchCounts, run: SimRun): SimRow {
   const op = BENCH_OPS[request.op];
-  const counts = op.counts(Math.floor(request.bytes / request.elementBytes), n);
   const algbwGBs = counts.algorithm * request.elementBytes / run.timeUs / 1e3;
   return {
     ...run, op: request.op, bytes: counts.algorithm * request.elementBytes, count: counts.param, algbwGBs, busbwGBs: algbwGBs * op.busFactor(n),
@@ -145,13 +147,13 @@ function tscclTransport(graph: TopologyGraph, rankDevices: readonly number[]): {
 }
 
 /**
- * A row on ranks that run tsccl: what its tuner would run there (the one-shot path where the
+ * A call on ranks that run tsccl: what its tuner would run there (the one-shot path where the
  * transport has it, the executor's chunking, the measured rules of process ranks), simulated as
  * comm.predict simulates it, so the table names the algorithm `tsccl bench` records on that
  * machine and the time comm.predict gives for it. The sim's own search over GPU algorithms and
  * protocols would pick and time calls no tsccl run makes.
  */
-function tscclRow(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest, call: { collective: Collective; count: number; transport: 'shm' | 'tcp'; protocol: Protocol }): SimRow {
+function tscclRun(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest, call: { collective: Collective; count: number; transport: 'shm' | 'tcp'; protocol: Protocol }): SimRun {
   const n = rankDevices.length;
   const { protocol } = call;
   const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: 0, inPlace: false, chunkCount: 0 };
@@ -163,9 +165,7 @@ function tscclRow(graph: TopologyGraph, rankDevices: readonly number[], request:
   });
   const outcome = machineOutcome(graph, { collective: call.collective, count, elementBytes: request.elementBytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount });
   const links = linkLoads(graph, outcome.linkBytes, outcome.rankCallUs, outcome.capacities);
-  return rowOf(request, n, {
-    timeUs: outcome.rankCallUs, algorithm: selection.algorithm, protocol: protocol.name, channels: outcome.channels, bound: links[0]?.kind ?? 'latency', links,
-  });
+  return { timeUs: outcome.rankCallUs, algorithm: selection.algorithm, protocol: protocol.name, channels: outcome.channels, bound: links[0]?.kind ?? 'latency', links };
 }
 
 /** Links that carried traffic, busiest first, each against its capacity in the call (SimOutcome.capacities). */

@@ -60,7 +60,7 @@ const HAND_OFF_RETRIES = 3;
 /**
  * Blocks in which the small calls take turns in one launch (small-calls.ts): a launch's first
  * blocks run before its cores have settled (2-rank launches of 3 blocks read the 8 B ring at
- * 10-23 us, launches of 15 at 4-7), so its median needs a dozen blocks after them.
+ * 9.6-23 us, launches of 15 at 4.2-7.4), so its median needs a dozen blocks after them.
  */
 const SMALL_BLOCKS_PER_LAUNCH = 15;
 const TIMEOUT_MS = 120_000;
