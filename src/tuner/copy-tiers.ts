@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { ErrorCode, TscclError } from '../errors.js';
 import { MIB } from '../topology/local-profile.js';
+import { rateOfMeanTime, sampleMoments } from './moments.js';
 
 /** Working sets (source plus destination, summed over the cores that copy): from within a core's L2 to well past the L3. */
 export const TIER_MIB = [1, 2, 8, 16, 32, 48, 64, 128, 256];
@@ -108,19 +109,20 @@ export async function measureCopyTiers(cores: number, options: { tierMib?: reado
       for (let h = 0; h < helpers; h++) sum += rates[h];
       return sum / (helpers + 1);
     };
-    // Seconds per GB summed over the moments, per tier: alone and all cores at once.
-    const aloneSum = tierMib.map(() => 0);
-    const sharedSum = tierMib.map(() => 0);
-    for (let m = 0; m < moments; m++) {
-      if (m > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
-      tierMib.forEach((mib, i) => {
-        const half = (mib * MIB) / 2;
-        const share = Math.floor(half / (helpers + 1));
-        aloneSum[i] += 1 / copyRate(own, half, Math.max(2, Math.ceil(sampleBytes / half)));
-        sharedSum[i] += 1 / together(share, Math.max(2, Math.ceil(sampleBytes / (helpers + 1) / share)));
-      });
-    }
-    return tierMib.map((mib, i) => ({ bytes: mib * MIB, copyGBps: moments / aloneSum[i], allCoresGBps: moments / sharedSum[i] }));
+    // Per moment, each tier's rate alone and all cores at once.
+    const samples = await sampleMoments(moments, gapMs, () => tierMib.map((mib) => {
+      const half = (mib * MIB) / 2;
+      const share = Math.floor(half / (helpers + 1));
+      return {
+        alone: copyRate(own, half, Math.max(2, Math.ceil(sampleBytes / half))),
+        shared: together(share, Math.max(2, Math.ceil(sampleBytes / (helpers + 1) / share))),
+      };
+    }));
+    return tierMib.map((mib, i) => ({
+      bytes: mib * MIB,
+      copyGBps: rateOfMeanTime(samples.map((tiers) => tiers[i].alone)),
+      allCoresGBps: rateOfMeanTime(samples.map((tiers) => tiers[i].shared)),
+    }));
   } finally {
     Atomics.store(control, ROUND, -1);
     Atomics.notify(control, ROUND);

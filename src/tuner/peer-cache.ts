@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { ErrorCode, TscclError } from '../errors.js';
 import type { LocalProfile } from '../topology/local-profile.js';
 import { median } from './median.js';
+import { rateOfMeanTime, sampleMoments } from './moments.js';
 
 /**
  * Pieces of the sizes a pulled message has while it still sits in a 2 MiB L2, and on to where
@@ -57,13 +58,9 @@ export type PeerCache = Required<Pick<LocalProfile['shm'], 'peerWrittenGBps' | '
  * the mean extra ns per byte of each tier, and the copy rate of the mean time per byte.
  */
 export async function measurePeerCache(moments = MOMENTS, gapMs = MOMENT_GAP_MS): Promise<PeerCache> {
-  const samples: PeerCache[] = [];
-  for (let m = 0; m < moments; m++) {
-    if (m > 0) await new Promise((resolve) => setTimeout(resolve, gapMs));
-    samples.push(await measurePeerCacheNow());
-  }
+  const samples = await sampleMoments(moments, gapMs, measurePeerCacheNow);
   return {
-    peerWrittenGBps: moments / samples.reduce((sum, s) => sum + 1 / s.peerWrittenGBps, 0),
+    peerWrittenGBps: rateOfMeanTime(samples.map((s) => s.peerWrittenGBps)),
     invalidationTiers: samples[0].invalidationTiers.map((tier, i) => ({ bytes: tier.bytes, nsPerByte: samples.reduce((sum, s) => sum + s.invalidationTiers[i].nsPerByte, 0) / moments })),
   };
 }

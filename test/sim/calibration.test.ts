@@ -1,10 +1,9 @@
 import assert from 'node:assert/strict';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { type SimMode, simulateRow } from '../../src/sim/simulate.js';
-import { loadTopology } from '../../src/topology/load-topology.js';
+import type { SimMode } from '../../src/sim/simulate.js';
 import type { PresetOptions } from '../../src/topology/presets/presets.js';
-import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { type AllReduceCase, simulateAllReduce } from '../fixtures/simulate-all-reduce.js';
 
 /**
  * The calibration rows C1-C7 of ../shared/reference/hardware.md, each run with the algorithm
@@ -18,7 +17,7 @@ import { TopologyGraph } from '../../src/topology/topology-graph.js';
  * miss rounded up, so a regression still fails the test. TSCCL_CALIBRATION_REPORT=1 prints
  * every row's prediction (the table in docs/SIMULATOR.md).
  */
-interface Case { id: string; topo: string; options: PresetOptions; algorithm: string; protocol?: string; bytes: number; busbw?: number; timeUs?: number; tolerance: number }
+interface Case extends AllReduceCase { id: string; busbw?: number; timeUs?: number; tolerance: number }
 const hgx4 = fileURLToPath(new URL('../../../test/fixtures/topologies/hgx-a100-4gpu.json', import.meta.url));
 const C5: PresetOptions = { nodes: 2, nicsPerNode: 4, nicGbps: 200 };
 const C7: PresetOptions = { nodes: 2, nicsPerNode: 8, nicGbps: 100, nicKind: 'roce' };
@@ -49,8 +48,7 @@ for (const mode of ['flow', 'analytical'] as SimMode[]) {
     const misses: string[] = [];
     const report: string[] = [];
     for (const c of CASES) {
-      const graph = new TopologyGraph(loadTopology(c.topo, c.options));
-      const row = simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: c.bytes, algorithm: c.algorithm, protocols: c.protocol === undefined ? undefined : [c.protocol], mode, nvls: true, elementBytes: 4, root: 0 });
+      const row = simulateAllReduce(c, mode);
       const [predicted, measured] = c.busbw !== undefined ? [row.busbwGBs, c.busbw] : [row.timeUs, c.timeUs!];
       const error = Math.abs(predicted - measured) / measured;
       report.push(`${mode} ${c.id}: predicted ${predicted.toFixed(1)}, measured ${measured}, ${((predicted / measured - 1) * 100).toFixed(1)}%`);
@@ -62,7 +60,6 @@ for (const mode of ['flow', 'analytical'] as SimMode[]) {
 }
 
 test('the other side of C5: one node alone reaches NVLink speed', () => {
-  const graph = new TopologyGraph(loadTopology('dgx-a100'));
-  const row = simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 4e9, algorithm: 'ring', mode: 'flow', nvls: true, elementBytes: 4, root: 0 });
+  const row = simulateAllReduce({ topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: 4e9 }, 'flow');
   assert.ok(Math.abs(row.busbwGBs - 232.5) / 232.5 < 0.1, `${row.busbwGBs}`);
 });

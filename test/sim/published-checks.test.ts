@@ -1,9 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type SimMode, simulateRow } from '../../src/sim/simulate.js';
-import { loadTopology } from '../../src/topology/load-topology.js';
-import type { PresetOptions } from '../../src/topology/presets/presets.js';
-import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import type { SimMode } from '../../src/sim/simulate.js';
+import { type AllReduceCase, simulateAllReduce } from '../fixtures/simulate-all-reduce.js';
 
 /**
  * Published multi-node measurements the model was not tuned on (C1-C7 tune it; see
@@ -15,22 +13,21 @@ import { TopologyGraph } from '../../src/topology/topology-graph.js';
  * servers of a kind differ from another's by several per cent (C5's 86 GB/s and the 91 below
  * are the same configuration). docs/SIMULATOR.md, "Checks on published figures".
  */
-interface Check { id: string; source: string; topo: string; options: PresetOptions; bytes: number; lowGBs: number; highGBs: number }
+interface Check extends AllReduceCase { id: string; source: string; lowGBs: number; highGBs: number }
 const CHECKS: Check[] = [
   // "On an Nvidia DGX-A100 system we have 8x200Gbit/s IB cards and we measure 192GB/s AllReduce BusBW."
-  { id: 'DGX A100, 2 nodes, 8 x HDR', source: 'NVIDIA/nccl issue 812 (NVIDIA, 2023-03-31)', topo: 'dgx-a100', options: { nodes: 2 }, bytes: 8e9, lowGBs: 192 * 0.95, highGBs: 192 * 1.05 },
+  { id: 'DGX A100, 2 nodes, 8 x HDR', source: 'NVIDIA/nccl issue 812 (NVIDIA, 2023-03-31)', topo: 'dgx-a100', options: { nodes: 2 }, algorithm: 'ring', bytes: 8e9, lowGBs: 192 * 0.95, highGBs: 192 * 1.05 },
   // NDR CX-7 NICs "should achieve up to 48-49GB/s per NIC" (issue 267); "46-48GB/s per NIC" (issue 290): 8 NICs.
-  { id: 'DGX H100, 2 nodes, 8 x NDR', source: 'NVIDIA/nccl-tests issues 267 and 290 (NVIDIA, 2025)', topo: 'dgx-h100', options: { nodes: 2 }, bytes: 8e9, lowGBs: 8 * 46, highGBs: 8 * 49 },
+  { id: 'DGX H100, 2 nodes, 8 x NDR', source: 'NVIDIA/nccl-tests issues 267 and 290 (NVIDIA, 2025)', topo: 'dgx-h100', options: { nodes: 2 }, algorithm: 'ring', bytes: 8e9, lowGBs: 8 * 46, highGBs: 8 * 49 },
   // Two HGX A100, four ConnectX-6 at 200 Gb/s each, 1-8 GB: "can reach 91GB/s in busbw".
-  { id: 'HGX A100, 2 nodes, 4 x HDR', source: 'NVIDIA/nccl-tests issue 100 (a user, 2022-01-17)', topo: 'dgx-a100', options: { nodes: 2, nicsPerNode: 4, nicGbps: 200 }, bytes: 8e9, lowGBs: 91 * 0.9, highGBs: 91 * 1.1 },
+  { id: 'HGX A100, 2 nodes, 4 x HDR', source: 'NVIDIA/nccl-tests issue 100 (a user, 2022-01-17)', topo: 'dgx-a100', options: { nodes: 2, nicsPerNode: 4, nicGbps: 200 }, algorithm: 'ring', bytes: 8e9, lowGBs: 91 * 0.9, highGBs: 91 * 1.1 },
 ];
 
 for (const mode of ['flow', 'analytical'] as SimMode[]) {
   test(`published multi-node ring all-reduce figures are predicted in their range (${mode})`, () => {
     const misses: string[] = [];
     for (const c of CHECKS) {
-      const graph = new TopologyGraph(loadTopology(c.topo, c.options));
-      const row = simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: c.bytes, algorithm: 'ring', mode, nvls: true, elementBytes: 4, root: 0 });
+      const row = simulateAllReduce(c, mode);
       if (process.env.TSCCL_CALIBRATION_REPORT) console.log(`${mode} ${c.id}: predicted ${row.busbwGBs.toFixed(1)} GB/s, published ${c.lowGBs.toFixed(0)}-${c.highGBs.toFixed(0)} (${c.source})`);
       if (row.busbwGBs < c.lowGBs || row.busbwGBs > c.highGBs) misses.push(`${c.id}: predicted ${row.busbwGBs.toFixed(1)} GB/s, outside ${c.lowGBs.toFixed(1)}-${c.highGBs.toFixed(1)} (${c.source})`);
     }
