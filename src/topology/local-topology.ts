@@ -1,5 +1,5 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { cpus, hostname, networkInterfaces } from 'node:os';
+import { availableParallelism, cpus, hostname, networkInterfaces } from 'node:os';
 import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_RELEASE_US, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, TCP_RATE_BYTES, copyAtProfileWorkingSet } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology, TopologyProtocol } from './topology-schema.js';
@@ -34,9 +34,15 @@ export function parseCpuList(text: string): number[] {
   });
 }
 
-/** This machine: cores, NUMA nodes (from /sys, or one node of every core), interfaces and their speeds. */
+/**
+ * This machine: cores, NUMA nodes (from /sys, or one node of every core), interfaces and their speeds.
+ * The cores are those this process may run on (its CPU affinity, as `taskset`, Slurm's
+ * --cpu-bind or a container's cpuset leave it), not every core the machine has: ranks take
+ * turns on them, and a rank spins or yields by that count (transport/wait.ts), so the model
+ * of the machine must count the same cores.
+ */
 export function detectLocal(sys = '/sys'): LocalDetection {
-  const cores = cpus().length;
+  const cores = availableParallelism();
   const nodeDir = `${sys}/devices/system/node`;
   let numaNodes: NumaNode[] = [];
   if (existsSync(nodeDir)) {

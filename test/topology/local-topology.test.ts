@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -104,4 +105,15 @@ test('the one-shot path costs what the profile measured it at: its own call cost
   const { oneShotUs, oneShotGBps, ...older } = base.shm;
   assert.ok(oneShotUs !== undefined && oneShotGBps !== undefined);
   assert.equal(broadcast({ ...base, shm: older }, 32768), broadcast(base, 32768));
+});
+
+test('detection counts the cores this process may run on, as the ranks do, not every core of the machine', (t) => {
+  const probe = spawnSync('taskset', ['-c', '0', process.execPath, '--input-type=module', '-e',
+    `import { detectLocal } from ${JSON.stringify(new URL('../../src/topology/local-topology.js', import.meta.url).href)}; console.log(detectLocal().cores);`], { encoding: 'utf8' });
+  if (probe.error !== undefined) {
+    t.skip(`taskset (util-linux) is not available: ${probe.error.message}`);
+    return;
+  }
+  assert.equal(probe.status, 0, probe.stderr);
+  assert.equal(probe.stdout.trim(), '1');
 });
