@@ -47,7 +47,8 @@ export function topoCommand(program: Command, format: () => Option): void {
         process.stdout.write(`${JSON.stringify({ ...detection, profile, profileSource: source, job: layout }, null, 2)}\n`);
         return;
       }
-      const lines = [`# ${detection.host}: ${detection.cores} cores (${detection.cpuModel}), ${detection.numaNodes.length} NUMA node(s)`];
+      const cores = detection.cores === detection.machineCores ? `${detection.cores} cores` : `${detection.cores} of ${detection.machineCores} cores, as this process's CPU affinity allows`;
+      const lines = [`# ${detection.host}: ${cores} (${detection.cpuModel}), ${detection.numaNodes.length} NUMA node(s)`];
       for (const node of detection.numaNodes) lines.push(`  numa${node.id}: cpus ${node.cpus.join(',')}`);
       for (const i of detection.interfaces) lines.push(`  ${i.name.padEnd(12)} ${i.internal ? 'loopback' : (i.speedMbps === null ? 'speed unknown' : `${i.speedMbps} Mb/s`)}  ${i.addresses.join(' ')}`);
       lines.push(`# profile: ${source}`);

@@ -20,7 +20,10 @@ export interface NetworkInterface {
 
 export interface LocalDetection {
   readonly host: string;
+  /** The cores this process may run on: what its ranks take turns on. */
   readonly cores: number;
+  /** Every core the machine has, bound to this process or not. */
+  readonly machineCores: number;
   readonly cpuModel: string;
   readonly numaNodes: readonly NumaNode[];
   readonly interfaces: readonly NetworkInterface[];
@@ -61,7 +64,7 @@ export function detectLocal(sys = '/sys'): LocalDetection {
     }
     return { name, addresses: (addrs ?? []).map((a) => a.address), speedMbps, internal: (addrs ?? []).some((a) => a.internal) };
   });
-  return { host: hostname(), cores, cpuModel: cpus()[0]?.model ?? 'unknown', numaNodes, interfaces };
+  return { host: hostname(), cores, machineCores: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', numaNodes, interfaces };
 }
 
 export interface LocalTopologyOptions {
