@@ -46,6 +46,7 @@ export function parseCpuList(text: string): number[] {
  */
 export function detectLocal(sys = '/sys'): LocalDetection {
   const cores = availableParallelism();
+  const machine = cpus();
   const nodeDir = `${sys}/devices/system/node`;
   let numaNodes: NumaNode[] = [];
   if (existsSync(nodeDir)) {
@@ -53,7 +54,7 @@ export function detectLocal(sys = '/sys'): LocalDetection {
       id: Number(d.slice(4)), cpus: parseCpuList(readFileSync(`${nodeDir}/${d}/cpulist`, 'utf8')),
     })).sort((a, b) => a.id - b.id);
   }
-  if (numaNodes.length === 0) numaNodes = [{ id: 0, cpus: Array.from({ length: cores }, (_, i) => i) }];
+  if (numaNodes.length === 0) numaNodes = [{ id: 0, cpus: machine.map((_, i) => i) }];
   const interfaces = Object.entries(networkInterfaces()).map(([name, addrs]) => {
     let speedMbps: number | null = null;
     try {
@@ -64,7 +65,7 @@ export function detectLocal(sys = '/sys'): LocalDetection {
     }
     return { name, addresses: (addrs ?? []).map((a) => a.address), speedMbps, internal: (addrs ?? []).some((a) => a.internal) };
   });
-  return { host: hostname(), cores, machineCores: cpus().length, cpuModel: cpus()[0]?.model ?? 'unknown', numaNodes, interfaces };
+  return { host: hostname(), cores, machineCores: machine.length, cpuModel: machine[0]?.model ?? 'unknown', numaNodes, interfaces };
 }
 
 export interface LocalTopologyOptions {

@@ -108,12 +108,14 @@ test('the one-shot path costs what the profile measured it at: its own call cost
 });
 
 test('detection counts the cores this process may run on, as the ranks do, not every core of the machine', (t) => {
+  // Without /sys, the one NUMA node still holds every core of the machine, bound or not.
   const probe = spawnSync('taskset', ['-c', '0', process.execPath, '--input-type=module', '-e',
-    `import { detectLocal } from ${JSON.stringify(new URL('../../src/topology/local-topology.js', import.meta.url).href)}; console.log(detectLocal().cores);`], { encoding: 'utf8' });
+    `import { detectLocal } from ${JSON.stringify(new URL('../../src/topology/local-topology.js', import.meta.url).href)};
+     const d = detectLocal('/nonexistent-sys'); console.log(d.cores, d.numaNodes[0].cpus.length === d.machineCores);`], { encoding: 'utf8' });
   if (probe.error !== undefined) {
     t.skip(`taskset (util-linux) is not available: ${probe.error.message}`);
     return;
   }
   assert.equal(probe.status, 0, probe.stderr);
-  assert.equal(probe.stdout.trim(), '1');
+  assert.equal(probe.stdout.trim(), '1 true');
 });
