@@ -34,8 +34,9 @@ export class Intake {
 
 /**
  * The socket options that make a dialed socket read into `buffer` and hand the bytes to
- * `intake`. Before each read the intake's placement may name other memory instead: Node asks
- * for the buffer of every read anew.
+ * `intake`. The intake's placement may name other memory for each read instead. Node asks for
+ * a read's memory right after the read before it, not when the bytes come: other sockets read
+ * (and other code runs) in between, so nothing may be left in shared memory for a later read.
  */
 export function readInto(buffer: Uint8Array, intake: Intake): { onread: OnReadOpts } {
   return { onread: { buffer: () => intake.placement?.() ?? buffer, callback: (n, buf) => { intake.feed(buf.subarray(0, n)); return true; } } };

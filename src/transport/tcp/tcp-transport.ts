@@ -852,14 +852,15 @@ async function dialPeer(host: string, port: number, options: TcpTransportOptions
  * Feeds a waiting receiver as the bytes come. Pieces handed on are whole elements at aligned
  * addresses (a reduction views them as typed arrays). A plain receive offers its destination as
  * the place to read to. A reduction reads into the transport's read buffer: when a read ended
- * inside an element, the element's first bytes are put at the buffer's start and the next read
- * lands right behind them, so the element is whole and everything after it stays aligned. (Reads
- * end anywhere: loopback hands them out in 65483-byte segments. Handed over from the buffer's
- * start, every later piece sat at an odd address and was copied to the align buffer first: 2
- * processes, 8 MB all-reduce, 5-23% of the bytes each rank reduced.) A piece elsewhere (a
- * buffered frame, a read that came before this sink) still takes that copy, block by block. A
- * read into a destination may land after the receiver gave up (the buffer of a read is chosen
- * before the read waits), so memory of a receive that failed holds whatever came.
+ * inside an element, the next read lands behind room for the element's first bytes at the
+ * buffer's start, and they are put there when it came, so the element is whole and everything
+ * after it stays aligned. (Reads end anywhere: loopback hands them out in 65483-byte segments.
+ * Handed over from the buffer's start, every later piece sat at an odd address and was copied to
+ * the align buffer first: 2 processes, 8 MB all-reduce, 5-23% of the bytes each rank reduced.)
+ * A piece elsewhere (a buffered frame, a read that came before this sink) still takes that copy,
+ * block by block. A read into a destination may land after the receiver gave up (the buffer of
+ * a read is chosen before the read waits), so memory of a receive that failed holds whatever
+ * came.
  */
 export function streamingSink(receiver: Pick<WaitingRecv, 'elementBytes' | 'consume' | 'cancelled'>, buffers: ReceiveBuffers, finished: () => void): FrameSink {
   const e = receiver.elementBytes;
@@ -888,14 +889,16 @@ export function streamingSink(receiver: Pick<WaitingRecv, 'elementBytes' | 'cons
       if (receiver.cancelled) return undefined;
       if (into !== undefined) return carried > 0 ? undefined : into.subarray(offset, offset + bytes);
       if (carried === 0) return undefined;
-      read.set(carry.subarray(0, carried));
       return read.subarray(carried, carried + Math.min(bytes, read.byteLength - carried));
     },
     payload: (piece) => {
       let at = 0;
       let bytes = piece;
       if (carried > 0 && piece.buffer === read.buffer && piece.byteOffset === read.byteOffset + carried) {
-        // Read right behind the carried bytes (see place): they lead the piece.
+        // Read right behind the carried bytes' place (see place): they lead the piece. They are
+        // put there only now: Node asks a socket for its next read's memory right after its last
+        // read, and the other sockets of the transport read into the same memory meanwhile.
+        read.set(carry.subarray(0, carried));
         bytes = read.subarray(0, carried + piece.byteLength);
         carried = 0;
       } else if (carried > 0) {

@@ -6,6 +6,7 @@ import { Arena } from '../../../src/memory/arena.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
 import { availableParallelism } from 'node:os';
 import { STRIPE_MIN_BYTES, TcpTransport, checksumsFrame, receivePollMs, streamingSink, stripes } from '../../../src/transport/tcp/tcp-transport.js';
+import { encodeHeader } from '../../../src/transport/tcp/frame.js';
 import { copyInto } from '../../../src/transport/transport.js';
 import { rankSpin } from '../../../src/transport/wait.js';
 import { ctx, transportConformance } from '../conformance.js';
@@ -227,4 +228,25 @@ test('tcp: a reduction whose reads end inside an element gets every later piece 
   const [fromReads, fromAlign] = [bytesWithin(buffers.read), bytesWithin(buffers.align)];
   assert.equal(fromReads, Math.floor(sent / 4) * 4, 'every read element was handed over from the read memory');
   assert.ok(fromAlign > 0 && fromAlign <= message.byteLength - sent + 3, `only the piece from elsewhere was copied (${fromAlign} bytes)`);
+});
+
+test('tcp: a reduction\'s carried bytes survive another socket\'s read into the shared read memory between its placement and its read', () => {
+  // Node asks a socket for its next read's memory right after its previous read, and every
+  // inbound socket of a transport reads into the same memory: another peer's frame (here a
+  // header, "TSCL...") may land at its start before this socket's read lands behind the carry.
+  const memory = new Uint8Array(4096);
+  const buffers = { read: memory.subarray(0, 1024), align: memory.subarray(2048, 3072) };
+  const message = new Uint8Array(new Float32Array([1, 2, 1, 2, 1, 2, 1, 2]).buffer);
+  const received = new Uint8Array(message.byteLength);
+  const consume = (piece: Uint8Array, offset: number) => { received.set(piece, offset); };
+  const sink = streamingSink({ elementBytes: 4, consume, cancelled: false }, buffers, () => undefined);
+  const first = sink.place!(message.byteLength) ?? buffers.read;
+  first.set(message.subarray(0, 7));
+  sink.payload(first.subarray(0, 7));
+  const next = sink.place!(message.byteLength - 7)!;
+  buffers.read.set(encodeHeader({ flags: 0, channel: 0, commId: 1, seq: 1, opcode: 1, length: 64, checksum: 0 }));
+  next.set(message.subarray(7));
+  sink.payload(next.subarray(0, message.byteLength - 7));
+  sink.end();
+  assert.deepEqual(new Float32Array(received.buffer), new Float32Array(message.buffer));
 });
