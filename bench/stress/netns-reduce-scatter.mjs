@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+// Correctness stress, not a benchmark: reduceScatter prod of float32 from plain (unregistered)
+// memory, out of place, over two "hosts" (network namespaces joined by a veth pair limited with
+// tc tbf), 2 process ranks per host; every call's result checked on every rank. A slow link makes
+// the reads of a rank's three sockets interleave and end inside elements, which is how a shared
+// read buffer lost the first bytes of an element (fixed in 5beee03: before it, 7 and 8 wrong
+// calls of 4 x 200 at 200mbit). Needs root and iproute2.
+// Usage: node bench/stress/netns-reduce-scatter.mjs [calls=200] [rate=200mbit] [count=1048576]
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { init } from '../../dist/src/comm/init.js';
+import { firstDifference, makeData, referenceReduce } from '../../dist/src/bench/pattern.js';
+import { createNetnsPair, netnsUnavailable } from '../../dist/test/harness/netns.js';
+
+/** One rank (run by tsccl launch): `calls` checked calls; prints each wrong element and a count. */
+export default async function stressRank({ args }) {
+  const [calls, count] = args.map(Number);
+  const comm = await init({ timeoutMs: 60000 });
+  let wrong = 0;
+  for (let call = 0; call < calls; call++) {
+    const inputs = Array.from({ length: comm.size }, (_, r) => makeData('float32', 'prod', r, comm.size * count, call));
+    const want = referenceReduce('float32', 'prod', inputs).subarray(comm.rank * count, (comm.rank + 1) * count);
+    const output = new Float32Array(count);
+    await comm.reduceScatter(inputs[comm.rank], { op: 'prod', output, dtype: 'float32' });
+    const at = firstDifference(output, want);
+    if (at >= 0) {
+      wrong++;
+      console.log(`call ${call}: element ${at} is ${output[at]}, expected ${want[at]}`);
+    }
+  }
+  console.log(`wrong: ${wrong} of ${calls}`);
+  await comm.destroy();
+  if (wrong > 0) throw new Error(`rank ${comm.rank}: ${wrong} of ${calls} calls wrong`);
+}
+
+// Run directly (not as a rank, which the launcher gives a RANK): set up the hosts and launch.
+if (process.env.RANK === undefined) {
+  const [calls = '200', rate = '200mbit', count = String(1 << 20)] = process.argv.slice(2);
+  const why = netnsUnavailable();
+  if (why) { console.error(`netns-reduce-scatter: ${why}`); process.exit(2); }
+  const bin = fileURLToPath(new URL('../../bin/tsccl.js', import.meta.url));
+  const pair = createNetnsPair('s', rate);
+  const node = (i) => new Promise((resolve) => {
+    const child = spawn('ip', ['netns', 'exec', pair.names[i], process.execPath, bin, 'launch', '--nnodes', '2', '--node-rank', String(i), '--nproc-per-node', '2',
+      '--master-addr', pair.addresses[0], '--master-port', '29591', fileURLToPath(import.meta.url), calls, count], { env: { ...process.env, TSCCL_JOB_TOKEN: 'netns-stress' } });
+    child.stdout.on('data', (d) => process.stdout.write(d));
+    child.stderr.on('data', (d) => process.stderr.write(d));
+    child.on('exit', (code) => resolve(code));
+  });
+  try {
+    const codes = await Promise.all([node(0), node(1)]);
+    process.exitCode = codes.every((c) => c === 0) ? 0 : 1;
+  } finally {
+    pair.close();
+  }
+}
