@@ -159,9 +159,10 @@ export function tcpProtocol(profile: LocalProfile, rankCores: number): TopologyP
 
 /**
  * The one-shot path of thread ranks in the protocol's terms. The profile's oneShotUs is a whole
- * 2-rank call, of which the simulator charges the wake-up (messageUs) apart. Its oneShotGBps is
- * the rate of publish plus read of a small message, two moves that the simulator charges at the
- * copy speed of the smallest working set (the first cache tier) divided by the efficiency.
+ * 2-rank call, of which the simulator charges the wake-up (messageUs) apart. Its oneShotGBps
+ * (fitted so that the simulator reproduces a timed all-reduce through the path) is the rate of
+ * publish plus read of a small message, two moves that the simulator charges at the copy speed
+ * of the smallest working set (the first cache tier) divided by the efficiency.
  */
 function oneShotOf(profile: LocalProfile): { oneShotUs: number; oneShotEfficiency: number } {
   const { oneShotUs, oneShotGBps } = { ...DEFAULT_ONE_SHOT, ...profile.shm };

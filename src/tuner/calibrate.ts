@@ -8,6 +8,7 @@ import { Arena } from '../memory/arena.js';
 import { type LocalProfile, MIB, TCP_RATE_BYTES, copyAtProfileWorkingSet } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
 import { fitOversubscribedHandOff } from './fit-hand-off.js';
+import { fitOneShotRate } from './fit-one-shot.js';
 import { measureCopyTiers } from './copy-tiers.js';
 import { measurePeerCache } from './peer-cache.js';
 import { median } from './median.js';
@@ -45,7 +46,7 @@ const OVERSUBSCRIBED_RINGS = [
 function oversubscribedRingLaunches(runs: number): number {
   return 2 * runs + 1;
 }
-/** A one-shot message well past its fixed cost and within a slot. */
+/** A one-shot all-reduce well past its fixed cost and within a slot: it gives shm.oneShotGBps. */
 const ONE_SHOT_BYTES = 32 * 1024;
 /** The TCP stream whose pieces give the per-message overhead: 64 KiB whole and in 64 pieces. */
 const STREAM_BYTES = 64 * 1024;
@@ -87,8 +88,9 @@ interface Timing {
  * a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps), and of 64 KiB in 64 pieces against 1:
  * the CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off), and on
  * their one-shot path (2-rank all-reduce of 8 B, tcp.oneShotUs).
- * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B and of 32 KiB:
- * its cost of a call, and the rate at which its slots move a message), on a 2-rank direct
+ * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B: its cost of
+ * a call; 2-rank all-reduce of 32 KiB: the rate with which the simulator reproduces it, fitted
+ * at the end), on a 2-rank direct
  * broadcast of 8 B (less recursive doubling: shm.releaseUs, the root seeing its message taken), and at twice the cores
  * (reduce-scatter by ring of 1 MiB and all-reduce by ring of 8 B, each in 2 x `runs` + 1 launches) for the oversubscribed
  * hand-off, the larger of the values with which the simulator reproduces those rings; process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
@@ -135,8 +137,8 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     return times;
   };
   log('shared memory (thread ranks):');
-  const [shmOneStep, shmTwoSteps, oneShotUs, oneShotLarge, directBroadcast] = await timeSmall(false,
-    [{ op: 'broadcast', bytes: 8, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: 8, algorithm: 'direct' }]);
+  const [shmOneStep, shmTwoSteps, oneShotUs, oneShotAllReduce, directBroadcast] = await timeSmall(false,
+    [{ op: 'broadcast', bytes: 8, algorithm: ONE_SHOT }, { op: 'all_reduce', bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: 8, algorithm: 'direct' }]);
   const shm = handOffOf(shmOneStep, shmTwoSteps, log);
   // The root of a direct broadcast posts, then waits for its message to be taken, which
   // recursive doubling (each rank reads the other's input as the other reads its) never does.
@@ -146,7 +148,6 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const over = detection.cores * 2;
   const overRingsUs: number[] = [];
   for (const ring of OVERSUBSCRIBED_RINGS) overRingsUs.push(await time(ring.op, over, ring.bytes, false, { algorithm: 'ring', launches: oversubscribedRingLaunches(runs) }));
-  const oneShotGBps = ONE_SHOT_BYTES / Math.max(1e-3, oneShotLarge - oneShotUs) / 1e3;
   log('TCP (process ranks on this host):');
   // The one-shot path runs other code than the schedules (no executor): its own 2-rank call.
   const [tcpOneStep, tcpTwoSteps, tcpOneShotUs, sendrecvSmall] = await timeSmall(true,
@@ -188,18 +189,25 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const copyGBps = copyAtProfileWorkingSet(memoryTiers);
   const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, oneShotGBps, releaseUs, peerWrittenGBps, invalidationTiers },
+    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, releaseUs, peerWrittenGBps, invalidationTiers },
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs, sizeTiers },
     reduceGBps, memoryTiers, runs,
   };
-  const fits = OVERSUBSCRIBED_RINGS.map((ring, i) => fitOversubscribedHandOff(profile, detection, {
+  const oneShot = fitOneShotRate(profile, detection, {
+    collective: 'allReduce', ranks: 2, bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT, calls: 1 + SMALL_ITERS, timeUs: oneShotAllReduce,
+  });
+  log(oneShot.belowModel
+    ? `  warning: the 2-rank one-shot all-reduce of ${ONE_SHOT_BYTES} B ran faster than the model allows at any rate; its copies are charged at the copy speed`
+    : `one-shot rate (the 2-rank all-reduce of ${ONE_SHOT_BYTES} B as the simulator reproduces it): ${oneShot.gbps.toFixed(2)} GB/s`);
+  const fitted: LocalProfile = { ...profile, shm: { ...profile.shm, oneShotGBps: oneShot.gbps } };
+  const fits = OVERSUBSCRIBED_RINGS.map((ring, i) => fitOversubscribedHandOff(fitted, detection, {
     collective: ring.collective, ranks: over, bytes: ring.bytes, algorithm: 'ring', calls: 1 + SMALL_ITERS, timeUs: overRingsUs[i],
   }));
   OVERSUBSCRIBED_RINGS.forEach((ring, i) => log(`  the ${over}-rank ring of ${ring.bytes} B fits a hand-off of ${fits[i].belowModel ? 'none: it ran faster than the model allows without one' : `${fits[i].handOffUs.toFixed(1)} us`}`));
   if (fits.every((fit) => fit.belowModel)) log(`  warning: every ${over}-rank ring ran faster than the model allows with no hand-off; the oversubscribed hand-off is kept at the 2-rank one`);
   const oversubscribedMessageUs = Math.max(shm.messageUs, ...fits.map((fit) => fit.handOffUs));
   log(`oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores, the larger fit): ${oversubscribedMessageUs.toFixed(1)} us`);
-  return { ...profile, shm: { ...profile.shm, oversubscribedMessageUs } };
+  return { ...fitted, shm: { ...fitted.shm, oversubscribedMessageUs } };
 }
 
 /**

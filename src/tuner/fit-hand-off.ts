@@ -2,7 +2,8 @@ import type { Collective } from '../algorithms/schedule.js';
 import type { LocalProfile } from '../topology/local-profile.js';
 import { type LocalDetection, localTopology } from '../topology/local-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
-import { predictOn } from './predict.js';
+import { ONE_SHOT_CAPACITY, predictOn } from './predict.js';
+import { solveIncreasing } from './solve-increasing.js';
 
 /** A call of thread ranks as `tsccl tune` timed it: back-to-back calls, the mean time per call. */
 export interface TimedCall {
@@ -13,6 +14,15 @@ export interface TimedCall {
   readonly algorithm: string;
   readonly calls: number;
   readonly timeUs: number;
+}
+
+/** The simulator's time for a timed call of thread ranks on this machine with `profile`. */
+export function simulateTimed(profile: LocalProfile, detection: LocalDetection, timed: TimedCall): number {
+  const graph = new TopologyGraph(localTopology({ ranks: timed.ranks, transport: 'shm', profile, detection }));
+  return predictOn(graph, {
+    collective: timed.collective, bytes: timed.bytes, elementBytes: 4, hostCount: 1, algorithm: timed.algorithm,
+    transport: 'shm', oversubscribed: timed.ranks > detection.cores, calls: timed.calls, oneShotCapacity: ONE_SHOT_CAPACITY.shm,
+  }).timeUs;
 }
 
 /** The largest hand-off the fit considers, us: a ring slower than that is a stalled machine, not a model. */
@@ -29,22 +39,8 @@ const MAX_HAND_OFF_US = 100_000;
  * hand-off at all (then 0).
  */
 export function fitOversubscribedHandOff(profile: LocalProfile, detection: LocalDetection, timed: TimedCall): { handOffUs: number; belowModel: boolean } {
-  const simulate = (handOffUs: number) => {
-    const withHandOff = { ...profile, shm: { ...profile.shm, oversubscribedMessageUs: handOffUs } };
-    const graph = new TopologyGraph(localTopology({ ranks: timed.ranks, transport: 'shm', profile: withHandOff, detection }));
-    return predictOn(graph, {
-      collective: timed.collective, bytes: timed.bytes, elementBytes: 4, hostCount: 1, algorithm: timed.algorithm,
-      transport: 'shm', oversubscribed: timed.ranks > detection.cores, calls: timed.calls,
-    }).timeUs;
-  };
-  if (simulate(0) >= timed.timeUs) return { handOffUs: 0, belowModel: true };
-  let [low, high] = [0, 1];
-  while (simulate(high) < timed.timeUs && high < MAX_HAND_OFF_US) [low, high] = [high, high * 2];
+  const simulate = (handOffUs: number) => simulateTimed({ ...profile, shm: { ...profile.shm, oversubscribedMessageUs: handOffUs } }, detection, timed);
   // Within 0.1 us or 0.1%: far below what repeated runs of the ring agree on.
-  while (high - low > Math.max(0.1, high * 1e-3)) {
-    const middle = (low + high) / 2;
-    if (simulate(middle) < timed.timeUs) low = middle;
-    else high = middle;
-  }
-  return { handOffUs: (low + high) / 2, belowModel: false };
+  const { x, atZero } = solveIncreasing(simulate, timed.timeUs, { firstStep: 1, maxX: MAX_HAND_OFF_US, tolerance: (high) => Math.max(0.1, high * 1e-3) });
+  return { handOffUs: x, belowModel: atZero };
 }
