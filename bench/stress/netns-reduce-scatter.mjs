@@ -6,11 +6,10 @@
 // read buffer lost the first bytes of an element (fixed in 5beee03: before it, 7 and 8 wrong
 // calls of 4 x 200 at 200mbit). Needs root and iproute2.
 // Usage: node bench/stress/netns-reduce-scatter.mjs [calls=200] [rate=200mbit] [count=1048576]
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { init } from '../../dist/src/comm/init.js';
 import { firstDifference, makeData, referenceReduce } from '../../dist/src/bench/pattern.js';
-import { createNetnsPair, netnsUnavailable } from '../../dist/test/harness/netns.js';
+import { createNetnsPair, netnsUnavailable, tscclInNamespace } from '../../dist/test/harness/netns.js';
 
 /** One rank (run by tsccl launch): `calls` checked calls; prints each wrong element and a count. */
 export default async function stressRank({ args }) {
@@ -38,18 +37,12 @@ if (process.env.RANK === undefined) {
   const [calls = '200', rate = '200mbit', count = String(1 << 20)] = process.argv.slice(2);
   const why = netnsUnavailable();
   if (why) { console.error(`netns-reduce-scatter: ${why}`); process.exit(2); }
-  const bin = fileURLToPath(new URL('../../bin/tsccl.js', import.meta.url));
   const pair = createNetnsPair('s', rate);
-  const node = (i) => new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', pair.names[i], process.execPath, bin, 'launch', '--nnodes', '2', '--node-rank', String(i), '--nproc-per-node', '2',
-      '--master-addr', pair.addresses[0], '--master-port', '29591', fileURLToPath(import.meta.url), calls, count], { env: { ...process.env, TSCCL_JOB_TOKEN: 'netns-stress' } });
-    child.stdout.on('data', (d) => process.stdout.write(d));
-    child.stderr.on('data', (d) => process.stderr.write(d));
-    child.on('exit', (code) => resolve(code));
-  });
+  const node = (i) => tscclInNamespace(pair.names[i], ['launch', '--nnodes', '2', '--node-rank', String(i), '--nproc-per-node', '2',
+    '--master-addr', pair.addresses[0], '--master-port', '29591', fileURLToPath(import.meta.url), calls, count], { ...process.env, TSCCL_JOB_TOKEN: 'netns-stress' }, { echo: true });
   try {
-    const codes = await Promise.all([node(0), node(1)]);
-    process.exitCode = codes.every((c) => c === 0) ? 0 : 1;
+    const nodes = await Promise.all([node(0), node(1)]);
+    process.exitCode = nodes.every((n) => n.code === 0) ? 0 : 1;
   } finally {
     pair.close();
   }

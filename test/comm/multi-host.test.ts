@@ -1,24 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { createNetnsPair, netnsUnavailable } from '../harness/netns.js';
+import { createNetnsPair, netnsUnavailable, tscclInNamespace } from '../harness/netns.js';
 
-const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
 const fixture = fileURLToPath(new URL('../fixtures/collectives-rank.js', import.meta.url));
 const skip = netnsUnavailable();
 if (skip !== undefined) console.log(`# multi-host tests skipped: ${skip}`);
-
-/** Runs one node of the job inside a namespace; resolves with its exit code and output. */
-function node(ns: string, args: string[], env: NodeJS.ProcessEnv, onOutput?: (text: string) => void): Promise<{ code: number | null; out: string }> {
-  return new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, bin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; onOutput?.(out); });
-    child.stderr.on('data', (d) => { out += d; });
-    child.on('exit', (code) => resolve({ code, out }));
-  });
-}
 
 for (const rate of [undefined, '200mbit']) {
   test(`two hosts (network namespaces${rate ? `, link limited to ${rate}` : ''}), 2 ranks each: every collective`, { skip }, async () => {
@@ -28,8 +16,8 @@ for (const rate of [undefined, '200mbit']) {
       const args = JSON.stringify({ counts: [0, 1, 31], largeCount: rate ? 1 << 20 : 4099, largeDTypes: ['float32'] });
       const common = ['launch', '--nnodes', '2', '--nproc-per-node', '2', '--master-addr', pair.addresses[0], '--master-port', '29555', fixture, args];
       const [a, b] = await Promise.all([
-        node(pair.names[0], [...common.slice(0, 1), '--node-rank', '0', ...common.slice(1)], env),
-        node(pair.names[1], [...common.slice(0, 1), '--node-rank', '1', ...common.slice(1)], env),
+        tscclInNamespace(pair.names[0], [...common.slice(0, 1), '--node-rank', '0', ...common.slice(1)], env),
+        tscclInNamespace(pair.names[1], [...common.slice(0, 1), '--node-rank', '1', ...common.slice(1)], env),
       ]);
       assert.equal(a.code, 0, a.out.slice(-2000));
       assert.equal(b.code, 0, b.out.slice(-2000));
@@ -51,8 +39,8 @@ test('a node with the wrong job token is refused; it does not reach the job', { 
     const args = JSON.stringify({ counts: [1], largeCount: 1, largeDTypes: [] });
     const common = ['--nnodes', '2', '--nproc-per-node', '1', '--master-addr', pair.addresses[0], '--master-port', '29556', fixture, args];
     const [a, b] = await Promise.all([
-      node(pair.names[0], ['launch', '--node-rank', '0', '--timeout-ms', '3000', ...common], { ...process.env, TSCCL_JOB_TOKEN: 'right' }),
-      node(pair.names[1], ['launch', '--node-rank', '1', '--timeout-ms', '3000', ...common], { ...process.env, TSCCL_JOB_TOKEN: 'wrong' }),
+      tscclInNamespace(pair.names[0], ['launch', '--node-rank', '0', '--timeout-ms', '3000', ...common], { ...process.env, TSCCL_JOB_TOKEN: 'right' }),
+      tscclInNamespace(pair.names[1], ['launch', '--node-rank', '1', '--timeout-ms', '3000', ...common], { ...process.env, TSCCL_JOB_TOKEN: 'wrong' }),
     ]);
     assert.notEqual(b.code, 0);
     assert.match(b.out, /refused this client: wrong job token/);
@@ -76,8 +64,8 @@ test('a network partition (link down, no FIN or RST) is detected by heartbeats w
       execFileSync('ip', ['-n', pair.names[1], 'link', 'set', 'tvhb', 'down']);
     };
     const [a, b] = await Promise.all([
-      node(pair.names[0], ['launch', '--node-rank', '0', ...common], env, cutOnce),
-      node(pair.names[1], ['launch', '--node-rank', '1', ...common], env, cutOnce),
+      tscclInNamespace(pair.names[0], ['launch', '--node-rank', '0', ...common], env, { onOutput: cutOnce }),
+      tscclInNamespace(pair.names[1], ['launch', '--node-rank', '1', ...common], env, { onOutput: cutOnce }),
     ]);
     assert.ok(cut, 'the link was never cut');
     const results = [...(a.out + b.out).matchAll(/^\[(\d)\] result: (.*)$/gm)].map((m) => JSON.parse(m[2]) as { code: string; message: string; ms: number });

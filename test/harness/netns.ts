@@ -1,4 +1,5 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 
 /**
  * Hosts for multi-host tests: Linux network namespaces joined by a veth pair, addresses from the
@@ -91,4 +92,30 @@ export function createNetnsStar(tag: string, count: number, rateLimit?: string):
   });
   names.forEach((n, i) => waitForCarrier(n, `ts${tag}${i}h`));
   return { names, addresses, close: () => { for (const n of [...names, bridgeNs]) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
+}
+
+const tscclBin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+
+/** How a caller follows a node's output: `onOutput` sees all of it so far on each piece of stdout; `echo` copies both streams to this process's as they come. */
+export interface NodeWatch {
+  readonly onOutput?: (text: string) => void;
+  readonly echo?: boolean;
+}
+
+/** Runs the tsccl CLI with `args` inside a namespace (one node of a job); resolves with its exit code and its output, both streams. */
+export function tscclInNamespace(ns: string, args: string[], env: NodeJS.ProcessEnv, watch: NodeWatch = {}): Promise<{ code: number | null; out: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, tscclBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (watch.echo) process.stdout.write(d);
+      watch.onOutput?.(out);
+    });
+    child.stderr.on('data', (d) => {
+      out += d;
+      if (watch.echo) process.stderr.write(d);
+    });
+    child.on('exit', (code) => resolve({ code, out }));
+  });
 }
