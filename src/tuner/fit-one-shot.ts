@@ -1,7 +1,7 @@
 import type { LocalProfile } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
-import { type TimedCall, simulateTimed } from './fit-hand-off.js';
 import { solveIncreasing } from './solve-increasing.js';
+import { type TimedCall, simulateTimed } from './timed-call.js';
 
 /**
  * The rate the fit gives when the call ran faster than the model allows at any rate: the

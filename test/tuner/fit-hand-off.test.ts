@@ -1,10 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultProfile } from '../../src/topology/local-profile.js';
-import { localTopology } from '../../src/topology/local-topology.js';
-import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { fitOversubscribedHandOff } from '../../src/tuner/fit-hand-off.js';
-import { predictOn } from '../../src/tuner/predict.js';
+import { simulateTimed } from '../../src/tuner/timed-call.js';
 import { fakeDetection } from '../fixtures/fake-detection.js';
 
 const detection = fakeDetection(2);
@@ -13,9 +11,7 @@ const ring = { collective: 'reduceScatter', ranks: 4, bytes: 1 << 20, algorithm:
 /** The 4-rank ring on 2 cores as the simulator times it with this hand-off. */
 function simulatedRing(handOffUs: number): number {
   const base = defaultProfile(2, 'h');
-  const profile = { ...base, shm: { ...base.shm, oversubscribedMessageUs: handOffUs } };
-  const graph = new TopologyGraph(localTopology({ ranks: ring.ranks, transport: 'shm', profile, detection }));
-  return predictOn(graph, { ...ring, elementBytes: 4, hostCount: 1, transport: 'shm', oversubscribed: true }).timeUs;
+  return simulateTimed({ ...base, shm: { ...base.shm, oversubscribedMessageUs: handOffUs } }, detection, { ...ring, timeUs: 0 });
 }
 
 test('the fitted oversubscribed hand-off is the one with which the simulator reproduces the timed ring', () => {
