@@ -655,6 +655,10 @@ export class TcpTransport implements Transport {
     socket.unref();
     socket.on('close', () => {
       if (this.closing) return;
+      // A peer that destroyed its communicator ends each of its sockets after its last frame, and
+      // the sockets' bytes do not keep step: while another one still reads, that socket may carry
+      // parts of a message this rank waits for.
+      if (link.goodbye && link.inbound.some((c) => !c.socket.destroyed)) return;
       const why = link.goodbye ? `rank ${link.peer} destroyed the communicator` : `Rank ${this.rank} lost its connection to rank ${link.peer}`;
       this.lose(link, new TscclError(ErrorCode.PEER_LOST, link.goodbye ? `Rank ${this.rank} needs data from rank ${link.peer}, but ${why}` : why, { rank: this.rank, peer: link.peer }));
     });

@@ -188,6 +188,25 @@ test('tcp: a peer that goes away fails pending receives with PEER_LOST', async (
   await b.close();
 });
 
+test('tcp: a peer that destroys its communicator after a striped send: the parts still on their way arrive, then receives fail with PEER_LOST', async () => {
+  const { transports: [a, b] } = await pair('s', undefined, 3);
+  // Lane 1 lags (as on a slow link): lane 0 brings its part, the goodbye and its close first.
+  const lane1 = (b as unknown as { links: { inbound: { socket: { pause(): void; resume(): void } }[] }[] }).links[0].inbound[1].socket;
+  lane1.pause();
+  const sent = new Uint8Array(STRIPE_MIN_BYTES * 2).map((_, i) => (i * 7) & 255);
+  await a.waitDelivered(await a.send(1, 0, sent, { seq: 1, opcode: 0 }, ctx()), ctx(5000));
+  const closing = a.close();
+  await new Promise((r) => setTimeout(r, 100));
+  setTimeout(() => lane1.resume(), 100);
+  const got = new Uint8Array(sent.byteLength);
+  await b.recv(0, 0, sent.byteLength, 1, { seq: 1, opcode: 0 }, (p, o) => got.set(p, o), ctx(5000));
+  assert.deepEqual(got, sent);
+  await assert.rejects(b.recv(0, 0, 4, 1, { seq: 2, opcode: 0 }, () => {}, ctx(5000)),
+    (err: { code: string; message: string }) => err.code === ErrorCode.PEER_LOST && /rank 0 destroyed the communicator/.test(err.message));
+  await closing;
+  await b.close();
+});
+
 test('frames carry a CRC32 to other machines by default, and as asked otherwise', () => {
   assert.equal(checksumsFrame(undefined, false), true);
   assert.equal(checksumsFrame(undefined, true), false);
