@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // Correctness soak, not a benchmark: every rank draws the same calls from a seeded generator
 // (collective, dtype, reduction, size up to 2^maxLog2 bytes, in place or not, registered or plain
-// memory, algorithm or the tuner's pick, root), issues them in batches of 1-4 without awaiting
+// memory, algorithm or the tuner's pick, root; collectives and send/recv), issues them in batches of 1-4 without awaiting
 // each (they queue on the communicator), on the world and on a split half-communicator at once,
 // and checks every result on every rank against the plain reference.
 // As ranks:  tsccl run -n 4 bench/stress/random-calls.mjs [calls=300] [seed=1] [maxLog2=22]
@@ -23,6 +23,9 @@ const ALGORITHMS = {
   broadcast: [undefined, 'direct', 'binomial_tree'],
   reduce: [undefined],
   allToAll: [undefined],
+  gather: [undefined],
+  scatter: [undefined],
+  sendRecv: [undefined],
 };
 
 /** xorshift32: the same sequence on every rank. */
@@ -49,7 +52,7 @@ function drawCall(comm, rng, salt, maxLog2) {
   const fresh = (length) => place(new info.ctor(length));
   const inputs = (length, reduction = op) => Array.from({ length: n }, (_, r) => makeData(dtype, reduction, r, length, salt));
   const label = `call ${salt} on ${comm.name}: ${collective} ${dtype} ${op} count=${count} ${inPlace ? 'in place' : 'out of place'} ${registered ? 'registered' : 'plain'} ${algorithm ?? 'tuned'} root=${root}`;
-  const output = inPlace ? undefined : fresh(collective === 'allGather' || collective === 'allToAll' ? n * count : count);
+  const output = inPlace ? undefined : fresh(['allGather', 'allToAll', 'gather'].includes(collective) ? n * count : count);
   let run;
   if (collective === 'allReduce' || collective === 'reduce') {
     const all = inputs(count);
@@ -74,6 +77,26 @@ function drawCall(comm, rng, salt, maxLog2) {
     all.forEach((a, r) => want.set(a.subarray(me * count, (me + 1) * count), r * count));
     const buf = place(all[me]);
     run = comm.allToAll(buf, { output, dtype }).then(() => [output ?? buf, want]);
+  } else if (collective === 'gather') {
+    const all = inputs(count, 'sum');
+    const want = new info.ctor(n * count);
+    all.forEach((a, r) => want.set(a, r * count));
+    const inPlaceRoot = inPlace && me === root;
+    const buf = inPlaceRoot ? fresh(n * count) : place(all[me]);
+    if (inPlaceRoot) buf.set(all[me], me * count);
+    run = comm.gather(buf, { root, output: me === root ? output : undefined, dtype }).then(() => me === root ? [output ?? buf, want] : undefined);
+  } else if (collective === 'scatter') {
+    const all = makeData(dtype, 'sum', root, n * count, salt);
+    const want = all.subarray(me * count, (me + 1) * count);
+    const buf = me === root ? place(all) : fresh(count);
+    const got = me === root ? (inPlace ? buf.subarray(me * count, (me + 1) * count) : output) : buf;
+    run = comm.scatter(buf, { root, output: me === root && !inPlace ? output : undefined, dtype }).then(() => [got, want]);
+  } else if (collective === 'sendRecv') {
+    // A ring exchange, send and receive together (send resolves when the peer has received).
+    const mine = makeData(dtype, 'sum', me, count, salt);
+    const got = fresh(count);
+    run = Promise.all([comm.send(place(mine), (me + 1) % n), comm.recv(got, (me + n - 1) % n)])
+      .then(() => [got, makeData(dtype, 'sum', (me + n - 1) % n, count, salt)]);
   } else {
     const data = makeData(dtype, 'sum', root, count, salt);
     const buf = me === root ? place(data) : fresh(count);
