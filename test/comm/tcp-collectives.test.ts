@@ -66,9 +66,11 @@ for (const [procs, threads] of [[2, 2], [3, 2]]) {
 
 test('mixed job: 2 processes x 4 threads split as TP (inside a process) x DP (across processes)', async () => {
   const { results } = await launchFixture('split-rank', 2, {}, { threadsPerProc: 4 });
-  const all = results as { tp: { rank: number; size: number }; dp: { rank: number; size: number }; gathered: number[]; sums: number[] }[];
+  const all = results as { script: unknown; world: unknown; tp: { rank: number; size: number }; dp: { rank: number; size: number }; gathered: number[]; sums: number[] }[];
   assert.equal(all.length, 8);
   all.forEach((r, rank) => {
+    assert.deepEqual(r.world, { rank, size: 8 });
+    assert.deepEqual(r.script, { rank, size: 8 }, 'the rank and size a script is called with are its place in the job');
     assert.deepEqual({ rank: r.tp.rank, size: r.tp.size }, { rank: rank % 4, size: 4 });
     assert.deepEqual(r.gathered, [0, 1, 2, 3].map((k) => (rank >> 2) * 4 + k));
     assert.equal(r.sums[1], ((rank & 3) + 4) * 10); // DP max across the two processes, iteration 0
