@@ -202,7 +202,8 @@ export class Communicator {
 
   /**
    * A typed array of `count` elements in the shared arena (registered memory): collectives on it
-   * need no staging copy, and peers read it in place. Freed when garbage collected.
+   * need no staging copy, and peers read it in place. Its memory returns on `free`, or when the
+   * array is garbage collected, which may come late: the collector does not see the arena fill.
    */
   alloc<D extends DType>(dtype: D, count: number): DTypeArrayMap[D] {
     const info = dtypeInfo(dtype);
@@ -212,6 +213,17 @@ export class Communicator {
     const array = this.arena.allocateOwned(info.ctor as never, count, info.bytes) as TypedArray;
     allocatedDTypes.set(array, info);
     return array as DTypeArrayMap[D];
+  }
+
+  /**
+   * Returns an array from `alloc` to the arena now, as ncclMemFree does; call it once every call
+   * that uses the array has resolved, and do not use the array after.
+   */
+  free(buffer: TypedArray): void {
+    if (!this.arena.release(buffer)) {
+      throw invalidArgument(`Rank ${this.rank}: free takes an array from alloc that was not freed yet; this one ${this.arena.contains(buffer) ? 'was freed already or is a view into one' : 'is not in the arena'}`,
+        { rank: this.rank, argument: 'buffer' });
+    }
   }
 
   /** Reduces `buffer` across ranks; the result lands in options.output, or in `buffer` itself. */

@@ -6,8 +6,11 @@ import { ErrorCode, TscclError } from '../errors.js';
  * kernels run on it directly. Its first page is the job's control block.
  *
  * Allocation: a global bump pointer, moved under a spin lock in the control block, hands out
- * 64-byte-aligned blocks; each thread keeps the blocks it frees, by size, for reuse. Training
- * loops allocate the same shapes again and again, so exact-size reuse is what matters.
+ * 64-byte-aligned blocks; each thread keeps the blocks it frees, by size, for reuse. Sizes are
+ * rounded up to a size class (64-byte steps up to 4 KiB, then eight classes per power of two, so
+ * at most 1/8 more), as caching allocators do: a freed block then serves every later request of
+ * its class, and a job whose sizes vary (staging of plain arrays of many sizes, variable batch
+ * shapes) reuses a bounded set of blocks instead of taking new memory until the 4 GiB limit.
  */
 const PAGE = 65536;
 const MAX_PAGES = 65536; // 4 GiB, the wasm32 limit
@@ -22,6 +25,13 @@ const LOST_BITS = 16; // bitmap of lost job ranks, from here on
 const MAX_TRACKED_RANKS = 4096;
 export const CONTROL_WORDS = LOST_BITS + MAX_TRACKED_RANKS / 32;
 
+/** Bytes a request of `bytes` takes: 64-byte steps up to 4 KiB, then eight classes per power of two. */
+export function sizeClass(bytes: number): number {
+  if (bytes <= 4096) return Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
+  const step = 2 ** (Math.floor(Math.log2(bytes)) - 3);
+  return Math.ceil(bytes / step) * step;
+}
+
 export class Arena {
   readonly memory: WebAssembly.Memory;
   private buffer: SharedArrayBuffer;
@@ -30,6 +40,8 @@ export class Arena {
   private readonly sizes = new Map<number, number>();
   private readonly seenBuffers = new WeakSet<SharedArrayBuffer>();
   private readonly finalizer = new FinalizationRegistry<number>((offset) => this.free(offset));
+  /** Blocks of allocateOwned views still live, by view. */
+  private readonly owned = new WeakMap<ArrayBufferView, number>();
 
   private constructor(memory: WebAssembly.Memory) {
     this.memory = memory;
@@ -76,9 +88,9 @@ export class Arena {
     return new Int32Array(this.buffer);
   }
 
-  /** Allocates `bytes` (rounded up to 64), returning the byte offset in the arena. */
+  /** Allocates `bytes` (rounded up to its size class), returning the byte offset in the arena. */
   allocate(bytes: number): number {
-    const size = Math.max(ALIGN, Math.ceil(bytes / ALIGN) * ALIGN);
+    const size = sizeClass(bytes);
     const reusable = this.freeBlocks.get(size);
     if (reusable !== undefined && reusable.length > 0) {
       const offset = reusable.pop()!;
@@ -91,7 +103,7 @@ export class Arena {
       const end = offset + size;
       if (end > MAX_PAGES * PAGE) {
         throw new TscclError(ErrorCode.OUT_OF_MEMORY,
-          `Cannot allocate ${bytes} bytes: the shared arena is limited to 4 GiB and ${offset} bytes are in use`, { argument: 'count' });
+          `Cannot allocate ${bytes} bytes: the shared arena is limited to 4 GiB and ${offset} bytes are in use (buffers from comm.alloc return when comm.free is called or, later, when they are garbage collected)`, { argument: 'count' });
       }
       const have = this.memory.buffer.byteLength;
       if (end > have) this.memory.grow(Math.ceil((end - have) / PAGE));
@@ -123,12 +135,27 @@ export class Arena {
     return this.view(Uint8Array, byteOffset, length, 1);
   }
 
-  /** Allocation whose block returns to the free list when the view is garbage collected. */
+  /** Allocation whose block returns to the free list when `release` is called or the view is garbage collected. */
   allocateOwned<T extends ArrayBufferView>(ctor: new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => T, length: number, bytesPerElement: number): T {
     const offset = this.allocate(length * bytesPerElement);
     const view = this.view(ctor, offset, length, bytesPerElement);
-    this.finalizer.register(view, offset);
+    this.finalizer.register(view, offset, view);
+    this.owned.set(view, offset);
     return view;
+  }
+
+  /**
+   * Returns an `allocateOwned` block now rather than at garbage collection; false if `view` is not
+   * a live one of this thread (never allocated so, or released already).
+   */
+  release(view: ArrayBufferView): boolean {
+    const offset = this.owned.get(view);
+    if (offset === undefined) return false;
+    this.owned.delete(view);
+    // Unregistered, or the view's collection would free the block again after its reuse.
+    this.finalizer.unregister(view);
+    this.free(offset);
+    return true;
   }
 
   /**

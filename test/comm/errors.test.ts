@@ -10,12 +10,15 @@ test('bad input is refused on the calling rank before anything blocks, and names
   const results = await scenario('bad-input', 3);
   for (const [rank, out] of results.entries()) {
     for (const key of ['wrongDType', 'avgOnInt', 'unknownOp', 'shortOutput', 'outputTypeMismatch', 'rootOutOfRange', 'peerOutOfRange',
-      'notTyped', 'ambiguousUint16', 'unevenBlocks', 'unknownAlgorithm', 'badTimeout']) {
+      'notTyped', 'ambiguousUint16', 'unevenBlocks', 'unknownAlgorithm', 'badTimeout', 'freePlain', 'freeTwice']) {
       assert.equal(out[key].code, ErrorCode.INVALID_ARGUMENT, `rank ${rank} ${key}: ${out[key].message}`);
       assert.ok(out[key].ms < 50, `rank ${rank} ${key} took ${out[key].ms} ms`);
     }
     assert.match(out.shortOutput.message!, new RegExp(`Rank ${rank}: output holds ${8 * 3 - 1} elements but allGather of count 8 needs 24`));
     assert.match(out.rootOutOfRange.message!, /root 3 is out of range: expected an integer in \[0, 2\]/);
+    assert.equal(out.freeOnce.code, 'OK');
+    assert.match(out.freePlain.message!, /free takes an array from alloc .* is not in the arena/);
+    assert.match(out.freeTwice.message!, /was freed already/);
     assert.equal(out.preAborted.code, ErrorCode.ABORTED);
     assert.equal(out.afterwards.code, 'OK');
     assert.equal(out.afterwardsValue.code, 'OK');
