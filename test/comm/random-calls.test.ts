@@ -20,3 +20,7 @@ test('random calls on 4 process ranks over TCP, 2 sockets per peer and 64 KiB pi
   check(await launchFixture('random-calls-rank', 4, { calls: 80, seed: 2, maxLog2: 20 },
     { env: { ...process.env, TSCCL_NSOCKS_PERPEER: '2', TSCCL_CHUNK_BYTES: '65536' } }), 80);
 });
+
+test('random calls on 2 processes x 2 thread ranks, hierarchical algorithms across the processes among them', async () => {
+  check(await launchFixture('random-calls-rank', 2, { calls: 60, seed: 3, maxLog2: 18 }, { threadsPerProc: 2 }), 60);
+});
