@@ -377,6 +377,10 @@ export class Communicator {
     this.lastPrepared = undefined;
     this.recorder.retire();
     await this.backend.close();
+    // Staging space goes back to the arena. Not after a failed call: a peer may still be reading
+    // what this rank staged for it. Mailboxes stay: a peer may still post into one.
+    if (this.failure === undefined) for (const space of this.workspaces.values()) this.arena.free(space.offset);
+    this.workspaces.clear();
   }
 
   /** The call's buffer, checked, and its dtype. */

@@ -19,3 +19,12 @@ test('8 ranks split as 2 x 4 TP x DP groups run collectives concurrently, each w
     assert.deepEqual(res.gathered, [tpBase, tpBase + 1, tpBase + 2, tpBase + 3]);
   }
 });
+
+test('communicators made and destroyed in a loop give their staging space back: the arena stops growing', async () => {
+  const { results } = await runFixture('split-cycles-rank', 2, { cycles: 40, from: 4 });
+  for (const [r, res] of (results as { grownBytes: number; wrong: number }[]).entries()) {
+    assert.equal(res.wrong, 0, `rank ${r}`);
+    // 36 communicators x 2 ranks x 4 MiB of staging, had it stayed; each keeps only its mailbox (about 130 KiB).
+    assert.ok(res.grownBytes < 64 << 20, `rank ${r}: the arena grew by ${res.grownBytes} bytes over 36 communicators`);
+  }
+});
