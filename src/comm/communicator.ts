@@ -674,12 +674,11 @@ export class Communicator {
         source = this.arena.bytes(staged, bytes.byteLength);
         source.set(bytes);
       }
-      try {
-        const handle = await this.backend.transport.send(peer, P2P_CHANNEL, source, tag, ctx);
-        await this.backend.transport.waitDelivered(handle, ctx);
-      } finally {
-        if (staged !== undefined) this.arena.free(staged);
-      }
+      const handle = await this.backend.transport.send(peer, P2P_CHANNEL, source, tag, ctx);
+      await this.backend.transport.waitDelivered(handle, ctx);
+      // Only once delivered: after a failed send the peer may still read the staged copy in place,
+      // so it stays, as a failed communicator's staging space does.
+      if (staged !== undefined) this.arena.free(staged);
     } catch (err) {
       throw this.fail(err, seq);
     }
