@@ -665,6 +665,14 @@ export class Communicator {
     try {
       if (kind === 'recv') {
         await this.backend.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, copyInto(bytes), ctx);
+        // Shared memory is read in place: a sender whose send failed may have taken its buffer
+        // back while this rank copied it. Its give-up is published before its caller hears of
+        // the failure, so the bytes are trusted only if no peer had given up once they are in.
+        const failed = this.backend.status.failedPeer();
+        if (failed !== undefined) {
+          throw new TscclError(failed.code, `recv #${seq} from rank ${peer} on rank ${this.rank} of ${this.name} ended: rank ${failed.rank} gave up on ${this.name} at #${failed.seq} with ${failed.code}, so what arrived may come from memory its sender took back`,
+            { rank: this.rank, peer, origin: failed.rank, op: 'recv', seq });
+        }
         return;
       }
       let source = bytes;

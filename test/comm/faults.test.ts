@@ -70,12 +70,14 @@ for (const [name, job] of transports) {
     }
   });
 
-  test(`${name}: a send that timed out: its receiver, late, gets the data sent or an error, never memory the sender reused`, async () => {
-    const all = await job('late-receiver', 2);
-    // Over TCP a send ends when its socket has taken the bytes, so it need not time out there.
-    if (name === 'shm') assert.equal(all[0]!.code, ErrorCode.TIMEOUT, all[0]!.message);
-    assert.equal(all[1]!.recovered, 'OK', `rank 1: ${all[1]!.code} ${all[1]!.message}`);
-  });
+  for (const memory of ['plain', 'registered']) {
+    test(`${name}: a send of ${memory} memory that timed out: its receiver, late, gets the data sent or an error, never memory the sender reused`, async () => {
+      const all = await job(memory === 'plain' ? 'late-receiver' : 'late-receiver-registered', 2);
+      // Over TCP a send ends when its socket has taken the bytes, so it need not time out there.
+      if (name === 'shm') assert.equal(all[0]!.code, ErrorCode.TIMEOUT, all[0]!.message);
+      assert.equal(all[1]!.recovered, 'OK', `rank 1: ${all[1]!.code} ${all[1]!.message}`);
+    });
+  }
 
   test(`${name}: different collectives on different ranks: the receiving side reports a MISMATCH, nothing hangs`, async () => {
     const all = await job('different-collectives', 2);
