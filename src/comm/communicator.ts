@@ -461,10 +461,29 @@ export class Communicator {
       return Promise.reject(this.ended(record, seq, err));
     }
     if (pending === undefined) {
+      const untrusted = this.peerGaveUp(plan.label, seq);
+      if (untrusted !== undefined) return Promise.reject(this.ended(record, seq, untrusted));
       this.ended(record, seq, undefined);
       return DONE;
     }
-    return pending.then(() => { this.ended(record, seq, undefined); }, (err: unknown) => { throw this.ended(record, seq, err); });
+    return pending.then(() => {
+      const untrusted = this.peerGaveUp(plan.label, seq);
+      if (untrusted !== undefined) throw this.ended(record, seq, untrusted);
+      this.ended(record, seq, undefined);
+    }, (err: unknown) => { throw this.ended(record, seq, err); });
+  }
+
+  /**
+   * A call's reads are trusted only if no peer had given up by their end. Thread ranks read each
+   * other's buffers in place, and a peer whose call failed may take its buffer back (rewrite or
+   * free it) while this rank still reads; it publishes its give-up before its caller hears of the
+   * failure, so a read that met such memory ends before this check and is refused here.
+   */
+  private peerGaveUp(op: string, seq: number): TscclError | undefined {
+    const failed = this.backend.status.failedPeer();
+    if (failed === undefined) return undefined;
+    return new TscclError(failed.code, `${op} #${seq} on rank ${this.rank} of ${this.name} ended: rank ${failed.rank} gave up on ${this.name} at #${failed.seq} with ${failed.code}, so what it read may come from memory its owner took back`,
+      { rank: this.rank, origin: failed.rank, op, seq });
   }
 
   /** Closes a call's record (and retires the communicator if it failed); returns the error to throw. */
@@ -665,14 +684,8 @@ export class Communicator {
     try {
       if (kind === 'recv') {
         await this.backend.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, copyInto(bytes), ctx);
-        // Shared memory is read in place: a sender whose send failed may have taken its buffer
-        // back while this rank copied it. Its give-up is published before its caller hears of
-        // the failure, so the bytes are trusted only if no peer had given up once they are in.
-        const failed = this.backend.status.failedPeer();
-        if (failed !== undefined) {
-          throw new TscclError(failed.code, `recv #${seq} from rank ${peer} on rank ${this.rank} of ${this.name} ended: rank ${failed.rank} gave up on ${this.name} at #${failed.seq} with ${failed.code}, so what arrived may come from memory its sender took back`,
-            { rank: this.rank, peer, origin: failed.rank, op: 'recv', seq });
-        }
+        const untrusted = this.peerGaveUp('recv', seq);
+        if (untrusted !== undefined) throw untrusted;
         return;
       }
       let source = bytes;

@@ -79,6 +79,12 @@ for (const [name, job] of transports) {
     });
   }
 
+  test(`${name}: a broadcast whose root timed out and rewrote its buffer: the late rank gets the data or an error, never the new bytes`, async () => {
+    const all = await job('late-collective', 2);
+    if (name === 'shm') assert.equal(all[0]!.code, ErrorCode.TIMEOUT, all[0]!.message);
+    assert.equal(all[1]!.recovered, 'OK', `rank 1: ${all[1]!.code} ${all[1]!.message}`);
+  });
+
   test(`${name}: different collectives on different ranks: the receiving side reports a MISMATCH, nothing hangs`, async () => {
     const all = await job('different-collectives', 2);
     // Rank 1 receives the root's broadcast where it expected an all-reduce. Over TCP the root's
