@@ -454,36 +454,27 @@ export class Communicator {
     record.state = 'running';
     record.startedAt = Date.now();
     let pending: Promise<void> | undefined;
+    let ctx: OpContext;
     try {
       this.ensureUsable();
-      pending = this.execute(plan, seq, timeoutMs, signal, record, checksum);
+      ctx = new OpContext(this.scope, { op: plan.label, seq, timeoutMs, signal, collective: true, participants: this.allRanks });
+      pending = this.execute(plan, seq, ctx, record, checksum);
+      if (pending === undefined) ctx.endReads();
     } catch (err) {
       return Promise.reject(this.ended(record, seq, err));
     }
     if (pending === undefined) {
-      const untrusted = this.peerGaveUp(plan.label, seq);
-      if (untrusted !== undefined) return Promise.reject(this.ended(record, seq, untrusted));
       this.ended(record, seq, undefined);
       return DONE;
     }
     return pending.then(() => {
-      const untrusted = this.peerGaveUp(plan.label, seq);
-      if (untrusted !== undefined) throw this.ended(record, seq, untrusted);
+      try {
+        ctx.endReads();
+      } catch (err) {
+        throw this.ended(record, seq, err);
+      }
       this.ended(record, seq, undefined);
     }, (err: unknown) => { throw this.ended(record, seq, err); });
-  }
-
-  /**
-   * A call's reads are trusted only if no peer had given up by their end. Thread ranks read each
-   * other's buffers in place, and a peer whose call failed may take its buffer back (rewrite or
-   * free it) while this rank still reads; it publishes its give-up before its caller hears of the
-   * failure, so a read that met such memory ends before this check and is refused here.
-   */
-  private peerGaveUp(op: string, seq: number): TscclError | undefined {
-    const failed = this.backend.status.failedPeer();
-    if (failed === undefined) return undefined;
-    return new TscclError(failed.code, `${op} #${seq} on rank ${this.rank} of ${this.name} ended: rank ${failed.rank} gave up on ${this.name} at #${failed.seq} with ${failed.code}, so what it read may come from memory its owner took back`,
-      { rank: this.rank, origin: failed.rank, op, seq });
   }
 
   /** Closes a call's record (and retires the communicator if it failed); returns the error to throw. */
@@ -501,14 +492,13 @@ export class Communicator {
   }
 
   /** Runs the call on this rank: undefined if it finished without waiting, else a promise. */
-  private execute(plan: CallPlan, seq: number, timeoutMs: number, signal: AbortSignal | undefined, record: OpRecord, checksum: boolean | undefined): Promise<void> | undefined {
+  private execute(plan: CallPlan, seq: number, ctx: OpContext, record: OpRecord, checksum: boolean | undefined): Promise<void> | undefined {
     const last = this.lastPrepared;
     const prepared = last !== undefined && last.plan === plan && last.checksum === checksum ? last : (this.lastPrepared = this.prepare(plan, checksum));
     const { bytes, selection, kernel, opcode, scale, oneShot, schedule } = prepared;
     const { dtype, shape } = plan;
     record.algorithm = selection.algorithm;
     log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);
-    const ctx = new OpContext(this.scope, { op: plan.label, seq, timeoutMs, signal, collective: true, participants: this.allRanks });
     this.backend.status.enter(seq);
     if (oneShot !== undefined) {
       const pending = oneShot.run(seq, ctx);
@@ -684,8 +674,7 @@ export class Communicator {
     try {
       if (kind === 'recv') {
         await this.backend.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, copyInto(bytes), ctx);
-        const untrusted = this.peerGaveUp('recv', seq);
-        if (untrusted !== undefined) throw untrusted;
+        ctx.endReads();
         return;
       }
       let source = bytes;

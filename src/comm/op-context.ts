@@ -1,4 +1,4 @@
-import { ErrorCode, TscclError } from '../errors.js';
+import { ErrorCode, type ErrorCodeValue, TscclError } from '../errors.js';
 import type { WaitContext } from '../transport/transport.js';
 import type { StatusBoard } from './backend.js';
 
@@ -84,9 +84,7 @@ export class OpContext implements WaitContext {
     const failed = this.scope.status.failedPeer();
     if (failed !== undefined && participants.includes(failed.rank)) {
       const missing = this.missingRanks();
-      throw new TscclError(failed.code,
-        `${this.where()} ended: rank ${failed.rank} gave up on ${commName} at #${failed.seq} with ${failed.code}${missing.length > 0 ? `; ${this.describeMissing(missing)}` : ''}`,
-        { rank, peer: failed.rank, origin: failed.rank, op, seq, missingRanks: missing });
+      throw this.gaveUp(failed, missing.length > 0 ? `; ${this.describeMissing(missing)}` : '', missing);
     }
     const now = performance.now();
     if (!this.announced && this.collective && now - this.started > ANNOUNCE_AFTER_MS) {
@@ -94,6 +92,24 @@ export class OpContext implements WaitContext {
       this.scope.status.announce(seq);
     }
     if (now >= this.deadline) throw this.timeoutError();
+  }
+
+  /**
+   * Ends a call whose reads are done. Thread ranks read each other's buffers in place, and a peer
+   * whose call failed may take its buffer back (rewrite or free it) while this rank still reads;
+   * it publishes its give-up before its caller hears of the failure, so a read that met such
+   * memory ended before this looks, and the call fails instead of returning what it read.
+   */
+  endReads(): void {
+    const failed = this.scope.status.failedPeer();
+    if (failed !== undefined) throw this.gaveUp(failed, ', so what it read may come from memory its owner took back', []);
+  }
+
+  private gaveUp(failed: { rank: number; code: ErrorCodeValue; seq: number }, tail: string, missing: number[]): TscclError {
+    const { op, seq } = this;
+    const { rank, commName } = this.scope;
+    return new TscclError(failed.code, `${this.where()} ended: rank ${failed.rank} gave up on ${commName} at #${failed.seq} with ${failed.code}${tail}`,
+      { rank, peer: failed.rank, origin: failed.rank, op, seq, missingRanks: missing });
   }
 
   /** The call and its communicator, as messages name them (built only for an error). */
