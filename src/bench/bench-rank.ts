@@ -4,7 +4,7 @@ import { type DType, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import type { ReduceOp } from '../kernels/reduce-op.js';
 import { type BenchOp, type BenchOpName, BENCH_OPS, sweepSizes } from './bench-ops.js';
 import type { BenchOptions, RankMeasurement } from './bench-options.js';
-import { countDifferences, makeData, referenceReduce } from './pattern.js';
+import { concatenate, countDifferences, makeData, referenceReduce } from './pattern.js';
 import { warmupCallsFor } from './warm-up.js';
 
 /** One prepared placement: the call to time, how to load check data, how to count wrong elements. */
@@ -100,7 +100,6 @@ export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, 
   const info = dtypeInfo(dtype);
   const data = (rank: number, length: number) => makeData(dtype, redop, rank, length, 0);
   const all = (length: number) => Array.from({ length: n }, (_, r) => data(r, length));
-  const concat = (parts: TypedArray[]) => { const out = new info.ctor(parts.reduce((a, p) => a + p.length, 0)); let o = 0; for (const p of parts) { out.set(p as never, o); o += p.length; } return out; };
   const block = (a: TypedArray, i: number, b: number) => a.subarray(i * b, (i + 1) * b) as TypedArray;
   const b = counts.param;
   const name: BenchOpName = op.name;
@@ -144,7 +143,7 @@ export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, 
       return {
         call: () => comm.allGather(inPlace ? input : input.subarray(0, b) as TypedArray, { output, algorithm, dtype }),
         fill: () => input.set(data(me, b) as never, inPlace ? me * b : 0),
-        wrong: () => countDifferences(result(0, n * b), concat(all(b))),
+        wrong: () => countDifferences(result(0, n * b), concatenate(dtype, all(b))),
       };
     case 'reduce_scatter':
       return {
@@ -156,7 +155,7 @@ export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, 
       return {
         call: () => comm.allToAll(input, { output, algorithm, dtype }),
         fill: () => input.set(data(me, n * b) as never),
-        wrong: () => countDifferences(result(0, n * b), concat(all(n * b).map((a) => block(a, me, b)))),
+        wrong: () => countDifferences(result(0, n * b), concatenate(dtype, all(n * b).map((a) => block(a, me, b)))),
       };
     case 'gather': {
       const rootInPlace = inPlace && isRoot;
@@ -164,7 +163,7 @@ export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, 
       return {
         call: () => comm.gather(source, { root, output: isRoot ? output : undefined, algorithm, dtype }),
         fill: () => input.set(data(me, b) as never, rootInPlace ? me * b : 0),
-        wrong: () => (isRoot ? countDifferences(result(0, n * b), concat(all(b))) : 0),
+        wrong: () => (isRoot ? countDifferences(result(0, n * b), concatenate(dtype, all(b))) : 0),
       };
     }
     case 'scatter': {
