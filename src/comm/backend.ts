@@ -15,8 +15,18 @@ export interface StatusBoard {
    * started it (this rank, or the peer whose failure ended this rank's call), so everyone names it.
    */
   fail(code: ErrorCodeValue, seq: number, origin: number): void;
-  /** A peer that gave up: `rank` is the origin of the failure, `seq` where it happened. */
-  failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined;
+  /**
+   * This rank ended collective `seq` successfully: it needs nothing more from its peers for that
+   * call, and they read nothing it shared for it any more.
+   */
+  end(seq: number): void;
+  /**
+   * One of `peers` that gave up on the communicator before ending collective `seq` (at any time,
+   * for seq undefined), or died: `rank` is the origin of the failure, `seq` where it happened.
+   * A peer that ended the call before giving up (it moved on, then failed or aborted) has done
+   * its part of it, so that call need not fail.
+   */
+  failedBefore(peers: readonly number[], seq: number | undefined): { rank: number; code: ErrorCodeValue; seq: number } | undefined;
   /**
    * Tells the peers this rank is waiting in collective `seq`, so that a timeout elsewhere names
    * only the ranks that truly did not arrive. Called once per call, when a wait runs long.

@@ -484,6 +484,7 @@ export class Communicator {
     this.inFlight--;
     if (err === undefined) {
       record.state = 'done';
+      this.backend.status.end(seq);
       return undefined;
     }
     record.state = 'failed';
@@ -673,8 +674,11 @@ export class Communicator {
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     try {
       if (kind === 'recv') {
-        await this.backend.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, copyInto(bytes), ctx);
-        ctx.endReads();
+        // Checked before the transport hands the sender's memory back (shared memory does right
+        // after): a sender may give up once its send was delivered, and that endangers nothing.
+        const copy = copyInto(bytes);
+        const consume = Object.assign((piece: Uint8Array, byteOffset: number) => { copy(piece, byteOffset); ctx.endReads(); }, { into: bytes });
+        await this.backend.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, consume, ctx);
         return;
       }
       let source = bytes;

@@ -24,9 +24,11 @@ class MixedStatus implements StatusBoard {
   }
   fail(code: ErrorCodeValue, seq: number, origin: number): void { this.shm.status.fail(code, seq, origin); this.tcp.status.fail(code, seq, origin); }
   announce(seq: number): void { this.tcp.status.announce(seq); }
-  failedPeer() {
+  end(seq: number): void { this.shm.status.end(seq); this.tcp.status.end(seq); }
+  failedBefore(peers: readonly number[], seq: number | undefined) {
     // Origins are written in this communicator's numbering by every rank of a mixed communicator.
-    return this.shm.status.failedPeer() ?? this.tcp.status.failedPeer();
+    return this.shm.status.failedBefore(peers.map((r) => this.localIndex[r]).filter((l) => l >= 0), seq)
+      ?? this.tcp.status.failedBefore(peers.filter((r) => this.localIndex[r] < 0), seq);
   }
 }
 

@@ -81,8 +81,8 @@ export class OpContext implements WaitContext {
       throw new TscclError(ErrorCode.PEER_LOST, `${this.where()} ended: rank ${lost} of ${commName} died`,
         { rank, peer: lost, origin: lost, op, seq });
     }
-    const failed = this.scope.status.failedPeer();
-    if (failed !== undefined && participants.includes(failed.rank)) {
+    const failed = this.scope.status.failedBefore(participants, this.collective ? seq : undefined);
+    if (failed !== undefined) {
       const missing = this.missingRanks();
       throw this.gaveUp(failed, missing.length > 0 ? `; ${this.describeMissing(missing)}` : '', missing);
     }
@@ -95,13 +95,14 @@ export class OpContext implements WaitContext {
   }
 
   /**
-   * Ends a call whose reads are done. Thread ranks read each other's buffers in place, and a peer
-   * whose call failed may take its buffer back (rewrite or free it) while this rank still reads;
-   * it publishes its give-up before its caller hears of the failure, so a read that met such
-   * memory ended before this looks, and the call fails instead of returning what it read.
+   * Ends reads that are done. Thread ranks read each other's buffers in place, and a peer whose
+   * call failed may take its buffer back (rewrite or free it) while this rank still reads; it
+   * publishes its give-up before its caller hears of the failure, so a read that met such memory
+   * ended before this looks, and the call fails instead of returning what it read. A peer that
+   * had ended this collective before giving up (it moved on, then aborted) endangers nothing.
    */
   endReads(): void {
-    const failed = this.scope.status.failedPeer();
+    const failed = this.scope.status.failedBefore(this.participants, this.collective ? this.seq : undefined);
     if (failed !== undefined) throw this.gaveUp(failed, ', so what it read may come from memory its owner took back', []);
   }
 

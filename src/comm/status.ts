@@ -1,5 +1,5 @@
 import { ErrorCode, type ErrorCodeValue } from '../errors.js';
-import { STATUS_ENTERED_SEQ, STATUS_FAILED, STATUS_FAILED_ORIGIN, STATUS_FAILED_SEQ, STATUS_SHRINK_EPOCH, STATUS_SHRINK_MAILBOX } from '../transport/shm/mailbox.js';
+import { STATUS_ENDED_SEQ, STATUS_ENTERED_SEQ, STATUS_FAILED, STATUS_FAILED_ORIGIN, STATUS_FAILED_SEQ, STATUS_SHRINK_EPOCH, STATUS_SHRINK_MAILBOX } from '../transport/shm/mailbox.js';
 import type { StatusBoard } from './backend.js';
 
 /**
@@ -51,14 +51,18 @@ export class CommStatus implements StatusBoard {
   /** The status words are already visible to every peer. */
   announce(): void {}
 
-  /** The first peer that gave up on this communicator, if any. */
-  failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
-    for (let r = 0; r < this.bases.length; r++) {
+  end(seq: number): void {
+    Atomics.store(this.words, this.bases[this.rank] + STATUS_ENDED_SEQ, seq);
+  }
+
+  /** A peer's failure word is loaded first: it was stored after any end before it. Dead ranks are the arena's to tell. */
+  failedBefore(peers: readonly number[], seq: number | undefined): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
+    for (const r of peers) {
       if (r === this.rank) continue;
       const code = Atomics.load(this.words, this.bases[r] + STATUS_FAILED);
-      if (code !== 0) {
-        return { rank: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_ORIGIN), code: CODES[code - 1] ?? ErrorCode.INTERNAL, seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ) };
-      }
+      if (code === 0) continue;
+      if (seq !== undefined && ((Atomics.load(this.words, this.bases[r] + STATUS_ENDED_SEQ) - seq) | 0) >= 0) continue;
+      return { rank: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_ORIGIN), code: CODES[code - 1] ?? ErrorCode.INTERNAL, seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ) };
     }
     return undefined;
   }

@@ -8,6 +8,7 @@ import { type CommBackend, type ShrinkRequest, type StatusBoard, deadSurvivorErr
 class TcpStatus implements StatusBoard {
   private readonly transport: TcpTransport;
   private entered = 0;
+  private ended = 0;
 
   constructor(transport: TcpTransport) {
     this.transport = transport;
@@ -15,9 +16,10 @@ class TcpStatus implements StatusBoard {
 
   enter(seq: number): void { this.entered = seq; }
   lastSeenSeq(rank: number): number { return rank === this.transport.rank ? this.entered : this.transport.lastSeqFrom(rank); }
-  fail(code: ErrorCodeValue, seq: number, origin: number): void { this.transport.announceFailure(code, seq, origin); }
+  fail(code: ErrorCodeValue, seq: number, origin: number): void { this.transport.announceFailure(code, seq, origin, this.ended); }
   announce(seq: number): void { this.transport.announceSeq(seq); }
-  failedPeer() { return this.transport.failedPeer(); }
+  end(seq: number): void { this.ended = seq; }
+  failedBefore(peers: readonly number[], seq: number | undefined) { return this.transport.failedBefore(peers, seq); }
 }
 
 export interface TcpBackendOptions extends Omit<TcpTransportOptions, 'rank' | 'nranks' | 'commName' | 'store'> {

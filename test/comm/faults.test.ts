@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { ErrorCode, TscclError } from '../../src/errors.js';
-import type { RunResult } from '../../src/launch/run.js';
+import { ErrorCode } from '../../src/errors.js';
 import type { FaultReport } from '../fixtures/faults-rank.js';
-import { launchFixture, runFixture } from '../harness/ranks.js';
+import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
 
 /**
  * Fault injection on both transports: every surviving rank must see the expected error code,
@@ -11,19 +10,9 @@ import { launchFixture, runFixture } from '../harness/ranks.js';
  */
 type Launcher = (scenario: string, n: number, env?: NodeJS.ProcessEnv) => Promise<(FaultReport | undefined)[]>;
 
-/** Reports of every rank, also when the job as a whole failed because a rank died on purpose. */
-async function reports(job: Promise<RunResult>): Promise<(FaultReport | undefined)[]> {
-  try {
-    return (await job).results as (FaultReport | undefined)[];
-  } catch (err) {
-    if (!(err instanceof TscclError)) throw err;
-    return (err.details.ranks as { result?: FaultReport }[]).map((r) => r.result);
-  }
-}
-
 const transports: [string, Launcher][] = [
-  ['shm', (scenario, n, env) => reports(runFixture('faults-rank', n, { scenario }, { graceMs: 20_000, env: { ...process.env, ...env } }))],
-  ['tcp', (scenario, n, env) => reports(launchFixture('faults-rank', n, { scenario }, { graceMs: 20_000, env: { ...process.env, ...env } }))],
+  ['shm', (scenario, n, env) => rankResults<FaultReport>(runFixture('faults-rank', n, { scenario }, { graceMs: 20_000, env: { ...process.env, ...env } }))],
+  ['tcp', (scenario, n, env) => rankResults<FaultReport>(launchFixture('faults-rank', n, { scenario }, { graceMs: 20_000, env: { ...process.env, ...env } }))],
 ];
 
 for (const [name, job] of transports) {
@@ -33,6 +22,14 @@ for (const [name, job] of transports) {
       assert.equal(r!.code, ErrorCode.ABORTED, `rank ${rank}: ${r!.message}`);
       if (rank !== 1) assert.match(r!.message, /rank 1 gave up on world at #\d+ with TSCCL_ERR_ABORTED/);
       assert.ok(r!.ms < 1500, `rank ${rank} took ${r!.ms} ms`);
+      assert.equal(r!.recovered, 'OK', `rank ${rank}`);
+    }
+  });
+
+  test(`${name}: a rank that aborts after its part of a gather ended does not fail the gather of slower ranks`, async () => {
+    const all = await job('abort-after-end', 3);
+    for (const [rank, r] of all.entries()) {
+      assert.equal(r!.code, 'OK', `rank ${rank}: ${r!.message}`);
       assert.equal(r!.recovered, 'OK', `rank ${rank}`);
     }
   });

@@ -1,3 +1,4 @@
+import { TscclError } from '../../src/errors.js';
 import { type LaunchOptions, launch } from '../../src/launch/launch.js';
 import { type RunOptions, type RunResult, run } from '../../src/launch/run.js';
 
@@ -11,4 +12,14 @@ export function runFixture(fixture: string, ranks: number, args: unknown = {}, o
 /** The same fixture as `ranks` process ranks meeting over TCP on loopback. */
 export function launchFixture(fixture: string, ranks: number, args: unknown = {}, options: Partial<LaunchOptions> = {}): Promise<RunResult> {
   return launch({ nprocPerNode: ranks, mode: 'processes', script: fixtureUrl(fixture), args: [JSON.stringify(args)], output: 'silent', timeoutMs: 60_000, ...options });
+}
+
+/** What every rank returned (undefined for a rank that died), also when the job failed because a rank died on purpose. */
+export async function rankResults<T>(job: Promise<RunResult>): Promise<(T | undefined)[]> {
+  try {
+    return (await job).results as (T | undefined)[];
+  } catch (err) {
+    if (!(err instanceof TscclError) || !Array.isArray(err.details.ranks)) throw err;
+    return (err.details.ranks as { result?: T }[]).map((r) => r.result);
+  }
 }

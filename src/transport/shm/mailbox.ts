@@ -35,6 +35,8 @@ export const STATUS_SHRINK_EPOCH = 3;
 export const STATUS_SHRINK_MAILBOX = 4;
 /** The rank whose failure started it all (this rank, or the peer whose failure it saw). */
 export const STATUS_FAILED_ORIGIN = 5;
+/** The last collective this rank ended successfully: nothing it shared for that call is read any more. */
+export const STATUS_ENDED_SEQ = 6;
 const STATUS_WORDS = 16;
 
 /** Bytes one rank can publish through a low-latency slot: the largest one-shot collective. */

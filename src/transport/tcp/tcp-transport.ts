@@ -74,8 +74,11 @@ interface Link {
   error: TscclError | undefined;
   /** Highest collective seq received from this peer. */
   lastSeq: number;
-  /** Set when the peer announced it gave up on the communicator (origin: whose failure started it). */
-  failure: { code: ErrorCodeValue; seq: number; origin: number } | undefined;
+  /**
+   * Set when the peer announced it gave up on the communicator (origin: whose failure started it;
+   * ended: the last collective it had ended successfully before).
+   */
+  failure: { code: ErrorCodeValue; seq: number; origin: number; ended: number } | undefined;
   /** The peer closed on purpose (destroyed its communicator): not a failure unless its data is still needed. */
   goodbye: boolean;
   /** When any byte last arrived from the peer (performance.now()). */
@@ -529,9 +532,10 @@ export class TcpTransport implements Transport {
   }
 
   /** Tells every peer this rank gave up on the communicator, so their waits end now. */
-  announceFailure(code: ErrorCodeValue, seq: number, origin: number): void {
-    const payload = Buffer.alloc(4);
+  announceFailure(code: ErrorCodeValue, seq: number, origin: number, ended: number): void {
+    const payload = Buffer.alloc(8);
     payload.writeUInt32LE(origin);
+    payload.writeInt32LE(ended, 4);
     this.controlToAll(ERROR_CODES.indexOf(code), seq, payload);
   }
 
@@ -548,11 +552,16 @@ export class TcpTransport implements Transport {
     }
   }
 
-  /** The first peer that announced a failure, whose connection broke, or that fell silent. */
-  failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
+  /**
+   * The first of `peers` that announced a failure before ending collective `seq` (at any time for
+   * seq undefined), whose connection broke, or that fell silent.
+   */
+  failedBefore(peers: readonly number[], seq: number | undefined): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
     this.checkHeartbeats();
-    for (const link of this.links) {
-      if (link.failure !== undefined) return { rank: link.failure.origin, code: link.failure.code, seq: link.failure.seq };
+    for (const peer of peers) {
+      const link = this.links[peer];
+      const failure = link.failure;
+      if (failure !== undefined && (seq === undefined || ((failure.ended - seq) | 0) < 0)) return { rank: failure.origin, code: failure.code, seq: failure.seq };
       if (link.error?.code === ErrorCode.PEER_LOST && !link.goodbye) return { rank: link.peer, code: ErrorCode.PEER_LOST, seq: link.lastSeq };
     }
     return undefined;
@@ -711,7 +720,8 @@ export class TcpTransport implements Transport {
       return;
     }
     const origin = payload.byteLength >= 4 ? payload.readUInt32LE(0) : link.peer;
-    link.failure ??= { code: ERROR_CODES[header.opcode] ?? ErrorCode.INTERNAL, seq: header.seq, origin };
+    const ended = payload.byteLength >= 8 ? payload.readInt32LE(4) : 0;
+    link.failure ??= { code: ERROR_CODES[header.opcode] ?? ErrorCode.INTERNAL, seq: header.seq, origin, ended };
     this.wake(link);
   }
 
