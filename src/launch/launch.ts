@@ -87,6 +87,8 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
           ...env, RANK: String(rank), WORLD_SIZE: String(size), LOCAL_RANK: String(local), LOCAL_WORLD_SIZE: String(perNode),
           MASTER_ADDR: masterAddr, MASTER_PORT: String(masterPort), TSCCL_STORE_HOSTED: '1', ...(token ? { TSCCL_JOB_TOKEN: token } : {}),
           ...(options.timeoutMs ? { TSCCL_TIMEOUT_MS: String(options.timeoutMs) } : {}), TSCCL_THREADS_PER_PROC: String(threads),
+          // Thread ranks inside the process stop their siblings after the same grace as this launcher.
+          TSCCL_RANK_GRACE_MS: String(graceMs),
         },
         stdio: mode === 'inherit' ? ['ignore', 'inherit', 'inherit', 'ipc'] : ['ignore', 'pipe', 'pipe', 'ipc'],
       });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../src/errors.js';
-import { launchFixture } from '../harness/ranks.js';
+import { launchFixture, rankResults } from '../harness/ranks.js';
 
 // The same matrix as over shared memory, with ranks as processes meeting over TCP on loopback.
 for (const n of [2, 3, 4]) {
@@ -49,6 +49,13 @@ test('a process rank that dies: the others fail with PEER_LOST at once, launch n
     return true;
   });
   assert.ok(performance.now() - start < 15_000);
+});
+
+test('after a rank dies, launch stops the survivors once its grace period is over, thread ranks of a process too', async () => {
+  // The process's own grace (the environment's 60 s) would let rank 0 finish its 3 s.
+  const job = launchFixture('outlives-rank', 1, { ms: 3000 }, { threadsPerProc: 2, graceMs: 300, env: { ...process.env, TSCCL_RANK_GRACE_MS: '60000' } });
+  const ranks = await rankResults<string>(job);
+  assert.deepEqual(ranks, [undefined, undefined]);
 });
 
 // Threads of several processes in one communicator: shared memory inside a process, TCP between.
