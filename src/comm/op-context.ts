@@ -81,7 +81,7 @@ export class OpContext implements WaitContext {
       throw new TscclError(ErrorCode.PEER_LOST, `${this.where()} ended: rank ${lost} of ${commName} died`,
         { rank, peer: lost, origin: lost, op, seq });
     }
-    const failed = this.scope.status.failedBefore(participants, this.collective ? seq : undefined);
+    const failed = this.failedPeer();
     if (failed !== undefined) {
       const missing = this.missingRanks();
       throw this.gaveUp(failed, missing.length > 0 ? `; ${this.describeMissing(missing)}` : '', missing);
@@ -102,8 +102,13 @@ export class OpContext implements WaitContext {
    * had ended this collective before giving up (it moved on, then aborted) endangers nothing.
    */
   endReads(): void {
-    const failed = this.scope.status.failedBefore(this.participants, this.collective ? this.seq : undefined);
+    const failed = this.failedPeer();
     if (failed !== undefined) throw this.gaveUp(failed, ', so what it read may come from memory its owner took back', []);
+  }
+
+  /** A participant that gave up before ending this call (a collective), or at all (point-to-point). */
+  private failedPeer(): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
+    return this.scope.status.failedBefore(this.participants, this.collective ? this.seq : undefined);
   }
 
   private gaveUp(failed: { rank: number; code: ErrorCodeValue; seq: number }, tail: string, missing: number[]): TscclError {
