@@ -30,6 +30,8 @@ export interface SimCall {
    * ahead, as far as their sends let them.
    */
   readonly calls?: number;
+  /** The count whose working set sets a CPU host's cache tiers (default `count`): a stand-in for a larger call keeps that call's memory speeds. */
+  readonly workingSetCount?: number;
 }
 
 export interface SimOutcome {
@@ -86,7 +88,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const hosts = rankHosts(graph, rankDevices);
   const pools = corePools(rankDevices, hosts, protocol.rankCores);
   const crowded = crowdedRanks(rankDevices, hosts, protocol.rankCores);
-  const wholeCall: CallShape = { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 };
+  const wholeCall: CallShape = { collective: call.collective, nranks: n, count: call.workingSetCount ?? call.count, root: call.root, inPlace: false, chunkCount: 0 };
   const rates = callRates(graph, rankDevices, wholeCall, call.elementBytes);
   const takeBackUsPerByte = pull ? peerReadWriteCosts(graph, rankDevices, protocol, wholeCall, call.elementBytes) : new Map<number, number>();
   /** What a rank's step spends taking back lines of its destination that peers read since it last wrote them. */
