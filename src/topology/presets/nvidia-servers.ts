@@ -88,7 +88,8 @@ export function dgx1Server(ctx: ServerContext): ServerResult {
 /**
  * GB200 NVL72: 18 compute trays of 2 Grace CPUs and 4 B200 GPUs, all 72 GPUs on one NVLink 5
  * switch fabric (9 switch trays, modelled as one crossbar), each GPU with 18 links. The rack is
- * one scale-up domain, so it is one host here; each GPU has its own 400 Gb/s NIC.
+ * one scale-up domain, so it is one host here; each GPU has its own 400 Gb/s NIC, so the NIC
+ * count follows the GPUs (--gpus) and --nics-per-node cannot change it.
  */
 export function gb200Nvl72(ctx: ServerContext): ServerResult {
   const { builder: b, prefix, host } = ctx;
@@ -106,6 +107,13 @@ export function gb200Nvl72(ctx: ServerContext): ServerResult {
     b.link(gpu, graces[graces.length - 1], 'nvlink-c2c');
     gpus.push(gpu);
   }
-  const attachOf = gpus.map((_, i) => i);
-  return { accelerators: gpus, nics: attachNics(ctx, gpus.map((_, i) => graces[Math.floor(i / 2)]), gpus, attachOf.map((i) => i), 'pcie5') };
+  const nics = gpus.map((gpu, i) => {
+    // Each GPU's own ConnectX NIC, on the PCIe of the Grace the GPU hangs off: the trays' Graces
+    // have no link to each other, so a GPU could not reach a NIC on another Grace.
+    const nic = b.device(`${prefix}nic${i}`, 'nic', host);
+    b.link(nic, graces[Math.floor(i / 2)], 'pcie5');
+    b.setNic(gpu, nic);
+    return nic;
+  });
+  return { accelerators: gpus, nics };
 }

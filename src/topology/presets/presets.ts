@@ -25,7 +25,7 @@ interface Preset {
   readonly nics: number;
   readonly nicKind: NicFamily;
   readonly nicGbps: number;
-  /** The NIC count is fixed by the hardware (integrated ports). */
+  /** One NIC per accelerator, fixed by the hardware (an integrated port, or each GPU's own NIC). */
   readonly fixedNics?: boolean;
   server(ctx: ServerContext, options: PresetOptions): ServerResult;
 }
@@ -38,7 +38,7 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
   'dgx-h100': { description: 'DGX H100: 8 H100, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x NDR 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, server: board(DGX_H100) },
   'hgx-h200': { description: 'HGX H200: 8 H200, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, server: board(HGX_H200) },
   'dgx-b200': { description: 'DGX B200: 8 B200, NVSwitch gen4 (18 NVLink 5 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, server: board(DGX_B200) },
-  'gb200-nvl72': { description: 'GB200 NVL72: 72 B200 on one NVLink 5 switch fabric, 36 Grace CPUs, one 400 Gb/s NIC per GPU', accelerators: 72, nics: 72, nicKind: 'ib', nicGbps: 400, server: gb200Nvl72 },
+  'gb200-nvl72': { description: 'GB200 NVL72: 72 B200 on one NVLink 5 switch fabric, 36 Grace CPUs, one 400 Gb/s NIC per GPU', accelerators: 72, nics: 72, nicKind: 'ib', nicGbps: 400, fixedNics: true, server: gb200Nvl72 },
   'mi300x': { description: 'AMD MI300X platform: 8 GPUs, xGMI full mesh (7 links each), PCIe 5, 8 x 400 Gb/s RoCE', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 400, server: mi300xServer },
   'ascend-910b': { description: 'Ascend 910B server: 8 NPUs, HCCS full mesh (7 links each), one integrated 200 GbE RoCE port per NPU', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 200, fixedNics: true, server: ascend910bServer },
   'pcie-server': {
@@ -65,7 +65,13 @@ export function buildPreset(name: string, options: PresetOptions = {}): Topology
   positive(options.nicsPerNode, '--nics-per-node', 1024);
   if (options.nicGbps !== undefined && !(options.nicGbps > 0)) throw invalidArgument(`--nic-gbps ${options.nicGbps} must be positive`, { argument: '--nic-gbps' });
   if (preset.fixedNics && options.nicsPerNode !== undefined && options.nicsPerNode !== preset.nics) {
-    throw invalidArgument(`${name} has ${preset.nics} integrated NIC ports; --nics-per-node cannot change that`, { argument: '--nics-per-node' });
+    throw invalidArgument(`${name} has one NIC per accelerator (${preset.nics}); --nics-per-node cannot change that`, { argument: '--nics-per-node' });
+  }
+  if (name !== 'pcie-server') {
+    // Silently dropping them would answer a question about another machine than the one asked.
+    const board = [['--pcie-gen', options.pcieGen], ['--gpus-per-switch', options.gpusPerSwitch], ['--sockets', options.sockets]] as const;
+    const given = board.find(([, value]) => value !== undefined);
+    if (given !== undefined) throw invalidArgument(`${given[0]} describes pcie-server only; ${name} has a fixed board`, { argument: given[0] });
   }
   const nodes = options.nodes ?? 1;
   const cluster: ClusterOptions = {
