@@ -102,9 +102,10 @@ export function simCommand(program: Command, format: () => Option, argv: string[
       }, mode, nvls);
       if (json) { write(JSON.stringify({ tool: 'tsccl sim train', topology: topology.name, ...report }, null, 2)); return; }
       write(`# tsccl sim train: ${model.name} on ${topology.name}, tp ${tp} pp ${pp} dp ${dp} ep ${flags.ep as number}, ${report.microBatchesPerStep} micro-batches of ${microBatch} per step`);
-      write(`#${'group'.padStart(6)}${'size'.padStart(6)}  ${'collective'.padEnd(15)}${'calls'.padStart(7)}${'MB/call'.padStart(10)}${'us/call'.padStart(11)}${'ms/step'.padStart(10)}  ${'algorithm'.padEnd(15)}bound by`);
+      // A space before every number column keeps a value wider than its column apart from the next.
+      write(`#${'group'.padStart(6)}${'size'.padStart(6)}  ${'collective'.padEnd(15)} ${'calls'.padStart(6)} ${'MB/call'.padStart(9)} ${'us/call'.padStart(10)} ${'ms/step'.padStart(9)}  ${'algorithm'.padEnd(14)} bound by`);
       for (const c of report.collectives) {
-        write(` ${c.group.padStart(6)}${String(c.groupSize).padStart(6)}  ${c.op.padEnd(15)}${String(c.callsPerStep).padStart(7)}${(c.bytesPerCall / 1e6).toFixed(2).padStart(10)}${c.timePerCallUs.toFixed(1).padStart(11)}${(c.timePerStepUs / 1000).toFixed(2).padStart(10)}  ${c.algorithm.padEnd(15)}${c.bottleneck}`);
+        write(` ${c.group.padStart(6)}${String(c.groupSize).padStart(6)}  ${c.op.padEnd(15)} ${String(c.callsPerStep).padStart(6)} ${(c.bytesPerCall / 1e6).toFixed(2).padStart(9)} ${c.timePerCallUs.toFixed(1).padStart(10)} ${(c.timePerStepUs / 1000).toFixed(2).padStart(9)}  ${c.algorithm.padEnd(14)} ${c.bottleneck}`);
         write(`#${''.padStart(14)}${c.purpose}`);
       }
       write(`# communication per step: ${(report.totalUs / 1000).toFixed(1)} ms if nothing overlaps`);
@@ -122,11 +123,19 @@ function parseGroups(text: string): number[][] {
   }));
 }
 
-/** --tp, --pp and --dp; without --dp, data parallelism fills the accelerators the others leave. */
+/**
+ * --tp, --pp and --dp; without --dp, data parallelism fills the accelerators the others leave,
+ * which they must then divide (as Megatron-LM requires of the world size): a layout that left
+ * some accelerators idle would be a different job from the one asked about.
+ */
 function layoutOf(flags: Record<string, unknown>, available: number): { tp: number; pp: number; dp: number } {
   const tp = flags.tp as number;
   const pp = flags.pp as number;
-  return { tp, pp, dp: (flags.dp as number | undefined) ?? Math.max(1, Math.floor(available / (tp * pp))) };
+  const dp = flags.dp as number | undefined;
+  if (dp === undefined && tp * pp <= available && available % (tp * pp) !== 0) {
+    throw invalidArgument(`tp ${tp} x pp ${pp} = ${tp * pp} does not divide the ${available} accelerators: give --dp to use fewer of them`, { argument: '--tp' });
+  }
+  return { tp, pp, dp: dp ?? Math.max(1, Math.floor(available / (tp * pp))) };
 }
 
 function groupsOf(flags: Record<string, unknown>, available: number): number[][] {

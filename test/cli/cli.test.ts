@@ -101,6 +101,14 @@ test('tsccl topo show / schema and tsccl sim print tables and JSON', async () =>
   const bad = await tsccl('sim', '--topo', 'dgx-a100', '--algo', 'nvls');
   assert.equal(bad.code, 1);
   assert.match(bad.stderr, /TSCCL_ERR_INVALID_ARGUMENT: --algo nvls is not available/);
+  // A layout that leaves accelerators without a group is refused, as Megatron-LM refuses it.
+  const uneven = await tsccl('sim', 'links', '--topo', 'ascend-910b', '--tp', '3');
+  assert.equal(uneven.code, 1);
+  assert.match(uneven.stderr, /TSCCL_ERR_INVALID_ARGUMENT: tp 3 x pp 1 = 3 does not divide the 8 accelerators: give --dp/);
+  // 350 GB of gradients over loopback TCP: hours per step, and every column still stands apart.
+  const train = await tsccl('sim', 'train', '--topo', 'local', '-g', '16', '--procs');
+  assert.equal(train.code, 0, train.stderr);
+  assert.match(train.stdout, /^\s+dp\s+16\s+all_reduce\s+1\s+350000\.00\s+\d+\.\d\s+\d+\.\d\d\s+direct\s/m);
 });
 
 test('tsccl topo detect and tsccl tune: this machine measured into a profile that --topo local reads', async () => {
