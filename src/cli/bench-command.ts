@@ -9,6 +9,7 @@ import { invalidArgument } from '../errors.js';
 import { checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize } from '../bench/bench-ops.js';
 import { SMALL_CALL_WARMUP } from '../bench/warm-up.js';
+import { selectableAlgorithms } from '../tuner/select.js';
 import { guard, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
 
 export function benchCommand(program: Command, format: Option, setExitCode: (code: number) => void): void {
@@ -45,6 +46,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
       if (options.root >= options.ranks) throw invalidArgument(`--root ${options.root} must be below --ranks ${options.ranks}`, { argument: '--root' });
       if (options.minBytes > options.maxBytes) throw invalidArgument(`--minbytes ${options.minBytes} must not exceed --maxbytes ${options.maxBytes}`, { argument: '--minbytes' });
       if (BENCH_OPS[options.op].reduces) checkOpForType(options.redop, dtypeInfo(options.dtype), '--op-reduce');
+      if (options.algorithm !== undefined) checkAlgorithm(options.op, options.algorithm);
       let rows;
       if (inJob) {
         // Started as one rank of a job (tsccl launch, mpirun, srun): rank 0 reports for all.
@@ -62,4 +64,12 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
       }
       setExitCode(wrong > 0 ? 1 : 0);
     });
+}
+
+/** Before any rank starts: an --algo the op cannot run would otherwise fail every rank at its first call. */
+function checkAlgorithm(op: BenchOptions['op'], algorithm: string): void {
+  const collective = BENCH_OPS[op].collective;
+  if (collective === undefined) throw invalidArgument(`--algo does not apply to ${op}: it is point-to-point`, { argument: '--algo' });
+  const valid = selectableAlgorithms(collective);
+  if (!valid.includes(algorithm)) throw invalidArgument(`--algo ${algorithm} is not available for ${op}: expected one of ${valid.join(', ')}`, { argument: '--algo' });
 }

@@ -50,6 +50,10 @@ test('tsccl bench refuses bad flags with a clear message', async () => {
   const avg = await tsccl('bench', '-d', 'int32', '-R', 'avg', '-g', '2', '-b', '8', '-e', '8');
   assert.notEqual(avg.code, 0);
   assert.match(avg.stderr, /^tsccl: TSCCL_ERR_INVALID_ARGUMENT: --op-reduce 'avg' needs a floating dtype, got int32$/m);
+  // Refused before any rank starts, not as every rank's failure at its first call.
+  const algo = await tsccl('bench', '-o', 'gather', '--algo', 'pairwise', '-g', '2', '-b', '8', '-e', '8');
+  assert.notEqual(algo.code, 0);
+  assert.match(algo.stderr, /^tsccl: TSCCL_ERR_INVALID_ARGUMENT: --algo pairwise is not available for gather: expected one of linear, one_shot$/m);
 });
 
 test('tsccl run starts the example as 4 ranks with prefixed output', async () => {
