@@ -3,6 +3,7 @@ import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { anyAddressFor, isLoopbackAddress, loopbackFor, newJobToken } from '../security/job-token.js';
 import { TcpStoreServer } from '../store/tcp-store-server.js';
+import { MAX_PORT } from './env-job.js';
 import { JobFailure } from './job-failure.js';
 import { type RankOutcomeMessage, reviveError } from './rank-script.js';
 import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
@@ -51,7 +52,13 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   if (!Number.isInteger(nnodes) || nnodes < 1 || !Number.isInteger(nodeRank) || nodeRank < 0 || nodeRank >= nnodes) {
     throw invalidArgument(`--node-rank ${nodeRank} must be in [0, ${nnodes - 1}] for --nnodes ${nnodes}`, { argument: 'nodeRank' });
   }
+  if (options.masterPort !== undefined && !(Number.isInteger(options.masterPort) && options.masterPort >= 0 && options.masterPort <= MAX_PORT)) {
+    throw invalidArgument(`--master-port must be a port from 0 to ${MAX_PORT}, got ${String(options.masterPort)}`, { argument: 'masterPort' });
+  }
+  const threads = options.threadsPerProc ?? 1;
+  if (!Number.isInteger(threads) || threads < 1) throw invalidArgument(`--threads-per-proc must be a positive integer, got ${String(threads)}`, { argument: 'threadsPerProc' });
   if ((options.mode ?? 'processes') === 'threads') {
+    if (threads > 1) throw invalidArgument('--threads-per-proc applies to --mode processes; --mode threads runs every rank as a thread of one process', { argument: 'threadsPerProc' });
     if (nnodes > 1) throw invalidArgument('--mode threads runs one node; several nodes need --mode processes', { argument: 'mode' });
     return run({ ranks: perNode, script: options.script, args: options.args, output: options.output, timeoutMs: options.timeoutMs, graceMs: options.graceMs, env: options.env, signal: options.signal });
   }
@@ -69,8 +76,6 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
     server = await TcpStoreServer.listen({ host: loopback ? loopbackFor(masterAddr) : anyAddressFor(masterAddr), port: masterPort, token, allowInsecureRemote: env.TSCCL_ALLOW_INSECURE === '1' });
     masterPort = server.port;
   }
-  const threads = options.threadsPerProc ?? 1;
-  if (!Number.isInteger(threads) || threads < 1) throw invalidArgument(`--threads-per-proc must be a positive integer, got ${String(threads)}`, { argument: 'threadsPerProc' });
   const size = nnodes * perNode;
   const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
   const outcomes = new Map<number, RankOutcome>();

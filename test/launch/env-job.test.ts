@@ -18,3 +18,12 @@ test('a multi-rank job without a store address, or with a rank past its size, is
   assert.throws(() => jobFromEnv({ RANK: 'one', WORLD_SIZE: '4' }), /RANK=one must be a non-negative integer/);
   assert.equal(jobFromEnv({ RANK: '0', WORLD_SIZE: '1' })!.size, 1);
 });
+
+test('a store address that is not host:port with a real port is refused, naming the variable', () => {
+  const job = { RANK: '0', WORLD_SIZE: '2' };
+  for (const store of ['127.0.0.1', '127.0.0.1:abc', ':29500', '[::1]', 'h:0', 'h:70000', 'h:29500x']) {
+    assert.throws(() => jobFromEnv({ ...job, TSCCL_STORE: store }), (err: Error & { code: string }) => err.code === 'TSCCL_ERR_INVALID_ARGUMENT'
+      && err.message.startsWith(`TSCCL_STORE=${store} must be host:port with a port from 1 to 65535`), store);
+  }
+  assert.throws(() => jobFromEnv({ ...job, MASTER_ADDR: 'h', MASTER_PORT: '99999' }), /MASTER_PORT=99999 must be a port, at most 65535/);
+});
