@@ -220,6 +220,7 @@ export class Communicator {
    * that uses the array has resolved, and do not use the array after.
    */
   free(buffer: TypedArray): void {
+    checkTypedArray(buffer, 'buffer', this.rank);
     if (!this.arena.release(buffer)) {
       throw invalidArgument(`Rank ${this.rank}: free takes an array from alloc that was not freed yet; this one ${this.arena.contains(buffer) ? 'was freed already or is a view into one' : 'is not in the arena'}`,
         { rank: this.rank, argument: 'buffer' });
@@ -315,6 +316,8 @@ export class Communicator {
       const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
       if (this.rank === root) return this.plan('scatter', dtype, 'sum', this.blockCount(input, 'scatter'), root, input, options.output, options.algorithm);
       const output = options.output ?? input;
+      // A non-root's block lands in its output alone, which the plan then sees as in place: hold it to the call's dtype here.
+      if (options.output !== undefined) checkSameType(checkTypedArray(output, 'output', this.rank), dtype, 'output', this.rank);
       return this.plan('scatter', dtype, 'sum', output.length, root, output, output, options.algorithm);
     }, options);
   }

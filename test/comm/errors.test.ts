@@ -10,7 +10,7 @@ test('bad input is refused on the calling rank before anything blocks, and names
   const results = await scenario('bad-input', 3);
   for (const [rank, out] of results.entries()) {
     for (const key of ['wrongDType', 'avgOnInt', 'unknownOp', 'shortOutput', 'outputTypeMismatch', 'rootOutOfRange', 'peerOutOfRange',
-      'notTyped', 'ambiguousUint16', 'unevenBlocks', 'unknownAlgorithm', 'badTimeout', 'freePlain', 'freeTwice']) {
+      'notTyped', 'ambiguousUint16', 'unevenBlocks', 'unknownAlgorithm', 'badTimeout', 'freePlain', 'freeTwice', 'freeNothing', 'scatterOutputType']) {
       assert.equal(out[key].code, ErrorCode.INVALID_ARGUMENT, `rank ${rank} ${key}: ${out[key].message}`);
       assert.ok(out[key].ms < 50, `rank ${rank} ${key} took ${out[key].ms} ms`);
     }
@@ -19,6 +19,8 @@ test('bad input is refused on the calling rank before anything blocks, and names
     assert.equal(out.freeOnce.code, 'OK');
     assert.match(out.freePlain.message!, /free takes an array from alloc .* is not in the arena/);
     assert.match(out.freeTwice.message!, /was freed already/);
+    assert.match(out.freeNothing.message!, /buffer must be a typed array/);
+    assert.match(out.scatterOutputType.message!, rank === 0 ? /does not split into/ : /output is a Uint8Array but the call's dtype is int64/);
     assert.equal(out.preAborted.code, ErrorCode.ABORTED);
     assert.equal(out.afterwards.code, 'OK');
     assert.equal(out.afterwardsValue.code, 'OK');
