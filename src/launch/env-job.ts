@@ -29,12 +29,18 @@ const int = (env: NodeJS.ProcessEnv, name: string): number | undefined => {
 
 export const MAX_PORT = 65535;
 
+/** Is `value` a TCP port number of at least `lowest` (0 where "any free port" makes sense)? */
+export function isPort(value: unknown, lowest: 0 | 1): value is number {
+  return Number.isInteger(value) && (value as number) >= lowest && (value as number) <= MAX_PORT;
+}
+
 /** TSCCL_STORE's host:port ([v6]:port for IPv6); the port must be one a store can listen on. */
 function storeAddress(text: string): { masterAddr: string; masterPort: number } {
   const at = text.lastIndexOf(':');
   const host = text.slice(0, Math.max(at, 0)).replace(/^\[|\]$/g, '');
-  const port = Number(text.slice(at + 1));
-  if (at < 0 || host === '' || !/^\d+$/.test(text.slice(at + 1)) || port < 1 || port > MAX_PORT) {
+  const portText = text.slice(at + 1);
+  const port = Number(portText);
+  if (at < 0 || host === '' || !/^\d+$/.test(portText) || !isPort(port, 1)) {
     throw invalidArgument(`TSCCL_STORE=${text} must be host:port with a port from 1 to ${MAX_PORT}, e.g. 10.0.0.1:29500 or [fe80::1]:29500`, { argument: 'TSCCL_STORE' });
   }
   return { masterAddr: host, masterPort: port };
@@ -54,7 +60,7 @@ export function jobFromEnv(env: NodeJS.ProcessEnv = process.env): EnvJob | undef
   if (size < 1 || rank >= size) throw invalidArgument(`${found.rank}=${rank} must be below ${found.size}=${size}`, { argument: found.rank });
   let masterAddr = env.MASTER_ADDR;
   let masterPort = int(env, 'MASTER_PORT');
-  if (masterPort !== undefined && masterPort > MAX_PORT) throw invalidArgument(`MASTER_PORT=${masterPort} must be a port, at most ${MAX_PORT}`, { argument: 'MASTER_PORT' });
+  if (masterPort !== undefined && !isPort(masterPort, 0)) throw invalidArgument(`MASTER_PORT=${masterPort} must be a port, at most ${MAX_PORT}`, { argument: 'MASTER_PORT' });
   if (env.TSCCL_STORE !== undefined && env.TSCCL_STORE !== '') ({ masterAddr, masterPort } = storeAddress(env.TSCCL_STORE));
   if (size > 1 && (masterAddr === undefined || masterAddr === '' || masterPort === undefined)) {
     throw invalidArgument(`A ${size}-rank job (from ${found.source}'s ${found.rank}/${found.size}) needs MASTER_ADDR and MASTER_PORT, or TSCCL_STORE=host:port, to find its store`, { argument: 'MASTER_ADDR' });

@@ -3,7 +3,7 @@ import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { anyAddressFor, isLoopbackAddress, loopbackFor, newJobToken } from '../security/job-token.js';
 import { TcpStoreServer } from '../store/tcp-store-server.js';
-import { MAX_PORT } from './env-job.js';
+import { MAX_PORT, isPort } from './env-job.js';
 import { JobFailure } from './job-failure.js';
 import { type RankOutcomeMessage, reviveError } from './rank-script.js';
 import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
@@ -52,7 +52,7 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   if (!Number.isInteger(nnodes) || nnodes < 1 || !Number.isInteger(nodeRank) || nodeRank < 0 || nodeRank >= nnodes) {
     throw invalidArgument(`--node-rank ${nodeRank} must be in [0, ${nnodes - 1}] for --nnodes ${nnodes}`, { argument: 'nodeRank' });
   }
-  if (options.masterPort !== undefined && !(Number.isInteger(options.masterPort) && options.masterPort >= 0 && options.masterPort <= MAX_PORT)) {
+  if (options.masterPort !== undefined && !isPort(options.masterPort, 0)) {
     throw invalidArgument(`--master-port must be a port from 0 to ${MAX_PORT}, got ${String(options.masterPort)}`, { argument: 'masterPort' });
   }
   const threads = options.threadsPerProc ?? 1;

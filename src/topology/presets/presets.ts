@@ -59,15 +59,16 @@ export function buildPreset(name: string, options: PresetOptions = {}): Topology
       throw invalidArgument(`${flag} ${value} must be an integer from 1 to ${max === Infinity ? 'any' : max} for ${name}`, { argument: flag });
     }
   };
-  const fixedAccelerators = name !== 'pcie-server';
-  positive(options.gpus, '--gpus', fixedAccelerators ? preset.accelerators : 1024);
+  // Every preset but pcie-server is one fixed board: its accelerator count and layout are the hardware's.
+  const fixedBoard = name !== 'pcie-server';
+  positive(options.gpus, '--gpus', fixedBoard ? preset.accelerators : 1024);
   positive(options.nodes, '--nodes', 65536);
   positive(options.nicsPerNode, '--nics-per-node', 1024);
   if (options.nicGbps !== undefined && !(options.nicGbps > 0)) throw invalidArgument(`--nic-gbps ${options.nicGbps} must be positive`, { argument: '--nic-gbps' });
   if (preset.fixedNics && options.nicsPerNode !== undefined && options.nicsPerNode !== preset.nics) {
     throw invalidArgument(`${name} has one NIC per accelerator (${preset.nics}); --nics-per-node cannot change that`, { argument: '--nics-per-node' });
   }
-  if (name !== 'pcie-server') {
+  if (fixedBoard) {
     // Silently dropping them would answer a question about another machine than the one asked.
     const board = [['--pcie-gen', options.pcieGen], ['--gpus-per-switch', options.gpusPerSwitch], ['--sockets', options.sockets]] as const;
     const given = board.find(([, value]) => value !== undefined);
