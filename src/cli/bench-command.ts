@@ -10,6 +10,8 @@ import { checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize } from '../bench/bench-ops.js';
 import { SMALL_CALL_WARMUP } from '../bench/warm-up.js';
 import { selectableAlgorithms } from '../tuner/select.js';
+import { ONE_SHOT_CAPACITY } from '../tuner/predict.js';
+import { ONE_SHOT, oneShotOffer } from '../exec/one-shot.js';
 import { guard, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
 
 export function benchCommand(program: Command, format: Option, setExitCode: (code: number) => void): void {
@@ -47,6 +49,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
       if (options.minBytes > options.maxBytes) throw invalidArgument(`--minbytes ${options.minBytes} must not exceed --maxbytes ${options.maxBytes}`, { argument: '--minbytes' });
       if (BENCH_OPS[options.op].reduces) checkOpForType(options.redop, dtypeInfo(options.dtype), '--op-reduce');
       if (options.algorithm !== undefined) checkAlgorithm(options.op, options.algorithm);
+      if (options.algorithm === ONE_SHOT && !inJob) checkOneShotFits(options);
       let rows;
       if (inJob) {
         // Started as one rank of a job (tsccl launch, mpirun, srun): rank 0 reports for all.
@@ -72,4 +75,20 @@ function checkAlgorithm(op: BenchOptions['op'], algorithm: string): void {
   if (collective === undefined) throw invalidArgument(`--algo does not apply to ${op}: it is point-to-point`, { argument: '--algo' });
   const valid = selectableAlgorithms(collective);
   if (!valid.includes(algorithm)) throw invalidArgument(`--algo ${algorithm} is not available for ${op}: expected one of ${valid.join(', ')}`, { argument: '--algo' });
+}
+
+/**
+ * Before any rank starts: the one-shot path carries a whole call in one slot, so a sweep whose
+ * largest call does not fit would fail every rank there. The slots are the transport's.
+ */
+function checkOneShotFits(options: BenchOptions): void {
+  const op = BENCH_OPS[options.op];
+  const elementBytes = dtypeInfo(options.dtype).bytes;
+  const count = op.counts(Math.floor(options.maxBytes / elementBytes), options.ranks).param;
+  const shape = { collective: op.collective!, nranks: options.ranks, count, root: options.root, inPlace: false, chunkCount: 0 };
+  const offer = oneShotOffer(shape, elementBytes, ONE_SHOT_CAPACITY[options.procs ? 'tcp' : 'shm']);
+  if (offer.bytes > offer.capacity) {
+    throw invalidArgument(`--algo ${ONE_SHOT} carries messages of at most ${offer.capacity} bytes on ${options.procs ? 'process ranks over TCP' : 'thread ranks'}; `
+      + `at -e ${options.maxBytes} a rank's ${options.op} message is ${offer.bytes} bytes: lower --maxbytes`, { argument: '--maxbytes' });
+  }
 }

@@ -54,6 +54,10 @@ test('tsccl bench refuses bad flags with a clear message', async () => {
   const algo = await tsccl('bench', '-o', 'gather', '--algo', 'pairwise', '-g', '2', '-b', '8', '-e', '8');
   assert.notEqual(algo.code, 0);
   assert.match(algo.stderr, /^tsccl: TSCCL_ERR_INVALID_ARGUMENT: --algo pairwise is not available for gather: expected one of linear, one_shot$/m);
+  // The one-shot path holds a whole message in a slot: a sweep past it is refused up front too.
+  const oneShot = await tsccl('bench', '-o', 'all_gather', '--algo', 'one_shot', '-g', '4', '-b', '8', '-e', '512K');
+  assert.notEqual(oneShot.code, 0);
+  assert.match(oneShot.stderr, /^tsccl: TSCCL_ERR_INVALID_ARGUMENT: --algo one_shot carries messages of at most 65536 bytes on thread ranks; at -e 524288 a rank's all_gather message is 131072 bytes: lower --maxbytes$/m);
 });
 
 test('tsccl run starts the example as 4 ranks with prefixed output', async () => {
