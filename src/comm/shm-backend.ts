@@ -34,11 +34,14 @@ export class ShmBackend implements CommBackend {
   private readonly threadsInProcess: number;
   /** The job rank of each rank of this communicator (the launcher marks job ranks lost). */
   private readonly jobRanks: readonly number[];
+  /** Byte offset of this rank's own mailbox. */
+  private readonly mailbox: number;
 
   constructor(arena: Arena, rank: number, mailboxes: readonly number[], threadsInProcess: number, jobRanks: readonly number[]) {
     this.arena = arena;
     this.threadsInProcess = threadsInProcess;
     this.jobRanks = jobRanks;
+    this.mailbox = mailboxes[rank];
     const bytes = mailboxBytes(mailboxes.length);
     this.transport = new ShmTransport(arena, rank, mailboxes, bytes, CHANNELS);
     this.status = new CommStatus(arena.int32Covering(Math.max(...mailboxes) + bytes), mailboxes, rank);
@@ -87,6 +90,12 @@ export class ShmBackend implements CommBackend {
   /** Shared-memory waits notice an abort at their next check (at most 50 ms). */
   wakeAll(): void {}
 
-  /** Mailboxes stay: a peer may still post into one after this rank is done. */
-  async close(): Promise<void> {}
+  /**
+   * This rank's mailbox is reused once every member has closed: until then a peer may still post
+   * into it or read its status. A member that died never closes, so then it stays.
+   */
+  async close(): Promise<void> {
+    this.status.close();
+    this.arena.freeWhen(this.mailbox, () => this.status.allClosed());
+  }
 }

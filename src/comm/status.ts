@@ -1,5 +1,5 @@
 import { ErrorCode, type ErrorCodeValue } from '../errors.js';
-import { STATUS_ENDED_SEQ, STATUS_ENTERED_SEQ, STATUS_FAILED, STATUS_FAILED_ORIGIN, STATUS_FAILED_SEQ, STATUS_SHRINK_EPOCH, STATUS_SHRINK_MAILBOX } from '../transport/shm/mailbox.js';
+import { STATUS_CLOSED, STATUS_ENDED_SEQ, STATUS_ENTERED_SEQ, STATUS_FAILED, STATUS_FAILED_ORIGIN, STATUS_FAILED_SEQ, STATUS_SHRINK_EPOCH, STATUS_SHRINK_MAILBOX } from '../transport/shm/mailbox.js';
 import type { StatusBoard } from './backend.js';
 
 /**
@@ -53,6 +53,16 @@ export class CommStatus implements StatusBoard {
 
   end(seq: number): void {
     Atomics.store(this.words, this.bases[this.rank] + STATUS_ENDED_SEQ, seq);
+  }
+
+  /** This rank is done with every member's mailbox: the last thing it does with them. */
+  close(): void {
+    for (const base of this.bases) Atomics.add(this.words, base + STATUS_CLOSED, 1);
+  }
+
+  /** Has every member closed, so that nobody touches this rank's mailbox any more? */
+  allClosed(): boolean {
+    return Atomics.load(this.words, this.bases[this.rank] + STATUS_CLOSED) === this.bases.length;
   }
 
   /** A peer's failure word is loaded first: it was stored after any end before it. Dead ranks are the arena's to tell. */

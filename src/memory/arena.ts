@@ -40,6 +40,8 @@ export class Arena {
   private readonly sizes = new Map<number, number>();
   private readonly seenBuffers = new WeakSet<SharedArrayBuffer>();
   private readonly finalizer = new FinalizationRegistry<number>((offset) => this.free(offset));
+  /** Blocks to free once their condition holds (peers may still use them), checked before taking new memory. */
+  private deferred: { offset: number; ready: () => boolean }[] = [];
   /** Blocks of allocateOwned views still live, by view. */
   private readonly owned = new WeakMap<ArrayBufferView, number>();
 
@@ -91,7 +93,11 @@ export class Arena {
   /** Allocates `bytes` (rounded up to its size class), returning the byte offset in the arena. */
   allocate(bytes: number): number {
     const size = sizeClass(bytes);
-    const reusable = this.freeBlocks.get(size);
+    let reusable = this.freeBlocks.get(size);
+    if ((reusable === undefined || reusable.length === 0) && this.deferred.length > 0) {
+      this.freeReady();
+      reusable = this.freeBlocks.get(size);
+    }
     if (reusable !== undefined && reusable.length > 0) {
       const offset = reusable.pop()!;
       this.sizes.set(offset, size);
@@ -123,6 +129,23 @@ export class Arena {
     let list = this.freeBlocks.get(size);
     if (list === undefined) this.freeBlocks.set(size, (list = []));
     list.push(offset);
+  }
+
+  /**
+   * Frees a block of this thread's once `ready()` says nobody else uses it any more, as checked
+   * before the arena would take new memory (other threads may hold it for a while yet).
+   */
+  freeWhen(offset: number, ready: () => boolean): void {
+    this.deferred.push({ offset, ready });
+  }
+
+  private freeReady(): void {
+    const waiting = [];
+    for (const block of this.deferred) {
+      if (block.ready()) this.free(block.offset);
+      else waiting.push(block);
+    }
+    this.deferred = waiting;
   }
 
   /** A typed view of arena bytes; sees growth made by any thread. */

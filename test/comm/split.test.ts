@@ -21,10 +21,19 @@ test('8 ranks split as 2 x 4 TP x DP groups run collectives concurrently, each w
 });
 
 test('communicators made and destroyed in a loop give their staging space back: the arena stops growing', async () => {
-  const { results } = await runFixture('split-cycles-rank', 2, { cycles: 40, from: 4 });
+  const { results } = await runFixture('split-cycles-rank', 2, { cycles: 40, from: 4, elements: 1 << 20 });
   for (const [r, res] of (results as { grownBytes: number; wrong: number }[]).entries()) {
     assert.equal(res.wrong, 0, `rank ${r}`);
-    // 36 communicators x 2 ranks x 4 MiB of staging, had it stayed; each keeps only its mailbox (about 130 KiB).
-    assert.ok(res.grownBytes < 64 << 20, `rank ${r}: the arena grew by ${res.grownBytes} bytes over 36 communicators`);
+    // 36 communicators x 2 ranks x 4 MiB of staging, had it stayed.
+    assert.ok(res.grownBytes < 16 << 20, `rank ${r}: the arena grew by ${res.grownBytes} bytes over 36 communicators`);
+  }
+});
+
+test('communicators made and destroyed in a loop reuse their mailboxes once every member closed', async () => {
+  const { results } = await runFixture('split-cycles-rank', 4, { cycles: 120, from: 10, elements: 8 });
+  for (const [r, res] of (results as { grownBytes: number; wrong: number }[]).entries()) {
+    assert.equal(res.wrong, 0, `rank ${r}`);
+    // Had they stayed: 110 communicators x 4 ranks x a 148 KiB mailbox, 65 MB.
+    assert.ok(res.grownBytes < 4 << 20, `rank ${r}: the arena grew by ${res.grownBytes} bytes over 110 communicators`);
   }
 });

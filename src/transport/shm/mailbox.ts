@@ -37,6 +37,11 @@ export const STATUS_SHRINK_MAILBOX = 4;
 export const STATUS_FAILED_ORIGIN = 5;
 /** The last collective this rank ended successfully: nothing it shared for that call is read any more. */
 export const STATUS_ENDED_SEQ = 6;
+/**
+ * How many members have closed this communicator. Each adds one to every member's mailbox as
+ * its last touch of them, so the owner may reuse its mailbox once this reaches the group size.
+ */
+export const STATUS_CLOSED = 7;
 const STATUS_WORDS = 16;
 
 /** Bytes one rank can publish through a low-latency slot: the largest one-shot collective. */
