@@ -12,6 +12,7 @@ import { localMachine } from '../tuner/machine-cost.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
 import { type Selection, parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
 import { P2P_CHANNEL } from '../transport/shm/mailbox.js';
+import { childName } from './comm-name.js';
 import { copyInto, opcodeOf } from '../transport/transport.js';
 import { log } from '../log.js';
 import { type CommScope, OpContext } from './op-context.js';
@@ -363,7 +364,7 @@ export class Communicator {
     const members = Array.from({ length: this.size }, (_, r) => r)
       .filter((r) => everyone[3 * r] === color)
       .sort((a, b) => everyone[3 * a + 1] - everyone[3 * b + 1] || a - b);
-    const name = `${this.name}.split${index}.color${color}`;
+    const name = childName(this.name, `split${index}.color${color}`);
     const backend = await this.backend.completeSplit({
       members, contributions: members.map((r) => everyone[3 * r + 2]), rank: members.indexOf(this.rank), name, timeoutMs: call.timeoutMs,
     });
@@ -381,7 +382,7 @@ export class Communicator {
     this.recorder.retire();
     await this.backend.close();
     // Staging space goes back to the arena. Not after a failed call: a peer may still be reading
-    // what this rank staged for it. Mailboxes stay: a peer may still post into one.
+    // what this rank staged for it. The mailbox is the backend's: reused once every member closed.
     if (this.failure === undefined) for (const space of this.workspaces.values()) this.arena.free(space.offset);
     this.workspaces.clear();
   }
@@ -594,7 +595,7 @@ export class Communicator {
     const call = checkCallOptions(options, this.defaultTimeoutMs, this.rank);
     const survivors = Array.from({ length: this.size }, (_, r) => r).filter((r) => !exclude.includes(r));
     const epoch = ++this.shrinks;
-    const name = `${this.name}.shrink${epoch}`;
+    const name = childName(this.name, `shrink${epoch}`);
     const backend = await this.backend.shrink({ survivors, epoch, name, timeoutMs: call.timeoutMs, signal: call.signal });
     return new Communicator({ arena: this.arena, backend, name, defaultTimeoutMs: this.defaultTimeoutMs });
   }
