@@ -30,10 +30,16 @@ export class CommStatus implements StatusBoard {
     return Atomics.load(this.words, this.bases[rank] + STATUS_ENTERED_SEQ);
   }
 
+  /**
+   * The failure word is written by a read-modify-write, as `failedBefore` reads it: a peer whose
+   * read of it found no failure then happens before this rank's caller takes its memory back
+   * (a plain load would not order the peer's earlier reads of that memory on weakly ordered
+   * CPUs such as ARM, where a load-acquire lets earlier loads complete after it).
+   */
   fail(code: ErrorCodeValue, seq: number, origin: number): void {
     Atomics.store(this.words, this.bases[this.rank] + STATUS_FAILED_SEQ, seq);
     Atomics.store(this.words, this.bases[this.rank] + STATUS_FAILED_ORIGIN, origin);
-    Atomics.store(this.words, this.bases[this.rank] + STATUS_FAILED, CODES.indexOf(code) + 1);
+    Atomics.exchange(this.words, this.bases[this.rank] + STATUS_FAILED, CODES.indexOf(code) + 1);
   }
 
   /** Offers this rank's mailbox for shrink number `epoch` (mailbox first, so a reader of the epoch sees it). */
@@ -69,7 +75,8 @@ export class CommStatus implements StatusBoard {
   failedBefore(peers: readonly number[], seq: number | undefined): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
     for (const r of peers) {
       if (r === this.rank) continue;
-      const code = Atomics.load(this.words, this.bases[r] + STATUS_FAILED);
+      // Read by a read-modify-write (see fail): what this rank read before is then ordered before any give-up it misses.
+      const code = Atomics.or(this.words, this.bases[r] + STATUS_FAILED, 0);
       if (code === 0) continue;
       if (seq !== undefined && ((Atomics.load(this.words, this.bases[r] + STATUS_ENDED_SEQ) - seq) | 0) >= 0) continue;
       return { rank: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_ORIGIN), code: CODES[code - 1] ?? ErrorCode.INTERNAL, seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ) };
