@@ -10,6 +10,8 @@ class MixedStatus implements StatusBoard {
   private readonly shm: ShmBackend;
   private readonly tcp: TcpBackend;
   private readonly localIndex: readonly number[];
+  /** The last participants asked about, as local indices and remote ranks. */
+  private sides: { peers: readonly number[]; local: number[]; remote: number[] } | undefined;
 
   constructor(shm: ShmBackend, tcp: TcpBackend, localIndex: readonly number[]) {
     this.shm = shm;
@@ -26,9 +28,12 @@ class MixedStatus implements StatusBoard {
   announce(seq: number): void { this.tcp.status.announce(seq); }
   end(seq: number): void { this.shm.status.end(seq); this.tcp.status.end(seq); }
   failedBefore(peers: readonly number[], seq: number | undefined) {
+    // Collectives pass the same participants array every call: split it once.
+    if (this.sides?.peers !== peers) {
+      this.sides = { peers, local: peers.map((r) => this.localIndex[r]).filter((l) => l >= 0), remote: peers.filter((r) => this.localIndex[r] < 0) };
+    }
     // Origins are written in this communicator's numbering by every rank of a mixed communicator.
-    return this.shm.status.failedBefore(peers.map((r) => this.localIndex[r]).filter((l) => l >= 0), seq)
-      ?? this.tcp.status.failedBefore(peers.filter((r) => this.localIndex[r] < 0), seq);
+    return this.shm.status.failedBefore(this.sides.local, seq) ?? this.tcp.status.failedBefore(this.sides.remote, seq);
   }
 }
 
