@@ -6,6 +6,7 @@ import { allReduceHierarchical } from './all-reduce-hierarchical.js';
 import { allReduceDirect } from './all-reduce-direct.js';
 import { allReduceRecursiveDoubling } from './all-reduce-recursive-doubling.js';
 import { allReduceRing } from './all-reduce-ring.js';
+import { allToAllDirect } from './all-to-all-direct.js';
 import { allToAllPairwise } from './all-to-all-pairwise.js';
 import { barrierDissemination } from './barrier-dissemination.js';
 import { broadcastBinomialTree } from './broadcast-binomial-tree.js';
@@ -25,7 +26,7 @@ export const ALGORITHMS: Readonly<Record<Collective, Readonly<Record<string, Sch
   reduceScatter: { ring: reduceScatterRing, hierarchical: reduceScatterHierarchical },
   broadcast: { binomial_tree: broadcastBinomialTree, direct: broadcastDirect, hierarchical: broadcastHierarchical },
   reduce: { binomial_tree: reduceBinomialTree },
-  allToAll: { pairwise: allToAllPairwise },
+  allToAll: { direct: allToAllDirect, pairwise: allToAllPairwise },
   gather: { linear: gatherLinear },
   scatter: { linear: scatterLinear },
   barrier: { dissemination: barrierDissemination },

@@ -94,7 +94,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
   // Pipelining rounds of a segment, chunked as the flow engine chunks the schedule.
   const rounds = (segmentCount: number) => pieceRoundCount(segmentCount, pipelineChunkCount(call, call.count));
+  // What binds: the lower of two bandwidths, or the longer of two times.
   const bound = (up: number, net: number): Estimate['bound'] => (net < up ? 'network' : 'scale-up');
+  const longer = (upUs: number, netUs: number): Estimate['bound'] => (netUs > upUs ? 'network' : 'scale-up');
   const reduceUs = s.reduceRate > 0 ? reducedBytes(call, n, s.perHost) / s.reduceRate : 0;
   // CPU ranks reduce in the same pass that reads the peer's data, so reduction overlaps the transfer.
   const result = (timeUs: number, channels: number, b: Estimate['bound']): Estimate => ({ timeUs: p.baseUs + Math.max(timeUs, reduceUs), channels, bound: b });
@@ -116,10 +118,19 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       return result(stepLatency(steps) + steps * wire(piece / channels) / perChannel, channels, bound(intraPerChannel, interPerChannel));
     }
     case 'direct': {
-      const r = rounds(Math.ceil(call.count / n));
-      const intra = s.mesh ? wire(bytes / n) / s.pairBandwidth : wire(((k - 1) * bytes) / n) / s.upBandwidth;
-      const inter = multi ? wire((k * (n - k) * bytes) / n) / (s.nicBandwidth * s.nicsPerHost) : 0;
-      return result(2 * (r * (multi ? aInter : aIntra) + Math.max(intra, inter)), 1, bound(intra, inter));
+      // Every rank sends `block` bytes to each peer at once (the root alone, for a broadcast).
+      // An all-reduce does that twice, with blocks of 1/n, and each of its rounds waits for the
+      // round it reduces; the other collectives stream their pieces to each peer back to back,
+      // so the route's latency is paid once.
+      const reducing = call.collective === 'allReduce';
+      const block = reducing ? bytes / n : bytes;
+      const senders = call.collective === 'broadcast' ? 1 : k;
+      const intra = s.mesh ? wire(block) / s.pairBandwidth : wire((k - 1) * block) / s.upBandwidth;
+      // A rank's traffic to other hosts leaves through its own NIC: a broadcast's root has one.
+      const inter = multi ? wire(senders * (n - k) * block) / (s.nicBandwidth * Math.min(senders, s.nicsPerHost)) : 0;
+      const latency = multi ? aInter : aIntra;
+      const timeUs = reducing ? 2 * (rounds(Math.ceil(call.count / n)) * latency + Math.max(intra, inter)) : latency + Math.max(intra, inter);
+      return result(timeUs, 1, longer(intra, inter));
     }
     case 'nvls': {
       // As the flow engine charges it: two traversals, the pipeline's fill, one drain; no per-step sync.
@@ -133,7 +144,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const leaders = s.hosts;
       const factor = call.collective === 'allReduce' ? 2 : 1;
       const across = leaders > 1 ? factor * (leaders - 1) * (aInter + wire(bytes / leaders) / s.nicBandwidth) : 0;
-      return result(2 * (aIntra + local) + across, 1, bound(local, across));
+      return result(2 * (aIntra + local) + across, 1, longer(local, across));
     }
     case 'binomial_tree': {
       const r = rounds(call.count);

@@ -1,4 +1,4 @@
-import { allToAllLayout } from '../algorithms/all-to-all-pairwise.js';
+import { allToAllLayout } from '../algorithms/all-to-all-layout.js';
 import {
   type BufferId, type CallShape, MIN_SEND_QUEUE_DEPTH, type Schedule, type Slice, type Step, bufferCounts, inPlaceLayout,
 } from '../algorithms/schedule.js';

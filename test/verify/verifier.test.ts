@@ -33,15 +33,15 @@ test('every algorithm is proved for n = 1..33, odd counts, chunked and not, in a
 });
 
 test('variable all-to-all is proved with uneven, empty and offset blocks', () => {
-  for (const n of [1, 2, 3, 5, 8]) {
+  for (const [n, algorithm] of [1, 2, 3, 5, 8].flatMap((n) => [[n, 'pairwise'], [n, 'direct']] as const)) {
     const counts = (from: number, to: number) => (from * 3 + to * 5) % 4;
-    const result = verifyAlgorithm(shape({ collective: 'allToAll', nranks: n }), 'pairwise', (r) => {
+    const result = verifyAlgorithm(shape({ collective: 'allToAll', nranks: n }), algorithm, (r) => {
       const sendCounts = Array.from({ length: n }, (_, to) => counts(r, to));
       const recvCounts = Array.from({ length: n }, (_, from) => counts(from, r));
       const displs = (c: number[]) => c.map((_, i) => c.slice(0, i).reduce((a, b) => a + b, 0) + i);
       return { sendCounts, recvCounts, sendDispls: displs(sendCounts), recvDispls: displs(recvCounts) };
     });
-    assert.ok(result.ok, `n=${n}: ${result.errors.join('\n')}`);
+    assert.ok(result.ok, `${algorithm} n=${n}: ${result.errors.join('\n')}`);
   }
 });
 
