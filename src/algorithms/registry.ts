@@ -12,8 +12,10 @@ import { barrierDissemination } from './barrier-dissemination.js';
 import { broadcastBinomialTree } from './broadcast-binomial-tree.js';
 import { broadcastDirect } from './broadcast-direct.js';
 import { broadcastHierarchical } from './broadcast-hierarchical.js';
+import { broadcastRing } from './broadcast-ring.js';
 import { gatherLinear } from './gather-linear.js';
 import { reduceBinomialTree } from './reduce-binomial-tree.js';
+import { reduceRing } from './reduce-ring.js';
 import { reduceScatterHierarchical } from './reduce-scatter-hierarchical.js';
 import { reduceScatterRing } from './reduce-scatter-ring.js';
 import type { CallShape, Collective, Schedule, ScheduleGenerator } from './schedule.js';
@@ -24,8 +26,8 @@ export const ALGORITHMS: Readonly<Record<Collective, Readonly<Record<string, Sch
   allReduce: { ring: allReduceRing, recursive_doubling: allReduceRecursiveDoubling, direct: allReduceDirect, hierarchical: allReduceHierarchical },
   allGather: { ring: allGatherRing, direct: allGatherDirect, hierarchical: allGatherHierarchical },
   reduceScatter: { ring: reduceScatterRing, hierarchical: reduceScatterHierarchical },
-  broadcast: { binomial_tree: broadcastBinomialTree, direct: broadcastDirect, hierarchical: broadcastHierarchical },
-  reduce: { binomial_tree: reduceBinomialTree },
+  broadcast: { binomial_tree: broadcastBinomialTree, direct: broadcastDirect, hierarchical: broadcastHierarchical, ring: broadcastRing },
+  reduce: { binomial_tree: reduceBinomialTree, ring: reduceRing },
   allToAll: { direct: allToAllDirect, pairwise: allToAllPairwise },
   gather: { linear: gatherLinear },
   scatter: { linear: scatterLinear },

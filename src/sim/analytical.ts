@@ -3,7 +3,7 @@ import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type SimCall, reducingSwitch } from './flow-sim.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
-import { pipelineChunkCount } from './pipeline-chunks.js';
+import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { protocolOf } from './protocols.js';
 
 /**
@@ -113,6 +113,18 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const intraPerChannel = s.mesh ? s.pairBandwidth : s.upBandwidth / (channels * intraHops);
       const interPerChannel = multi ? (s.nicBandwidth * Math.min(channels, s.nicsPerHost)) / channels : Infinity;
       const perChannel = Math.min(intraPerChannel, interPerChannel);
+      if (isChain(call)) {
+        // Each channel streams its share in r pieces along a chain of n-1 hops, hosts-1 of them
+        // between hosts: the pieces leave at the slowest hop's pace, and the last one then
+        // crosses every hop, each at its own speed.
+        // Each channel's share is chunked on its own, as the flow engine chunks it.
+        const share = Math.ceil(call.count / channels);
+        const r = pieceRoundCount(share, pipelineChunkCount(call, share));
+        const piece = wire(bytes / (channels * r));
+        const crossings = s.hosts - 1;
+        const fill = (n - 1 - crossings) * (piece / intraPerChannel) + crossings * (piece / interPerChannel);
+        return result(stepLatency(n - 1) + (r - 1) * (piece / perChannel) + fill, channels, bound(intraPerChannel, interPerChannel));
+      }
       const steps = call.collective === 'allReduce' ? 2 * (n - 1) : n - 1;
       const piece = call.collective === 'allReduce' ? bytes / n : bytes;
       return result(stepLatency(steps) + steps * wire(piece / channels) / perChannel, channels, bound(intraPerChannel, interPerChannel));

@@ -9,7 +9,7 @@ import { corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
-import { pipelineChunkCount } from './pipeline-chunks.js';
+import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { callRates, peerReadWriteCosts } from './working-set.js';
 import { protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
@@ -365,9 +365,10 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const shares = splitEven(call.count, rings.length);
   const all: Runner[] = [];
   rings.forEach((ring, c) => {
+    // A ring's ranks are renumbered along it; a rooted call keeps its root where the data is.
     const shape: CallShape = {
-      collective: call.collective, nranks: n, count: shares[c].count, root: call.root, inPlace: false,
-      chunkCount: RING_ALGORITHMS.has(call.algorithm) ? (call.chunkCount ?? 0) : pipelineChunkCount(call, shares[c].count),
+      collective: call.collective, nranks: n, count: shares[c].count, root: ring.indexOf(call.root), inPlace: false,
+      chunkCount: RING_ALGORITHMS.has(call.algorithm) && !isChain(call) ? (call.chunkCount ?? 0) : pipelineChunkCount(call, shares[c].count),
       hosts: ring.map((physical) => hosts[physical]),
     };
     for (let logical = 0; logical < n; logical++) {

@@ -20,8 +20,8 @@ test('the tuner picks latency-optimal all-reduce for small messages, direct shar
   assert.equal(selectAlgorithm({ collective: 'allGather', nranks: 4, bytes: 8, elementBytes: 4, hostCount: 4 }).algorithm, 'ring');
   // Every exchange of an all-to-all in flight at once, as NCCL runs it.
   assert.equal(selectAlgorithm({ collective: 'allToAll', nranks: 8, bytes: 8, elementBytes: 4, hostCount: 2 }).algorithm, 'direct');
-  assert.throws(() => selectAlgorithm({ collective: 'broadcast', nranks: 4, bytes: 8, elementBytes: 4, algorithm: 'ring' }),
-    /Algorithm 'ring' is not available for broadcast: expected one of binomial_tree, direct, hierarchical, one_shot/);
+  assert.throws(() => selectAlgorithm({ collective: 'broadcast', nranks: 4, bytes: 8, elementBytes: 4, algorithm: 'pairwise' }),
+    /Algorithm 'pairwise' is not available for broadcast: expected one of binomial_tree, direct, hierarchical, ring, one_shot/);
 });
 
 test('TSCCL_ALGO overrides parse NCCL-style and reject unknown names clearly', () => {
