@@ -23,6 +23,8 @@ export interface TopologySummary {
   readonly upBandwidth: number;
   /** Bandwidth between two accelerators of a host along their route (bytes/us). */
   readonly pairBandwidth: number;
+  /** The slowest route from an accelerator to another of its host (bytes/us): below pairBandwidth on a partial mesh. */
+  readonly slowestPeerBandwidth: number;
   /** True when accelerators of a host have direct links to each other (a mesh). */
   readonly mesh: boolean;
   readonly intraLatency: number;
@@ -53,6 +55,9 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const bottleneck = (path: Int32Array) => Math.min(...Array.from(path, (l) => graph.capacities[l]));
   const upLinks = graph.linksFrom(first).filter((l) => l.family === 'scale-up');
   const intraPath = sameHost > 0 ? graph.route(first, rankDevices[sameHost]) : undefined;
+  // Every route from the first rank to its host's peers: a partial mesh (DGX-1's hybrid cube)
+  // sends some pairs over slower paths, which bound an algorithm that talks to every peer.
+  const hostPeers = rankDevices.filter((d, r) => r > 0 && hostOf(r) === hostOf(0)).map((d) => graph.route(first, d));
   const interPath = otherHost > 0 ? graph.route(first, rankDevices[otherHost]) : undefined;
   const hostZero = rankDevices.filter((_, r) => hostOf(r) === hostOf(0));
   const sw = reducingSwitch(graph, rankDevices);
@@ -62,6 +67,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     perHost: Math.max(...hostCounts.values()),
     upBandwidth: upLinks.length > 0 ? upLinks.reduce((a, l) => a + l.capacity, 0) : (intraPath ? bottleneck(intraPath) : Infinity),
     pairBandwidth: intraPath ? bottleneck(intraPath) : Infinity,
+    slowestPeerBandwidth: hostPeers.length > 0 ? Math.min(...hostPeers.map(bottleneck)) : Infinity,
     mesh: intraPath !== undefined && intraPath.length === 1,
     intraLatency: intraPath ? graph.routeLatency(intraPath) : 0,
     interLatency: interPath ? graph.routeLatency(interPath) : 0,
@@ -100,7 +106,11 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const reduceUs = s.reduceRate > 0 ? reducedBytes(call, n, s.perHost) / s.reduceRate : 0;
   // CPU ranks reduce in the same pass that reads the peer's data, so reduction overlaps the transfer.
   const result = (timeUs: number, channels: number, b: Estimate['bound']): Estimate => ({ timeUs: p.baseUs + Math.max(timeUs, reduceUs), channels, bound: b });
-  if (n === 1) return result(0, 1, 'latency');
+  // A call with nothing to move (an all-gather of 8 bytes over 16 ranks has 0 per rank) costs its
+  // launch; an all-to-all still exchanges its empty blocks, which carry the counts to check.
+  if (n === 1 || (call.count === 0 && call.collective !== 'allToAll')) return result(0, 1, 'latency');
+  // A NIC's share for each rank when all the ranks of a host cross at once (fewer NICs than ranks).
+  const nicPerRank = s.nicBandwidth * Math.min(1, s.nicsPerHost / k);
   // A network step costs aInter; on a ring, steps that cross hosts are hosts/n of all steps.
   const stepLatency = (steps: number) => steps * aIntra + (multi ? (steps * s.hosts) / n : 0) * (aInter - aIntra);
   switch (call.algorithm) {
@@ -137,7 +147,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const reducing = call.collective === 'allReduce';
       const block = reducing ? bytes / n : bytes;
       const senders = call.collective === 'broadcast' ? 1 : k;
-      const intra = s.mesh ? wire(block) / s.pairBandwidth : wire((k - 1) * block) / s.upBandwidth;
+      // A block to every peer of the host: over its own link on a mesh, the slowest route bounds
+      // it, and all of them share the accelerator's scale-up links.
+      const intra = Math.max(wire(block) / s.slowestPeerBandwidth, wire((k - 1) * block) / s.upBandwidth);
       // A rank's traffic to other hosts leaves through its own NIC: a broadcast's root has one.
       const inter = multi ? wire(senders * (n - k) * block) / (s.nicBandwidth * Math.min(senders, s.nicsPerHost)) : 0;
       const latency = multi ? aInter : aIntra;
@@ -152,28 +164,67 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       return result(2 * s.intraLatency + nvlsFillUs(bytes, n, sw, rate) + wire(bytes * (1 + 1 / n)) / rate, 1, 'scale-up');
     }
     case 'hierarchical': {
-      const local = wire((k - 1) * bytes) / s.upBandwidth;
+      // One leader per host gathers (or reduces) its host's data, the leaders exchange theirs
+      // through their own NICs, and each leader hands its ranks the result.
       const leaders = s.hosts;
-      const factor = call.collective === 'allReduce' ? 2 : 1;
-      const across = leaders > 1 ? factor * (leaders - 1) * (aInter + wire(bytes / leaders) / s.nicBandwidth) : 0;
-      return result(2 * (aIntra + local) + across, 1, longer(local, across));
+      const up = (b: number) => wire((k - 1) * b) / s.upBandwidth;
+      const nic = (b: number) => wire(b) / s.nicBandwidth;
+      switch (call.collective) {
+        case 'allGather': case 'reduceScatter': {
+          // A rank's block is `bytes`; the whole result is n of them. All-gather gathers blocks
+          // and hands out the whole; reduce-scatter collects wholes and hands out blocks.
+          const [into, outOf] = call.collective === 'allGather' ? [bytes, n * bytes] : [n * bytes, bytes];
+          const across = leaders > 1 ? aInter + nic((leaders - 1) * k * bytes) : 0;
+          return result(2 * aIntra + up(into) + across + up(outOf), 1, longer(up(into) + up(outOf), across));
+        }
+        case 'broadcast': {
+          // Pipelined: each piece crosses a binomial tree of leaders, and every leader passes it
+          // to its ranks; the root's leader sends to the most children.
+          const r = rounds(call.count);
+          const depth = Math.ceil(Math.log2(Math.max(leaders, 1)));
+          const piece = bytes / r;
+          const stage = Math.max(depth * nic(piece), up(piece));
+          return result(aIntra + depth * aInter + (r - 1) * stage + depth * nic(piece) + up(piece), 1, longer(up(piece), depth * nic(piece)));
+        }
+        default: {
+          const local = up(bytes);
+          const across = leaders > 1 ? 2 * (leaders - 1) * (aInter + nic(bytes / leaders)) : 0;
+          return result(2 * (aIntra + local) + across, 1, longer(local, across));
+        }
+      }
     }
     case 'binomial_tree': {
+      // Pipelined pieces: the root hands each piece to its log2(n) children, all through its
+      // scale-up links on a switch (each over its own link on a mesh) and, across hosts, to
+      // log2(hosts) of them through its one NIC; a piece then descends the levels, those
+      // between hosts at the network's latency and speed.
       const r = rounds(call.count);
-      const link = Math.min(s.pairBandwidth, multi ? s.nicBandwidth : Infinity);
-      return result((log2n + r - 1) * ((multi ? aInter : aIntra) + wire(bytes / r) / link), 1, bound(s.pairBandwidth, multi ? s.nicBandwidth : Infinity));
+      const piece = wire(bytes / r);
+      const interLevels = multi ? Math.ceil(Math.log2(s.hosts)) : 0;
+      const intraLevels = log2n - interLevels;
+      const intraStage = s.mesh ? piece / s.pairBandwidth : (intraLevels * piece) / s.upBandwidth;
+      const interStage = (interLevels * piece) / s.nicBandwidth;
+      const descent = intraLevels * (aIntra + piece / s.pairBandwidth) + interLevels * (aInter + piece / s.nicBandwidth);
+      return result((r - 1) * Math.max(intraStage, interStage) + descent, 1, longer(intraStage, interStage));
     }
     case 'pairwise': {
-      const remote = multi ? (n - k) / (n - 1) : 0;
-      const perStep = (1 - remote) * wire(bytes) / s.pairBandwidth + remote * wire(bytes * k) / (s.nicBandwidth * s.nicsPerHost);
-      return result((n - 1) * ((multi ? remote * aInter + (1 - remote) * aIntra : aIntra) + perStep), 1, bound(s.pairBandwidth, multi ? s.nicBandwidth : Infinity));
+      // Every step waits for its slowest exchange, and across hosts every step has one that
+      // crosses (the ranks at a host's edge), so each step moves a block at a NIC's pace.
+      const link = Math.min(s.pairBandwidth, multi ? nicPerRank : Infinity);
+      return result((n - 1) * ((multi ? aInter : aIntra) + wire(bytes) / link), 1, bound(s.pairBandwidth, multi ? nicPerRank : Infinity));
     }
     case 'linear': {
-      const link = Math.min(s.upBandwidth, multi ? s.nicBandwidth * s.nicsPerHost : Infinity);
-      return result((multi ? aInter : aIntra) + wire((n - 1) * bytes) / link, 1, bound(s.upBandwidth, multi ? s.nicBandwidth * s.nicsPerHost : Infinity));
+      // The root's peers on its host come over its scale-up links, the others through its one NIC.
+      const local = wire((k - 1) * bytes) / s.upBandwidth;
+      const remote = multi ? wire((n - k) * bytes) / s.nicBandwidth : 0;
+      return result((multi ? aInter : aIntra) + Math.max(local, remote), 1, longer(local, remote));
     }
-    case 'recursive_doubling':
-      return result(log2n * ((multi ? aInter : aIntra) + wire(bytes) / Math.min(s.pairBandwidth, s.nicBandwidth)), 1, 'latency');
+    case 'recursive_doubling': {
+      // Partners within log2(ranks per host) of each other share a host; the other steps cross.
+      const inter = multi ? Math.max(0, log2n - Math.ceil(Math.log2(Math.max(k, 1)))) : 0;
+      const intraSteps = log2n - inter;
+      return result(intraSteps * (aIntra + wire(bytes) / s.pairBandwidth) + inter * (aInter + wire(bytes) / nicPerRank), 1, 'latency');
+    }
     case 'dissemination':
       return result(log2n * (multi ? aInter : aIntra), 1, 'latency');
     default:

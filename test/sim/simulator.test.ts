@@ -75,6 +75,17 @@ test('a large broadcast or reduce runs as a chain that loads every link once, an
   assert.ok(row.busbwGBs > 300, `${row.busbwGBs}`);
 });
 
+test('above 64 ranks the analytical model ranks the candidates the flow engine then runs: no tree or leader where NCCL streams', () => {
+  // The analytical model once priced hierarchical all-gather as an all-reduce (500 us against the
+  // flow engine's 8.4 ms on 4 servers), so 16 DGX H100 all-gathered 1 GB through one leader's NIC
+  // at 23.5 GB/s busbw; and without a chain, broadcast took a binomial tree at 10.7.
+  const graph = graphOf('dgx-h100', { nodes: 16 });
+  for (const [op, least] of [['all_gather', 300], ['reduce_scatter', 300], ['broadcast', 200], ['alltoall', 45]] as const) {
+    const row = simulateRow(graph, graph.accelerators, { op, bytes: 2 ** 30, mode: 'flow', nvls: true, elementBytes: 4, root: 0 });
+    assert.ok(row.busbwGBs > least, `${op}: ${row.algorithm} at ${row.busbwGBs} GB/s`);
+  }
+});
+
 test('all-to-all across servers keeps every NIC busy, as NCCL\'s grouped sends do', () => {
   // Pairwise steps wait on each other and left the NICs 31% busy (28 GB/s busbw on 2 DGX H100).
   const graph = graphOf('dgx-h100', { nodes: 2 });
