@@ -6,6 +6,7 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { machineOutcome } from '../tuner/machine-cost.js';
 import { ONE_SHOT_CAPACITY, choiceOn } from '../tuner/predict.js';
 import { analyticalTime } from './analytical.js';
+import { libraryAlgorithms } from './libraries.js';
 import { type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
 import { type Protocol, topologyProtocols } from './protocols.js';
 
@@ -95,7 +96,9 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   const valid = simAlgorithms(graph, rankDevices, collective, request.nvls);
   let algorithms: string[];
   if (request.algorithm === undefined) {
-    algorithms = n > FLOW_SEARCH_RANKS ? valid.filter((a) => !isQuadratic(collective, a)) : valid;
+    // What the accelerators' library would run, as published measurements are of it.
+    const candidates = libraryAlgorithms(graph.topology.library, collective, valid);
+    algorithms = n > FLOW_SEARCH_RANKS ? candidates.filter((a) => !isQuadratic(collective, a)) : candidates;
   } else {
     if (!valid.includes(request.algorithm)) {
       throw invalidArgument(`--algo ${request.algorithm} is not available for ${request.op} on this topology: expected one of ${valid.join(', ')}`, { argument: '--algo' });

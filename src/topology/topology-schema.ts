@@ -89,6 +89,8 @@ export const topologySchema = z.object({
   links: z.array(linkSchema),
   protocols: z.array(protocolSchema).min(1).optional()
     .describe('how the ranks move messages; absent means the GPU protocols LL, LL128 and Simple'),
+  library: z.enum(['nccl', 'rccl']).optional()
+    .describe('the collective library the accelerators run (NVIDIA NCCL, AMD RCCL): tsccl sim chooses among the algorithms it runs unless --algo names another; absent: among all of tsccl\'s'),
 }).strict().superRefine((topo, ctx) => {
   const ids = new Map<string, z.infer<typeof deviceSchema>>();
   topo.devices.forEach((d, i) => {

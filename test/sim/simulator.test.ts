@@ -86,6 +86,21 @@ test('above 64 ranks the analytical model ranks the candidates the flow engine t
   }
 });
 
+test('left to choose, a preset runs what its vendor\'s library runs, as the published measurements did', () => {
+  // tsccl's direct all-reduce is faster on an NVSwitch server at 1 MB, but NCCL does not run it:
+  // the default once predicted 70.9 GB/s on a DGX A100, where NCCL's ring measures 36.2 (C1).
+  const a100 = graphOf('dgx-a100');
+  const row = simulateRow(a100, a100.accelerators, { op: 'all_reduce', bytes: 1e6, mode: 'flow', nvls: true, elementBytes: 4, root: 0 });
+  assert.equal(row.algorithm, 'ring');
+  assert.ok(Math.abs(row.busbwGBs - 36.2) / 36.2 < 0.1, `${row.busbwGBs}`);
+  assert.equal(simulateRow(a100, a100.accelerators, { op: 'all_reduce', bytes: 1e6, algorithm: 'direct', mode: 'flow', nvls: true, elementBytes: 4, root: 0 }).algorithm, 'direct');
+  // RCCL runs MSCCL's all-pairs all-reduce on one MI300X node; a topology file without a library keeps every schedule.
+  const mi300x = graphOf('mi300x');
+  assert.equal(simulateRow(mi300x, mi300x.accelerators, { op: 'all_reduce', bytes: 16e6, mode: 'flow', nvls: true, elementBytes: 4, root: 0 }).algorithm, 'direct');
+  const unnamed = new TopologyGraph({ ...buildPreset('dgx-a100'), library: undefined });
+  assert.equal(simulateRow(unnamed, unnamed.accelerators, { op: 'all_reduce', bytes: 1e6, mode: 'flow', nvls: true, elementBytes: 4, root: 0 }).algorithm, 'direct');
+});
+
 test('all-to-all across servers keeps every NIC busy, as NCCL\'s grouped sends do', () => {
   // Pairwise steps wait on each other and left the NICs 31% busy (28 GB/s busbw on 2 DGX H100).
   const graph = graphOf('dgx-h100', { nodes: 2 });

@@ -1,4 +1,5 @@
 import { invalidArgument } from '../../errors.js';
+import type { CollectiveLibrary } from '../../sim/libraries.js';
 import type { Topology } from '../topology-schema.js';
 import { type ClusterOptions, type Fabric, type NicFamily, buildCluster } from './cluster.js';
 import { ascend910bServer, mi300xServer } from './mesh-servers.js';
@@ -27,23 +28,25 @@ interface Preset {
   readonly nicGbps: number;
   /** One NIC per accelerator, fixed by the hardware (an integrated port, or each GPU's own NIC). */
   readonly fixedNics?: boolean;
+  /** The collective library its accelerators run, whose choices `tsccl sim` predicts. */
+  readonly library?: CollectiveLibrary;
   server(ctx: ServerContext, options: PresetOptions): ServerResult;
 }
 
 const board = (b: SwitchedBoard) => (ctx: ServerContext) => switchedServer(ctx, b);
 
 export const PRESETS: Readonly<Record<string, Preset>> = {
-  'dgx1-v100': { description: 'DGX-1: 8 V100, NVLink 2 hybrid cube-mesh, PCIe 3, 4 x EDR 100 Gb/s', accelerators: 8, nics: 4, nicKind: 'ib', nicGbps: 100, server: dgx1Server },
-  'dgx-a100': { description: 'DGX A100: 8 A100, 6 NVSwitch gen2 (12 NVLink 3 per GPU), PCIe 4, 8 x HDR 200 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 200, server: board(DGX_A100) },
-  'dgx-h100': { description: 'DGX H100: 8 H100, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x NDR 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, server: board(DGX_H100) },
-  'hgx-h200': { description: 'HGX H200: 8 H200, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, server: board(HGX_H200) },
-  'dgx-b200': { description: 'DGX B200: 8 B200, NVSwitch gen4 (18 NVLink 5 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, server: board(DGX_B200) },
-  'gb200-nvl72': { description: 'GB200 NVL72: 72 B200 on one NVLink 5 switch fabric, 36 Grace CPUs, one 400 Gb/s NIC per GPU', accelerators: 72, nics: 72, nicKind: 'ib', nicGbps: 400, fixedNics: true, server: gb200Nvl72 },
-  'mi300x': { description: 'AMD MI300X platform: 8 GPUs, xGMI full mesh (7 links each), PCIe 5, 8 x 400 Gb/s RoCE', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 400, server: mi300xServer },
+  'dgx1-v100': { description: 'DGX-1: 8 V100, NVLink 2 hybrid cube-mesh, PCIe 3, 4 x EDR 100 Gb/s', accelerators: 8, nics: 4, nicKind: 'ib', nicGbps: 100, library: 'nccl', server: dgx1Server },
+  'dgx-a100': { description: 'DGX A100: 8 A100, 6 NVSwitch gen2 (12 NVLink 3 per GPU), PCIe 4, 8 x HDR 200 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 200, library: 'nccl', server: board(DGX_A100) },
+  'dgx-h100': { description: 'DGX H100: 8 H100, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x NDR 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(DGX_H100) },
+  'hgx-h200': { description: 'HGX H200: 8 H200, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(HGX_H200) },
+  'dgx-b200': { description: 'DGX B200: 8 B200, NVSwitch gen4 (18 NVLink 5 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(DGX_B200) },
+  'gb200-nvl72': { description: 'GB200 NVL72: 72 B200 on one NVLink 5 switch fabric, 36 Grace CPUs, one 400 Gb/s NIC per GPU', accelerators: 72, nics: 72, nicKind: 'ib', nicGbps: 400, fixedNics: true, library: 'nccl', server: gb200Nvl72 },
+  'mi300x': { description: 'AMD MI300X platform: 8 GPUs, xGMI full mesh (7 links each), PCIe 5, 8 x 400 Gb/s RoCE', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 400, library: 'rccl', server: mi300xServer },
   'ascend-910b': { description: 'Ascend 910B server: 8 NPUs, HCCS full mesh (7 links each), one integrated 200 GbE RoCE port per NPU', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 200, fixedNics: true, server: ascend910bServer },
   'pcie-server': {
     description: 'PCIe server: GPUs behind PCIe switches under CPU sockets (--pcie-gen, --gpus-per-switch, --sockets), 1 x 100 GbE',
-    accelerators: 8, nics: 1, nicKind: 'ethernet', nicGbps: 100,
+    accelerators: 8, nics: 1, nicKind: 'ethernet', nicGbps: 100, library: 'nccl',
     server: (ctx, o) => pcieServer(ctx, { gen: o.pcieGen ?? 4, gpusPerSwitch: o.gpusPerSwitch ?? 2, sockets: o.sockets ?? 2 }),
   },
 };
@@ -85,5 +88,6 @@ export function buildPreset(name: string, options: PresetOptions = {}): Topology
     leafDownPorts: 32,
   };
   const shape = nodes > 1 ? `${nodes} x ` : '';
-  return buildCluster(`${shape}${name}`, preset.description, cluster, (ctx) => preset.server(ctx, options));
+  const topology = buildCluster(`${shape}${name}`, preset.description, cluster, (ctx) => preset.server(ctx, options));
+  return preset.library === undefined ? topology : { ...topology, library: preset.library };
 }

@@ -1,0 +1,40 @@
+import type { Collective } from '../algorithms/schedule.js';
+
+/**
+ * The collective libraries a topology's accelerators run, and which of tsccl's schedules stand
+ * for the algorithms each library chooses among. Published measurements are of these libraries,
+ * so `tsccl sim` predicts what they would run unless `--algo` asks for another of tsccl's
+ * schedules (direct all-reduce on an NVSwitch server, for one, is faster than NCCL's ring at
+ * 1 MB, but NCCL does not run it, and a DGX A100 measures the ring's 36 GB/s there, not 71).
+ *
+ * - NCCL (NVIDIA/nccl, src/device, enqueue.cc): all-reduce by ring, NVLS where the NVSwitch
+ *   reduces, and tree (not modelled here: across servers the ring stands in for it); all-gather,
+ *   reduce-scatter, broadcast and reduce by ring (chains for the rooted two); all-to-all, gather
+ *   and scatter as grouped point-to-point sends and receives to every peer at once.
+ * - RCCL (ROCm/rccl): NCCL's algorithms, and on one MI300X node MSCCL's all-pairs all-reduce
+ *   (tools/msccl-algorithms/allreduce-allpairs-8n-simple-op.xml), which is tsccl's direct.
+ */
+export type CollectiveLibrary = 'nccl' | 'rccl';
+
+const NCCL: Readonly<Partial<Record<Collective, readonly string[]>>> = {
+  allReduce: ['ring', 'nvls'],
+  allGather: ['ring'],
+  reduceScatter: ['ring'],
+  broadcast: ['ring'],
+  reduce: ['ring'],
+  allToAll: ['direct'],
+  gather: ['linear'],
+  scatter: ['linear'],
+};
+
+export const LIBRARY_ALGORITHMS: Readonly<Record<CollectiveLibrary, Readonly<Partial<Record<Collective, readonly string[]>>>>> = {
+  nccl: NCCL,
+  rccl: { ...NCCL, allReduce: ['ring', 'direct'] },
+};
+
+/** The candidates a library would choose among for this collective, of those the topology offers (all of them without a library). */
+export function libraryAlgorithms(library: CollectiveLibrary | undefined, collective: Collective, valid: readonly string[]): string[] {
+  const runs = library === undefined ? undefined : LIBRARY_ALGORITHMS[library][collective];
+  const chosen = runs === undefined ? [] : valid.filter((a) => runs.includes(a));
+  return chosen.length > 0 ? chosen : [...valid];
+}
