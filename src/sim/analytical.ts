@@ -5,6 +5,7 @@ import { type SimCall, reducingSwitch } from './flow-sim.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { protocolOf } from './protocols.js';
+import { SHIFT } from './send-recv-shift.js';
 
 /**
  * The analytical (alpha-beta) model: each algorithm's time as steps x per-step latency plus
@@ -224,6 +225,12 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const inter = multi ? Math.max(0, log2n - Math.ceil(Math.log2(Math.max(k, 1)))) : 0;
       const intraSteps = log2n - inter;
       return result(intraSteps * (aIntra + wire(bytes) / s.pairBandwidth) + inter * (aInter + wire(bytes) / nicPerRank), 1, 'latency');
+    }
+    case SHIFT: {
+      // Every rank sends its buffer to the next at once: the slowest neighbour pair bounds it,
+      // which across hosts is the pair that crosses through its NICs.
+      const link = Math.min(s.pairBandwidth, multi ? s.nicBandwidth : Infinity);
+      return result((multi ? aInter : aIntra) + wire(bytes) / link, 1, bound(s.pairBandwidth, multi ? s.nicBandwidth : Infinity));
     }
     case 'dissemination':
       return result(log2n * (multi ? aInter : aIntra), 1, 'latency');

@@ -1,5 +1,5 @@
 import { generateSchedule } from '../algorithms/registry.js';
-import { type CallShape, type Collective, REDUCING_COLLECTIVES, splitEven } from '../algorithms/schedule.js';
+import { type CallShape, type Collective, REDUCING_COLLECTIVES, type ScheduleGenerator, splitEven } from '../algorithms/schedule.js';
 import { ONE_SHOT, oneShotCount, oneShotReads } from '../exec/one-shot.js';
 import { SWITCH_KINDS } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
@@ -32,6 +32,8 @@ export interface SimCall {
   readonly calls?: number;
   /** The count whose working set sets a CPU host's cache tiers (default `count`): a stand-in for a larger call keeps that call's memory speeds. */
   readonly workingSetCount?: number;
+  /** A pattern that is no collective's algorithm (nccl-tests' sendrecv), run instead of the registry's `algorithm`. */
+  readonly generator?: ScheduleGenerator;
 }
 
 export interface SimOutcome {
@@ -372,7 +374,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
       hosts: ring.map((physical) => hosts[physical]),
     };
     for (let logical = 0; logical < n; logical++) {
-      const programs = programsOf(generateSchedule(shape, logical, call.algorithm), call.elementBytes, freshReadRate !== undefined);
+      const schedule = call.generator === undefined ? generateSchedule(shape, logical, call.algorithm) : call.generator(shape, logical);
+      const programs = programsOf(schedule, call.elementBytes, freshReadRate !== undefined);
       programs.forEach((program, k) => {
         const key = c * 64 + k;
         const runner: Runner = {

@@ -7,6 +7,7 @@ import { machineOutcome } from '../tuner/machine-cost.js';
 import { ONE_SHOT_CAPACITY, choiceOn } from '../tuner/predict.js';
 import { analyticalTime } from './analytical.js';
 import { libraryAlgorithms } from './libraries.js';
+import { SHIFT, sendRecvShift } from './send-recv-shift.js';
 import { type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
 import { type Protocol, topologyProtocols } from './protocols.js';
 
@@ -84,7 +85,7 @@ function protocolsFor(algorithm: string, protocols: readonly string[]): readonly
 export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest): SimRow {
   const op = BENCH_OPS[request.op];
   const collective = op.collective;
-  if (collective === undefined) throw invalidArgument('sendrecv is not simulated: use all_to_all or a collective', { argument: '--op' });
+  if (collective === undefined) return simulateSendRecv(graph, rankDevices, request);
   const n = rankDevices.length;
   const eb = request.elementBytes;
   const counts = op.counts(Math.floor(request.bytes / eb), n);
@@ -124,6 +125,33 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   // The analytical model moves no flows; the flow engine reports bytes and capacities together.
   const links = chosen.linkBytes === undefined || chosen.capacities === undefined ? [] : linkLoads(graph, chosen.linkBytes, chosen.timeUs, chosen.capacities);
   return rowOf(request, n, counts, { timeUs: chosen.timeUs, algorithm: chosen.call.algorithm, protocol: chosen.call.protocol, channels: chosen.channels, bound: chosen.bound, links });
+}
+
+/**
+ * nccl-tests' sendrecv: every rank sends the row's bytes to the next rank and receives the
+ * previous rank's at once. It moves like an all-to-all's blocks (so its call says allToAll for
+ * the memory model of CPU hosts); its schedule is the shift, on every kind of topology.
+ */
+function simulateSendRecv(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest): SimRow {
+  if (request.algorithm !== undefined && request.algorithm !== SHIFT) {
+    throw invalidArgument(`--algo ${request.algorithm} does not apply to sendrecv: its pattern is ${SHIFT} (each rank sends to the next)`, { argument: '--algo' });
+  }
+  const counts = BENCH_OPS.sendrecv.counts(Math.floor(request.bytes / request.elementBytes), rankDevices.length);
+  const protocols = request.protocols ?? Object.keys(topologyProtocols(graph.topology));
+  let best: SimRun | undefined;
+  for (const protocol of protocols) {
+    const call: SimCall = { collective: 'allToAll', count: counts.send, elementBytes: request.elementBytes, root: 0, algorithm: SHIFT, protocol, generator: sendRecvShift };
+    const estimate = analyticalTime(graph, rankDevices, call);
+    let run: SimRun;
+    if (request.mode === 'analytical') {
+      run = { timeUs: estimate.timeUs, algorithm: SHIFT, protocol, channels: 1, bound: estimate.bound, links: [] };
+    } else {
+      const outcome = simulateFlows(graph, rankDevices, call);
+      run = { timeUs: outcome.timeUs, algorithm: SHIFT, protocol, channels: outcome.channels, bound: estimate.bound, links: linkLoads(graph, outcome.linkBytes, outcome.timeUs, outcome.capacities) };
+    }
+    if (best === undefined || run.timeUs < best.timeUs) best = run;
+  }
+  return rowOf(request, rankDevices.length, counts, best!);
 }
 
 /** What a simulation of a call gives a row; the rest comes from the op. */

@@ -15,7 +15,7 @@ const graphOf = (name: string, options = {}) => new TopologyGraph(buildPreset(na
 
 test('every collective runs on the flow engine with every algorithm the simulator offers', () => {
   const graph = graphOf('dgx-a100', { nodes: 2, nicsPerNode: 4 });
-  for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast', 'reduce', 'alltoall', 'gather', 'scatter'] as const) {
+  for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast', 'reduce', 'alltoall', 'gather', 'scatter', 'sendrecv'] as const) {
     const row = simulateRow(graph, graph.accelerators, { op, bytes: 4 * 2 ** 20, mode: 'flow', nvls: true, elementBytes: 4, root: 3 });
     assert.ok(row.timeUs > 0 && Number.isFinite(row.busbwGBs), op);
     assert.ok(row.bottleneck !== undefined, op);
@@ -99,6 +99,20 @@ test('left to choose, a preset runs what its vendor\'s library runs, as the publ
   assert.equal(simulateRow(mi300x, mi300x.accelerators, { op: 'all_reduce', bytes: 16e6, mode: 'flow', nvls: true, elementBytes: 4, root: 0 }).algorithm, 'direct');
   const unnamed = new TopologyGraph({ ...buildPreset('dgx-a100'), library: undefined });
   assert.equal(simulateRow(unnamed, unnamed.accelerators, { op: 'all_reduce', bytes: 1e6, mode: 'flow', nvls: true, elementBytes: 4, root: 0 }).algorithm, 'direct');
+});
+
+test('sendrecv, as nccl-tests runs it (each rank to the next), moves at one GPU\'s links, or at a NIC\'s across servers', () => {
+  // It was refused: "sendrecv is not simulated".
+  for (const [options, low, high] of [[{}, 330, 380], [{ nodes: 2 }, 44, 49]] as const) {
+    const graph = graphOf('dgx-h100', options);
+    for (const mode of ['flow', 'analytical'] as const) {
+      const row = simulateRow(graph, graph.accelerators, { op: 'sendrecv', bytes: 2 ** 30, mode, nvls: true, elementBytes: 4, root: 0 });
+      assert.equal(row.algorithm, 'shift');
+      assert.ok(row.busbwGBs > low && row.busbwGBs < high, `${JSON.stringify(options)} ${mode}: ${row.busbwGBs}`);
+    }
+  }
+  const h100 = graphOf('dgx-h100');
+  assert.throws(() => simulateRow(h100, h100.accelerators, { op: 'sendrecv', bytes: 8, algorithm: 'ring', mode: 'flow', nvls: true, elementBytes: 4, root: 0 }), /--algo ring does not apply to sendrecv/);
 });
 
 test('all-to-all across servers keeps every NIC busy, as NCCL\'s grouped sends do', () => {
