@@ -27,7 +27,7 @@ const NCCL: Readonly<Partial<Record<Collective, readonly string[]>>> = {
   scatter: ['linear'],
 };
 
-export const LIBRARY_ALGORITHMS: Readonly<Record<CollectiveLibrary, Readonly<Partial<Record<Collective, readonly string[]>>>>> = {
+const LIBRARY_ALGORITHMS: Readonly<Record<CollectiveLibrary, Readonly<Partial<Record<Collective, readonly string[]>>>>> = {
   nccl: NCCL,
   rccl: { ...NCCL, allReduce: ['ring', 'direct'] },
 };
