@@ -4,7 +4,7 @@ import { invalidArgument } from '../errors.js';
 import { formatSimTable } from '../sim/format-sim.js';
 import { type GroupKind, layoutGroups, linkUsage } from '../sim/link-usage.js';
 import { protocolsFrom } from '../sim/protocols.js';
-import { type SimMode, type SimRow, simulateRow } from '../sim/simulate.js';
+import { type SimMode, type SimRow, ranksRunTsccl, simulateRow } from '../sim/simulate.js';
 import { MODELS, trainingStep } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
@@ -67,10 +67,13 @@ export function simCommand(program: Command, format: () => Option, argv: string[
       }));
       const seconds = (performance.now() - started) / 1000;
       if (json) {
-        write(JSON.stringify({ tool: 'tsccl sim', topology: topology.name, ranks: ranks.length, mode, rows: rows.map(({ links, ...row }) => ({ ...row, dtype: 'float32', redop: row.reduces ? 'sum' : 'none', inPlace: false, wrong: null, ...(flags.links ? { links } : {}) })), simSeconds: seconds }, null, 2));
+        write(JSON.stringify({ tool: 'tsccl sim', topology: topology.name, library: topology.library ?? null, ranks: ranks.length, mode, rows: rows.map(({ links, ...row }) => ({ ...row, dtype: 'float32', redop: row.reduces ? 'sum' : 'none', inPlace: false, wrong: null, ...(flags.links ? { links } : {}) })), simSeconds: seconds }, null, 2));
         return;
       }
-      write(formatSimTable(rows, [`tsccl sim ${op} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`, `simulated in ${seconds.toFixed(2)} s`]));
+      const chooser = flags.algo !== undefined ? `running --algo ${flags.algo as string}`
+        : mode === 'flow' && ranksRunTsccl(graph, ranks) ? 'running what tsccl\'s tuner picks'
+          : topology.library !== undefined ? `choosing among the algorithms ${topology.library.toUpperCase()} runs (--algo for any other)` : 'choosing among every algorithm';
+      write(formatSimTable(rows, [`tsccl sim ${op} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`, `${chooser}; simulated in ${seconds.toFixed(2)} s`]));
       if (flags.links && rows.length > 0) {
         const last = rows[rows.length - 1];
         write(`# links at ${last.bytes} B (utilisation = bytes / (sustained bandwidth x call time)):`);

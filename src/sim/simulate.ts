@@ -167,6 +167,11 @@ function rowOf(request: SimRequest, n: number, counts: BenchCounts, run: SimRun)
   };
 }
 
+/** Do these ranks run tsccl itself (CPU cores: this machine, an emulated cluster), so that a row is its tuner's choice? */
+export function ranksRunTsccl(graph: TopologyGraph, rankDevices: readonly number[]): boolean {
+  return tscclTransport(graph, rankDevices) !== undefined;
+}
+
 /**
  * How a real run reaches the ranks, where they are CPU cores running tsccl itself (`--topo
  * local`, an emulated cluster's file) and the job is all of them: thread ranks pull their

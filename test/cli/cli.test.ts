@@ -104,6 +104,11 @@ test('tsccl topo show / schema and tsccl sim print tables and JSON', async () =>
   const doc = JSON.parse(sim.stdout);
   assert.equal(doc.rows.length, 3);
   for (const row of doc.rows) for (const key of ['bytes', 'count', 'timeUs', 'algbwGBs', 'busbwGBs', 'algorithm', 'protocol']) assert.ok(key in row, key);
+  // A preset predicts what its vendor's library runs, and says so.
+  assert.equal(doc.library, 'nccl');
+  const header = await tsccl('sim', '--topo', 'dgx-a100', '-o', 'all_reduce', '-b', '1M', '-e', '1M');
+  assert.match(header.stdout, /^# choosing among the algorithms NCCL runs \(--algo for any other\)/m);
+  assert.match(header.stdout, /\s1048576\s.*\sring\s/);
   const table = await tsccl('sim', 'links', '--topo', 'ascend-910b', '--tp', '4');
   assert.match(table.stdout, /npu0\s+0\s+scale-up 3\/7/);
   const bad = await tsccl('sim', '--topo', 'dgx-a100', '--algo', 'nvls');
