@@ -6,6 +6,7 @@ import { allReduceHierarchical } from './all-reduce-hierarchical.js';
 import { allReduceDirect } from './all-reduce-direct.js';
 import { allReduceRecursiveDoubling } from './all-reduce-recursive-doubling.js';
 import { allReduceRing } from './all-reduce-ring.js';
+import { allReduceTree } from './all-reduce-tree.js';
 import { allToAllDirect } from './all-to-all-direct.js';
 import { allToAllPairwise } from './all-to-all-pairwise.js';
 import { barrierDissemination } from './barrier-dissemination.js';
@@ -23,7 +24,7 @@ import { scatterLinear } from './scatter-linear.js';
 
 /** Every algorithm tsccl has, by collective. The tuner chooses among these; nothing else may. */
 export const ALGORITHMS: Readonly<Record<Collective, Readonly<Record<string, ScheduleGenerator>>>> = {
-  allReduce: { ring: allReduceRing, recursive_doubling: allReduceRecursiveDoubling, direct: allReduceDirect, hierarchical: allReduceHierarchical },
+  allReduce: { ring: allReduceRing, recursive_doubling: allReduceRecursiveDoubling, direct: allReduceDirect, hierarchical: allReduceHierarchical, tree: allReduceTree },
   allGather: { ring: allGatherRing, direct: allGatherDirect, hierarchical: allGatherHierarchical },
   reduceScatter: { ring: reduceScatterRing, hierarchical: reduceScatterHierarchical },
   broadcast: { binomial_tree: broadcastBinomialTree, direct: broadcastDirect, hierarchical: broadcastHierarchical, ring: broadcastRing },

@@ -114,10 +114,30 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const nicPerRank = s.nicBandwidth * Math.min(1, s.nicsPerHost / k);
   // A network step costs aInter; on a ring, steps that cross hosts are hosts/n of all steps.
   const stepLatency = (steps: number) => steps * aIntra + (multi ? (steps * s.hosts) / n : 0) * (aInter - aIntra);
+  // The flow engine runs rings and trees on the same channels (channel-rings.ts).
+  const ringChannels = Math.min(16, Math.max(s.mesh ? Math.max(1, k - 1) : 1, multi ? s.nicsPerHost : 1));
   switch (call.algorithm) {
+    case 'tree': {
+      // Each channel's share goes up and down a chain of k ranks in every host and a binary tree
+      // of h hosts, in r pieces: per piece a rank sends one piece up and one down over its
+      // scale-up links, and a host's leader through its NIC one per tree neighbour (its parent
+      // and up to two child hosts). Latency: each way, k-1 chain hops and log2(h) network hops.
+      const channels = ringChannels;
+      const share = Math.ceil(call.count / channels);
+      const r = pieceRoundCount(share, pipelineChunkCount(call, share));
+      const piece = wire(bytes / (channels * r));
+      const intraPerChannel = s.mesh ? s.pairBandwidth : s.upBandwidth / channels;
+      const interPerChannel = multi ? (s.nicBandwidth * Math.min(channels, s.nicsPerHost)) / channels : Infinity;
+      const neighbours = s.hosts <= 1 ? 0 : s.hosts === 2 ? 1 : s.hosts <= 4 ? 2 : 3;
+      const intraStage = k > 1 ? (2 * piece) / intraPerChannel : 0;
+      const interStage = neighbours > 0 ? (neighbours * piece) / interPerChannel : 0;
+      const hostLevels = Math.floor(Math.log2(Math.max(s.hosts, 1)));
+      const latency = 2 * ((k - 1) * aIntra + hostLevels * aInter);
+      const fill = 2 * ((k - 1) * (piece / intraPerChannel) + hostLevels * (multi ? piece / interPerChannel : 0));
+      return result(latency + (r - 1) * Math.max(intraStage, interStage) + fill, channels, longer(intraStage, interStage));
+    }
     case 'ring': {
-      const meshChannels = s.mesh ? Math.max(1, k - 1) : 1;
-      const channels = Math.min(16, Math.max(meshChannels, multi ? s.nicsPerHost : 1));
+      const channels = ringChannels;
       // Every channel's ring crosses hosts on `hosts` of its n hops, where a rank sends to a NIC,
       // not over its scale-up links: those carry the other hops of all the channels.
       const intraHops = multi ? (n - s.hosts) / n : 1;

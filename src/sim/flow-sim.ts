@@ -56,6 +56,8 @@ export interface SimOutcome {
 
 /** Algorithms that are rings over the ranks, which the simulator runs as several channel rings. */
 const RING_ALGORITHMS = new Set(['ring']);
+/** The tree runs on the rings' channels too: each enters a host at another GPU, as NCCL's trees follow its rings. */
+const TREE = 'tree';
 /** Memory traffic of folding a message into a buffer against copying it: (2 reads + 1 write) / (1 read + 1 write). */
 const REDUCE_TRAFFIC = 1.5;
 
@@ -86,8 +88,12 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const overheadUs = protocol.overheadUs ?? 0;
   const pull = protocol.pull === true;
   const freshReadRate = pull && protocol.freshReadGBps !== undefined ? protocol.freshReadGBps * 1000 : undefined;
-  const rings = RING_ALGORITHMS.has(call.algorithm) ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
+  const rings = RING_ALGORITHMS.has(call.algorithm) || call.algorithm === TREE ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
   const hosts = rankHosts(graph, rankDevices);
+  const hostCount = Math.max(0, ...hosts) + 1;
+  // NCCL's double binary tree: odd channels number the hosts backwards, so that a host inner in
+  // one tree is a leaf in the other and the two share the load.
+  const channelHosts = (ring: readonly number[], c: number) => ring.map((physical) => (call.algorithm === TREE && c % 2 === 1 ? hostCount - 1 - hosts[physical] : hosts[physical]));
   const pools = corePools(rankDevices, hosts, protocol.rankCores);
   const crowded = crowdedRanks(rankDevices, hosts, protocol.rankCores);
   const wholeCall: CallShape = { collective: call.collective, nranks: n, count: call.workingSetCount ?? call.count, root: call.root, inPlace: false, chunkCount: 0 };
@@ -371,7 +377,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     const shape: CallShape = {
       collective: call.collective, nranks: n, count: shares[c].count, root: ring.indexOf(call.root), inPlace: false,
       chunkCount: RING_ALGORITHMS.has(call.algorithm) && !isChain(call) ? (call.chunkCount ?? 0) : pipelineChunkCount(call, shares[c].count),
-      hosts: ring.map((physical) => hosts[physical]),
+      hosts: channelHosts(ring, c),
     };
     for (let logical = 0; logical < n; logical++) {
       const schedule = call.generator === undefined ? generateSchedule(shape, logical, call.algorithm) : call.generator(shape, logical);

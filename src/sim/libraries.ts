@@ -8,7 +8,8 @@ import type { Collective } from '../algorithms/schedule.js';
  * 1 MB, but NCCL does not run it, and a DGX A100 measures the ring's 36 GB/s there, not 71).
  *
  * - NCCL (NVIDIA/nccl, src/device, enqueue.cc): all-reduce by ring, NVLS where the NVSwitch
- *   reduces, and tree (not modelled here: across servers the ring stands in for it); all-gather,
+ *   reduces, and tree (a chain in each server, a double binary tree across servers: tsccl's
+ *   `tree` on alternating channels); all-gather,
  *   reduce-scatter, broadcast and reduce by ring (chains for the rooted two); all-to-all, gather
  *   and scatter as grouped point-to-point sends and receives to every peer at once.
  * - RCCL (ROCm/rccl): NCCL's algorithms, and on one MI300X node MSCCL's all-pairs all-reduce
@@ -17,7 +18,7 @@ import type { Collective } from '../algorithms/schedule.js';
 export type CollectiveLibrary = 'nccl' | 'rccl';
 
 const NCCL: Readonly<Partial<Record<Collective, readonly string[]>>> = {
-  allReduce: ['ring', 'nvls'],
+  allReduce: ['ring', 'nvls', 'tree'],
   allGather: ['ring'],
   reduceScatter: ['ring'],
   broadcast: ['ring'],
@@ -29,7 +30,7 @@ const NCCL: Readonly<Partial<Record<Collective, readonly string[]>>> = {
 
 const LIBRARY_ALGORITHMS: Readonly<Record<CollectiveLibrary, Readonly<Partial<Record<Collective, readonly string[]>>>>> = {
   nccl: NCCL,
-  rccl: { ...NCCL, allReduce: ['ring', 'direct'] },
+  rccl: { ...NCCL, allReduce: ['ring', 'tree', 'direct'] },
 };
 
 /** The candidates a library would choose among for this collective, of those the topology offers (all of them without a library). */

@@ -9,18 +9,19 @@
 const MIN_CHUNK_BYTES = 512 * 1024;
 const MAX_ROUNDS = 16;
 /**
- * A chain (ring broadcast and reduce) takes n-2 more rounds to fill than a tree, so it is cut
- * finer: NCCL streams it in its 512 KiB steps, and 256 rounds keep the fill of an 8-rank chain
- * to 2% while the flow engine moves at most 256 pieces per rank and channel.
+ * A chain (ring broadcast and reduce, the ranks of a host in a tree all-reduce) takes n-2 more
+ * rounds to fill than a tree, so it is cut finer: NCCL streams it in its 512 KiB steps, and 256
+ * rounds keep the fill of an 8-rank chain to 2% while the flow engine moves at most 256 pieces
+ * per rank and channel.
  */
 const CHAIN_MAX_ROUNDS = 256;
 /** Algorithms that forward each piece along a chain of all the ranks. */
 const CHAIN_ALGORITHMS: ReadonlySet<string> = new Set(['ring']);
 const ROOTED = new Set(['broadcast', 'reduce']);
 
-/** Does this call forward pieces along a chain of the ranks (a ring broadcast or reduce)? */
+/** Does this call forward pieces along a chain of the ranks (a ring broadcast or reduce, a tree all-reduce's hosts)? */
 export function isChain(call: { readonly collective: string; readonly algorithm: string }): boolean {
-  return ROOTED.has(call.collective) && CHAIN_ALGORITHMS.has(call.algorithm);
+  return (ROOTED.has(call.collective) && CHAIN_ALGORITHMS.has(call.algorithm)) || (call.collective === 'allReduce' && call.algorithm === 'tree');
 }
 
 /** The chunk in elements for a call of `count` elements of `elementBytes` (0 would mean one piece). */

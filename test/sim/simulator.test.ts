@@ -115,6 +115,22 @@ test('sendrecv, as nccl-tests runs it (each rank to the next), moves at one GPU\
   assert.throws(() => simulateRow(h100, h100.accelerators, { op: 'sendrecv', bytes: 8, algorithm: 'ring', mode: 'flow', nvls: true, elementBytes: 4, root: 0 }), /--algo ring does not apply to sendrecv/);
 });
 
+test('across servers a small all-reduce takes NCCL\'s tree, whose latency grows with log2(servers) where a ring\'s grows with the ranks', () => {
+  for (const nodes of [2, 16]) {
+    const graph = graphOf('dgx-h100', { nodes });
+    const run = (algorithm: string | undefined, mode: 'flow' | 'analytical' = 'flow') => simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 8, algorithm, mode, nvls: true, elementBytes: 4, root: 0 });
+    const [tree, ring] = [run('tree'), run('ring')];
+    assert.ok(tree.timeUs < ring.timeUs * (nodes === 2 ? 0.8 : 0.3), `${nodes} servers: tree ${tree.timeUs} us, ring ${ring.timeUs} us`);
+    assert.equal(run(undefined).algorithm, 'tree');
+    assert.ok(Math.abs(run('tree', 'analytical').timeUs - tree.timeUs) / tree.timeUs < 0.15, `${nodes} servers, 8 B: analytical ${run('tree', 'analytical').timeUs} us, flow ${tree.timeUs} us`);
+  }
+  // At 1 GB the ring's bandwidth wins on 16 servers, and the two modes price the tree alike.
+  const graph = graphOf('dgx-h100', { nodes: 16 });
+  const big = (algorithm: string | undefined, mode: 'flow' | 'analytical' = 'flow') => simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm, mode, nvls: true, elementBytes: 4, root: 0 });
+  assert.equal(big(undefined).algorithm, 'ring');
+  assert.ok(Math.abs(big('tree', 'analytical').timeUs - big('tree').timeUs) / big('tree').timeUs < 0.15);
+});
+
 test('all-to-all across servers keeps every NIC busy, as NCCL\'s grouped sends do', () => {
   // Pairwise steps wait on each other and left the NICs 31% busy (28 GB/s busbw on 2 DGX H100).
   const graph = graphOf('dgx-h100', { nodes: 2 });

@@ -28,7 +28,7 @@ test('TSCCL_ALGO overrides parse NCCL-style and reject unknown names clearly', (
   const o = parseAlgorithmOverrides('allreduce:ring; all_gather:ring');
   assert.equal(o.get('allReduce'), 'ring');
   assert.equal(o.get('allGather'), 'ring');
-  assert.throws(() => parseAlgorithmOverrides('allreduce:tree'), /TSCCL_ALGO names 'tree' for allReduce: expected one of ring, recursive_doubling, direct, hierarchical, one_shot/);
+  assert.throws(() => parseAlgorithmOverrides('allreduce:double_tree'), /TSCCL_ALGO names 'double_tree' for allReduce: expected one of ring, recursive_doubling, direct, hierarchical, tree, one_shot/);
   assert.throws(() => parseAlgorithmOverrides('ring'), /must be <collective>:<algorithm>/);
 });
 

@@ -101,7 +101,7 @@ test('a barrier that lets a rank out early is reported', () => {
   assert.match(r.errors.join(), /rank 0: left the barrier without hearing from ranks 1/);
 });
 
-test('hierarchical algorithms are proved on every host layout: blocks, interleaved, uneven, one host, one rank per host', () => {
+test('hierarchical algorithms and the tree are proved on every host layout: blocks, interleaved, uneven, one host, one rank per host', () => {
   const layouts = (n: number): number[][] => {
     const dense = (hosts: number[]) => { const ids = [...new Set(hosts)]; return hosts.map((h) => ids.indexOf(h)); };
     const out = [Array(n).fill(0), Array.from({ length: n }, (_, r) => r)];
@@ -118,6 +118,10 @@ test('hierarchical algorithms are proved on every host layout: blocks, interleav
             for (const chunkCount of [0, 3]) {
               const root = collective === 'broadcast' ? (count + n) % n : 0;
               const result = verifyAlgorithm(shape({ collective, nranks: n, count, inPlace, chunkCount, root, hosts }), 'hierarchical');
+              if (collective === 'allReduce') {
+                const tree = verifyAlgorithm(shape({ collective, nranks: n, count, inPlace, chunkCount, hosts }), 'tree');
+                assert.ok(tree.ok, `tree n=${n} hosts=${hosts.join(',')} count=${count} inPlace=${inPlace} chunk=${chunkCount}: ${tree.errors.join('\n')}`);
+              }
               assert.ok(result.ok, `${collective} n=${n} hosts=${hosts.join(',')} count=${count} inPlace=${inPlace} chunk=${chunkCount}: ${result.errors.join('\n')}`);
               proofs++;
             }
