@@ -9,11 +9,12 @@ import type { Collective } from '../algorithms/schedule.js';
  *
  * - NCCL (NVIDIA/nccl, src/device, enqueue.cc): all-reduce by ring, NVLS where the NVSwitch
  *   reduces, and tree (a chain in each server, a double binary tree across servers: tsccl's
- *   `tree` on alternating channels); all-gather,
- *   reduce-scatter, broadcast and reduce by ring (chains for the rooted two); all-to-all, gather
- *   and scatter as grouped point-to-point sends and receives to every peer at once.
+ *   `tree` on alternating channels); all-gather, reduce-scatter, broadcast and reduce by ring
+ *   (chains for the rooted two); all-to-all, gather and scatter as grouped point-to-point sends
+ *   and receives to every peer at once.
  * - RCCL (ROCm/rccl): NCCL's algorithms, and on one MI300X node MSCCL's all-pairs all-reduce
- *   (tools/msccl-algorithms/allreduce-allpairs-8n-simple-op.xml), which is tsccl's direct.
+ *   (tools/msccl-algorithms/allreduce-allpairs-8n-simple-op.xml), which is tsccl's direct. It
+ *   runs that between 512 KiB and 16 MiB only; here direct competes at every size and host count.
  */
 export type CollectiveLibrary = 'nccl' | 'rccl';
 
