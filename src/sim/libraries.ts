@@ -13,8 +13,8 @@ import type { Collective } from '../algorithms/schedule.js';
  *   (chains for the rooted two); all-to-all, gather and scatter as grouped point-to-point sends
  *   and receives to every peer at once.
  * - RCCL (ROCm/rccl): NCCL's algorithms, and on one MI300X node MSCCL's all-pairs all-reduce
- *   (tools/msccl-algorithms/allreduce-allpairs-8n-simple-op.xml), which is tsccl's direct. It
- *   runs that between 512 KiB and 16 MiB only; here direct competes at every size and host count.
+ *   (tools/msccl-algorithms/allreduce-allpairs-8n-simple-op.xml), which is tsccl's direct: on
+ *   one server only. RCCL runs it between 512 KiB and 16 MiB; here it competes at every size.
  */
 export type CollectiveLibrary = 'nccl' | 'rccl';
 
@@ -34,9 +34,15 @@ const LIBRARY_ALGORITHMS: Readonly<Record<CollectiveLibrary, Readonly<Partial<Re
   rccl: { ...NCCL, allReduce: ['ring', 'tree', 'direct'] },
 };
 
-/** The candidates a library would choose among for this collective, of those the topology offers (all of them without a library). */
-export function libraryAlgorithms(library: CollectiveLibrary | undefined, collective: Collective, valid: readonly string[]): string[] {
+/** Algorithms a library runs only among the GPUs of one server. */
+const ONE_SERVER_ONLY: Readonly<Record<CollectiveLibrary, readonly string[]>> = { nccl: [], rccl: ['direct'] };
+
+/**
+ * The candidates a library would choose among for this collective on ranks spread over `hosts`
+ * servers, of those the topology offers (all of them without a library).
+ */
+export function libraryAlgorithms(library: CollectiveLibrary | undefined, collective: Collective, valid: readonly string[], hosts: number): string[] {
   const runs = library === undefined ? undefined : LIBRARY_ALGORITHMS[library][collective];
-  const chosen = runs === undefined ? [] : valid.filter((a) => runs.includes(a));
+  const chosen = runs === undefined ? [] : valid.filter((a) => runs.includes(a) && (hosts === 1 || !ONE_SERVER_ONLY[library!].includes(a)));
   return chosen.length > 0 ? chosen : [...valid];
 }

@@ -98,7 +98,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   let algorithms: string[];
   if (request.algorithm === undefined) {
     // What the accelerators' library would run, as published measurements are of it.
-    const candidates = libraryAlgorithms(graph.topology.library, collective, valid);
+    const candidates = libraryAlgorithms(graph.topology.library, collective, valid, new Set(rankDevices.map((d) => graph.devices[d].host ?? 0)).size);
     algorithms = n > FLOW_SEARCH_RANKS ? candidates.filter((a) => !isQuadratic(collective, a)) : candidates;
   } else {
     if (!valid.includes(request.algorithm)) {

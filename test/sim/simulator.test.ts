@@ -97,6 +97,9 @@ test('left to choose, a preset runs what its vendor\'s library runs, as the publ
   // RCCL runs MSCCL's all-pairs all-reduce on one MI300X node; a topology file without a library keeps every schedule.
   const mi300x = graphOf('mi300x');
   assert.equal(simulateRow(mi300x, mi300x.accelerators, { op: 'all_reduce', bytes: 16e6, mode: 'flow', nvls: true, elementBytes: 4, root: 0 }).algorithm, 'direct');
+  // ... within one server only: across two, RCCL runs its ring and tree.
+  const twoMi300x = graphOf('mi300x', { nodes: 2 });
+  assert.notEqual(simulateRow(twoMi300x, twoMi300x.accelerators, { op: 'all_reduce', bytes: 8, mode: 'flow', nvls: true, elementBytes: 4, root: 0 }).algorithm, 'direct');
   const unnamed = new TopologyGraph({ ...buildPreset('dgx-a100'), library: undefined });
   assert.equal(simulateRow(unnamed, unnamed.accelerators, { op: 'all_reduce', bytes: 1e6, mode: 'flow', nvls: true, elementBytes: 4, root: 0 }).algorithm, 'direct');
 });
