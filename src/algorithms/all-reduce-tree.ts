@@ -6,7 +6,7 @@ import { type CallShape, type Schedule, StepList, hostLayout, pieceRounds, singl
  * host information every rank is its own host: a binary tree of the ranks. Depth counts hops
  * from the root.
  */
-export function treePosition(shape: CallShape, rank: number): { parent: number | undefined; children: number[]; depth: number } {
+function treePosition(shape: CallShape, rank: number): { parent: number | undefined; children: number[]; depth: number } {
   const { hostOf, members, leaders } = hostLayout(shape);
   const host = hostOf[rank];
   const chain = members[host];

@@ -114,8 +114,16 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const nicPerRank = s.nicBandwidth * Math.min(1, s.nicsPerHost / k);
   // A network step costs aInter; on a ring, steps that cross hosts are hosts/n of all steps.
   const stepLatency = (steps: number) => steps * aIntra + (multi ? (steps * s.hosts) / n : 0) * (aInter - aIntra);
-  // The flow engine runs rings and trees on the same channels (channel-rings.ts).
+  // The flow engine runs rings and trees on the same channels (channel-rings.ts): each
+  // channel's share of the NICs, and its share of the call cut into pieces as the flow engine
+  // cuts it, on its own.
   const ringChannels = Math.min(16, Math.max(s.mesh ? Math.max(1, k - 1) : 1, multi ? s.nicsPerHost : 1));
+  const interPerChannel = multi ? (s.nicBandwidth * Math.min(ringChannels, s.nicsPerHost)) / ringChannels : Infinity;
+  const channelPieces = (): { r: number; piece: number } => {
+    const share = Math.ceil(call.count / ringChannels);
+    const r = pieceRoundCount(share, pipelineChunkCount(call, share));
+    return { r, piece: wire(bytes / (ringChannels * r)) };
+  };
   switch (call.algorithm) {
     case 'tree': {
       // Each channel's share goes up and down a chain of k ranks in every host and a binary tree
@@ -123,11 +131,8 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       // scale-up links, and a host's leader through its NIC one per tree neighbour (its parent
       // and up to two child hosts). Latency: each way, k-1 chain hops and log2(h) network hops.
       const channels = ringChannels;
-      const share = Math.ceil(call.count / channels);
-      const r = pieceRoundCount(share, pipelineChunkCount(call, share));
-      const piece = wire(bytes / (channels * r));
+      const { r, piece } = channelPieces();
       const intraPerChannel = s.mesh ? s.pairBandwidth : s.upBandwidth / channels;
-      const interPerChannel = multi ? (s.nicBandwidth * Math.min(channels, s.nicsPerHost)) / channels : Infinity;
       const neighbours = s.hosts <= 1 ? 0 : s.hosts === 2 ? 1 : s.hosts <= 4 ? 2 : 3;
       const intraStage = k > 1 ? (2 * piece) / intraPerChannel : 0;
       const interStage = neighbours > 0 ? (neighbours * piece) / interPerChannel : 0;
@@ -142,16 +147,12 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       // not over its scale-up links: those carry the other hops of all the channels.
       const intraHops = multi ? (n - s.hosts) / n : 1;
       const intraPerChannel = s.mesh ? s.pairBandwidth : s.upBandwidth / (channels * intraHops);
-      const interPerChannel = multi ? (s.nicBandwidth * Math.min(channels, s.nicsPerHost)) / channels : Infinity;
       const perChannel = Math.min(intraPerChannel, interPerChannel);
       if (isChain(call)) {
         // Each channel streams its share in r pieces along a chain of n-1 hops, hosts-1 of them
         // between hosts: the pieces leave at the slowest hop's pace, and the last one then
         // crosses every hop, each at its own speed.
-        // Each channel's share is chunked on its own, as the flow engine chunks it.
-        const share = Math.ceil(call.count / channels);
-        const r = pieceRoundCount(share, pipelineChunkCount(call, share));
-        const piece = wire(bytes / (channels * r));
+        const { r, piece } = channelPieces();
         const crossings = s.hosts - 1;
         const fill = (n - 1 - crossings) * (piece / intraPerChannel) + crossings * (piece / interPerChannel);
         return result(stepLatency(n - 1) + (r - 1) * (piece / perChannel) + fill, channels, bound(intraPerChannel, interPerChannel));

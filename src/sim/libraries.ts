@@ -42,7 +42,8 @@ const ONE_SERVER_ONLY: Readonly<Record<CollectiveLibrary, readonly string[]>> = 
  * servers, of those the topology offers (all of them without a library).
  */
 export function libraryAlgorithms(library: CollectiveLibrary | undefined, collective: Collective, valid: readonly string[], hosts: number): string[] {
-  const runs = library === undefined ? undefined : LIBRARY_ALGORITHMS[library][collective];
-  const chosen = runs === undefined ? [] : valid.filter((a) => runs.includes(a) && (hosts === 1 || !ONE_SERVER_ONLY[library!].includes(a)));
+  if (library === undefined) return [...valid];
+  const runs = LIBRARY_ALGORITHMS[library][collective] ?? [];
+  const chosen = valid.filter((a) => runs.includes(a) && (hosts === 1 || !ONE_SERVER_ONLY[library].includes(a)));
   return chosen.length > 0 ? chosen : [...valid];
 }

@@ -15,13 +15,12 @@ const MAX_ROUNDS = 16;
  * per rank and channel.
  */
 const CHAIN_MAX_ROUNDS = 256;
-/** Algorithms that forward each piece along a chain of all the ranks. */
-const CHAIN_ALGORITHMS: ReadonlySet<string> = new Set(['ring']);
-const ROOTED = new Set(['broadcast', 'reduce']);
+/** Collective/algorithm pairs that forward each piece along a chain of ranks. */
+const CHAINS: ReadonlySet<string> = new Set(['broadcast/ring', 'reduce/ring', 'allReduce/tree']);
 
 /** Does this call forward pieces along a chain of the ranks (a ring broadcast or reduce, a tree all-reduce's hosts)? */
 export function isChain(call: { readonly collective: string; readonly algorithm: string }): boolean {
-  return (ROOTED.has(call.collective) && CHAIN_ALGORITHMS.has(call.algorithm)) || (call.collective === 'allReduce' && call.algorithm === 'tree');
+  return CHAINS.has(`${call.collective}/${call.algorithm}`);
 }
 
 /** The chunk in elements for a call of `count` elements of `elementBytes` (0 would mean one piece). */

@@ -67,9 +67,14 @@ const FLOW_SEARCH_RANKS = 64;
  */
 const isQuadratic = (collective: Collective, algorithm: string) => algorithm === 'direct' && collective !== 'allToAll';
 
+/** How many hosts the ranks are spread over. */
+function hostCountOf(graph: TopologyGraph, rankDevices: readonly number[]): number {
+  return new Set(rankDevices.map((d) => graph.devices[d].host ?? 0)).size;
+}
+
 /** The algorithms the simulator may run for a collective on these ranks. */
 export function simAlgorithms(graph: TopologyGraph, rankDevices: readonly number[], collective: Collective, nvls: boolean): string[] {
-  const names = algorithmNames(collective).filter((a) => a !== 'hierarchical' || new Set(rankDevices.map((d) => graph.devices[d].host)).size > 1);
+  const names = algorithmNames(collective).filter((a) => a !== 'hierarchical' || hostCountOf(graph, rankDevices) > 1);
   if (collective === 'allReduce' && nvls && reducingSwitch(graph, rankDevices) !== undefined) names.push('nvls');
   return names;
 }
@@ -98,7 +103,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   let algorithms: string[];
   if (request.algorithm === undefined) {
     // What the accelerators' library would run, as published measurements are of it.
-    const candidates = libraryAlgorithms(graph.topology.library, collective, valid, new Set(rankDevices.map((d) => graph.devices[d].host ?? 0)).size);
+    const candidates = libraryAlgorithms(graph.topology.library, collective, valid, hostCountOf(graph, rankDevices));
     algorithms = n > FLOW_SEARCH_RANKS ? candidates.filter((a) => !isQuadratic(collective, a)) : candidates;
   } else {
     if (!valid.includes(request.algorithm)) {
@@ -199,7 +204,7 @@ function tscclRun(graph: TopologyGraph, rankDevices: readonly number[], request:
   const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: 0, inPlace: false, chunkCount: 0 };
   const { selection, count } = choiceOn(graph, {
     collective: call.collective, bytes: bufferCounts(shape, 0).input * request.elementBytes, elementBytes: request.elementBytes,
-    hostCount: new Set(rankDevices.map((d) => graph.devices[d].host ?? 0)).size, transport: call.transport,
+    hostCount: hostCountOf(graph, rankDevices), transport: call.transport,
     oversubscribed: call.transport === 'shm' && n > (protocol.rankCores ?? n), oneShotCapacity: ONE_SHOT_CAPACITY[call.transport],
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
