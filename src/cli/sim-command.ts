@@ -47,14 +47,15 @@ export function simCommand(program: Command, format: () => Option, argv: string[
     .option('--sequence-parallel', 'train: TP uses all-gather + reduce-scatter'))
     .addOption(format());
   sim.action(async (what: string | undefined, flags: Record<string, unknown>) => {
-    if (!inSimWorker()) {
-      setExitCode(await runSimInWorker(argv));
-      return;
-    }
     const topology = loadTopology(flags.topo as string, presetOptions(flags));
     const graph = new TopologyGraph(topology);
     const ranks = graph.accelerators;
     const mode: SimMode = flags.mode === 'auto' ? (ranks.length > FLOW_MODE_MAX_RANKS ? 'analytical' : 'flow') : flags.mode as SimMode;
+    // Only the flow engine needs the worker's large young generation (`sim links` always runs it).
+    if ((mode === 'flow' || what === 'links') && !inSimWorker()) {
+      setExitCode(await runSimInWorker(argv));
+      return;
+    }
     const nvls = flags.nvls === 'on';
     const json = flags.format === 'json';
     if (what === undefined) {

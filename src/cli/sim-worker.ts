@@ -1,10 +1,12 @@
 import { Worker, isMainThread, workerData } from 'node:worker_threads';
 
 /**
- * `tsccl sim` runs in a worker thread with a large young generation: a flow simulation makes
+ * `tsccl sim` runs the flow engine in a worker thread with a large young generation: a flow simulation makes
  * millions of short-lived objects (events, messages, flows), and with V8's default new space
  * most of its time went to scavenges (a 512-rank ring: 14 s -> 9 s with 192 MB). The worker
- * runs the same command line; its output is the command's output.
+ * runs the same command line; its output is the command's output. The analytical model
+ * makes few objects and runs in the calling thread: starting the worker and loading the modules
+ * a second time cost 0.2 s, a fifth of its budget for 100,000 ranks.
  */
 const YOUNG_GENERATION_MB = 192;
 
