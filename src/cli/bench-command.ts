@@ -9,7 +9,7 @@ import { invalidArgument } from '../errors.js';
 import { checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize } from '../bench/bench-ops.js';
 import { SMALL_CALL_WARMUP } from '../bench/warm-up.js';
-import { selectableAlgorithms } from '../tuner/select.js';
+import { checkSelectable } from '../tuner/select.js';
 import { ONE_SHOT_CAPACITY } from '../tuner/predict.js';
 import { ONE_SHOT, oneShotOffer } from '../exec/one-shot.js';
 import { guard, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
@@ -73,8 +73,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
 function checkAlgorithm(op: BenchOptions['op'], algorithm: string): void {
   const collective = BENCH_OPS[op].collective;
   if (collective === undefined) throw invalidArgument(`--algo does not apply to ${op}: it is point-to-point`, { argument: '--algo' });
-  const valid = selectableAlgorithms(collective);
-  if (!valid.includes(algorithm)) throw invalidArgument(`--algo ${algorithm} is not available for ${op}: expected one of ${valid.join(', ')}`, { argument: '--algo' });
+  checkSelectable(collective, algorithm, { argument: '--algo', op });
 }
 
 /**

@@ -158,6 +158,19 @@ export function selectableAlgorithms(collective: Collective): string[] {
 }
 
 /**
+ * Every way of forcing an algorithm (the call option, TSCCL_ALGO, `bench --algo`) refuses an
+ * unknown name with this one error; `argument` says where the name came from, `op` how the
+ * caller spells the collective.
+ */
+export function checkSelectable(collective: Collective, algorithm: string, where: { argument: string; op?: string }): void {
+  const valid = selectableAlgorithms(collective);
+  if (!valid.includes(algorithm)) {
+    throw invalidArgument(`${where.argument} '${algorithm}' is not available for ${where.op ?? collective}: expected one of ${valid.join(', ')}`,
+      { argument: where.argument, op: collective });
+  }
+}
+
+/**
  * The one place that decides which algorithm runs and how it is chunked. Where the call's
  * machine is modelled (thread ranks), the cost model picks: every valid algorithm, and the
  * one-shot path where it fits, simulated on it, the fastest chosen. Elsewhere, size rules
@@ -166,7 +179,6 @@ export function selectableAlgorithms(collective: Collective): string[] {
 export function selectAlgorithm(request: SelectionRequest): Selection {
   const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES : CHUNK_BYTES;
   const chunkCount = Math.max(1, Math.floor(chunkBytes / request.elementBytes));
-  const names = algorithmNames(request.collective);
   if (request.algorithm !== undefined) {
     if (request.algorithm === ONE_SHOT) {
       if (!oneShotFits(request)) {
@@ -175,11 +187,7 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
       }
       return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
     }
-    if (!names.includes(request.algorithm)) {
-      throw invalidArgument(
-        `Algorithm '${request.algorithm}' is not available for ${request.collective}: expected one of ${selectableAlgorithms(request.collective).join(', ')}`,
-        { argument: 'algorithm', op: request.collective });
-    }
+    checkSelectable(request.collective, request.algorithm, { argument: 'algorithm' });
     return { algorithm: request.algorithm, chunkCount, protocol: 'simple' };
   }
   const oneShot = PROTOCOL !== 'simple' && oneShotFits(request);
@@ -217,7 +225,7 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES || twoRankExchange ? 'recursive_doubling' : 'direct';
     return { algorithm, chunkCount, protocol: 'simple' };
   }
-  return { algorithm: names[0], chunkCount, protocol: 'simple' };
+  return { algorithm: algorithmNames(request.collective)[0], chunkCount, protocol: 'simple' };
 }
 
 /** Choices made, per machine: the same call size is ranked once. */
@@ -270,11 +278,7 @@ export function parseAlgorithmOverrides(text: string | undefined): Map<Collectiv
     if (collective === undefined || !algorithm) {
       throw invalidArgument(`TSCCL_ALGO entry '${part}' must be <collective>:<algorithm>, e.g. allreduce:ring`, { argument: 'TSCCL_ALGO' });
     }
-    if (!selectableAlgorithms(collective).includes(algorithm)) {
-      throw invalidArgument(
-        `TSCCL_ALGO names '${algorithm}' for ${collective}: expected one of ${selectableAlgorithms(collective).join(', ')}`,
-        { argument: 'TSCCL_ALGO' });
-    }
+    checkSelectable(collective, algorithm, { argument: 'TSCCL_ALGO' });
     overrides.set(collective, algorithm);
   }
   return overrides;

@@ -53,7 +53,7 @@ test('tsccl bench refuses bad flags with a clear message', async () => {
   // Refused before any rank starts, not as every rank's failure at its first call.
   const algo = await tsccl('bench', '-o', 'gather', '--algo', 'pairwise', '-g', '2', '-b', '8', '-e', '8');
   assert.notEqual(algo.code, 0);
-  assert.match(algo.stderr, /^tsccl: TSCCL_ERR_INVALID_ARGUMENT: --algo pairwise is not available for gather: expected one of linear, one_shot$/m);
+  assert.match(algo.stderr, /^tsccl: TSCCL_ERR_INVALID_ARGUMENT: --algo 'pairwise' is not available for gather: expected one of linear, one_shot$/m);
   // The one-shot path holds a whole message in a slot: a sweep past it is refused up front too.
   const oneShot = await tsccl('bench', '-o', 'all_gather', '--algo', 'one_shot', '-g', '4', '-b', '8', '-e', '512K');
   assert.notEqual(oneShot.code, 0);

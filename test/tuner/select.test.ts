@@ -21,14 +21,14 @@ test('the tuner picks latency-optimal all-reduce for small messages, direct shar
   // Every exchange of an all-to-all in flight at once, as NCCL runs it.
   assert.equal(selectAlgorithm({ collective: 'allToAll', nranks: 8, bytes: 8, elementBytes: 4, hostCount: 2 }).algorithm, 'direct');
   assert.throws(() => selectAlgorithm({ collective: 'broadcast', nranks: 4, bytes: 8, elementBytes: 4, algorithm: 'pairwise' }),
-    /Algorithm 'pairwise' is not available for broadcast: expected one of binomial_tree, direct, hierarchical, ring, one_shot/);
+    /algorithm 'pairwise' is not available for broadcast: expected one of binomial_tree, direct, hierarchical, ring, one_shot/);
 });
 
 test('TSCCL_ALGO overrides parse NCCL-style and reject unknown names clearly', () => {
   const o = parseAlgorithmOverrides('allreduce:ring; all_gather:ring');
   assert.equal(o.get('allReduce'), 'ring');
   assert.equal(o.get('allGather'), 'ring');
-  assert.throws(() => parseAlgorithmOverrides('allreduce:double_tree'), /TSCCL_ALGO names 'double_tree' for allReduce: expected one of ring, recursive_doubling, direct, hierarchical, tree, one_shot/);
+  assert.throws(() => parseAlgorithmOverrides('allreduce:double_tree'), /TSCCL_ALGO 'double_tree' is not available for allReduce: expected one of ring, recursive_doubling, direct, hierarchical, tree, one_shot/);
   assert.throws(() => parseAlgorithmOverrides('ring'), /must be <collective>:<algorithm>/);
 });
 
