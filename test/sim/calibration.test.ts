@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import type { SimMode } from '../../src/sim/simulate.js';
 import type { PresetOptions } from '../../src/topology/presets/presets.js';
-import { type AllReduceCase, simulateAllReduce } from '../fixtures/simulate-all-reduce.js';
+import { type PublishedCase, simulateCase } from '../fixtures/simulate-case.js';
 
 /**
  * The calibration rows C1-C7 of ../shared/reference/hardware.md, each run with the algorithm
@@ -17,7 +17,7 @@ import { type AllReduceCase, simulateAllReduce } from '../fixtures/simulate-all-
  * miss rounded up, so a regression still fails the test. TSCCL_CALIBRATION_REPORT=1 prints
  * every row's prediction (the table in docs/SIMULATOR.md).
  */
-interface Case extends AllReduceCase { id: string; busbw?: number; timeUs?: number; tolerance: number }
+interface Case extends PublishedCase { id: string; busbw?: number; timeUs?: number; tolerance: number }
 const hgx4 = fileURLToPath(new URL('../../../test/fixtures/topologies/hgx-a100-4gpu.json', import.meta.url));
 const C5: PresetOptions = { nodes: 2, nicsPerNode: 4, nicGbps: 200 };
 const C7: PresetOptions = { nodes: 2, nicsPerNode: 8, nicGbps: 100, nicKind: 'roce' };
@@ -48,7 +48,7 @@ for (const mode of ['flow', 'analytical'] as SimMode[]) {
     const misses: string[] = [];
     const report: string[] = [];
     for (const c of CASES) {
-      const row = simulateAllReduce(c, mode);
+      const row = simulateCase(c, mode);
       const [predicted, measured] = c.busbw !== undefined ? [row.busbwGBs, c.busbw] : [row.timeUs, c.timeUs!];
       const error = Math.abs(predicted - measured) / measured;
       report.push(`${mode} ${c.id}: predicted ${predicted.toFixed(1)}, measured ${measured}, ${((predicted / measured - 1) * 100).toFixed(1)}%`);
@@ -60,6 +60,6 @@ for (const mode of ['flow', 'analytical'] as SimMode[]) {
 }
 
 test('the other side of C5: one node alone reaches NVLink speed', () => {
-  const row = simulateAllReduce({ topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: 4e9 }, 'flow');
+  const row = simulateCase({ topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: 4e9 }, 'flow');
   assert.ok(Math.abs(row.busbwGBs - 232.5) / 232.5 < 0.1, `${row.busbwGBs}`);
 });

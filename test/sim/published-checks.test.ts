@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { SimMode } from '../../src/sim/simulate.js';
-import { type AllReduceCase, simulateAllReduce } from '../fixtures/simulate-all-reduce.js';
+import { type PublishedCase, simulateCase } from '../fixtures/simulate-case.js';
 
 /**
  * Published multi-node measurements and maintainers' statements the model was not tuned on
@@ -14,7 +14,7 @@ import { type AllReduceCase, simulateAllReduce } from '../fixtures/simulate-all-
  * servers of a kind differ from another's by several per cent (C5's 86 GB/s and the 91 below
  * are the same configuration). docs/SIMULATOR.md, "Checks on published figures".
  */
-interface Check extends AllReduceCase { id: string; source: string; lowGBs: number; highGBs: number }
+interface Check extends PublishedCase { id: string; source: string; lowGBs: number; highGBs: number }
 const CHECKS: Check[] = [
   // "On an Nvidia DGX-A100 system we have 8x200Gbit/s IB cards and we measure 192GB/s AllReduce BusBW."
   { id: 'DGX A100, 2 nodes, 8 x HDR', source: 'NVIDIA/nccl issue 812 (NVIDIA, 2023-03-31)', topo: 'dgx-a100', options: { nodes: 2 }, algorithm: 'ring', bytes: 8e9, lowGBs: 192 * 0.95, highGBs: 192 * 1.05 },
@@ -34,7 +34,7 @@ for (const mode of ['flow', 'analytical'] as SimMode[]) {
   test(`published multi-node all-reduce and all-to-all figures are predicted in their range (${mode})`, () => {
     const misses: string[] = [];
     for (const c of CHECKS) {
-      const row = simulateAllReduce(c, mode);
+      const row = simulateCase(c, mode);
       if (process.env.TSCCL_CALIBRATION_REPORT) console.log(`${mode} ${c.id}: predicted ${row.busbwGBs.toFixed(1)} GB/s, published ${c.lowGBs.toFixed(0)}-${c.highGBs.toFixed(0)} (${c.source})`);
       if (row.busbwGBs < c.lowGBs || row.busbwGBs > c.highGBs) misses.push(`${c.id}: predicted ${row.busbwGBs.toFixed(1)} GB/s, outside ${c.lowGBs.toFixed(1)}-${c.highGBs.toFixed(1)} (${c.source})`);
     }
