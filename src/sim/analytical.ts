@@ -3,6 +3,7 @@ import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type SimCall, reducingSwitch } from './flow-sim.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
+import { channelCount } from './channel-rings.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { protocolOf } from './protocols.js';
 import { SHIFT } from './send-recv-shift.js';
@@ -53,7 +54,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const first = rankDevices[0];
   const sameHost = rankDevices.findIndex((_, r) => r > 0 && hostOf(r) === hostOf(0));
   const otherHost = rankDevices.findIndex((_, r) => hostOf(r) !== hostOf(0));
-  const bottleneck = (path: Int32Array) => Math.min(...Array.from(path, (l) => graph.capacities[l]));
+  const bottleneck = (path: Int32Array) => graph.routeCapacity(path);
   const upLinks = graph.linksFrom(first).filter((l) => l.family === 'scale-up');
   const intraPath = sameHost > 0 ? graph.route(first, rankDevices[sameHost]) : undefined;
   // Every route from the first rank to its host's peers: a partial mesh (DGX-1's hybrid cube)
@@ -117,8 +118,14 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   // The flow engine runs rings and trees on the same channels (channel-rings.ts): each
   // channel's share of the NICs, and its share of the call cut into pieces as the flow engine
   // cuts it, on its own.
-  const ringChannels = Math.min(16, Math.max(s.mesh ? Math.max(1, k - 1) : 1, multi ? s.nicsPerHost : 1));
-  const interPerChannel = multi ? (s.nicBandwidth * Math.min(ringChannels, s.nicsPerHost)) / ringChannels : Infinity;
+  // A full mesh of k has k-1 link-disjoint cycles, a switched server one ring order; channels
+  // that share a cycle share its links.
+  const cycles = s.mesh ? Math.max(1, k - 1) : 1;
+  const ringChannels = channelCount(cycles, multi ? s.nicsPerHost : 1, { cycle: s.pairBandwidth, nic: s.nicBandwidth });
+  // The busiest link of a cycle, and the busiest NIC, carry a whole channel's share for each of
+  // the channels that share them.
+  const meshPerChannel = s.pairBandwidth / Math.ceil(ringChannels / cycles);
+  const interPerChannel = multi ? s.nicBandwidth / Math.ceil(ringChannels / s.nicsPerHost) : Infinity;
   const channelPieces = (): { r: number; piece: number } => {
     const share = Math.ceil(call.count / ringChannels);
     const r = pieceRoundCount(share, pipelineChunkCount(call, share));
@@ -132,7 +139,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       // and up to two child hosts). Latency: each way, k-1 chain hops and log2(h) network hops.
       const channels = ringChannels;
       const { r, piece } = channelPieces();
-      const intraPerChannel = s.mesh ? s.pairBandwidth : s.upBandwidth / channels;
+      const intraPerChannel = s.mesh ? meshPerChannel : s.upBandwidth / channels;
       const neighbours = s.hosts <= 1 ? 0 : s.hosts === 2 ? 1 : s.hosts <= 4 ? 2 : 3;
       const intraStage = k > 1 ? (2 * piece) / intraPerChannel : 0;
       const interStage = neighbours > 0 ? (neighbours * piece) / interPerChannel : 0;
@@ -146,7 +153,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       // Every channel's ring crosses hosts on `hosts` of its n hops, where a rank sends to a NIC,
       // not over its scale-up links: those carry the other hops of all the channels.
       const intraHops = multi ? (n - s.hosts) / n : 1;
-      const intraPerChannel = s.mesh ? s.pairBandwidth : s.upBandwidth / (channels * intraHops);
+      const intraPerChannel = s.mesh ? meshPerChannel : s.upBandwidth / (channels * intraHops);
       const perChannel = Math.min(intraPerChannel, interPerChannel);
       if (isChain(call)) {
         // Each channel streams its share in r pieces along a chain of n-1 hops, hosts-1 of them

@@ -17,19 +17,87 @@ export function channelRings(graph: TopologyGraph, rankDevices: readonly number[
   const groups = [...hosts.values()];
   const cyclesByHost = groups.map((members) => meshCycles(graph, rankDevices, members));
   const nics = new Set(groups[0].map((r) => graph.devices[rankDevices[r]].nic ?? ''));
-  const wanted = Math.max(...cyclesByHost.map((c) => c.length), groups.length > 1 ? nics.size : 1);
-  const channels = Math.max(1, Math.min(maxChannels, wanted));
-  return Array.from({ length: channels }, (_, c) => groups.flatMap((members, h) => {
-    const cycles = cyclesByHost[h];
-    const cycle = cycles[c % cycles.length];
-    if (groups.length === 1) return cycle;
-    // Each channel enters its servers at a different GPU. Every other server walks the ring
-    // backwards, so a server is left by the GPU with the same local index (the same rail
-    // NIC) as the one that enters the next: traffic between servers stays on one rail.
-    const shift = Math.floor((c * cycle.length) / channels);
-    const order = cycle.map((_, i) => cycle[(i + shift) % cycle.length]);
+  const first = cyclesByHost[0][0];
+  const bandwidths = {
+    cycle: first.length > 1 ? graph.routeCapacity(graph.route(rankDevices[first[0]], rankDevices[first[1]])) : Infinity,
+    nic: groups.length > 1 ? graph.routeCapacity(graph.route(rankDevices[groups[0][0]], rankDevices[groups[1][0]])) : Infinity,
+  };
+  const channels = channelCount(Math.min(...cyclesByHost.map((c) => c.length)), groups.length > 1 ? nics.size : 1, bandwidths, maxChannels);
+  if (groups.length === 1) return Array.from({ length: channels }, (_, c) => cyclesByHost[0][c % cyclesByHost[0].length]);
+  const shifts = entryShifts(graph, rankDevices, cyclesByHost[0], channels);
+  return Array.from({ length: channels }, (_, c) => groups.flatMap((_members, h) => {
+    const cycle = cyclesByHost[h][c % cyclesByHost[h].length];
+    // Every other server walks the ring backwards, so a server is left by the GPU with the same
+    // local index (the same rail NIC) as the one that enters the next: traffic between servers
+    // stays on one rail.
+    const order = cycle.map((_, i) => cycle[(i + shifts[c]) % cycle.length]);
     return h % 2 === 1 ? order.reverse() : order;
   }));
+}
+
+/**
+ * How many channels run rings over `cycles` link-disjoint cycles of a server and its `nics`
+ * NICs (1 on one server), given a cycle link's and a NIC route's bandwidth. The call is cut
+ * evenly over the channels, so the link of a cycle that ceil(channels / cycles) channels share,
+ * and the NIC that ceil(channels / nics) share, are the busiest: the fewest channels that give
+ * the slower of the two the least time. A switched server has one ring order, whose channels
+ * all share the GPUs' switch ports however many there are: one channel per NIC. One server with
+ * a mesh: one per cycle. A full mesh of 8 (7 cycles) with 8 NICs: 7 for MI300X, as 8 would put
+ * two channels on one cycle's xGMI links, no faster than its NICs; 16 for Ascend 910B, whose
+ * 23.5 GB/s ports then carry two each and its 44.8 GB/s HCCS links at most three. DGX-1 (6
+ * cycles, 4 NICs): 4.
+ */
+export function channelCount(cycles: number, nics: number, bandwidths: { readonly cycle: number; readonly nic: number }, maxChannels = 16): number {
+  const slower = (channels: number) => Math.max(
+    Math.ceil(channels / cycles) / channels / bandwidths.cycle,
+    Math.ceil(channels / nics) / channels / bandwidths.nic);
+  let best = 1;
+  // Shares like 2/14 and 1/7 are the same time; rounding must not make 14 look faster.
+  for (let channels = 2; channels <= maxChannels; channels++) if (slower(channels) < slower(best) * (1 - 1e-9)) best = channels;
+  return best;
+}
+
+/**
+ * Where each channel's ring enters a server (a rotation of its cycle), chosen so that the
+ * channels spread evenly over the NICs: a ring enters a server by one GPU's NIC and leaves it
+ * by its predecessor's, and no NIC may carry more than its even share of channels either way.
+ * On a switch every channel takes the same order and rotating by c/channels of it does that; on
+ * a mesh every channel has its own cycle, and the same rotation sent four of 2 x 8 MI300X's
+ * eight channels through nic5 (a ring all-reduce at a quarter of the NICs' rate), and a greedy
+ * pass still two through one. So a depth-first search over the rotations, the even one first,
+ * with a work limit; past it, the rotations of the best partial assignment and the even one.
+ */
+function entryShifts(graph: TopologyGraph, rankDevices: readonly number[], cycles: readonly number[][], channels: number): number[] {
+  const nicOf = (rank: number) => graph.devices[rankDevices[rank]].nic ?? '';
+  const cap = Math.ceil(channels / new Set(cycles[0].map(nicOf)).size);
+  const entering = new Map<string, number>();
+  const leaving = new Map<string, number>();
+  const shifts: number[] = [];
+  let best: number[] = [];
+  let budget = 100_000;
+  const place = (c: number): boolean => {
+    if (c === channels) return true;
+    const cycle = cycles[c % cycles.length];
+    const k = cycle.length;
+    const even = Math.floor((c * k) / channels);
+    for (let t = 0; t < k && --budget > 0; t++) {
+      const shift = (even + t) % k;
+      const enter = nicOf(cycle[shift]);
+      const leave = nicOf(cycle[(shift + k - 1) % k]);
+      if ((entering.get(enter) ?? 0) >= cap || (leaving.get(leave) ?? 0) >= cap) continue;
+      entering.set(enter, (entering.get(enter) ?? 0) + 1);
+      leaving.set(leave, (leaving.get(leave) ?? 0) + 1);
+      shifts.push(shift);
+      if (shifts.length > best.length) best = [...shifts];
+      if (place(c + 1)) return true;
+      shifts.pop();
+      entering.set(enter, entering.get(enter)! - 1);
+      leaving.set(leave, leaving.get(leave)! - 1);
+    }
+    return false;
+  };
+  if (place(0)) return shifts;
+  return Array.from({ length: channels }, (_, c) => best[c] ?? Math.floor((c * cycles[c % cycles.length].length) / channels));
 }
 
 /**

@@ -174,6 +174,13 @@ export class TopologyGraph {
     return total;
   }
 
+  /** The sustained bytes per microsecond of a route: its slowest link's (Infinity for an empty route). */
+  routeCapacity(path: Int32Array): number {
+    let slowest = Infinity;
+    for (const link of path) slowest = Math.min(slowest, this.capacities[link]);
+    return slowest;
+  }
+
   private computeRoute(src: number, dst: number): Int32Array {
     if (src === dst) return new Int32Array(0);
     const a = this.devices[src];
