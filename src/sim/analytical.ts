@@ -141,11 +141,18 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const { r, piece } = channelPieces();
       const intraPerChannel = s.mesh ? meshPerChannel : s.upBandwidth / channels;
       const neighbours = s.hosts <= 1 ? 0 : s.hosts === 2 ? 1 : s.hosts <= 4 ? 2 : 3;
-      const intraStage = k > 1 ? (2 * piece) / intraPerChannel : 0;
+      // Behind a switch, with a channel per rank of the host, each channel's chain starts at
+      // another rank (channel-rings.ts), so every rank heads one chain and ends one: it sends
+      // 2(k-1)/k pieces a round, not 2, and a piece filling the chain meets few other channels'
+      // pieces on a rank's switch port, so it crosses at the port's whole speed.
+      const rotated = !s.mesh && channels >= k;
+      const sendsPerRound = rotated ? (2 * (k - 1)) / k : 2;
+      const fillHopUs = rotated ? piece / s.upBandwidth : piece / intraPerChannel;
+      const intraStage = k > 1 ? (sendsPerRound * piece) / intraPerChannel : 0;
       const interStage = neighbours > 0 ? (neighbours * piece) / interPerChannel : 0;
       const hostLevels = Math.floor(Math.log2(Math.max(s.hosts, 1)));
       const latency = 2 * ((k - 1) * aIntra + hostLevels * aInter);
-      const fill = 2 * ((k - 1) * (piece / intraPerChannel) + hostLevels * (multi ? piece / interPerChannel : 0));
+      const fill = 2 * ((k - 1) * fillHopUs + hostLevels * (multi ? piece / interPerChannel : 0));
       return result(latency + (r - 1) * Math.max(intraStage, interStage) + fill, channels, longer(intraStage, interStage));
     }
     case 'ring': {
