@@ -82,6 +82,19 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   return summary;
 }
 
+/**
+ * Tree neighbours a host's NIC serves per piece, averaged over NCCL's two trees, which run on
+ * copies of the same channels (flow-sim.ts): the busiest host's parent and children in the
+ * binary tree of hosts plus those of its mirror image, halved. 1 on two hosts, 1.5 on four, 2
+ * from about eight on, where one tree alone would give an inner host 3.
+ */
+function doubleTreeNeighbours(hosts: number): number {
+  const degree = (h: number) => (h > 0 ? 1 : 0) + (2 * h + 1 < hosts ? 1 : 0) + (2 * h + 2 < hosts ? 1 : 0);
+  let busiest = 0;
+  for (let h = 0; h < hosts; h++) busiest = Math.max(busiest, (degree(h) + degree(hosts - 1 - h)) / 2);
+  return busiest;
+}
+
 export interface Estimate {
   readonly timeUs: number;
   readonly channels: number;
@@ -140,7 +153,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const channels = ringChannels;
       const { r, piece } = channelPieces();
       const intraPerChannel = s.mesh ? meshPerChannel : s.upBandwidth / channels;
-      const neighbours = s.hosts <= 1 ? 0 : s.hosts === 2 ? 1 : s.hosts <= 4 ? 2 : 3;
+      const neighbours = doubleTreeNeighbours(s.hosts);
       // Behind a switch, with a channel per rank of the host, each channel's chain starts at
       // another rank (channel-rings.ts), so every rank heads one chain and ends one: it sends
       // 2(k-1)/k pieces a round, not 2, and a piece filling the chain meets few other channels'
@@ -153,7 +166,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const hostLevels = Math.floor(Math.log2(Math.max(s.hosts, 1)));
       const latency = 2 * ((k - 1) * aIntra + hostLevels * aInter);
       const fill = 2 * ((k - 1) * fillHopUs + hostLevels * (multi ? piece / interPerChannel : 0));
-      return result(latency + (r - 1) * Math.max(intraStage, interStage) + fill, channels, longer(intraStage, interStage));
+      // Priced as one tree per channel whose host neighbours are the two trees' average; the
+      // flow engine runs the two copies (2 x channels).
+      return result(latency + (r - 1) * Math.max(intraStage, interStage) + fill, 2 * channels, longer(intraStage, interStage));
     }
     case 'ring': {
       const channels = ringChannels;

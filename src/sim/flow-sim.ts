@@ -88,12 +88,16 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const overheadUs = protocol.overheadUs ?? 0;
   const pull = protocol.pull === true;
   const freshReadRate = pull && protocol.freshReadGBps !== undefined ? protocol.freshReadGBps * 1000 : undefined;
-  const rings = RING_ALGORITHMS.has(call.algorithm) || call.algorithm === TREE ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
+  const channelOrders = RING_ALGORITHMS.has(call.algorithm) || call.algorithm === TREE ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
+  // NCCL's double binary tree runs on two copies of every channel (connect.cc duplicates them),
+  // the second numbering the hosts backwards: a host inner in one tree is a leaf in the other,
+  // and both trees cross each NIC, so every NIC carries about two tree neighbours' traffic a
+  // round where an inner host of one tree alone would carry three. tsccl's executor, whose calls
+  // name their chunk, runs one tree.
+  const rings = call.algorithm === TREE && call.chunkCount === undefined ? [...channelOrders, ...channelOrders] : channelOrders;
   const hosts = rankHosts(graph, rankDevices);
   const hostCount = Math.max(0, ...hosts) + 1;
-  // NCCL's double binary tree: odd channels number the hosts backwards, so that a host inner in
-  // one tree is a leaf in the other and the two share the load.
-  const channelHosts = (ring: readonly number[], c: number) => ring.map((physical) => (call.algorithm === TREE && c % 2 === 1 ? hostCount - 1 - hosts[physical] : hosts[physical]));
+  const channelHosts = (ring: readonly number[], c: number) => ring.map((physical) => (c >= channelOrders.length ? hostCount - 1 - hosts[physical] : hosts[physical]));
   const pools = corePools(rankDevices, hosts, protocol.rankCores);
   const crowded = crowdedRanks(rankDevices, hosts, protocol.rankCores);
   const wholeCall: CallShape = { collective: call.collective, nranks: n, count: call.workingSetCount ?? call.count, root: call.root, inPlace: false, chunkCount: 0 };
