@@ -25,8 +25,6 @@ export interface TopologySummary {
   readonly upBandwidth: number;
   /** Bandwidth between two accelerators of a host along their route (bytes/us). */
   readonly pairBandwidth: number;
-  /** The slowest route from an accelerator to another of its host (bytes/us): below pairBandwidth on a partial mesh. */
-  readonly slowestPeerBandwidth: number;
   /** True when accelerators of a host have direct links to each other (a mesh). */
   readonly mesh: boolean;
   readonly intraLatency: number;
@@ -38,6 +36,26 @@ export interface TopologySummary {
   readonly reducingSwitch: SwitchKind | undefined;
   /** Bytes per microsecond a rank reduces at when reduction is not fused (CPU ranks); 0 if fused. */
   readonly reduceRate: number;
+  /**
+   * Microseconds per byte when every rank of a host sends a block to every other at once: the
+   * link the most of those routes cross, over its capacity. On a switch that is a rank's port
+   * (k-1 routes), on a full mesh one direct link (1 route), on a partial mesh (DGX-1) or behind
+   * PCIe switches the shared path between sockets or switches that the routes without a direct
+   * link all take.
+   */
+  readonly allPairsUsPerByte: number;
+  /** Likewise when one rank (the first) sends to every other of its host, and when every other sends to it. */
+  readonly fanOutUsPerByte: number;
+  readonly fanInUsPerByte: number;
+}
+
+/** The most microseconds per byte any link spends when each of these routes moves one byte at once. */
+function busiestLinkUsPerByte(graph: TopologyGraph, routes: readonly Int32Array[]): number {
+  const crossings = new Map<number, number>();
+  for (const route of routes) for (const link of route) crossings.set(link, (crossings.get(link) ?? 0) + 1);
+  let busiest = 0;
+  for (const [link, count] of crossings) busiest = Math.max(busiest, count / graph.capacities[link]);
+  return busiest;
 }
 
 /** Per graph, per rank list (the same array is passed for every candidate of a call). */
@@ -57,11 +75,9 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const bottleneck = (path: Int32Array) => graph.routeCapacity(path);
   const upLinks = graph.linksFrom(first).filter((l) => l.family === 'scale-up');
   const intraPath = sameHost > 0 ? graph.route(first, rankDevices[sameHost]) : undefined;
-  // Every route from the first rank to its host's peers: a partial mesh (DGX-1's hybrid cube)
-  // sends some pairs over slower paths, which bound an algorithm that talks to every peer.
-  const hostPeers = rankDevices.filter((d, r) => r > 0 && hostOf(r) === hostOf(0)).map((d) => graph.route(first, d));
   const interPath = otherHost > 0 ? graph.route(first, rankDevices[otherHost]) : undefined;
   const hostZero = rankDevices.filter((_, r) => hostOf(r) === hostOf(0));
+  const routesAmong = (sources: readonly number[], targets: readonly number[]) => sources.flatMap((a) => targets.filter((b) => b !== a).map((b) => graph.route(a, b)));
   const sw = reducingSwitch(graph, rankDevices);
   const summary: TopologySummary = {
     n: rankDevices.length,
@@ -69,7 +85,6 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     perHost: Math.max(...hostCounts.values()),
     upBandwidth: upLinks.length > 0 ? upLinks.reduce((a, l) => a + l.capacity, 0) : (intraPath ? bottleneck(intraPath) : Infinity),
     pairBandwidth: intraPath ? bottleneck(intraPath) : Infinity,
-    slowestPeerBandwidth: hostPeers.length > 0 ? Math.min(...hostPeers.map(bottleneck)) : Infinity,
     mesh: intraPath !== undefined && intraPath.length === 1,
     intraLatency: intraPath ? graph.routeLatency(intraPath) : 0,
     interLatency: interPath ? graph.routeLatency(interPath) : 0,
@@ -77,6 +92,9 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     nicsPerHost: new Set(hostZero.map((d) => graph.devices[d].nic ?? '')).size,
     reduceRate: (graph.devices[first].reduceGBps ?? 0) * 1000,
     reducingSwitch: sw === undefined ? undefined : SWITCH_KINDS[graph.devices[sw].switchKind!],
+    allPairsUsPerByte: busiestLinkUsPerByte(graph, routesAmong(hostZero, hostZero)),
+    fanOutUsPerByte: busiestLinkUsPerByte(graph, routesAmong([first], hostZero)),
+    fanInUsPerByte: busiestLinkUsPerByte(graph, routesAmong(hostZero.slice(1), [first])),
   };
   byRanks.set(rankDevices, summary);
   return summary;
@@ -198,9 +216,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const reducing = call.collective === 'allReduce';
       const block = reducing ? bytes / n : bytes;
       const senders = call.collective === 'broadcast' ? 1 : k;
-      // A block to every peer of the host: over its own link on a mesh, the slowest route bounds
-      // it, and all of them share the accelerator's scale-up links.
-      const intra = Math.max(wire(block) / s.slowestPeerBandwidth, wire((k - 1) * block) / s.upBandwidth);
+      // A block to every peer of the host at once (from the root alone, for a broadcast): the
+      // link the most of those transfers share bounds them.
+      const intra = wire(block) * (call.collective === 'broadcast' ? s.fanOutUsPerByte : s.allPairsUsPerByte);
       // A rank's traffic to other hosts leaves through its own NIC: a broadcast's root has one.
       const inter = multi ? wire(senders * (n - k) * block) / (s.nicBandwidth * Math.min(senders, s.nicsPerHost)) : 0;
       const latency = multi ? aInter : aIntra;
@@ -265,8 +283,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       return result((n - 1) * ((multi ? aInter : aIntra) + wire(bytes) / link), 1, bound(s.pairBandwidth, multi ? nicPerRank : Infinity));
     }
     case 'linear': {
-      // The root's peers on its host come over its scale-up links, the others through its one NIC.
-      const local = wire((k - 1) * bytes) / s.upBandwidth;
+      // The root's peers on its host come (or, scattered, go) over the scale-up paths, the
+      // others through its one NIC.
+      const local = wire(bytes) * (call.collective === 'gather' ? s.fanInUsPerByte : s.fanOutUsPerByte);
       const remote = multi ? wire((n - k) * bytes) / s.nicBandwidth : 0;
       return result((multi ? aInter : aIntra) + Math.max(local, remote), 1, longer(local, remote));
     }

@@ -44,6 +44,21 @@ test('the flow engine and the analytical model chunk direct all-reduce alike, so
   }
 });
 
+test('where peers without a direct link share a path, the analytical model prices every-peer patterns by that path, as the flow engine sees them', () => {
+  // It priced them by one route's speed: DGX-1's GPUs without an NVLink between them all cross
+  // the sockets' one link, and a PCIe server's GPUs under different switches their uplinks, so a
+  // direct all-reduce of 128 MiB took 16.8 ms in the flow engine and 2.8 in the model on DGX-1,
+  // a gather 4.2 ms against 1.0.
+  for (const name of ['dgx1-v100', 'pcie-server']) {
+    const graph = graphOf(name);
+    for (const [op, algorithm] of [['all_reduce', 'direct'], ['all_gather', 'direct'], ['alltoall', 'direct'], ['broadcast', 'direct'], ['gather', 'linear'], ['scatter', 'linear']] as const) {
+      const run = (mode: 'flow' | 'analytical') => simulateRow(graph, graph.accelerators, { op, bytes: 2 ** 27, algorithm, protocols: ['Simple'], mode, nvls: false, elementBytes: 4, root: 0 }).timeUs;
+      const [flow, analytical] = [run('flow'), run('analytical')];
+      assert.ok(Math.abs(analytical - flow) / flow < 0.2, `${name} ${op} ${algorithm}: analytical ${analytical} us, flow ${flow} us`);
+    }
+  }
+});
+
 test('the analytical model prices direct all-gather, broadcast and all-to-all as the flow engine runs them', () => {
   // It once priced them all as an all-reduce's 1/n blocks: a DGX H100 all-gather of 1 GiB at
   // 1375 GB/s busbw (the flow engine: 368), which then won the analytical mode's choice.
