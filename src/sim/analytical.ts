@@ -206,7 +206,18 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       }
       const steps = call.collective === 'allReduce' ? 2 * (n - 1) : n - 1;
       const piece = call.collective === 'allReduce' ? bytes / n : bytes;
-      return result(stepLatency(steps) + steps * wire(piece / channels) / perChannel, channels, bound(intraPerChannel, interPerChannel));
+      const channelPiece = wire(piece / channels);
+      if (multi && interPerChannel < intraPerChannel) {
+        // Across servers with the NICs slowest, the hops inside a server deliver a channel's next
+        // piece before its NIC hop has sent the last, so the NIC streams back to back and the
+        // steps' latencies are paid on the faster hops' slack: the call takes the longer of the
+        // NIC's stream and one piece's way around the ring (each hop's latency, and its transfer
+        // at the speed of a port the other channels are not using at that moment). On one server
+        // every hop is alike and every step waits its latency (below), as C1 measures.
+        const hopUs = channelPiece / (s.mesh ? intraPerChannel : s.upBandwidth);
+        return result(Math.max(steps * (channelPiece / interPerChannel), stepLatency(steps) + steps * hopUs), channels, 'network');
+      }
+      return result(stepLatency(steps) + steps * channelPiece / perChannel, channels, bound(intraPerChannel, interPerChannel));
     }
     case 'direct': {
       // Every rank sends `block` bytes to each peer at once (the root alone, for a broadcast).
