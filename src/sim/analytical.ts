@@ -72,7 +72,6 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const first = rankDevices[0];
   const sameHost = rankDevices.findIndex((_, r) => r > 0 && hostOf(r) === hostOf(0));
   const otherHost = rankDevices.findIndex((_, r) => hostOf(r) !== hostOf(0));
-  const bottleneck = (path: Int32Array) => graph.routeCapacity(path);
   const upLinks = graph.linksFrom(first).filter((l) => l.family === 'scale-up');
   const intraPath = sameHost > 0 ? graph.route(first, rankDevices[sameHost]) : undefined;
   const interPath = otherHost > 0 ? graph.route(first, rankDevices[otherHost]) : undefined;
@@ -83,12 +82,12 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     n: rankDevices.length,
     hosts: hostCounts.size,
     perHost: Math.max(...hostCounts.values()),
-    upBandwidth: upLinks.length > 0 ? upLinks.reduce((a, l) => a + l.capacity, 0) : (intraPath ? bottleneck(intraPath) : Infinity),
-    pairBandwidth: intraPath ? bottleneck(intraPath) : Infinity,
+    upBandwidth: upLinks.length > 0 ? upLinks.reduce((a, l) => a + l.capacity, 0) : (intraPath ? graph.routeCapacity(intraPath) : Infinity),
+    pairBandwidth: intraPath ? graph.routeCapacity(intraPath) : Infinity,
     mesh: intraPath !== undefined && intraPath.length === 1,
     intraLatency: intraPath ? graph.routeLatency(intraPath) : 0,
     interLatency: interPath ? graph.routeLatency(interPath) : 0,
-    nicBandwidth: interPath ? bottleneck(interPath) : Infinity,
+    nicBandwidth: interPath ? graph.routeCapacity(interPath) : Infinity,
     nicsPerHost: new Set(hostZero.map((d) => graph.devices[d].nic ?? '')).size,
     reduceRate: (graph.devices[first].reduceGBps ?? 0) * 1000,
     reducingSwitch: sw === undefined ? undefined : SWITCH_KINDS[graph.devices[sw].switchKind!],

@@ -24,7 +24,7 @@ export function channelRings(graph: TopologyGraph, rankDevices: readonly number[
   };
   const channels = channelCount(Math.min(...cyclesByHost.map((c) => c.length)), groups.length > 1 ? nics.size : 1, bandwidths, maxChannels);
   if (groups.length === 1) return Array.from({ length: channels }, (_, c) => cyclesByHost[0][c % cyclesByHost[0].length]);
-  const shifts = entryShifts(graph, rankDevices, cyclesByHost[0], channels);
+  const shifts = entryShifts(graph, rankDevices, cyclesByHost[0], channels, nics.size);
   return Array.from({ length: channels }, (_, c) => groups.flatMap((_members, h) => {
     const cycle = cyclesByHost[h][c % cyclesByHost[h].length];
     // Every other server walks the ring backwards, so a server is left by the GPU with the same
@@ -67,9 +67,9 @@ export function channelCount(cycles: number, nics: number, bandwidths: { readonl
  * pass still two through one. So a depth-first search over the rotations, the even one first,
  * with a work limit; past it, the rotations of the best partial assignment and the even one.
  */
-function entryShifts(graph: TopologyGraph, rankDevices: readonly number[], cycles: readonly number[][], channels: number): number[] {
+function entryShifts(graph: TopologyGraph, rankDevices: readonly number[], cycles: readonly number[][], channels: number, nics: number): number[] {
   const nicOf = (rank: number) => graph.devices[rankDevices[rank]].nic ?? '';
-  const cap = Math.ceil(channels / new Set(cycles[0].map(nicOf)).size);
+  const cap = Math.ceil(channels / nics);
   const entering = new Map<string, number>();
   const leaving = new Map<string, number>();
   const shifts: number[] = [];

@@ -9,7 +9,7 @@ import type { Collective } from '../algorithms/schedule.js';
  *
  * - NCCL (NVIDIA/nccl, src/device, enqueue.cc): all-reduce by ring, NVLS where the NVSwitch
  *   reduces, and tree (a chain in each server, a double binary tree across servers: tsccl's
- *   `tree` on alternating channels); all-gather, reduce-scatter, broadcast and reduce by ring
+ *   `tree` on two copies of every channel); all-gather, reduce-scatter, broadcast and reduce by ring
  *   (chains for the rooted two); all-to-all, gather and scatter as grouped point-to-point sends
  *   and receives to every peer at once.
  * - RCCL (ROCm/rccl): NCCL's algorithms, and on one MI300X node MSCCL's all-pairs all-reduce
