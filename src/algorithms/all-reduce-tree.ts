@@ -1,10 +1,11 @@
+import { inOrderDepth, inOrderTree } from './in-order-binary-tree.js';
 import { type CallShape, type Schedule, StepList, hostLayout, pieceRounds, singleChannel, slice } from './schedule.js';
 
 /**
  * A rank's place in NCCL's tree: the ranks of a host form a chain from its leader (its first
- * rank), and the leaders form a binary tree over the hosts, host 0's leader at the root. Without
- * host information every rank is its own host: a binary tree of the ranks. Depth counts hops
- * from the root.
+ * rank), and the leaders form NCCL's binary tree over the hosts (in-order-binary-tree.ts), host
+ * 0's leader at the root. Without host information every rank is its own host: a binary tree of
+ * the ranks. Depth counts hops from the root.
  */
 function treePosition(shape: CallShape, rank: number): { parent: number | undefined; children: number[]; depth: number } {
   const { hostOf, members, leaders } = hostLayout(shape);
@@ -17,10 +18,11 @@ function treePosition(shape: CallShape, rank: number): { parent: number | undefi
   if (place > 0) {
     parent = chain[place - 1];
   } else {
-    if (host > 0) parent = leaders[Math.floor((host - 1) / 2)];
-    for (const child of [2 * host + 1, 2 * host + 2]) if (child < leaders.length) children.push(leaders[child]);
+    const node = inOrderTree(leaders.length, host);
+    if (node.parent !== undefined) parent = leaders[node.parent];
+    for (const child of node.children) children.push(leaders[child]);
   }
-  return { parent, children, depth: Math.floor(Math.log2(host + 1)) + place };
+  return { parent, children, depth: inOrderDepth(leaders.length, host) + place };
 }
 
 /**

@@ -20,7 +20,7 @@ export function binomialTree(n: number, root: number, rank: number): TreeNode {
   return { parent: rel === 0 ? undefined : mod(rel - lowBit + root, n), children };
 }
 
-function highestPowerOfTwoAtLeast(n: number): number {
+export function highestPowerOfTwoAtLeast(n: number): number {
   let p = 1;
   while (p < n) p *= 2;
   return p;

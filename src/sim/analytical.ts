@@ -1,3 +1,4 @@
+import { inOrderTree, secondTreePosition } from '../algorithms/in-order-binary-tree.js';
 import { REDUCING_COLLECTIVES, pieceRoundCount } from '../algorithms/schedule.js';
 import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
@@ -101,14 +102,17 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
 
 /**
  * Tree neighbours a host's NIC serves per piece, averaged over NCCL's two trees, which run on
- * copies of the same channels (flow-sim.ts): the busiest host's parent and children in the
- * binary tree of hosts plus those of its mirror image, halved. 1 on two hosts, 1.5 on four, 2
- * from about eight on, where one tree alone would give an inner host 3.
+ * copies of the same channels (flow-sim.ts): the busiest host's parent and children in the first
+ * tree plus those in the second, halved. 1 on two hosts, 1.5 on three, 2 from four on, where one
+ * tree alone would give an inner host 3.
  */
 function doubleTreeNeighbours(hosts: number): number {
-  const degree = (h: number) => (h > 0 ? 1 : 0) + (2 * h + 1 < hosts ? 1 : 0) + (2 * h + 2 < hosts ? 1 : 0);
+  const degree = (p: number) => {
+    const node = inOrderTree(hosts, p);
+    return (node.parent === undefined ? 0 : 1) + node.children.length;
+  };
   let busiest = 0;
-  for (let h = 0; h < hosts; h++) busiest = Math.max(busiest, (degree(h) + degree(hosts - 1 - h)) / 2);
+  for (let h = 0; h < hosts; h++) busiest = Math.max(busiest, (degree(h) + degree(secondTreePosition(hosts, h))) / 2);
   return busiest;
 }
 
@@ -166,7 +170,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       // Each channel's share goes up and down a chain of k ranks in every host and a binary tree
       // of h hosts, in r pieces: per piece a rank sends one piece up and one down over its
       // scale-up links, and a host's leader through its NIC one per tree neighbour (its parent
-      // and up to two child hosts). Latency: each way, k-1 chain hops and log2(h) network hops.
+      // and up to two child hosts). Latency: each way, k-1 chain hops and ceil(log2 h) network hops.
       const channels = ringChannels;
       const { r, piece } = channelPieces();
       const intraPerChannel = s.mesh ? meshPerChannel : s.upBandwidth / channels;
@@ -180,7 +184,8 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const fillHopUs = rotated ? piece / s.upBandwidth : piece / intraPerChannel;
       const intraStage = k > 1 ? (sendsPerRound * piece) / intraPerChannel : 0;
       const interStage = neighbours > 0 ? (neighbours * piece) / interPerChannel : 0;
-      const hostLevels = Math.floor(Math.log2(Math.max(s.hosts, 1)));
+      // The deepest host of NCCL's trees is ceil(log2 h) hops from its root.
+      const hostLevels = Math.ceil(Math.log2(Math.max(s.hosts, 1)));
       const latency = 2 * ((k - 1) * aIntra + hostLevels * aInter);
       const fill = 2 * ((k - 1) * fillHopUs + hostLevels * (multi ? piece / interPerChannel : 0));
       // Priced as one tree per channel whose host neighbours are the two trees' average; the

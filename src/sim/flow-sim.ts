@@ -1,3 +1,4 @@
+import { secondTreePosition } from '../algorithms/in-order-binary-tree.js';
 import { generateSchedule } from '../algorithms/registry.js';
 import { type CallShape, type Collective, REDUCING_COLLECTIVES, type ScheduleGenerator, splitEven } from '../algorithms/schedule.js';
 import { ONE_SHOT, oneShotCount, oneShotReads } from '../exec/one-shot.js';
@@ -90,14 +91,14 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const freshReadRate = pull && protocol.freshReadGBps !== undefined ? protocol.freshReadGBps * 1000 : undefined;
   const channelOrders = RING_ALGORITHMS.has(call.algorithm) || call.algorithm === TREE ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
   // NCCL's double binary tree runs on two copies of every channel (connect.cc duplicates them),
-  // the second numbering the hosts backwards: a host inner in one tree is a leaf in the other,
-  // and both trees cross each NIC, so every NIC carries about two tree neighbours' traffic a
-  // round where an inner host of one tree alone would carry three. tsccl's executor, whose calls
-  // name their chunk, runs one tree.
+  // the second placing the hosts as NCCL's second tree does (mirrored, or shifted by one on an
+  // odd count): a host inner in one tree is a leaf in the other, and both trees cross each NIC,
+  // so every NIC carries at most two tree neighbours' traffic a round where an inner host of one
+  // tree alone would carry three. tsccl's executor, whose calls name their chunk, runs one tree.
   const rings = call.algorithm === TREE && call.chunkCount === undefined ? [...channelOrders, ...channelOrders] : channelOrders;
   const hosts = rankHosts(graph, rankDevices);
   const hostCount = Math.max(0, ...hosts) + 1;
-  const channelHosts = (ring: readonly number[], c: number) => ring.map((physical) => (c >= channelOrders.length ? hostCount - 1 - hosts[physical] : hosts[physical]));
+  const channelHosts = (ring: readonly number[], c: number) => ring.map((physical) => (c >= channelOrders.length ? secondTreePosition(hostCount, hosts[physical]) : hosts[physical]));
   const pools = corePools(rankDevices, hosts, protocol.rankCores);
   const crowded = crowdedRanks(rankDevices, hosts, protocol.rankCores);
   const wholeCall: CallShape = { collective: call.collective, nranks: n, count: call.workingSetCount ?? call.count, root: call.root, inPlace: false, chunkCount: 0 };

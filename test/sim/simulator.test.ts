@@ -168,6 +168,15 @@ test('across servers a small all-reduce takes NCCL\'s tree, whose latency grows 
   const big = (algorithm: string | undefined, mode: 'flow' | 'analytical' = 'flow') => simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm, mode, nvls: true, elementBytes: 4, root: 0 });
   assert.ok(big('tree').timeUs < big('ring').timeUs * 1.1, `tree ${big('tree').timeUs} us, ring ${big('ring').timeUs} us`);
   assert.ok(Math.abs(big('tree', 'analytical').timeUs - big('tree').timeUs) / big('tree').timeUs < 0.15);
+  // On 4 servers NCCL's trees (0-2-{1,3} and its mirror 3-1-{2,0}) leave servers 1 and 2 with
+  // four neighbours' pieces through their NICs, 2 x 1 GB in all, more than a ring's 2 x 31/32:
+  // the tree cannot beat the ring there. Heap-ordered trees (0-{1,2}, 1-3 and the mirror) gave
+  // every server three, and the tree 402 GB/s of busbw against the ring's 377.
+  const four = graphOf('dgx-h100', { nodes: 4 });
+  const fourNodes = (algorithm: string, mode: 'flow' | 'analytical' = 'flow') => simulateRow(four, four.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm, mode, nvls: true, elementBytes: 4, root: 0 });
+  const [fourTree, fourRing] = [fourNodes('tree'), fourNodes('ring')];
+  assert.ok(fourTree.timeUs > fourRing.timeUs, `4 servers, 1 GiB: tree ${fourTree.timeUs} us, ring ${fourRing.timeUs} us`);
+  assert.ok(Math.abs(fourNodes('tree', 'analytical').timeUs - fourTree.timeUs) / fourTree.timeUs < 0.05, `4 servers: analytical ${fourNodes('tree', 'analytical').timeUs} us, flow ${fourTree.timeUs} us`);
 });
 
 test('behind a switch the analytical model prices the tree as the flow engine runs it: rotated chains share the ports evenly', () => {
