@@ -227,6 +227,15 @@ export interface HostLayout {
   readonly leaders: readonly number[];
 }
 
+/**
+ * The host layout tsccl's communicators give their calls: none when every rank is on one host,
+ * so that a schedule laid out by host (the tree) treats each rank as its own host there (a
+ * binary tree of the ranks, not a chain through them).
+ */
+export function executorHosts(hosts: readonly number[]): readonly number[] | undefined {
+  return new Set(hosts).size > 1 ? hosts : undefined;
+}
+
 export function hostLayout(shape: CallShape, preferred?: number): HostLayout {
   const hostOf = shape.hosts ?? Array.from({ length: shape.nranks }, (_, r) => r);
   const hostCount = Math.max(-1, ...hostOf) + 1;

@@ -1,3 +1,4 @@
+import { executorHosts } from '../algorithms/schedule.js';
 import type { ErrorCodeValue } from '../errors.js';
 import { PrefixStore, type Store } from '../store/store.js';
 import { TcpTransport, type TcpTransportOptions } from '../transport/tcp/tcp-transport.js';
@@ -44,8 +45,7 @@ export class TcpBackend implements CommBackend {
     this.transport = transport;
     this.status = new TcpStatus(transport);
     this.options = options;
-    const hosts = hostIndices(transport.hostKeys);
-    this.hosts = new Set(hosts).size > 1 ? hosts : undefined;
+    this.hosts = executorHosts(hostIndices(transport.hostKeys));
   }
 
   static async create(rank: number, nranks: number, name: string, options: TcpBackendOptions): Promise<TcpBackend> {

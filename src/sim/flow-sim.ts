@@ -1,6 +1,6 @@
 import { secondTreePosition } from '../algorithms/in-order-binary-tree.js';
 import { generateSchedule } from '../algorithms/registry.js';
-import { type CallShape, type Collective, REDUCING_COLLECTIVES, type ScheduleGenerator, splitEven } from '../algorithms/schedule.js';
+import { type CallShape, type Collective, REDUCING_COLLECTIVES, type ScheduleGenerator, executorHosts, splitEven } from '../algorithms/schedule.js';
 import { ONE_SHOT, oneShotCount, oneShotReads } from '../exec/one-shot.js';
 import { SWITCH_KINDS } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
@@ -382,7 +382,9 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     const shape: CallShape = {
       collective: call.collective, nranks: n, count: shares[c].count, root: ring.indexOf(call.root), inPlace: false,
       chunkCount: RING_ALGORITHMS.has(call.algorithm) && !isChain(call) ? (call.chunkCount ?? 0) : pipelineChunkCount(call, shares[c].count),
-      hosts: channelHosts(ring, c),
+      // tsccl's executor (its calls name their chunk) gets the layout its communicator gives it;
+      // a GPU library chains a server's GPUs in its tree even on one server.
+      hosts: call.chunkCount === undefined ? channelHosts(ring, c) : executorHosts(channelHosts(ring, c)),
     };
     for (let logical = 0; logical < n; logical++) {
       const schedule = call.generator === undefined ? generateSchedule(shape, logical, call.algorithm) : call.generator(shape, logical);

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { allReduceTree } from '../../src/algorithms/all-reduce-tree.js';
+import type { CallShape } from '../../src/algorithms/schedule.js';
 import { simulateFlows } from '../../src/sim/flow-sim.js';
 import { simulateRow } from '../../src/sim/simulate.js';
 import { MODELS, trainingStep } from '../../src/sim/training.js';
@@ -294,4 +296,23 @@ test('on CPU ranks a row is what tsccl runs there: the tuner\'s choice, the one-
   assert.equal(row(machine(4, 'shm'), 'all_reduce', 4096, 'one_shot').algorithm, 'one_shot');
   assert.throws(() => row(machine(4, 'shm'), 'all_reduce', 8, 'nvls'), { code: 'TSCCL_ERR_INVALID_ARGUMENT' });
   assert.throws(() => row(machine(4, 'shm'), 'all_reduce', 64 * 2 ** 20, 'one_shot'), { code: 'TSCCL_ERR_INVALID_ARGUMENT' });
+});
+
+test('tsccl\'s executor gets the host layout its communicators give: none on one host, so the tree it is simulated with is the binary tree of the ranks a real run takes', () => {
+  // The communicators pass no layout when every rank is on one host (executorHosts), so a real
+  // run's tree is a binary tree of the ranks; the simulator gave the same call one host, a chain
+  // through all the ranks: 4 process ranks, 256 KiB, predicted 798 us where the binary tree is 775.
+  const graph = graphOf('dgx-a100');
+  const ranks = graph.accelerators.slice(0, 4);
+  const layouts = (chunkCount: number | undefined) => {
+    const seen: (readonly number[] | undefined)[] = [];
+    const generator = (shape: CallShape, rank: number) => { seen.push(shape.hosts); return allReduceTree(shape, rank); };
+    simulateFlows(graph, ranks, { collective: 'allReduce', count: 1 << 16, elementBytes: 4, root: 0, algorithm: 'tree', protocol: 'Simple', chunkCount, generator });
+    return seen;
+  };
+  const executor = layouts(1 << 14);
+  assert.ok(executor.length > 0 && executor.every((hosts) => hosts === undefined), JSON.stringify(executor));
+  // NCCL's tree chains the GPUs of a server.
+  const nccl = layouts(undefined);
+  assert.ok(nccl.length > 0 && nccl.every((hosts) => hosts?.every((h) => h === 0)), JSON.stringify(nccl));
 });
