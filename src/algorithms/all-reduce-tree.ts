@@ -1,5 +1,5 @@
 import { inOrderDepth, inOrderTree } from './in-order-binary-tree.js';
-import { type CallShape, type Schedule, StepList, hostLayout, pieceRounds, singleChannel, slice } from './schedule.js';
+import { type CallShape, type Schedule, StepList, hostLayout, messagePieces, singleChannel, slice } from './schedule.js';
 
 /**
  * A rank's place in NCCL's tree: the ranks of a host form a chain from its leader (its first
@@ -45,7 +45,7 @@ export function allReduceTree(shape: CallShape, rank: number): Schedule {
   const { parent, children, depth } = treePosition(shape, rank);
   const isRoot = parent === undefined;
   const accumulator = isRoot ? 'output' : 'scratch';
-  const pieces = pieceRounds([{ offset: 0, count: shape.count }], shape.chunkCount).map(([piece]) => piece);
+  const pieces = messagePieces(shape);
   const list = new StepList();
   const up = (offset: number, count: number) => {
     const input = slice('input', offset, count);

@@ -1,5 +1,5 @@
 import { binomialTree } from './binomial-tree.js';
-import { type CallShape, type Schedule, StepList, hostLayout, pieceRounds, singleChannel, slice } from './schedule.js';
+import { type CallShape, type Schedule, StepList, hostLayout, messagePieces, singleChannel, slice } from './schedule.js';
 
 /**
  * Hierarchical broadcast, pipelined by chunks: the root leads its host; chunks travel a binomial
@@ -13,7 +13,7 @@ export function broadcastHierarchical(shape: CallShape, rank: number): Schedule 
   const tree = binomialTree(leaders.length, hostOf[shape.root], host);
   const others = members[host].filter((m) => m !== rank);
   const list = new StepList();
-  for (const [piece] of pieceRounds([{ offset: 0, count: shape.count }], shape.chunkCount)) {
+  for (const piece of messagePieces(shape)) {
     const out = slice('output', piece.offset, piece.count);
     if (rank !== leader) {
       list.recv(leader, out);

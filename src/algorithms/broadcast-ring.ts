@@ -1,4 +1,4 @@
-import { type CallShape, type Schedule, StepList, mod, pieceRounds, singleChannel, slice } from './schedule.js';
+import { type CallShape, type Schedule, StepList, mod, messagePieces, singleChannel, slice } from './schedule.js';
 
 /**
  * Ring (chain) broadcast, pipelined by chunks: the root sends each piece to the next rank, and
@@ -11,7 +11,7 @@ export function broadcastRing(shape: CallShape, rank: number): Schedule {
   const isRoot = rank === shape.root;
   const isLast = rank === mod(shape.root - 1, n);
   const list = new StepList();
-  for (const [piece] of pieceRounds([{ offset: 0, count: shape.count }], shape.chunkCount)) {
+  for (const piece of messagePieces(shape)) {
     if (isRoot) list.copy(slice('input', piece.offset, piece.count), slice('output', piece.offset, piece.count));
     else list.recv(mod(rank - 1, n), slice('output', piece.offset, piece.count));
     if (!isLast) list.send(mod(rank + 1, n), slice(isRoot ? 'input' : 'output', piece.offset, piece.count));

@@ -1,5 +1,5 @@
 import { binomialTree } from './binomial-tree.js';
-import { type CallShape, type Schedule, StepList, pieceRounds, singleChannel, slice } from './schedule.js';
+import { type CallShape, type Schedule, StepList, messagePieces, singleChannel, slice } from './schedule.js';
 
 /**
  * Binomial-tree reduce, pipelined by chunks. Inner nodes fold their children's partial results
@@ -13,7 +13,7 @@ export function reduceBinomialTree(shape: CallShape, rank: number): Schedule {
   const isRoot = rank === shape.root;
   const accumulator = isRoot ? 'output' : 'scratch';
   const needsScratch = !isRoot && children.length > 0;
-  for (const [piece] of pieceRounds([{ offset: 0, count: shape.count }], shape.chunkCount)) {
+  for (const piece of messagePieces(shape)) {
     const input = slice('input', piece.offset, piece.count);
     const acc = slice(accumulator, piece.offset, piece.count);
     if (isRoot && children.length === 0) list.copy(input, acc);

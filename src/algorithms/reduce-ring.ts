@@ -1,4 +1,4 @@
-import { type CallShape, type Schedule, StepList, mod, pieceRounds, singleChannel, slice } from './schedule.js';
+import { type CallShape, type Schedule, StepList, mod, messagePieces, singleChannel, slice } from './schedule.js';
 
 /**
  * Ring (chain) reduce, pipelined by chunks: the chain starts after the root and ends at it; each
@@ -12,7 +12,7 @@ export function reduceRing(shape: CallShape, rank: number): Schedule {
   const isFirst = rank === mod(shape.root + 1, n);
   const accumulator = isRoot ? 'output' : 'scratch';
   const list = new StepList();
-  for (const [piece] of pieceRounds([{ offset: 0, count: shape.count }], shape.chunkCount)) {
+  for (const piece of messagePieces(shape)) {
     const input = slice('input', piece.offset, piece.count);
     const acc = slice(accumulator, piece.offset, piece.count);
     if (n === 1) {

@@ -103,6 +103,11 @@ export function pieceRoundCount(longest: number, chunkCount: number): number {
   return chunkCount > 0 ? Math.max(1, Math.ceil(longest / chunkCount)) : 1;
 }
 
+/** The whole message (shape.count elements from offset 0) cut into the call's chunks: what a pipelined tree or chain streams. */
+export function messagePieces(shape: CallShape): Range[] {
+  return pieceRounds([{ offset: 0, count: shape.count }], shape.chunkCount).map(([piece]) => piece);
+}
+
 /**
  * Cuts each segment into pieces of at most chunkCount elements; round j holds piece j of every
  * segment (empty where a segment is shorter). Ring-style algorithms run once per round, which is
