@@ -134,6 +134,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const wire = (bytes: number) => bytes / p.efficiency;
   const bytes = call.count * call.elementBytes;
   const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
+  // Levels of a tree over the hosts (binomial, or NCCL's binary tree): the hops a piece takes
+  // between hosts on its way down.
+  const hostLevels = Math.ceil(Math.log2(Math.max(s.hosts, 1)));
   // Pipelining rounds of a segment, chunked as the flow engine chunks the schedule.
   const rounds = (segmentCount: number) => pieceRoundCount(segmentCount, pipelineChunkCount(call, call.count));
   // What binds: the lower of two bandwidths, or the longer of two times.
@@ -184,10 +187,8 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const fillHopUs = rotated ? piece / s.upBandwidth : piece / intraPerChannel;
       const intraStage = k > 1 ? (sendsPerRound * piece) / intraPerChannel : 0;
       const interStage = neighbours > 0 ? (neighbours * piece) / interPerChannel : 0;
-      // The deepest host of NCCL's trees is ceil(log2 h) hops from its root.
-      const hostLevels = Math.ceil(Math.log2(Math.max(s.hosts, 1)));
       const latency = 2 * ((k - 1) * aIntra + hostLevels * aInter);
-      const fill = 2 * ((k - 1) * fillHopUs + hostLevels * (multi ? piece / interPerChannel : 0));
+      const fill = 2 * ((k - 1) * fillHopUs + hostLevels * (piece / interPerChannel));
       // Priced as one tree per channel whose host neighbours are the two trees' average; the
       // flow engine runs the two copies (2 x channels).
       return result(latency + (r - 1) * Math.max(intraStage, interStage) + fill, 2 * channels, longer(intraStage, interStage));
@@ -265,10 +266,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
           // Pipelined: each piece crosses a binomial tree of leaders, and every leader passes it
           // to its ranks; the root's leader sends to the most children.
           const r = rounds(call.count);
-          const depth = Math.ceil(Math.log2(Math.max(leaders, 1)));
           const piece = bytes / r;
-          const stage = Math.max(depth * nic(piece), up(piece));
-          return result(aIntra + depth * aInter + (r - 1) * stage + depth * nic(piece) + up(piece), 1, longer(up(piece), depth * nic(piece)));
+          const stage = Math.max(hostLevels * nic(piece), up(piece));
+          return result(aIntra + hostLevels * aInter + (r - 1) * stage + hostLevels * nic(piece) + up(piece), 1, longer(up(piece), hostLevels * nic(piece)));
         }
         default: {
           const local = up(bytes);
@@ -284,11 +284,10 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       // between hosts at the network's latency and speed.
       const r = rounds(call.count);
       const piece = wire(bytes / r);
-      const interLevels = multi ? Math.ceil(Math.log2(s.hosts)) : 0;
-      const intraLevels = log2n - interLevels;
+      const intraLevels = log2n - hostLevels;
       const intraStage = s.mesh ? piece / s.pairBandwidth : (intraLevels * piece) / s.upBandwidth;
-      const interStage = (interLevels * piece) / s.nicBandwidth;
-      const descent = intraLevels * (aIntra + piece / s.pairBandwidth) + interLevels * (aInter + piece / s.nicBandwidth);
+      const interStage = (hostLevels * piece) / s.nicBandwidth;
+      const descent = intraLevels * (aIntra + piece / s.pairBandwidth) + hostLevels * (aInter + piece / s.nicBandwidth);
       return result((r - 1) * Math.max(intraStage, interStage) + descent, 1, longer(intraStage, interStage));
     }
     case 'pairwise': {
