@@ -55,8 +55,12 @@ export interface CommBackend {
   readonly oversubscribed: boolean;
   /** Host index of every rank, when the ranks span several hosts; undefined when they share one. */
   readonly hosts: readonly number[] | undefined;
-  /** A rank of this communicator known to be dead (its thread or process ended), if any. */
-  lostRank(): number | undefined;
+  /**
+   * A rank of this communicator known to be dead (its thread or process ended) that had not
+   * ended collective `seq` (any dead rank, for seq undefined). A rank that ended the call before
+   * it died has done its part of it: only later calls need fail.
+   */
+  lostRank(seq: number | undefined): number | undefined;
   /** What this rank adds to a split's all-gather (shm: the offset of its new mailbox). */
   prepareSplit(joins: boolean): number;
   /** Builds the new communicator's backend from the members (parent ranks, in new rank order). */

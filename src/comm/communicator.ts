@@ -165,7 +165,7 @@ export class Communicator {
     this.allRanks = Array.from({ length: this.size }, (_, r) => r);
     this.scope = {
       rank: this.rank, commName: this.name, status: this.backend.status, spinMs: this.backend.spinMs, spinYields: this.backend.spinYields,
-      lostRank: () => this.backend.lostRank(), localAbort: () => this.failure,
+      lostRank: (seq) => this.backend.lostRank(seq), localAbort: () => this.failure,
     };
     installSignalDump();
   }

@@ -74,8 +74,8 @@ export class MixedBackend implements CommBackend {
     this.hosts = tcp.hosts;
   }
 
-  lostRank(): number | undefined {
-    const local = this.shm.lostRank();
+  lostRank(seq: number | undefined): number | undefined {
+    const local = this.shm.lostRank(seq);
     if (local === undefined) return undefined;
     const me = this.processOf[this.tcp.transport.rank];
     return this.processOf.map((p, r) => (p === me ? r : -1)).filter((r) => r >= 0)[local];

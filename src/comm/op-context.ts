@@ -12,8 +12,8 @@ export interface CommScope {
   readonly rank: number;
   readonly commName: string;
   readonly status: StatusBoard;
-  /** A rank of the communicator known to be dead, if any. */
-  readonly lostRank: () => number | undefined;
+  /** A rank of the communicator known to be dead that had not ended collective `seq` (any, for seq undefined). */
+  readonly lostRank: (seq: number | undefined) => number | undefined;
   /** An error if this rank ended the communicator itself (destroy, abort). */
   readonly localAbort: () => TscclError | undefined;
   readonly spinMs: number;
@@ -76,7 +76,7 @@ export class OpContext implements WaitContext {
       throw new TscclError(ErrorCode.ABORTED, `${this.where()} was aborted by its signal: ${String(this.signal.reason)}`,
         { rank, op, seq });
     }
-    const lost = this.scope.lostRank();
+    const lost = this.scope.lostRank(this.collective ? seq : undefined);
     if (lost !== undefined && participants.includes(lost)) {
       throw new TscclError(ErrorCode.PEER_LOST, `${this.where()} ended: rank ${lost} of ${commName} died`,
         { rank, peer: lost, origin: lost, op, seq });

@@ -49,9 +49,9 @@ export class ShmBackend implements CommBackend {
     this.oversubscribed = isOversubscribed(threadsInProcess);
   }
 
-  lostRank(): number | undefined {
+  lostRank(seq: number | undefined): number | undefined {
     if (!this.arena.anyLost()) return undefined;
-    const lost = this.jobRanks.findIndex((j) => this.arena.isLost(j));
+    const lost = this.jobRanks.findIndex((j, r) => this.arena.isLost(j) && (seq === undefined || !this.status.hasEnded(r, seq)));
     return lost < 0 ? undefined : lost;
   }
 

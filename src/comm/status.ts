@@ -61,6 +61,11 @@ export class CommStatus implements StatusBoard {
     Atomics.store(this.words, this.bases[this.rank] + STATUS_ENDED_SEQ, seq);
   }
 
+  /** Whether `rank` ended collective `seq` (or a later one) successfully. */
+  hasEnded(rank: number, seq: number): boolean {
+    return ((Atomics.load(this.words, this.bases[rank] + STATUS_ENDED_SEQ) - seq) | 0) >= 0;
+  }
+
   /** This rank is done with every member's mailbox: the last thing it does with them. */
   close(): void {
     for (const base of this.bases) Atomics.add(this.words, base + STATUS_CLOSED, 1);
@@ -78,7 +83,7 @@ export class CommStatus implements StatusBoard {
       // Read by a read-modify-write (see fail): what this rank read before is then ordered before any give-up it misses.
       const code = Atomics.or(this.words, this.bases[r] + STATUS_FAILED, 0);
       if (code === 0) continue;
-      if (seq !== undefined && ((Atomics.load(this.words, this.bases[r] + STATUS_ENDED_SEQ) - seq) | 0) >= 0) continue;
+      if (seq !== undefined && this.hasEnded(r, seq)) continue;
       return { rank: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_ORIGIN), code: CODES[code - 1] ?? ErrorCode.INTERNAL, seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ) };
     }
     return undefined;

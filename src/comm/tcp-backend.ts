@@ -8,18 +8,16 @@ import { type CommBackend, type ShrinkRequest, type StatusBoard, deadSurvivorErr
 /** The status board of a TCP communicator: learnt from frames, failures announced on a control channel. */
 class TcpStatus implements StatusBoard {
   private readonly transport: TcpTransport;
-  private entered = 0;
-  private ended = 0;
 
   constructor(transport: TcpTransport) {
     this.transport = transport;
   }
 
-  enter(seq: number): void { this.entered = seq; }
-  lastSeenSeq(rank: number): number { return rank === this.transport.rank ? this.entered : this.transport.lastSeqFrom(rank); }
-  fail(code: ErrorCodeValue, seq: number, origin: number): void { this.transport.announceFailure(code, seq, origin, this.ended); }
+  enter(seq: number): void { this.transport.progress.entered = seq; }
+  lastSeenSeq(rank: number): number { return rank === this.transport.rank ? this.transport.progress.entered : this.transport.lastSeqFrom(rank); }
+  fail(code: ErrorCodeValue, seq: number, origin: number): void { this.transport.announceFailure(code, seq, origin, this.transport.progress.ended); }
   announce(seq: number): void { this.transport.announceSeq(seq); }
-  end(seq: number): void { this.ended = seq; }
+  end(seq: number): void { this.transport.progress.ended = seq; }
   failedBefore(peers: readonly number[], seq: number | undefined) { return this.transport.failedBefore(peers, seq); }
 }
 

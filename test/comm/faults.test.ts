@@ -34,6 +34,15 @@ for (const [name, job] of transports) {
     }
   });
 
+  test(`${name}: a rank that exits after its part of a gather ended does not fail the gather of slower ranks`, async () => {
+    const all = await job('exit-after-end', 3);
+    for (const rank of [0, 2]) {
+      const r = all[rank]!;
+      assert.equal(r.code, 'OK', `rank ${rank}: ${r.message}`);
+      assert.equal(r.recovered, 'OK', `rank ${rank}`);
+    }
+  });
+
   for (const when of ['before', 'during', 'after'] as const) {
     test(`${name}: a rank killed ${when} a collective: survivors get PEER_LOST quickly, shrink and go on`, async () => {
       const all = await job(`kill-${when}`, 3);

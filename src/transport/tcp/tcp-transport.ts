@@ -265,6 +265,8 @@ export class TcpTransport implements Transport {
   private readonly pollYield: (() => number) | undefined;
   /** The one-shot path's messages: one copied frame to each peer per call. */
   readonly lowLatency: TcpLowLatencySlots;
+  /** The last collectives this rank entered and ended successfully (kept by its status board, told to the peers on exit). */
+  readonly progress = { entered: 0, ended: 0 };
 
   private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean | undefined, hostKeys: string[], buffers: ReceiveBuffers) {
     this.rank = rank;
@@ -335,6 +337,10 @@ export class TcpTransport implements Transport {
       exitHookInstalled = true;
       // A script that ends without destroying its communicators still leaves politely.
       process.once('beforeExit', () => { void closeLiveTransports(); });
+      // One that calls process.exit (or throws) leaves at once: say how far it got, so that peers
+      // still in a call it had ended finish it, and only later calls fail. Sockets with nothing
+      // queued write synchronously, so the frame is out before the process is gone.
+      process.once('exit', () => { for (const t of liveTransports) t.announceExit(); });
     }
     return transport;
   }
@@ -539,6 +545,11 @@ export class TcpTransport implements Transport {
     this.controlToAll(ERROR_CODES.indexOf(code), seq, payload);
   }
 
+  /** Tells every peer this rank's process is exiting, after the collectives it ended. */
+  announceExit(): void {
+    this.announceFailure(ErrorCode.PEER_LOST, this.progress.entered, this.rank, this.progress.ended);
+  }
+
   /** Tells every peer this rank is waiting in collective `seq`. */
   announceSeq(seq: number): void {
     this.controlToAll(ENTERED, seq);
@@ -562,7 +573,8 @@ export class TcpTransport implements Transport {
       const link = this.links[peer];
       const failure = link.failure;
       if (failure !== undefined && (seq === undefined || ((failure.ended - seq) | 0) < 0)) return { rank: failure.origin, code: failure.code, seq: failure.seq };
-      if (link.error?.code === ErrorCode.PEER_LOST && !link.goodbye) return { rank: link.peer, code: ErrorCode.PEER_LOST, seq: link.lastSeq };
+      // A broken connection fails the call at once, unless the peer said first how far it got.
+      if (failure === undefined && link.error?.code === ErrorCode.PEER_LOST && !link.goodbye) return { rank: link.peer, code: ErrorCode.PEER_LOST, seq: link.lastSeq };
     }
     return undefined;
   }
