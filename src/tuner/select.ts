@@ -108,6 +108,17 @@ const TCP_RELAY_BELOW_BYTES = 16 << 20;
 const TCP_BROADCAST = 'binomial_tree';
 const TCP_BROADCAST_DIRECT_MIN_BYTES = 16 << 20;
 /**
+ * Broadcasts of up to 4 KiB among 3 or 4 processes take the ring (a chain): every rank sends at
+ * most one message, where the binomial tree's root sends two in turn, and a small message costs
+ * its CPU, not its bytes. 4 processes, us, ring / binomial tree, 8 B to 512 B: 10 / 13, 9 / 12,
+ * 10 / 12 and 10 / 11, 8 / 12, 10 / 12 (regret grids of the forty-first session), 17 / 22, 18 /
+ * 18, 18 / 21 and 9 / 13, 13 / 12, 11 / 13 (bench/crossover.mjs, forty-second); 4 KiB 19 / 22, 17
+ * / 16, 26 / 31, 25 / 24. At 32 KiB no order held. A chain's depth grows with the ranks, so more
+ * processes keep the tree.
+ */
+const TCP_BROADCAST_CHAIN_MAX_BYTES = 4096;
+const TCP_BROADCAST_CHAIN_MAX_RANKS = 4;
+/**
  * Process ranks on 2 ranks: recursive doubling reduces the whole buffer on both ranks, direct
  * half on each; once the reduction weighs (one JS thread per process also serves its socket),
  * direct wins. On one machine, without checksums (out of place / in place, ms, three alternating
@@ -116,6 +127,19 @@ const TCP_BROADCAST_DIRECT_MIN_BYTES = 16 << 20;
  * ring 1123) and below it the single exchange wins.
  */
 const TCP_TWO_RANK_DIRECT_BYTES = 2 << 20;
+/**
+ * Process ranks over TCP on one host, more than 2: all-reduces above 4 KiB and up to
+ * SMALL_ALL_REDUCE_BYTES take the tree. The processes share the cores, so what a call costs is
+ * the work of all ranks together more than its steps: the tree (reduce up, broadcast down) sends
+ * 2(n-1) messages and reduces n-1 times, recursive doubling n log2 n of each. 4 processes on 2
+ * cores, interleaved blocks, us, tree / recursive doubling: regret grids of the forty-first
+ * session 127 / 214 and 143 / 181 (32 KiB), 574 / 811 and 562 / 724 (256 KiB), four
+ * `--ranks 4 --ops all_reduce` grids the same day 1.26-1.36x; bench/crossover.mjs, three runs
+ * of the forty-second, 4 KiB to 256 KiB by 2: the tree at most 1.16x behind (16 KiB, 214 / 185),
+ * recursive doubling up to 1.61x (64 KiB, 370 / 594). At 4 KiB recursive doubling came out ahead
+ * in the grids (74 / 91, 105 / 113) and level in crossover (129 / 130).
+ */
+const TCP_TREE_ABOVE_BYTES = 4096;
 
 /**
  * Process ranks over TCP on one host: the one-shot path (every rank sends its whole message to
@@ -208,7 +232,8 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   }
   if (onOneHostOverTcp && request.collective === 'broadcast') {
     const direct = request.nranks === 2 || request.bytes >= TCP_BROADCAST_DIRECT_MIN_BYTES;
-    return { algorithm: direct ? 'direct' : TCP_BROADCAST, chunkCount, protocol: 'simple' };
+    const chain = request.nranks <= TCP_BROADCAST_CHAIN_MAX_RANKS && request.bytes <= TCP_BROADCAST_CHAIN_MAX_BYTES;
+    return { algorithm: direct ? 'direct' : chain ? 'ring' : TCP_BROADCAST, chunkCount, protocol: 'simple' };
   }
   const relay = TCP_RELAY[request.collective];
   // All-reduce has rules of its own for 2 ranks and for small calls (below).
@@ -222,7 +247,9 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases
     // moving the same bytes; over TCP the latter wins once halving the reduction outweighs a phase.
     const twoRankExchange = request.nranks === 2 && !(request.transport === 'tcp' && request.bytes > TCP_TWO_RANK_DIRECT_BYTES);
-    const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES || twoRankExchange ? 'recursive_doubling' : 'direct';
+    const small = request.bytes <= SMALL_ALL_REDUCE_BYTES;
+    const tree = onOneHostOverTcp && request.nranks > 2 && small && request.bytes > TCP_TREE_ABOVE_BYTES;
+    const algorithm = tree ? 'tree' : small || twoRankExchange ? 'recursive_doubling' : 'direct';
     return { algorithm, chunkCount, protocol: 'simple' };
   }
   return { algorithm: algorithmNames(request.collective)[0], chunkCount, protocol: 'simple' };

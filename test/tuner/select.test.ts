@@ -117,7 +117,9 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
   assert.equal(overNetwork('allGather', 64 << 10, 1), 'direct', '256 KiB gathered: direct won in 4 of 5 interleaved grids');
   assert.equal(overNetwork('allGather', 512 << 10, 1), 'ring');
   assert.equal(overNetwork('allGather', 4 << 20, 1), 'direct');
-  assert.equal(overNetwork('broadcast', 8, 1), 'binomial_tree');
+  assert.equal(overNetwork('broadcast', 8, 1), 'ring', 'a chain: each process sends one small message');
+  assert.equal(overNetwork('broadcast', 4096, 1), 'ring');
+  assert.equal(selectAlgorithm({ collective: 'broadcast', nranks: 8, bytes: 8, elementBytes: 4, transport: 'tcp', hostCount: 1 }).algorithm, 'binomial_tree');
   assert.equal(overNetwork('broadcast', 32 << 10, 1), 'binomial_tree');
   assert.equal(overNetwork('broadcast', 2 << 20, 1), 'binomial_tree');
   assert.equal(overNetwork('broadcast', 16 << 20, 1), 'direct', 'direct ahead at 16 MiB in the last three grids');
@@ -128,7 +130,10 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
   assert.equal(twoOnHost('allGather', 512 << 10), 'direct');
   for (const bytes of [8, 32 << 10, 2 << 20, 16 << 20]) assert.equal(twoOnHost('broadcast', bytes), 'direct');
   const fourProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
-  assert.equal(fourProcesses(256 << 10), 'recursive_doubling');
+  assert.equal(fourProcesses(4096), 'recursive_doubling');
+  assert.equal(fourProcesses(8192), 'tree', 'the processes share the cores: the fewest messages and reductions win');
+  assert.equal(fourProcesses(256 << 10), 'tree');
+  assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 32 << 10, elementBytes: 4, transport: 'tcp', hostCount: 4 }).algorithm, 'recursive_doubling');
   assert.equal(fourProcesses(2 << 20), 'ring');
   assert.equal(fourProcesses(16 << 20), 'direct');
   const twoProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 2, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
