@@ -46,9 +46,11 @@ export interface SelectionRequest {
 const HIERARCHICAL = new Set<Collective>(['allReduce', 'allGather', 'reduceScatter', 'broadcast']);
 
 /**
- * Without a cost model (process ranks, several hosts): up to this, recursive doubling's log2(n)
- * whole-message exchanges beat splitting the data, as a hand-off costs more than moving 256 KiB
- * (bench/regret.mjs --procs, 4 ranks: recursive doubling the fastest at every size from 8 B to 256 KiB).
+ * Without a cost model (ranks on several hosts, 2 processes on one): up to this, recursive
+ * doubling's log2(n) whole-message exchanges beat splitting the data, as a hand-off costs more
+ * than moving 256 KiB (bench/regret.mjs --procs in early sessions, 4 ranks: recursive doubling the
+ * fastest at every size from 8 B to 256 KiB; more than 2 processes on one host now have rules of
+ * their own, below).
  */
 const SMALL_ALL_REDUCE_BYTES = 256 * 1024;
 /**
@@ -73,22 +75,15 @@ const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
 const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 16 << 20;
 /**
  * Process ranks over TCP on one host: the "links" are loopback, bounded by the CPUs and not by a
- * NIC that n-1 copies would share, so the direct schedules win at most sizes; in a band of sizes
- * (of the data each rank ends with) the relaying ones win: the ring for all-gather and
- * all-reduce (and the binomial tree for broadcast, which now takes it at every size: below).
- * 4 process ranks, medians of 7 interleaved blocks
- * of bench/regret.mjs --procs, five runs: at 2 MiB the ring beat direct 1.17-1.55x (all-gather)
- * and 1.39-1.76x (all-reduce), the tree beat direct 1.06-1.22x (broadcast); at 16 MiB direct was
- * as fast or faster (1.00-1.20x). The band starts above 256 KiB: at 256 KiB (4 ranks' all-gather
- * of 64 KiB each) direct was faster in 4 of the 5 interleaved regret grids since the tenth
- * session, by 1.11-1.99x, and the ring in one by 1.12x (ring / direct, us: 1323 / 1041, 1349 /
- * 1212, 1604 / 1804, 1111 / 558, 968 / 665). All-reduces of 256 KiB and less run recursive
- * doubling (below). Between 2 processes a relay has no one to relay to and direct sends the
- * same one message.
+ * NIC that n-1 copies would share, so all-gathers send directly at every size past the one-shot
+ * path. From the tenth session to the fortieth the ring held a band of sizes (at 2 MiB gathered
+ * it beat direct 1.17-1.55x in five interleaved regret grids of 4 processes); in the six 4-process
+ * timings of the forty-first and forty-second sessions direct won at 1-4 MiB gathered (2 MiB:
+ * ring / direct 2081 / 1566, 1819 / 1287, 1687 / 1237, 1727 / 1398, 2298 / 1630, 1933 / 1439 us),
+ * and at 256-512 KiB no order held (256 KiB ring / direct 979 / 825, 761 / 804, 447 / 742, 620 /
+ * 928, 1194 / 864, 523 / 839).
  */
-const TCP_RELAY_ABOVE_BYTES = 256 * 1024;
-const TCP_RELAY: Partial<Record<Collective, string>> = { allReduce: 'ring', allGather: 'ring' };
-const TCP_RELAY_BELOW_BYTES = 16 << 20;
+const TCP_ALL_GATHER = 'direct';
 /**
  * Process ranks over TCP on one host: broadcasts of more than 2 processes take the binomial tree
  * below 16 MiB. 4 processes share 2 cores, and the tree's root sends 2 frames where direct's
@@ -128,8 +123,8 @@ const TCP_BROADCAST_CHAIN_MAX_RANKS = 4;
  */
 const TCP_TWO_RANK_DIRECT_BYTES = 2 << 20;
 /**
- * Process ranks over TCP on one host, more than 2: all-reduces above 4 KiB and up to
- * SMALL_ALL_REDUCE_BYTES take the tree. The processes share the cores, so what a call costs is
+ * Process ranks over TCP on one host, more than 2: all-reduces above 4 KiB and up to 512 KiB
+ * take the tree, larger ones direct. The processes share the cores, so what a call costs is
  * the work of all ranks together more than its steps: the tree (reduce up, broadcast down) sends
  * 2(n-1) messages and reduces n-1 times, recursive doubling n log2 n of each. 4 processes on 2
  * cores, interleaved blocks, us, tree / recursive doubling: regret grids of the forty-first
@@ -137,9 +132,15 @@ const TCP_TWO_RANK_DIRECT_BYTES = 2 << 20;
  * `--ranks 4 --ops all_reduce` grids the same day 1.26-1.36x; bench/crossover.mjs, three runs
  * of the forty-second, 4 KiB to 256 KiB by 2: the tree at most 1.16x behind (16 KiB, 214 / 185),
  * recursive doubling up to 1.61x (64 KiB, 370 / 594). At 4 KiB recursive doubling came out ahead
- * in the grids (74 / 91, 105 / 113) and level in crossover (129 / 130).
+ * in the grids (74 / 91, 105 / 113) and level in crossover (129 / 130). Past 512 KiB the whole
+ * messages of the tree's 2 log2 n steps weigh more than the work saved (crossover, two runs, us,
+ * tree / ring / direct: 512 KiB 880 / 1315 / 2342 and 1036 / 1940 / 2138; 1 MiB 2017 / 2163 /
+ * 1801 and 2735 / 2103 / 2330; 2 MiB 3359 / 3746 / 2844 and 4620 / 5176 / 3921), and direct wins
+ * from 2 MiB up, as it did in the four regret grids of the last two sessions (2 MiB ring / direct
+ * 1.10, 1.10, 1.18, 1.28x).
  */
 const TCP_TREE_ABOVE_BYTES = 4096;
+const TCP_TREE_MAX_BYTES = 512 * 1024;
 
 /**
  * Process ranks over TCP on one host: the one-shot path (every rank sends its whole message to
@@ -235,21 +236,15 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     const chain = request.nranks <= TCP_BROADCAST_CHAIN_MAX_RANKS && request.bytes <= TCP_BROADCAST_CHAIN_MAX_BYTES;
     return { algorithm: direct ? 'direct' : chain ? 'ring' : TCP_BROADCAST, chunkCount, protocol: 'simple' };
   }
-  const relay = TCP_RELAY[request.collective];
-  // All-reduce has rules of its own for 2 ranks and for small calls (below).
-  if (onOneHostOverTcp && relay !== undefined
-    && !(request.collective === 'allReduce' && (request.nranks === 2 || request.bytes <= SMALL_ALL_REDUCE_BYTES))) {
-    const resultBytes = request.collective === 'allGather' ? request.bytes * request.nranks : request.bytes;
-    const inBand = request.nranks > 2 && resultBytes > TCP_RELAY_ABOVE_BYTES && resultBytes < TCP_RELAY_BELOW_BYTES;
-    return { algorithm: inBand ? relay : 'direct', chunkCount, protocol: 'simple' };
-  }
+  if (onOneHostOverTcp && request.collective === 'allGather') return { algorithm: TCP_ALL_GATHER, chunkCount, protocol: 'simple' };
   if (request.collective === 'allReduce') {
+    if (onOneHostOverTcp && request.nranks > 2 && request.bytes > TCP_TREE_ABOVE_BYTES) {
+      return { algorithm: request.bytes <= TCP_TREE_MAX_BYTES ? 'tree' : 'direct', chunkCount, protocol: 'simple' };
+    }
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases
     // moving the same bytes; over TCP the latter wins once halving the reduction outweighs a phase.
     const twoRankExchange = request.nranks === 2 && !(request.transport === 'tcp' && request.bytes > TCP_TWO_RANK_DIRECT_BYTES);
-    const small = request.bytes <= SMALL_ALL_REDUCE_BYTES;
-    const tree = onOneHostOverTcp && request.nranks > 2 && small && request.bytes > TCP_TREE_ABOVE_BYTES;
-    const algorithm = tree ? 'tree' : small || twoRankExchange ? 'recursive_doubling' : 'direct';
+    const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES || twoRankExchange ? 'recursive_doubling' : 'direct';
     return { algorithm, chunkCount, protocol: 'simple' };
   }
   return { algorithm: algorithmNames(request.collective)[0], chunkCount, protocol: 'simple' };

@@ -112,18 +112,14 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
     selectAlgorithm({ collective, nranks: 4, bytes, elementBytes: 4, transport: 'tcp', hostCount }).algorithm;
   assert.equal(overNetwork('allGather', 8 << 20, 4), 'ring');
   assert.equal(overNetwork('broadcast', 8 << 20, 4), 'binomial_tree');
-  // On one host: direct, but for the band where the relaying schedules won (broadcasts below 16 MiB).
-  assert.equal(overNetwork('allGather', 64, 1), 'direct');
-  assert.equal(overNetwork('allGather', 64 << 10, 1), 'direct', '256 KiB gathered: direct won in 4 of 5 interleaved grids');
-  assert.equal(overNetwork('allGather', 512 << 10, 1), 'ring');
-  assert.equal(overNetwork('allGather', 4 << 20, 1), 'direct');
+  // On one host: all-gathers direct at every size, broadcasts by the tree but for small ones and 16 MiB.
+  for (const bytes of [64, 64 << 10, 512 << 10, 4 << 20, 16 << 20]) assert.equal(overNetwork('allGather', bytes, 1), 'direct');
   assert.equal(overNetwork('broadcast', 8, 1), 'ring', 'a chain: each process sends one small message');
   assert.equal(overNetwork('broadcast', 4096, 1), 'ring');
   assert.equal(selectAlgorithm({ collective: 'broadcast', nranks: 8, bytes: 8, elementBytes: 4, transport: 'tcp', hostCount: 1 }).algorithm, 'binomial_tree');
   assert.equal(overNetwork('broadcast', 32 << 10, 1), 'binomial_tree');
   assert.equal(overNetwork('broadcast', 2 << 20, 1), 'binomial_tree');
   assert.equal(overNetwork('broadcast', 16 << 20, 1), 'direct', 'direct ahead at 16 MiB in the last three grids');
-  assert.equal(overNetwork('allGather', 16 << 20, 1), 'direct');
   // Between 2 processes there is no one to relay to (a broadcast's tree only copies the root's output first).
   const twoOnHost = (collective: 'allGather' | 'broadcast', bytes: number) =>
     selectAlgorithm({ collective, nranks: 2, bytes, elementBytes: 4, transport: 'tcp', hostCount: 1 }).algorithm;
@@ -132,9 +128,9 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
   const fourProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
   assert.equal(fourProcesses(4096), 'recursive_doubling');
   assert.equal(fourProcesses(8192), 'tree', 'the processes share the cores: the fewest messages and reductions win');
-  assert.equal(fourProcesses(256 << 10), 'tree');
+  assert.equal(fourProcesses(512 << 10), 'tree');
+  assert.equal(fourProcesses(1 << 20), 'direct');
   assert.equal(selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 32 << 10, elementBytes: 4, transport: 'tcp', hostCount: 4 }).algorithm, 'recursive_doubling');
-  assert.equal(fourProcesses(2 << 20), 'ring');
   assert.equal(fourProcesses(16 << 20), 'direct');
   const twoProcesses = (bytes: number) => selectAlgorithm({ collective: 'allReduce', nranks: 2, bytes, elementBytes: 4, transport: 'tcp' }).algorithm;
   assert.equal(twoProcesses(2 << 20), 'recursive_doubling');
