@@ -76,7 +76,10 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   private async publishLater(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> {
     for (let reader = this.slotReader(seq); reader >= 0; reader = this.slotReader(seq)) {
       const index = this.bases[reader] + STATUS_ENTERED_SEQ;
-      await waitWhileEqual(this.words, index, Atomics.load(this.words, index), ctx);
+      // Wait on the value that was found wanting: a reader that entered since slotReader looked
+      // changes its word only when it enters the next call, which needs this very message.
+      const entered = Atomics.load(this.words, index);
+      if (((entered - (seq - 1)) | 0) < 0) await waitWhileEqual(this.words, index, entered, ctx);
     }
     this.write(seq, opcode, bytes, data);
   }

@@ -67,6 +67,25 @@ test('a slot is reused only once every peer has entered the call after the one t
   assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
 });
 
+test('a peer that enters the call between the publisher\'s look and its wait is not waited for again', async () => {
+  // The lost wake-up that hung an 8-rank all-gather until its timeout: the reader's status word
+  // changed after slotReader read it and before the wait took its value, and it changes next only
+  // when the reader enters the following call, which needs this message.
+  const { slots, status } = pair();
+  status[0].enter(3);
+  status[1].enter(1);
+  const publisher = slots[0] as unknown as { slotReader(seq: number): number; publishLater(seq: number, opcode: number, bytes: number, data: Uint8Array, ctx: WaitContext): Promise<void> };
+  const look = publisher.slotReader.bind(publisher);
+  publisher.slotReader = (seq) => {
+    const reader = look(seq);
+    if (reader >= 0) status[reader].enter(2);
+    return reader;
+  };
+  await publisher.publishLater(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(300));
+  assert.equal(slots[1].arrived(0, 3, context(100)), undefined);
+  assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
+});
+
 test('waiting for a peer that never publishes ends with the context\'s error, and a message larger than a slot is refused', async () => {
   const { slots, status } = pair();
   status[0].enter(1);
