@@ -19,11 +19,12 @@ const SETTLE_MS = 2000;
 
 /**
  * Sizes up to 256 KiB warm up for SMALL_CALL_WARMUP calls per candidate, as tune does, larger
- * sizes 5 (warmupCallsFor in src/bench/warm-up.ts).
- * @param {{ op: string, ranks: number, procs: boolean, candidates: { algorithm?: string }[], blocks: number }} job
+ * sizes 5 (warmupCallsFor in src/bench/warm-up.ts). `sizes` replaces the sweep's (bench/crossover.mjs).
+ * @param {{ op: string, ranks: number, procs: boolean, candidates: { algorithm?: string }[], blocks: number,
+ *   sizes?: { minBytes: number, maxBytes: number, stepFactor: number, stepBytes: number } }} job
  */
-export async function blockRows({ op, ranks, procs, candidates, blocks }) {
-  const options = { op, ranks, ...SWEEP, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
+export async function blockRows({ op, ranks, procs, candidates, blocks, sizes = SWEEP }) {
+  const options = { op, ranks, ...sizes, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
   const warmup = { calls: 5, smallCalls: SMALL_CALL_WARMUP, settleMs: SETTLE_MS };
   const { results } = await launch({
     nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
