@@ -20,6 +20,9 @@ import { LL_BYTES, LL_FLAG, LL_HEADER_WORDS, LL_OPCODE, LL_SLOT_BYTES, STATUS_EN
  */
 const BLOCK_MS = 2;
 
+/** Whether a peer whose status word says it entered call `entered` may still read the slot call `seq` writes. */
+const mayReadSlot = (entered: number, seq: number) => ((entered - (seq - 1)) | 0) < 0;
+
 export class ShmLowLatencySlots implements LowLatencySlots {
   readonly capacity = LL_SLOT_BYTES;
   private readonly arena: Arena;
@@ -57,7 +60,7 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   /** The first peer that has not entered call seq - 1 (and may still read the slot call seq writes), or -1. */
   private slotReader(seq: number): number {
     for (let r = 0; r < this.nranks; r++) {
-      if (r !== this.rank && ((Atomics.load(this.words, this.bases[r] + STATUS_ENTERED_SEQ) - (seq - 1)) | 0) < 0) return r;
+      if (r !== this.rank && mayReadSlot(Atomics.load(this.words, this.bases[r] + STATUS_ENTERED_SEQ), seq)) return r;
     }
     return -1;
   }
@@ -79,7 +82,7 @@ export class ShmLowLatencySlots implements LowLatencySlots {
       // Wait on the value that was found wanting: a reader that entered since slotReader looked
       // changes its word only when it enters the next call, which needs this very message.
       const entered = Atomics.load(this.words, index);
-      if (((entered - (seq - 1)) | 0) < 0) await waitWhileEqual(this.words, index, entered, ctx);
+      if (mayReadSlot(entered, seq)) await waitWhileEqual(this.words, index, entered, ctx);
     }
     this.write(seq, opcode, bytes, data);
   }
