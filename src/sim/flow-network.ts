@@ -66,6 +66,16 @@ export class FlowNetwork {
     this.queueRecompute();
   }
 
+  /**
+   * Moves `bytes` along `path` at a pace set elsewhere (a CPU core's, where ranks take turns on
+   * the cores and a copy lasts as long as the core spends on it): counted as carried, drained at
+   * `drainedAt`, sharing no capacity with the flows.
+   */
+  carryUntil<T>(path: Int32Array, bytes: number, drainedAt: number, tag: T): void {
+    for (let i = 0; i < path.length; i++) this.carried[path[i]] += bytes;
+    this.queue.at(drainedAt, this.onDrained as (tag: T) => void, tag);
+  }
+
   /** Drain events stay queued when a flow's rate changes; only the one at its current due time counts. */
   private readonly drainEvent = (flow: Flow): void => {
     if (!flow.finished && flow.due === this.queue.now) this.finish(flow);

@@ -114,6 +114,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   // core's copy speed and the memory all the cores share.
   const copyPaths = new Map<number, Int32Array>();
   if (pull && n > 1) rankDevices.forEach((device, r) => copyPaths.set(device, transferRoute(graph, rankDevices[(r + 1) % n], device, true)));
+  const coreCopyRate = coreShareRates(rates.capacities, [...copyPaths].filter(([device]) => crowded.has(device)).map(([, path]) => path), protocol.rankCores);
   const queue = new EventQueue();
   // A drained message arrives after its route's latency and the protocol's step cost; the next
   // message queued behind it on the same connection starts moving. A drained local copy lets its
@@ -255,7 +256,15 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     if (slot.fresh && freshReadRate !== undefined) {
       slot.wireBytes *= Math.max(1, copyRate(graph.devices[reader.device], rates.deviceScale[reader.device]) / freshReadRate);
     }
-    startMoving(slot.box!, slot);
+    if (!crowded.has(reader.device)) {
+      startMoving(slot.box!, slot);
+      return;
+    }
+    const path = slot.box!.path!;
+    const us = slot.wireBytes / coreCopyRate(path);
+    const end = workEnds(reader, us);
+    slot.movingSince = end - us;
+    network.carryUntil(path, slot.wireBytes, end, slot);
   };
 
   const deliver = (slot: Slot): void => {
@@ -271,7 +280,10 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
 
   /** A rank's local copy of the step before its pc moves along its core's copy path. */
   const startLocalCopy = (runner: Runner): void => {
-    network.start(copyPaths.get(runner.device)!, runner.program.bytes[runner.pc - 1], runner);
+    const path = copyPaths.get(runner.device)!;
+    const bytes = runner.program.bytes[runner.pc - 1];
+    if (crowded.has(runner.device)) network.carryUntil(path, bytes, workEnds(runner, bytes / coreCopyRate(path)), runner);
+    else network.start(path, bytes, runner);
   };
 
   const advance = (runner: Runner): void => {
@@ -324,15 +336,18 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
           const posted = pull && slot.box !== undefined;
           slot.waiter = runner;
           if (posted) {
-            // A rank with fewer cores than ranks around it takes messages in a row on the core
-            // it has, but gets to the first of a run asleep or off its core: it spun 2 us, and
-            // the scheduler runs the peers its posts woke in its place. It is woken first. A rank
+            // A rank with fewer cores than ranks around it pays a hand-off for every message,
+            // in a run of messages already there too: in four regret grids, 8 ranks on 2 cores
+            // all-reduced 64 B to 4 KiB by direct (14 messages a rank, 12 of them in runs) in
+            // 143-241 us, by ring (14, none in runs) in 166-265, by recursive doubling (3) in
+            // 55-95. (Which part of a message's handling the crowded cores spend it on is not
+            // measured; the runs cost what single messages do.) A rank
             // with a core sees a message a hand-off after it was posted, as it sees one it waited
             // for: one posted a moment before it was asked for is nearly as far away. (Taking
             // those as there at once priced a 2-rank direct all-gather of 64 B, whose ranks post
             // and then copy their own block, at the call alone, 1.5-1.9 us, against the ring's
             // call and hand-off; the regret grids time the two alike, 5-10 us.)
-            const waitUs = crowded.has(runner.device) ? (takingRun(program, pc) ? 0 : wakeUs) : slot.postedAt + wakeUs - queue.now;
+            const waitUs = crowded.has(runner.device) ? wakeUs : slot.postedAt + wakeUs - queue.now;
             if (waitUs > 0) queue.at(workEnds(runner, waitUs), startPull, slot);
             else startPull(slot);
           }
@@ -415,10 +430,22 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   return { timeUs, rankCallUs, channels: rings.length, linkBytes: network.carried, capacities: network.capacity };
 }
 
-/** Whether the step before `pc` was a receive too, so that the rank is taking messages in a row. */
-function takingRun(program: Program, pc: number): boolean {
-  const previous = pc > 0 ? program.kinds[pc - 1] : -1;
-  return previous === STEP_RECV || previous === STEP_RECV_REDUCE;
+/**
+ * What a rank that outnumbers the cores copies at over a path, while it has a core: each link's
+ * capacity, shared by the cores of the ranks that copy over it where there are fewer cores than
+ * such ranks. Such a copy holds its rank's core (the reader's thread does it), so the ranks'
+ * copies and hand-offs take turns on the cores; as flows, 8 ranks' copies on 2 cores ran beside
+ * the hand-offs as though on 4, and the model priced an 8-rank 32 KiB all-reduce by recursive
+ * doubling (24 folds of 32 KiB) below the tree (7), which ran 1.1-1.5x faster in four regret grids.
+ */
+function coreShareRates(capacities: Float64Array, copyPaths: readonly Int32Array[], cores: number | undefined): (path: Int32Array) => number {
+  const copiers = new Int32Array(capacities.length);
+  for (const path of copyPaths) for (const link of path) copiers[link]++;
+  return (path) => {
+    let rate = Infinity;
+    for (const link of path) rate = Math.min(rate, capacities[link] / Math.max(1, Math.min(cores ?? Infinity, copiers[link])));
+    return rate;
+  };
 }
 
 /** Rank devices on a host with more ranks than cores for them. */

@@ -127,16 +127,19 @@ export function localTopology(options: LocalTopologyOptions): Topology {
 /**
  * The thread ranks' protocol: a fixed cost per call, and a hand-off per message that costs the
  * receiver a wake-up when it had to wait (the simulator charges it then, on a core), not a link
- * latency: a message already there is taken at once. Ranks that outnumber the cores queue for
- * them (the measured oversubscribed hand-off), so a rank's reduction runs at the kernel's full
- * speed once it has one. The hand-off is measured on twice as many ranks as cores, where a
- * waiting rank gets its core back after one other rank's turn; with k ranks a core it waits for
- * k - 1 turns. Scored on two regret grids of 88 rows (bench/model-regret.mjs), the tuned profile
- * picked with worst regret 1.82 and 1.74 unscaled, 1.37 and 1.67 scaled.
+ * latency: a message already there is taken at once by a rank with a core. Ranks that outnumber
+ * the cores pay a hand-off for every message and queue for the cores (the measured oversubscribed
+ * hand-off), so a rank's reduction runs at the kernel's full
+ * speed once it has one. The hand-off is measured on twice as many ranks as cores and charged
+ * once per message at any count: since the ranks' copies take turns on the cores with the
+ * hand-offs (flow-sim.ts), charging it once per other rank on the core (3 times for 8 ranks on 2
+ * cores, as from e7171b5) put the 8-rank rows of four regret grids under 64 KiB
+ * at a median error of 216% (38% charged once), and the model then ranked the 8-rank 32 KiB
+ * all-reduce's recursive doubling and one-shot path (measured 93-131 and 85-135 us) below its
+ * tree (77-100).
  */
 function shmProtocol(profile: LocalProfile, ranks: number, cores: number): TopologyProtocol {
-  const turnsWaited = Math.max(1, ranks / cores - 1);
-  const wakeUs = ranks > cores ? profile.shm.oversubscribedMessageUs * turnsWaited : profile.shm.messageUs;
+  const wakeUs = ranks > cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs;
   return {
     name: 'shm', baseUs: profile.shm.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, releaseUs: profile.shm.releaseUs ?? DEFAULT_RELEASE_US, rankCores: cores, pull: true,
     freshReadGBps: profile.shm.peerWrittenGBps ?? DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: profile.shm.invalidationTiers ?? [...DEFAULT_INVALIDATION_TIERS], ...oneShotOf(profile),

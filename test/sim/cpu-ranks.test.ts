@@ -37,15 +37,15 @@ test('a rank with a core sees a message a hand-off after it was posted: a chain 
   assert.ok(Math.abs(time(graph, 'allGather', 'direct') - (CALL_US + WAKE_US)) < 1);
 });
 
-test('ranks that outnumber the cores are woken to begin, to begin taking, and queue for the cores', () => {
-  // 8 ranks on 2 cores, woken 2 at a time: 4 rounds to begin the call, 4 to turn from posting to
-  // taking the 7 blocks in a row, and 3 for the senders whose blocks were taken after they ended.
-  // With 4 ranks a core, each wake-up waits for 3 other ranks' turns: the profile's hand-off is
-  // measured on 2 ranks a core, where it is 1.
-  assert.ok(Math.abs(time(cpuRanks(8, 2), 'allGather', 'direct') - (CALL_US + 11 * 3 * WAKE_US)) < 1);
+test('ranks that outnumber the cores are woken to begin and to take each message, and queue for the cores', () => {
+  // 8 ranks on 2 cores, woken 2 at a time: 4 rounds to begin the call, 28 to take the 7 blocks
+  // of each of the 8 ranks (each message a hand-off, in a run too), and 1 for the senders whose
+  // last block was taken after they ended. With a core each, the blocks posted together come
+  // into sight together, one hand-off after they were posted.
+  assert.ok(Math.abs(time(cpuRanks(8, 2), 'allGather', 'direct') - (CALL_US + 33 * WAKE_US)) < 1);
   assert.ok(Math.abs(time(cpuRanks(8, 8), 'allGather', 'direct') - (CALL_US + WAKE_US)) < 1);
-  // 4 ranks on 2 cores, woken 2 at a time: 2 rounds to begin, 2 to turn to taking, 1 for the senders.
-  assert.ok(Math.abs(time(cpuRanks(4, 2), 'allGather', 'direct') - (CALL_US + 5 * WAKE_US)) < 1);
+  // 4 ranks on 2 cores: 2 rounds to begin, 6 to take 3 blocks each, 1 for the senders.
+  assert.ok(Math.abs(time(cpuRanks(4, 2), 'allGather', 'direct') - (CALL_US + 9 * WAKE_US)) < 1);
 });
 
 test('a call ends when the receivers have taken its sends, as the executor\'s does', () => {
@@ -58,26 +58,35 @@ test('a call ends when the receivers have taken its sends, as the executor\'s do
   assert.ok(Math.abs(time(cpuRanks(2, 2), 'broadcast', 'direct') - (CALL_US + WAKE_US + RELEASE_US)) < 1);
 });
 
+interface CopyingOptions {
+  readonly peerWrittenGBps?: number;
+  readonly invalidationNsPerByte?: number;
+  /** Cores the ranks run on (default: one each). */
+  readonly cores?: number;
+  readonly handOffUs?: number;
+}
+
 /**
- * Thread ranks whose hand-offs cost nothing and whose cores each copy 1 GB/s (1000 bytes/us),
- * bytes their peer has just written as fast, and bytes their peer read as cheaply as any, unless
- * said otherwise.
+ * Thread ranks, a core each, whose hand-offs cost nothing and whose cores each copy 1 GB/s (1000
+ * bytes/us), bytes their peer has just written as fast, and bytes their peer read as cheaply as
+ * any, unless said otherwise.
  */
-function copyingRanks(ranks: number, peerWrittenGBps = 1, invalidationNsPerByte = 0): TopologyGraph {
-  const detection = fakeDetection(ranks);
-  const base = defaultProfile(ranks, 'h');
+function copyingRanks(ranks: number, options: CopyingOptions = {}): TopologyGraph {
+  const { peerWrittenGBps = 1, invalidationNsPerByte = 0, cores = ranks, handOffUs = 0 } = options;
+  const detection = fakeDetection(cores);
+  const base = defaultProfile(cores, 'h');
   const profile = {
     ...base, reduceGBps: 1e9, memoryTiers: undefined,
     shm: {
-      ...base.shm, callUs: CALL_US, messageUs: 0, oversubscribedMessageUs: 0, copyGBps: 1, peerWrittenGBps,
+      ...base.shm, callUs: CALL_US, messageUs: handOffUs, oversubscribedMessageUs: handOffUs, releaseUs: 0, copyGBps: 1, peerWrittenGBps,
       invalidationTiers: [{ bytes: 1, nsPerByte: invalidationNsPerByte }],
     },
   };
   return new TopologyGraph(parseTopology(localTopology({ ranks, transport: 'shm', profile, detection }), 'local'));
 }
 
-const copying = (ranks: number, collective: Collective, algorithm: string, count: number, peerWrittenGBps = 1, invalidationNsPerByte = 0) => {
-  const graph = copyingRanks(ranks, peerWrittenGBps, invalidationNsPerByte);
+const copying = (ranks: number, collective: Collective, algorithm: string, count: number, options: CopyingOptions = {}) => {
+  const graph = copyingRanks(ranks, options);
   return simulateFlows(graph, graph.accelerators, { collective, count, elementBytes: 4, root: 0, algorithm, protocol: 'shm', chunkCount: count }).timeUs - CALL_US;
 };
 
@@ -107,20 +116,36 @@ test('thread ranks pull: a piece its sender wrote in the same call comes from th
   // 2-rank ring of 4 MB: each folds its peer's input half (2 MB, 3 ms at 1 GB/s), then copies the
   // half its peer just reduced (2 MB): 2 ms at 1 GB/s, 4 at 0.5. Recursive doubling reads inputs only.
   const fast = copying(2, 'allReduce', 'ring', 1_000_000);
-  const slow = copying(2, 'allReduce', 'ring', 1_000_000, 0.5);
+  const slow = copying(2, 'allReduce', 'ring', 1_000_000, { peerWrittenGBps: 0.5 });
   assert.ok(Math.abs(fast - 5000) < 1, `${fast}`);
   assert.ok(Math.abs(slow - 7000) < 1, `${slow}`);
-  assert.equal(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, 0.5), copying(2, 'allReduce', 'recursive_doubling', 1_000_000));
+  assert.equal(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, { peerWrittenGBps: 0.5 }), copying(2, 'allReduce', 'recursive_doubling', 1_000_000));
 });
 
 test('thread ranks pull: overwriting what a peer read costs the writer the invalidation, in every call of a run', () => {
   // 2-rank ring of 4 MB: each reduces into the output half its peer copies, so in steady state
   // the peer's cache holds those 2 MB when it writes them again: 0.5 ns per byte adds 1 ms.
   // Its other half, and everything recursive doubling writes, no peer reads.
-  assert.ok(Math.abs(copying(2, 'allReduce', 'ring', 1_000_000, 1, 0.5) - 6000) < 1);
-  assert.equal(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, 1, 0.5), copying(2, 'allReduce', 'recursive_doubling', 1_000_000));
+  assert.ok(Math.abs(copying(2, 'allReduce', 'ring', 1_000_000, { invalidationNsPerByte: 0.5 }) - 6000) < 1);
+  assert.equal(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, { invalidationNsPerByte: 0.5 }), copying(2, 'allReduce', 'recursive_doubling', 1_000_000));
   // Direct all-gather copies its peers' inputs, which nobody writes in a call.
-  assert.equal(copying(4, 'allGather', 'direct', 1_000_000, 1, 0.5), copying(4, 'allGather', 'direct', 1_000_000));
+  assert.equal(copying(4, 'allGather', 'direct', 1_000_000, { invalidationNsPerByte: 0.5 }), copying(4, 'allGather', 'direct', 1_000_000));
+});
+
+test('ranks that outnumber the cores copy on them: their copies and hand-offs take turns, not overlap', () => {
+  // 4 ranks on 2 cores gather 100 KB blocks: each copies 4 blocks of 100 us, 16 in all on 2
+  // cores (800 us), and pays 4 hand-offs of 100 us (900 us alone, with the senders' last). The
+  // copies are work on the cores as the hand-offs are, so the two add up; as flows beside the
+  // hand-offs, the direct all-gather took 1000 us.
+  for (const algorithm of ['direct', 'ring']) {
+    const crowded = { cores: 2, handOffUs: 100 };
+    const both = copying(4, 'allGather', algorithm, 25_000, crowded);
+    const handOffs = copying(4, 'allGather', algorithm, 1, crowded);
+    const copies = copying(4, 'allGather', algorithm, 25_000, { cores: 2 });
+    assert.ok(Math.abs(copies - 800) < 1, `${algorithm}: ${copies}`);
+    assert.ok(Math.abs(handOffs - 900) < 2, `${algorithm}: ${handOffs}`);
+    assert.ok(Math.abs(both - (handOffs + copies)) < 2, `${algorithm}: ${both}`);
+  }
 });
 
 test('the one-shot path: one wake-up per rank, and reads that grow with the peers read', () => {
