@@ -129,14 +129,11 @@ export function localTopology(options: LocalTopologyOptions): Topology {
  * receiver a wake-up when it had to wait (the simulator charges it then, on a core), not a link
  * latency: a message already there is taken at once by a rank with a core. Ranks that outnumber
  * the cores pay a hand-off for every message and queue for the cores (the measured oversubscribed
- * hand-off), so a rank's reduction runs at the kernel's full
- * speed once it has one. The hand-off is measured on twice as many ranks as cores and charged
- * once per message at any count: since the ranks' copies take turns on the cores with the
- * hand-offs (flow-sim.ts), charging it once per other rank on the core (3 times for 8 ranks on 2
- * cores, as from e7171b5) put the 8-rank rows of four regret grids under 64 KiB
- * at a median error of 216% (38% charged once), and the model then ranked the 8-rank 32 KiB
- * all-reduce's recursive doubling and one-shot path (measured 93-131 and 85-135 us) below its
- * tree (77-100).
+ * hand-off), so a rank's reduction runs at the kernel's full speed once it has one. The hand-off
+ * is measured on twice as many ranks as cores and charged once per message at any count: since
+ * the ranks' copies take turns on the cores with the hand-offs (flow-sim.ts), charging it once
+ * per other rank on the core (3 times for 8 ranks on 2 cores, as from e7171b5) put the 8-rank
+ * rows under 64 KiB of four regret grids at a median error of 216% (39% charged once).
  */
 function shmProtocol(profile: LocalProfile, ranks: number, cores: number): TopologyProtocol {
   const wakeUs = ranks > cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs;
