@@ -1,6 +1,6 @@
 import { Command, CommanderError, Option } from 'commander';
-import { TscclError } from '../errors.js';
 import { benchCommand } from './bench-command.js';
+import { reportRefusal } from './cli-error.js';
 import { launchCommand } from './launch-command.js';
 import { paramsCommand } from './params-command.js';
 import { runCommand } from './run-command.js';
@@ -30,10 +30,6 @@ export async function main(argv: string[]): Promise<number> {
     return exitCode;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;
-    if (err instanceof TscclError) {
-      process.stderr.write(`tsccl: ${err.code}: ${err.message}\n`);
-      return 1;
-    }
-    throw err;
+    return reportRefusal(err);
   }
 }

@@ -8,10 +8,10 @@ import { promisify } from 'node:util';
 
 const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
 const example = fileURLToPath(new URL('../../../examples/hello-allreduce.mjs', import.meta.url));
-/** Runs the CLI, killing it after `timeoutMs` (code null then). */
-const cli = (timeoutMs: number) => async (...args: string[]) => {
+/** Runs the CLI, killing it after `timeoutMs` (code null then), with `env` added to this process's. */
+const cli = (timeoutMs: number, env: Record<string, string> = {}) => async (...args: string[]) => {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { timeout: timeoutMs });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { timeout: timeoutMs, env: { ...process.env, ...env } });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number; stdout: string; stderr: string };
@@ -42,6 +42,16 @@ test('tsccl bench prints the nccl-tests table with both placements and the avera
   assert.match(stdout, /^\s+8192\s+2048\s+bfloat16\s+max\s+-1\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+0$/m);
   assert.match(stdout, /# Avg bus bandwidth\s+: [\d.]+/);
   assert.match(stdout, /warmup iters: 0 \(4000 up to 256 KiB\) iters: 2/, 'small sizes warm up 4000 calls by default, and the header says so');
+});
+
+test('a bad TSCCL_* setting is refused as a bad flag is, not with a stack', async () => {
+  // The library reads these as its modules load, before the command parses anything.
+  const algo = await cli(120_000, { TSCCL_ALGO: 'allreduce:bogus' })('bench', '-o', 'all_reduce', '-g', '2', '-b', '8', '-e', '8');
+  assert.equal(algo.code, 1);
+  assert.equal(algo.stderr, "tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_ALGO 'bogus' is not available for allReduce: expected one of ring, recursive_doubling, direct, hierarchical, tree, one_shot\n");
+  const chunk = await cli(120_000, { TSCCL_CHUNK_BYTES: '4M' })('bench', '-o', 'all_reduce', '-g', '2', '-b', '8', '-e', '8');
+  assert.equal(chunk.code, 1);
+  assert.equal(chunk.stderr, 'tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_CHUNK_BYTES=4M must be a non-negative integer\n');
 });
 
 test('tsccl bench refuses bad flags with a clear message', async () => {
