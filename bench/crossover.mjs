@@ -14,7 +14,7 @@ const procs = process.argv.includes('--procs');
 const algorithms = flag('--algos', 'tree,recursive_doubling').split(',');
 const blocks = Number(flag('--blocks', '7'));
 const sizes = { minBytes: Number(flag('--from', '4096')), maxBytes: Number(flag('--to', '262144')), stepFactor: Number(flag('--factor', '2')), stepBytes: 1 };
-const rows = await blockRows({ op, ranks, procs, candidates: algorithms.map((algorithm) => ({ algorithm })), blocks, sizes });
+const rows = await blockRows({ op, ranks, procs, candidates: algorithms.map((algorithm) => ({ algorithm })), blocks, ranges: [sizes] });
 console.log(`# ${op}, ${ranks} ${procs ? 'process' : 'thread'} ranks, medians of ${blocks} interleaved blocks (us), ${new Date().toISOString()}`);
 console.log(`| bytes | ${algorithms.join(' | ')} | fastest |\n|---:|${algorithms.map(() => '---:|').join('')}---|`);
 for (const { bytes, blockTimes } of rows) {

@@ -8,12 +8,12 @@
 // contender wherever the call fits its low-latency message. Sizes as the prediction check's
 // sweep (bench/lib/sweep.mjs), small ones warmed up as long as it warms them (bench/lib/blocks.mjs),
 // and every candidate paces its blocks by its warm-up's last calls.
-// Usage: node bench/regret.mjs [--procs] [--blocks 5] [--ranks 2,4] [--ops all_reduce,...]
+// Usage: node bench/regret.mjs [--procs] [--blocks 5] [--ranks 2,4] [--ops all_reduce,...] [--min-bytes N]
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
 import { BLOCK_MIN_MS } from '../dist/src/bench/time-in-blocks.js';
 import { blockRows } from './lib/blocks.mjs';
-import { SWEEP_ITERS } from './lib/sweep.mjs';
+import { SWEEP_ITERS, SWEEP_RANGES } from './lib/sweep.mjs';
 import { median } from '../dist/src/tuner/median.js';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
@@ -21,6 +21,9 @@ const procs = process.argv.includes('--procs');
 const blocks = Number(flag('--blocks', '5'));
 const rankCounts = flag('--ranks', procs ? '2,4' : '2,4,8').split(',').map(Number);
 const ops = flag('--ops', 'all_reduce,all_gather,reduce_scatter,broadcast').split(',');
+// A part of the grid: its sizes from --min-bytes up.
+const minBytes = Number(flag('--min-bytes', '0'));
+const ranges = SWEEP_RANGES.filter((r) => r.maxBytes >= minBytes).map((r) => ({ ...r, minBytes: Math.max(r.minBytes, minBytes) }));
 
 console.log(`# regret = time(tuner's choice) / time(fastest), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, medians of ${blocks} interleaved blocks of at least ${SWEEP_ITERS} calls and ${BLOCK_MIN_MS} ms, ${new Date().toISOString()}`);
 console.log('| op | ranks | bytes | fewest calls per block | tuner chose | fastest | regret | median us per algorithm |\n|---|---:|---:|---:|---|---|---:|---|');
@@ -30,7 +33,7 @@ for (const ranks of rankCounts) {
     // Hierarchical algorithms need several hosts; on one machine they only add a relay.
     const algorithms = selectableAlgorithms(BENCH_OPS[op].collective).filter((a) => a !== 'hierarchical');
     const candidates = [{}, ...algorithms.map((algorithm) => ({ algorithm }))];
-    for (const { bytes, chosen, callsPerBlock, blockTimes } of await blockRows({ op, ranks, procs, candidates, blocks })) {
+    for (const { bytes, chosen, callsPerBlock, blockTimes } of await blockRows({ op, ranks, procs, candidates, blocks, ranges })) {
       if (bytes === 0) continue;
       // Each algorithm's median block; the chosen one's over its forced and the tuner's blocks.
       const times = Object.fromEntries(algorithms.map((a, i) => [a, blockTimes[i + 1]]).filter(([, t]) => t !== null)

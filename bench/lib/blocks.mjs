@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { blockMeansOverRanks } from '../../dist/src/bench/time-in-blocks.js';
 import { launch } from '../../dist/src/launch/launch.js';
 import { SMALL_CALL_WARMUP } from '../../dist/src/bench/warm-up.js';
-import { SWEEP, SWEEP_ITERS } from './sweep.mjs';
+import { SWEEP_ITERS, SWEEP_RANGES } from './sweep.mjs';
 
 const rankScript = fileURLToPath(new URL('./interleaved-rank.mjs', import.meta.url));
 
@@ -19,12 +19,20 @@ const SETTLE_MS = 2000;
 
 /**
  * Sizes up to 256 KiB warm up for SMALL_CALL_WARMUP calls per candidate, as tune does, larger
- * sizes 5 (warmupCallsFor in src/bench/warm-up.ts). `sizes` replaces the sweep's (bench/crossover.mjs).
+ * sizes 5 (warmupCallsFor in src/bench/warm-up.ts). `ranges` (a launch each) replace the
+ * sweep's (bench/crossover.mjs, bench/regret.mjs --min-bytes).
  * @param {{ op: string, ranks: number, procs: boolean, candidates: { algorithm?: string }[], blocks: number,
- *   sizes?: { minBytes: number, maxBytes: number, stepFactor: number, stepBytes: number } }} job
+ *   ranges?: { minBytes: number, maxBytes: number, stepFactor: number, stepBytes: number }[] }} job
  */
-export async function blockRows({ op, ranks, procs, candidates, blocks, sizes = SWEEP }) {
-  const options = { op, ranks, ...sizes, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
+export async function blockRows({ op, ranks, procs, candidates, blocks, ranges = SWEEP_RANGES }) {
+  const rows = [];
+  for (const range of ranges) rows.push(...await rangeRows({ op, ranks, procs, candidates, blocks, range }));
+  return rows;
+}
+
+/** One launch of blockRows: the sizes of one range. */
+async function rangeRows({ op, ranks, procs, candidates, blocks, range }) {
+  const options = { op, ranks, ...range, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
   const warmup = { calls: 5, smallCalls: SMALL_CALL_WARMUP, settleMs: SETTLE_MS };
   const { results } = await launch({
     nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
