@@ -2,11 +2,13 @@
 // Prediction check on an emulated cluster: 4 network namespaces ("hosts") joined through a
 // bridge by veth links shaped with tc tbf (default 1gbit), 2 process ranks per host. Runs the
 // collectives for real (tsccl launch in each namespace) and predicts the same calls with the
-// flow simulator on the same cluster written as a topology file (bench/topologies/), with the
+// flow simulator on the same cluster written as a topology file (in the temp directory), with the
 // algorithm the real run recorded and the tuner's chunk for it. Needs root and iproute2.
 // Usage: node bench/predict-netns.mjs [rate]   (run `tsccl tune` first for this machine's TCP costs)
 import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
 import { aggregateRows } from '../dist/src/bench/run-bench.js';
@@ -46,7 +48,10 @@ for (let h = 0; h < HOSTS; h++) {
     links.push({ a: `h${h}.rank${r}`, b: `h${h}.tcp`, kind: 'eth-100', gbps: profile.tcp.gbps, efficiency: 1, latencyUs: 0 });
   }
 }
-const file = fileURLToPath(new URL(`./topologies/netns-${HOSTS}x${PER_HOST}-${rate}.json`, import.meta.url));
+// Written outside the repository: the file carries this machine's profile. (Written into
+// bench/topologies/, a tuned run's figures and its /tmp profile path were committed by mistake
+// three times; the copy kept there is the one a run without a profile writes.)
+const file = join(tmpdir(), `tsccl-netns-${HOSTS}x${PER_HOST}-${rate}.json`);
 writeFileSync(file, `${JSON.stringify({
   name: `${HOSTS} namespaces x ${PER_HOST} process ranks, veth + bridge, tbf ${rate}`,
   description: `emulated cluster of bench/predict-netns.mjs; TCP costs from ${source}`,
