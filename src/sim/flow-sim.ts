@@ -250,21 +250,28 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
    * sender's cache, at most at the protocol's freshReadGBps: it costs as many more bytes as the
    * reader's copy speed here exceeds that.
    */
+  /**
+   * A copy a rank makes (a pulled message, its own block): a flow from now, or, where ranks
+   * outnumber the cores, work on the rank's core. Returns when it starts moving.
+   */
+  const copy = (runner: Runner, path: Int32Array, bytes: number, tag: Slot | Runner): number => {
+    if (!crowded.has(runner.device)) {
+      network.start(path, bytes, tag);
+      return queue.now;
+    }
+    const us = bytes / coreCopyRate(path);
+    const end = workEnds(runner, us);
+    network.carryUntil(path, bytes, end, tag);
+    return end - us;
+  };
+
   const startPull = (slot: Slot): void => {
     const reader = slot.waiter!;
     if (reader.program.kinds[reader.pc] === STEP_RECV_REDUCE) slot.wireBytes *= REDUCE_TRAFFIC;
     if (slot.fresh && freshReadRate !== undefined) {
       slot.wireBytes *= Math.max(1, copyRate(graph.devices[reader.device], rates.deviceScale[reader.device]) / freshReadRate);
     }
-    if (!crowded.has(reader.device)) {
-      startMoving(slot.box!, slot);
-      return;
-    }
-    const path = slot.box!.path!;
-    const us = slot.wireBytes / coreCopyRate(path);
-    const end = workEnds(reader, us);
-    slot.movingSince = end - us;
-    network.carryUntil(path, slot.wireBytes, end, slot);
+    slot.movingSince = copy(reader, slot.box!.path!, slot.wireBytes, slot);
   };
 
   const deliver = (slot: Slot): void => {
@@ -280,10 +287,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
 
   /** A rank's local copy of the step before its pc moves along its core's copy path. */
   const startLocalCopy = (runner: Runner): void => {
-    const path = copyPaths.get(runner.device)!;
-    const bytes = runner.program.bytes[runner.pc - 1];
-    if (crowded.has(runner.device)) network.carryUntil(path, bytes, workEnds(runner, bytes / coreCopyRate(path)), runner);
-    else network.start(path, bytes, runner);
+    copy(runner, copyPaths.get(runner.device)!, runner.program.bytes[runner.pc - 1], runner);
   };
 
   const advance = (runner: Runner): void => {
