@@ -4,7 +4,8 @@
  * import a transport, a timer or I/O.
  *
  * Semantics every consumer shares:
- * - Steps in a channel run in order; channels run concurrently.
+ * - Steps in a channel run in order; channels run concurrently. (An executor may run plain
+ *   receives from different peers into disjoint bytes together: they commute.)
  * - A send is posted and the channel moves on; the receiver reads the sender's slice when it
  *   executes the matching recv (zero copy), so the sender must not overwrite a slice that a
  *   posted send still covers until the receiver has consumed it. The executor waits for that;

@@ -31,7 +31,8 @@ interface PostedSend {
 }
 
 /**
- * Runs one rank's schedule. Channels run concurrently, steps in order. Sends are posted without
+ * Runs one rank's schedule. Channels run concurrently, steps in order (a run of plain receives
+ * from different peers may wait together where the transport allows, see recvRun). Sends are posted without
  * waiting; a step that would overwrite bytes a posted send still covers first waits until the
  * peer has consumed them (the rule the verifier proves schedules against). The call ends when
  * every send has been consumed, so the caller may reuse all buffers.
@@ -64,6 +65,10 @@ function overlaps(s: PostedSend, v: TypedArray): boolean {
   return sameMemory(s.buffer, v.buffer) && v.byteOffset < s.end && s.start < v.byteOffset + v.byteLength;
 }
 
+function slicesOverlap(a: Slice, b: Slice): boolean {
+  return a.buf === b.buf && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
+}
+
 function bytesOf(v: TypedArray): Uint8Array {
   return new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 }
@@ -90,9 +95,43 @@ class ChannelRun {
   }
 
   async run(steps: readonly Step[]): Promise<void> {
-    for (const step of steps) {
-      if (!this.trySync(step)) await this.runAsync(step);
+    for (let i = 0; i < steps.length; i++) {
+      if (this.trySync(steps[i])) continue;
+      const together = this.recvRun(steps, i);
+      if (together === 1) {
+        await this.runAsync(steps[i]);
+        continue;
+      }
+      // Every receive of the run is settled before the call goes on or fails: none may write
+      // into the caller's memory after the call has returned.
+      const outcomes = await Promise.allSettled(steps.slice(i, i + together).map((step) => this.runAsync(step)));
+      const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+      if (failed !== undefined) throw failed.reason;
+      i += together - 1;
     }
+  }
+
+  /**
+   * How many steps from `i` on may wait together: a run of plain receives from different peers
+   * into disjoint bytes, where the transport lets receives from different peers wait at once
+   * (TCP). They commute: each writes its own bytes. Over TCP a direct all-gather's frames that
+   * came before their turn were held back or buffered and copied again; 3 and 4 processes on 2
+   * cores, 64 KiB a peer: 221-238 us a call against 364-422, and 348-515 against 828-831. A
+   * reduction's steps keep the schedule's order (it fixes the order of the sums).
+   */
+  private recvRun(steps: readonly Step[], i: number): number {
+    if (!this.request.transport.concurrentRecvs) return 1;
+    const peers = new Set<number>();
+    const taken: Slice[] = [];
+    let j = i;
+    for (; j < steps.length; j++) {
+      const step = steps[j];
+      // One buffer only: in place, input and output are views of the same memory.
+      if (step.kind !== 'recv' || peers.has(step.peer) || (taken.length > 0 && taken[0].buf !== step.dst.buf) || taken.some((t) => slicesOverlap(t, step.dst))) break;
+      peers.add(step.peer);
+      taken.push(step.dst);
+    }
+    return Math.max(1, j - i);
   }
 
   private view(s: Slice): TypedArray {

@@ -77,6 +77,12 @@ export interface Transport {
   tryRecv?(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume): boolean;
   /** The low-latency protocol, where the transport has one. */
   readonly lowLatency?: LowLatencySlots;
+  /**
+   * Whether receives from different peers on one channel may wait at the same time (TCP: each
+   * peer has its own sockets and inbox). The executor then posts a run of plain receives together,
+   * so each frame streams into its place when it comes instead of waiting for its turn.
+   */
+  readonly concurrentRecvs?: boolean;
 }
 
 /**

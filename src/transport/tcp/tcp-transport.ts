@@ -265,6 +265,7 @@ export class TcpTransport implements Transport {
   private readonly pollYield: (() => number) | undefined;
   /** The one-shot path's messages: one copied frame to each peer per call. */
   readonly lowLatency: TcpLowLatencySlots;
+  readonly concurrentRecvs = true;
   /** The last collectives this rank entered and ended successfully (kept by its status board, told to the peers on exit). */
   readonly progress = { entered: 0, ended: 0 };
 
