@@ -244,13 +244,6 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   };
 
   /**
-   * The receiver starts copying a pulled message. Folding it into the destination reads that
-   * too: two bytes read and one written for a copy's one and one, so the reader's memory moves
-   * REDUCE_TRAFFIC times a copy's traffic. Data its sender wrote in this call comes from the
-   * sender's cache, at most at the protocol's freshReadGBps: it costs as many more bytes as the
-   * reader's copy speed here exceeds that.
-   */
-  /**
    * A copy a rank makes (a pulled message, its own block): a flow from now, or, where ranks
    * outnumber the cores, work on the rank's core. Returns when it starts moving.
    */
@@ -265,6 +258,13 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     return end - us;
   };
 
+  /**
+   * The receiver starts copying a pulled message. Folding it into the destination reads that
+   * too: two bytes read and one written for a copy's one and one, so the reader's memory moves
+   * REDUCE_TRAFFIC times a copy's traffic. Data its sender wrote in this call comes from the
+   * sender's cache, at most at the protocol's freshReadGBps: it costs as many more bytes as the
+   * reader's copy speed here exceeds that.
+   */
   const startPull = (slot: Slot): void => {
     const reader = slot.waiter!;
     if (reader.program.kinds[reader.pc] === STEP_RECV_REDUCE) slot.wireBytes *= REDUCE_TRAFFIC;
