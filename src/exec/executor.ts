@@ -65,6 +65,8 @@ function overlaps(s: PostedSend, v: TypedArray): boolean {
   return sameMemory(s.buffer, v.buffer) && v.byteOffset < s.end && s.start < v.byteOffset + v.byteLength;
 }
 
+type RecvStep = Extract<Step, { kind: 'recv' }>;
+
 function slicesOverlap(a: Slice, b: Slice): boolean {
   return a.buf === b.buf && a.offset < b.offset + b.count && b.offset < a.offset + a.count;
 }
@@ -120,18 +122,16 @@ class ChannelRun {
    * reduction's steps keep the schedule's order (it fixes the order of the sums).
    */
   private recvRun(steps: readonly Step[], i: number): number {
-    if (!this.request.transport.concurrentRecvs) return 1;
-    const peers = new Set<number>();
-    const taken: Slice[] = [];
-    let j = i;
-    for (; j < steps.length; j++) {
+    // Most steps that wait (a ring's, a tree's) start no run: answer them without allocating.
+    if (!this.request.transport.concurrentRecvs || steps[i].kind !== 'recv' || steps[i + 1]?.kind !== 'recv') return 1;
+    const taken: RecvStep[] = [];
+    for (let j = i; j < steps.length; j++) {
       const step = steps[j];
       // One buffer only: in place, input and output are views of the same memory.
-      if (step.kind !== 'recv' || peers.has(step.peer) || (taken.length > 0 && taken[0].buf !== step.dst.buf) || taken.some((t) => slicesOverlap(t, step.dst))) break;
-      peers.add(step.peer);
-      taken.push(step.dst);
+      if (step.kind !== 'recv' || taken.some((t) => t.peer === step.peer || t.dst.buf !== step.dst.buf || slicesOverlap(t.dst, step.dst))) break;
+      taken.push(step);
     }
-    return Math.max(1, j - i);
+    return taken.length;
   }
 
   private view(s: Slice): TypedArray {
