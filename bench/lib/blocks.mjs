@@ -6,7 +6,6 @@ import { fileURLToPath } from 'node:url';
 import { blockMeansOverRanks } from '../../dist/src/bench/time-in-blocks.js';
 import { launch } from '../../dist/src/launch/launch.js';
 import { SMALL_CALL_WARMUP } from '../../dist/src/bench/warm-up.js';
-import { collectGarbage } from './collect-garbage.mjs';
 import { SWEEP_ITERS, SWEEP_RANGES } from './sweep.mjs';
 
 const rankScript = fileURLToPath(new URL('./interleaved-rank.mjs', import.meta.url));
@@ -27,10 +26,7 @@ const SETTLE_MS = 2000;
  */
 export async function blockRows({ op, ranks, procs, candidates, blocks, ranges = SWEEP_RANGES }) {
   const rows = [];
-  for (const range of ranges) {
-    rows.push(...await rangeRows({ op, ranks, procs, candidates, blocks, range }));
-    collectGarbage();
-  }
+  for (const range of ranges) rows.push(...await rangeRows({ op, ranks, procs, candidates, blocks, range }));
   return rows;
 }
 

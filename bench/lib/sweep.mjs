@@ -2,7 +2,6 @@
 // 64 MiB by factors of 8, 20 timed calls per size. Small sizes warm up long.
 import { runBench } from '../../dist/src/bench/run-bench.js';
 import { SMALL_CALL_MAX_BYTES, SMALL_CALL_WARMUP } from '../../dist/src/bench/warm-up.js';
-import { collectGarbage } from './collect-garbage.mjs';
 
 export const SWEEP = { minBytes: 8, maxBytes: 64 * 1024 * 1024, stepFactor: 8, stepBytes: 1 };
 
@@ -37,14 +36,10 @@ export const SWEEP_ITERS = 20;
  * @param {{ op: string, ranks: number, procs: boolean, algorithm?: string, maxBytes?: number, timeoutMs?: number }} job
  */
 export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.maxBytes, timeoutMs = 600_000 }) {
-  const run = async (minBytes, top, warmupIters) => {
-    const rows = await runBench({
-      op, ranks, ...SWEEP, minBytes, maxBytes: top, iters: SWEEP_ITERS, warmupIters, check: false, dtype: 'float32', redop: 'sum', root: 0,
-      timeoutMs, procs, ...(algorithm === undefined ? {} : { algorithm }),
-    });
-    collectGarbage();
-    return rows;
-  };
+  const run = (minBytes, top, warmupIters) => runBench({
+    op, ranks, ...SWEEP, minBytes, maxBytes: top, iters: SWEEP_ITERS, warmupIters, check: false, dtype: 'float32', redop: 'sum', root: 0,
+    timeoutMs, procs, ...(algorithm === undefined ? {} : { algorithm }),
+  });
   // The sweep's sizes are minBytes x stepFactor^k: the first above SMALL_CALL_MAX_BYTES has the second launch.
   let split = SWEEP.minBytes;
   while (split <= SMALL_CALL_MAX_BYTES) split *= SWEEP.stepFactor;

@@ -7,7 +7,7 @@ import { Worker } from 'node:worker_threads';
 import { allocateMailbox } from '../comm/shm-backend.js';
 import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
-import { Arena } from '../memory/arena.js';
+import { keepArena, takeArena } from './arena-pool.js';
 import type { GlobalPlacement, ThreadRankBootstrap } from './bootstrap.js';
 import { JobFailure } from './job-failure.js';
 import { reviveError } from './rank-script.js';
@@ -51,7 +51,8 @@ export function workerEntryUrl(): URL {
 }
 
 /**
- * Starts `ranks` worker-thread ranks of one job, all sharing one arena. Resolves with every
+ * Starts `ranks` worker-thread ranks of one job, all sharing one arena (the last finished
+ * job's, reused: launch/arena-pool.ts). Resolves with every
  * rank's result; if any rank fails, the others are told at once (their pending calls end with
  * TSCCL_ERR_PEER_LOST), are stopped if they do not end within the grace period, and the
  * promise rejects with TSCCL_ERR_RANK_FAILED naming the first rank that failed.
@@ -61,7 +62,7 @@ export async function run(options: RunOptions): Promise<RunResult> {
   if (!Number.isInteger(ranks) || ranks < 1) throw invalidArgument(`ranks must be a positive integer, got ${String(ranks)}`, { argument: 'ranks' });
   const script = resolveScript(options.script);
   const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
-  const arena = Arena.create();
+  const arena = takeArena();
   const worldMailboxes = Array.from({ length: ranks }, () => allocateMailbox(arena, ranks));
   const outcomes: (RankOutcome | undefined)[] = new Array(ranks).fill(undefined);
 
@@ -113,7 +114,10 @@ export async function run(options: RunOptions): Promise<RunResult> {
     });
   })));
   failure.dispose();
-  return jobResult(outcomes as RankOutcome[], failure.first, options.signal);
+  const verdict = jobResult(outcomes as RankOutcome[], failure.first, options.signal);
+  // Every rank's thread has exited: nobody maps the arena any more (a failed job's is left to the collector).
+  keepArena(arena, verdict.results);
+  return verdict;
 }
 
 /**
