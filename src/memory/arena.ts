@@ -54,9 +54,7 @@ export class Arena {
 
   static create(initialBytes = 16 << 20): Arena {
     const initial = Math.max(2, Math.ceil(initialBytes / PAGE));
-    const arena = new Arena(new WebAssembly.Memory({ initial, maximum: MAX_PAGES, shared: true }));
-    Atomics.store(arena.control, BUMP, HEADER_BYTES / ALIGN);
-    return arena;
+    return Arena.empty(new WebAssembly.Memory({ initial, maximum: MAX_PAGES, shared: true }));
   }
 
   /**
@@ -70,7 +68,12 @@ export class Arena {
     finished.refresh();
     const used = Atomics.load(finished.control, BUMP) * ALIGN;
     new Uint8Array(finished.buffer, 0, used).fill(0);
-    const arena = new Arena(finished.memory);
+    return Arena.empty(finished.memory);
+  }
+
+  /** An arena over zeroed memory: nothing handed out, the bump pointer past the control page. */
+  private static empty(memory: WebAssembly.Memory): Arena {
+    const arena = new Arena(memory);
     Atomics.store(arena.control, BUMP, HEADER_BYTES / ALIGN);
     return arena;
   }
