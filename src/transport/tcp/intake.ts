@@ -1,3 +1,4 @@
+import { readSync } from 'node:fs';
 import type { OnReadOpts, Socket } from 'node:net';
 
 /**
@@ -13,6 +14,12 @@ export class Intake {
   private early: Uint8Array[] = [];
   /** Where the socket's next read goes, when not into its usual buffer (see readInto). */
   placement: (() => Uint8Array | undefined) | undefined;
+  /** The memory Node holds for the socket's next read: it asks for it right after the read before (see readInto). */
+  nextRead: Uint8Array | undefined;
+
+  get attached(): boolean {
+    return this.handler !== undefined;
+  }
 
   feed(bytes: Uint8Array): void {
     if (this.handler !== undefined) this.handler(bytes);
@@ -39,7 +46,33 @@ export class Intake {
  * (and other code runs) in between, so nothing may be left in shared memory for a later read.
  */
 export function readInto(buffer: Uint8Array, intake: Intake): { onread: OnReadOpts } {
-  return { onread: { buffer: () => intake.placement?.() ?? buffer, callback: (n, buf) => { intake.feed(buf.subarray(0, n)); return true; } } };
+  return { onread: { buffer: () => (intake.nextRead = intake.placement?.() ?? buffer), callback: (n, buf) => { intake.feed(buf.subarray(0, n)); return true; } } };
+}
+
+/**
+ * Reads what a socket of readInto holds right now, synchronously, into `buffer` (its usual
+ * memory), and feeds it to the intake; the bytes read (0: none waiting), or undefined if the
+ * socket may not be read so now. An event-loop turn costs a waiting receiver more than this read. Only
+ * while Node's memory for the socket's next read is `buffer` too: had it named a receiver's
+ * memory, Node's next read would land there after the bytes this one took. Errors and the end
+ * of the stream are left for Node's own next read to see.
+ */
+export function readNow(socket: Socket, buffer: Uint8Array, intake: Intake): number | undefined {
+  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
+  if (fd === undefined || fd < 0 || !intake.attached || socket.destroyed || socket.isPaused() || !within(intake.nextRead, buffer)) return undefined;
+  const stackTraceLimit = Error.stackTraceLimit;
+  // A socket with nothing waiting throws EAGAIN, and a stack trace would be most of that cost.
+  Error.stackTraceLimit = 0;
+  let n: number;
+  try {
+    n = readSync(fd, buffer, 0, buffer.byteLength, null);
+  } catch {
+    return 0;
+  } finally {
+    Error.stackTraceLimit = stackTraceLimit;
+  }
+  if (n > 0) intake.feed(buffer.subarray(0, n));
+  return n;
 }
 
 /** An intake fed by 'data' events: an accepted socket (Node's server cannot read into a given buffer). */
@@ -72,4 +105,9 @@ export function readExactly(socket: Socket, intake: Intake, n: number, timeoutMs
     });
     if (filled < n) socket.resume();
   });
+}
+
+/** Whether `part` lies inside `whole` (the same memory: an arena holds both read buffers and receivers' data). */
+function within(part: Uint8Array | undefined, whole: Uint8Array): boolean {
+  return part !== undefined && part.buffer === whole.buffer && part.byteOffset >= whole.byteOffset && part.byteOffset + part.byteLength <= whole.byteOffset + whole.byteLength;
 }

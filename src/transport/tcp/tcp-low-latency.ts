@@ -24,6 +24,8 @@ export interface LowLatencyLinks {
   takeMessage(peer: number, channel: number): Frame | undefined;
   /** Whether a message from `peer` waits on `channel`. */
   hasMessage(peer: number, channel: number): boolean;
+  /** Reads `peer`'s frames for a few microseconds without turning the event loop; whether a message on `channel` then waits. */
+  spinForMessage(peer: number, channel: number): boolean;
   /** Waits until a message from `peer` waits on `channel` (within the context's deadline). */
   waitForMessage(peer: number, channel: number, bytes: number, ctx: WaitContext): Promise<void>;
 }
@@ -61,6 +63,7 @@ export class TcpLowLatencySlots implements LowLatencySlots {
 
   arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
     if (peer === this.links.rank || this.links.hasMessage(peer, 0)) return undefined;
+    if (this.links.spinForMessage(peer, 0)) return undefined;
     return this.links.waitForMessage(peer, 0, this.capacity, ctx);
   }
 

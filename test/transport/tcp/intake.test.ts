@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
+import { type Server, type Socket, connect, createServer } from 'node:net';
 import { test } from 'node:test';
-import { Intake } from '../../../src/transport/tcp/intake.js';
+import { Intake, readInto, readNow } from '../../../src/transport/tcp/intake.js';
 
 test('intake: bytes that come before a handler are kept, copied, and handed over first, in order', () => {
   const intake = new Intake();
@@ -24,4 +25,86 @@ test('intake: a handler that detaches with the rest of a chunk leaves it first i
   intake.attach((bytes) => second.push(...bytes));
   assert.deepEqual(first, [1, 2]);
   assert.deepEqual(second, [3, 4, 5]);
+});
+
+/** A socket that reads through readInto, and the socket that writes to it. */
+async function readingPair(buffer: Uint8Array, intake: Intake): Promise<{ reader: Socket; writer: Socket; server: Server }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+  const reader = connect({ host: '127.0.0.1', port: (server.address() as { port: number }).port, ...readInto(buffer, intake) });
+  await new Promise<void>((resolve) => reader.once('connect', resolve));
+  const writer = await accepted;
+  writer.setNoDelay(true);
+  return { reader, writer, server };
+}
+
+/** readNow until `want` bytes came (loopback hands them over within microseconds), at most `tries` times; undefined if it may not read. */
+function readNowUntil(reader: Socket, buffer: Uint8Array, intake: Intake, want: number, tries = 100000): number | undefined {
+  let got = 0;
+  for (let i = 0; i < tries && got < want; i++) {
+    const read = readNow(reader, buffer, intake);
+    if (read === undefined) return undefined;
+    got += read;
+  }
+  return got;
+}
+
+test('readNow: takes what the socket holds at once, in order with Node\'s own reads, and finds nothing without throwing', async () => {
+  const buffer = new Uint8Array(64);
+  const intake = new Intake();
+  const seen: number[] = [];
+  intake.attach((bytes) => seen.push(...bytes));
+  const { reader, writer, server } = await readingPair(buffer, intake);
+  try {
+    const stackTraceLimit = Error.stackTraceLimit;
+    assert.equal(readNow(reader, buffer, intake), 0, 'nothing sent yet');
+    assert.equal(Error.stackTraceLimit, stackTraceLimit);
+    writer.write(Buffer.from([1, 2, 3]));
+    await new Promise((r) => setTimeout(r, 20)); // Node reads these itself
+    writer.write(Buffer.from([4, 5, 6, 7]));
+    assert.equal(readNowUntil(reader, buffer, intake, 4), 4);
+    assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7]);
+    writer.write(Buffer.from([8]));
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7, 8], 'Node reads on after it');
+  } finally {
+    reader.destroy();
+    writer.destroy();
+    server.close();
+  }
+});
+
+test('readNow: leaves the socket to Node while its next read goes to a receiver\'s memory, or while nobody listens', async () => {
+  const buffer = new Uint8Array(64);
+  const destination = new Uint8Array(64);
+  const intake = new Intake();
+  const seen: number[] = [];
+  intake.attach((bytes) => seen.push(...bytes));
+  const { reader, writer, server } = await readingPair(buffer, intake);
+  try {
+    // Node asks for the next read's memory after a read: from then on it holds the destination.
+    intake.placement = () => destination;
+    writer.write(Buffer.from([1]));
+    await new Promise((r) => setTimeout(r, 20));
+    writer.write(Buffer.from([2, 3])); // no turn of the event loop from here: Node cannot read them first
+    assert.equal(readNowUntil(reader, buffer, intake, 1, 1000), undefined, 'a read now would put later bytes behind what lands in the destination');
+    intake.placement = undefined;
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(seen, [1, 2, 3]);
+    assert.deepEqual([...destination.subarray(0, 2)], [2, 3], 'Node read them into the memory it held');
+    intake.detach();
+    writer.write(Buffer.from([4]));
+    assert.equal(readNowUntil(reader, buffer, intake, 1, 1000), undefined, 'nobody listens');
+    reader.pause();
+    intake.attach((bytes) => seen.push(...bytes));
+    assert.equal(readNowUntil(reader, buffer, intake, 1, 1000), undefined, 'the socket is paused');
+    reader.resume();
+    await new Promise((r) => setTimeout(r, 20));
+    assert.deepEqual(seen, [1, 2, 3, 4]);
+  } finally {
+    reader.destroy();
+    writer.destroy();
+    server.close();
+  }
 });

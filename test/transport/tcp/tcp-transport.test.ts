@@ -119,6 +119,31 @@ test('tcp: one-shot messages of 4 KiB are copies: calls published back to back e
   }
 });
 
+test('tcp: a one-shot wait reads its peer\'s socket in place for a few microseconds, and not while it owes that peer bytes', async () => {
+  const { transports: [a, b] } = await pair();
+  try {
+    const start = performance.now();
+    assert.equal(a.spinForMessage(1, 0), false, 'nothing sent');
+    assert.ok(performance.now() - start < 50, `gave up after ${(performance.now() - start).toFixed(1)} ms`);
+    b.lowLatency.publish(1, 0, 8, new Uint8Array(8).fill(7), ctx());
+    // No turn of the event loop between the send and the spin: the spin itself reads the frame.
+    let found = false;
+    for (let i = 0; i < 1000 && !found; i++) found = a.spinForMessage(1, 0);
+    assert.ok(found);
+    assert.deepEqual([...a.lowLatency.read(1, 1, 0, 8)], new Array(8).fill(7));
+    // A send the socket could not take whole stays queued until the event loop turns.
+    a.trySend(1, 5, new Uint8Array(64 << 20), { seq: 2, opcode: 0 });
+    b.lowLatency.publish(2, 0, 8, new Uint8Array(8).fill(9), ctx());
+    assert.equal(a.spinForMessage(1, 0), false, 'the peer may be waiting for the queued bytes');
+    await a.lowLatency.arrived(1, 2, ctx());
+    assert.deepEqual([...a.lowLatency.read(1, 2, 0, 8)], new Array(8).fill(9));
+    await b.recv(0, 5, 64 << 20, 1, { seq: 2, opcode: 0 }, () => {}, ctx(5000));
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
 test('tcp: stripes cut messages into K parts at 64-byte boundaries covering every byte', () => {
   assert.deepEqual(stripes(1000, 3), [[0, 320], [320, 640], [640, 1000]]);
   for (const [total, k] of [[STRIPE_MIN_BYTES, 4], [STRIPE_MIN_BYTES + 13, 3], [3 * 1024 * 1024 + 8, 2]]) {
