@@ -119,7 +119,9 @@ test('tcp: one-shot messages of 4 KiB are copies: calls published back to back e
   }
 });
 
-test('tcp: a one-shot wait reads its peer\'s socket in place for a few microseconds, and not while it owes that peer bytes', async () => {
+test('tcp: a one-shot wait reads its peer\'s socket in place for a few microseconds, and not while it owes that peer bytes', async (t) => {
+  // Where 2 ranks outnumber the cores the spin is off: its empty reads would take the peer's CPU.
+  if (rankSpin(2).spinYields) return t.skip('this machine has one core: the transport does not spin here');
   const { transports: [a, b] } = await pair();
   try {
     const start = performance.now();
