@@ -49,6 +49,9 @@ export function readInto(buffer: Uint8Array, intake: Intake): { onread: OnReadOp
   return { onread: { buffer: () => (intake.nextRead = intake.placement?.() ?? buffer), callback: (n, buf) => { intake.feed(buf.subarray(0, n)); return true; } } };
 }
 
+/** Not where the intrinsics are frozen (node --frozen-intrinsics): writing it would throw. */
+const stackTraceLimitWritable = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')?.writable === true;
+
 /**
  * Reads what a socket of readInto holds right now, synchronously, into `buffer` (its usual
  * memory), and feeds it to the intake; the bytes read (0: none waiting), or undefined if the
@@ -62,14 +65,14 @@ export function readNow(socket: Socket, buffer: Uint8Array, intake: Intake): num
   if (fd === undefined || fd < 0 || !intake.attached || socket.destroyed || socket.isPaused() || !within(intake.nextRead, buffer)) return undefined;
   const stackTraceLimit = Error.stackTraceLimit;
   // A socket with nothing waiting throws EAGAIN, and a stack trace would be most of that cost.
-  Error.stackTraceLimit = 0;
+  if (stackTraceLimitWritable) Error.stackTraceLimit = 0;
   let n: number;
   try {
     n = readSync(fd, buffer, 0, buffer.byteLength, null);
   } catch {
     return 0;
   } finally {
-    Error.stackTraceLimit = stackTraceLimit;
+    if (stackTraceLimitWritable) Error.stackTraceLimit = stackTraceLimit;
   }
   if (n > 0) intake.feed(buffer.subarray(0, n));
   return n;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import { Intake, readInto, readNow } from '../../../src/transport/tcp/intake.js';
@@ -107,4 +108,23 @@ test('readNow: leaves the socket to Node while its next read goes to a receiver\
     writer.destroy();
     server.close();
   }
+});
+
+test('readNow: works where the intrinsics are frozen (Error.stackTraceLimit cannot be written)', () => {
+  const intake = new URL('../../../src/transport/tcp/intake.js', import.meta.url).href;
+  const script = `
+    import net from 'node:net';
+    import { Intake, readInto, readNow } from ${JSON.stringify(intake)};
+    const server = net.createServer(() => {}).listen(0, '127.0.0.1', () => {
+      const buffer = new Uint8Array(64);
+      const intake = new Intake();
+      intake.attach(() => {});
+      const socket = net.connect({ host: '127.0.0.1', port: server.address().port, ...readInto(buffer, intake) }, () => {
+        console.log(readNow(socket, buffer, intake));
+        socket.destroy();
+        server.close();
+      });
+    });`;
+  const out = execFileSync(process.execPath, ['--frozen-intrinsics', '--no-warnings', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20000 });
+  assert.equal(out.trim(), '0', 'nothing waiting, and no TypeError from writing a frozen property');
 });
