@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { type Server, type Socket, connect, createServer } from 'node:net';
+import { type Socket, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import { Intake, readInto, readNow } from '../../../src/transport/tcp/intake.js';
 
@@ -28,8 +28,15 @@ test('intake: a handler that detaches with the rest of a chunk leaves it first i
   assert.deepEqual(second, [3, 4, 5]);
 });
 
-/** A socket that reads through readInto, and the socket that writes to it. */
-async function readingPair(buffer: Uint8Array, intake: Intake): Promise<{ reader: Socket; writer: Socket; server: Server }> {
+/**
+ * A socket that reads through readInto into a 64-byte buffer, its intake (whose handler records
+ * every byte in `seen`), and the socket that writes to it.
+ */
+async function readingPair() {
+  const buffer = new Uint8Array(64);
+  const intake = new Intake();
+  const seen: number[] = [];
+  intake.attach((bytes) => seen.push(...bytes));
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
@@ -37,7 +44,8 @@ async function readingPair(buffer: Uint8Array, intake: Intake): Promise<{ reader
   await new Promise<void>((resolve) => reader.once('connect', resolve));
   const writer = await accepted;
   writer.setNoDelay(true);
-  return { reader, writer, server };
+  const close = () => { reader.destroy(); writer.destroy(); server.close(); };
+  return { buffer, intake, seen, reader, writer, close };
 }
 
 /** readNow until `want` bytes came (loopback hands them over within microseconds), at most `tries` times; undefined if it may not read. */
@@ -52,11 +60,7 @@ function readNowUntil(reader: Socket, buffer: Uint8Array, intake: Intake, want: 
 }
 
 test('readNow: takes what the socket holds at once, in order with Node\'s own reads, and finds nothing without throwing', async () => {
-  const buffer = new Uint8Array(64);
-  const intake = new Intake();
-  const seen: number[] = [];
-  intake.attach((bytes) => seen.push(...bytes));
-  const { reader, writer, server } = await readingPair(buffer, intake);
+  const { buffer, intake, seen, reader, writer, close } = await readingPair();
   try {
     const stackTraceLimit = Error.stackTraceLimit;
     assert.equal(readNow(reader, buffer, intake), 0, 'nothing sent yet');
@@ -70,19 +74,13 @@ test('readNow: takes what the socket holds at once, in order with Node\'s own re
     await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7, 8], 'Node reads on after it');
   } finally {
-    reader.destroy();
-    writer.destroy();
-    server.close();
+    close();
   }
 });
 
 test('readNow: leaves the socket to Node while its next read goes to a receiver\'s memory, or while nobody listens', async () => {
-  const buffer = new Uint8Array(64);
+  const { buffer, intake, seen, reader, writer, close } = await readingPair();
   const destination = new Uint8Array(64);
-  const intake = new Intake();
-  const seen: number[] = [];
-  intake.attach((bytes) => seen.push(...bytes));
-  const { reader, writer, server } = await readingPair(buffer, intake);
   try {
     // Node asks for the next read's memory after a read: from then on it holds the destination.
     intake.placement = () => destination;
@@ -104,9 +102,7 @@ test('readNow: leaves the socket to Node while its next read goes to a receiver\
     await new Promise((r) => setTimeout(r, 20));
     assert.deepEqual(seen, [1, 2, 3, 4]);
   } finally {
-    reader.destroy();
-    writer.destroy();
-    server.close();
+    close();
   }
 });
 
