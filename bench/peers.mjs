@@ -14,10 +14,9 @@
 //   --tcp: all_reduce:2, tsccl process ranks over TCP loopback vs Open MPI --mca btl tcp,self
 //     and torch.distributed Gloo
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { MPI_NAMES, buildMpiTiming, have, mpiMissing } from './lib/mpi-timing.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const argv = process.argv.slice(2);
@@ -26,30 +25,23 @@ const tcp = argv.includes('--tcp') ? (argv.splice(argv.indexOf('--tcp'), 1), tru
 const rounds = Number(flag('--rounds') ?? 3);
 const maxBytes = Number(flag('--max') ?? 128 * 1024 * 1024);
 const [minBytes, factor, iters, warmup] = [8, 4, 20, 5];
-const SWEEP = { minBytes, maxBytes, iters, warmup };
-const LATENCY = { minBytes: 8, maxBytes: 8, iters: 100_000, warmup: 10_000 };
+const SWEEP = { minBytes, maxBytes, factor, iters, warmup };
+const LATENCY = { minBytes: 8, maxBytes: 8, factor, iters: 100_000, warmup: 10_000 };
 const plan = (argv.length > 0 ? argv : tcp ? ['all_reduce:2'] : ['all_reduce:2', 'all_reduce:4', 'all_reduce:8', 'all_gather:4', 'broadcast:4'])
   .map((spec) => { const [op, n] = spec.split(':'); return { op, n: Number(n) }; });
-const MPI_NAMES = { all_reduce: 'allreduce', all_gather: 'allgather', broadcast: 'bcast' };
 const BUS_FACTOR = { all_reduce: (n) => (2 * (n - 1)) / n, all_gather: (n) => (n - 1) / n, broadcast: () => 1 };
 for (const { op, n } of plan) {
   if (!(op in MPI_NAMES) || !(n >= 2)) { console.error(`bench/peers.mjs: '${op}:${n}' must be all_reduce, all_gather or broadcast with 2+ ranks`); process.exit(2); }
 }
 
-const have = (cmd, args) => { try { execFileSync(cmd, args, { stdio: 'ignore' }); return true; } catch { return false; } };
-for (const tool of ['mpicc', 'mpirun']) {
-  if (!have('which', [tool])) { console.error(`bench/peers.mjs needs ${tool}: apt-get install openmpi-bin libopenmpi-dev`); process.exit(2); }
-}
+const missing = mpiMissing();
+if (missing !== undefined) { console.error(`bench/peers.mjs needs ${missing}`); process.exit(2); }
 // Debian's python3-torch lands in the system python, which a pyenv shim may hide.
 const python = tcp ? [process.env.PYTHON, 'python3', '/usr/bin/python3'].find((p) => p && have(p, ['-c', 'import torch.distributed'])) : undefined;
 const gloo = python !== undefined;
 if (tcp && !gloo) console.error('# Gloo rows skipped: no python3 (or $PYTHON) can import torch (apt-get install python3-torch)');
-const buildDir = mkdtempSync(join(tmpdir(), 'tsccl-peers-'));
-process.on('exit', () => rmSync(buildDir, { recursive: true, force: true }));
-const exe = join(buildDir, 'collective-timing');
-execFileSync('mpicc', ['-O2', '-o', exe, join(root, 'bench/mpi/collective-timing.c')], { stdio: 'inherit' });
-const versions = [execFileSync('mpirun', ['--version']).toString().split('\n')[0],
-  ...(gloo ? [`torch ${execFileSync(python, ['-c', 'import torch; print(torch.__version__)']).toString().trim()}`] : [])];
+const mpi = buildMpiTiming();
+const versions = [mpi.version, ...(gloo ? [`torch ${execFileSync(python, ['-c', 'import torch; print(torch.__version__)']).toString().trim()}`] : [])];
 
 /** Rows of one tool run: Map bytes -> { oop, ip } in us (and #wrong for tsccl). */
 function runTsccl(op, n, check, sweep) {
@@ -65,12 +57,6 @@ function runTsccl(op, n, check, sweep) {
     rows.set(r.bytes, row);
   }
   return rows;
-}
-
-function runMpi(op, n, sweep) {
-  const lines = execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', String(n), '--mca', 'btl', tcp ? 'tcp,self' : 'self,vader', exe,
-    MPI_NAMES[op], String(sweep.minBytes), String(sweep.maxBytes), String(factor), String(sweep.iters), String(sweep.warmup)]).toString().trim().split('\n');
-  return new Map(lines.map((l) => l.split(' ').map(Number)).map(([bytes, oop, ip]) => [bytes, { oop, ip }]));
 }
 
 async function runGloo(n, sweep) {
@@ -97,11 +83,11 @@ for (let round = 0; round < rounds; round++) {
   for (const [i, { op, n }] of plan.entries()) {
     process.stderr.write(`# round ${round + 1}/${rounds}: ${op} on ${n} ranks\n`);
     results[i].tsccl.push(runTsccl(op, n, round === 0, SWEEP));
-    results[i].mpi.push(runMpi(op, n, SWEEP));
+    results[i].mpi.push(mpi.run(op, n, SWEEP, { tcp }));
     if (gloo && op === 'all_reduce') results[i].gloo.push(await runGloo(n, SWEEP));
     if (op !== 'all_reduce') continue;
     latency[i].tsccl.push(runTsccl(op, n, false, LATENCY));
-    latency[i].mpi.push(runMpi(op, n, LATENCY));
+    latency[i].mpi.push(mpi.run(op, n, LATENCY, { tcp }));
     if (gloo) latency[i].gloo.push(await runGloo(n, LATENCY));
   }
 }
