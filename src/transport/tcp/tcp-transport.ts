@@ -37,6 +37,8 @@ export interface TcpTransportOptions {
    * reduction reads each received piece in place with the SIMD kernels instead of staging it.
    */
   readonly readMemory?: (bytes: number) => Uint8Array;
+  /** How long a frame may wait in its socket while this rank waits for one of its own sends (default HOLD_WHILE_SENDING_MS). */
+  readonly holdWhileSendingMs?: number;
 }
 
 /** Below this, one socket carries the whole message; above, its K parts travel side by side. */
@@ -152,6 +154,16 @@ const LINGER_MS = 2000;
  */
 const HOLD_MS = 50;
 /**
+ * How long a frame may wait in its socket while this rank waits for one of its own sends to be
+ * taken. The peer may be holding those bytes back in turn, each rank waiting for the other, so
+ * the wait is short; but not none. A receive into bytes a posted send still covers (an in-place
+ * call) waits for that send's write callback, which Node runs an event-loop turn after the bytes
+ * left, and the peer's answer often comes in that turn: copied at once, it cost a new buffer and a
+ * second copy (2 processes, in-place all-reduce, 128 MiB: 9-17 frames of 4 MiB per 10 calls).
+ * Node's timers count whole milliseconds, so 1 is the shortest.
+ */
+const HOLD_WHILE_SENDING_MS = 1;
+/**
  * Frames smaller than this are buffered at once, never held: copying a few KiB costs less than
  * stopping and restarting the socket's reads and the timer of a hold (2 processes, 8 B
  * all-reduce: a peer's frame often comes before its receive is posted).
@@ -260,7 +272,7 @@ export class TcpTransport implements Transport {
   private closing = false;
   private closed: Promise<void> | undefined;
   private framesSent = 0;
-  /** Sends being waited for: while there are any, arriving frames are not held back (see listen). */
+  /** Sends being waited for: while there are any, arriving frames are held back only briefly (see listen). */
   private deliveryWaits = 0;
   private heartbeatTimer: NodeJS.Timeout | undefined;
   private heartbeatTimeoutMs = Infinity;
@@ -270,6 +282,7 @@ export class TcpTransport implements Transport {
   readonly machineRanks: number;
   /** How long a small receive polls before it sleeps (rankSpin of machineRanks, read once). */
   private readonly pollBudgetMs: number;
+  private readonly holdWhileSendingMs: number;
   /** sched_yield on every turn of a poll, when the ranks on this machine outnumber its cores (rankSpin). */
   private readonly pollYield: (() => number) | undefined;
   /** The one-shot path's messages: one copied frame to each peer per call. */
@@ -278,8 +291,10 @@ export class TcpTransport implements Transport {
   /** The last collectives this rank entered and ended successfully (kept by its status board, told to the peers on exit). */
   readonly progress = { entered: 0, ended: 0 };
 
-  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean | undefined, hostKeys: string[], buffers: ReceiveBuffers) {
+  private constructor(rank: number, nranks: number, links: Link[], commId: number, checksum: boolean | undefined, hostKeys: string[], buffers: ReceiveBuffers,
+    holdWhileSendingMs: number) {
     this.rank = rank;
+    this.holdWhileSendingMs = holdWhileSendingMs;
     this.buffers = buffers;
     this.nranks = nranks;
     this.links = links;
@@ -336,7 +351,8 @@ export class TcpTransport implements Transport {
       lastSeq: 0, failure: undefined, goodbye: false, lastHeard: performance.now(), waiting: [], finishedTickets: new Set(), ordered: new Map(), stripeCounts: new Map(), assemblies: new Map(), held: new Set(),
       sameMachine: machineOf(hostKeys[peer]) === machine,
     }));
-    const transport = new TcpTransport(rank, nranks, links, commId, options.checksum, hostKeys, { read: readBuffer, align: readMemory(READ_BUFFER_BYTES) });
+    const transport = new TcpTransport(rank, nranks, links, commId, options.checksum, hostKeys, { read: readBuffer, align: readMemory(READ_BUFFER_BYTES) },
+      options.holdWhileSendingMs ?? HOLD_WHILE_SENDING_MS);
     for (const link of links) {
       link.inbound.forEach((c, lane) => transport.listen(link, c, lane, options.maxPayloadBytes ?? 2 ** 34));
       for (const c of outbound.get(link.peer) ?? []) transport.listenOutbound(link, c);
@@ -521,7 +537,8 @@ export class TcpTransport implements Transport {
     const link = this.links[handle.peer];
     if (link.written >= handle.ticket) return;
     // The peer may be holding back this rank's bytes until it posts their receive, and it may
-    // itself wait for this rank to take its sends first: while any send waits, hold nothing.
+    // itself wait for this rank to take its sends first: while any send waits, a frame is held
+    // only briefly (holdWhileSendingMs), and those held before give up now.
     this.deliveryWaits++;
     for (const other of this.links) if (other.held.size > 0) for (const resume of [...other.held]) resume(true);
     try {
@@ -644,8 +661,9 @@ export class TcpTransport implements Transport {
    * A data frame of HOLD_MIN_BYTES or more whose receiver is not posted yet is held back: the
    * socket stops reading (the rest of the frame stays in the kernel, so the sender's later bytes
    * wait there too, as a receiver's credits make them wait in NCCL) until a receive is posted on
-   * the link, this rank waits for one of its own sends to be taken (the peer may be holding that
-   * back too), or HOLD_MS pass; then it is buffered, as smaller frames are at once. A frame then
+   * the link, this rank starts to wait for one of its own sends to be taken (the peer may be
+   * holding that back too), or HOLD_MS pass (HOLD_WHILE_SENDING_MS for a frame that came during
+   * such a wait); then it is buffered, as smaller frames are at once. A frame then
    * streams into its receiver instead of into a copy, whether it came just behind the previous
    * one or from a peer whose turn comes later.
    */
@@ -655,7 +673,7 @@ export class TcpTransport implements Transport {
       link.lastHeard = performance.now();
       let used: number;
       try {
-        used = parser.push(bytes, (header) => this.open(link, header, lane, patient && this.deliveryWaits === 0));
+        used = parser.push(bytes, (header) => this.open(link, header, lane, patient));
       } catch (err) {
         this.fail(link, socket, err);
         return;
@@ -673,7 +691,7 @@ export class TcpTransport implements Transport {
         if (!parser.stalled && !socket.destroyed) socket.resume();
       };
       link.held.add(resume);
-      setTimeout(() => { if (link.held.has(resume)) resume(true); }, HOLD_MS).unref();
+      setTimeout(() => { if (link.held.has(resume)) resume(true); }, this.deliveryWaits > 0 ? this.holdWhileSendingMs : HOLD_MS).unref();
     };
     intake.placement = () => {
       const frame = parser.current;

@@ -12,9 +12,9 @@ import { rankSpin } from '../../../src/transport/wait.js';
 import { ctx, transportConformance } from '../conformance.js';
 import { withEnv } from '../../harness/env.js';
 
-const pair = async (token?: string, tokens: [string?, string?] = [token, token], socketsPerPeer = 1, readMemory?: (bytes: number) => Uint8Array) => {
+const pair = async (token?: string, tokens: [string?, string?] = [token, token], socketsPerPeer = 1, readMemory?: (bytes: number) => Uint8Array, holdWhileSendingMs?: number) => {
   const store = new MemoryStore();
-  const make = (rank: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'test', host: '127.0.0.1', token: tokens[rank], timeoutMs: 2000, socketsPerPeer, readMemory });
+  const make = (rank: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'test', host: '127.0.0.1', token: tokens[rank], timeoutMs: 2000, socketsPerPeer, readMemory, holdWhileSendingMs });
   return { store, transports: await Promise.all([make(0), make(1)]) };
 };
 
@@ -87,6 +87,61 @@ test('tcp: a plain receive reads every byte straight into its destination, and t
   }
   await a.close();
   await b.close();
+});
+
+/** A receive into its own memory that counts the bytes Node read straight into it. */
+const countingReceive = (bytes: number) => {
+  const dst = new Uint8Array(bytes);
+  const plain = copyInto(dst);
+  const seen = { dst, inPlace: 0 };
+  const consume = Object.assign((piece: Uint8Array, offset: number) => {
+    if (piece.buffer === dst.buffer && piece.byteOffset === offset) seen.inPlace += piece.byteLength;
+    plain(piece, offset);
+  }, { into: dst });
+  return { seen, consume };
+};
+
+// More than loopback's socket buffers take: the send is not taken until the peer reads.
+const UNBUFFERED_BYTES = 48 << 20;
+
+test('tcp: a frame that comes while this rank waits for its own send to be taken waits in the socket, then streams into the receive posted after', async () => {
+  // The hold is made long here so that the test does not race it; by default it ends after 1 ms.
+  const { transports: [a, b] } = await pair(undefined, undefined, 1, undefined, 10_000);
+  const big = new Uint8Array(UNBUFFERED_BYTES).fill(7);
+  const reply = new Uint8Array(1 << 20).map((_, i) => (i * 11) & 255);
+  const sent = await b.send(0, 0, big, { seq: 1, opcode: 0 }, ctx());
+  assert.equal(b.isDelivered(sent), false, 'the large send waits for its reader');
+  const taken = b.waitDelivered(sent, ctx(10_000));
+  // a answers at once, then takes the large message: the answer reaches b during its wait.
+  await a.send(1, 0, reply, { seq: 2, opcode: 0 }, ctx());
+  const bigAtA = countingReceive(big.byteLength);
+  await a.recv(1, 0, big.byteLength, 1, { seq: 1, opcode: 0 }, bigAtA.consume, ctx(10_000));
+  await taken;
+  const { seen, consume } = countingReceive(reply.byteLength);
+  await b.recv(0, 0, reply.byteLength, 1, { seq: 2, opcode: 0 }, consume, ctx(5000));
+  assert.deepEqual(bigAtA.seen.dst, big);
+  assert.deepEqual(seen.dst, reply);
+  // Only what came in the header's read is copied; a frame buffered during the wait would come as one piece from elsewhere.
+  assert.ok(seen.inPlace >= reply.byteLength / 2, `${seen.inPlace} of ${reply.byteLength} bytes read in place`);
+  await a.close();
+  await b.close();
+});
+
+test('tcp: two ranks that each wait for their own large send to be taken before receiving both finish (frames held meanwhile give up)', async () => {
+  const { transports } = await pair();
+  const messages = [1, 2].map((m) => new Uint8Array(UNBUFFERED_BYTES).fill(m));
+  const exchange = async (rank: number) => {
+    const t = transports[rank];
+    const peer = 1 - rank;
+    await t.waitDelivered(await t.send(peer, 0, messages[rank], { seq: 1, opcode: 0 }, ctx()), ctx(20_000));
+    const { seen, consume } = countingReceive(UNBUFFERED_BYTES);
+    await t.recv(peer, 0, UNBUFFERED_BYTES, 1, { seq: 1, opcode: 0 }, consume, ctx(20_000));
+    return seen.dst;
+  };
+  const received = await Promise.all([exchange(0), exchange(1)]);
+  assert.deepEqual(received[0], messages[1]);
+  assert.deepEqual(received[1], messages[0]);
+  await Promise.all(transports.map((t) => t.close()));
 });
 
 test('tcp: a small receive polls the event loop, yielding its core where the machine\'s ranks outnumber the cores; large ones sleep at once', () => {
