@@ -32,7 +32,6 @@ const ranges = SWEEP_RANGES.filter((r) => r.maxBytes >= minBytes).map((r) => ({ 
 
 console.log(`# regret = time(tuner's choice) / time(fastest), ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}, medians of ${blocks} interleaved blocks of at least ${SWEEP_ITERS} calls and ${BLOCK_MIN_MS} ms, ${new Date().toISOString()}`);
 console.log('| op | ranks | bytes | fewest calls per block | tuner chose | fastest | regret | median us per algorithm |\n|---|---:|---:|---:|---|---|---:|---|');
-const regrets = [];
 const rows = [];
 for (const ranks of rankCounts) {
   for (const op of ops) {
@@ -46,13 +45,12 @@ for (const ranks of rankCounts) {
         .map(([a, t]) => [a, median(a === chosen ? [...t, ...blockTimes[0]] : t)]));
       const [fastest, fastestTime] = Object.entries(times).sort((a, b) => a[1] - b[1])[0];
       const regret = times[chosen] / fastestTime;
-      regrets.push(regret);
       rows.push({ op, ranks, bytes, chosen, fastest, regret });
       console.log(`| ${op} | ${ranks} | ${bytes} | ${callsPerBlock} | ${chosen} | ${fastest} | ${regret.toFixed(2)} | ${Object.entries(times).map(([a, t]) => `${a} ${t.toFixed(0)}`).join(', ')} |`);
     }
   }
 }
-regrets.sort((a, b) => a - b);
+const regrets = rows.map((row) => row.regret).sort((a, b) => a - b);
 console.log(`\n# median regret ${regrets[regrets.length >> 1].toFixed(2)}, worst ${regrets[regrets.length - 1].toFixed(2)} over ${regrets.length} rows (targets: median <= 1.10, worst <= ${WORST_BOUND})`);
 if (confirm) await confirmRows(rows.filter((row) => row.regret > WORST_BOUND));
 

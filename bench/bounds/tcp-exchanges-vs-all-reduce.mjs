@@ -13,6 +13,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { median } from '../../dist/src/tuner/median.js';
 import { buildMpiTiming, have, mpiMissing } from '../lib/mpi-timing.mjs';
 
 const [mib = 8, rounds = 5, calls = 50] = process.argv.slice(2).map(Number);
@@ -54,7 +55,6 @@ for (let round = 0; round < rounds; round++) {
   samples.tsccl.push(tscclUs());
   if (mpi !== undefined) samples.mpi.push(mpiUs());
 }
-const median = (xs) => { const s = [...xs].sort((a, b) => a - b); return s[(s.length - 1) >> 1]; };
 const floor = median(samples.c);
 const rows = [
   [`two C exchanges of ${mib / 2} MiB each way`, floor],

@@ -58,19 +58,25 @@ test('tcp: a waiting receiver is handed pieces that sit in the read memory, so r
   await b.close();
 });
 
+/** A receive into its own memory that counts its pieces and the bytes Node read straight into it. */
+const countingReceive = (bytes: number) => {
+  const dst = new Uint8Array(bytes);
+  const plain = copyInto(dst);
+  const seen = { dst, inPlace: 0, pieces: 0 };
+  const consume = Object.assign((piece: Uint8Array, offset: number) => {
+    seen.pieces++;
+    if (piece.buffer === dst.buffer && piece.byteOffset === offset) seen.inPlace += piece.byteLength;
+    plain(piece, offset);
+  }, { into: dst });
+  return { seen, consume };
+};
+
 test('tcp: a plain receive reads every byte straight into its destination, and the message behind waits in the socket for its receive', async () => {
   const { transports: [a, b] } = await pair();
   const messages = [1, 2].map((m) => new Uint8Array(1 << 20).map((_, i) => (i * 7 + m) & 255));
   const receive = (i: number) => {
-    const dst = new Uint8Array(messages[i].byteLength);
-    const plain = copyInto(dst);
-    const seen = { inPlace: 0, pieces: 0 };
-    const consume = Object.assign((piece: Uint8Array, offset: number) => {
-      seen.pieces++;
-      if (piece.buffer === dst.buffer && piece.byteOffset === offset) seen.inPlace += piece.byteLength;
-      plain(piece, offset);
-    }, { into: dst });
-    return b.recv(0, 0, dst.byteLength, 1, { seq: i + 1, opcode: 0 }, consume, ctx(5000)).then(() => ({ dst, ...seen }));
+    const { seen, consume } = countingReceive(messages[i].byteLength);
+    return b.recv(0, 0, seen.dst.byteLength, 1, { seq: i + 1, opcode: 0 }, consume, ctx(5000)).then(() => seen);
   };
   const first = receive(0);
   for (const [i, m] of messages.entries()) await a.send(1, 0, m, { seq: i + 1, opcode: 0 }, ctx());
@@ -88,18 +94,6 @@ test('tcp: a plain receive reads every byte straight into its destination, and t
   await a.close();
   await b.close();
 });
-
-/** A receive into its own memory that counts the bytes Node read straight into it. */
-const countingReceive = (bytes: number) => {
-  const dst = new Uint8Array(bytes);
-  const plain = copyInto(dst);
-  const seen = { dst, inPlace: 0 };
-  const consume = Object.assign((piece: Uint8Array, offset: number) => {
-    if (piece.buffer === dst.buffer && piece.byteOffset === offset) seen.inPlace += piece.byteLength;
-    plain(piece, offset);
-  }, { into: dst });
-  return { seen, consume };
-};
 
 // More than loopback's socket buffers take: the send is not taken until the peer reads.
 const UNBUFFERED_BYTES = 48 << 20;
