@@ -73,6 +73,11 @@ export interface Protocol {
    * stays in its cache to be taken back. Absent: writes cost the same wherever their lines are.
    */
   readonly invalidationTiers?: Readonly<InvalidationTiers>;
+  /**
+   * invalidationTiers in the costliest state the machine was measured in: the simulator predicts
+   * with invalidationTiers; the tuner weighs both (tuner/machine-states.ts). Absent: one state.
+   */
+  readonly worstInvalidationTiers?: Readonly<InvalidationTiers>;
   /** CPU ranks: the cores the ranks of one host share (absent: each rank has a core of its own). */
   readonly rankCores?: number;
   /**

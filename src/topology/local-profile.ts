@@ -15,7 +15,8 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
  *              "oneShotUs": .., "oneShotGBps": .., "releaseUs": .., "peerWrittenGBps": ..,
- *              "invalidationTiers": [ { "bytes": .., "nsPerByte": .. }, .. ] },  thread ranks, shared memory
+ *              "invalidationTiers": [ { "bytes": .., "nsPerByte": .. }, .. ],
+ *              "worstInvalidationTiers": [ .. ] },                  thread ranks, shared memory
  *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .., "oneShotUs": ..,
  *              "sizeTiers": [ { "bytes": .., "gbps": .. }, .. ] },
  *                                                                process ranks, TCP on this host
@@ -54,7 +55,9 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * has read since (ns per byte): the reader's cache holds those lines, and the writer must take
  * each back first. It is measured with the reader touching `bytes` (the piece it read and the
  * copy it wrote) between the writes, and shrinks as that grows, because less of what it read
- * stays in its cache (optional: the defaults below stand in).
+ * stays in its cache (optional: the defaults below stand in). It is the mean over moments taken
+ * through the tune, as this cost changes with where a VM's vCPUs sit; worstInvalidationTiers is
+ * the costliest moment's, which the tuner weighs against the mean (optional: absent, the mean alone).
  * memoryTiers is how fast one core copies when source and destination together span `bytes`
  * (caches): copyGBps and reduceGBps were measured at PROFILE_WORKING_SET, and other working sets
  * scale them by the tiers (optional: profiles written before it have one speed); a tier's
@@ -72,7 +75,7 @@ export const profileSchema = z.object({
     copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0),
     oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
     peerWrittenGBps: z.number().positive().optional(), releaseUs: z.number().min(0).optional(),
-    invalidationTiers: invalidationTiersSchema.optional(),
+    invalidationTiers: invalidationTiersSchema.optional(), worstInvalidationTiers: invalidationTiersSchema.optional(),
   }),
   tcp: transportSchema.extend({
     gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),

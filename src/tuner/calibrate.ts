@@ -10,7 +10,7 @@ import type { LocalDetection } from '../topology/local-topology.js';
 import { fitOversubscribedHandOff } from './fit-hand-off.js';
 import { fitOneShotRate } from './fit-one-shot.js';
 import { measureCopyTiers } from './copy-tiers.js';
-import { measurePeerCache } from './peer-cache.js';
+import { PeerCacheSampler, summarizePeerCache } from './peer-cache.js';
 import { median } from './median.js';
 import { type SmallCall, timeSmallCalls } from './small-calls.js';
 
@@ -96,7 +96,8 @@ interface Timing {
  * hand-off, the larger of the values with which the simulator reproduces those rings; process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
  * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
  * reduceGBps, one core's copy of bytes another core has just written for peerWrittenGBps, the
- * extra time to overwrite bytes another core read for invalidationTiers, and the copy speed by working set for memoryTiers (one core alone, which gives shm.copyGBps at
+ * extra time to overwrite bytes another core read for invalidationTiers (both the mean of moments
+ * taken in bursts through the tune; the costliest moment's tiers are worstInvalidationTiers), and the copy speed by working set for memoryTiers (one core alone, which gives shm.copyGBps at
  * PROFILE_WORKING_SET, and each core while all copy at once).
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
@@ -136,6 +137,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     calls.forEach((c, i) => log(`  ${procs ? 'tcp' : 'shm'} ${c.op} (${c.algorithm ?? 'tuner'}) 2 ranks ${c.bytes} B: ${times[i].toFixed(1)} us (median of ${SMALL_BLOCKS_PER_LAUNCH} blocks in turns, fastest of ${runs} launches)`));
     return times;
   };
+  // Lines in the other core's cache cost what the state of the VM's vCPUs makes them: sampled in
+  // bursts between the measurements, over the whole tune (peer-cache.ts).
+  const peerCache = new PeerCacheSampler();
   log('shared memory (thread ranks):');
   const [shmOneStep, shmTwoSteps, oneShotUs, oneShotAllReduce, directBroadcast] = await timeSmall(false,
     [{ op: 'broadcast', bytes: 8, algorithm: ONE_SHOT }, { op: 'all_reduce', bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: 8, algorithm: 'direct' }]);
@@ -147,7 +151,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // through the simulator, once every other figure is known.
   const over = detection.cores * 2;
   const overRingsUs: number[] = [];
+  await peerCache.burst();
   for (const ring of OVERSUBSCRIBED_RINGS) overRingsUs.push(await time(ring.op, over, ring.bytes, false, { algorithm: 'ring', launches: oversubscribedRingLaunches(runs) }));
+  await peerCache.burst();
   log('TCP (process ranks on this host):');
   // The one-shot path runs other code than the schedules (no executor): its own 2-rank call.
   const [tcpOneStep, tcpTwoSteps, tcpOneShotUs, sendrecvSmall] = await timeSmall(true,
@@ -178,10 +184,14 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
   const reduceGBps = measureReduce();
   log(`float32 sum kernel: ${reduceGBps.toFixed(2)} GB/s`);
-  const { peerWrittenGBps, invalidationTiers } = await measurePeerCache();
-  log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s`);
-  log(`overwriting bytes another core read, extra by what it touched since: ${invalidationTiers.map((t) => `${t.bytes / 1024} KiB ${t.nsPerByte.toFixed(3)}`).join(', ')} ns/B`);
+  await peerCache.burst();
   const memoryTiers = await measureCopyTiers(detection.cores);
+  await peerCache.burst();
+  const { peerWrittenGBps, invalidationTiers, worstInvalidationTiers } = summarizePeerCache(peerCache.moments);
+  const tiersText = (tiers: typeof invalidationTiers) => tiers.map((t) => `${t.bytes / 1024} KiB ${t.nsPerByte.toFixed(3)}`).join(', ');
+  log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s (${peerCache.moments.length} moments)`);
+  log(`overwriting bytes another core read, extra by what it touched since: ${tiersText(invalidationTiers)} ns/B`);
+  log(`  in the costliest moment: ${tiersText(worstInvalidationTiers)} ns/B`);
   log(`copy by working set, one core alone / each core with all ${detection.cores} copying: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} / ${t.allCoresGBps.toFixed(1)}`).join(', ')} GB/s`);
   // A thread rank copies its messages itself, so its rate is one core's copy, read from the
   // tiers at the working set the profile's rates stand for; ranks that copy at once share what
@@ -189,7 +199,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const copyGBps = copyAtProfileWorkingSet(memoryTiers);
   const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, releaseUs, peerWrittenGBps, invalidationTiers },
+    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, releaseUs, peerWrittenGBps, invalidationTiers, worstInvalidationTiers },
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs, sizeTiers },
     reduceGBps, memoryTiers, runs,
   };

@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { ErrorCode, TscclError } from '../errors.js';
 import type { LocalProfile } from '../topology/local-profile.js';
 import { median } from './median.js';
-import { rateOfMeanTime, sampleMoments } from './moments.js';
+import { rateOfMeanTime } from './moments.js';
 
 /**
  * Pieces of the sizes a pulled message has while it still sits in a 2 MiB L2, and on to where
@@ -15,17 +15,17 @@ const PEER_WRITTEN_SIZES = SIZES.filter((size) => size <= 1024 * 1024);
 /** Rounds per size (the reader copies in every other one): 200 up to 256 KiB, fewer for larger pieces, so each size moves about as much. */
 const roundsFor = (size: number): number => Math.max(20, Math.min(200, Math.round((200 * 256 * 1024) / size)));
 /**
- * The 2-core VMs move their vCPUs: every few seconds the two cores share a cache, or sit near
- * each other, or far apart, and overwriting 256 KiB another core read costs 0, 0.09 or 0.5 ns
- * per byte more (10%, 67% and 23% of 30 one-second samples). So tune samples several moments
- * a second apart and keeps what a call meets on average. Sixteen of them: with 8, one tune in 8
- * would meet no far moment at all (0.77^8) and read the near state's 0.07 ns/B, with which the
- * tuner ran a 2-rank 2 MiB all-reduce by ring at 4.3x recursive doubling's time in the regret
- * grid that followed (ring 540 us, recursive doubling 126); with 16, one in 65. Over those 30
- * samples the mean of 8 varies by a third of its value, of 16 by a quarter.
+ * The 2-core VMs move their vCPUs, and the cost of lines in the other core's cache changes with
+ * where they sit: overwriting 256 KiB another core read costs ~0.005 ns per byte more in one
+ * state and ~0.12 in the other (2026-11-23). The slow state comes in spells of a second to
+ * minutes, more often during and right after thread ranks' calls: 2 rank threads timing ring
+ * and recursive doubling all-reduces of 2 MiB in turns met it in 40% of 600 blocks (ring 160-180
+ * us a call there, 70-80 elsewhere; recursive doubling 75-80 in both), while 16 moments a second
+ * apart, taken by the tune with nothing else running, met it in none of one tune's 16 and none of
+ * 24 samples 3 s apart. So tune takes its moments in bursts between its other measurements,
+ * which run thread and process ranks, over the whole of its minute or more, MOMENTS_PER_BURST at a time.
  */
-const MOMENTS = 16;
-const MOMENT_GAP_MS = 1000;
+export const MOMENTS_PER_BURST = 4;
 /** A round takes microseconds; a writer silent this long has died, and tune must not hang. */
 const WRITER_TIMEOUT_MS = 10_000;
 /** Flags after the data: the round the reader asks for, the round the writer finished, the size, the write's ns. */
@@ -51,17 +51,33 @@ for (let round = 1; ; round++) {
   Atomics.store(flags, ${WRITTEN}, round);
 }`;
 
-export type PeerCache = Required<Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidationTiers'>>;
+/** What one moment measured: see measurePeerCacheMoment. */
+export type PeerCacheMoment = Required<Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidationTiers'>>;
+export type PeerCache = PeerCacheMoment & Required<Pick<LocalProfile['shm'], 'worstInvalidationTiers'>>;
+
+/** Moments of the peer cache taken in bursts (MOMENTS_PER_BURST back to back), kept for summarizePeerCache. */
+export class PeerCacheSampler {
+  readonly moments: PeerCacheMoment[] = [];
+
+  async burst(moments = MOMENTS_PER_BURST): Promise<void> {
+    for (let m = 0; m < moments; m++) this.moments.push(await measurePeerCacheMoment());
+  }
+}
 
 /**
- * What lines in the other core's cache cost on average over `moments` samples `gapMs` apart:
- * the mean extra ns per byte of each tier, and the copy rate of the mean time per byte.
+ * What lines in the other core's cache cost over the moments: on average (the mean extra ns per
+ * byte of each tier, and the copy rate of the mean time per byte), which the simulator predicts
+ * with, and in the costliest moment (the largest sum over its tiers), which the tuner weighs
+ * against the average (select.ts).
  */
-export async function measurePeerCache(moments = MOMENTS, gapMs = MOMENT_GAP_MS): Promise<PeerCache> {
-  const samples = await sampleMoments(moments, gapMs, measurePeerCacheNow);
+export function summarizePeerCache(moments: readonly PeerCacheMoment[]): PeerCache {
+  if (moments.length === 0) throw new TscclError(ErrorCode.INTERNAL, 'tune: no moment of the peer cache was measured');
+  const cost = (m: PeerCacheMoment) => m.invalidationTiers.reduce((sum, tier) => sum + tier.nsPerByte, 0);
+  const worst = moments.reduce((a, b) => (cost(b) > cost(a) ? b : a));
   return {
-    peerWrittenGBps: rateOfMeanTime(samples.map((s) => s.peerWrittenGBps)),
-    invalidationTiers: samples[0].invalidationTiers.map((tier, i) => ({ bytes: tier.bytes, nsPerByte: samples.reduce((sum, s) => sum + s.invalidationTiers[i].nsPerByte, 0) / moments })),
+    peerWrittenGBps: rateOfMeanTime(moments.map((m) => m.peerWrittenGBps)),
+    invalidationTiers: moments[0].invalidationTiers.map((tier, i) => ({ bytes: tier.bytes, nsPerByte: moments.reduce((sum, m) => sum + m.invalidationTiers[i].nsPerByte, 0) / moments.length })),
+    worstInvalidationTiers: worst.invalidationTiers,
   };
 }
 
@@ -75,7 +91,7 @@ export async function measurePeerCache(moments = MOMENTS, gapMs = MOMENT_GAP_MS)
  *   copied it than after it did not (this cache holds the lines, and the writer takes each back
  *   first), in ns per byte, by what this core touched in between (the piece and its copy).
  */
-async function measurePeerCacheNow(): Promise<PeerCache> {
+export async function measurePeerCacheMoment(): Promise<PeerCacheMoment> {
   const bytes = SIZES[SIZES.length - 1];
   const memory = new SharedArrayBuffer(bytes + 16);
   const data = new Uint8Array(memory, 0, bytes);

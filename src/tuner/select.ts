@@ -5,6 +5,7 @@ import { ONE_SHOT } from '../exec/one-shot.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { callCount, machineTimeUs } from './machine-cost.js';
+import { leastWorstRegret, machineStates } from './machine-states.js';
 
 /** 'll': one-shot over the low-latency slots (exec/one-shot.ts); 'simple': the schedule. */
 export type Protocol = 'll' | 'simple';
@@ -257,9 +258,10 @@ const CHOICE_LIMIT = 4096;
 /**
  * The candidate the cost model predicts fastest on the machine (every schedule but the
  * hierarchical ones, which need several hosts, and the one-shot path where offered), ties to the
- * earlier one. Calls are ranked by size class (the bytes rounded up to a power of two), so a job
- * with many sizes simulates a few dozen classes, not every size; every rank ranks the same class
- * the same way. A known class costs a lookup: this runs on every call, small ones included.
+ * earlier one; where the machine was measured in two states, the one that loses least to the
+ * fastest in either (machine-states.ts). Calls are ranked by size class (the bytes rounded up to
+ * a power of two), so a job with many sizes simulates a few dozen classes, not every size; every
+ * rank ranks the same class the same way. A known class costs a lookup: this runs on every call, small ones included.
  */
 function fastestOn(machine: TopologyGraph, request: SelectionRequest, chunkCount: number, oneShot: boolean): string {
   const sizeClass = 2 ** Math.ceil(Math.log2(Math.max(request.bytes, request.elementBytes)));
@@ -272,11 +274,9 @@ function fastestOn(machine: TopologyGraph, request: SelectionRequest, chunkCount
     best = candidates[0];
     if (candidates.length > 1 && request.nranks > 1) {
       const count = Math.max(1, callCount(request.collective, sizeClass, request.elementBytes, request.nranks));
-      let bestUs = Infinity;
-      for (const algorithm of candidates) {
-        const us = machineTimeUs(machine, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm, chunkCount });
-        if (us < bestUs) [best, bestUs] = [algorithm, us];
-      }
+      const times = machineStates(machine).map((state) => candidates.map((algorithm) =>
+        machineTimeUs(state, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm, chunkCount })));
+      best = candidates[leastWorstRegret(times)];
     }
     if (known.size >= CHOICE_LIMIT) known.clear();
     known.set(key, best);

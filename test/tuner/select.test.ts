@@ -106,6 +106,24 @@ test('the cost model follows the machine: cheap hand-offs favour the schedules, 
   assert.equal(onMachine(20), 'one_shot');
 });
 
+test('a machine measured in two cache states gets the choice that loses least in either, and keeps its fastest where the states agree', () => {
+  const detection = fakeDetection(2);
+  const near = [{ bytes: 64 << 10, nsPerByte: 0.005 }, { bytes: 32 << 20, nsPerByte: 0.002 }];
+  const far = [{ bytes: 64 << 10, nsPerByte: 0.12 }, { bytes: 32 << 20, nsPerByte: 0.05 }];
+  const pick = (worst: typeof far | undefined, bytes: number) => {
+    const base = defaultProfile(2, 'h');
+    const profile = { ...base, shm: { ...base.shm, invalidationTiers: near, ...(worst === undefined ? {} : { worstInvalidationTiers: worst }) } };
+    const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile, detection }), 'local'));
+    return selectAlgorithm({ collective: 'allReduce', nranks: 2, bytes, elementBytes: 4, hostCount: 1, transport: 'shm', machine: graph }).algorithm;
+  };
+  // Ring reads its peer's fresh half and overwrites the half its peer read: cheap in the near
+  // state, where the model puts it ahead; recursive doubling reads only inputs, the same in both.
+  assert.equal(pick(undefined, 2 << 20), 'ring');
+  assert.equal(pick(far, 2 << 20), 'recursive_doubling');
+  // The same state twice changes nothing.
+  assert.equal(pick(near, 2 << 20), 'ring');
+});
+
 test('thread ranks take whole pieces when they outnumber the cores; process ranks follow the measured rules', () => {
   // Over a network the sender's link would carry n-1 copies; on one host loopback is not that bottleneck.
   const overNetwork = (collective: 'allGather' | 'broadcast', bytes: number, hostCount: number) =>
