@@ -11,7 +11,7 @@ import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
-import { callRates, peerReadWriteCosts } from './working-set.js';
+import { type CallRates, callRates, peerReadWriteCosts } from './working-set.js';
 import { protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
 
@@ -59,8 +59,6 @@ export interface SimOutcome {
 const RING_ALGORITHMS = new Set(['ring']);
 /** The tree runs on the rings' channels too: each enters a host at another GPU, as NCCL's trees follow its rings. */
 const TREE = 'tree';
-/** Memory traffic of folding a message into a buffer against copying it: (2 reads + 1 write) / (1 read + 1 write). */
-const REDUCE_TRAFFIC = 1.5;
 
 /** Dense host index of every rank, as CallShape.hosts wants it. */
 export function rankHosts(graph: TopologyGraph, rankDevices: readonly number[]): number[] {
@@ -109,7 +107,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   /** When a rank's own work (a hand-off, a reduction, a copy) started now ends, on a core of its host. */
   const workEnds = (runner: Runner, us: number): number => pools.get(runner.device)?.finish(queue.now, us) ?? queue.now + us;
   // Bytes per microsecond a rank reduces at; 0 where reduction is fused into the transfer (GPUs).
-  const reduceRates = graph.devices.map((d, i) => (d.reduceGBps ?? 0) * 1000 * rates.deviceScale[i]);
+  const reduceRates = graph.devices.map((d, i) => (d.reduceGBps ?? 0) * 1000 * rates.reduceScale[i]);
   // Where ranks pull, a rank's local copy loads what its reading of a peer's message would: its
   // core's copy speed and the memory all the cores share.
   const copyPaths = new Map<number, Int32Array>();
@@ -260,14 +258,13 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
 
   /**
    * The receiver starts copying a pulled message. Folding it into the destination reads that
-   * too: two bytes read and one written for a copy's one and one, so the reader's memory moves
-   * REDUCE_TRAFFIC times a copy's traffic. Data its sender wrote in this call comes from the
+   * too, and loads the reader's copy path by its foldTraffic (working-set.ts) times a copy's bytes. Data its sender wrote in this call comes from the
    * sender's cache, at most at the protocol's freshReadGBps: it costs as many more bytes as the
    * reader's copy speed here exceeds that.
    */
   const startPull = (slot: Slot): void => {
     const reader = slot.waiter!;
-    if (reader.program.kinds[reader.pc] === STEP_RECV_REDUCE) slot.wireBytes *= REDUCE_TRAFFIC;
+    if (reader.program.kinds[reader.pc] === STEP_RECV_REDUCE) slot.wireBytes *= rates.foldTraffic[reader.device];
     if (slot.fresh && freshReadRate !== undefined) {
       slot.wireBytes *= Math.max(1, copyRate(graph.devices[reader.device], rates.deviceScale[reader.device]) / freshReadRate);
     }
@@ -380,7 +377,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         runner.pc++;
         const copyPath = program.peers[pc] === 1 ? copyPaths.get(runner.device) : undefined;
         const takeBack = takeBackUs(runner, pc);
-        if (copyPath === undefined) queue.at(workEnds(runner, takeBack + localUs(graph.devices[runner.device], program.bytes[pc], program.peers[pc], rates.deviceScale[runner.device])), advance, runner);
+        if (copyPath === undefined) queue.at(workEnds(runner, takeBack + localUs(graph.devices[runner.device], program.bytes[pc], program.peers[pc], rates, runner.device)), advance, runner);
         else if (takeBack > 0) queue.at(workEnds(runner, takeBack), startLocalCopy, runner);
         else startLocalCopy(runner);
         return;
@@ -481,9 +478,10 @@ function copyRate(device: Device, scale: number): number {
  * as bytes written: it copies at its memoryGBps, and its reduction kernel folds two sources
  * into the destination per pass at its reduceGBps.
  */
-function localUs(device: Device, bytes: number, reads: number, scale: number): number {
+function localUs(device: Device, bytes: number, reads: number, rates: CallRates, index: number): number {
+  const scale = rates.deviceScale[index];
   if (device.kind !== 'core') return ((reads + 1) * bytes) / ((device.memoryGBps ?? 1000) * 1000 * scale);
-  if (reads > 1 && device.reduceGBps !== undefined) return ((reads - 1) * bytes) / (device.reduceGBps * 1000 * scale);
+  if (reads > 1 && device.reduceGBps !== undefined) return ((reads - 1) * bytes) / (device.reduceGBps * 1000 * rates.reduceScale[index]);
   return bytes / copyRate(device, scale);
 }
 
@@ -561,9 +559,9 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   const network = new FlowNetwork(queue, rates.capacities, (reader: number) => { drained[reader] = queue.now; });
   const reducing = REDUCING_COLLECTIVES.has(call.collective);
   const pull = protocol.pull === true;
-  // Folding a pulled message reads the destination too, as on the schedule path (startPull).
-  const traffic = reducing && pull ? REDUCE_TRAFFIC : 1;
   const readBytes = rankDevices.map((device, reader) => {
+    // Folding a pulled message reads the destination too, as on the schedule path (startPull).
+    const traffic = reducing && pull ? rates.foldTraffic[device] : 1;
     let bytes = 0;
     for (const { peer, count } of oneShotReads(shape, reader)) {
       if (count === 0) continue;
@@ -579,7 +577,7 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   let last = 0;
   for (const reader of order) {
     const device = rankDevices[reader];
-    const rate = (graph.devices[device].reduceGBps ?? 0) * rates.deviceScale[device];
+    const rate = (graph.devices[device].reduceGBps ?? 0) * rates.reduceScale[device];
     const work = (protocol.wakeUs ?? 0) + messagesUs + (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * 1000) - drained[reader]) : 0);
     last = Math.max(last, pools.get(device)?.finish(drained[reader], work) ?? drained[reader] + work);
   }

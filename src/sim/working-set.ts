@@ -3,10 +3,27 @@ import { type CacheTiers, cacheScale } from '../topology/cache-tiers.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import type { Protocol } from './protocols.js';
 
-/** The rates one call sees: link capacities (bytes/us) and a factor on each device's own rates. */
+/**
+ * Memory traffic of folding a message into a buffer against copying it where nothing measured
+ * says otherwise: (2 reads + 1 write) / (1 read + 1 write).
+ */
+export const REDUCE_TRAFFIC = 1.5;
+
+/** The rates one call sees: link capacities (bytes/us) and factors on each device's own rates. */
 export interface CallRates {
   readonly capacities: Float64Array;
+  /** On a device's copies (and its memory). */
   readonly deviceScale: Float64Array;
+  /** On a device's reductions. */
+  readonly reduceScale: Float64Array;
+  /**
+   * How many bytes of its copy path a device's fold of a pulled message loads per byte folded:
+   * its copy speed over its reduction speed at the call's working set, where its host's tiers
+   * measure both; REDUCE_TRAFFIC elsewhere. On the 2-core VMs the kernel folded as fast as a
+   * core copies while the three buffers fit the caches (31 GB/s up to 12 MiB), and 1.5-1.6x
+   * slower past them (bench/RESULTS.md, forty-eighth session).
+   */
+  readonly foldTraffic: Float64Array;
 }
 
 /**
@@ -19,22 +36,35 @@ export interface CallRates {
  */
 export function callRates(graph: TopologyGraph, rankDevices: readonly number[], shape: CallShape, elementBytes: number): CallRates {
   const deviceScale = new Float64Array(graph.devices.length).fill(1);
+  const reduceScale = new Float64Array(graph.devices.length).fill(1);
+  const foldTraffic = new Float64Array(graph.devices.length).fill(REDUCE_TRAFFIC);
   const tiered = new Map<number, CacheTiers>();
   const loopback: number[] = [];
   graph.devices.forEach((device, i) => {
     if (device.cacheTiers !== undefined) tiered.set(device.host ?? 0, device.cacheTiers);
     if (device.loopbackTiers !== undefined) loopback.push(i);
   });
-  if (tiered.size === 0 && loopback.length === 0) return { capacities: graph.capacities, deviceScale };
+  if (tiered.size === 0 && loopback.length === 0) return { capacities: graph.capacities, deviceScale, reduceScale, foldTraffic };
   const workingSet = hostWorkingSets(graph, rankDevices, shape, elementBytes);
   const capacities = Float64Array.from(graph.capacities);
   const hostScale = new Map<number, number>();
+  const hostReduceScale = new Map<number, number>();
   const sharedScale = new Map<number, number>();
+  const foldMeasured = new Set<number>();
   for (const [host, tiers] of tiered) {
     hostScale.set(host, cacheScale(tiers, workingSet.get(host) ?? 0));
-    sharedScale.set(host, cacheScale(tiers, workingSet.get(host) ?? 0, true));
+    hostReduceScale.set(host, cacheScale(tiers, workingSet.get(host) ?? 0, 'reduceScale'));
+    sharedScale.set(host, cacheScale(tiers, workingSet.get(host) ?? 0, 'sharedScale'));
+    if (tiers.every((tier) => tier.reduceScale !== undefined)) foldMeasured.add(host);
   }
-  graph.devices.forEach((device, i) => { deviceScale[i] = hostScale.get(device.host ?? -1) ?? 1; });
+  graph.devices.forEach((device, i) => {
+    const host = device.host ?? -1;
+    deviceScale[i] = hostScale.get(host) ?? 1;
+    reduceScale[i] = hostReduceScale.get(host) ?? 1;
+    if (foldMeasured.has(host) && device.memoryGBps !== undefined && device.reduceGBps !== undefined) {
+      foldTraffic[i] = (device.memoryGBps * deviceScale[i]) / (device.reduceGBps * reduceScale[i]);
+    }
+  });
   // 0 where a device has no loopback tiers (a tier's scale is positive).
   const loopbackScale = new Float64Array(graph.devices.length);
   for (const i of loopback) loopbackScale[i] = cacheScale(graph.devices[i].loopbackTiers!, workingSet.get(graph.devices[i].host ?? 0) ?? 0);
@@ -49,7 +79,7 @@ export function callRates(graph: TopologyGraph, rankDevices: readonly number[], 
     if (family === 'memory') capacities[index] *= hostScale.get(host)!;
     else if (family === 'host' && from === to) capacities[index] *= sharedScale.get(host)!;
   }
-  return { capacities, deviceScale };
+  return { capacities, deviceScale, reduceScale, foldTraffic };
 }
 
 /** Bytes of every buffer the call's ranks on each host read or write, as the executor sizes them, by host. */

@@ -21,7 +21,7 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  *              "sizeTiers": [ { "bytes": .., "gbps": .. }, .. ] },
  *                                                                process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
- *     "memoryTiers": [ { "bytes": .., "copyGBps": .., "allCoresGBps": .. }, .. ],   copy speed by working set
+ *     "memoryTiers": [ { "bytes": .., "copyGBps": .., "allCoresGBps": .., "foldGBps": .. }, .. ],   copy and fold speed by working set
  *     "runs": 3 }
  *
  * callUs is the fixed cost of a collective call; messageUs the cost of one message hand-off
@@ -63,7 +63,10 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * scale them by the tiers (optional: profiles written before it have one speed); a tier's
  * allCoresGBps is each core's copy speed while every core copies its share of those bytes at
  * once, which is what the cores move together past the caches, where they share the memory bus
- * (optional: without it, cores x copyGBps).
+ * (optional: without it, cores x copyGBps); its foldGBps is one core's float32 sum kernel folding
+ * two arrays into a third, the three spanning `bytes` (bytes written), which scales reduceGBps
+ * (read off these tiers at PROFILE_WORKING_SET) and says how much a fold loads the memory paths
+ * against a copy (optional: without it, reductions scale as copies and load them 1.5x).
  */
 const transportSchema = z.object({ callUs: z.number().min(0), messageUs: z.number().min(0) });
 export const profileSchema = z.object({
@@ -83,7 +86,9 @@ export const profileSchema = z.object({
     sizeTiers: z.array(z.object({ bytes: z.number().positive(), gbps: z.number().positive() }).strict()).min(1).optional(),
   }),
   reduceGBps: z.number().positive(),
-  memoryTiers: z.array(z.object({ bytes: z.number().positive(), copyGBps: z.number().positive(), allCoresGBps: z.number().positive().optional() }).strict()).min(1).optional(),
+  memoryTiers: z.array(z.object({
+    bytes: z.number().positive(), copyGBps: z.number().positive(), allCoresGBps: z.number().positive().optional(), foldGBps: z.number().positive().optional(),
+  }).strict()).min(1).optional(),
   runs: z.number().int().min(0),
 }).strict();
 
@@ -91,13 +96,21 @@ export type LocalProfile = z.infer<typeof profileSchema>;
 
 /**
  * The working set at which the profile's copyGBps and reduceGBps stand: `tsccl tune` reads
- * copyGBps off its memory tiers here, and the kernel's three 16 MiB arrays are about this size.
+ * both off its memory tiers here (profiles before the forty-eighth session timed the kernel on
+ * three 16 MiB arrays, about this size, whose inputs were never written: it read the shared
+ * zero page, 25.6 GB/s where written inputs fold at 15-16).
  */
 export const PROFILE_WORKING_SET = 64 * 1024 * 1024;
 
 /** One core's copy speed at PROFILE_WORKING_SET, read off the memory tiers: what shm.copyGBps stands for. */
 export function copyAtProfileWorkingSet(tiers: NonNullable<LocalProfile['memoryTiers']>): number {
   return cacheScale(tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
+}
+
+/** One core's fold speed at PROFILE_WORKING_SET, where every tier has one: what reduceGBps stands for. */
+export function foldAtProfileWorkingSet(tiers: NonNullable<LocalProfile['memoryTiers']>): number | undefined {
+  if (!tiers.every((t) => t.foldGBps !== undefined)) return undefined;
+  return cacheScale(tiers.map((t) => ({ bytes: t.bytes, scale: t.foldGBps! })), PROFILE_WORKING_SET);
 }
 
 export const MIB = 1024 * 1024;

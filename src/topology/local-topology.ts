@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism, cpus, hostname, networkInterfaces } from 'node:os';
-import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_RELEASE_US, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, TCP_RATE_BYTES, copyAtProfileWorkingSet } from './local-profile.js';
+import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_RELEASE_US, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, TCP_RATE_BYTES, copyAtProfileWorkingSet, foldAtProfileWorkingSet } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology, TopologyProtocol } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -190,13 +190,18 @@ function loopbackTiersOf(profile: LocalProfile): { loopbackTiers?: { bytes: numb
  * The profile's copy speeds by working set as the topology's cache tiers: scales relative to
  * the speed at the working set where the profile's rates were measured (one core's copy, the
  * per-rank rate). The hub forwards cores x that rate, so what every core copies at once scales
- * it by the same reference.
+ * it by the same reference. Fold speeds, where measured, scale the ranks' reductions by theirs.
  */
-function cacheTiersOf(profile: LocalProfile): { cacheTiers?: { bytes: number; scale: number; sharedScale?: number }[] } {
+function cacheTiersOf(profile: LocalProfile): { cacheTiers?: { bytes: number; scale: number; sharedScale?: number; reduceScale?: number }[] } {
   const tiers = profile.memoryTiers;
   if (tiers === undefined) return {};
   const reference = copyAtProfileWorkingSet(tiers);
+  const foldReference = foldAtProfileWorkingSet(tiers);
   return {
-    cacheTiers: tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps / reference, ...(t.allCoresGBps === undefined ? {} : { sharedScale: t.allCoresGBps / reference }) })),
+    cacheTiers: tiers.map((t) => ({
+      bytes: t.bytes, scale: t.copyGBps / reference,
+      ...(t.allCoresGBps === undefined ? {} : { sharedScale: t.allCoresGBps / reference }),
+      ...(foldReference === undefined ? {} : { reduceScale: t.foldGBps! / foldReference }),
+    })),
   };
 }

@@ -32,8 +32,10 @@ const deviceSchema = z.object({
     scale: z.number().positive().describe('speed at that working set, as a multiple of the stated rates'),
     sharedScale: z.number().positive().optional()
       .describe('what the host forwards at that working set while all its cores copy at once, as a multiple of its stated forwarding rate (absent: `scale`)'),
+    reduceScale: z.number().positive().optional()
+      .describe('how fast a core reduces at that working set, as a multiple of its reduceGBps (absent: `scale`)'),
   }).strict()).min(1).optional()
-    .describe('for a cpu: how the memory speed of its host depends on the working set of a call (caches): the host\'s memory links, copies and reductions run at `scale` x their stated rates and its forwarding at `sharedScale` x, interpolated in log(bytes) between tiers and held beyond the ends; absent = one speed'),
+    .describe('for a cpu: how the memory speed of its host depends on the working set of a call (caches): the host\'s memory links and copies run at `scale` x their stated rates, its reductions at `reduceScale` x and its forwarding at `sharedScale` x, interpolated in log(bytes) between tiers and held beyond the ends; where every tier has a reduceScale, a rank folding a message it pulls loads its copy path by the ratio of the two speeds, and by 1.5 (two reads and a write against a read and a write) elsewhere; absent = one speed'),
   loopbackTiers: z.array(z.object({
     bytes: z.number().positive().describe('working set: the bytes of all buffers a call touches on this host'),
     scale: z.number().positive().describe('speed at that working set, as a multiple of the stated rates'),

@@ -3,9 +3,7 @@ import { SMALL_CALL_WARMUP } from '../bench/warm-up.js';
 import type { BenchOpName } from '../bench/bench-ops.js';
 import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
-import { arenaKernels } from '../kernels/simd-kernels.js';
-import { Arena } from '../memory/arena.js';
-import { type LocalProfile, MIB, TCP_RATE_BYTES, copyAtProfileWorkingSet } from '../topology/local-profile.js';
+import { type LocalProfile, MIB, PROFILE_WORKING_SET, TCP_RATE_BYTES, copyAtProfileWorkingSet, foldAtProfileWorkingSet } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
 import { fitOversubscribedHandOff } from './fit-hand-off.js';
 import { fitOneShotRate } from './fit-one-shot.js';
@@ -94,11 +92,13 @@ interface Timing {
  * broadcast of 8 B (less recursive doubling: shm.releaseUs, the root seeing its message taken), and at twice the cores
  * (reduce-scatter by ring of 1 MiB and all-reduce by ring of 8 B, each in 2 x `runs` + 1 launches) for the oversubscribed
  * hand-off, the larger of the values with which the simulator reproduces those rings; process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
- * move together when they outnumber the cores, the float32 sum kernel on the shared arena for
- * reduceGBps, one core's copy of bytes another core has just written for peerWrittenGBps, the
- * extra time to overwrite bytes another core read for invalidationTiers (both the mean of moments
- * taken in bursts through the tune; the costliest moment's tiers are worstInvalidationTiers), and the copy speed by working set for memoryTiers (one core alone, which gives shm.copyGBps at
- * PROFILE_WORKING_SET, and each core while all copy at once).
+ * move together when they outnumber the cores, one core's copy of bytes another core has just
+ * written for peerWrittenGBps, the extra time to overwrite bytes another core read for
+ * invalidationTiers (both the mean of moments taken in bursts through the tune; the costliest
+ * moment's tiers are worstInvalidationTiers), and the copy and fold speeds by working set for
+ * memoryTiers (one core alone, which gives shm.copyGBps at PROFILE_WORKING_SET, and each core
+ * while all copy at once; one core's float32 sum kernel on the shared arena, which gives
+ * reduceGBps at PROFILE_WORKING_SET).
  */
 export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
   /**
@@ -182,8 +182,6 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
   const overShift = await time('sendrecv', over, LARGE, true);
   const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
-  const reduceGBps = measureReduce();
-  log(`float32 sum kernel: ${reduceGBps.toFixed(2)} GB/s`);
   await peerCache.burst();
   const memoryTiers = await measureCopyTiers(detection.cores);
   await peerCache.burst();
@@ -192,7 +190,10 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s (${peerCache.moments.length} moments)`);
   log(`overwriting bytes another core read, extra by what it touched since: ${tiersText(invalidationTiers)} ns/B`);
   log(`  in the costliest moment: ${tiersText(worstInvalidationTiers)} ns/B`);
-  log(`copy by working set, one core alone / each core with all ${detection.cores} copying: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} / ${t.allCoresGBps.toFixed(1)}`).join(', ')} GB/s`);
+  log(`copy by working set, one core alone / each core with all ${detection.cores} copying / one core folding: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} / ${t.allCoresGBps.toFixed(1)} / ${t.foldGBps.toFixed(1)}`).join(', ')} GB/s`);
+  // The sum kernel's speed where the profile's rates stand, as copyGBps is read off the tiers.
+  const reduceGBps = foldAtProfileWorkingSet(memoryTiers)!;
+  log(`float32 sum kernel at ${PROFILE_WORKING_SET / MIB} MiB: ${reduceGBps.toFixed(2)} GB/s`);
   // A thread rank copies its messages itself, so its rate is one core's copy, read from the
   // tiers at the working set the profile's rates stand for; ranks that copy at once share what
   // the cores move together (allCoresGBps: past the caches they share the memory bus).
@@ -275,18 +276,3 @@ export function handOffOf(oneStep: number, twoSteps: number, log: (line: string)
   return { callUs, messageUs };
 }
 
-/** The float32 sum kernel the executor uses, on 4 Mi elements of the shared arena; GB/s of output, median of 9. */
-function measureReduce(): number {
-  const arena = Arena.create();
-  const n = 4 * 1024 * 1024;
-  const view = () => arena.view(Float32Array, arena.allocate(n * 4), n, 4) as Float32Array;
-  const [d, a, b] = [view(), view(), view()];
-  const kernel = arenaKernels(arena).reduce('float32', 'sum');
-  const times: number[] = [];
-  for (let i = 0; i < 9; i++) {
-    const t = performance.now();
-    kernel(d, a, b);
-    times.push(performance.now() - t);
-  }
-  return (n * 4) / (median(times) * 1e6);
-}

@@ -1,5 +1,8 @@
 import { Worker } from 'node:worker_threads';
 import { ErrorCode, TscclError } from '../errors.js';
+import type { ReduceKernel } from '../kernels/reduce-kernel.js';
+import { arenaKernels } from '../kernels/simd-kernels.js';
+import { Arena } from '../memory/arena.js';
 import { MIB } from '../topology/local-profile.js';
 import { rateOfMeanTime, sampleMoments } from './moments.js';
 
@@ -19,11 +22,15 @@ const SAMPLE_BYTES = 256 * MIB;
 /** A sample takes well under a second; a helper silent this long has died, and tune must not hang. */
 const HELPER_TIMEOUT_MS = 10_000;
 
-/** One tier: one core copying alone, and each core's rate while every core copies its share at once. */
+/**
+ * One tier: one core copying alone, each core's rate while every core copies its share at once,
+ * and one core alone folding two float32 arrays into a third (the sum kernel, bytes written).
+ */
 export interface CopyTier {
   readonly bytes: number;
   readonly copyGBps: number;
   readonly allCoresGBps: number;
+  readonly foldGBps: number;
 }
 
 /** Control words shared with the helpers. */
@@ -59,6 +66,30 @@ for (let seen = 0; ; ) {
   Atomics.add(control, ${DONE}, 1);
 }`;
 
+/** Float32 arrays of an arena (where the kernels run) and its sum kernel: what foldRate times. */
+interface Folding {
+  readonly sum: ReduceKernel;
+  readonly arrays: readonly Float32Array[];
+}
+
+/** Three arrays of a third of `largest` each, the inputs written (no page is the shared zero page, which reads from the cache). */
+function folding(largest: number): Folding {
+  const arena = Arena.create();
+  const length = Math.ceil(largest / 3 / 16) * 4;
+  const arrays = [0, 1, 2].map(() => arena.view(Float32Array, arena.allocate(length * 4), length, 4));
+  arrays.forEach((array, i) => array.fill(i));
+  return { sum: arenaKernels(arena).reduce('float32', 'sum'), arrays };
+}
+
+/** One core folding d = a + b, the three spanning `bytes`, `folds` times: bytes written per ns. */
+function foldRate({ sum, arrays }: Folding, bytes: number, folds: number): number {
+  const length = Math.floor(bytes / 3 / 16) * 4;
+  const [d, a, b] = arrays.map((array) => array.subarray(0, length));
+  const start = performance.now();
+  for (let i = 0; i < folds; i++) sum(d, a, b);
+  return (length * 4 * folds) / ((performance.now() - start) * 1e6);
+}
+
 function copyRate(memory: Uint8Array, half: number, copies: number): number {
   const [source, target] = [memory.subarray(0, half), memory.subarray(half, 2 * half)];
   const start = performance.now();
@@ -74,6 +105,9 @@ function copyRate(memory: Uint8Array, half: number, copies: number): number {
  * (helpers on worker threads). The two differ past the caches, where the cores share the memory
  * bus: on the 2-core VM, 128 MiB copied at 13.8 GB/s on one core alone and 8.2 on each of two.
  * Thread ranks of a call mostly copy all at once; a broadcast's single reader copies alone.
+ * And one core folding (the float32 sum kernel on the arena, each sample writing as many bytes as a
+ * copy's): it runs as fast as a copy while the three buffers fit the caches, where the core is
+ * the bound, and slower past them, where it moves 3 bytes of memory for a copy's 2.
  */
 export async function measureCopyTiers(cores: number, options: { tierMib?: readonly number[]; sampleBytes?: number; moments?: number; gapMs?: number } = {}): Promise<CopyTier[]> {
   const { tierMib = TIER_MIB, sampleBytes = SAMPLE_BYTES, moments = MOMENTS, gapMs = MOMENT_GAP_MS } = options;
@@ -85,6 +119,7 @@ export async function measureCopyTiers(cores: number, options: { tierMib?: reado
     eval: true, workerData: { control: control.buffer, rates: rates.buffer, memory: new SharedArrayBuffer(Math.ceil(largest / cores)), threads: helpers + 1, slot },
   }));
   const own = new Uint8Array(new SharedArrayBuffer(largest)).fill(1);
+  const folds = folding(largest);
   try {
     await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => { w.once('online', resolve); w.once('error', reject); })));
     let round = 0;
@@ -116,12 +151,14 @@ export async function measureCopyTiers(cores: number, options: { tierMib?: reado
       return {
         alone: copyRate(own, half, Math.max(2, Math.ceil(sampleBytes / half))),
         shared: together(share, Math.max(2, Math.ceil(sampleBytes / (helpers + 1) / share))),
+        fold: foldRate(folds, mib * MIB, Math.max(2, Math.ceil((3 * sampleBytes) / (mib * MIB)))),
       };
     }));
     return tierMib.map((mib, i) => ({
       bytes: mib * MIB,
       copyGBps: rateOfMeanTime(samples.map((tiers) => tiers[i].alone)),
       allCoresGBps: rateOfMeanTime(samples.map((tiers) => tiers[i].shared)),
+      foldGBps: rateOfMeanTime(samples.map((tiers) => tiers[i].fold)),
     }));
   } finally {
     Atomics.store(control, ROUND, -1);
