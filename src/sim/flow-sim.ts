@@ -552,16 +552,24 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   // Where a message costs CPU at each end (TCP: a frame to each peer, one from each), a rank
   // spends n - 1 of those before its messages are all out, and n - 1 taking its peers' in.
   const messagesUs = (n - 1) * (protocol.overheadUs ?? 0);
-  const published = messagesUs + Math.max(...rankDevices.map((d) => messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d])));
+  const pull = protocol.pull === true;
+  // Where ranks read each other's slots (thread ranks), a slot's lines sit in the caches of the
+  // peers that read it in the call before, and publishing into it takes them back first; and a
+  // slot read was written in this call, so its lines come from the writer's cache (the
+  // protocol's invalidationTiers and freshReadGBps, as the schedules pay them).
+  const takeBackUsPerByte = pull ? peerReadWriteCosts(graph, rankDevices, protocol, shape, call.elementBytes) : new Map<number, number>();
+  const published = messagesUs + Math.max(...rankDevices.map((d) =>
+    messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d]) + messageBytes * (takeBackUsPerByte.get(d) ?? 0)));
+  const freshReadRate = pull && protocol.freshReadGBps !== undefined ? protocol.freshReadGBps * 1000 : undefined;
   const queue = new EventQueue();
   const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
   const drained = new Float64Array(n);
   const network = new FlowNetwork(queue, rates.capacities, (reader: number) => { drained[reader] = queue.now; });
   const reducing = REDUCING_COLLECTIVES.has(call.collective);
-  const pull = protocol.pull === true;
   const readBytes = rankDevices.map((device, reader) => {
     // Folding a pulled message reads the destination too, as on the schedule path (startPull).
-    const traffic = reducing && pull ? rates.foldTraffic[device] : 1;
+    const fresh = freshReadRate === undefined ? 1 : Math.max(1, copyRate(graph.devices[device], rates.deviceScale[device]) / freshReadRate);
+    const traffic = (reducing && pull ? rates.foldTraffic[device] : 1) * fresh;
     let bytes = 0;
     for (const { peer, count } of oneShotReads(shape, reader)) {
       if (count === 0) continue;

@@ -169,6 +169,15 @@ test('the one-shot path: one wake-up per rank, and reads that grow with the peer
   assert.ok(big('broadcast') < big('allReduce') / 2, `${big('broadcast')} vs ${big('allReduce')}`);
 });
 
+test('the one-shot path pays for lines in a peer\'s cache as the schedules do: publishing into a slot its peer read, reading a slot written in the call', () => {
+  const oneShot = (options: CopyingOptions) => copying(2, 'allGather', ONE_SHOT, 1_000_000, options);
+  const plain = oneShot({});
+  // 4 MB published over lines the peer read in the call before: 0.5 ns per byte is 2 ms more.
+  assert.ok(Math.abs(oneShot({ invalidationNsPerByte: 0.5 }) - plain - 2000) < 1, `${oneShot({ invalidationNsPerByte: 0.5 })} vs ${plain}`);
+  // The peer's 4 MB come from its cache at half the copy speed: the read takes twice as long.
+  assert.ok(oneShot({ peerWrittenGBps: 0.5 }) > plain + 3000, `${oneShot({ peerWrittenGBps: 0.5 })} vs ${plain}`);
+});
+
 test('over TCP each end spends its overhead on every message: the hand-off and the stream tune measures come back', () => {
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
