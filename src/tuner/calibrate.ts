@@ -195,7 +195,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   await peerCache.burst();
   const memoryTiers = await measureCopyTiers(detection.cores);
   await peerCache.burst();
-  const { peerWrittenGBps, invalidationTiers, worstInvalidationTiers } = summarizePeerCache(peerCache.moments);
+  const { peerWrittenGBps, invalidationTiers, worstInvalidationTiers, bestInvalidationTiers } = summarizePeerCache(peerCache.moments);
   const tiersText = (tiers: typeof invalidationTiers) => tiers.map((t) => `${t.bytes / 1024} KiB ${t.nsPerByte.toFixed(3)}`).join(', ');
   log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s (${peerCache.moments.length} moments)`);
   log(`overwriting bytes another core read, extra by what it touched since: ${tiersText(invalidationTiers)} ns/B`);
@@ -214,9 +214,14 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs, sizeTiers },
     reduceGBps, memoryTiers, runs,
   };
-  const oneShot = fitOneShotRate(profile, detection, {
-    collective: 'allReduce', ranks: 2, bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT, calls: 1 + SMALL_ITERS, timeUs: oneShotAllReduce,
-  });
+  // The one-shot call pays the cache state it met; fitted in the average state first. One faster
+  // than that allows met a cheaper state (it is its fastest launch): fitted in the cheapest moment.
+  const oneShotCall = { collective: 'allReduce', ranks: 2, bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT, calls: 1 + SMALL_ITERS, timeUs: oneShotAllReduce } as const;
+  const inAverageState = fitOneShotRate(profile, detection, oneShotCall);
+  const oneShot = inAverageState.belowModel
+    ? fitOneShotRate({ ...profile, shm: { ...profile.shm, invalidationTiers: bestInvalidationTiers } }, detection, oneShotCall)
+    : inAverageState;
+  if (inAverageState.belowModel && !oneShot.belowModel) log(`  the 2-rank one-shot all-reduce of ${ONE_SHOT_BYTES} B ran faster than the average cache state allows: fitted in the cheapest moment`);
   log(oneShot.belowModel
     ? `  warning: the 2-rank one-shot all-reduce of ${ONE_SHOT_BYTES} B ran faster than the model allows at any rate; its copies are charged at the copy speed`
     : `one-shot rate (the 2-rank all-reduce of ${ONE_SHOT_BYTES} B as the simulator reproduces it): ${oneShot.gbps.toFixed(2)} GB/s`);

@@ -53,7 +53,8 @@ for (let round = 1; ; round++) {
 
 /** What one moment measured: see measurePeerCacheMoment. */
 export type PeerCacheMoment = Required<Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidationTiers'>>;
-export type PeerCache = PeerCacheMoment & Required<Pick<LocalProfile['shm'], 'worstInvalidationTiers'>>;
+/** The moments' summary: the profile's figures, and the cheapest moment's tiers, which tune's fits may need. */
+export type PeerCache = PeerCacheMoment & Required<Pick<LocalProfile['shm'], 'worstInvalidationTiers'>> & { readonly bestInvalidationTiers: PeerCacheMoment['invalidationTiers'] };
 
 /** Moments of the peer cache taken in bursts (MOMENTS_PER_BURST back to back), kept for summarizePeerCache. */
 export class PeerCacheSampler {
@@ -67,17 +68,20 @@ export class PeerCacheSampler {
 /**
  * What lines in the other core's cache cost over the moments: on average (the mean extra ns per
  * byte of each tier, and the copy rate of the mean time per byte), which the simulator predicts
- * with, and in the costliest moment (the largest sum over its tiers), which the tuner weighs
- * against the average (select.ts).
+ * with; in the costliest moment (the largest sum over its tiers), which the tuner weighs
+ * against the average (select.ts); and in the cheapest, for a timed call that ran faster than
+ * the average state allows (calibrate.ts).
  */
 export function summarizePeerCache(moments: readonly PeerCacheMoment[]): PeerCache {
   if (moments.length === 0) throw new TscclError(ErrorCode.INTERNAL, 'tune: no moment of the peer cache was measured');
   const cost = (m: PeerCacheMoment) => m.invalidationTiers.reduce((sum, tier) => sum + tier.nsPerByte, 0);
   const worst = moments.reduce((a, b) => (cost(b) > cost(a) ? b : a));
+  const best = moments.reduce((a, b) => (cost(b) < cost(a) ? b : a));
   return {
     peerWrittenGBps: rateOfMeanTime(moments.map((m) => m.peerWrittenGBps)),
     invalidationTiers: moments[0].invalidationTiers.map((tier, i) => ({ bytes: tier.bytes, nsPerByte: moments.reduce((sum, m) => sum + m.invalidationTiers[i].nsPerByte, 0) / moments.length })),
     worstInvalidationTiers: worst.invalidationTiers,
+    bestInvalidationTiers: best.invalidationTiers,
   };
 }
 
