@@ -25,7 +25,7 @@ const roundsFor = (size: number): number => Math.max(20, Math.min(200, Math.roun
  * 24 samples 3 s apart. So tune takes its moments in bursts between its other measurements,
  * which run thread and process ranks, over the whole of its minute or more, MOMENTS_PER_BURST at a time.
  */
-export const MOMENTS_PER_BURST = 4;
+const MOMENTS_PER_BURST = 4;
 /** A round takes microseconds; a writer silent this long has died, and tune must not hang. */
 const WRITER_TIMEOUT_MS = 10_000;
 /** Flags after the data: the round the reader asks for, the round the writer finished, the size, the write's ns. */
