@@ -6,11 +6,15 @@ import { rateOfMeanTime } from './moments.js';
 
 /**
  * Pieces of the sizes a pulled message has while it still sits in a 2 MiB L2, and on to where
- * what a core read has left the caches. The copy rate is not one figure: on the 2-core VMs a
- * copy of up to 128 KiB ran at ~5 GB/s and one of 192 KiB to 1 MiB at ~10 (memmove changes its
- * method with the size), so peerWrittenGBps is the median over the sizes up to 1 MiB.
+ * what a core read has left the caches: the simulator holds the last tier for every larger call,
+ * and with pieces up to 16 MiB (32 MiB touched) that was 0.04-0.06 ns/B in the slow state, which
+ * it charged 2-rank all-reduces of 64-128 MiB (128-256 MiB touched per core), pricing ring level
+ * with recursive doubling where ring ran 1.2-1.3x faster; so the pieces go on to 64 MiB. The copy
+ * rate is not one figure: on the 2-core VMs a copy of up to 128 KiB ran at ~5 GB/s and one of
+ * 192 KiB to 1 MiB at ~10 (memmove changes its method with the size), so peerWrittenGBps is the
+ * median over the sizes up to 1 MiB.
  */
-const SIZES = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384].map((kib) => kib * 1024);
+const SIZES = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536].map((kib) => kib * 1024);
 const PEER_WRITTEN_SIZES = SIZES.filter((size) => size <= 1024 * 1024);
 /** Rounds per size (the reader copies in every other one): 200 up to 256 KiB, fewer for larger pieces, so each size moves about as much. */
 const roundsFor = (size: number): number => Math.max(20, Math.min(200, Math.round((200 * 256 * 1024) / size)));
