@@ -12,7 +12,7 @@ import { FlowNetwork } from './flow-network.js';
 import { nvlsFillUs } from './nvls-pipeline.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { type CallRates, callRates, peerReadWriteCosts } from './working-set.js';
-import { protocolOf } from './protocols.js';
+import { type Protocol, protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
 
 export interface SimCall {
@@ -86,7 +86,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const wakeUs = protocol.wakeUs ?? 0;
   const overheadUs = protocol.overheadUs ?? 0;
   const pull = protocol.pull === true;
-  const freshReadRate = pull && protocol.freshReadGBps !== undefined ? protocol.freshReadGBps * 1000 : undefined;
+  const freshReadRate = freshReadRateOf(protocol);
   const channelOrders = RING_ALGORITHMS.has(call.algorithm) || call.algorithm === TREE ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
   // NCCL's double binary tree runs on two copies of every channel (connect.cc duplicates them),
   // the second placing the hosts as NCCL's second tree does (mirrored, or shifted by one on an
@@ -101,7 +101,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const crowded = crowdedRanks(rankDevices, hosts, protocol.rankCores);
   const wholeCall: CallShape = { collective: call.collective, nranks: n, count: call.workingSetCount ?? call.count, root: call.root, inPlace: false, chunkCount: 0 };
   const rates = callRates(graph, rankDevices, wholeCall, call.elementBytes);
-  const takeBackUsPerByte = pull ? peerReadWriteCosts(graph, rankDevices, protocol, wholeCall, call.elementBytes) : new Map<number, number>();
+  const takeBackUsPerByte = peerReadWriteCosts(graph, rankDevices, protocol, wholeCall, call.elementBytes);
   /** What a rank's step spends taking back lines of its destination that peers read since it last wrote them. */
   const takeBackUs = (runner: Runner, pc: number): number => (runner.program.peerReadWrites?.[pc] ?? 0) * (takeBackUsPerByte.get(runner.device) ?? 0);
   /** When a rank's own work (a hand-off, a reduction, a copy) started now ends, on a core of its host. */
@@ -265,9 +265,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const startPull = (slot: Slot): void => {
     const reader = slot.waiter!;
     if (reader.program.kinds[reader.pc] === STEP_RECV_REDUCE) slot.wireBytes *= rates.foldTraffic[reader.device];
-    if (slot.fresh && freshReadRate !== undefined) {
-      slot.wireBytes *= Math.max(1, copyRate(graph.devices[reader.device], rates.deviceScale[reader.device]) / freshReadRate);
-    }
+    if (slot.fresh) slot.wireBytes *= freshReadWeight(graph.devices[reader.device], rates.deviceScale[reader.device], freshReadRate);
     slot.movingSince = copy(reader, slot.box!.path!, slot.wireBytes, slot);
   };
 
@@ -467,6 +465,16 @@ function transferRoute(graph: TopologyGraph, from: number, to: number, pull: boo
   return pull ? route.filter((link) => graph.link(link).from !== from) : route;
 }
 
+/** Bytes per microsecond at which a rank that pulls copies data its sender wrote in the same call (protocol.freshReadGBps); undefined where that costs nothing extra. */
+function freshReadRateOf(protocol: Protocol): number | undefined {
+  return protocol.pull === true && protocol.freshReadGBps !== undefined ? protocol.freshReadGBps * 1000 : undefined;
+}
+
+/** What a byte of fresh data weighs on a reader's copy path: its copy speed over the fresh-read rate, at least 1 (1 without a fresh-read rate). */
+function freshReadWeight(device: Device, scale: number, freshReadRate: number | undefined): number {
+  return freshReadRate === undefined ? 1 : Math.max(1, copyRate(device, scale) / freshReadRate);
+}
+
 /** Bytes per microsecond a device copies, counting the bytes written (a core's own measure; a GPU's memory bandwidth). */
 function copyRate(device: Device, scale: number): number {
   return (device.memoryGBps ?? device.reduceGBps ?? 1000) * 1000 * scale;
@@ -557,10 +565,10 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   // peers that read it in the call before, and publishing into it takes them back first; and a
   // slot read was written in this call, so its lines come from the writer's cache (the
   // protocol's invalidationTiers and freshReadGBps, as the schedules pay them).
-  const takeBackUsPerByte = pull ? peerReadWriteCosts(graph, rankDevices, protocol, shape, call.elementBytes) : new Map<number, number>();
+  const takeBackUsPerByte = peerReadWriteCosts(graph, rankDevices, protocol, shape, call.elementBytes);
   const published = messagesUs + Math.max(...rankDevices.map((d) =>
     messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d]) + messageBytes * (takeBackUsPerByte.get(d) ?? 0)));
-  const freshReadRate = pull && protocol.freshReadGBps !== undefined ? protocol.freshReadGBps * 1000 : undefined;
+  const freshReadRate = freshReadRateOf(protocol);
   const queue = new EventQueue();
   const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
   const drained = new Float64Array(n);
@@ -568,8 +576,7 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   const reducing = REDUCING_COLLECTIVES.has(call.collective);
   const readBytes = rankDevices.map((device, reader) => {
     // Folding a pulled message reads the destination too, as on the schedule path (startPull).
-    const fresh = freshReadRate === undefined ? 1 : Math.max(1, copyRate(graph.devices[device], rates.deviceScale[device]) / freshReadRate);
-    const traffic = (reducing && pull ? rates.foldTraffic[device] : 1) * fresh;
+    const traffic = (reducing && pull ? rates.foldTraffic[device] : 1) * freshReadWeight(graph.devices[device], rates.deviceScale[device], freshReadRate);
     let bytes = 0;
     for (const { peer, count } of oneShotReads(shape, reader)) {
       if (count === 0) continue;

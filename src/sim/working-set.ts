@@ -96,11 +96,12 @@ export function hostWorkingSets(graph: TopologyGraph, rankDevices: readonly numb
 /**
  * Microseconds per byte each rank device spends, on top of a write, taking back lines a peer's
  * core read (the protocol's invalidationTiers), at the bytes each core of its host touches in the
- * call: the host's working set over the cores its ranks run on. Empty without tiers.
+ * call: the host's working set over the cores its ranks run on. Empty where ranks do not pull
+ * (only then do peers read a rank's memory) or there are no tiers.
  */
 export function peerReadWriteCosts(graph: TopologyGraph, rankDevices: readonly number[], protocol: Protocol, shape: CallShape, elementBytes: number): Map<number, number> {
   const costs = new Map<number, number>();
-  if (protocol.invalidationTiers === undefined) return costs;
+  if (protocol.pull !== true || protocol.invalidationTiers === undefined) return costs;
   const tiers = protocol.invalidationTiers.map((t) => ({ bytes: t.bytes, scale: t.nsPerByte }));
   const workingSet = hostWorkingSets(graph, rankDevices, shape, elementBytes);
   const ranksOn = new Map<number, number>();
