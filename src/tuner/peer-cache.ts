@@ -55,7 +55,7 @@ for (let round = 1; ; round++) {
   Atomics.store(flags, ${WRITTEN}, round);
 }`;
 
-/** What one moment measured: see measurePeerCacheMoment. */
+/** What one moment measured: see measurePeerCacheMoments. */
 export type PeerCacheMoment = Required<Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidationTiers'>>;
 /** The moments' summary: the profile's figures, and the cheapest moment's tiers, which tune's fits may need. */
 export type PeerCache = PeerCacheMoment & Required<Pick<LocalProfile['shm'], 'worstInvalidationTiers'>> & { readonly bestInvalidationTiers: PeerCacheMoment['invalidationTiers'] };
@@ -65,7 +65,7 @@ export class PeerCacheSampler {
   readonly moments: PeerCacheMoment[] = [];
 
   async burst(moments = MOMENTS_PER_BURST): Promise<void> {
-    for (let m = 0; m < moments; m++) this.moments.push(await measurePeerCacheMoment());
+    this.moments.push(...await measurePeerCacheMoments(moments));
   }
 }
 
@@ -90,8 +90,8 @@ export function summarizePeerCache(moments: readonly PeerCacheMoment[]): PeerCac
 }
 
 /**
- * What lines in the other core's cache cost at this moment, both ways, from one writer thread
- * and this one reading in every other round:
+ * What lines in the other core's cache cost at `count` moments back to back, both ways, from one
+ * writer thread and this one reading in every other round:
  * - peerWrittenGBps: how fast this core copies bytes the other has just written (each line comes
  *   from the writer's cache): what a thread rank pays to pull a piece its peer reduced or
  *   received in the same call. The simulator's freshReadGBps.
@@ -99,19 +99,21 @@ export function summarizePeerCache(moments: readonly PeerCacheMoment[]): PeerCac
  *   copied it than after it did not (this cache holds the lines, and the writer takes each back
  *   first), in ns per byte, by what this core touched in between (the piece and its copy).
  */
-export async function measurePeerCacheMoment(): Promise<PeerCacheMoment> {
+export async function measurePeerCacheMoments(count: number): Promise<PeerCacheMoment[]> {
   const bytes = SIZES[SIZES.length - 1];
   const memory = new SharedArrayBuffer(bytes + 16);
   const data = new Uint8Array(memory, 0, bytes);
   const flags = new Int32Array(memory, bytes, 4);
   // Into shared memory, as a thread rank copies into its arena.
   const target = new Uint8Array(new SharedArrayBuffer(bytes)).fill(1);
+  // One writer and one set of buffers for the moments taken back to back: 4 x 64 MiB to allocate and fill.
   const writer = new Worker(WRITER, { eval: true, workerData: { memory, bytes } });
   await new Promise<void>((resolve, reject) => { writer.once('online', resolve); writer.once('error', reject); });
-  const copyRates: number[] = [];
-  const invalidationTiers: { bytes: number; nsPerByte: number }[] = [];
-  try {
-    let round = 0;
+  let round = 0;
+  /** One moment: every size's rounds, the writer writing and this thread copying in every other one. */
+  const moment = (): PeerCacheMoment => {
+    const copyRates: number[] = [];
+    const invalidationTiers: { bytes: number; nsPerByte: number }[] = [];
     for (const size of SIZES) {
       // A write's time, by whether this core copied the piece in the round before it.
       const afterCopy: number[] = [];
@@ -133,9 +135,12 @@ export async function measurePeerCacheMoment(): Promise<PeerCacheMoment> {
       }
       invalidationTiers.push({ bytes: 2 * size, nsPerByte: Math.max(0, (median(afterCopy) - median(afterNone)) / size) });
     }
+    return { peerWrittenGBps: median(copyRates), invalidationTiers };
+  };
+  try {
+    return Array.from({ length: count }, moment);
   } finally {
     Atomics.store(flags, ASKED, -1);
     await writer.terminate();
   }
-  return { peerWrittenGBps: median(copyRates), invalidationTiers };
 }
