@@ -9,8 +9,9 @@ import { ErrorCode, TscclError } from '../errors.js';
  * with it: the peer has consumed it (shared memory, read in place), or the bytes were copied
  * (a socket took them, or TCP copied a small message into its frame).
  * A recv hands the incoming bytes to `consume` in one or more pieces whose offsets and lengths
- * are multiples of `elementBytes`; shared memory passes one piece that is the sender's own memory,
- * so a reduction reads it in place.
+ * are multiples of `elementBytes` (any bytes, for a consumer that names its destination, see
+ * Consume); shared memory passes one piece that is the sender's own memory, so a reduction reads
+ * it in place.
  */
 export interface MessageTag {
   /** The collective's sequence number on its communicator, or the point-to-point counter. */
@@ -46,7 +47,8 @@ export interface WaitContext extends SpinPolicy {
 /**
  * Takes one received piece of a message. A plain receive names the memory the message is
  * copied into as `into`, so a transport that reads from a socket may read straight there; the
- * piece it then hands over already is that memory, and nothing is copied.
+ * piece it then hands over already is that memory, and nothing is copied. Such a consumer copies
+ * bytes, so its pieces need not be whole elements.
  */
 export interface Consume {
   (piece: Uint8Array, byteOffset: number): void;

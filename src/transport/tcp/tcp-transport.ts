@@ -925,7 +925,10 @@ async function dialPeer(host: string, port: number, options: TcpTransportOptions
 /**
  * Feeds a waiting receiver as the bytes come. Pieces handed on are whole elements at aligned
  * addresses (a reduction views them as typed arrays). A plain receive offers its destination as
- * the place to read to. A reduction reads into the transport's read buffer: when a read ended
+ * the place to read to, and takes the bytes of every read as they are: a read that ends inside an
+ * element must not send the reads after it to the read buffer (2 processes, exchanges of 4 MiB:
+ * 1.9 ms each when they were, copied twice, 1.3 straight into the destination, as bare Node's).
+ * A reduction reads into the transport's read buffer: when a read ended
  * inside an element, the next read lands behind room for the element's first bytes at the
  * buffer's start, and they are put there when it came, so the element is whole and everything
  * after it stays aligned. (Reads end anywhere: loopback hands them out in 65483-byte segments.
@@ -937,7 +940,8 @@ async function dialPeer(host: string, port: number, options: TcpTransportOptions
  * came.
  */
 export function streamingSink(receiver: Pick<WaitingRecv, 'elementBytes' | 'consume' | 'cancelled'>, buffers: ReceiveBuffers, finished: () => void): FrameSink {
-  const e = receiver.elementBytes;
+  const into = receiver.consume.into;
+  const e = into === undefined ? receiver.elementBytes : 1;
   const { read, align } = buffers;
   const carry = new Uint8Array(e);
   let carried = 0;
@@ -957,7 +961,6 @@ export function streamingSink(receiver: Pick<WaitingRecv, 'elementBytes' | 'cons
       offset += part.byteLength;
     }
   };
-  const into = receiver.consume.into;
   return {
     place: (bytes) => {
       if (receiver.cancelled) return undefined;
