@@ -75,6 +75,20 @@ const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
  */
 const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 16 << 20;
 /**
+ * The piece of an all-reduce between 2 process ranks over TCP: half of CHUNK_BYTES, as measured
+ * (why smaller pieces help here is not known; not hand-offs, which smaller pieces add). 2
+ * processes on 2 cores, direct all-reduce, three alternating runs, ms out of place / in place: 8 MiB 3.3-3.9 / 2.7-3.0 with
+ * 2 MiB pieces against 4.0-4.6 / 3.0-3.9 with 4 MiB, and five more 3.1-3.4 / 3.8-4.8 against
+ * 3.9-4.3 / 4.0-5.0; 32 MiB level (15.0-17.9 / 12.0-13.9 against 14.9-16.0 / 12.8-15.2); 128 MiB
+ * 43.0-45.6 / 35.1-35.3 against 52.5-57.5 / 47.7-52.5. 1 MiB pieces gained more at 128 MiB
+ * (39.9-40.6 / 35.2-36.5) and lost at 8 and 32 MiB. 4 processes on 2 cores lost with 2 MiB
+ * (64 MiB 103-106 ms against 93-97), so more ranks keep CHUNK_BYTES, and so do the other
+ * collectives (2 processes, two runs: reduce-scatter 64 MiB 17.2-17.9 ms with 2 MiB against
+ * 16.2-16.9; all-gather and broadcast level at 8 and 64 MiB). The rule reads only what
+ * every rank of the call knows alike: each rank must cut the same pieces.
+ */
+const TCP_TWO_RANK_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 2 << 20;
+/**
  * Process ranks over TCP on one host: the "links" are loopback, bounded by the CPUs and not by a
  * NIC that n-1 copies would share, so all-gathers send directly at every size past the one-shot
  * path. From the tenth session to the fortieth the ring held a band of sizes (at 2 MiB gathered
@@ -203,7 +217,8 @@ export function checkSelectable(collective: Collective, algorithm: string, where
  * measured with bench/regret.mjs.
  */
 export function selectAlgorithm(request: SelectionRequest): Selection {
-  const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES : CHUNK_BYTES;
+  const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES
+    : request.transport === 'tcp' && request.nranks === 2 && request.collective === 'allReduce' ? TCP_TWO_RANK_CHUNK_BYTES : CHUNK_BYTES;
   const chunkCount = Math.max(1, Math.floor(chunkBytes / request.elementBytes));
   if (request.algorithm !== undefined) {
     if (request.algorithm === ONE_SHOT) {

@@ -155,4 +155,7 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
   assert.equal(twoProcesses(4 << 20), 'direct');
   const chunk = (oversubscribed: boolean) => selectAlgorithm({ collective: 'allReduce', nranks: 4, bytes: 64 << 20, elementBytes: 4, transport: 'shm', oversubscribed }).chunkCount;
   assert.ok(chunk(true) > chunk(false), `oversubscribed pieces ${chunk(true)} should exceed ${chunk(false)}`);
+  // All-reduces of 2 processes over TCP stream smaller pieces than thread ranks or more processes.
+  const tcpChunk = (nranks: number) => selectAlgorithm({ collective: 'allReduce', nranks, bytes: 64 << 20, elementBytes: 4, transport: 'tcp' }).chunkCount;
+  assert.ok(tcpChunk(2) < tcpChunk(4) && tcpChunk(4) === chunk(false), `2-process pieces ${tcpChunk(2)}, 4-process ${tcpChunk(4)}, threads ${chunk(false)}`);
 });
