@@ -47,8 +47,8 @@ export async function connectTcpWorld(job: EnvJob, where: { rank: number; size: 
   return TcpBackend.create(rank, size, 'world', {
     store: new PrefixStore('tsccl', client), host: loopback ? loopbackFor(job.masterAddr) : listenAddress(), token: job.token,
     allowInsecureRemote: job.allowInsecure, timeoutMs: defaultTimeoutMs,
-    socketsPerPeer: Math.max(1, paramInt('TSCCL_NSOCKS_PERPEER')),
-    heartbeatTimeoutMs: Math.max(1, paramInt('TSCCL_HEARTBEAT_TIMEOUT_MS')),
+    socketsPerPeer: paramInt('TSCCL_NSOCKS_PERPEER', process.env, 1),
+    heartbeatTimeoutMs: paramInt('TSCCL_HEARTBEAT_TIMEOUT_MS', process.env, 1),
     readMemory: (bytes) => arena.allocateOwned(Uint8Array, bytes, 1),
   });
 }

@@ -46,11 +46,12 @@ export function paramFlag(name: string, env: NodeJS.ProcessEnv = process.env): b
   return text === '1';
 }
 
-export function paramInt(name: string, env: NodeJS.ProcessEnv = process.env): number {
+/** A whole number of at least `min`; anything else is an error that names the variable. */
+export function paramInt(name: string, env: NodeJS.ProcessEnv = process.env, min = 0): number {
   const text = paramString(name, env);
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) {
-    throw invalidArgument(`${name}=${text} must be a non-negative integer`, { argument: name });
+  if (!Number.isInteger(value) || value < min) {
+    throw invalidArgument(`${name}=${text} must be ${min === 0 ? 'a non-negative integer' : `an integer of at least ${min}`}`, { argument: name });
   }
   return value;
 }

@@ -66,7 +66,7 @@ const SMALL_ALL_REDUCE_BYTES = 256 * 1024;
  * ms with 512 KiB pieces, 4.7-4.8 ms with 4 MiB; 4 ranks 16 MiB 95-98 ms -> 55-66, 64 MiB
  * 347-365 -> 254-267 (all-gather and broadcast send whole blocks and do not change).
  */
-const CHUNK_BYTES = Math.max(1, paramInt('TSCCL_CHUNK_BYTES'));
+const CHUNK_BYTES = paramInt('TSCCL_CHUNK_BYTES', process.env, 1);
 /**
  * The piece when ranks outnumber cores and a hand-off costs a sleep and a wake-up (~50 us per
  * round on 4 threads of 2 cores): measured on 4 thread ranks, 8 MB all-reduce 2.1 -> 3.7 GB/s,

@@ -51,7 +51,11 @@ test('a bad TSCCL_* setting is refused as a bad flag is, not with a stack', asyn
   assert.equal(algo.stderr, "tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_ALGO 'bogus' is not available for allReduce: expected one of ring, recursive_doubling, direct, hierarchical, tree, one_shot\n");
   const chunk = await cli(120_000, { TSCCL_CHUNK_BYTES: '4M' })('bench', '-o', 'all_reduce', '-g', '2', '-b', '8', '-e', '8');
   assert.equal(chunk.code, 1);
-  assert.equal(chunk.stderr, 'tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_CHUNK_BYTES=4M must be a non-negative integer\n');
+  assert.equal(chunk.stderr, 'tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_CHUNK_BYTES=4M must be an integer of at least 1\n');
+  // A piece of 0 bytes once ran as pieces of one element: an 8 MB call of 2 million steps.
+  const zero = await cli(120_000, { TSCCL_CHUNK_BYTES: '0' })('bench', '-o', 'all_reduce', '-g', '2', '-b', '8', '-e', '8');
+  assert.equal(zero.code, 1);
+  assert.equal(zero.stderr, 'tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_CHUNK_BYTES=0 must be an integer of at least 1\n');
 });
 
 test('tsccl bench refuses bad flags with a clear message', async () => {
