@@ -136,8 +136,6 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     sender: Runner | undefined;
     /** When the message started moving: a fused reduction overlaps the transfer from then on. */
     movingSince: number;
-    /** When the sender posted it. */
-    postedAt: number;
     /** The sender wrote the message's data earlier in the call (Program.fresh). */
     fresh: boolean;
   }
@@ -184,7 +182,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   };
   const slotAt = (slots: Slot[], index: number): Slot => {
     if (index < slots.length) return slots[index];
-    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0, postedAt: 0, sender: undefined, fresh: false });
+    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0, sender: undefined, fresh: false });
     return slots[index];
   };
   const isRunner = (tag: Slot | Runner): tag is Runner => (tag as Runner).isRunner === true;
@@ -309,7 +307,6 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         slot.sender = runner;
         runner.undelivered++;
         slot.wireBytes = program.bytes[pc] / protocol.efficiency;
-        slot.postedAt = queue.now;
         slot.fresh = program.fresh?.[pc] === 1;
         if (pull) {
           // The message waits for its receiver to copy it; one already waiting is woken to.
@@ -335,20 +332,20 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
           const posted = pull && slot.box !== undefined;
           slot.waiter = runner;
           if (posted) {
-            // A rank with fewer cores than ranks around it pays a hand-off for every message,
-            // in a run of messages already there too: in four regret grids, 8 ranks on 2 cores
-            // all-reduced 64 B to 4 KiB by direct (14 messages a rank, 12 of them in runs) in
-            // 143-241 us, by ring (14, none in runs) in 166-265, by recursive doubling (3) in
-            // 55-95. (Which part of a message's handling the crowded cores spend it on is not
-            // measured; the runs cost what single messages do.) A rank
-            // with a core sees a message a hand-off after it was posted, as it sees one it waited
-            // for: one posted a moment before it was asked for is nearly as far away. (Taking
-            // those as there at once priced a 2-rank direct all-gather of 64 B, whose ranks post
-            // and then copy their own block, at the call alone, 1.5-1.9 us, against the ring's
-            // call and hand-off; the regret grids time the two alike, 5-10 us.)
-            const waitUs = crowded.has(runner.device) ? wakeUs : slot.postedAt + wakeUs - queue.now;
-            if (waitUs > 0) queue.at(workEnds(runner, waitUs), startPull, slot);
-            else startPull(slot);
+            // A rank pays a hand-off for every message it pulls, one already there too.
+            // Crowded, for the wake-up: in four regret grids, 8 ranks on 2 cores all-reduced 64 B
+            // to 4 KiB by direct (14 messages a rank, 12 of them in runs) in 143-241 us, by ring
+            // (14, none in runs) in 166-265, by recursive doubling (3) in 55-95. With a core, for
+            // the work of the step: the hand-off tune measures (a ring step of 8 B less recursive
+            // doubling's) behaves as the rank's own work, which its other work does not hide.
+            // (Taking such messages as there at once priced a 2-rank direct all-gather of 64 B,
+            // whose ranks post and then copy their own block, at the call alone, 1.5-1.9 us,
+            // against the ring's call and hand-off; the regret grids time the two alike, 5-10 us.
+            // Taking them as seen a hand-off after they were posted hid that copy under the
+            // hand-off: 16 KiB a rank priced 2.7 us, where it took 3.6-4.4 out of place and
+            // 2.9-3.5 in place, and the tuner ran it by direct at 1.2-1.5x the one-shot path's
+            // time in the grids of the forty-seventh to forty-ninth sessions.)
+            queue.at(workEnds(runner, wakeUs), startPull, slot);
           }
           return;
         }
