@@ -16,7 +16,7 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
  *              "oneShotUs": .., "oneShotGBps": .., "releaseUs": .., "peerWrittenGBps": ..,
  *              "invalidationTiers": [ { "bytes": .., "nsPerByte": .. }, .. ],
- *              "worstInvalidationTiers": [ .. ] },                  thread ranks, shared memory
+ *              "worstInvalidationTiers": [ .. ], "worstPeerWrittenGBps": .. },                  thread ranks, shared memory
  *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .., "oneShotUs": ..,
  *              "sizeTiers": [ { "bytes": .., "gbps": .. }, .. ] },
  *                                                                process ranks, TCP on this host
@@ -57,7 +57,8 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * copy it wrote) between the writes, and shrinks as that grows, because less of what it read
  * stays in its cache (optional: the defaults below stand in). It is the mean over moments taken
  * through the tune, as this cost changes with where a VM's vCPUs sit; worstInvalidationTiers is
- * the costliest moment's, which the tuner weighs against the mean (optional: absent, the mean alone).
+ * the costliest moment's, which the tuner weighs against the mean (optional: absent, the mean alone),
+ * and worstPeerWrittenGBps that moment's peerWrittenGBps (optional: absent, the mean's).
  * memoryTiers is how fast one core copies when source and destination together span `bytes`
  * (caches): copyGBps and reduceGBps were measured at PROFILE_WORKING_SET, and other working sets
  * scale them by the tiers (optional: profiles written before it have one speed); a tier's
@@ -79,6 +80,7 @@ export const profileSchema = z.object({
     oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
     peerWrittenGBps: z.number().positive().optional(), releaseUs: z.number().min(0).optional(),
     invalidationTiers: invalidationTiersSchema.optional(), worstInvalidationTiers: invalidationTiersSchema.optional(),
+    worstPeerWrittenGBps: z.number().positive().optional(),
   }),
   tcp: transportSchema.extend({
     gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),

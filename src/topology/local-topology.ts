@@ -140,7 +140,8 @@ function shmProtocol(profile: LocalProfile, ranks: number, cores: number): Topol
   return {
     name: 'shm', baseUs: profile.shm.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, releaseUs: profile.shm.releaseUs ?? DEFAULT_RELEASE_US, rankCores: cores, pull: true,
     freshReadGBps: profile.shm.peerWrittenGBps ?? DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: profile.shm.invalidationTiers ?? [...DEFAULT_INVALIDATION_TIERS],
-    ...(profile.shm.worstInvalidationTiers === undefined ? {} : { worstInvalidationTiers: profile.shm.worstInvalidationTiers }), ...oneShotOf(profile),
+    ...(profile.shm.worstInvalidationTiers === undefined ? {} : { worstInvalidationTiers: profile.shm.worstInvalidationTiers }),
+    ...(profile.shm.worstPeerWrittenGBps === undefined ? {} : { worstFreshReadGBps: profile.shm.worstPeerWrittenGBps }), ...oneShotOf(profile),
   };
 }
 

@@ -76,6 +76,8 @@ const protocolSchema = z.object({
     .describe('CPU ranks that pull: ns per byte a core spends, on top of the write, overwriting data a peer core read since it last wrote it (taking the lines back from that core\'s cache), by the bytes each core touches in a call (interpolated in log(bytes), held beyond the ends): the more it touches, the less of what it read stays in its cache'),
   worstInvalidationTiers: invalidationTiersSchema.optional()
     .describe('CPU ranks that pull: invalidationTiers in the costliest state the machine was measured in (a VM whose vCPUs move between physical cores costs this at times); the simulator predicts with invalidationTiers, and the tuner picks the algorithm that loses least to the fastest in either state'),
+  worstFreshReadGBps: z.number().positive().optional()
+    .describe('CPU ranks that pull: freshReadGBps in the state of worstInvalidationTiers (absent: freshReadGBps)'),
   releaseUs: z.number().min(0).optional()
     .describe('CPU ranks that pull, each with a core: us a sender that finished its part spends until it sees its last message taken (absent: wakeUs)'),
   rankCores: z.number().int().min(1).optional()

@@ -195,11 +195,11 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   await peerCache.burst();
   const memoryTiers = await measureCopyTiers(detection.cores);
   await peerCache.burst();
-  const { peerWrittenGBps, invalidationTiers, worstInvalidationTiers, bestInvalidationTiers } = summarizePeerCache(peerCache.moments);
+  const { peerWrittenGBps, invalidationTiers, worstInvalidationTiers, worstPeerWrittenGBps, bestInvalidationTiers } = summarizePeerCache(peerCache.moments);
   const tiersText = (tiers: typeof invalidationTiers) => tiers.map((t) => `${t.bytes / 1024} KiB ${t.nsPerByte.toFixed(3)}`).join(', ');
   log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s (${peerCache.moments.length} moments)`);
   log(`overwriting bytes another core read, extra by what it touched since: ${tiersText(invalidationTiers)} ns/B`);
-  log(`  in the costliest moment: ${tiersText(worstInvalidationTiers)} ns/B`);
+  log(`  in the costliest moment: ${tiersText(worstInvalidationTiers)} ns/B; copy of fresh bytes ${worstPeerWrittenGBps.toFixed(2)} GB/s`);
   log(`copy by working set, one core alone / each core with all ${detection.cores} copying / one core folding: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} / ${t.allCoresGBps.toFixed(1)} / ${t.foldGBps.toFixed(1)}`).join(', ')} GB/s`);
   // The sum kernel's speed where the profile's rates stand, as copyGBps is read off the tiers.
   const reduceGBps = foldAtProfileWorkingSet(memoryTiers)!;
@@ -210,7 +210,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const copyGBps = copyAtProfileWorkingSet(memoryTiers);
   const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, releaseUs, peerWrittenGBps, invalidationTiers, worstInvalidationTiers },
+    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, releaseUs, peerWrittenGBps, invalidationTiers, worstInvalidationTiers, worstPeerWrittenGBps },
     tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs, sizeTiers },
     reduceGBps, memoryTiers, runs,
   };

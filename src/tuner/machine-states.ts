@@ -5,7 +5,8 @@ const statesOf = new WeakMap<TopologyGraph, readonly TopologyGraph[]>();
 /**
  * The states a machine was measured in: the machine as its profile averages it, and, where its
  * protocol carries worstInvalidationTiers, the same machine in that costliest state (a VM whose
- * vCPUs move between physical cores). Built once per machine.
+ * vCPUs move between physical cores): those tiers, and the copy speed of fresh data measured in
+ * the same moment (worstFreshReadGBps; in the slow state 14-19 GB/s against 27-30). Built once per machine.
  */
 export function machineStates(machine: TopologyGraph): readonly TopologyGraph[] {
   let states = statesOf.get(machine);
@@ -14,7 +15,8 @@ export function machineStates(machine: TopologyGraph): readonly TopologyGraph[] 
     const worst = protocols.some((p) => p.worstInvalidationTiers !== undefined)
       ? new TopologyGraph({
         ...machine.topology,
-        protocols: protocols.map((p) => (p.worstInvalidationTiers === undefined ? p : { ...p, invalidationTiers: p.worstInvalidationTiers })),
+        protocols: protocols.map((p) => (p.worstInvalidationTiers === undefined ? p
+          : { ...p, invalidationTiers: p.worstInvalidationTiers, freshReadGBps: p.worstFreshReadGBps ?? p.freshReadGBps })),
       })
       : undefined;
     states = worst === undefined ? [machine] : [machine, worst];

@@ -58,7 +58,7 @@ for (let round = 1; ; round++) {
 /** What one moment measured: see measurePeerCacheMoments. */
 export type PeerCacheMoment = Required<Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidationTiers'>>;
 /** The moments' summary: the profile's figures, and the cheapest moment's tiers, which tune's fits may need. */
-export type PeerCache = PeerCacheMoment & Required<Pick<LocalProfile['shm'], 'worstInvalidationTiers'>> & { readonly bestInvalidationTiers: PeerCacheMoment['invalidationTiers'] };
+export type PeerCache = PeerCacheMoment & Required<Pick<LocalProfile['shm'], 'worstInvalidationTiers' | 'worstPeerWrittenGBps'>> & { readonly bestInvalidationTiers: PeerCacheMoment['invalidationTiers'] };
 
 /** Moments of the peer cache taken in bursts (MOMENTS_PER_BURST back to back), kept for summarizePeerCache. */
 export class PeerCacheSampler {
@@ -72,7 +72,7 @@ export class PeerCacheSampler {
 /**
  * What lines in the other core's cache cost over the moments: on average (the mean extra ns per
  * byte of each tier, and the copy rate of the mean time per byte), which the simulator predicts
- * with; in the costliest moment (the largest sum over its tiers), which the tuner weighs
+ * with; in the costliest moment (the largest sum over its tiers; its copy rate too), which the tuner weighs
  * against the average (select.ts); and in the cheapest, for a timed call that ran faster than
  * the average state allows (calibrate.ts).
  */
@@ -85,6 +85,7 @@ export function summarizePeerCache(moments: readonly PeerCacheMoment[]): PeerCac
     peerWrittenGBps: rateOfMeanTime(moments.map((m) => m.peerWrittenGBps)),
     invalidationTiers: moments[0].invalidationTiers.map((tier, i) => ({ bytes: tier.bytes, nsPerByte: moments.reduce((sum, m) => sum + m.invalidationTiers[i].nsPerByte, 0) / moments.length })),
     worstInvalidationTiers: worst.invalidationTiers,
+    worstPeerWrittenGBps: worst.peerWrittenGBps,
     bestInvalidationTiers: best.invalidationTiers,
   };
 }

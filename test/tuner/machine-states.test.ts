@@ -16,7 +16,7 @@ test('least worst regret: the fastest with one state; with two, the candidate ne
   assert.equal(leastWorstRegret([[5, 5], [7, 7]]), 0);
 });
 
-test('machine states: a profile without a costliest moment is one state; with one, the second carries its tiers', () => {
+test('machine states: a profile without a costliest moment is one state; with one, the second carries its tiers and its copy of fresh bytes', () => {
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
   const graphOf = (shm: typeof base.shm) => new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile: { ...base, shm }, detection }), 'local'));
@@ -31,4 +31,9 @@ test('machine states: a profile without a costliest moment is one state; with on
   assert.deepEqual(two.topology.protocols?.[0].invalidationTiers, base.shm.invalidationTiers);
   // Built once per machine.
   assert.equal(machineStates(two)[1], states[1]);
+  // Without the moment's copy rate the mean's stands; with it, the second state copies fresh bytes at it.
+  assert.equal(states[1].topology.protocols?.[0].freshReadGBps, two.topology.protocols?.[0].freshReadGBps);
+  const slow = machineStates(graphOf({ ...base.shm, worstInvalidationTiers: worst, worstPeerWrittenGBps: 16 }));
+  assert.equal(slow[1].topology.protocols?.[0].freshReadGBps, 16);
+  assert.equal(slow[0].topology.protocols?.[0].freshReadGBps, base.shm.peerWrittenGBps);
 });

@@ -14,6 +14,8 @@ test('peer cache: the mean of the moments, the rate of their mean time, and the 
   assert.ok(Math.abs(summary.invalidationTiers[1].nsPerByte - 0.152 / 3) < 1e-12);
   // 0.17 over the tiers, against 0.105 and 0.006: one moment's tiers, not each tier's largest.
   assert.deepEqual(summary.worstInvalidationTiers, moment(10, 0.12, 0.05).invalidationTiers);
+  // With that moment's copy of fresh bytes.
+  assert.equal(summary.worstPeerWrittenGBps, 10);
   // And the cheapest moment whole: 0.006 over the tiers.
   assert.deepEqual(summary.bestInvalidationTiers, moment(20, 0.004, 0.002).invalidationTiers);
 });
