@@ -4,6 +4,14 @@ import type { StatusBoard } from './backend.js';
 
 /** Longest sleep between checks of deadline, signal and peers: bounds how late a failure is seen. */
 const MAX_SLICE_MS = 50;
+/**
+ * A call whose steps advanced this recently when it timed out was still moving its data: it
+ * needed more time (TSCCL_CHUNK_BYTES=4 on an 8 MB all-reduce: 2 million steps), which is not
+ * a sign of ranks calling it differently.
+ */
+const STILL_MOVING_MS = 1000;
+/** A power of two: a check costs a few property reads and a clock read, a step a microsecond or more. */
+const CHECK_EVERY_STEPS = 1024;
 /** A wait this long tells the peers where this rank is (see StatusBoard.announce). */
 const ANNOUNCE_AFTER_MS = 150;
 
@@ -47,6 +55,10 @@ export class OpContext implements WaitContext {
   private readonly started = performance.now();
   private readonly deadline: number;
   private announced = false;
+  /** Steps the call has done, the count check() last saw, and when it last saw it grow. */
+  private steps = 0;
+  private stepsSeen = 0;
+  private movedAt = -Infinity;
   readonly spinMs: number;
   readonly spinYields: boolean;
 
@@ -65,6 +77,11 @@ export class OpContext implements WaitContext {
 
   sliceMs(): number {
     return Math.max(1, Math.min(MAX_SLICE_MS, this.deadline - performance.now()));
+  }
+
+  /** Every CHECK_EVERY_STEPS steps it checks too: a call whose waits all end within their spin never sleeps, and would never see its deadline. */
+  stepDone(): void {
+    if ((++this.steps & (CHECK_EVERY_STEPS - 1)) === 0) this.check();
   }
 
   check(): void {
@@ -87,6 +104,10 @@ export class OpContext implements WaitContext {
       throw this.gaveUp(failed, missing.length > 0 ? `; ${this.describeMissing(missing)}` : '', missing);
     }
     const now = performance.now();
+    if (this.steps !== this.stepsSeen) {
+      this.stepsSeen = this.steps;
+      this.movedAt = now;
+    }
     if (!this.announced && this.collective && now - this.started > ANNOUNCE_AFTER_MS) {
       this.announced = true;
       this.scope.status.announce(seq);
@@ -142,9 +163,12 @@ export class OpContext implements WaitContext {
         { rank, peer: participants[0], op, seq });
     }
     const missing = this.missingRanks();
+    const sinceMoved = performance.now() - this.movedAt;
     const why = missing.length > 0
       ? this.describeMissing(missing)
-      : 'every rank arrived, but the data did not flow: the ranks called it with different arguments';
+      : sinceMoved <= STILL_MOVING_MS
+        ? `every rank arrived and the data was still moving (${this.steps} of its steps done on this rank, the last seen ${Math.round(sinceMoved)} ms before it timed out): the call needs more than its timeout`
+        : 'every rank arrived, but the data did not flow: the ranks called it with different arguments';
     return new TscclError(ErrorCode.TIMEOUT, `${this.where()} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms): ${why}`,
       { rank, op, seq, missingRanks: missing });
   }

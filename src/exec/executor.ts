@@ -97,11 +97,16 @@ class ChannelRun {
   }
 
   async run(steps: readonly Step[]): Promise<void> {
+    const { ctx } = this.request;
     for (let i = 0; i < steps.length; i++) {
-      if (this.trySync(steps[i])) continue;
+      if (this.trySync(steps[i])) {
+        ctx.stepDone?.();
+        continue;
+      }
       const together = this.recvRun(steps, i);
       if (together === 1) {
         await this.runAsync(steps[i]);
+        ctx.stepDone?.();
         continue;
       }
       // Every receive of the run is settled before the call goes on or fails: none may write
@@ -109,6 +114,7 @@ class ChannelRun {
       const outcomes = await Promise.allSettled(steps.slice(i, i + together).map((step) => this.runAsync(step)));
       const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
       if (failed !== undefined) throw failed.reason;
+      ctx.stepDone?.();
       i += together - 1;
     }
   }

@@ -42,6 +42,8 @@ export interface WaitContext extends SpinPolicy {
   check(): void;
   /** How long one blocking wait may sleep before check() runs again, in ms. */
   sliceMs(): number;
+  /** Counts a step of the call done, so that a timeout tells a call still moving from one whose data stopped. */
+  stepDone?(): void;
 }
 
 /**

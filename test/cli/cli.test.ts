@@ -44,6 +44,15 @@ test('tsccl bench prints the nccl-tests table with both placements and the avera
   assert.match(stdout, /warmup iters: 0 \(4000 up to 256 KiB\) iters: 2/, 'small sizes warm up 4000 calls by default, and the header says so');
 });
 
+test('a call that runs past its timeout while its data still moves says so, not that the ranks called it differently', async () => {
+  // 64-byte pieces make an 8 MB all-reduce of 2 processes 262144 steps, far more than 1 s.
+  const slow = await cli(120_000, { TSCCL_CHUNK_BYTES: '64' })('bench', '--procs', '-o', 'all_reduce', '-g', '2', '-b', '8M', '-e', '8M', '-n', '1', '-w', '0', '--timeout-ms', '1000');
+  assert.equal(slow.code, 1);
+  assert.match(slow.stderr, /TSCCL_ERR_TIMEOUT|timed out after \d+ ms \(timeout 1000 ms\)/);
+  assert.match(slow.stderr, /every rank arrived and the data was still moving \(\d+ of its steps done on this rank/);
+  assert.doesNotMatch(slow.stderr, /different arguments/);
+});
+
 test('a bad TSCCL_* setting is refused as a bad flag is, not with a stack', async () => {
   // The library reads these as its modules load, before the command parses anything.
   const algo = await cli(120_000, { TSCCL_ALGO: 'allreduce:bogus' })('bench', '-o', 'all_reduce', '-g', '2', '-b', '8', '-e', '8');
