@@ -67,18 +67,20 @@ const SMALL_ALL_REDUCE_BYTES = 256 * 1024;
  * 347-365 -> 254-267 (all-gather and broadcast send whole blocks and do not change).
  */
 const CHUNK_BYTES = paramInt('TSCCL_CHUNK_BYTES', process.env, 1);
+/** A default piece of its own, unless TSCCL_CHUNK_BYTES is set: an explicit setting wins everywhere (tests force tiny pieces with it). */
+const unlessChunkSet = (bytes: number): number => (process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : bytes);
 /**
  * The piece when ranks outnumber cores and a hand-off costs a sleep and a wake-up (~50 us per
  * round on 4 threads of 2 cores): measured on 4 thread ranks, 8 MB all-reduce 2.1 -> 3.7 GB/s,
  * 128 MB 2.2 -> 3.4, all-gather 8 MB 1.3 -> 2.0, when the piece grows from 512 KiB to 16 MiB.
- * An explicit TSCCL_CHUNK_BYTES still wins (tests force tiny pieces with it).
  */
-const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 16 << 20;
+const OVERSUBSCRIBED_CHUNK_BYTES = unlessChunkSet(16 << 20);
 /**
  * The piece of an all-reduce between 2 process ranks over TCP: half of CHUNK_BYTES, as measured
  * (why smaller pieces help here is not known; not hand-offs, which smaller pieces add). 2
- * processes on 2 cores, direct all-reduce, three alternating runs, ms out of place / in place: 8 MiB 3.3-3.9 / 2.7-3.0 with
- * 2 MiB pieces against 4.0-4.6 / 3.0-3.9 with 4 MiB, and five more 3.1-3.4 / 3.8-4.8 against
+ * processes on 2 cores, direct all-reduce, three alternating runs, ms out of place / in place:
+ * 8 MiB 3.3-3.9 / 2.7-3.0 with 2 MiB pieces against 4.0-4.6 / 3.0-3.9 with 4 MiB, and five more
+ * 3.1-3.4 / 3.8-4.8 against
  * 3.9-4.3 / 4.0-5.0; 32 MiB level (15.0-17.9 / 12.0-13.9 against 14.9-16.0 / 12.8-15.2); 128 MiB
  * 43.0-45.6 / 35.1-35.3 against 52.5-57.5 / 47.7-52.5. 1 MiB pieces gained more at 128 MiB
  * (39.9-40.6 / 35.2-36.5) and lost at 8 and 32 MiB. 4 processes on 2 cores lost with 2 MiB
@@ -87,7 +89,7 @@ const OVERSUBSCRIBED_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES :
  * 16.2-16.9; all-gather and broadcast level at 8 and 64 MiB). The rule reads only what
  * every rank of the call knows alike: each rank must cut the same pieces.
  */
-const TCP_TWO_RANK_CHUNK_BYTES = process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : 2 << 20;
+const TCP_TWO_RANK_CHUNK_BYTES = unlessChunkSet(2 << 20);
 /**
  * Process ranks over TCP on one host: the "links" are loopback, bounded by the CPUs and not by a
  * NIC that n-1 copies would share, so all-gathers send directly at every size past the one-shot

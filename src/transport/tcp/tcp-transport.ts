@@ -964,7 +964,8 @@ export function streamingSink(receiver: Pick<WaitingRecv, 'elementBytes' | 'cons
   return {
     place: (bytes) => {
       if (receiver.cancelled) return undefined;
-      if (into !== undefined) return carried > 0 ? undefined : into.subarray(offset, offset + bytes);
+      // A copy carries nothing (e is 1), so each read goes on into the destination.
+      if (into !== undefined) return into.subarray(offset, offset + bytes);
       if (carried === 0) return undefined;
       return read.subarray(carried, carried + Math.min(bytes, read.byteLength - carried));
     },

@@ -292,9 +292,14 @@ test('frames carry a CRC32 to other machines by default, and as asked otherwise'
   }
 });
 
-test('tcp: a reduction whose reads end inside an element gets every later piece aligned in the read memory, with no copy for alignment', () => {
+/** One memory holding a streaming sink's read buffer and align buffer, apart, as a transport's arena does. */
+function sinkMemory(): { memory: Uint8Array; buffers: { read: Uint8Array; align: Uint8Array } } {
   const memory = new Uint8Array(4096);
-  const buffers = { read: memory.subarray(0, 1024), align: memory.subarray(2048, 3072) };
+  return { memory, buffers: { read: memory.subarray(0, 1024), align: memory.subarray(2048, 3072) } };
+}
+
+test('tcp: a reduction whose reads end inside an element gets every later piece aligned in the read memory, with no copy for alignment', () => {
+  const { memory, buffers } = sinkMemory();
   const message = new Uint8Array(4000).map((_, i) => (i * 29 + 3) & 255);
   const received = new Uint8Array(message.byteLength);
   const pieces: Uint8Array[] = [];
@@ -329,8 +334,7 @@ test('tcp: a plain receive whose reads end inside an element keeps reading strai
   // Loopback hands out 65483-byte segments, so reads end inside float32 elements. Copying needs
   // no whole elements: were the rest carried as a reduction's is, every later read of the frame
   // would land in the read memory and be copied twice (2 processes, 4 MiB: 1.9 ms an exchange against 1.3).
-  const memory = new Uint8Array(4096);
-  const buffers = { read: memory.subarray(0, 1024), align: memory.subarray(2048, 3072) };
+  const { memory, buffers } = sinkMemory();
   const message = new Uint8Array(1000).map((_, i) => (i * 7 + 1) & 255);
   const destination = new Uint8Array(message.byteLength);
   const pieces: Uint8Array[] = [];
@@ -354,8 +358,7 @@ test('tcp: a reduction\'s carried bytes survive another socket\'s read into the 
   // Node asks a socket for its next read's memory right after its previous read, and every
   // inbound socket of a transport reads into the same memory: another peer's frame (here a
   // header, "TSCL...") may land at its start before this socket's read lands behind the carry.
-  const memory = new Uint8Array(4096);
-  const buffers = { read: memory.subarray(0, 1024), align: memory.subarray(2048, 3072) };
+  const { memory, buffers } = sinkMemory();
   const message = new Uint8Array(new Float32Array([1, 2, 1, 2, 1, 2, 1, 2]).buffer);
   const received = new Uint8Array(message.byteLength);
   const consume = (piece: Uint8Array, offset: number) => { received.set(piece, offset); };
