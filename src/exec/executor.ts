@@ -60,7 +60,7 @@ const PRUNE_POSTED_ABOVE = 64;
  * memory gets a new buffer object when it grows). A user's plain input and output arrays (over
  * TCP nothing is staged) never overlap, though both start at offset 0.
  */
-function sameMemory(a: ArrayBufferLike, b: ArrayBufferLike): boolean {
+export function sameMemory(a: ArrayBufferLike, b: ArrayBufferLike): boolean {
   return a === b || (a instanceof SharedArrayBuffer && b instanceof SharedArrayBuffer);
 }
 

@@ -1,7 +1,7 @@
 import { secondTreePosition } from '../algorithms/in-order-binary-tree.js';
 import { generateSchedule } from '../algorithms/registry.js';
 import { type CallShape, type Collective, REDUCING_COLLECTIVES, type ScheduleGenerator, executorHosts, splitEven } from '../algorithms/schedule.js';
-import { ONE_SHOT, oneShotCount, oneShotReads } from '../exec/one-shot.js';
+import { BY_REFERENCE_MIN_BYTES, ONE_SHOT, oneShotCount, oneShotReads } from '../exec/one-shot.js';
 import { SWITCH_KINDS } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import type { Device } from '../topology/topology-schema.js';
@@ -558,14 +558,19 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   // spends n - 1 of those before its messages are all out, and n - 1 taking its peers' in.
   const messagesUs = (n - 1) * (protocol.overheadUs ?? 0);
   const pull = protocol.pull === true;
+  // Thread ranks publish a message that large by reference (their buffers registered, as the
+  // schedules' zero-copy reads assume): nothing is copied into a slot, and readers read the
+  // publisher's input, which was not written in the call; each publisher then waits to see its
+  // last reader release the call.
+  const byReference = pull && messageBytes >= BY_REFERENCE_MIN_BYTES;
   // Where ranks read each other's slots (thread ranks), a slot's lines sit in the caches of the
   // peers that read it in the call before, and publishing into it takes them back first; and a
   // slot read was written in this call, so its lines come from the writer's cache (the
   // protocol's invalidationTiers and freshReadGBps, as the schedules pay them).
   const takeBackUsPerByte = peerReadWriteCosts(graph, rankDevices, protocol, shape, call.elementBytes);
-  const published = messagesUs + Math.max(...rankDevices.map((d) =>
-    messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d]) + messageBytes * (takeBackUsPerByte.get(d) ?? 0)));
-  const freshReadRate = freshReadRateOf(protocol);
+  const published = messagesUs + (byReference ? 0 : Math.max(...rankDevices.map((d) =>
+    messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d]) + messageBytes * (takeBackUsPerByte.get(d) ?? 0))));
+  const freshReadRate = byReference ? undefined : freshReadRateOf(protocol);
   const queue = new EventQueue();
   const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
   const drained = new Float64Array(n);
@@ -593,6 +598,7 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
     const work = (protocol.wakeUs ?? 0) + messagesUs + (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * 1000) - drained[reader]) : 0);
     last = Math.max(last, pools.get(device)?.finish(drained[reader], work) ?? drained[reader] + work);
   }
-  const timeUs = (protocol.oneShotUs ?? protocol.baseUs) + published + last;
+  const releasedUs = byReference ? protocol.releaseUs ?? protocol.wakeUs ?? 0 : 0;
+  const timeUs = (protocol.oneShotUs ?? protocol.baseUs) + published + last + releasedUs;
   return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried, capacities: network.capacity };
 }

@@ -81,10 +81,10 @@ export interface Protocol {
   /** CPU ranks: the cores the ranks of one host share (absent: each rank has a core of its own). */
   readonly rankCores?: number;
   /**
-   * CPU ranks with a one-shot path (exec/one-shot.ts: every rank publishes into a slot and reads
-   * its peers' slots): the fixed cost of such a call and the fraction of the copy speed the
-   * slots move data at. Measured apart from the schedules' figures, because the path is another
-   * piece of code: synchronous, with no executor, but copying every byte once more.
+   * CPU ranks with a one-shot path (exec/one-shot.ts: every rank publishes its message, by
+   * reference or copied into a slot, and reads its peers'): the fixed cost of such a call and the
+   * fraction of the copy speed a reader takes a message at. Measured apart from the schedules'
+   * figures, because the path is another piece of code: synchronous, with no executor.
    */
   readonly oneShotUs?: number;
   readonly oneShotEfficiency?: number;

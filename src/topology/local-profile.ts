@@ -42,8 +42,8 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * (optional: the default below stands in).
  * oneShotUs and oneShotGBps are the low-latency one-shot path of thread ranks (exec/one-shot.ts):
  * a 2-rank 8 B broadcast through it, and the rate with which the simulator reproduces a 2-rank
- * all-reduce of 32 KiB through it (both ranks publish and read at once; tuner/fit-one-shot.ts);
- * optional, the defaults below stand in. tcp.oneShotUs is the one-shot
+ * all-reduce of 32 KiB through it (both ranks publish by reference and read at once;
+ * tuner/fit-one-shot.ts); optional, the defaults below stand in. tcp.oneShotUs is the one-shot
  * path of process ranks: a 2-rank 8 B all-reduce through it (optional, the default stands in).
  * shm.releaseUs is what a rank that posted its last message spends until it sees the message
  * taken, spinning on a flag: a 2-rank direct broadcast of 8 B less recursive doubling's call and

@@ -162,15 +162,16 @@ export function tcpProtocol(profile: LocalProfile, rankCores: number): TopologyP
 /**
  * The one-shot path of thread ranks in the protocol's terms. The profile's oneShotUs is a whole
  * 2-rank call, of which the simulator charges the wake-up (messageUs) apart. Its oneShotGBps
- * (fitted so that the simulator reproduces a timed all-reduce through the path) is the rate of
- * publish plus read of a small message, two moves that the simulator charges at the copy speed
- * of the smallest working set (the first cache tier) divided by the efficiency.
+ * (fitted so that the simulator reproduces a timed all-reduce through the path) is the rate at
+ * which a reader takes a message published by reference, one move that the simulator charges at
+ * the copy speed of the smallest working set (the first cache tier) divided by the efficiency; a
+ * message small enough to be copied through a slot moves twice at it.
  */
 function oneShotOf(profile: LocalProfile): { oneShotUs: number; oneShotEfficiency: number } {
   const { oneShotUs, oneShotGBps } = { ...DEFAULT_ONE_SHOT, ...profile.shm };
   const tiers = cacheTiersOf(profile).cacheTiers;
   const smallCopyGBps = profile.shm.copyGBps * (tiers === undefined ? 1 : cacheScale(tiers, 0));
-  return { oneShotUs: Math.max(0, oneShotUs - profile.shm.messageUs), oneShotEfficiency: Math.min(1, (2 * oneShotGBps) / smallCopyGBps) };
+  return { oneShotUs: Math.max(0, oneShotUs - profile.shm.messageUs), oneShotEfficiency: Math.min(1, oneShotGBps / smallCopyGBps) };
 }
 
 /**

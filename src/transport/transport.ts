@@ -112,6 +112,20 @@ export interface LowLatencySlots {
    * the same view object back.
    */
   read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array;
+  /**
+   * Where peers read this rank's memory (thread ranks): whether `data` lies where every peer can
+   * read it in place, so that publishByReference may carry it.
+   */
+  readsInPlace?(data: Uint8Array): boolean;
+  /**
+   * Publishes collective `seq` by reference: peers read `data` where it lies, so it must stay
+   * unchanged until every peer has released `seq` (see released).
+   */
+  publishByReference?(seq: number, opcode: number, data: Uint8Array, ctx: WaitContext): Promise<void> | undefined;
+  /** This rank has read everything it reads of collective `seq` (owed only where a peer published by reference). */
+  release?(seq: number): void;
+  /** Waits until every peer has released collective `seq`. */
+  released?(seq: number, ctx: WaitContext): Promise<void> | undefined;
 }
 
 export const OPCODES = ['allReduce', 'broadcast', 'reduce', 'allGather', 'reduceScatter', 'allToAll', 'gather', 'scatter', 'barrier', 'send', 'check'] as const;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Collective } from '../../src/algorithms/schedule.js';
-import { ONE_SHOT } from '../../src/exec/one-shot.js';
+import { BY_REFERENCE_MIN_BYTES, ONE_SHOT } from '../../src/exec/one-shot.js';
 import { simulateFlows } from '../../src/sim/flow-sim.js';
 import { defaultProfile } from '../../src/topology/local-profile.js';
 import { localTopology } from '../../src/topology/local-topology.js';
@@ -169,13 +169,21 @@ test('the one-shot path: one wake-up per rank, and reads that grow with the peer
   assert.ok(big('broadcast') < big('allReduce') / 2, `${big('broadcast')} vs ${big('allReduce')}`);
 });
 
-test('the one-shot path pays for lines in a peer\'s cache as the schedules do: publishing into a slot its peer read, reading a slot written in the call', () => {
-  const oneShot = (options: CopyingOptions) => copying(2, 'allGather', ONE_SHOT, 1_000_000, options);
-  const plain = oneShot({});
-  // 4 MB published over lines the peer read in the call before: 0.5 ns per byte is 2 ms more.
-  assert.ok(Math.abs(oneShot({ invalidationNsPerByte: 0.5 }) - plain - 2000) < 1, `${oneShot({ invalidationNsPerByte: 0.5 })} vs ${plain}`);
-  // The peer's 4 MB come from its cache at half the copy speed: the read takes twice as long.
-  assert.ok(oneShot({ peerWrittenGBps: 0.5 }) > plain + 3000, `${oneShot({ peerWrittenGBps: 0.5 })} vs ${plain}`);
+test('the one-shot path pays for lines in a peer\'s cache as the schedules do where it copies through slots, and not where it publishes by reference', () => {
+  const oneShot = (count: number, options: CopyingOptions) => copying(2, 'allGather', ONE_SHOT, count, options);
+  // 1 KiB copied through the slots, at 1 GB/s: published over lines the peer read in the call
+  // before (0.5 ns per byte is 0.51 us more), and read from the writer's cache at half the copy
+  // speed (1.02 us more).
+  const small = 256;
+  assert.ok(small * 4 < BY_REFERENCE_MIN_BYTES);
+  const plain = oneShot(small, {});
+  assert.ok(Math.abs(oneShot(small, { invalidationNsPerByte: 0.5 }) - plain - 0.512) < 0.01, `${oneShot(small, { invalidationNsPerByte: 0.5 })} vs ${plain}`);
+  assert.ok(Math.abs(oneShot(small, { peerWrittenGBps: 0.5 }) - plain - 1.024) < 0.01, `${oneShot(small, { peerWrittenGBps: 0.5 })} vs ${plain}`);
+  // 4 MB by reference: nothing is written into a slot, and the reader takes the publisher's
+  // input, which nobody wrote in the call.
+  const large = 1_000_000;
+  assert.equal(oneShot(large, { invalidationNsPerByte: 0.5 }), oneShot(large, {}));
+  assert.equal(oneShot(large, { peerWrittenGBps: 0.5 }), oneShot(large, {}));
 });
 
 test('over TCP each end spends its overhead on every message: the hand-off and the stream tune measures come back', () => {

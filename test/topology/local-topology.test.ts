@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import { ONE_SHOT } from '../../src/exec/one-shot.js';
+import { BY_REFERENCE_MIN_BYTES, ONE_SHOT } from '../../src/exec/one-shot.js';
 import { simulateFlows } from '../../src/sim/flow-sim.js';
 import { simulateRow } from '../../src/sim/simulate.js';
 import { type LocalProfile, defaultProfile, loadProfile, saveProfile } from '../../src/topology/local-profile.js';
@@ -89,7 +89,7 @@ test('a process sends alone at its stream rate, and sends and receives together 
   assert.ok(Math.abs(eachWay - 1.5) < 0.05, `each way of a sendrecv: ${eachWay.toFixed(2)} GB/s`);
 });
 
-test('the one-shot path costs what the profile measured it at: its own call cost and the rate its slots move a message', () => {
+test('the one-shot path costs what the profile measured it at: its own call cost, the rate a reader takes a message, and the release of one published by reference', () => {
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
   const broadcast = (profile: LocalProfile, bytes: number) => {
@@ -98,10 +98,13 @@ test('the one-shot path costs what the profile measured it at: its own call cost
   };
   // Lines in the peer's cache cost nothing here (they add to the path's cost, cpu-ranks.test.ts).
   const free = { invalidationTiers: [{ bytes: 1, nsPerByte: 0 }], peerWrittenGBps: 1000 };
-  const profile: LocalProfile = { ...base, shm: { ...base.shm, ...free, oneShotUs: 9, oneShotGBps: 4 } };
-  // The 2-rank broadcasts tsccl tune measures the two figures by come back as measured.
+  const releaseUs = 0.5;
+  const profile: LocalProfile = { ...base, shm: { ...base.shm, ...free, oneShotUs: 9, oneShotGBps: 4, releaseUs } };
+  // The 2-rank broadcast of 8 B tsccl tune measures comes back as measured; 32 KiB goes by
+  // reference: one move at the rate, and the root's wait to see it taken.
   assert.ok(Math.abs(broadcast(profile, 4) - 9) < 0.1, `${broadcast(profile, 4)}`);
-  const perByte = (broadcast(profile, 32768) - broadcast(profile, 4)) / 32764;
+  assert.ok(32768 >= BY_REFERENCE_MIN_BYTES);
+  const perByte = (broadcast(profile, 32768) - broadcast(profile, 4) - releaseUs) / 32764;
   assert.ok(Math.abs(perByte * 4e3 - 1) < 0.05, `${perByte * 4e3}`);
   // A profile written before the path was measured gets the defaults.
   const { oneShotUs, oneShotGBps, ...older } = base.shm;

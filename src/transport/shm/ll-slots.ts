@@ -1,7 +1,7 @@
 import type { Arena } from '../../memory/arena.js';
 import { type LowLatencySlots, type WaitContext, messageMismatch } from '../transport.js';
 import { blockUntil, spinUntil, waitWhileEqual } from '../wait.js';
-import { LL_BYTES, LL_FLAG, LL_HEADER_WORDS, LL_OPCODE, LL_SLOT_BYTES, STATUS_ENTERED_SEQ, llSlotIndex } from './mailbox.js';
+import { LL_BYTES, LL_BY_REFERENCE, LL_DATA_OFFSET, LL_FLAG, LL_HEADER_WORDS, LL_OPCODE, LL_RELEASED, LL_SLOT_BYTES, STATUS_ENTERED_SEQ, llSlotIndex } from './mailbox.js';
 
 /**
  * The low-latency protocol of thread ranks (NCCL's LL idea: data and flag travel together, so a
@@ -13,6 +13,12 @@ import { LL_BYTES, LL_FLAG, LL_HEADER_WORDS, LL_OPCODE, LL_SLOT_BYTES, STATUS_EN
  * No acknowledgement is needed to reuse a slot: the last write into slot seq & 1 was for call
  * seq - 2 or earlier, and a peer that has entered call seq - 1 (its status word) has finished
  * every call before it, including reading that slot.
+ *
+ * A message whose data already lies in the arena (a registered buffer) can go by reference: the
+ * slot then holds its offset, and peers read the data where it lies, so nobody copies it into a
+ * slot nor pulls the slot's freshly written lines from the writer's cache. The owner must then
+ * keep the data unchanged until every reader has released the call (its slot's released word),
+ * which costs one more flag per call and saves a copy of the message per rank.
  */
 /**
  * How long a wait may block its thread after spinning, in ms, before it turns asynchronous and
@@ -44,7 +50,27 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     this.bases = mailboxByteOffsets.map((b) => b / 4);
     this.words = words;
     this.dataViews = new Array<Uint8Array | undefined>(2 * this.nranks).fill(undefined);
+    this.referenceViews = new Array<Uint8Array | undefined>(2 * this.nranks).fill(undefined);
+    this.referenceOffsets = new Array<number>(2 * this.nranks).fill(-1);
   }
+
+  /** `bytes` of the arena at `byteOffset`, which `rank` published by reference for call `seq`. */
+  private referenceView(rank: number, seq: number, byteOffset: number, bytes: number): Uint8Array {
+    const key = 2 * rank + (seq & 1);
+    let view = this.referenceViews[key];
+    if (view === undefined || view.byteLength !== bytes || this.referenceOffsets[key] !== byteOffset) {
+      view = this.arena.bytes(byteOffset, bytes);
+      this.referenceViews[key] = view;
+      this.referenceOffsets[key] = byteOffset;
+    }
+    return view;
+  }
+
+  /** Views of data published by reference, per rank and parity as dataViews, with their byte offsets. */
+  private readonly referenceViews: (Uint8Array | undefined)[];
+  private readonly referenceOffsets: number[];
+  /** The last call of which this rank read a message published by reference: only then does it owe a release. */
+  private readByReference = 0;
 
   /** The first `bytes` of `rank`'s slot for call `seq`. */
   private dataView(rank: number, seq: number, bytes: number): Uint8Array {
@@ -67,16 +93,29 @@ export class ShmLowLatencySlots implements LowLatencySlots {
 
   publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> | undefined {
     if (bytes > LL_SLOT_BYTES) throw new RangeError(`low-latency slot holds ${LL_SLOT_BYTES} bytes, asked for ${bytes}`);
+    return this.whenSlotFree(seq, ctx, () => this.write(seq, opcode, bytes, data, -1));
+  }
+
+  readsInPlace(data: Uint8Array): boolean {
+    return this.arena.contains(data);
+  }
+
+  publishByReference(seq: number, opcode: number, data: Uint8Array, ctx: WaitContext): Promise<void> | undefined {
+    return this.whenSlotFree(seq, ctx, () => this.write(seq, opcode, data.byteLength, undefined, data.byteOffset));
+  }
+
+  /** Runs `write` once no peer still reads the slot call `seq` reuses: at once if none does (undefined), else later. */
+  private whenSlotFree(seq: number, ctx: WaitContext, write: () => void): Promise<void> | undefined {
     const free = () => this.slotReader(seq) < 0;
     if (!spinUntil(free, ctx)) {
       const reader = this.slotReader(seq);
-      if (reader >= 0 && !blockUntil(this.words, this.bases[reader] + STATUS_ENTERED_SEQ, free, BLOCK_MS)) return this.publishLater(seq, opcode, bytes, data, ctx);
+      if (reader >= 0 && !blockUntil(this.words, this.bases[reader] + STATUS_ENTERED_SEQ, free, BLOCK_MS)) return this.writeLater(seq, ctx, write);
     }
-    this.write(seq, opcode, bytes, data);
+    write();
     return undefined;
   }
 
-  private async publishLater(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> {
+  private async writeLater(seq: number, ctx: WaitContext, write: () => void): Promise<void> {
     for (let reader = this.slotReader(seq); reader >= 0; reader = this.slotReader(seq)) {
       const index = this.bases[reader] + STATUS_ENTERED_SEQ;
       // Wait on the value that was found wanting: a reader that entered since slotReader looked
@@ -84,14 +123,17 @@ export class ShmLowLatencySlots implements LowLatencySlots {
       const entered = Atomics.load(this.words, index);
       if (mayReadSlot(entered, seq)) await waitWhileEqual(this.words, index, entered, ctx);
     }
-    this.write(seq, opcode, bytes, data);
+    write();
   }
 
-  private write(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined): void {
+  /** Fills this rank's slot for call `seq`: `data` copied in, or (byReferenceOffset >= 0) where it lies in the arena. */
+  private write(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, byReferenceOffset: number): void {
     const slot = this.bases[this.rank] + llSlotIndex(this.nranks, seq);
     if (data !== undefined && data.byteLength > 0) this.dataView(this.rank, seq, data.byteLength).set(data);
     this.words[slot + LL_BYTES] = bytes;
     this.words[slot + LL_OPCODE] = opcode;
+    this.words[slot + LL_BY_REFERENCE] = byReferenceOffset >= 0 ? 1 : 0;
+    this.words[slot + LL_DATA_OFFSET] = byReferenceOffset;
     Atomics.store(this.words, slot + LL_FLAG, seq);
     Atomics.notify(this.words, slot + LL_FLAG);
   }
@@ -101,13 +143,34 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   }
 
   arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
-    const index = this.flagIndex(peer, seq);
-    const ready = () => Atomics.load(this.words, index) === seq;
-    if (spinUntil(ready, ctx) || blockUntil(this.words, index, ready, BLOCK_MS)) return undefined;
-    return this.arrivedLater(index, seq, ctx);
+    return this.untilSeq(this.flagIndex(peer, seq), seq, ctx);
   }
 
-  private async arrivedLater(index: number, seq: number, ctx: WaitContext): Promise<void> {
+  release(seq: number): void {
+    // A release costs a notify, which V8 makes slower than a small call's whole copy.
+    if (this.readByReference !== seq) return;
+    const index = this.bases[this.rank] + llSlotIndex(this.nranks, seq) + LL_RELEASED;
+    Atomics.store(this.words, index, seq);
+    Atomics.notify(this.words, index);
+  }
+
+  released(seq: number, ctx: WaitContext): Promise<void> | undefined {
+    for (let peer = 0; peer < this.nranks; peer++) {
+      if (peer === this.rank) continue;
+      const pending = this.untilSeq(this.bases[peer] + llSlotIndex(this.nranks, seq) + LL_RELEASED, seq, ctx);
+      if (pending !== undefined) return pending.then(() => this.released(seq, ctx));
+    }
+    return undefined;
+  }
+
+  /** Waits until words[index] holds `seq`: spinning, then blocking briefly, then asynchronously. */
+  private untilSeq(index: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
+    const ready = () => Atomics.load(this.words, index) === seq;
+    if (spinUntil(ready, ctx) || blockUntil(this.words, index, ready, BLOCK_MS)) return undefined;
+    return this.untilSeqLater(index, seq, ctx);
+  }
+
+  private async untilSeqLater(index: number, seq: number, ctx: WaitContext): Promise<void> {
     for (;;) {
       const flag = Atomics.load(this.words, index);
       if (flag === seq) return;
@@ -121,6 +184,10 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     const sentOpcode = this.words[slot + LL_OPCODE];
     if (sentBytes !== bytes || sentOpcode !== opcode) {
       throw messageMismatch(this.rank, peer, { opcode, seq, bytes }, { opcode: sentOpcode, seq, bytes: sentBytes });
+    }
+    if (this.words[slot + LL_BY_REFERENCE] === 1) {
+      this.readByReference = seq;
+      return this.referenceView(peer, seq, this.words[slot + LL_DATA_OFFSET] >>> 0, bytes);
     }
     return this.dataView(peer, seq, bytes);
   }

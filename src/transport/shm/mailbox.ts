@@ -12,6 +12,8 @@
  *
  *   int32[0]       flag: the collective sequence number whose data the slot holds
  *   int32[1..2]    bytes, opcode of that call
+ *   int32[3..4]    1 and the data's byte offset in the arena if it was published by reference, else 0
+ *   int32[5]       released: the last call whose messages the owner has read (of this slot's parity)
  *   data[LL_SLOT_BYTES] from byte 64 on
  */
 export const QUEUE_DEPTH = 64;
@@ -50,6 +52,9 @@ export const LL_HEADER_WORDS = 16;
 export const LL_FLAG = 0;
 export const LL_BYTES = 1;
 export const LL_OPCODE = 2;
+export const LL_BY_REFERENCE = 3;
+export const LL_DATA_OFFSET = 4;
+export const LL_RELEASED = 5;
 const LL_SLOT_WORDS = LL_HEADER_WORDS + LL_SLOT_BYTES / 4;
 
 /** Word index of the low-latency slot used by collective `seq` (two slots, alternating). */

@@ -74,14 +74,14 @@ test('a peer that enters the call between the publisher\'s look and its wait is 
   const { slots, status } = pair();
   status[0].enter(3);
   status[1].enter(1);
-  const publisher = slots[0] as unknown as { slotReader(seq: number): number; publishLater(seq: number, opcode: number, bytes: number, data: Uint8Array, ctx: WaitContext): Promise<void> };
+  const publisher = slots[0] as unknown as { slotReader(seq: number): number; writeLater(seq: number, ctx: WaitContext, write: () => void): Promise<void>; write(seq: number, opcode: number, bytes: number, data: Uint8Array, byReferenceOffset: number): void };
   const look = publisher.slotReader.bind(publisher);
   publisher.slotReader = (seq) => {
     const reader = look(seq);
     if (reader >= 0) status[reader].enter(2);
     return reader;
   };
-  await publisher.publishLater(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(300));
+  await publisher.writeLater(3, context(300), () => publisher.write(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), -1));
   assert.equal(slots[1].arrived(0, 3, context(100)), undefined);
   assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
 });
@@ -93,4 +93,36 @@ test('waiting for a peer that never publishes ends with the context\'s error, an
   await assert.rejects(slots[0].arrived(1, 1, context(30))!, /test deadline/);
   assert.ok(performance.now() - started < 1000);
   assert.throws(() => slots[0].publish(1, OPCODE, LL_SLOT_BYTES + 1, undefined, context(10)), RangeError);
+});
+
+test('a message published by reference is read where it lies, and its owner waits until every peer released the call', async () => {
+  const { arena, slots, status } = pair();
+  status[0].enter(1);
+  status[1].enter(1);
+  const registered = arena.bytes(arena.allocate(16), 16);
+  registered.set([5, 6, 7, 8], 4);
+  const data = registered.subarray(4, 8);
+  assert.equal(slots[0].readsInPlace(data), true);
+  assert.equal(slots[0].readsInPlace(new Uint8Array(new SharedArrayBuffer(4))), false, 'shared memory outside the arena is not readable by peers');
+  assert.equal(slots[0].publishByReference(1, OPCODE, data, context(100)), undefined);
+  assert.equal(slots[1].arrived(0, 1, context(100)), undefined);
+  const read = slots[1].read(0, 1, OPCODE, 4);
+  assert.deepEqual([...read], [5, 6, 7, 8]);
+  registered[5] = 60;
+  assert.equal(read[1], 60, 'the reader sees the owner\'s memory itself, not a copy');
+  // Rank 1 has not released call 1, so rank 0 may not touch its data yet.
+  const waiting = slots[0].released(1, context(1000));
+  assert.ok(waiting instanceof Promise, 'the owner must wait for the reader');
+  let done = false;
+  void waiting.then(() => { done = true; });
+  await new Promise((r) => setTimeout(r, 20));
+  assert.equal(done, false);
+  slots[1].release(1);
+  await waiting;
+  // A copied message in the same slot's next use reads as a copy again.
+  status[0].enter(3);
+  status[1].enter(3);
+  slots[0].publish(3, OPCODE, 4, new Uint8Array([9, 9, 9, 9]), context(100));
+  assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [9, 9, 9, 9]);
+  await assert.rejects(slots[0].released(3, context(30))!, /test deadline/, 'a release of call 1 does not count for call 3');
 });
