@@ -40,10 +40,14 @@ export function machineTimeUs(graph: TopologyGraph, call: MachineCall): number {
  * line through two stand-ins of STAND_IN and twice as many, simulated with the call's own working
  * set (its memory speeds). A stand-in holds at least 4 pieces of every rank's slice, and at least
  * 64 MiB so that the rates that depend on a message's size (TCP's, and the whole-block messages of
- * the direct all-gather and broadcast) are those of the large call.
+ * the direct all-gather and broadcast) are those of the large call, unless that takes more than
+ * STAND_IN_MAX_PIECES pieces: with tiny pieces (TSCCL_CHUNK_BYTES=64) an 8 MB all-reduce of 2
+ * thread ranks is 262144 steps, which the tuner took ~9 s to simulate while the peer waited in
+ * the call; 256 pieces already repeat one message size.
  */
 const STAND_IN_PIECES = 4;
 const STAND_IN_MIN_BYTES = 64 << 20;
+const STAND_IN_MAX_PIECES = 256;
 /**
  * A chain (ring broadcast or reduce) settles into its rhythm later where ranks outnumber the
  * cores: with 4-piece stand-ins, 4 thread ranks on 2 cores read 3.6% short; with 8, 0.2%.
@@ -57,7 +61,7 @@ export function machineOutcome(graph: TopologyGraph, call: MachineCall): SimOutc
   });
   const unit = call.chunkCount * graph.accelerators.length;
   const pieces = isChain(call) ? CHAIN_STAND_IN_PIECES : STAND_IN_PIECES;
-  const standIn = Math.max(pieces, Math.ceil(STAND_IN_MIN_BYTES / call.elementBytes / unit)) * unit;
+  const standIn = Math.max(pieces, Math.min(STAND_IN_MAX_PIECES, Math.ceil(STAND_IN_MIN_BYTES / call.elementBytes / unit))) * unit;
   if (call.count <= 4 * standIn) return simulate(call.count);
   const [small, large] = [standIn, 2 * standIn].map(simulate);
   const ahead = (call.count - 2 * standIn) / standIn;

@@ -46,3 +46,22 @@ test('a 350 GB all-reduce on 16 process ranks is predicted in seconds, in propor
   const ratio = call(350 * 2 ** 30) / call(2 ** 30);
   assert.ok(Math.abs(ratio - 350) / 350 < 0.02, `350 GiB took ${ratio} times 1 GiB`);
 });
+
+test('a call in tiny pieces is read from stand-ins of a few hundred pieces, and takes the time of simulating it whole', () => {
+  const graph = machine(2, 'shm');
+  const chunkCount = 1024; // 4 KiB pieces: 1100 of every rank's slice, cheap to simulate whole here
+  for (const algorithm of ['ring', 'direct', 'recursive_doubling']) {
+    const call = { collective: 'allReduce' as Collective, count: 1100 * 2 * chunkCount, elementBytes: 4, algorithm, chunkCount };
+    const read = machineOutcome(graph, call).rankCallUs;
+    const whole = simulateFlows(graph, graph.accelerators, { ...call, root: 0, protocol: Object.keys(topologyProtocols(graph.topology))[0] }).rankCallUs;
+    assert.ok(Math.abs(read - whole) / whole < 0.01, `${algorithm}: ${read} against ${whole}`);
+  }
+});
+
+test('the tuner prices a 64 MB all-reduce in 64-byte pieces in moments (simulated whole, 262144 steps a rank per 8 MB took seconds)', { timeout: 20_000 }, () => {
+  const graph = machine(2, 'shm');
+  for (const algorithm of algorithmNames('allReduce').filter((a) => a !== 'hierarchical')) {
+    const us = machineOutcome(graph, { collective: 'allReduce', count: (64 << 20) / 4, elementBytes: 4, algorithm, chunkCount: 16 }).rankCallUs;
+    assert.ok(Number.isFinite(us) && us > 0, `${algorithm}: ${us}`);
+  }
+});
