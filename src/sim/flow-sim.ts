@@ -106,6 +106,19 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const takeBackUs = (runner: Runner, pc: number): number => (runner.program.peerReadWrites?.[pc] ?? 0) * (takeBackUsPerByte.get(runner.device) ?? 0);
   /** When a rank's own work (a hand-off, a reduction, a copy) started now ends, on a core of its host. */
   const workEnds = (runner: Runner, us: number): number => pools.get(runner.device)?.finish(queue.now, us) ?? queue.now + us;
+  /**
+   * Runs `action` once a rank is woken. A crowded rank whose protocol splits the wake-up
+   * (wakeWorkUs) waits out its latency off the cores, where the other ranks' work goes on, then
+   * takes a core for the rest; otherwise the whole wake-up is work on a core.
+   */
+  const wakeWorkUs = protocol.wakeWorkUs;
+  const afterWake = <T>(runner: Runner, action: (arg: T) => void, arg: T): void => {
+    if (wakeWorkUs === undefined || !crowded.has(runner.device)) {
+      queue.at(workEnds(runner, wakeUs), action, arg);
+      return;
+    }
+    queue.at(queue.now + wakeUs - wakeWorkUs, () => queue.at(workEnds(runner, wakeWorkUs), action, arg));
+  };
   // Bytes per microsecond a rank reduces at; 0 where reduction is fused into the transfer (GPUs).
   const reduceRates = graph.devices.map((d, i) => (d.reduceGBps ?? 0) * 1000 * rates.reduceScale[i]);
   // Where ranks pull, a rank's local copy loads what its reading of a peer's message would: its
@@ -219,7 +232,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         r.pc = 0;
         r.endedAt = -1;
         r.overheadPaidAt = -1;
-        if (crowded.has(r.device)) queue.at(workEnds(r, wakeUs), advance, r);
+        if (crowded.has(r.device)) afterWake(r, advance, r);
         else advance(r);
       }
       return;
@@ -234,9 +247,11 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     // A CPU sender that ended earlier had to wait for this: with a core of its own it spins and
     // sees it after the protocol's releaseUs; one that outnumbers the cores is woken for it. One
     // that ended just now sees it at once.
-    const waitUs = crowded.has(sender.device) ? wakeUs : protocol.releaseUs ?? wakeUs;
-    if (waitUs > 0 && queue.now > sender.endedAt) queue.at(workEnds(sender, waitUs), finish, sender);
-    else finish(sender);
+    const isCrowded = crowded.has(sender.device);
+    const waitUs = isCrowded ? wakeUs : protocol.releaseUs ?? wakeUs;
+    if (waitUs <= 0 || queue.now <= sender.endedAt) finish(sender);
+    else if (isCrowded) afterWake(sender, finish, sender);
+    else queue.at(workEnds(sender, waitUs), finish, sender);
   };
 
   /**
@@ -274,7 +289,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     if (waiter === undefined) return;
     // A CPU rank that had to wait for the message is woken for it, which takes a core; one that
     // pulled it was busy copying it, and goes on.
-    if (wakeUs > 0 && !pull) queue.at(workEnds(waiter, wakeUs), advance, waiter);
+    if (wakeUs > 0 && !pull) afterWake(waiter, advance, waiter);
     else advance(waiter);
   };
 
@@ -311,7 +326,8 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
         if (pull) {
           // The message waits for its receiver to copy it; one already waiting is woken to.
           const waiter = slot.waiter;
-          if (waiter !== undefined) queue.at(wakeUs > 0 ? workEnds(waiter, wakeUs) : queue.now, startPull, slot);
+          if (waiter !== undefined && wakeUs > 0) afterWake(waiter, startPull, slot);
+          else if (waiter !== undefined) queue.at(queue.now, startPull, slot);
         } else if (box.sending) {
           box.waiting.push(slot);
         } else {
@@ -345,7 +361,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
             // hand-off: 16 KiB a rank priced 2.7 us, where it took 3.6-4.4 out of place and
             // 2.9-3.5 in place, and the tuner ran it by direct at 1.2-1.5x the one-shot path's
             // time in the grids of the forty-seventh to forty-ninth sessions.)
-            queue.at(workEnds(runner, wakeUs), startPull, slot);
+            afterWake(runner, startPull, slot);
           }
           return;
         }
@@ -415,7 +431,10 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
     }
   });
   // Ranks that outnumber their cores begin the call as each gets a core, woken to it.
-  for (const runner of all) queue.at(crowded.has(runner.device) ? workEnds(runner, wakeUs) : 0, advance, runner);
+  for (const runner of all) {
+    if (crowded.has(runner.device)) afterWake(runner, advance, runner);
+    else queue.at(0, advance, runner);
+  }
   queue.run();
   if (finished !== all.length) throw new Error(`simulation of ${call.algorithm} ${call.collective} stalled: ${all.length - finished} rank channels never finished`);
   const timeUs = lastDone + protocol.baseUs;

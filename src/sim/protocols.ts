@@ -41,6 +41,12 @@ export interface Protocol {
    */
   readonly releaseUs?: number;
   /**
+   * CPU ranks that outnumber the cores: the part of wakeUs that takes a core (the woken rank's
+   * switch in); the rest is latency, which the other ranks' work on the cores hides, as it does
+   * in a call that moves data. Absent: all of wakeUs.
+   */
+  readonly wakeWorkUs?: number;
+  /**
    * CPU ranks: time the CPU spends on each message at each end (LogP's overhead "o": Culler et
    * al., 1993): the sender builds and writes it before it moves, the receiver reads and parses it
    * when it takes it, each on a core of its host. Over TCP this is a system call and a trip

@@ -32,7 +32,11 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * not twice as fast, as the sender's end of a loopback copy costs more than the receiver's.
  * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
  * receiver is often descheduled and must be woken (`tsccl tune` fits it: the value with which
- * the simulator reproduces a ring on twice as many ranks as cores); oversubscribedGBps what all process ranks
+ * the simulator reproduces a ring of 8 B on twice as many ranks as cores);
+ * shm.oversubscribedSwitchUs the part of it that takes a core per other rank on that core (one,
+ * with twice as many ranks as cores), the rest being latency that other ranks' work hides
+ * (`tsccl tune` fits it to a ring of 256 KiB on twice as many ranks as cores, whose hand-offs
+ * meet busy cores; optional: without it the whole hand-off takes a core); oversubscribedGBps what all process ranks
  * move together over TCP when they outnumber the cores (optional: without it, cores x gbps).
  * tcp.sizeTiers is the rate each way of a 2-process sendrecv of `bytes` below the 16 MiB of gbps:
  * loopback TCP moves a message that fits the socket buffers and the caches at 2-3x the rate of a
@@ -80,7 +84,7 @@ export const profileSchema = z.object({
     oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
     peerWrittenGBps: z.number().positive().optional(), releaseUs: z.number().min(0).optional(),
     invalidationTiers: invalidationTiersSchema.optional(), worstInvalidationTiers: invalidationTiersSchema.optional(),
-    worstPeerWrittenGBps: z.number().positive().optional(),
+    worstPeerWrittenGBps: z.number().positive().optional(), oversubscribedSwitchUs: z.number().min(0).optional(),
   }),
   tcp: transportSchema.extend({
     gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),

@@ -133,12 +133,17 @@ export function localTopology(options: LocalTopologyOptions): Topology {
  * is measured on twice as many ranks as cores and charged once per message at any count: since
  * the ranks' copies take turns on the cores with the hand-offs (flow-sim.ts), charging it once
  * per other rank on the core (3 times for 8 ranks on 2 cores, as from e7171b5) put the 8-rank
- * rows under 64 KiB of four regret grids at a median error of 216% (39% charged once).
+ * rows under 64 KiB of four regret grids at a median error of 216% (39% charged once). Of a
+ * crowded hand-off only the profile's oversubscribedSwitchUs per other rank on the core takes a
+ * core (wakeWorkUs); the rest is latency that the other ranks' work hides (see SIMULATOR.md).
  */
 function shmProtocol(profile: LocalProfile, ranks: number, cores: number): TopologyProtocol {
-  const wakeUs = ranks > cores ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs;
+  const crowded = ranks > cores;
+  const wakeUs = crowded ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs;
+  const switchUs = profile.shm.oversubscribedSwitchUs;
   return {
     name: 'shm', baseUs: profile.shm.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, releaseUs: profile.shm.releaseUs ?? DEFAULT_RELEASE_US, rankCores: cores, pull: true,
+    ...(crowded && switchUs !== undefined ? { wakeWorkUs: Math.min(wakeUs, switchUs * (ranks / cores - 1)) } : {}),
     freshReadGBps: profile.shm.peerWrittenGBps ?? DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: profile.shm.invalidationTiers ?? [...DEFAULT_INVALIDATION_TIERS],
     ...(profile.shm.worstInvalidationTiers === undefined ? {} : { worstInvalidationTiers: profile.shm.worstInvalidationTiers }),
     ...(profile.shm.worstPeerWrittenGBps === undefined ? {} : { worstFreshReadGBps: profile.shm.worstPeerWrittenGBps }), ...oneShotOf(profile),

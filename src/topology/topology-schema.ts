@@ -80,12 +80,14 @@ const protocolSchema = z.object({
     .describe('CPU ranks that pull: freshReadGBps in the state of worstInvalidationTiers (absent: freshReadGBps)'),
   releaseUs: z.number().min(0).optional()
     .describe('CPU ranks that pull, each with a core: us a sender that finished its part spends until it sees its last message taken (absent: wakeUs)'),
+  wakeWorkUs: z.number().min(0).optional()
+    .describe('CPU ranks that outnumber the cores: the part of wakeUs that takes a core; the rest is latency that other ranks\' work on the cores hides (absent: all of wakeUs)'),
   rankCores: z.number().int().min(1).optional()
     .describe('CPU ranks: cores the ranks of one host share; their wake-ups, reductions and copies wait for a free one'),
   oneShotUs: z.number().min(0).optional()
     .describe('CPU ranks with a one-shot path (slots every rank publishes into and reads from): its fixed cost of a call, instead of baseUs'),
   oneShotEfficiency: z.number().gt(0).max(1).optional()
-    .describe('CPU ranks with a one-shot path: fraction of the copy speed its slots move data at, instead of efficiency'),
+    .describe('CPU ranks with a one-shot path: fraction of the copy speed a reader takes a message at, instead of efficiency'),
 }).strict();
 
 export const topologySchema = z.object({

@@ -64,6 +64,8 @@ interface CopyingOptions {
   /** Cores the ranks run on (default: one each). */
   readonly cores?: number;
   readonly handOffUs?: number;
+  /** The part of a crowded rank's hand-off that takes a core (default: all of it). */
+  readonly switchUs?: number;
   /** One core's fold speed, as a profile's memory tiers measure it (default: none measured, the kernel free). */
   readonly foldGBps?: number;
 }
@@ -74,14 +76,14 @@ interface CopyingOptions {
  * any, unless said otherwise.
  */
 function copyingRanks(ranks: number, options: CopyingOptions = {}): TopologyGraph {
-  const { peerWrittenGBps = 1, invalidationNsPerByte = 0, cores = ranks, handOffUs = 0, foldGBps } = options;
+  const { peerWrittenGBps = 1, invalidationNsPerByte = 0, cores = ranks, handOffUs = 0, switchUs, foldGBps } = options;
   const detection = fakeDetection(cores);
   const base = defaultProfile(cores, 'h');
   const profile = {
     ...base, reduceGBps: foldGBps ?? 1e9, memoryTiers: foldGBps === undefined ? undefined : [{ bytes: 1, copyGBps: 1, foldGBps }],
     shm: {
       ...base.shm, callUs: CALL_US, messageUs: handOffUs, oversubscribedMessageUs: handOffUs, releaseUs: 0, copyGBps: 1, peerWrittenGBps,
-      invalidationTiers: [{ bytes: 1, nsPerByte: invalidationNsPerByte }],
+      invalidationTiers: [{ bytes: 1, nsPerByte: invalidationNsPerByte }], ...(switchUs === undefined ? {} : { oversubscribedSwitchUs: switchUs }),
     },
   };
   return new TopologyGraph(parseTopology(localTopology({ ranks, transport: 'shm', profile, detection }), 'local'));
@@ -153,6 +155,24 @@ test('ranks that outnumber the cores copy on them: their copies and hand-offs ta
     assert.ok(Math.abs(copies - 800) < 1, `${algorithm}: ${copies}`);
     assert.ok(Math.abs(handOffs - 900) < 2, `${algorithm}: ${handOffs}`);
     assert.ok(Math.abs(both - (handOffs + copies)) < 2, `${algorithm}: ${both}`);
+  }
+});
+
+test('a crowded rank\'s hand-off whose latency is off the cores hides behind the other ranks\' copies, and only its switch takes a core', () => {
+  // As above, 4 ranks on 2 cores, 100 KB blocks, 100 us hand-offs.
+  for (const algorithm of ['direct', 'ring']) {
+    const run = (switchUs: number | undefined, count: number) => copying(4, 'allGather', algorithm, count, { cores: 2, handOffUs: 100, ...(switchUs === undefined ? {} : { switchUs }) });
+    const copies = copying(4, 'allGather', algorithm, 25_000, { cores: 2 });
+    // All of it on a core: as without the split.
+    assert.ok(Math.abs(run(100, 25_000) - run(undefined, 25_000)) < 1e-6, algorithm);
+    // None of it on a core: each hand-off still waits its 100 us, but the cores copy meanwhile,
+    // so the call takes less than its copies and hand-offs one after the other.
+    const [latencyOnly, handOffsAlone] = [run(0, 25_000), run(0, 1)];
+    assert.ok(latencyOnly < copies + handOffsAlone - 100, `${algorithm}: ${latencyOnly} against ${copies} + ${handOffsAlone}`);
+    assert.ok(latencyOnly >= copies, `${algorithm}: ${latencyOnly} under the copies' ${copies}`);
+    // In between, in order.
+    const half = run(50, 25_000);
+    assert.ok(latencyOnly < half && half < run(100, 25_000), `${algorithm}: ${latencyOnly} ${half} ${run(100, 25_000)}`);
   }
 });
 
