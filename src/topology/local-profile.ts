@@ -35,8 +35,8 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * the simulator reproduces a ring of 8 B on twice as many ranks as cores);
  * shm.oversubscribedSwitchUs the part of it that takes a core per other rank on that core (one,
  * with twice as many ranks as cores), the rest being latency that other ranks' work hides
- * (`tsccl tune` fits it to a ring of 256 KiB on twice as many ranks as cores, whose hand-offs
- * meet busy cores; optional: without it the whole hand-off takes a core); oversubscribedGBps what all process ranks
+ * (`tsccl tune` measures it: two threads pinned to one core handing a flag back and forth;
+ * optional: without it the whole hand-off takes a core); oversubscribedGBps what all process ranks
  * move together over TCP when they outnumber the cores (optional: without it, cores x gbps).
  * tcp.sizeTiers is the rate each way of a 2-process sendrecv of `bytes` below the 16 MiB of gbps:
  * loopback TCP moves a message that fits the socket buffers and the caches at 2-3x the rate of a

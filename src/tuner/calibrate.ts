@@ -5,7 +5,8 @@ import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { type LocalProfile, MIB, PROFILE_WORKING_SET, TCP_RATE_BYTES, copyAtProfileWorkingSet, foldAtProfileWorkingSet } from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
-import { fitOversubscribedHandOff, fitOversubscribedSwitch } from './fit-hand-off.js';
+import { measureCoreSwitchUs } from './core-switch.js';
+import { fitOversubscribedHandOff } from './fit-hand-off.js';
 import { fitOneShotRate } from './fit-one-shot.js';
 import { measureCopyTiers } from './copy-tiers.js';
 import { PeerCacheSampler, summarizePeerCache } from './peer-cache.js';
@@ -22,25 +23,19 @@ const TCP_TIERS = { fromBytes: 128 * 1024, upToBytes: 8 * MIB } as const;
 const LARGE_ITERS = 10;
 const SMALL_ITERS = 200;
 /**
- * The rings on twice as many ranks as cores that give the oversubscribed hand-off, both fitted
- * through the simulator. The 8 B ring's time is hand-offs end to end: it gives the whole of one
- * (shm.oversubscribedMessageUs). It keeps the median of its launches: they vary with how the
- * ranks meet the cores (19.5-41 us in one tune), which is what a hand-off costs. The 256 KiB ring
- * moves data, and there a hand-off meets busy cores: it gives the part that takes a core
- * (shm.oversubscribedSwitchUs); the rest is latency the other ranks' copies hide. It keeps its
- * fastest launch: in the VM's costly cache state launches run 1.6-2.1x longer, which the
- * profile's invalidation tiers price. Until the fiftieth session a 1 MiB reduce-scatter ring gave
- * a second whole hand-off and the larger won; in a fast cache state it ran faster than the model
- * allows with none (146 us), so the 8 B ring's 3.4 us was charged whole at every size, and the
- * 4-rank all-reduce of 256 KiB was priced at 80.5 us by recursive doubling and 82.6 by direct,
- * measured 71-73 and 50-52: the grid ran it at 1.42x. Those calls' measured times give 1.4-2.0 us
- * a message against the model without hand-offs, in ring, direct, recursive doubling and tree.
+ * The ring on twice as many ranks as cores that gives the oversubscribed hand-off, fitted through
+ * the simulator: at 8 B its time is hand-offs end to end. It keeps the median of its launches:
+ * they vary with how the ranks meet the cores (19.5-41 us in one tune), which is what a hand-off
+ * costs. Of that hand-off only a same-core switch takes a core (core-switch.ts); the rest is
+ * latency, which other ranks' copies hide. Until the fiftieth session a 1 MiB reduce-scatter
+ * ring gave a second whole hand-off and the larger won; in a fast cache state it ran faster than
+ * the model allows with none (146 us), so the 8 B ring's 3.4 us was charged whole as work on a
+ * core at every size, and the 4-rank all-reduce of 256 KiB was priced at 80.5 us by recursive
+ * doubling and 82.6 by direct, measured 71-73 and 50-52: the grid ran it at 1.42x.
  */
-const HAND_OFF_RING = { op: 'all_reduce', collective: 'allReduce', bytes: 8, keep: 'median' } as const;
-const SWITCH_RING = { op: 'all_reduce', collective: 'allReduce', bytes: 256 * 1024, keep: 'fastest' } as const;
-const OVERSUBSCRIBED_RINGS = [SWITCH_RING, HAND_OFF_RING] as const;
+const HAND_OFF_RING = { op: 'all_reduce', collective: 'allReduce', bytes: 8 } as const;
 /**
- * Launches of each of those rings, more than of the other timings: every 4- and 8-rank
+ * Launches of that ring, more than of the other timings: every 4- and 8-rank
  * prediction follows from them, and they vary most. Seven launches in a row, 200 calls after 4000: 321-541 us; one
  * tune read 1468, 449 and 888 (median 888, hand-off 87 us, with which the 256 KiB rows of 4 and
  * 8 ranks came out 77-135% above their times in the next minutes).
@@ -76,8 +71,6 @@ interface Timing {
   readonly pieceBytes?: number;
   readonly launches?: number;
   readonly upToBytes?: number;
-  /** Which launch's time a size keeps: the median (default) or the fastest. */
-  readonly keep?: 'median' | 'fastest';
 }
 
 /**
@@ -114,7 +107,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
    * that many (the first size warms the code up for those after it, whose time is their bytes).
    */
   const timeSizes = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, timing: Timing = {}): Promise<{ bytes: number; us: number }[]> => {
-    const { algorithm, pieceBytes, launches = runs, upToBytes = bytes, keep = 'median' } = timing;
+    const { algorithm, pieceBytes, launches = runs, upToBytes = bytes } = timing;
     const samples: { bytes: number; us: number }[][] = [];
     const warmupIters = bytes >= LARGE || upToBytes > bytes ? 2 : SMALL_CALL_WARMUP;
     const env = pieceBytes === undefined ? undefined : { ...process.env, TSCCL_CHUNK_BYTES: String(pieceBytes) };
@@ -128,9 +121,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     }
     return samples[0].map((first, size) => {
       const sizeSamples = samples.map((launch) => launch[size].us);
-      const us = keep === 'fastest' ? Math.min(...sizeSamples) : median(sizeSamples);
+      const us = median(sizeSamples);
       const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(first.bytes / pieceBytes)} pieces`;
-      log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${first.bytes} B${pieces}: ${us.toFixed(1)} us (${keep} of ${launches}: ${sizeSamples.map((x) => x.toFixed(1)).join(', ')})`);
+      log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${first.bytes} B${pieces}: ${us.toFixed(1)} us (median of ${launches}: ${sizeSamples.map((x) => x.toFixed(1)).join(', ')})`);
       return { bytes: first.bytes, us };
     });
   };
@@ -157,9 +150,8 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // A ring over 2 x cores ranks: most hand-offs go to a descheduled receiver. Fitted at the end,
   // through the simulator, once every other figure is known.
   const over = detection.cores * 2;
-  const overRingsUs: number[] = [];
   await peerCache.burst();
-  for (const ring of OVERSUBSCRIBED_RINGS) overRingsUs.push(await time(ring.op, over, ring.bytes, false, { algorithm: 'ring', launches: oversubscribedRingLaunches(runs), keep: ring.keep }));
+  const overRingUs = await time(HAND_OFF_RING.op, over, HAND_OFF_RING.bytes, false, { algorithm: 'ring', launches: oversubscribedRingLaunches(runs) });
   await peerCache.burst();
   log('TCP (process ranks on this host):');
   // The one-shot path runs other code than the schedules (no executor): its own 2-rank call.
@@ -223,24 +215,16 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     ? `  warning: the 2-rank one-shot all-reduce of ${ONE_SHOT_BYTES} B ran faster than the model allows at any rate; its copies are charged at the copy speed`
     : `one-shot rate (the 2-rank all-reduce of ${ONE_SHOT_BYTES} B as the simulator reproduces it): ${oneShot.gbps.toFixed(2)} GB/s`);
   const fitted: LocalProfile = { ...profile, shm: { ...profile.shm, oneShotGBps: oneShot.gbps } };
-  const timedRing = (ring: (typeof OVERSUBSCRIBED_RINGS)[number]) => ({
-    collective: ring.collective, ranks: over, bytes: ring.bytes, algorithm: 'ring', calls: 1 + SMALL_ITERS, timeUs: overRingsUs[OVERSUBSCRIBED_RINGS.indexOf(ring)],
+  const handOff = fitOversubscribedHandOff(fitted, detection, {
+    collective: HAND_OFF_RING.collective, ranks: over, bytes: HAND_OFF_RING.bytes, algorithm: 'ring', calls: 1 + SMALL_ITERS, timeUs: overRingUs,
   });
-  const handOff = fitOversubscribedHandOff(fitted, detection, timedRing(HAND_OFF_RING));
   if (handOff.belowModel) log(`  warning: the ${over}-rank ring of ${HAND_OFF_RING.bytes} B ran faster than the model allows with no hand-off; the oversubscribed hand-off is kept at the 2-rank one`);
   const oversubscribedMessageUs = Math.max(shm.messageUs, handOff.handOffUs);
-  const withHandOff: LocalProfile = { ...fitted, shm: { ...fitted.shm, oversubscribedMessageUs } };
-  // The ring keeps its fastest launch, which may have met a cheaper cache state than the
-  // profile's average: where even none on the cores is too slow, fitted in the cheapest moment.
-  const inAverage = fitOversubscribedSwitch(withHandOff, detection, timedRing(SWITCH_RING));
-  const part = inAverage.outside === 'below'
-    ? fitOversubscribedSwitch({ ...withHandOff, shm: { ...withHandOff.shm, invalidationTiers: bestInvalidationTiers } }, detection, timedRing(SWITCH_RING))
-    : inAverage;
-  if (inAverage.outside === 'below' && part.outside !== 'below') log(`  the ${over}-rank ring of ${SWITCH_RING.bytes} B ran faster than the average cache state allows: fitted in the cheapest moment`);
-  if (part.outside === 'below') log(`  warning: the ${over}-rank ring of ${SWITCH_RING.bytes} B ran faster than the model allows with no hand-off on the cores: none is`);
-  if (part.outside === 'above') log(`  the ${over}-rank ring of ${SWITCH_RING.bytes} B ran slower than the model allows with the whole hand-off on the cores: all of it is`);
-  log(`oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores): ${oversubscribedMessageUs.toFixed(1)} us, of it on a core ${part.switchUs.toFixed(1)} us`);
-  return { ...withHandOff, shm: { ...withHandOff.shm, oversubscribedSwitchUs: part.switchUs } };
+  const coreSwitch = measureCoreSwitchUs();
+  log('us' in coreSwitch
+    ? `oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores): ${oversubscribedMessageUs.toFixed(1)} us; a switch between two threads on one core ${coreSwitch.us.toFixed(2)} us`
+    : `oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores): ${oversubscribedMessageUs.toFixed(1)} us; no switch between threads on one core measured (needs ${coreSwitch.missing}), so all of it is charged on a core`);
+  return { ...fitted, shm: { ...fitted.shm, oversubscribedMessageUs, ...('us' in coreSwitch ? { oversubscribedSwitchUs: coreSwitch.us } : {}) } };
 }
 
 /**

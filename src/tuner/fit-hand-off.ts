@@ -22,20 +22,3 @@ export function fitOversubscribedHandOff(profile: LocalProfile, detection: Local
   const { x, atZero } = solveIncreasing(simulate, timed.timeUs, { firstStep: 1, maxX: MAX_HAND_OFF_US, tolerance: (high) => Math.max(0.1, high * 1e-3) });
   return { handOffUs: x, belowModel: atZero };
 }
-
-/**
- * The part of the oversubscribed hand-off that takes a core (shm.oversubscribedSwitchUs), given
- * the whole hand-off in `profile`: the value with which the simulator reproduces a timed call
- * whose hand-offs meet busy cores (a ring that moves data), where the rest of each hand-off is
- * latency that the other ranks' copies hide. More of it on the cores makes the call longer, so
- * bisection finds it between none and the whole hand-off. Returns the value, and where the call
- * falls outside what the split can give: 'below' (faster than with none on the cores; then 0) or
- * 'above' (slower than with all of it; then the whole hand-off, as without the split).
- */
-export function fitOversubscribedSwitch(profile: LocalProfile, detection: LocalDetection, timed: TimedCall): { switchUs: number; outside?: 'below' | 'above' } {
-  const wholeUs = profile.shm.oversubscribedMessageUs;
-  const simulate = (switchUs: number) => simulateTimed({ ...profile, shm: { ...profile.shm, oversubscribedSwitchUs: Math.min(switchUs, wholeUs) } }, detection, timed);
-  if (simulate(wholeUs) <= timed.timeUs) return { switchUs: wholeUs, outside: 'above' };
-  const { x, atZero } = solveIncreasing(simulate, timed.timeUs, { firstStep: wholeUs, maxX: wholeUs, tolerance: (high) => Math.max(0.01, high * 1e-3) });
-  return atZero ? { switchUs: 0, outside: 'below' } : { switchUs: Math.min(x, wholeUs) };
-}

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultProfile } from '../../src/topology/local-profile.js';
-import { fitOversubscribedHandOff, fitOversubscribedSwitch } from '../../src/tuner/fit-hand-off.js';
+import { fitOversubscribedHandOff } from '../../src/tuner/fit-hand-off.js';
 import { simulateTimed } from '../../src/tuner/timed-call.js';
 import { fakeDetection } from '../fixtures/fake-detection.js';
 
@@ -26,18 +26,4 @@ test('the fitted oversubscribed hand-off is the one with which the simulator rep
 test('a ring faster than the model allows with no hand-off fits as 0 and says so', () => {
   const fit = fitOversubscribedHandOff(defaultProfile(2, 'h'), detection, { ...ring, timeUs: simulatedRing(0) / 2 });
   assert.deepEqual(fit, { handOffUs: 0, belowModel: true });
-});
-
-test('the part of the hand-off on a core is the one with which the simulator reproduces a ring that moves data, within none and all of it', () => {
-  const base = defaultProfile(2, 'h');
-  const profile = { ...base, shm: { ...base.shm, oversubscribedMessageUs: 50 } };
-  const dataRing = { collective: 'allReduce', ranks: 4, bytes: 256 * 1024, algorithm: 'ring', calls: 21 } as const;
-  const timed = (switchUs: number) => simulateTimed({ ...profile, shm: { ...profile.shm, oversubscribedSwitchUs: switchUs } }, detection, { ...dataRing, timeUs: 0 });
-  for (const switchUs of [5, 20, 40]) {
-    const fit = fitOversubscribedSwitch(profile, detection, { ...dataRing, timeUs: timed(switchUs) });
-    assert.equal(fit.outside, undefined);
-    assert.ok(Math.abs(fit.switchUs - switchUs) <= 0.1, `${switchUs} us fitted as ${fit.switchUs}`);
-  }
-  assert.deepEqual(fitOversubscribedSwitch(profile, detection, { ...dataRing, timeUs: timed(0) / 2 }), { switchUs: 0, outside: 'below' });
-  assert.deepEqual(fitOversubscribedSwitch(profile, detection, { ...dataRing, timeUs: timed(50) * 2 }), { switchUs: 50, outside: 'above' });
 });
