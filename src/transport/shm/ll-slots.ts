@@ -42,6 +42,11 @@ export class ShmLowLatencySlots implements LowLatencySlots {
    * repeat a size: a stream of small calls then makes no view per call.
    */
   private readonly dataViews: (Uint8Array | undefined)[];
+  /** Views of data published by reference, per rank and parity as dataViews, with their byte offsets. */
+  private readonly referenceViews: (Uint8Array | undefined)[];
+  private readonly referenceOffsets: number[];
+  /** The last call of which this rank read a message published by reference: only then does it owe a release. */
+  private readByReference = 0;
 
   constructor(arena: Arena, rank: number, mailboxByteOffsets: readonly number[], words: Int32Array) {
     this.arena = arena;
@@ -52,6 +57,17 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     this.dataViews = new Array<Uint8Array | undefined>(2 * this.nranks).fill(undefined);
     this.referenceViews = new Array<Uint8Array | undefined>(2 * this.nranks).fill(undefined);
     this.referenceOffsets = new Array<number>(2 * this.nranks).fill(-1);
+  }
+
+  /** The first `bytes` of `rank`'s slot for call `seq`. */
+  private dataView(rank: number, seq: number, bytes: number): Uint8Array {
+    const key = 2 * rank + (seq & 1);
+    let view = this.dataViews[key];
+    if (view === undefined || view.byteLength !== bytes) {
+      view = this.arena.bytes((this.bases[rank] + llSlotIndex(this.nranks, seq) + LL_HEADER_WORDS) * 4, bytes);
+      this.dataViews[key] = view;
+    }
+    return view;
   }
 
   /** `bytes` of the arena at `byteOffset`, which `rank` published by reference for call `seq`. */
@@ -66,22 +82,6 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     return view;
   }
 
-  /** Views of data published by reference, per rank and parity as dataViews, with their byte offsets. */
-  private readonly referenceViews: (Uint8Array | undefined)[];
-  private readonly referenceOffsets: number[];
-  /** The last call of which this rank read a message published by reference: only then does it owe a release. */
-  private readByReference = 0;
-
-  /** The first `bytes` of `rank`'s slot for call `seq`. */
-  private dataView(rank: number, seq: number, bytes: number): Uint8Array {
-    const key = 2 * rank + (seq & 1);
-    let view = this.dataViews[key];
-    if (view === undefined || view.byteLength !== bytes) {
-      view = this.arena.bytes((this.bases[rank] + llSlotIndex(this.nranks, seq) + LL_HEADER_WORDS) * 4, bytes);
-      this.dataViews[key] = view;
-    }
-    return view;
-  }
 
   /** The first peer that has not entered call seq - 1 (and may still read the slot call seq writes), or -1. */
   private slotReader(seq: number): number {
@@ -93,7 +93,10 @@ export class ShmLowLatencySlots implements LowLatencySlots {
 
   publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> | undefined {
     if (bytes > LL_SLOT_BYTES) throw new RangeError(`low-latency slot holds ${LL_SLOT_BYTES} bytes, asked for ${bytes}`);
-    return this.whenSlotFree(seq, ctx, () => this.write(seq, opcode, bytes, data, -1));
+    const pending = this.slotFree(seq, ctx);
+    if (pending !== undefined) return pending.then(() => this.write(seq, opcode, bytes, data, -1));
+    this.write(seq, opcode, bytes, data, -1);
+    return undefined;
   }
 
   readsInPlace(data: Uint8Array): boolean {
@@ -101,21 +104,22 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   }
 
   publishByReference(seq: number, opcode: number, data: Uint8Array, ctx: WaitContext): Promise<void> | undefined {
-    return this.whenSlotFree(seq, ctx, () => this.write(seq, opcode, data.byteLength, undefined, data.byteOffset));
-  }
-
-  /** Runs `write` once no peer still reads the slot call `seq` reuses: at once if none does (undefined), else later. */
-  private whenSlotFree(seq: number, ctx: WaitContext, write: () => void): Promise<void> | undefined {
-    const free = () => this.slotReader(seq) < 0;
-    if (!spinUntil(free, ctx)) {
-      const reader = this.slotReader(seq);
-      if (reader >= 0 && !blockUntil(this.words, this.bases[reader] + STATUS_ENTERED_SEQ, free, BLOCK_MS)) return this.writeLater(seq, ctx, write);
-    }
-    write();
+    const pending = this.slotFree(seq, ctx);
+    if (pending !== undefined) return pending.then(() => this.write(seq, opcode, data.byteLength, undefined, data.byteOffset));
+    this.write(seq, opcode, data.byteLength, undefined, data.byteOffset);
     return undefined;
   }
 
-  private async writeLater(seq: number, ctx: WaitContext, write: () => void): Promise<void> {
+  /** Waits until no peer still reads the slot call `seq` reuses: undefined if none does by the end of a brief wait. */
+  private slotFree(seq: number, ctx: WaitContext): Promise<void> | undefined {
+    const free = () => this.slotReader(seq) < 0;
+    if (spinUntil(free, ctx)) return undefined;
+    const reader = this.slotReader(seq);
+    if (reader < 0 || blockUntil(this.words, this.bases[reader] + STATUS_ENTERED_SEQ, free, BLOCK_MS)) return undefined;
+    return this.slotFreeLater(seq, ctx);
+  }
+
+  private async slotFreeLater(seq: number, ctx: WaitContext): Promise<void> {
     for (let reader = this.slotReader(seq); reader >= 0; reader = this.slotReader(seq)) {
       const index = this.bases[reader] + STATUS_ENTERED_SEQ;
       // Wait on the value that was found wanting: a reader that entered since slotReader looked
@@ -123,7 +127,6 @@ export class ShmLowLatencySlots implements LowLatencySlots {
       const entered = Atomics.load(this.words, index);
       if (mayReadSlot(entered, seq)) await waitWhileEqual(this.words, index, entered, ctx);
     }
-    write();
   }
 
   /** Fills this rank's slot for call `seq`: `data` copied in, or (byReferenceOffset >= 0) where it lies in the arena. */

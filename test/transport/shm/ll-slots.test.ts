@@ -74,14 +74,15 @@ test('a peer that enters the call between the publisher\'s look and its wait is 
   const { slots, status } = pair();
   status[0].enter(3);
   status[1].enter(1);
-  const publisher = slots[0] as unknown as { slotReader(seq: number): number; writeLater(seq: number, ctx: WaitContext, write: () => void): Promise<void>; write(seq: number, opcode: number, bytes: number, data: Uint8Array, byReferenceOffset: number): void };
+  const publisher = slots[0] as unknown as { slotReader(seq: number): number; slotFreeLater(seq: number, ctx: WaitContext): Promise<void> };
   const look = publisher.slotReader.bind(publisher);
   publisher.slotReader = (seq) => {
     const reader = look(seq);
     if (reader >= 0) status[reader].enter(2);
     return reader;
   };
-  await publisher.writeLater(3, context(300), () => publisher.write(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), -1));
+  await publisher.slotFreeLater(3, context(300));
+  slots[0].publish(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(100));
   assert.equal(slots[1].arrived(0, 3, context(100)), undefined);
   assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
 });
