@@ -13,7 +13,7 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * turns within one launch, the fastest of several launches. The file is JSON:
  *
  *   { "version": 1, "host": "name", "measuredAt": "ISO time" | null, "cores": 2,
- *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": ..,
+ *     "shm": { "callUs": .., "messageUs": .., "copyGBps": .., "oversubscribedMessageUs": .., "oversubscribedSwitchUs": ..,
  *              "oneShotUs": .., "oneShotGBps": .., "releaseUs": .., "peerWrittenGBps": ..,
  *              "invalidationTiers": [ { "bytes": .., "nsPerByte": .. }, .. ],
  *              "worstInvalidationTiers": [ .. ], "worstPeerWrittenGBps": .. },                  thread ranks, shared memory
