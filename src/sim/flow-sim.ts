@@ -586,8 +586,8 @@ function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], c
   // peers that read it in the call before, and publishing into it takes them back first; and a
   // slot read was written in this call, so its lines come from the writer's cache (the
   // protocol's invalidationTiers and freshReadGBps, as the schedules pay them).
-  const takeBackUsPerByte = peerReadWriteCosts(graph, rankDevices, protocol, shape, call.elementBytes);
-  const published = messagesUs + (byReference ? 0 : Math.max(...rankDevices.map((d) =>
+  const takeBackUsPerByte = byReference ? undefined : peerReadWriteCosts(graph, rankDevices, protocol, shape, call.elementBytes);
+  const published = messagesUs + (takeBackUsPerByte === undefined ? 0 : Math.max(...rankDevices.map((d) =>
     messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d]) + messageBytes * (takeBackUsPerByte.get(d) ?? 0))));
   const freshReadRate = byReference ? undefined : freshReadRateOf(protocol);
   const queue = new EventQueue();

@@ -80,8 +80,7 @@ const OVERSUBSCRIBED_CHUNK_BYTES = unlessChunkSet(16 << 20);
  * (why smaller pieces help here is not known; not hand-offs, which smaller pieces add). 2
  * processes on 2 cores, direct all-reduce, three alternating runs, ms out of place / in place:
  * 8 MiB 3.3-3.9 / 2.7-3.0 with 2 MiB pieces against 4.0-4.6 / 3.0-3.9 with 4 MiB, and five more
- * 3.1-3.4 / 3.8-4.8 against
- * 3.9-4.3 / 4.0-5.0; 32 MiB level (15.0-17.9 / 12.0-13.9 against 14.9-16.0 / 12.8-15.2); 128 MiB
+ * 3.1-3.4 / 3.8-4.8 against 3.9-4.3 / 4.0-5.0; 32 MiB level (15.0-17.9 / 12.0-13.9 against 14.9-16.0 / 12.8-15.2); 128 MiB
  * 43.0-45.6 / 35.1-35.3 against 52.5-57.5 / 47.7-52.5. 1 MiB pieces gained more at 128 MiB
  * (39.9-40.6 / 35.2-36.5) and lost at 8 and 32 MiB. 4 processes on 2 cores lost with 2 MiB
  * (64 MiB 103-106 ms against 93-97), so more ranks keep CHUNK_BYTES, and so do the other

@@ -93,10 +93,7 @@ export class ShmLowLatencySlots implements LowLatencySlots {
 
   publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> | undefined {
     if (bytes > LL_SLOT_BYTES) throw new RangeError(`low-latency slot holds ${LL_SLOT_BYTES} bytes, asked for ${bytes}`);
-    const pending = this.slotFree(seq, ctx);
-    if (pending !== undefined) return pending.then(() => this.write(seq, opcode, bytes, data, -1));
-    this.write(seq, opcode, bytes, data, -1);
-    return undefined;
+    return this.publishOnceFree(seq, opcode, bytes, data, -1, ctx);
   }
 
   readsInPlace(data: Uint8Array): boolean {
@@ -104,9 +101,14 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   }
 
   publishByReference(seq: number, opcode: number, data: Uint8Array, ctx: WaitContext): Promise<void> | undefined {
+    return this.publishOnceFree(seq, opcode, data.byteLength, undefined, data.byteOffset, ctx);
+  }
+
+  /** Writes the slot (see write) once no peer still reads it: at once (undefined), or later. */
+  private publishOnceFree(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, byReferenceOffset: number, ctx: WaitContext): Promise<void> | undefined {
     const pending = this.slotFree(seq, ctx);
-    if (pending !== undefined) return pending.then(() => this.write(seq, opcode, data.byteLength, undefined, data.byteOffset));
-    this.write(seq, opcode, data.byteLength, undefined, data.byteOffset);
+    if (pending !== undefined) return pending.then(() => this.write(seq, opcode, bytes, data, byReferenceOffset));
+    this.write(seq, opcode, bytes, data, byReferenceOffset);
     return undefined;
   }
 
