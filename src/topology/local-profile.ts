@@ -17,7 +17,7 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  *              "oneShotUs": .., "oneShotGBps": .., "releaseUs": .., "peerWrittenGBps": ..,
  *              "invalidationTiers": [ { "bytes": .., "nsPerByte": .. }, .. ],
  *              "worstInvalidationTiers": [ .. ], "worstPeerWrittenGBps": .. },                  thread ranks, shared memory
- *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "oversubscribedGBps": .., "overheadUs": .., "oneShotUs": ..,
+ *     "tcp": { "callUs": .., "messageUs": .., "gbps": .., "streamGBps": .., "overheadUs": .., "oneShotUs": ..,
  *              "sizeTiers": [ { "bytes": .., "gbps": .. }, .. ] },
  *                                                                process ranks, TCP on this host
  *     "reduceGBps": ..,                                          float32 sum kernel, output bytes
@@ -36,8 +36,9 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * shm.oversubscribedSwitchUs the part of it that takes a core per other rank on that core (one,
  * with twice as many ranks as cores), the rest being latency that other ranks' work hides
  * (`tsccl tune` measures it: two threads pinned to one core handing a flag back and forth;
- * optional: without it the whole hand-off takes a core); oversubscribedGBps what all process ranks
- * move together over TCP when they outnumber the cores (optional: without it, cores x gbps).
+ * optional: without it the whole hand-off takes a core). Profiles written before 2026-11-24 also
+ * carry tcp.oversubscribedGBps (4 processes shifting 16 MiB around a ring), which nothing reads
+ * any more: processes that outnumber the cores move what the cores do (local-topology.ts).
  * tcp.sizeTiers is the rate each way of a 2-process sendrecv of `bytes` below the 16 MiB of gbps:
  * loopback TCP moves a message that fits the socket buffers and the caches at 2-3x the rate of a
  * large one (optional: without it, gbps at every size).
@@ -87,7 +88,9 @@ export const profileSchema = z.object({
     worstPeerWrittenGBps: z.number().positive().optional(), oversubscribedSwitchUs: z.number().min(0).optional(),
   }),
   tcp: transportSchema.extend({
-    gbps: z.number().positive(), streamGBps: z.number().positive().optional(), oversubscribedGBps: z.number().positive().optional(),
+    gbps: z.number().positive(), streamGBps: z.number().positive().optional(),
+    // Written by `tsccl tune` before 2026-11-24 and read by nothing since: accepted so that those profiles still load.
+    oversubscribedGBps: z.number().positive().optional(),
     overheadUs: z.number().min(0).optional(), oneShotUs: z.number().min(0).optional(),
     sizeTiers: z.array(z.object({ bytes: z.number().positive(), gbps: z.number().positive() }).strict()).min(1).optional(),
   }),
@@ -192,7 +195,7 @@ export function defaultProfile(cores: number, host: string): LocalProfile {
     version: 1, host, measuredAt: null, cores,
     shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 5, ...DEFAULT_ONE_SHOT, releaseUs: DEFAULT_RELEASE_US, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: [...DEFAULT_INVALIDATION_TIERS] },
     tcp: {
-      callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, oversubscribedGBps: 2.3, overheadUs: DEFAULT_TCP_OVERHEAD_US, oneShotUs: DEFAULT_TCP_ONE_SHOT_US,
+      callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, overheadUs: DEFAULT_TCP_OVERHEAD_US, oneShotUs: DEFAULT_TCP_ONE_SHOT_US,
       // 2-process sendrecv each way, net of the 8 B call, median of one `tsccl tune` and two
       // `tsccl bench -o sendrecv --procs` runs (2026-11-22): 2.4-3.1, 2.5-4.3, 2.2-3.0, 1.5-2.0 GB/s.
       sizeTiers: [{ bytes: 128 * 1024, gbps: 2.9 }, { bytes: 512 * 1024, gbps: 4.2 }, { bytes: 2 * MIB, gbps: 2.45 }, { bytes: 8 * MIB, gbps: 1.9 }],

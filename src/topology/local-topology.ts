@@ -92,19 +92,23 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   const perRank = options.transport === 'shm' ? profile.shm.copyGBps : profile.tcp.gbps;
   // The cores are one pool that all ranks' copies share: the hub forwards at most cores x the
   // per-rank rate, so a rank working alone gets a whole core and ranks working together split them.
-  // Processes that outnumber the cores move less than that together (each byte costs a sender
-  // and a receiver that now take turns on a core): the measured total, where the profile has it.
-  const oversubscribedTcp = options.transport === 'tcp' && ranks > detection.cores ? profile.tcp.oversubscribedGBps : undefined;
-  const forwardGBps = oversubscribedTcp ?? perRank * detection.cores;
-  // Messages that fit the socket buffers and caches move faster (the profile's rates by size),
-  // while each process has a core. Past that, taking turns on the cores bounds what moves, and the
-  // measured oversubscribed total stands for every size: scaling it by the 2-process rates put
-  // 4-process rows of 256 KiB-16 MiB further off (median error 42% against 28%, 12 rows, one
-  // measurement), where 2-process rows came closer (16% against 30%).
-  const loopback = options.transport === 'tcp' && ranks <= detection.cores ? loopbackTiersOf(profile) : {};
+  // Processes that outnumber the cores move as much together: each byte costs its sender and its
+  // receiver CPU time wherever they run (4 processes on 2 cores, all sending to all, moved 4.5-4.9
+  // GB/s where 2 moved 4.15; see SIMULATOR.md for the ring, which stalls below that).
+  const forwardGBps = perRank * detection.cores;
+  // Messages that fit the socket buffers and caches move faster (the profile's rates by size):
+  // each process's socket end and its links take them at its rate for the call's working set. The
+  // stack's forwarding, what all processes move together, takes them so only while each process
+  // has a core; past that, taking turns on the cores bounds it at every size. Tiers on the stack of
+  // 4 processes put those rows further off: three measurements rescored with 13 tunes, median
+  // error 20.2% on average and 29% at worst, against 18.2% and 25% with tiers on their ends alone
+  // (18.9% and 25% with none: there the tree all-reduce of 256 KiB, whose hops each move a whole
+  // message while the other processes wait, came out 549 us against 295 measured).
+  const loopback = options.transport === 'tcp' ? loopbackTiersOf(profile) : {};
+  const stackLoopback = ranks <= detection.cores ? loopback : {};
   const hub = options.transport === 'shm'
     ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel, forwardGBps, ...cacheTiersOf(profile) })
-    : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps, ...loopback });
+    : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps, ...stackLoopback });
   const streamGBps = profile.tcp.streamGBps ?? DEFAULT_TCP_STREAM_GBPS;
   for (let r = 0; r < ranks; r++) {
     const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps, memoryGBps: profile.shm.copyGBps });

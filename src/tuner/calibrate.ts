@@ -91,8 +91,7 @@ interface Timing {
  * broadcast of 8 B (less recursive doubling: shm.releaseUs, the root seeing its message taken), and at twice the cores
  * (reduce-scatter by ring of 1 MiB and all-reduce by ring of 8 B, each in 2 x `runs` + 1 launches, the
  * fastest of the first's and the median of the second's) for the oversubscribed
- * hand-off, the larger of the values with which the simulator reproduces those rings; process ranks at twice the cores (sendrecv of 16 MiB around the ring) for what they
- * move together when they outnumber the cores, one core's copy of bytes another core has just
+ * hand-off, the larger of the values with which the simulator reproduces those rings; one core's copy of bytes another core has just
  * written for peerWrittenGBps, the extra time to overwrite bytes another core read for
  * invalidationTiers (both the mean of moments taken in bursts through the tune; the costliest
  * moment's tiers are worstInvalidationTiers), and the copy and fold speeds by working set for
@@ -178,9 +177,6 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // One process sends 16 MiB and the other only receives: faster than each way of a sendrecv.
   const stream = await time('broadcast', 2, LARGE, true, { algorithm: 'direct' });
   const streamGBps = rateOf(LARGE, stream);
-  // Every rank sends 16 MiB to the next and receives as much: over x 16 MiB cross the host's TCP stack.
-  const overShift = await time('sendrecv', over, LARGE, true);
-  const oversubscribedGBps = (over * LARGE) / Math.max(1e-3, overShift) / 1e3;
   await peerCache.burst();
   const memoryTiers = await measureCopyTiers(detection.cores);
   await peerCache.burst();
@@ -200,7 +196,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const profile: LocalProfile = {
     version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
     shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, releaseUs, peerWrittenGBps, invalidationTiers, worstInvalidationTiers, worstPeerWrittenGBps },
-    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, oversubscribedGBps, overheadUs, oneShotUs: tcpOneShotUs, sizeTiers },
+    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, overheadUs, oneShotUs: tcpOneShotUs, sizeTiers },
     reduceGBps, memoryTiers, runs,
   };
   // The one-shot call pays the cache state it met; fitted in the average state first. One faster

@@ -64,15 +64,20 @@ test('the TCP protocol splits the measured hand-off into both ends\' overhead an
   assert.deepEqual(local.protocols, [tcpProtocol(profile, 2)], '--topo local uses the same protocol, on all the host\'s cores');
 });
 
-test('process ranks that outnumber the cores share what the profile measured them moving together', () => {
+test('process ranks that outnumber the cores move together what the cores move', () => {
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
-  const profile: LocalProfile = { ...base, tcp: { ...base.tcp, gbps: 1.5, oversubscribedGBps: 2 } };
-  const stackRate = (ranks: number, p: LocalProfile) =>
-    localTopology({ ranks, transport: 'tcp', profile: p, detection }).devices.find((d) => d.id === 'tcp-stack')!.forwardGBps;
-  assert.equal(stackRate(2, profile), 3, 'as many processes as cores: cores x the rate of one pair');
-  assert.equal(stackRate(4, profile), 2);
-  assert.equal(stackRate(4, { ...profile, tcp: { ...profile.tcp, oversubscribedGBps: undefined } }), 3, 'a profile without the figure keeps cores x gbps');
+  const profile: LocalProfile = { ...base, tcp: { ...base.tcp, gbps: 1.5 } };
+  const stack = (ranks: number, p: LocalProfile) =>
+    localTopology({ ranks, transport: 'tcp', profile: p, detection }).devices.find((d) => d.id === 'tcp-stack')!;
+  assert.equal(stack(2, profile).forwardGBps, 3, 'as many processes as cores: cores x the rate of one pair');
+  assert.equal(stack(4, profile).forwardGBps, 3, 'twice as many: the same cores, the same total');
+  assert.equal(stack(4, { ...profile, tcp: { ...profile.tcp, oversubscribedGBps: 2 } }).forwardGBps, 3, 'an older profile\'s ring figure is not read');
+  const socketEnd = (ranks: number) => localTopology({ ranks, transport: 'tcp', profile, detection }).devices.find((d) => d.id === 'rank0-socket')!;
+  assert.ok(stack(2, profile).loopbackTiers !== undefined, 'while each process has a core, all of them together move small messages faster');
+  assert.equal(stack(4, profile).loopbackTiers, undefined, 'processes taking turns on the cores move one speed together');
+  assert.deepEqual(socketEnd(4).loopbackTiers, socketEnd(2).loopbackTiers, 'each process still moves a small message faster');
+  assert.ok(socketEnd(4).loopbackTiers !== undefined);
 });
 
 test('a process sends alone at its stream rate, and sends and receives together at the sendrecv rate each way', () => {
