@@ -85,6 +85,7 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
   const protocol = protocolOf(graph.topology, call.protocol);
   const wakeUs = protocol.wakeUs ?? 0;
   const overheadUs = protocol.overheadUs ?? 0;
+  const sendCopyRate = (protocol.sendCopyGBps ?? 0) * 1000;
   const pull = protocol.pull === true;
   const freshReadRate = freshReadRateOf(protocol);
   const channelOrders = RING_ALGORITHMS.has(call.algorithm) || call.algorithm === TREE ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
@@ -335,6 +336,10 @@ export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number
           startMoving(box, slot);
         }
         runner.pc++;
+        if (sendCopyRate > 0) {
+          queue.at(workEnds(runner, program.bytes[pc] / sendCopyRate), advance, runner);
+          return;
+        }
       } else if (kind === STEP_RECV || kind === STEP_RECV_REDUCE) {
         if (runner.lastRecvPeer !== peer) {
           runner.lastRecvPeer = peer;

@@ -55,6 +55,14 @@ export interface Protocol {
    */
   readonly overheadUs?: number;
   /**
+   * CPU ranks that push through the kernel (TCP): how fast the sender's thread copies a message
+   * into its socket, GB/s. The thread does nothing else meanwhile, so the rank's own copies,
+   * reductions and further sends wait for it. Over loopback this is the pace of a lone stream;
+   * over a slower wire the copy ends long before the wire drains. Absent: a send costs its
+   * sender overheadUs alone.
+   */
+  readonly sendCopyGBps?: number;
+  /**
    * CPU ranks that share memory: the receiver copies (or reduces) each message straight out of
    * the sender's memory on its own core (transport/shm). So a message moves only once its
    * receiver takes it, the receiver is busy until it has, and the sender's core and link take no

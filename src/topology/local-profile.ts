@@ -27,9 +27,11 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * callUs is the fixed cost of a collective call; messageUs the cost of one message hand-off
  * between two ranks; shm.copyGBps one core's copy (a thread rank copies its messages itself),
  * tcp.gbps the per-pair bandwidth of a large message each way;
- * tcp.streamGBps is one process sending a large message to another that sends nothing (optional:
- * the default below stands in): faster than gbps, where both send and receive at once, though
- * not twice as fast, as the sender's end of a loopback copy costs more than the receiver's.
+ * tcp.streamGBps is one process sending a large message to another that sends nothing, in place
+ * (out of place the root also copies its own output), and so the pace at which a sender's thread
+ * copies a message into its socket (optional: the default below stands in): faster than gbps,
+ * where both send and receive at once. Profiles before 2026-11-24 timed 16 MiB out of place,
+ * the root's copy included (2.6-3.2 GB/s on the 2-core VMs, where 64 MiB in place gives 5.4-5.9).
  * oversubscribedMessageUs the hand-off when there are more thread ranks than cores, where a
  * receiver is often descheduled and must be woken (`tsccl tune` fits it: the value with which
  * the simulator reproduces a ring of 8 B on twice as many ranks as cores);
@@ -175,10 +177,11 @@ export const DEFAULT_TCP_ONE_SHOT_US = 13;
 
 /**
  * One process streaming to another where a profile predates its measurement: a 2-process
- * broadcast of 16 MiB took 6.9 ms on the 2-core VMs (2026-11-21, bench/predict-local.mjs
- * --procs, median of 3), against 9.1 at the 1.85 GB/s each way of a sendrecv.
+ * broadcast of 64 MiB in place took 11.4-12.3 ms on the 2-core VMs (2026-11-24, three runs,
+ * 5.4-5.9 GB/s), where a sendrecv moved 2.1 GB/s each way; kept below that, as the default
+ * gbps is below 2.1.
  */
-export const DEFAULT_TCP_STREAM_GBPS = 2.4;
+export const DEFAULT_TCP_STREAM_GBPS = 4;
 
 /**
  * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on

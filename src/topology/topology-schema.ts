@@ -68,6 +68,8 @@ const protocolSchema = z.object({
     .describe('CPU ranks: time a rank that waited for a message spends being woken for it, on one of the cores its host\'s ranks share'),
   overheadUs: z.number().min(0).optional()
     .describe('CPU ranks: time each end spends on a message (the sender before it moves, the receiver when it takes it), on a core its host\'s ranks share'),
+  sendCopyGBps: z.number().positive().optional()
+    .describe('CPU ranks that push through the kernel (TCP): GB/s at which the sender\'s thread copies a message into its socket, doing nothing else meanwhile'),
   pull: z.boolean().optional()
     .describe('CPU ranks that share memory: the receiver copies each message out of the sender\'s memory on its own core, so a message moves once the receiver takes it'),
   freshReadGBps: z.number().positive().optional()

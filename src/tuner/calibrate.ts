@@ -19,6 +19,12 @@ const LARGE = TCP_RATE_BYTES;
 const SIZE_STEP = 4;
 /** The 2-process sendrecvs of tcp.sizeTiers: 128 KiB to 8 MiB, one launch per run. */
 const TCP_TIERS = { fromBytes: 128 * 1024, upToBytes: 8 * MIB } as const;
+/**
+ * The 2-process stream of tcp.streamGBps: a direct broadcast of 64 MiB in place, after 5 calls.
+ * A connection's first calls move less (16 MiB in place, 10 calls: 4204-4530 us after 2 calls,
+ * 3244-4460 after 20, three runs each), and 64 MiB keeps one rate (11368-12332 us after 5).
+ */
+const STREAM = { bytes: 64 * MIB, warmupIters: 5 } as const;
 /** Timed calls per run: of LARGE and up, and below. */
 const LARGE_ITERS = 10;
 const SMALL_ITERS = 200;
@@ -68,6 +74,10 @@ const RING_8B: SmallCall = { op: 'all_reduce', bytes: 8, algorithm: 'ring' };
 /** How one timing runs: a forced algorithm, the pieces it moves in, its launches, and the largest size of a range. */
 interface Timing {
   readonly algorithm?: string;
+  /** Time the in-place rows (the bench times both; out of place unless this is set). */
+  readonly inPlace?: boolean;
+  /** Untimed calls first, where the size's own rule would give too few. */
+  readonly warmupIters?: number;
   readonly pieceBytes?: number;
   readonly launches?: number;
   readonly upToBytes?: number;
@@ -82,7 +92,7 @@ interface Timing {
  * ring = callUs + 2 x messageUs (two steps).
  * Process ranks are also measured on a sendrecv of 16 MiB minus one of 8 B (tcp.gbps, each way)
  * and of 128 KiB to 8 MiB (tcp.sizeTiers),
- * a 2-rank broadcast of 16 MiB, one way (tcp.streamGBps), and of 64 KiB in 64 pieces against 1:
+ * a 2-rank broadcast of 64 MiB in place, one way (tcp.streamGBps), and of 64 KiB in 64 pieces against 1:
  * the CPU overhead each end spends per message (tcp.overheadUs, at most half a hand-off), and on
  * their one-shot path (2-rank all-reduce of 8 B, tcp.oneShotUs).
  * Thread ranks are also measured on their one-shot path (2-rank broadcast of 8 B: its cost of
@@ -106,9 +116,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
    * that many (the first size warms the code up for those after it, whose time is their bytes).
    */
   const timeSizes = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, timing: Timing = {}): Promise<{ bytes: number; us: number }[]> => {
-    const { algorithm, pieceBytes, launches = runs, upToBytes = bytes } = timing;
+    const { algorithm, pieceBytes, launches = runs, upToBytes = bytes, inPlace = false } = timing;
     const samples: { bytes: number; us: number }[][] = [];
-    const warmupIters = bytes >= LARGE || upToBytes > bytes ? 2 : SMALL_CALL_WARMUP;
+    const warmupIters = timing.warmupIters ?? (bytes >= LARGE || upToBytes > bytes ? 2 : SMALL_CALL_WARMUP);
     const env = pieceBytes === undefined ? undefined : { ...process.env, TSCCL_CHUNK_BYTES: String(pieceBytes) };
     for (let r = 0; r < launches; r++) {
       const options: BenchOptions = {
@@ -116,13 +126,13 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
         warmupSmall: SMALL_CALL_WARMUP, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: TIMEOUT_MS, procs, ...(algorithm === undefined ? {} : { algorithm }),
       };
       const rows = await runBench(options, env === undefined ? {} : { env });
-      samples.push(rows.filter((row) => !row.inPlace).map((row) => ({ bytes: row.bytes, us: row.timeUs })));
+      samples.push(rows.filter((row) => row.inPlace === inPlace).map((row) => ({ bytes: row.bytes, us: row.timeUs })));
     }
     return samples[0].map((first, size) => {
       const sizeSamples = samples.map((launch) => launch[size].us);
       const us = median(sizeSamples);
       const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(first.bytes / pieceBytes)} pieces`;
-      log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${first.bytes} B${pieces}: ${us.toFixed(1)} us (median of ${launches}: ${sizeSamples.map((x) => x.toFixed(1)).join(', ')})`);
+      log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${first.bytes} B${pieces}${inPlace ? ' in place' : ''}: ${us.toFixed(1)} us (median of ${launches}: ${sizeSamples.map((x) => x.toFixed(1)).join(', ')})`);
       return { bytes: first.bytes, us };
     });
   };
@@ -174,9 +184,10 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     // Both ends' overhead is part of one hand-off, so more than half of it is a stall in the stream.
     log(`  warning: a piece of the stream cost ${perPieceUs.toFixed(1)} us, over half a hand-off; the overhead is kept at ${overheadUs.toFixed(1)} us: run again, with more --runs`);
   }
-  // One process sends 16 MiB and the other only receives: faster than each way of a sendrecv.
-  const stream = await time('broadcast', 2, LARGE, true, { algorithm: 'direct' });
-  const streamGBps = rateOf(LARGE, stream);
+  // One process sends and the other only receives: faster than each way of a sendrecv. In
+  // place, as out of place the root copies its own output after its send, on the same thread.
+  const stream = await time('broadcast', 2, STREAM.bytes, true, { algorithm: 'direct', inPlace: true, warmupIters: STREAM.warmupIters });
+  const streamGBps = rateOf(STREAM.bytes, stream);
   await peerCache.burst();
   const memoryTiers = await measureCopyTiers(detection.cores);
   await peerCache.burst();

@@ -231,3 +231,22 @@ test('over TCP each end spends its overhead on every message: the hand-off and t
   const wider = simulateFlows(fourRanks, fourRanks.accelerators, { collective: 'allGather', count: 2, elementBytes: 4, root: 0, algorithm: ONE_SHOT, protocol: 'tcp' }).timeUs;
   assert.ok(Math.abs(wider - (oneShotUs + 4 * overheadUs)) < 1, `${wider}`);
 });
+
+test('over TCP a sender\'s thread copies its message into the socket before its own copy, and is free once it has, however slow the wire', () => {
+  const detection = fakeDetection(2);
+  const base = defaultProfile(2, 'h');
+  const [streamGBps, copyGBps, bytes] = [2, 10, 64 * 2 ** 20];
+  const profile = { ...base, shm: { ...base.shm, copyGBps }, tcp: { ...base.tcp, callUs: 0, messageUs: 0, overheadUs: 0, gbps: 1, streamGBps, sizeTiers: undefined } };
+  const loopback = localTopology({ ranks: 2, transport: 'tcp', profile, detection });
+  const broadcast = (graph: TopologyGraph) =>
+    simulateFlows(graph, graph.accelerators, { collective: 'broadcast', count: bytes / 4, elementBytes: 4, root: 0, algorithm: 'direct', protocol: 'tcp' }).timeUs;
+  // Over loopback the stream is the root's copy into its socket; its own output comes after.
+  const [streamUs, rootCopyUs] = [bytes / (streamGBps * 1e3), bytes / (copyGBps * 1e3)];
+  const local = broadcast(new TopologyGraph(parseTopology(loopback, 'local')));
+  assert.ok(Math.abs(local - (streamUs + rootCopyUs)) < 0.01 * local, `${local} against ${streamUs} + ${rootCopyUs}`);
+  // A wire 16x slower than the copy: the root's own copy runs while the wire drains.
+  const wireGBps = streamGBps / 16;
+  const slowWire = { ...loopback, links: loopback.links.map((l) => ({ ...l, gbps: wireGBps })) };
+  const slow = broadcast(new TopologyGraph(parseTopology(slowWire, 'slow wire')));
+  assert.ok(Math.abs(slow - bytes / (wireGBps * 1e3)) < 0.01 * slow, `${slow}`);
+});
