@@ -8,7 +8,7 @@ import type { LocalDetection } from '../topology/local-topology.js';
 import { measureCoreSwitchUs } from './core-switch.js';
 import { fitOversubscribedHandOff } from './fit-hand-off.js';
 import { fitOneShotRate } from './fit-one-shot.js';
-import { measureCopyTiers } from './copy-tiers.js';
+import { CopyTierSampler } from './copy-tiers.js';
 import { PeerCacheSampler, summarizePeerCache } from './peer-cache.js';
 import { median } from './median.js';
 import { type SmallCall, timeSmallCalls } from './small-calls.js';
@@ -105,7 +105,7 @@ interface Timing {
  * written for peerWrittenGBps, the extra time to overwrite bytes another core read for
  * invalidationTiers (both the mean of moments taken in bursts through the tune; the costliest
  * moment's tiers are worstInvalidationTiers), and the copy and fold speeds by working set for
- * memoryTiers (one core alone, which gives shm.copyGBps at PROFILE_WORKING_SET, and each core
+ * memoryTiers (in the same bursts; one core alone, which gives shm.copyGBps at PROFILE_WORKING_SET, and each core
  * while all copy at once; one core's float32 sum kernel on the shared arena, which gives
  * reduceGBps at PROFILE_WORKING_SET).
  */
@@ -146,9 +146,15 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     calls.forEach((c, i) => log(`  ${procs ? 'tcp' : 'shm'} ${c.op} (${c.algorithm ?? 'tuner'}) 2 ranks ${c.bytes} B: ${times[i].toFixed(1)} us (median of ${SMALL_BLOCKS_PER_LAUNCH} blocks in turns, fastest of ${runs} launches)`));
     return times;
   };
-  // Lines in the other core's cache cost what the state of the VM's vCPUs makes them: sampled in
-  // bursts between the measurements, over the whole tune (peer-cache.ts).
+  // Lines in the other core's cache cost what the state of the VM's vCPUs makes them, and what
+  // the cores copy depends on it too: both sampled in bursts between the measurements, over the
+  // whole tune (peer-cache.ts, copy-tiers.ts).
   const peerCache = new PeerCacheSampler();
+  const copyTiers = new CopyTierSampler(detection.cores);
+  const burst = async () => {
+    await peerCache.burst();
+    await copyTiers.burst();
+  };
   log('shared memory (thread ranks):');
   const [shmOneStep, shmTwoSteps, oneShotUs, oneShotAllReduce, directBroadcast] = await timeSmall(false,
     [{ op: 'broadcast', bytes: 8, algorithm: ONE_SHOT }, { op: 'all_reduce', bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: 8, algorithm: 'direct' }]);
@@ -159,9 +165,9 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // A ring over 2 x cores ranks: most hand-offs go to a descheduled receiver. Fitted at the end,
   // through the simulator, once every other figure is known.
   const over = detection.cores * 2;
-  await peerCache.burst();
+  await burst();
   const overRingUs = await time(HAND_OFF_RING.op, over, HAND_OFF_RING.bytes, false, { algorithm: 'ring', launches: oversubscribedRingLaunches(runs) });
-  await peerCache.burst();
+  await burst();
   log('TCP (process ranks on this host):');
   // The one-shot path runs other code than the schedules (no executor): its own 2-rank call.
   const [tcpOneStep, tcpTwoSteps, tcpOneShotUs, sendrecvSmall] = await timeSmall(true,
@@ -174,6 +180,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   const tierTimes = await timeSizes('sendrecv', 2, TCP_TIERS.fromBytes, true, { upToBytes: TCP_TIERS.upToBytes });
   const sizeTiers = tierTimes.map(({ bytes, us }) => ({ bytes, gbps: rateOf(bytes, us) }));
   log(`  tcp sendrecv rate by size, each way: ${sizeTiers.map((t) => `${t.bytes / 1024} KiB ${t.gbps.toFixed(2)}`).join(', ')}, ${LARGE / 1024} KiB ${gbps.toFixed(2)} GB/s`);
+  await burst();
   // One more message in a stream that nobody waits for costs each end its CPU overhead: the
   // root's sends of a broadcast's pieces queue in the socket, the receiver takes them as they come.
   const whole = await time('broadcast', 2, STREAM_BYTES, true, { algorithm: 'binomial_tree', pieceBytes: STREAM_BYTES });
@@ -188,9 +195,8 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // place, as out of place the root copies its own output after its send, on the same thread.
   const stream = await time('broadcast', 2, STREAM.bytes, true, { algorithm: 'direct', inPlace: true, warmupIters: STREAM.warmupIters });
   const streamGBps = rateOf(STREAM.bytes, stream);
-  await peerCache.burst();
-  const memoryTiers = await measureCopyTiers(detection.cores);
-  await peerCache.burst();
+  await burst();
+  const memoryTiers = copyTiers.tiers();
   const { peerWrittenGBps, invalidationTiers, worstInvalidationTiers, worstPeerWrittenGBps, bestInvalidationTiers } = summarizePeerCache(peerCache.moments);
   const tiersText = (tiers: typeof invalidationTiers) => tiers.map((t) => `${t.bytes / 1024} KiB ${t.nsPerByte.toFixed(3)}`).join(', ');
   log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s (${peerCache.moments.length} moments)`);

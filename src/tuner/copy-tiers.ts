@@ -12,10 +12,13 @@ export const TIER_MIB = [1, 2, 8, 16, 32, 48, 64, 128, 256];
  * The 2-core VMs change speed within seconds as their vCPUs move: a copy of 512 KiB ran at
  * 15.4 GB/s in one script and at 28.1 in the same script run again seconds later, and 5 samples
  * taken back to back all met one of the two (two tunes an hour apart read 16.7 and 27.9 GB/s at
- * 1 MiB). A run of calls meets both, so each tier is sampled at 8 moments a second apart and
- * keeps their mean time per byte, as tune's peer-cache figures do.
+ * 1 MiB). A run of calls meets both, so each tier is sampled at moments a second apart and
+ * keeps their mean time per byte, as tune's peer-cache figures do; tune takes them in bursts
+ * through its minute, as what both cores copy at once changes for longer: one tune's 8 moments
+ * back to back read 20.3 GB/s a core at 256 MiB, where the tunes half an hour before and four
+ * samplings minutes after read 10.7-13.1 (fifty-first session).
  */
-const MOMENTS = 8;
+const MOMENTS_PER_BURST = 2;
 const MOMENT_GAP_MS = 1000;
 /** Bytes each sample copies at least, so a sample of a small working set is not a few microseconds. */
 const SAMPLE_BYTES = 256 * MIB;
@@ -100,7 +103,7 @@ function copyRate(memory: Uint8Array, half: number, copies: number): number {
 /**
  * How fast a core copies by working set (TypedArray.set within a SharedArrayBuffer written first,
  * so no page is the shared zero page; each sample copies at least `sampleBytes`, and the rate
- * is the mean time per byte over `moments` samples `gapMs` apart): one core
+ * is the mean time per byte over every moment of every burst): one core
  * alone, and each core while all `cores` copy their share of the same working set at once
  * (helpers on worker threads). The two differ past the caches, where the cores share the memory
  * bus: on the 2-core VM, 128 MiB copied at 13.8 GB/s on one core alone and 8.2 on each of two.
@@ -109,8 +112,44 @@ function copyRate(memory: Uint8Array, half: number, copies: number): number {
  * copy's): it runs as fast as a copy while the three buffers fit the caches, where the core is
  * the bound, and slower past them, where it moves 3 bytes of memory for a copy's 2.
  */
-export async function measureCopyTiers(cores: number, options: { tierMib?: readonly number[]; sampleBytes?: number; moments?: number; gapMs?: number } = {}): Promise<CopyTier[]> {
-  const { tierMib = TIER_MIB, sampleBytes = SAMPLE_BYTES, moments = MOMENTS, gapMs = MOMENT_GAP_MS } = options;
+export class CopyTierSampler {
+  private readonly moments: TierMoment[][] = [];
+  private readonly cores: number;
+  private readonly tierMib: readonly number[];
+  private readonly sampleBytes: number;
+
+  constructor(cores: number, options: { tierMib?: readonly number[]; sampleBytes?: number } = {}) {
+    this.cores = cores;
+    this.tierMib = options.tierMib ?? TIER_MIB;
+    this.sampleBytes = options.sampleBytes ?? SAMPLE_BYTES;
+  }
+
+  /** Samples every tier at `moments` moments `gapMs` apart. */
+  async burst(moments = MOMENTS_PER_BURST, gapMs = MOMENT_GAP_MS): Promise<void> {
+    this.moments.push(...await sampleCopyTiers(this.cores, this.tierMib, this.sampleBytes, moments, gapMs));
+  }
+
+  /** Each tier's rates over all the moments sampled so far. */
+  tiers(): CopyTier[] {
+    if (this.moments.length === 0) throw new TscclError(ErrorCode.INTERNAL, 'tune: no moment of the copy tiers was measured');
+    return this.tierMib.map((mib, i) => ({
+      bytes: mib * MIB,
+      copyGBps: rateOfMeanTime(this.moments.map((tiers) => tiers[i].alone)),
+      allCoresGBps: rateOfMeanTime(this.moments.map((tiers) => tiers[i].shared)),
+      foldGBps: rateOfMeanTime(this.moments.map((tiers) => tiers[i].fold)),
+    }));
+  }
+}
+
+/** One tier's rates at one moment, GB/s. */
+interface TierMoment {
+  readonly alone: number;
+  readonly shared: number;
+  readonly fold: number;
+}
+
+/** Every tier's rates at `moments` moments `gapMs` apart, with helper threads for the other cores. */
+async function sampleCopyTiers(cores: number, tierMib: readonly number[], sampleBytes: number, moments: number, gapMs: number): Promise<TierMoment[][]> {
   const helpers = Math.max(0, Math.floor(cores) - 1);
   const largest = Math.max(...tierMib) * MIB;
   const control = new Int32Array(new SharedArrayBuffer(4 * CONTROL_WORDS));
@@ -145,7 +184,7 @@ export async function measureCopyTiers(cores: number, options: { tierMib?: reado
       return sum / (helpers + 1);
     };
     // Per moment, each tier's rate alone and all cores at once.
-    const samples = await sampleMoments(moments, gapMs, () => tierMib.map((mib) => {
+    return await sampleMoments(moments, gapMs, () => tierMib.map((mib) => {
       const half = (mib * MIB) / 2;
       const share = Math.floor(half / (helpers + 1));
       return {
@@ -153,12 +192,6 @@ export async function measureCopyTiers(cores: number, options: { tierMib?: reado
         shared: together(share, Math.max(2, Math.ceil(sampleBytes / (helpers + 1) / share))),
         fold: foldRate(folds, mib * MIB, Math.max(2, Math.ceil((3 * sampleBytes) / (mib * MIB)))),
       };
-    }));
-    return tierMib.map((mib, i) => ({
-      bytes: mib * MIB,
-      copyGBps: rateOfMeanTime(samples.map((tiers) => tiers[i].alone)),
-      allCoresGBps: rateOfMeanTime(samples.map((tiers) => tiers[i].shared)),
-      foldGBps: rateOfMeanTime(samples.map((tiers) => tiers[i].fold)),
     }));
   } finally {
     Atomics.store(control, ROUND, -1);
