@@ -93,8 +93,8 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   // The cores are one pool that all ranks' copies share: the hub forwards at most cores x the
   // per-rank rate, so a rank working alone gets a whole core and ranks working together split them.
   // Processes that outnumber the cores move as much together: each byte costs its sender and its
-  // receiver CPU time wherever they run (4 processes on 2 cores, all sending to all, moved 4.5-4.9
-  // GB/s where 2 moved 4.15; see SIMULATOR.md for the ring, which stalls below that).
+  // receiver CPU time wherever they run (4 processes on 2 cores, all sending to all, moved 4.4-4.9
+  // GB/s where 2 moved 3.9-4.15; see SIMULATOR.md for the ring, which stalls below that).
   const forwardGBps = perRank * detection.cores;
   // Messages that fit the socket buffers and caches move faster (the profile's rates by size):
   // each process's socket end and its links take them at its rate for the call's working set. The
