@@ -117,6 +117,13 @@ export class CopyTierSampler {
   private readonly cores: number;
   private readonly tierMib: readonly number[];
   private readonly sampleBytes: number;
+  /**
+   * The buffers every burst copies in (2.5 x the largest tier on 2 cores), allocated and written
+   * at the first and kept while the sampler lives: allocating and first touching them in every
+   * burst took 0.3-0.65 s of it on the 2-core VM, against 0.3 s a moment; kept, a later burst's
+   * setup (its helper threads) takes 20-45 ms.
+   */
+  private memory: CopyMemory | undefined;
 
   constructor(cores: number, options: { tierMib?: readonly number[]; sampleBytes?: number } = {}) {
     this.cores = cores;
@@ -126,7 +133,8 @@ export class CopyTierSampler {
 
   /** Samples every tier at `moments` moments `gapMs` apart. */
   async burst(moments = MOMENTS_PER_BURST, gapMs = MOMENT_GAP_MS): Promise<void> {
-    this.moments.push(...await sampleCopyTiers(this.cores, this.tierMib, this.sampleBytes, moments, gapMs));
+    this.memory ??= copyMemory(this.cores, Math.max(...this.tierMib) * MIB);
+    this.moments.push(...await sampleCopyTiers(this.memory, this.tierMib, this.sampleBytes, moments, gapMs));
   }
 
   /** Each tier's rates over all the moments sampled so far. */
@@ -148,17 +156,28 @@ interface TierMoment {
   readonly fold: number;
 }
 
-/** Every tier's rates at `moments` moments `gapMs` apart, with helper threads for the other cores. */
-async function sampleCopyTiers(cores: number, tierMib: readonly number[], sampleBytes: number, moments: number, gapMs: number): Promise<TierMoment[][]> {
-  const helpers = Math.max(0, Math.floor(cores) - 1);
-  const largest = Math.max(...tierMib) * MIB;
+/** What the samples copy and fold in: this thread's buffer, each helper's, and the fold's arrays. */
+interface CopyMemory {
+  readonly own: Uint8Array;
+  readonly helpers: readonly SharedArrayBuffer[];
+  readonly folds: Folding;
+}
+
+/** Buffers for `cores` threads copying working sets of up to `largest` bytes (each helper writes its own). */
+function copyMemory(cores: number, largest: number): CopyMemory {
+  const helpers = Array.from({ length: Math.max(0, Math.floor(cores) - 1) }, () => new SharedArrayBuffer(Math.ceil(largest / cores)));
+  return { own: new Uint8Array(new SharedArrayBuffer(largest)).fill(1), helpers, folds: folding(largest) };
+}
+
+/** Every tier's rates at `moments` moments `gapMs` apart, with a helper thread on each other core. */
+async function sampleCopyTiers(memory: CopyMemory, tierMib: readonly number[], sampleBytes: number, moments: number, gapMs: number): Promise<TierMoment[][]> {
+  const { own, folds } = memory;
+  const helpers = memory.helpers.length;
   const control = new Int32Array(new SharedArrayBuffer(4 * CONTROL_WORDS));
   const rates = new Float64Array(new SharedArrayBuffer(8 * Math.max(1, helpers)));
-  const workers = Array.from({ length: helpers }, (_, slot) => new Worker(HELPER, {
-    eval: true, workerData: { control: control.buffer, rates: rates.buffer, memory: new SharedArrayBuffer(Math.ceil(largest / cores)), threads: helpers + 1, slot },
+  const workers = memory.helpers.map((helperMemory, slot) => new Worker(HELPER, {
+    eval: true, workerData: { control: control.buffer, rates: rates.buffer, memory: helperMemory, threads: helpers + 1, slot },
   }));
-  const own = new Uint8Array(new SharedArrayBuffer(largest)).fill(1);
-  const folds = folding(largest);
   try {
     await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => { w.once('online', resolve); w.once('error', reject); })));
     let round = 0;
