@@ -82,7 +82,6 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     return view;
   }
 
-
   /** The first peer that has not entered call seq - 1 (and may still read the slot call seq writes), or -1. */
   private slotReader(seq: number): number {
     for (let r = 0; r < this.nranks; r++) {
