@@ -60,12 +60,17 @@ const PRUNE_POSTED_ABOVE = 64;
  * memory gets a new buffer object when it grows). A user's plain input and output arrays (over
  * TCP nothing is staged) never overlap, though both start at offset 0.
  */
-export function sameMemory(a: ArrayBufferLike, b: ArrayBufferLike): boolean {
+function sameMemory(a: ArrayBufferLike, b: ArrayBufferLike): boolean {
   return a === b || (a instanceof SharedArrayBuffer && b instanceof SharedArrayBuffer);
 }
 
 function overlaps(s: PostedSend, v: TypedArray): boolean {
-  return sameMemory(s.buffer, v.buffer) && v.byteOffset < s.end && s.start < v.byteOffset + v.byteLength;
+  return bytesOverlap(s.buffer, s.start, s.end, v);
+}
+
+/** Whether bytes [start, end) of `buffer` share any byte with view `v` (offsets compare within one memory). */
+export function bytesOverlap(buffer: ArrayBufferLike, start: number, end: number, v: ArrayBufferView): boolean {
+  return sameMemory(buffer, v.buffer) && v.byteOffset < end && start < v.byteOffset + v.byteLength;
 }
 
 type RecvStep = Extract<Step, { kind: 'recv' }>;

@@ -3,7 +3,7 @@ import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError } from '../errors.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
 import type { LowLatencySlots, WaitContext } from '../transport/transport.js';
-import { sameMemory } from './executor.js';
+import { bytesOverlap } from './executor.js';
 
 /** The one-shot path's name where algorithms are named (TSCCL_ALGO, the call option, the tuner, the simulator). */
 export const ONE_SHOT = 'one_shot';
@@ -104,7 +104,7 @@ export class OneShotCall {
     this.pieces = new Array<TypedArray | undefined>(shape.nranks).fill(undefined);
     this.pieceSources = new Array<Uint8Array | undefined>(shape.nranks).fill(undefined);
     this.byReference = this.data !== undefined && this.bytes >= BY_REFERENCE_MIN_BYTES && request.slots.readsInPlace?.(this.data) === true
-      && (!mayOverlap(this.data, request.output) || this.keepsOwnData());
+      && (!bytesOverlap(this.data.buffer, this.data.byteOffset, this.data.byteOffset + this.data.byteLength, request.output) || this.keepsOwnData());
   }
 
   /**
@@ -181,11 +181,6 @@ export class OneShotCall {
       for (let i = 2; i < sources; i++) kernel(output, output, this.piece(i));
     }
   }
-}
-
-/** Whether two views may share bytes (offsets compare within one memory). */
-function mayOverlap(a: ArrayBufferView, b: ArrayBufferView): boolean {
-  return sameMemory(a.buffer, b.buffer) && a.byteOffset < b.byteOffset + b.byteLength && b.byteOffset < a.byteOffset + a.byteLength;
 }
 
 /**
