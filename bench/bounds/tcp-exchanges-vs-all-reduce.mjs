@@ -3,9 +3,10 @@
 // half the buffer each way twice (reduce-scatter, then all-gather). Each round times, in turns:
 // that exchange in C (bench/bounds/tcp-exchange.c: the kernel's part, no runtime), the same
 // exchange between two Node processes (bench/bounds/tcp-exchange.mjs: Node's sockets), the
-// all-reduce as a bare synchronous Node loop in Open MPI's order (bench/bounds/tcp-sync-all-reduce.mjs:
-// Node without its event loop), tsccl's all-reduce (`tsccl bench --procs -g 2`) and, where mpicc is installed, Open MPI's (`--mca btl
-// tcp,self`). Prints medians over rounds, each against two C exchanges. Two exchanges one after
+// all-reduce as a bare synchronous loop in Open MPI's order in C and in Node
+// (bench/bounds/tcp-sync-all-reduce.c and .mjs: the call without a runtime, and Node without its
+// event loop), tsccl's all-reduce (`tsccl bench --procs -g 2`) and, where mpicc is installed,
+// Open MPI's (`--mca btl tcp,self`). Prints medians over rounds, each against two C exchanges. Two exchanges one after
 // the other are not a floor: Open MPI's in-place call has come in under them (see RESULTS.md).
 // Needs a C compiler (cc); installs nothing.
 // Usage: node bench/bounds/tcp-exchanges-vs-all-reduce.mjs [MiB=8] [rounds=5] [calls=50]
@@ -29,6 +30,8 @@ const dir = mkdtempSync(join(tmpdir(), 'tsccl-exchanges-'));
 process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
 const exchangeC = join(dir, 'tcp-exchange');
 execFileSync('cc', ['-O2', '-o', exchangeC, here('./tcp-exchange.c')], { stdio: 'inherit' });
+const syncLoopC = join(dir, 'tcp-sync-all-reduce');
+execFileSync('cc', ['-O2', '-o', syncLoopC, here('./tcp-sync-all-reduce.c')], { stdio: 'inherit' });
 const missing = mpiMissing();
 if (missing !== undefined) console.error(`# Open MPI rows skipped: needs ${missing}`);
 const mpi = missing === undefined ? buildMpiTiming() : undefined;
@@ -40,11 +43,13 @@ const nodeExchangeUs = () => {
   if (match === null) throw new Error('tcp-exchange.mjs printed no time');
   return Number(match[1]) * 1000;
 };
-const syncLoopUs = () => {
-  const match = / (\d+) us per call, 0 wrong/.exec(run(process.execPath, [here('./tcp-sync-all-reduce.mjs'), String(mib), String(calls)]));
-  if (match === null) throw new Error('tcp-sync-all-reduce.mjs printed no time');
+const usPerCall = (what, output) => {
+  const match = /(\d+) us per call, 0 wrong/.exec(output);
+  if (match === null) throw new Error(`${what} printed no time or had wrong results: ${output}`);
   return Number(match[1]);
 };
+const syncLoopCUs = () => usPerCall('tcp-sync-all-reduce.c', run(syncLoopC, [String(bytes), String(calls)]));
+const syncLoopUs = () => usPerCall('tcp-sync-all-reduce.mjs', run(process.execPath, [here('./tcp-sync-all-reduce.mjs'), String(mib), String(calls)]));
 const tscclUs = () => {
   const out = JSON.parse(run(process.execPath, [here('../../bin/tsccl.js'), 'bench', '--procs', '-g', '2', '-o', 'all_reduce',
     '-b', String(bytes), '-e', String(bytes), '-n', String(calls), '-w', '5', '-c', '0', '--format', 'json']));
@@ -53,11 +58,12 @@ const tscclUs = () => {
 };
 const mpiUs = () => mpi.run('all_reduce', 2, { minBytes: bytes, maxBytes: bytes, factor: 2, iters: calls, warmup: 5 }, { tcp: true }).get(bytes);
 
-const samples = { c: [], node: [], sync: [], tsccl: [], mpi: [] };
+const samples = { c: [], node: [], syncC: [], sync: [], tsccl: [], mpi: [] };
 for (let round = 0; round < rounds; round++) {
   process.stderr.write(`# round ${round + 1}/${rounds}\n`);
   samples.c.push(2 * cExchangeUs());
   samples.node.push(2 * nodeExchangeUs());
+  samples.syncC.push(syncLoopCUs());
   samples.sync.push(syncLoopUs());
   samples.tsccl.push(tscclUs());
   if (mpi !== undefined) samples.mpi.push(mpiUs());
@@ -66,6 +72,7 @@ const floor = median(samples.c);
 const rows = [
   [`two C exchanges of ${mib / 2} MiB each way`, floor],
   [`two Node exchanges of ${mib / 2} MiB each way`, median(samples.node)],
+  ['all-reduce as a synchronous C loop, out of place', median(samples.syncC)],
   ['all-reduce as a synchronous Node loop, out of place', median(samples.sync)],
   ['tsccl all-reduce, out of place', median(samples.tsccl.map((t) => t.oop))],
   ['tsccl all-reduce, in place', median(samples.tsccl.map((t) => t.ip))],
