@@ -6,30 +6,12 @@
  * per exchange after two warm-up rounds.
  * Usage: tcp-exchange <bytes> <rounds>
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static void die(const char *what) {
-  perror(what);
-  exit(1);
-}
+#include "loopback-pair.h"
 
 /* Sends `bytes` from `out` while receiving `bytes` into `in`. */
 static void exchange(int fd, const char *out, char *in, size_t bytes) {
@@ -56,20 +38,8 @@ int main(int argc, char **argv) {
   size_t bytes = strtoull(argv[1], NULL, 10);
   int rounds = atoi(argv[2]);
   if (bytes == 0 || rounds < 1) { fprintf(stderr, "bytes and rounds must be positive\n"); return 2; }
-  int listener = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-  socklen_t len = sizeof addr;
-  if (listener < 0 || bind(listener, (struct sockaddr *)&addr, sizeof addr) || listen(listener, 1) || getsockname(listener, (struct sockaddr *)&addr, &len)) die("listen");
-  pid_t child = fork();
-  if (child < 0) die("fork");
-  int fd;
-  if (child == 0) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr)) die("connect");
-  } else if ((fd = accept(listener, NULL, NULL)) < 0) die("accept");
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  fcntl(fd, F_SETFL, O_NONBLOCK);
+  pid_t child;
+  int fd = loopback_pair(&child);
   char *out = malloc(bytes), *in = malloc(bytes);
   if (out == NULL || in == NULL) die("malloc");
   memset(out, 1, bytes);

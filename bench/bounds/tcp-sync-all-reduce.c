@@ -6,48 +6,18 @@
  * microseconds per call after five warm-up calls, and how many output elements are wrong.
  * Usage: tcp-sync-all-reduce <bytes: a multiple of 8> <calls>
  */
-#include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-static double now_us(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return t.tv_sec * 1e6 + t.tv_nsec / 1e3;
-}
-
-static void die(const char *what) {
-  perror(what);
-  exit(1);
-}
+#include "loopback-pair.h"
 
 int main(int argc, char **argv) {
   if (argc != 3) { fprintf(stderr, "usage: tcp-sync-all-reduce <bytes> <calls>\n"); return 2; }
   size_t bytes = strtoull(argv[1], NULL, 10), half = bytes / 2;
   int calls = atoi(argv[2]);
   if (bytes == 0 || bytes % 8 != 0 || calls < 1) { fprintf(stderr, "bytes must be a positive multiple of 8, calls positive\n"); return 2; }
-  int listener = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in addr = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-  socklen_t len = sizeof addr;
-  if (listener < 0 || bind(listener, (struct sockaddr *)&addr, sizeof addr) || listen(listener, 1) || getsockname(listener, (struct sockaddr *)&addr, &len)) die("listen");
-  pid_t child = fork();
-  if (child < 0) die("fork");
-  int fd, rank = child == 0;
-  if (child == 0) {
-    fd = socket(AF_INET, SOCK_STREAM, 0);
-    if (fd < 0 || connect(fd, (struct sockaddr *)&addr, sizeof addr)) die("connect");
-  } else if ((fd = accept(listener, NULL, NULL)) < 0) die("accept");
-  int one = 1;
-  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-  fcntl(fd, F_SETFL, O_NONBLOCK);
+  pid_t child;
+  int fd = loopback_pair(&child), rank = child == 0;
   float *input = malloc(bytes), *output = malloc(bytes), *scratch = malloc(half);
   if (input == NULL || output == NULL || scratch == NULL) die("malloc");
   for (size_t i = 0; i < bytes / 4; i++) input[i] = (float)(rank + 1);
