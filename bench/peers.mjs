@@ -8,7 +8,11 @@
 // its interpreter, a mean of 20 calls on this 2-core VM is mostly its slowest call, and a
 // worker's first full garbage collection (~12 ms) lands in any short window: 2 thread ranks
 // averaged 3.2 us over 10000 calls, 1.5-2.3 over 100000, against 1.3-1.4 in 1000-call batches.
-// Usage: node bench/peers.mjs [--tcp] [--rounds N] [--max BYTES] [op:ranks ...]
+// --warmup N: warm-up calls before each size's timed calls, for every tool (default nccl-tests' 5).
+// A process rank's first ~700 calls of 8 MiB run up to 1.7x slower while V8 optimises its code
+// (bench/RESULTS.md, fifty-second session); Open MPI's do not, so a longer warm-up shows the
+// steady state without favouring either.
+// Usage: node bench/peers.mjs [--tcp] [--rounds N] [--max BYTES] [--warmup N] [op:ranks ...]
 //   default (shared memory): all_reduce:2 all_reduce:4 all_reduce:8 all_gather:4 broadcast:4,
 //     tsccl thread ranks vs Open MPI over vader shared memory (--oversubscribe)
 //   --tcp: all_reduce:2, tsccl process ranks over TCP loopback vs Open MPI --mca btl tcp,self
@@ -24,7 +28,9 @@ const flag = (name) => { const i = argv.indexOf(name); return i < 0 ? undefined 
 const tcp = argv.includes('--tcp') ? (argv.splice(argv.indexOf('--tcp'), 1), true) : false;
 const rounds = Number(flag('--rounds') ?? 3);
 const maxBytes = Number(flag('--max') ?? 128 * 1024 * 1024);
-const [minBytes, factor, iters, warmup] = [8, 4, 20, 5];
+const warmup = Number(flag('--warmup') ?? 5);
+if (!(Number.isInteger(warmup) && warmup >= 0)) { console.error('bench/peers.mjs: --warmup must be a whole number of calls, 0 or more'); process.exit(2); }
+const [minBytes, factor, iters] = [8, 4, 20];
 const SWEEP = { minBytes, maxBytes, factor, iters, warmup };
 const LATENCY = { minBytes: 8, maxBytes: 8, factor, iters: 100_000, warmup: 10_000 };
 const plan = (argv.length > 0 ? argv : tcp ? ['all_reduce:2'] : ['all_reduce:2', 'all_reduce:4', 'all_reduce:8', 'all_gather:4', 'broadcast:4'])
@@ -92,7 +98,7 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 
-console.log(`# ${new Date().toISOString()}, node ${process.version}, ${versions.join(', ')}; medians of ${rounds} rounds, ${iters} calls each, float32`);
+console.log(`# ${new Date().toISOString()}, node ${process.version}, ${versions.join(', ')}; medians of ${rounds} rounds, ${iters} calls each after ${warmup} warm-up calls, float32`);
 for (const [i, { op, n }] of plan.entries()) {
   const r = results[i];
   const withGloo = r.gloo.length > 0;
