@@ -31,3 +31,65 @@ test('release returns an owned block at once, exactly once, and only blocks of a
   const b = arena.allocateOwned(Float32Array, 1000, 4);
   assert.equal(b.byteOffset, a.byteOffset, 'the released block serves the next request of its class');
 });
+
+/** A deterministic stream of numbers in [0, 1). */
+function lcg(seed: number): () => number {
+  let x = seed >>> 0;
+  return () => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+}
+
+test('threads whose every request has another size share what they free: 8 threads stay far under 4 GiB', () => {
+  const first = Arena.create();
+  const threads = [first, ...Array.from({ length: 7 }, () => Arena.attach(first.memory))];
+  const next = lcg(7);
+  // Each thread keeps 3 blocks of 1 KiB-32 MiB live and frees the oldest for a new one, 400 times:
+  // kept by class per thread, as before, that took every class in every thread past 4 GiB.
+  const live = threads.map(() => [] as number[]);
+  for (let round = 0; round < 400; round++) {
+    for (const [t, arena] of threads.entries()) {
+      live[t].push(arena.allocate(Math.floor(2 ** (10 + next() * 15))));
+      if (live[t].length > 3) arena.free(live[t].shift()!);
+    }
+  }
+  const grown = first.memory.buffer.byteLength;
+  assert.ok(grown < 2 ** 31, `the arena grew to ${grown} bytes`);
+});
+
+test('no two live blocks overlap while threads allocate and free in any order', () => {
+  const first = Arena.create();
+  const threads = [first, Arena.attach(first.memory), Arena.attach(first.memory)];
+  const next = lcg(11);
+  const live: { thread: number; offset: number; bytes: number }[] = [];
+  for (let step = 0; step < 4000; step++) {
+    const t = Math.floor(next() * threads.length);
+    const mine = live.filter((b) => b.thread === t);
+    if (mine.length > 0 && next() < 0.45) {
+      const block = mine[Math.floor(next() * mine.length)];
+      threads[t].free(block.offset);
+      live.splice(live.indexOf(block), 1);
+    } else {
+      const bytes = 1 + Math.floor(2 ** (next() * 26));
+      live.push({ thread: t, offset: threads[t].allocate(bytes), bytes });
+    }
+    if (step % 50 === 0 || step === 3999) {
+      const sorted = [...live].sort((a, b) => a.offset - b.offset);
+      for (let i = 1; i < sorted.length; i++) {
+        const before = sorted[i - 1];
+        assert.ok(before.offset + before.bytes <= sorted[i].offset, `step ${step}: [${before.offset}, +${before.bytes}) overlaps ${sorted[i].offset}`);
+      }
+      for (const b of sorted) assert.ok(b.offset >= 65536 && b.offset % 64 === 0, `step ${step}: offset ${b.offset}`);
+    }
+  }
+});
+
+test('a block over the thread cache goes back to the bump pointer when it is the top one, and a recycled arena zeroes it', () => {
+  const arena = Arena.create();
+  const bytes = 65 << 20;
+  const offset = arena.allocate(bytes);
+  arena.bytes(offset, bytes).fill(0xff);
+  arena.free(offset);
+  assert.equal(arena.allocate(4096), offset, 'the freed top block is where new memory starts again');
+  const fresh = Arena.recycle(arena);
+  const seen = fresh.bytes(offset, bytes);
+  assert.equal(seen.findIndex((b) => b !== 0), -1, 'every byte the job was handed is zero again');
+});
