@@ -183,6 +183,11 @@ export const DEFAULT_TCP_ONE_SHOT_US = 13;
  */
 export const DEFAULT_TCP_STREAM_GBPS = 4;
 
+/** The profile's lone-stream rate over loopback, GB/s, or the default where it predates that measurement. */
+export function tcpStreamGBps(profile: LocalProfile): number {
+  return profile.tcp.streamGBps ?? DEFAULT_TCP_STREAM_GBPS;
+}
+
 /**
  * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on
  * (2026-11-21): thread ranks 2 x 64 B all-reduce 9 us by recursive doubling and 11 us by ring

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism, cpus, hostname, networkInterfaces } from 'node:os';
-import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_RELEASE_US, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, DEFAULT_TCP_STREAM_GBPS, type LocalProfile, TCP_RATE_BYTES, copyAtProfileWorkingSet, foldAtProfileWorkingSet } from './local-profile.js';
+import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_RELEASE_US, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, type LocalProfile, TCP_RATE_BYTES, copyAtProfileWorkingSet, foldAtProfileWorkingSet, tcpStreamGBps } from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology, TopologyProtocol } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -109,7 +109,7 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   const hub = options.transport === 'shm'
     ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel, forwardGBps, ...cacheTiersOf(profile) })
     : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps, ...stackLoopback });
-  const streamGBps = profile.tcp.streamGBps ?? DEFAULT_TCP_STREAM_GBPS;
+  const streamGBps = tcpStreamGBps(profile);
   for (let r = 0; r < ranks; r++) {
     const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps, memoryGBps: profile.shm.copyGBps });
     if (options.transport === 'shm') {
@@ -169,7 +169,7 @@ export function tcpProtocol(profile: LocalProfile, rankCores: number): TopologyP
   // The measured 2-rank one-shot call is a frame out and one in and a wake-up, which the simulator charges apart.
   const oneShotUs = Math.max(0, (profile.tcp.oneShotUs ?? DEFAULT_TCP_ONE_SHOT_US) - profile.tcp.messageUs);
   // A lone stream over loopback goes at the pace its sender's thread copies it into the socket.
-  const sendCopyGBps = profile.tcp.streamGBps ?? DEFAULT_TCP_STREAM_GBPS;
+  const sendCopyGBps = tcpStreamGBps(profile);
   return { name: 'tcp', baseUs: profile.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores, overheadUs, sendCopyGBps, oneShotUs };
 }
 
