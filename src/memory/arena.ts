@@ -1,5 +1,5 @@
 import { ErrorCode, TscclError } from '../errors.js';
-import { addExtent, takeExtent, takeExtentEndingAt } from './free-extents.js';
+import { addExtent, freeExtentUnits, takeExtent, takeExtentEndingAt } from './free-extents.js';
 
 /**
  * The job's registered memory: one shared WebAssembly.Memory that every rank thread of the
@@ -31,6 +31,7 @@ const THREAD_CACHE_BYTES = 64 << 20;
 const LOCK = 0;
 const BUMP = 1; // in units of ALIGN bytes, so 4 GiB fits an int32
 const LOST_COUNT = 2; // how many ranks of the job have been marked lost
+// Slot 3 (free-extents.ts EXTENT_COUNT) counts the shared free ranges, whose table follows CONTROL_WORDS.
 const HIGH_WATER = 4; // the furthest the bump pointer has been (it moves back when the top is freed)
 const LOST_BITS = 16; // bitmap of lost job ranks, from here on
 const MAX_TRACKED_RANKS = 4096;
@@ -73,9 +74,9 @@ export class Arena {
   /**
    * A finished job's memory as a new arena: every byte the job was handed is zeroed (a new
    * memory's bytes are zero, and mailboxes count on it; the bytes past the furthest the bump
-   * pointer went were never handed out), the control block starts over, and the pages stay mapped, so a job that
-   * needs no more than this one did takes no memory from the system. Only once no thread maps
-   * the memory any more.
+   * pointer went were never handed out), the control block starts over, and the pages stay
+   * mapped, so a job that needs no more than this one did takes no memory from the system. Only
+   * once no thread maps the memory any more.
    */
   static recycle(finished: Arena): Arena {
     finished.refresh();
@@ -145,7 +146,8 @@ export class Arena {
         offset = this.takeShared(size) ?? this.bump(size);
       }
       if (offset === undefined) {
-        const inUse = Atomics.load(this.control, BUMP) * ALIGN;
+        // Below the bump pointer, the shared free ranges are free too.
+        const inUse = (Atomics.load(this.control, BUMP) - freeExtentUnits(this.control)) * ALIGN;
         throw new TscclError(ErrorCode.OUT_OF_MEMORY,
           `Cannot allocate ${bytes} bytes: the shared arena is limited to 4 GiB and ${inUse} bytes are in use (buffers from comm.alloc return when comm.free is called or, later, when they are garbage collected)`, { argument: 'count' });
       }

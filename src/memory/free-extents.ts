@@ -69,6 +69,13 @@ export function takeExtent(w: Int32Array, length: number): number | undefined {
   return start;
 }
 
+/** How much the ranges hold in all. */
+export function freeExtentUnits(w: Int32Array): number {
+  let units = 0;
+  for (let i = 0; i < w[EXTENT_COUNT]; i++) units += lengthOf(w, i);
+  return units;
+}
+
 /** Removes the last range if it ends at `end` and returns its start (the arena's bump pointer can move back there). */
 export function takeExtentEndingAt(w: Int32Array, end: number): number | undefined {
   const last = w[EXTENT_COUNT] - 1;

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { CONTROL_WORDS } from '../../src/memory/arena.js';
-import { EXTENT_COUNT, EXTENT_TABLE, addExtent, extentCapacity, takeExtent, takeExtentEndingAt } from '../../src/memory/free-extents.js';
+import { EXTENT_COUNT, EXTENT_TABLE, addExtent, extentCapacity, freeExtentUnits, takeExtent, takeExtentEndingAt } from '../../src/memory/free-extents.js';
 
 const table = (slots = EXTENT_TABLE + 64) => new Int32Array(slots);
 const ranges = (w: Int32Array) => Array.from({ length: w[EXTENT_COUNT] }, (_, i) => [w[EXTENT_TABLE + 2 * i], w[EXTENT_TABLE + 2 * i + 1]]);
@@ -53,4 +53,12 @@ test('a full table refuses a range that touches none, and still merges one that 
   assert.equal(addExtent(w, 20, 1), false);
   assert.ok(addExtent(w, 11, 1));
   assert.deepEqual(ranges(w), [[0, 1], [10, 2]]);
+});
+
+test('the ranges count what they hold in all', () => {
+  const w = table();
+  addExtent(w, 0, 4);
+  addExtent(w, 10, 6);
+  addExtent(w, 4, 2);
+  assert.equal(freeExtentUnits(w), 12);
 });
