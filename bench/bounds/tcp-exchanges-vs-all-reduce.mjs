@@ -6,8 +6,9 @@
 // all-reduce as a bare synchronous loop in Open MPI's order in C and in Node
 // (bench/bounds/tcp-sync-all-reduce.c and .mjs: the call without a runtime, and Node without its
 // event loop), tsccl's all-reduce (`tsccl bench --procs -g 2`) and, where mpicc is installed,
-// Open MPI's (`--mca btl tcp,self`). Prints medians over rounds, each against two C exchanges. Two exchanges one after
-// the other are not a floor: Open MPI's in-place call has come in under them (see RESULTS.md).
+// Open MPI's (`--mca btl tcp,self`). Prints medians over rounds, each against two C exchanges.
+// Two exchanges one after the other are not a floor: Open MPI's in-place call has come in under
+// them (see RESULTS.md).
 // Needs a C compiler (cc); installs nothing.
 // Usage: node bench/bounds/tcp-exchanges-vs-all-reduce.mjs [MiB=8] [rounds=5] [calls=50]
 import { execFileSync } from 'node:child_process';
