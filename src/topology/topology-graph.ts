@@ -21,11 +21,18 @@ export interface DirectedLink {
 /** Devices that pass traffic on; accelerators are endpoints only (they do not relay). */
 const FORWARDS = new Set(['cpu', 'nic', 'switch']);
 
+/** Which links a route may take: any, or only those of one family. */
+type RouteScope = 'any' | LinkFamily;
+
 /**
  * A topology indexed for the engine: integer device and link ids, adjacency, and routes.
  * Routes are shortest by latency (ties: fewer hops) through forwarding devices; traffic between
  * hosts leaves by the source accelerator's NIC and enters by the destination's, as NCCL binds
- * each GPU to its nearest NIC.
+ * each GPU to its nearest NIC. Two accelerators of one host that the scale-up fabric joins
+ * (NVLink, xGMI, HCCS, directly or through its switches) talk over it, even where a host path is
+ * shorter: NCCL ranks a GPU pair's paths by kind before length, NVLink first (src/graph/paths.cc),
+ * so the two B200s of a GB200 superchip talk through the NVLink switches, not through their
+ * Grace's C2C links.
  */
 export class TopologyGraph {
   readonly devices: readonly Device[];
@@ -194,15 +201,21 @@ export class TopologyGraph {
         ...this.shortest(dstNic, dst, 'any'),
       ]);
     }
-    return Int32Array.from(this.shortest(src, dst, 'any'));
+    const scaleUp = RANK_KINDS.has(a.kind) && RANK_KINDS.has(b.kind) ? this.dijkstra(src, dst, 'scale-up') : undefined;
+    return Int32Array.from(scaleUp !== undefined ? this.pathTo(src, dst, scaleUp) : this.shortest(src, dst, 'any'));
   }
 
-  private shortest(src: number, dst: number, scope: 'any' | 'network'): number[] {
+  private shortest(src: number, dst: number, scope: RouteScope): number[] {
     if (src === dst) return [];
     const via = this.dijkstra(src, dst, scope);
     if (via === undefined) {
       throw invalidArgument(`Topology ${this.topology.name}: no route from ${this.devices[src].id} to ${this.devices[dst].id}`, { argument: 'topology' });
     }
+    return this.pathTo(src, dst, via);
+  }
+
+  /** The links from src to dst, read back from what dijkstra recorded. */
+  private pathTo(src: number, dst: number, via: Map<number, number>): number[] {
     const path: number[] = [];
     for (let at = dst; at !== src;) {
       const link = via.get(at)!;
@@ -217,7 +230,7 @@ export class TopologyGraph {
    * GPUs has ~300,000 devices; a route only explores the part nearer than its target). A tiny
    * per-hop term prefers fewer hops on ties. Returns the link each reached device came by.
    */
-  private dijkstra(src: number, dst: number, scope: 'any' | 'network'): Map<number, number> | undefined {
+  private dijkstra(src: number, dst: number, scope: RouteScope): Map<number, number> | undefined {
     const dist = new Map<number, number>([[src, 0]]);
     const via = new Map<number, number>();
     const done = new Set<number>();
@@ -259,7 +272,7 @@ export class TopologyGraph {
       const pass = u === src ? 0 : this.deviceLatency(u);
       for (let k = this.outStart[u]; k < this.outStart[u + 1]; k++) {
         const li = this.outLinks[k];
-        if (scope === 'network' && this.families[li] !== 'network') continue;
+        if (scope !== 'any' && this.families[li] !== scope) continue;
         const to = this.linkTo[li];
         const nd = d + pass + this.latencies[li] + 1e-6;
         if (nd < (dist.get(to) ?? Infinity)) {

@@ -78,6 +78,17 @@ test('a rail-optimised cluster keeps same-index GPUs of two servers on one leaf;
   assert.ok(path(clos, 3, 8 * 40 + 3).some((n) => n.includes('spine')));
 });
 
+test('accelerators the scale-up fabric joins talk over it, even where a host path is shorter; others over the host', () => {
+  const kinds = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]), (l) => g.link(l).kind);
+  // A GB200 superchip's two GPUs share a Grace (two C2C hops, 0.3 us each) and reach each other
+  // through the NVLink switches (1.3 us): NCCL, and so the model, takes the NVLink switches.
+  const gb200 = kinds(new TopologyGraph(buildPreset('gb200-nvl72', { gpus: 4 })), 0, 1);
+  assert.deepEqual(gb200, ['nvlink5', 'nvlink5']);
+  // DGX-1: GPUs 0 and 5 share no NVLink and GPUs do not relay, so PCIe and the CPUs carry it.
+  const dgx1 = kinds(new TopologyGraph(buildPreset('dgx1-v100')), 0, 5);
+  assert.ok(dgx1.some((k) => k.startsWith('pcie')) && !dgx1.some((k) => k.startsWith('nvlink')), dgx1.join(', '));
+});
+
 test('bad topology files are refused with the JSON path of each problem', () => {
   assert.throws(() => parseTopology({ name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0 }], links: [{ a: 'g', b: 'x', kind: 'nvlink9' }] }, 'test'),
     (err: Error & { code: string }) => err.code === 'TSCCL_ERR_INVALID_ARGUMENT' && /links\[0\]\.kind: Invalid option/.test(err.message));
