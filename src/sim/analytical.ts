@@ -3,7 +3,7 @@ import { REDUCING_COLLECTIVES, pieceRoundCount } from '../algorithms/schedule.js
 import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type SimCall, reducingSwitch } from './flow-sim.js';
-import { nvlsFillUs } from './nvls-pipeline.js';
+import { nvlsFillUs, nvlsSaturatedUs } from './nvls-pipeline.js';
 import { channelCount } from './channel-rings.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { protocolOf } from './protocols.js';
@@ -246,7 +246,8 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const sw = s.reducingSwitch;
       if (sw === undefined) throw new Error('nvls needs ranks attached to a switch that reduces');
       const rate = s.upBandwidth * sw.reductionEfficiency;
-      return result(2 * s.intraLatency + nvlsFillUs(bytes, n, sw, rate) + wire(bytes * (1 + 1 / n)) / rate, 1, 'scale-up');
+      const drain = Math.max(wire(bytes * (1 + 1 / n)) / rate, nvlsSaturatedUs(wire(bytes), n, rate));
+      return result(2 * s.intraLatency + nvlsFillUs(bytes, n, sw, rate) + drain, 1, 'scale-up');
     }
     case 'hierarchical': {
       // One leader per host gathers (or reduces) its host's data, the leaders exchange theirs

@@ -9,7 +9,7 @@ import { channelRings } from './channel-rings.js';
 import { corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
-import { nvlsFillUs } from './nvls-pipeline.js';
+import { nvlsFillUs, nvlsSaturatedUs } from './nvls-pipeline.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { type CallRates, callRates, peerReadWriteCosts } from './working-set.js';
 import { type Protocol, protocolOf } from './protocols.js';
@@ -559,7 +559,8 @@ function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[], call
   }
   queue.run();
   const fill = nvlsFillUs(call.count * call.elementBytes, n, switchKind, portRate * efficiency);
-  const timeUs = protocol.baseUs + fill + lastDrain + 2 * stepLatency;
+  const drain = Math.max(lastDrain, nvlsSaturatedUs(call.count * call.elementBytes, n, portRate * efficiency));
+  const timeUs = protocol.baseUs + fill + drain + 2 * stepLatency;
   return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried, capacities: network.capacity };
 }
 

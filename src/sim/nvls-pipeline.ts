@@ -34,3 +34,26 @@ export function nvlsFillUs(bytes: number, ranks: number, switchKind: SwitchKind,
   const operations = switchKind.reductionChannels * ranks;
   return (PIPELINE_DEPTH * nvlsChunkBytes(bytes, operations) * operations) / rate;
 }
+
+/**
+ * GPUs beyond which an in-switch reduction's bus bandwidth stops growing: a board's eight.
+ * Per GPU and direction NVLS moves (1 + 1/n) of the data, so counted by links its bus
+ * bandwidth (the data times 2(n-1)/n over the time) would grow with n, from 1.56x a link's rate
+ * on 8 GPUs towards 2x. It does not: NCCL's cost model gives NVLS one bus bandwidth whatever the
+ * rank count (src/graph/tuning.cc: channels x NVLink bandwidth x nvlsEfficiency, no rank
+ * term), and a GB200 NVL72 rack's 72 GPUs measured 835-839 GB/s at 4-8 GB (coreweave/nccl-tests
+ * pull request 43) where 8 B200 reach 830 (NVIDIA/nccl issue 1807). The reduce warps wait on
+ * every GPU's copy for each load, so more GPUs lengthen each load rather than widen the stream.
+ */
+const SATURATION_RANKS = 8;
+
+/**
+ * Microseconds an NVLS all-reduce of `bytes` on `ranks` GPUs takes at least because its bus
+ * bandwidth saturates (0 up to SATURATION_RANKS, where the links bound it), for switch ports that
+ * reduce at `rate` bytes per microsecond each.
+ */
+export function nvlsSaturatedUs(bytes: number, ranks: number, rate: number): number {
+  if (ranks <= SATURATION_RANKS) return 0;
+  const saturatedBusRate = (rate * 2 * (SATURATION_RANKS - 1)) / (SATURATION_RANKS + 1);
+  return (bytes * 2 * (ranks - 1)) / ranks / saturatedBusRate;
+}
