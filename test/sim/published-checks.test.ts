@@ -42,6 +42,12 @@ const CHECKS: Check[] = [
   // at 8 GiB. Until the fifty-third session the model routed each superchip's two GPUs through
   // their Grace's C2C links and put the ring at 360.
   { id: 'GB200, 4 GPUs of one host, ring', source: 'Azure/AI-benchmarking-guide, Azure_Results/ND_GB200_v6_results.md (Microsoft, 2025)', topo: 'gb200-nvl72', options: { gpus: 4 }, algorithm: 'ring', bytes: 8 * 2 ** 30, lowGBs: 679.6 * 0.9, highGBs: 679.6 * 1.1 },
+  // GB200 NVL72 partitions of 4 and 8 GPUs in three racks, joined only by each GPU's 400 Gb/s
+  // NIC (NCCL 2.27.3, 16 GiB, NVLS off): ring 196.72 / 393.66, tree 234.43 / 485.68 GB/s.
+  { id: 'GB200, 3 partitions of 4 GPUs over IB, ring', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 4, nodes: 3 }, algorithm: 'ring', bytes: 16 * 2 ** 30, lowGBs: 196.7 * 0.9, highGBs: 196.7 * 1.1 },
+  { id: 'GB200, 3 partitions of 8 GPUs over IB, ring', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 8, nodes: 3 }, algorithm: 'ring', bytes: 16 * 2 ** 30, lowGBs: 393.7 * 0.9, highGBs: 393.7 * 1.1 },
+  { id: 'GB200, 3 partitions of 4 GPUs over IB, tree', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 4, nodes: 3 }, algorithm: 'tree', bytes: 16 * 2 ** 30, lowGBs: 234.4 * 0.9, highGBs: 234.4 * 1.1 },
+  { id: 'GB200, 3 partitions of 8 GPUs over IB, tree', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 8, nodes: 3 }, algorithm: 'tree', bytes: 16 * 2 ** 30, lowGBs: 485.7 * 0.9, highGBs: 485.7 * 1.1 },
   // A whole GB200 NVL72 rack, 72 GPUs, NCCL's choice (NVLS): 834.57 GB/s at 8 GiB, 839.16 at 4.
   { id: 'GB200 NVL72, 72 GPUs', source: 'coreweave/nccl-tests pull request 43 (CoreWeave, 2025-02-20)', topo: 'gb200-nvl72', options: {}, bytes: 8 * 2 ** 30, lowGBs: 834.6 * 0.9, highGBs: 834.6 * 1.1 },
 ];
