@@ -203,10 +203,13 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       if (isChain(call)) {
         // Each channel streams its share in r pieces along a chain of n-1 hops, hosts-1 of them
         // between hosts: the pieces leave at the slowest hop's pace, and the last one then
-        // crosses every hop, each at its own speed.
+        // crosses every hop, each at its own speed. Behind a switch the channels' chains start
+        // at different ranks, so a piece filling one meets few others on a rank's port and
+        // crosses at the port's speed, as on the ring below.
         const { r, piece } = channelPieces();
         const crossings = s.hosts - 1;
-        const fill = (n - 1 - crossings) * (piece / intraPerChannel) + crossings * (piece / interPerChannel);
+        const fillHop = piece / (s.mesh ? intraPerChannel : s.upBandwidth);
+        const fill = (n - 1 - crossings) * fillHop + crossings * (piece / interPerChannel);
         return result(stepLatency(n - 1) + (r - 1) * (piece / perChannel) + fill, channels, bound(intraPerChannel, interPerChannel));
       }
       const steps = call.collective === 'allReduce' ? 2 * (n - 1) : n - 1;
