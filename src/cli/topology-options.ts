@@ -15,7 +15,8 @@ export function addTopologyOptions(command: Command): Command {
     .addOption(new Option('--fabric <fabric>', 'how servers are joined (rail: NIC i of every server on leaf i)').choices([...FABRICS]))
     .option('--pcie-gen <n>', 'pcie-server: PCIe generation 3-6', (v) => parsePositiveInt(v, '--pcie-gen'))
     .option('--gpus-per-switch <n>', 'pcie-server: GPUs behind each PCIe switch', (v) => parsePositiveInt(v, '--gpus-per-switch'))
-    .option('--sockets <n>', 'pcie-server: CPU sockets', (v) => parsePositiveInt(v, '--sockets'));
+    .option('--sockets <n>', 'pcie-server: CPU sockets', (v) => parsePositiveInt(v, '--sockets'))
+    .addOption(new Option('--p2p <on|off>', 'pcie-server: off when the GPUs cannot reach each other\'s memory (consumer cards): messages are staged in host memory').choices(['on', 'off']));
 }
 
 export function presetOptions(flags: Record<string, unknown>): LoadOptions {
@@ -24,5 +25,6 @@ export function presetOptions(flags: Record<string, unknown>): LoadOptions {
     gpus: flags.gpus as number | undefined, nodes: flags.nodes as number | undefined, nicsPerNode: flags.nicsPerNode as number | undefined,
     nicGbps: flags.nicGbps as number | undefined, nicKind: flags.nicKind as LoadOptions['nicKind'], fabric: flags.fabric as LoadOptions['fabric'],
     pcieGen: flags.pcieGen as number | undefined, gpusPerSwitch: flags.gpusPerSwitch as number | undefined, sockets: flags.sockets as number | undefined,
+    p2p: flags.p2p === undefined ? undefined : flags.p2p === 'on',
   };
 }

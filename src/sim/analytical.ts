@@ -79,11 +79,18 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const hostZero = rankDevices.filter((_, r) => hostOf(r) === hostOf(0));
   const routesAmong = (sources: readonly number[], targets: readonly number[]) => sources.flatMap((a) => targets.filter((b) => b !== a).map((b) => graph.route(a, b)));
   const sw = reducingSwitch(graph, rankDevices);
+  // Accelerators without scale-up links (PCIe servers) reach each other through shared paths:
+  // switch uplinks, the link between sockets, and where peer-to-peer is off the memory of the CPU
+  // each message is staged in. A ring moves at the busiest of those when every rank sends to its
+  // successor, not at one route's pace. (CPU ranks keep one route's: their cores are priced apart.)
+  const pcieRing = upLinks.length === 0 && graph.devices[first].kind !== 'core' && hostZero.length > 1
+    ? 1 / busiestLinkUsPerByte(graph, hostZero.map((d, i) => graph.route(d, hostZero[(i + 1) % hostZero.length])))
+    : undefined;
   const summary: TopologySummary = {
     n: rankDevices.length,
     hosts: hostCounts.size,
     perHost: Math.max(...hostCounts.values()),
-    upBandwidth: upLinks.length > 0 ? upLinks.reduce((a, l) => a + l.capacity, 0) : (intraPath ? graph.routeCapacity(intraPath) : Infinity),
+    upBandwidth: upLinks.length > 0 ? upLinks.reduce((a, l) => a + l.capacity, 0) : pcieRing ?? (intraPath ? graph.routeCapacity(intraPath) : Infinity),
     pairBandwidth: intraPath ? graph.routeCapacity(intraPath) : Infinity,
     mesh: intraPath !== undefined && intraPath.length === 1,
     intraLatency: intraPath ? graph.routeLatency(intraPath) : 0,

@@ -21,6 +21,9 @@ export interface DirectedLink {
 /** Devices that pass traffic on; accelerators are endpoints only (they do not relay). */
 const FORWARDS = new Set(['cpu', 'nic', 'switch']);
 
+/** fileLink of a CPU's staging link (a forwarding limit's is -1). */
+const STAGING = -2;
+
 /** Which links a route may take: any, or only those of one family. */
 type RouteScope = 'any' | LinkFamily;
 
@@ -32,7 +35,9 @@ type RouteScope = 'any' | LinkFamily;
  * (NVLink, xGMI, HCCS, directly or through its switches) talk over it, even where a host path is
  * shorter: NCCL ranks a GPU pair's paths by kind before length, NVLink first (src/graph/paths.cc),
  * so the two B200s of a GB200 superchip talk through the NVLink switches, not through their
- * Grace's C2C links.
+ * Grace's C2C links. Where accelerators cannot reach each other's memory (the topology's
+ * `peerToPeer: false`), a message between two of one host goes up to the CPU nearest its
+ * receiver, through that CPU's staging link (its memory, written and read back), and down.
  */
 export class TopologyGraph {
   readonly devices: readonly Device[];
@@ -56,7 +61,10 @@ export class TopologyGraph {
   private readonly outLinks: Int32Array;
   /** The internal link of each device with a forwarding limit, or -1. */
   private readonly forwarding: Int32Array;
+  /** Where peer-to-peer is off: each CPU's staging link (its memory, written and read), or -1. */
+  private readonly staging: Int32Array;
   private readonly routes = new Map<number, Int32Array>();
+  private readonly nearestCpus = new Map<number, number>();
 
   readonly topology: Topology;
 
@@ -68,9 +76,12 @@ export class TopologyGraph {
     devices.forEach((d, i) => this.byId.set(d.id, i));
     const accelerators: number[] = [];
     let limited = 0;
+    const stagingRate = (d: Device): number | undefined =>
+      topology.peerToPeer === false && d.kind === 'cpu' ? d.stagingGBps ?? (d.memoryGBps === undefined ? undefined : d.memoryGBps / 2) : undefined;
     devices.forEach((d, i) => {
       if (RANK_KINDS.has(d.kind)) accelerators.push(i);
       if (d.forwardGBps !== undefined) limited++;
+      if (stagingRate(d) !== undefined) limited++;
     });
     this.accelerators = accelerators;
     const count = 2 * fileLinks.length + limited;
@@ -102,6 +113,13 @@ export class TopologyGraph {
       this.setLink(next, i, i, d.forwardGBps * 1000, 0, -1, 'host');
       this.forwarding[i] = next++;
     });
+    this.staging = new Int32Array(devices.length).fill(-1);
+    devices.forEach((d, i) => {
+      const rate = stagingRate(d);
+      if (rate === undefined) return;
+      this.setLink(next, i, i, rate * 1000, LINK_KINDS['host-memory'].latencyUs, STAGING, 'memory');
+      this.staging[i] = next++;
+    });
     this.outStart = new Int32Array(devices.length + 1);
     for (let d = 0; d < devices.length; d++) this.outStart[d + 1] = this.outStart[d] + outDegree[d];
     this.outLinks = new Int32Array(2 * fileLinks.length);
@@ -115,13 +133,14 @@ export class TopologyGraph {
     const fileLink = source >= 0 ? this.topology.links[source] : undefined;
     return {
       index, from: this.linkFrom[index], to: this.linkTo[index], capacity: this.capacities[index], latencyUs: this.latencies[index],
-      kind: fileLink?.kind ?? 'forwarding', family: this.families[index], count: fileLink?.count ?? 1,
+      kind: fileLink?.kind ?? (source === STAGING ? 'staging' : 'forwarding'), family: this.families[index], count: fileLink?.count ?? 1,
     };
   }
 
   /** Links are named only when reported. */
   linkName(index: number): string {
     const from = this.devices[this.linkFrom[index]].id;
+    if (this.fileLink[index] === STAGING) return `${from} (staging)`;
     return this.fileLink[index] < 0 ? `${from} (forwarding)` : `${from}->${this.devices[this.linkTo[index]].id}`;
   }
 
@@ -163,7 +182,8 @@ export class TopologyGraph {
       hops.forEach((link, i) => {
         withForwarding.push(link);
         const through = this.forwarding[this.linkTo[link]];
-        if (i + 1 < hops.length && through >= 0) withForwarding.push(through);
+        // A staging link stays in its CPU, which the link before it already passed through.
+        if (i + 1 < hops.length && through >= 0 && this.fileLink[link] !== STAGING) withForwarding.push(through);
       });
       path = Int32Array.from(withForwarding);
       this.routes.set(key, path);
@@ -201,8 +221,31 @@ export class TopologyGraph {
         ...this.shortest(dstNic, dst, 'any'),
       ]);
     }
-    const scaleUp = RANK_KINDS.has(a.kind) && RANK_KINDS.has(b.kind) ? this.dijkstra(src, dst, 'scale-up') : undefined;
+    const peers = RANK_KINDS.has(a.kind) && RANK_KINDS.has(b.kind);
+    if (peers && this.topology.peerToPeer === false) {
+      const cpu = this.nearestCpu(dst);
+      const stage = this.staging[cpu];
+      return Int32Array.from([...this.shortest(src, cpu, 'any'), ...(stage >= 0 ? [stage] : []), ...this.shortest(cpu, dst, 'any')]);
+    }
+    const scaleUp = peers ? this.dijkstra(src, dst, 'scale-up') : undefined;
     return Int32Array.from(scaleUp !== undefined ? this.pathTo(src, dst, scaleUp) : this.shortest(src, dst, 'any'));
+  }
+
+  /** The CPU of a device's host its route reaches first (NUMA-nearest). */
+  private nearestCpu(device: number): number {
+    const known = this.nearestCpus.get(device);
+    if (known !== undefined) return known;
+    const host = this.devices[device].host;
+    let best = -1;
+    let bestUs = Infinity;
+    this.devices.forEach((d, i) => {
+      if (d.kind !== 'cpu' || d.host !== host) return;
+      const us = this.routeLatency(Int32Array.from(this.shortest(device, i, 'any')));
+      if (us < bestUs) { best = i; bestUs = us; }
+    });
+    if (best < 0) throw invalidArgument(`Topology ${this.topology.name}: peerToPeer is false but host ${host} has no cpu to stage messages in`, { argument: 'topology' });
+    this.nearestCpus.set(device, best);
+    return best;
   }
 
   private shortest(src: number, dst: number, scope: RouteScope): number[] {

@@ -25,6 +25,8 @@ const deviceSchema = z.object({
     .describe('for an accelerator or cpu: local memory bandwidth for copies and reductions (bytes read plus written); for a core: what one core copies, bytes written per second'),
   forwardGBps: z.number().positive().optional()
     .describe('for a forwarding device: total GB/s it can pass, shared by all traffic through it (a CPU whose cores move the data); absent = unlimited'),
+  stagingGBps: z.number().positive().optional()
+    .describe('for a cpu of a topology whose peerToPeer is false: GB/s of messages staged in its memory, each written there and read back, shared by all of them; absent: half its memoryGBps (absent too: unlimited)'),
   reduceGBps: z.number().positive().optional()
     .describe('for a rank whose reductions are not fused into the transfer (a CPU core): bytes reduced per second, GB/s'),
   cacheTiers: z.array(z.object({
@@ -99,6 +101,8 @@ export const topologySchema = z.object({
   links: z.array(linkSchema),
   protocols: z.array(protocolSchema).min(1).optional()
     .describe('how the ranks move messages; absent means the GPU protocols LL, LL128 and Simple'),
+  peerToPeer: z.boolean().optional()
+    .describe('false: accelerators of one host cannot reach each other\'s memory (consumer GPUs, or NCCL_P2P_DISABLE=1), so every message between two of them is staged in the memory of the CPU nearest its receiver, over PCIe both ways; absent or true: they exchange directly (GPUDirect P2P over PCIe, NVLink, xGMI)'),
   library: z.enum(['nccl', 'rccl']).optional()
     .describe('the collective library the accelerators run (NVIDIA NCCL, AMD RCCL): tsccl sim chooses among the algorithms it runs unless --algo names another; absent: among all of tsccl\'s'),
 }).strict().superRefine((topo, ctx) => {
@@ -107,6 +111,7 @@ export const topologySchema = z.object({
     if (ids.has(d.id)) ctx.addIssue({ code: 'custom', path: ['devices', i, 'id'], message: `duplicate device id '${d.id}'` });
     ids.set(d.id, d);
     if (d.kind === 'switch' && d.switchKind === undefined) ctx.addIssue({ code: 'custom', path: ['devices', i, 'switchKind'], message: 'a switch needs a switchKind' });
+    if (d.stagingGBps !== undefined && d.kind !== 'cpu') ctx.addIssue({ code: 'custom', path: ['devices', i, 'stagingGBps'], message: 'only a cpu stages messages in its memory' });
   });
   topo.devices.forEach((d, i) => {
     if (d.nic !== undefined && ids.get(d.nic)?.kind !== 'nic') ctx.addIssue({ code: 'custom', path: ['devices', i, 'nic'], message: `'${d.nic}' is not a nic device` });

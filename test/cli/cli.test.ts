@@ -136,6 +136,10 @@ test('tsccl topo show / schema and tsccl sim print tables and JSON', async () =>
   const header = await tsccl('sim', '--topo', 'dgx-a100', '-o', 'all_reduce', '-b', '1M', '-e', '1M');
   assert.match(header.stdout, /^# choosing among the algorithms NCCL runs \(--algo for any other\)/m);
   assert.match(header.stdout, /\s1048576\s.*\sring\s/);
+  // Consumer GPUs: the staged route's CPU memory is the bottleneck a user sees.
+  const staged = await tsccl('sim', '--topo', 'pcie-server', '--p2p', 'off', '--gpus-per-switch', '1', '-o', 'all_reduce', '-b', '1G', '-e', '1G', '--algo', 'ring');
+  assert.equal(staged.code, 0, staged.stderr);
+  assert.match(staged.stdout, /\sring\s.*cpu\d \(staging\) staging/);
   const table = await tsccl('sim', 'links', '--topo', 'ascend-910b', '--tp', '4');
   assert.match(table.stdout, /npu0\s+0\s+scale-up 3\/7/);
   const bad = await tsccl('sim', '--topo', 'dgx-a100', '--algo', 'nvls');

@@ -212,6 +212,23 @@ test('NVLS is offered only where the switch reduces, and halves the traffic agai
   assert.ok(row('nvls').busbwGBs > row('ring').busbwGBs * 1.1);
 });
 
+test('without peer-to-peer, GPUs under one CPU share its memory: a ring moves at its staging rate over the ranks that stage there', () => {
+  // 8 GPUs of PCIe 5, each on its own switch, 4 under each of 2 CPUs with 200 GB/s of memory:
+  // every message is written to and read from the receiver's CPU memory, so each CPU stages 4
+  // ranks' traffic at 100 GB/s, 25 GB/s a rank, where PCIe would give 55.
+  const options = { pcieGen: 5, gpusPerSwitch: 1, sockets: 2 };
+  const row = (p2p: boolean, mode: 'flow' | 'analytical') => {
+    const graph = graphOf('pcie-server', { ...options, p2p });
+    return simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm: 'ring', protocols: ['Simple'], mode, nvls: false, elementBytes: 4, root: 0 }).busbwGBs;
+  };
+  for (const mode of ['flow', 'analytical'] as const) {
+    const staged = row(false, mode);
+    assert.ok(staged > 23 && staged <= 25, `${mode}: ${staged} GB/s`);
+    // With peer-to-peer the ring's bound is the link between the sockets (33 GB/s).
+    assert.ok(row(true, mode) > 1.3 * staged, `${mode}: ${row(true, mode)} GB/s`);
+  }
+});
+
 test('a slower NIC makes the network the bottleneck', () => {
   const graph = graphOf('dgx-h100', { nodes: 2, nicGbps: 100, nicKind: 'ethernet' });
   const row = simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm: 'ring', mode: 'flow', nvls: false, elementBytes: 4, root: 0 });

@@ -52,6 +52,7 @@ test('every preset option passes the schema, and every accelerator reaches its p
 test('options a preset does not have are refused, not ignored', () => {
   assert.throws(() => buildPreset('dgx-h100', { sockets: 2 }), /--sockets describes pcie-server only/);
   assert.throws(() => buildPreset('mi300x', { pcieGen: 4 }), /--pcie-gen describes pcie-server only/);
+  assert.throws(() => buildPreset('dgx-h100', { p2p: false }), /--p2p describes pcie-server only/);
   for (const name of ['ascend-910b', 'gb200-nvl72']) {
     assert.throws(() => buildPreset(name, { nodes: 2, nicsPerNode: 3 }), (err: Error & { code: string }) => err.code === 'TSCCL_ERR_INVALID_ARGUMENT' && /one NIC per accelerator/.test(err.message));
   }
@@ -97,6 +98,22 @@ test('bad topology files are refused with the JSON path of each problem', () => 
   assert.throws(() => parseTopology({ name: 't', devices: [{ id: 's', kind: 'switch' }], links: [] }, 'test'), /switchKind|at least one gpu/);
   assert.throws(() => loadTopology('no-such-preset'), /expected local, a \.json file or one of/);
   assert.throws(() => buildPreset('dgx-h100', { gpus: 9 }), /--gpus 9 must be an integer from 1 to 8/);
+  assert.throws(() => parseTopology({ name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0, stagingGBps: 10 }], links: [] }, 'test'),
+    /devices\[0\]\.stagingGBps: only a cpu stages messages in its memory/);
+});
+
+test('without peer-to-peer, a message between two GPUs of a host is staged in the memory of the CPU nearest its receiver', () => {
+  const kinds = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]), (l) => g.linkName(l));
+  // Two GPUs under one PCIe switch: up to their CPU, through its memory, and back down.
+  const staged = new TopologyGraph(buildPreset('pcie-server', { p2p: false }));
+  assert.deepEqual(kinds(staged, 0, 1), ['gpu0->pcisw0', 'pcisw0->cpu0', 'cpu0 (staging)', 'cpu0->pcisw0', 'pcisw0->gpu1']);
+  // Across sockets the message is staged at the receiver's socket, and only there.
+  assert.deepEqual(kinds(staged, 0, 7), ['gpu0->pcisw0', 'pcisw0->cpu0', 'cpu0->cpu1', 'cpu1 (staging)', 'cpu1->pcisw3', 'pcisw3->gpu7']);
+  // The staging link carries half the CPU's memory rate (each byte is written and read).
+  const stage = Array.from(staged.route(staged.accelerators[0], staged.accelerators[1])).find((l) => staged.link(l).kind === 'staging')!;
+  assert.equal(staged.capacities[stage], 200 * 1000 / 2);
+  // With peer-to-peer, the same pair goes through the PCIe switch alone.
+  assert.deepEqual(kinds(new TopologyGraph(buildPreset('pcie-server')), 0, 1), ['gpu0->pcisw0', 'pcisw0->gpu1']);
 });
 
 test('the JSON Schema describes devices and links, and the fixture file loads', () => {

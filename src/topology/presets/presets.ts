@@ -18,6 +18,8 @@ export interface PresetOptions {
   readonly pcieGen?: number;
   readonly gpusPerSwitch?: number;
   readonly sockets?: number;
+  /** pcie-server: false when the GPUs cannot reach each other's memory (consumer cards): messages between them are staged in host memory. */
+  readonly p2p?: boolean;
 }
 
 interface Preset {
@@ -45,7 +47,7 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
   'mi300x': { description: 'AMD MI300X platform: 8 GPUs, xGMI full mesh (7 links each), PCIe 5, 8 x 400 Gb/s RoCE', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 400, library: 'rccl', server: mi300xServer },
   'ascend-910b': { description: 'Ascend 910B server: 8 NPUs, HCCS full mesh (7 links each), one integrated 200 GbE RoCE port per NPU', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 200, fixedNics: true, server: ascend910bServer },
   'pcie-server': {
-    description: 'PCIe server: GPUs behind PCIe switches under CPU sockets (--pcie-gen, --gpus-per-switch, --sockets), 1 x 100 GbE',
+    description: 'PCIe server: GPUs behind PCIe switches under CPU sockets (--pcie-gen, --gpus-per-switch, --sockets, --p2p), 1 x 100 GbE',
     accelerators: 8, nics: 1, nicKind: 'ethernet', nicGbps: 100, library: 'nccl',
     server: (ctx, o) => pcieServer(ctx, { gen: o.pcieGen ?? 4, gpusPerSwitch: o.gpusPerSwitch ?? 2, sockets: o.sockets ?? 2 }),
   },
@@ -73,7 +75,7 @@ export function buildPreset(name: string, options: PresetOptions = {}): Topology
   }
   if (fixedBoard) {
     // Silently dropping them would answer a question about another machine than the one asked.
-    const board = [['--pcie-gen', options.pcieGen], ['--gpus-per-switch', options.gpusPerSwitch], ['--sockets', options.sockets]] as const;
+    const board = [['--pcie-gen', options.pcieGen], ['--gpus-per-switch', options.gpusPerSwitch], ['--sockets', options.sockets], ['--p2p', options.p2p]] as const;
     const given = board.find(([, value]) => value !== undefined);
     if (given !== undefined) throw invalidArgument(`${given[0]} describes pcie-server only; ${name} has a fixed board`, { argument: given[0] });
   }
@@ -89,5 +91,6 @@ export function buildPreset(name: string, options: PresetOptions = {}): Topology
   };
   const shape = nodes > 1 ? `${nodes} x ` : '';
   const topology = buildCluster(`${shape}${name}`, preset.description, cluster, (ctx) => preset.server(ctx, options));
-  return preset.library === undefined ? topology : { ...topology, library: preset.library };
+  const staged = options.p2p === false ? { ...topology, peerToPeer: false, description: `${topology.description}; GPU peer-to-peer off: messages staged in host memory` } : topology;
+  return preset.library === undefined ? staged : { ...staged, library: preset.library };
 }
