@@ -48,6 +48,8 @@ const CHECKS: Check[] = [
   { id: 'GB200, 3 partitions of 8 GPUs over IB, ring', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 8, nodes: 3 }, algorithm: 'ring', bytes: 16 * 2 ** 30, lowGBs: 393.7 * 0.9, highGBs: 393.7 * 1.1 },
   { id: 'GB200, 3 partitions of 4 GPUs over IB, tree', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 4, nodes: 3 }, algorithm: 'tree', bytes: 16 * 2 ** 30, lowGBs: 234.4 * 0.9, highGBs: 234.4 * 1.1 },
   { id: 'GB200, 3 partitions of 8 GPUs over IB, tree', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 8, nodes: 3 }, algorithm: 'tree', bytes: 16 * 2 ** 30, lowGBs: 485.7 * 0.9, highGBs: 485.7 * 1.1 },
+  // Two GB200 trays (4 GPUs each) joined by the rack's NVLink (MNNVL), all-reduce: 811 GB/s.
+  { id: 'GB200, 2 trays of 4 GPUs over NVLink', source: 'lixueduan.com, "GB200 MNNVL NCCL test" (a user, 2025)', topo: 'gb200-nvl72', options: { gpus: 8 }, bytes: 8 * 2 ** 30, lowGBs: 811 * 0.9, highGBs: 811 * 1.1 },
   // A whole GB200 NVL72 rack, 72 GPUs, NCCL's choice (NVLS): 834.57 GB/s at 8 GiB, 839.16 at 4.
   { id: 'GB200 NVL72, 72 GPUs', source: 'coreweave/nccl-tests pull request 43 (CoreWeave, 2025-02-20)', topo: 'gb200-nvl72', options: {}, bytes: 8 * 2 ** 30, lowGBs: 834.6 * 0.9, highGBs: 834.6 * 1.1 },
 ];
