@@ -66,6 +66,7 @@ test('presets have the link budgets of the hardware', () => {
   assert.equal(budget('dgx1-v100'), 6);
   assert.equal(budget('dgx-a100'), 12);
   assert.equal(budget('dgx-h100'), 18);
+  assert.equal(budget('hgx-h800'), 8);
   assert.equal(budget('mi300x'), 7);
   assert.equal(budget('ascend-910b'), 7);
   assert.equal(budget('ascend-910b', { gpus: 4 }), 3);

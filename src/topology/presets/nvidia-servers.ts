@@ -54,6 +54,8 @@ export const DGX_H100: SwitchedBoard = {
   gpusPerPcieSwitch: 2, memoryGBps: 3350, socketLink: 'upi',
 };
 export const HGX_H200: SwitchedBoard = { ...DGX_H100, gpuLabel: 'H200-SXM-141GB', memoryGBps: 4800 };
+/** The H100 board with the export part's NVLink: 8 NVLink 4 links a GPU, 400 GB/s both ways (hardware.md). */
+export const HGX_H800: SwitchedBoard = { ...DGX_H100, gpuLabel: 'H800-SXM5-80GB', linksPerGpu: 8 };
 export const DGX_B200: SwitchedBoard = {
   gpuLabel: 'B200', gpus: 8, nvlink: 'nvlink5', linksPerGpu: 18, nvswitch: 'nvswitch4', pcie: 'pcie5',
   gpusPerPcieSwitch: 2, memoryGBps: 8000, socketLink: 'upi',

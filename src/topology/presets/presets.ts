@@ -3,7 +3,7 @@ import type { CollectiveLibrary } from '../../sim/libraries.js';
 import type { Topology } from '../topology-schema.js';
 import { type ClusterOptions, type Fabric, type NicFamily, buildCluster } from './cluster.js';
 import { ascend910bServer, mi300xServer } from './mesh-servers.js';
-import { DGX_A100, DGX_B200, DGX_H100, HGX_H200, type SwitchedBoard, dgx1Server, gb200Nvl72, switchedServer } from './nvidia-servers.js';
+import { DGX_A100, DGX_B200, DGX_H100, HGX_H200, HGX_H800, type SwitchedBoard, dgx1Server, gb200Nvl72, switchedServer } from './nvidia-servers.js';
 import { pcieServer } from './pcie-server.js';
 import type { ServerContext, ServerResult } from './topology-builder.js';
 
@@ -42,6 +42,7 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
   'dgx-a100': { description: 'DGX A100: 8 A100, 6 NVSwitch gen2 (12 NVLink 3 per GPU), PCIe 4, 8 x HDR 200 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 200, library: 'nccl', server: board(DGX_A100) },
   'dgx-h100': { description: 'DGX H100: 8 H100, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x NDR 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(DGX_H100) },
   'hgx-h200': { description: 'HGX H200: 8 H200, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(HGX_H200) },
+  'hgx-h800': { description: 'HGX H800: 8 H800, NVSwitch gen3 with NVLS (8 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(HGX_H800) },
   'dgx-b200': { description: 'DGX B200: 8 B200, NVSwitch gen4 (18 NVLink 5 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(DGX_B200) },
   'gb200-nvl72': { description: 'GB200 NVL72: 72 B200 on one NVLink 5 switch fabric, 36 Grace CPUs, one 400 Gb/s NIC per GPU', accelerators: 72, nics: 72, nicKind: 'ib', nicGbps: 400, fixedNics: true, library: 'nccl', server: gb200Nvl72 },
   'mi300x': { description: 'AMD MI300X platform: 8 GPUs, xGMI full mesh (7 links each), PCIe 5, 8 x 400 Gb/s RoCE', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 400, library: 'rccl', server: mi300xServer },
