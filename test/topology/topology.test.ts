@@ -7,6 +7,11 @@ import { PRESETS, PRESET_NAMES, type PresetOptions, buildPreset } from '../../sr
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology, topologyJsonSchema } from '../../src/topology/topology-schema.js';
 
+/** The links of the route between accelerators a and b (by rank index), by name and by kind. */
+const routeLinks = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]));
+const routeNames = (g: TopologyGraph, a: number, b: number) => routeLinks(g, a, b).map((l) => g.linkName(l));
+const routeKinds = (g: TopologyGraph, a: number, b: number) => routeLinks(g, a, b).map((l) => g.link(l).kind);
+
 test('every catalog entry names its source and has a sane efficiency', () => {
   for (const kind of Object.values(LINK_KINDS)) {
     assert.ok(kind.source.length > 10, kind.id);
@@ -74,20 +79,18 @@ test('presets have the link budgets of the hardware', () => {
 
 test('a rail-optimised cluster keeps same-index GPUs of two servers on one leaf; leaf-spine crosses the spine', () => {
   const rail = new TopologyGraph(buildPreset('dgx-h100', { nodes: 64 }));
-  const path = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]), (l) => g.linkName(l));
-  assert.ok(!path(rail, 3, 8 * 5 + 3).some((n) => n.includes('spine')));
+  assert.ok(!routeNames(rail, 3, 8 * 5 + 3).some((n) => n.includes('spine')));
   const clos = new TopologyGraph(buildPreset('dgx-h100', { nodes: 64, fabric: 'leaf-spine' }));
-  assert.ok(path(clos, 3, 8 * 40 + 3).some((n) => n.includes('spine')));
+  assert.ok(routeNames(clos, 3, 8 * 40 + 3).some((n) => n.includes('spine')));
 });
 
 test('accelerators the scale-up fabric joins talk over it, even where a host path is shorter; others over the host', () => {
-  const kinds = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]), (l) => g.link(l).kind);
   // A GB200 superchip's two GPUs share a Grace (two C2C hops, 0.3 us each) and reach each other
   // through the NVLink switches (1.3 us): NCCL, and so the model, takes the NVLink switches.
-  const gb200 = kinds(new TopologyGraph(buildPreset('gb200-nvl72', { gpus: 4 })), 0, 1);
+  const gb200 = routeKinds(new TopologyGraph(buildPreset('gb200-nvl72', { gpus: 4 })), 0, 1);
   assert.deepEqual(gb200, ['nvlink5', 'nvlink5']);
   // DGX-1: GPUs 0 and 5 share no NVLink and GPUs do not relay, so PCIe and the CPUs carry it.
-  const dgx1 = kinds(new TopologyGraph(buildPreset('dgx1-v100')), 0, 5);
+  const dgx1 = routeKinds(new TopologyGraph(buildPreset('dgx1-v100')), 0, 5);
   assert.ok(dgx1.some((k) => k.startsWith('pcie')) && !dgx1.some((k) => k.startsWith('nvlink')), dgx1.join(', '));
 });
 
@@ -104,17 +107,16 @@ test('bad topology files are refused with the JSON path of each problem', () => 
 });
 
 test('without peer-to-peer, a message between two GPUs of a host is staged in the memory of the CPU nearest its receiver', () => {
-  const kinds = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]), (l) => g.linkName(l));
   // Two GPUs under one PCIe switch: up to their CPU, through its memory, and back down.
   const staged = new TopologyGraph(buildPreset('pcie-server', { p2p: false }));
-  assert.deepEqual(kinds(staged, 0, 1), ['gpu0->pcisw0', 'pcisw0->cpu0', 'cpu0 (staging)', 'cpu0->pcisw0', 'pcisw0->gpu1']);
+  assert.deepEqual(routeNames(staged, 0, 1), ['gpu0->pcisw0', 'pcisw0->cpu0', 'cpu0 (staging)', 'cpu0->pcisw0', 'pcisw0->gpu1']);
   // Across sockets the message is staged at the receiver's socket, and only there.
-  assert.deepEqual(kinds(staged, 0, 7), ['gpu0->pcisw0', 'pcisw0->cpu0', 'cpu0->cpu1', 'cpu1 (staging)', 'cpu1->pcisw3', 'pcisw3->gpu7']);
+  assert.deepEqual(routeNames(staged, 0, 7), ['gpu0->pcisw0', 'pcisw0->cpu0', 'cpu0->cpu1', 'cpu1 (staging)', 'cpu1->pcisw3', 'pcisw3->gpu7']);
   // The staging link carries half the CPU's memory rate (each byte is written and read).
   const stage = Array.from(staged.route(staged.accelerators[0], staged.accelerators[1])).find((l) => staged.link(l).kind === 'staging')!;
   assert.equal(staged.capacities[stage], 200 * 1000 / 2);
   // With peer-to-peer, the same pair goes through the PCIe switch alone.
-  assert.deepEqual(kinds(new TopologyGraph(buildPreset('pcie-server')), 0, 1), ['gpu0->pcisw0', 'pcisw0->gpu1']);
+  assert.deepEqual(routeNames(new TopologyGraph(buildPreset('pcie-server')), 0, 1), ['gpu0->pcisw0', 'pcisw0->gpu1']);
 });
 
 test('the JSON Schema describes devices and links, and the fixture file loads', () => {
