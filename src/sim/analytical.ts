@@ -207,6 +207,10 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const intraHops = multi ? (n - s.hosts) / n : 1;
       const intraPerChannel = s.mesh ? meshPerChannel : s.upBandwidth / (channels * intraHops);
       const perChannel = Math.min(intraPerChannel, interPerChannel);
+      // A piece that meets no other channel on a hop (filling a chain, or going round a ring
+      // whose NICs are its slowest hops) crosses it at this rate: a whole port behind a switch,
+      // where the channels' rings start at different ranks; its cycle's share on a mesh.
+      const lonePieceRate = s.mesh ? intraPerChannel : s.upBandwidth;
       if (isChain(call)) {
         // Each channel streams its share in r pieces along a chain of n-1 hops, hosts-1 of them
         // between hosts: the pieces leave at the slowest hop's pace, and the last one then
@@ -215,8 +219,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
         // crosses at the port's speed, as on the ring below.
         const { r, piece } = channelPieces();
         const crossings = s.hosts - 1;
-        const fillHop = piece / (s.mesh ? intraPerChannel : s.upBandwidth);
-        const fill = (n - 1 - crossings) * fillHop + crossings * (piece / interPerChannel);
+        const fill = (n - 1 - crossings) * (piece / lonePieceRate) + crossings * (piece / interPerChannel);
         return result(stepLatency(n - 1) + (r - 1) * (piece / perChannel) + fill, channels, bound(intraPerChannel, interPerChannel));
       }
       const steps = call.collective === 'allReduce' ? 2 * (n - 1) : n - 1;
@@ -229,7 +232,7 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
         // NIC's stream and one piece's way around the ring (each hop's latency, and its transfer
         // at the speed of a port the other channels are not using at that moment). On one server
         // every hop is alike and every step waits its latency (below), as C1 measures.
-        const hopUs = channelPiece / (s.mesh ? intraPerChannel : s.upBandwidth);
+        const hopUs = channelPiece / lonePieceRate;
         return result(Math.max(steps * (channelPiece / interPerChannel), stepLatency(steps) + steps * hopUs), channels, 'network');
       }
       return result(stepLatency(steps) + steps * channelPiece / perChannel, channels, bound(intraPerChannel, interPerChannel));
