@@ -19,6 +19,37 @@ export const ErrorCode = {
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
+/**
+ * The number that stands for each code where codes cross a wire or shared memory (TCP failure
+ * announcements, shared-memory status words; 0 there means "no failure"). Fixed: a new code takes
+ * a new number, and `test/errors-wire.test.ts` pins these.
+ */
+const ERROR_WIRE_NUMBERS: Readonly<Record<ErrorCodeValue, number>> = {
+  [ErrorCode.INVALID_ARGUMENT]: 1,
+  [ErrorCode.TIMEOUT]: 2,
+  [ErrorCode.ABORTED]: 3,
+  [ErrorCode.PEER_LOST]: 4,
+  [ErrorCode.MISMATCH]: 5,
+  [ErrorCode.CHECKSUM]: 6,
+  [ErrorCode.DESTROYED]: 7,
+  [ErrorCode.COMM_FAILED]: 8,
+  [ErrorCode.OUT_OF_MEMORY]: 9,
+  [ErrorCode.INTERNAL]: 10,
+  [ErrorCode.RANK_FAILED]: 11,
+};
+
+const ERROR_CODE_BY_WIRE_NUMBER = new Map<number, ErrorCodeValue>(
+  Object.entries(ERROR_WIRE_NUMBERS).map(([code, n]) => [n, code as ErrorCodeValue]));
+
+export function errorWireNumber(code: ErrorCodeValue): number {
+  return ERROR_WIRE_NUMBERS[code];
+}
+
+/** The code a wire number stands for; a number no code has (a newer peer's) reads as INTERNAL. */
+export function errorCodeOfWireNumber(n: number): ErrorCodeValue {
+  return ERROR_CODE_BY_WIRE_NUMBER.get(n) ?? ErrorCode.INTERNAL;
+}
+
 export interface TscclErrorDetails {
   rank?: number;
   peer?: number;
@@ -40,8 +71,8 @@ export class TscclError extends Error {
   readonly code: ErrorCodeValue;
   readonly details: TscclErrorDetails;
 
-  constructor(code: ErrorCodeValue, message: string, details: TscclErrorDetails = {}) {
-    super(message);
+  constructor(code: ErrorCodeValue, message: string, details: TscclErrorDetails = {}, options?: { cause?: unknown }) {
+    super(message, options);
     this.name = 'TscclError';
     this.code = code;
     this.details = details;
@@ -61,6 +92,17 @@ export class TscclError extends Error {
     return typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'TscclError'
       && typeof (value as { code?: unknown }).code === 'string';
   }
+}
+
+/**
+ * An error that is not a TscclError reached the library's edge: a bug of tsccl's, not the user's
+ * call. It becomes TSCCL_ERR_INTERNAL with the original kept as `cause`, so it is never mistaken
+ * for a mismatch between ranks.
+ */
+export function internalError(err: unknown, message: string, details: TscclErrorDetails = {}): TscclError {
+  if (err instanceof TscclError) return err;
+  const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  return new TscclError(ErrorCode.INTERNAL, `${message}: ${what} (an internal error of tsccl)`, details, { cause: err });
 }
 
 export function invalidArgument(message: string, details: TscclErrorDetails = {}): TscclError {

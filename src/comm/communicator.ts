@@ -11,7 +11,7 @@ import type { Arena } from '../memory/arena.js';
 import { localMachine } from '../tuner/machine-cost.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
 import { type Selection, parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
-import { P2P_CHANNEL } from '../transport/shm/mailbox.js';
+import { P2P_CHANNEL } from '../transport/channels.js';
 import { childName } from './comm-name.js';
 import { copyInto, opcodeOf } from '../transport/transport.js';
 import { log } from '../log.js';

@@ -1,17 +1,26 @@
-import { DTYPE_NAMES } from '../dtypes/dtype.js';
+import type { DType } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError } from '../errors.js';
-import { REDUCE_OPS } from '../kernels/reduce-op.js';
-import { OPCODES, opcodeName } from '../transport/transport.js';
+import type { ReduceOp } from '../kernels/reduce-op.js';
+import { type OpcodeName, opcodeName, opcodeOf } from '../transport/transport.js';
+
+/** Numbers of the fingerprint's data types and reductions, fixed (pinned by test/errors-wire.test.ts). */
+export const FINGERPRINT_DTYPES: Readonly<Record<DType, number>> = {
+  float32: 0, float64: 1, int8: 2, uint8: 3, int32: 4, uint32: 5, int64: 6, uint64: 7, float16: 8, bfloat16: 9,
+};
+export const FINGERPRINT_REDUCE_OPS: Readonly<Record<ReduceOp, number>> = { sum: 0, prod: 1, min: 2, max: 3, avg: 4 };
+
+const dtypeOfNumber = new Map(Object.entries(FINGERPRINT_DTYPES).map(([name, n]) => [n, name]));
+const reduceOpOfNumber = new Map(Object.entries(FINGERPRINT_REDUCE_OPS).map(([name, n]) => [n, name]));
 
 /** Eight numbers that describe a collective call; ranks compare them under TSCCL_DEBUG_CHECK. */
-export function fingerprintOf(seq: number, op: string, dtype: string, count: number, root: number, redop: string, reduces: boolean): number[] {
-  return [seq, OPCODES.indexOf(op as never), DTYPE_NAMES.indexOf(dtype as never), count, root, reduces ? REDUCE_OPS.indexOf(redop as never) : -1, 0, 0];
+export function fingerprintOf(seq: number, op: OpcodeName, dtype: DType, count: number, root: number, redop: ReduceOp, reduces: boolean): number[] {
+  return [seq, opcodeOf(op), FINGERPRINT_DTYPES[dtype], count, root, reduces ? FINGERPRINT_REDUCE_OPS[redop] : -1, 0, 0];
 }
 
 function describe(f: Float64Array, at: number): string {
   const op = opcodeName(f[at + 1]);
   const rooted = op === 'broadcast' || op === 'reduce' || op === 'gather' || op === 'scatter';
-  return `${op} #${f[at]}(${DTYPE_NAMES[f[at + 2]] ?? '?'}, count ${f[at + 3]}${f[at + 5] >= 0 ? `, ${REDUCE_OPS[f[at + 5]]}` : ''}${rooted ? `, root ${f[at + 4]}` : ''})`;
+  return `${op} #${f[at]}(${dtypeOfNumber.get(f[at + 2]) ?? '?'}, count ${f[at + 3]}${f[at + 5] >= 0 ? `, ${reduceOpOfNumber.get(f[at + 5])}` : ''}${rooted ? `, root ${f[at + 4]}` : ''})`;
 }
 
 /** Throws on every rank alike if any rank's fingerprint differs from rank 0's. */

@@ -1,5 +1,6 @@
 import type { Arena } from '../memory/arena.js';
-import { CHANNELS, mailboxWords } from '../transport/shm/mailbox.js';
+import { QUEUED_CHANNELS } from '../transport/channels.js';
+import { mailboxWords } from '../transport/shm/mailbox.js';
 import { ShmTransport } from '../transport/shm/shm-transport.js';
 import { isOversubscribed, rankSpin } from '../transport/wait.js';
 import { ErrorCode, TscclError } from '../errors.js';
@@ -43,7 +44,7 @@ export class ShmBackend implements CommBackend {
     this.jobRanks = jobRanks;
     this.mailbox = mailboxes[rank];
     const bytes = mailboxBytes(mailboxes.length);
-    this.transport = new ShmTransport(arena, rank, mailboxes, bytes, CHANNELS);
+    this.transport = new ShmTransport(arena, rank, mailboxes, bytes, QUEUED_CHANNELS);
     this.status = new CommStatus(arena.int32Covering(Math.max(...mailboxes) + bytes), mailboxes, rank);
     ({ spinMs: this.spinMs, spinYields: this.spinYields } = rankSpin(threadsInProcess));
     this.oversubscribed = isOversubscribed(threadsInProcess);

@@ -1,4 +1,4 @@
-import { ErrorCode, type ErrorCodeValue } from '../errors.js';
+import { type ErrorCodeValue, errorCodeOfWireNumber, errorWireNumber } from '../errors.js';
 import { STATUS_CLOSED, STATUS_ENDED_SEQ, STATUS_ENTERED_SEQ, STATUS_FAILED, STATUS_FAILED_ORIGIN, STATUS_FAILED_SEQ, STATUS_SHRINK_EPOCH, STATUS_SHRINK_MAILBOX } from '../transport/shm/mailbox.js';
 import type { StatusBoard } from './backend.js';
 
@@ -7,8 +7,6 @@ import type { StatusBoard } from './backend.js';
  * mailbox and readable by every peer: the last collective it entered, and whether it gave up on
  * the communicator (and why).
  */
-const CODES = Object.values(ErrorCode);
-
 export class CommStatus implements StatusBoard {
   private readonly words: Int32Array;
   private readonly bases: readonly number[];
@@ -39,7 +37,7 @@ export class CommStatus implements StatusBoard {
   fail(code: ErrorCodeValue, seq: number, origin: number): void {
     Atomics.store(this.words, this.bases[this.rank] + STATUS_FAILED_SEQ, seq);
     Atomics.store(this.words, this.bases[this.rank] + STATUS_FAILED_ORIGIN, origin);
-    Atomics.exchange(this.words, this.bases[this.rank] + STATUS_FAILED, CODES.indexOf(code) + 1);
+    Atomics.exchange(this.words, this.bases[this.rank] + STATUS_FAILED, errorWireNumber(code));
   }
 
   /** Offers this rank's mailbox for shrink number `epoch` (mailbox first, so a reader of the epoch sees it). */
@@ -84,7 +82,7 @@ export class CommStatus implements StatusBoard {
       const code = Atomics.or(this.words, this.bases[r] + STATUS_FAILED, 0);
       if (code === 0) continue;
       if (seq !== undefined && this.hasEnded(r, seq)) continue;
-      return { rank: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_ORIGIN), code: CODES[code - 1] ?? ErrorCode.INTERNAL, seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ) };
+      return { rank: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_ORIGIN), code: errorCodeOfWireNumber(code), seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ) };
     }
     return undefined;
   }

@@ -1,7 +1,9 @@
 import type { Schedule, Slice, Step } from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
+import { ErrorCode, TscclError } from '../errors.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, copyInto } from '../transport/transport.js';
+import { COLLECTIVE_CHANNELS } from '../transport/channels.js';
 import { spinUntil } from '../transport/wait.js';
 
 /** Arena views, in the call's dtype, that a schedule's slices refer to. */
@@ -44,12 +46,20 @@ interface PostedSend {
 export async function executeSchedule(request: ExecRequest): Promise<void> {
   const posted: PostedSend[] = [];
   const channels = request.schedule.channels;
+  if (request.channelBase + channels.length > COLLECTIVE_CHANNELS) throw channelOverflow(request);
   if (channels.length === 1) await new ChannelRun(request, request.channelBase, posted).run(channels[0]);
   else await Promise.all(channels.map((steps, ch) => new ChannelRun(request, request.channelBase + ch, posted).run(steps)));
   const { transport, ctx } = request;
   for (const send of posted) {
     if (!spinUntil(() => transport.isDelivered(send.handle), ctx)) await transport.waitDelivered(send.handle, ctx);
   }
+}
+
+function channelOverflow({ schedule, channelBase }: ExecRequest): TscclError {
+  return new TscclError(ErrorCode.INTERNAL,
+    `Schedule ${schedule.algorithm} of ${schedule.collective} needs channels ${channelBase}..${channelBase + schedule.channels.length - 1}, `
+    + `but collectives own only ${COLLECTIVE_CHANNELS} (see transport/channels.ts): it would share point-to-point's queue`,
+    { rank: schedule.rank, op: schedule.collective });
 }
 
 /** Posted sends past this many are pruned of the consumed ones before a scan (see recentPosts). */

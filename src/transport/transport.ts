@@ -128,14 +128,35 @@ export interface LowLatencySlots {
   released?(seq: number, ctx: WaitContext): Promise<void> | undefined;
 }
 
-export const OPCODES = ['allReduce', 'broadcast', 'reduce', 'allGather', 'reduceScatter', 'allToAll', 'gather', 'scatter', 'barrier', 'send', 'check'] as const;
+/**
+ * The operation a message belongs to, as its number on the wire (TCP frame headers,
+ * shared-memory descriptors and low-latency slots). Fixed: a new operation takes a new number,
+ * and `test/errors-wire.test.ts` pins these.
+ */
+export const OPCODES = {
+  allReduce: 0,
+  broadcast: 1,
+  reduce: 2,
+  allGather: 3,
+  reduceScatter: 4,
+  allToAll: 5,
+  gather: 6,
+  scatter: 7,
+  barrier: 8,
+  send: 9,
+  check: 10,
+} as const;
 
-export function opcodeOf(name: (typeof OPCODES)[number]): number {
-  return OPCODES.indexOf(name);
+export type OpcodeName = keyof typeof OPCODES;
+
+const OPCODE_NAMES = new Map<number, OpcodeName>(Object.entries(OPCODES).map(([name, n]) => [n, name as OpcodeName]));
+
+export function opcodeOf(name: OpcodeName): number {
+  return OPCODES[name];
 }
 
 export function opcodeName(code: number): string {
-  return OPCODES[code] ?? `op#${code}`;
+  return OPCODE_NAMES.get(code) ?? `op#${code}`;
 }
 
 /** One side of a message match: which operation, which call, how many bytes. */

@@ -131,3 +131,13 @@ test('sends the peers consumed long ago are not asked about again at every later
   });
   assert.ok(asked < 100 * pieces, `${asked} questions for ${pieces} receives`);
 });
+
+test('a schedule with more channels than collectives own is refused before it posts anything, not run on point-to-point\'s queue', async () => {
+  const transport = new HeldTransport(true, () => []);
+  const schedule: Schedule = { collective: 'allGather', algorithm: 'two-channel', nranks: 4, rank: 0, channels: [recvs([1]), recvs([2])], scratchCount: 0 };
+  await assert.rejects(executeSchedule({
+    schedule, dtype: dtypeInfo('uint8'), kernel: () => {}, transport, tag: { seq: 1, opcode: 1 }, ctx, channelBase: 0,
+    buffers: { input: new Uint8Array(BLOCK) as never, output: new Uint8Array(4 * BLOCK) as never, scratch: new Uint8Array(0) as never },
+  }), { code: 'TSCCL_ERR_INTERNAL', message: /needs channels 0\.\.1/ });
+  assert.deepEqual(transport.posted, []);
+});

@@ -1,6 +1,8 @@
+import { QUEUED_CHANNELS } from '../channels.js';
+
 /**
  * Layout of a rank's mailbox for one communicator, in the shared arena. The receiver owns it;
- * peers post descriptors into it. For each (source rank, channel) there is one FIFO queue:
+ * peers post descriptors into it. For each (source rank, queued channel: see channels.ts) there is one FIFO queue:
  *
  *   int32[0]       head: descriptors posted so far (written by the sender)
  *   int32[16]      consumed: descriptors read so far (written by the receiver), on its own cache line
@@ -17,8 +19,6 @@
  *   data[LL_SLOT_BYTES] from byte 64 on
  */
 export const QUEUE_DEPTH = 64;
-export const CHANNELS = 2; // 0: collectives, 1: point-to-point
-export const P2P_CHANNEL = 1;
 
 export const HEAD = 0;
 export const CONSUMED = 16;
@@ -30,7 +30,7 @@ export const QUEUE_WORDS = SLOTS + QUEUE_DEPTH * SLOT_WORDS;
 
 /** Status block words. */
 export const STATUS_ENTERED_SEQ = 0; // seq of the last collective this rank started
-export const STATUS_FAILED = 1; // 0, or an error code index + 1 once this rank gave up on the communicator
+export const STATUS_FAILED = 1; // 0, or the error's wire number (errors.ts) once this rank gave up on the communicator
 export const STATUS_FAILED_SEQ = 2;
 /** A shrink's meeting point: the epoch a rank has reached, and its new mailbox's byte offset. */
 export const STATUS_SHRINK_EPOCH = 3;
@@ -59,7 +59,7 @@ const LL_SLOT_WORDS = LL_HEADER_WORDS + LL_SLOT_BYTES / 4;
 
 /** Word index of the low-latency slot used by collective `seq` (two slots, alternating). */
 export function llSlotIndex(maxRanks: number, seq: number): number {
-  return STATUS_WORDS + maxRanks * CHANNELS * QUEUE_WORDS + (seq & 1) * LL_SLOT_WORDS;
+  return STATUS_WORDS + maxRanks * QUEUED_CHANNELS * QUEUE_WORDS + (seq & 1) * LL_SLOT_WORDS;
 }
 
 export function mailboxWords(maxRanks: number): number {
@@ -68,7 +68,7 @@ export function mailboxWords(maxRanks: number): number {
 
 /** Word index of the queue from `source` on `channel` inside a mailbox. */
 export function queueIndex(source: number, channel: number): number {
-  return STATUS_WORDS + (source * CHANNELS + channel) * QUEUE_WORDS;
+  return STATUS_WORDS + (source * QUEUED_CHANNELS + channel) * QUEUE_WORDS;
 }
 
 export function slotIndex(queue: number, ticket: number): number {

@@ -1,5 +1,6 @@
 import { ErrorCode, TscclError } from '../../errors.js';
 import { type LowLatencySlots, type MessageTag, type SendHandle, type WaitContext, messageMismatch } from '../transport.js';
+import { ONE_SHOT_CHANNEL } from '../channels.js';
 import type { Frame } from './frame.js';
 
 /**
@@ -57,14 +58,14 @@ export class TcpLowLatencySlots implements LowLatencySlots {
     if (length > 0) this.own.set(data!, LOW_LATENCY_PREFIX_BYTES);
     const message = this.own.subarray(0, LOW_LATENCY_PREFIX_BYTES + length);
     const tag = { seq, opcode };
-    for (let peer = 0; peer < this.links.nranks; peer++) if (peer !== this.links.rank) this.links.trySend(peer, 0, message, tag);
+    for (let peer = 0; peer < this.links.nranks; peer++) if (peer !== this.links.rank) this.links.trySend(peer, ONE_SHOT_CHANNEL, message, tag);
     return undefined;
   }
 
   arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
     if (peer === this.links.rank || this.links.hasMessage(peer, 0)) return undefined;
     if (this.links.spinForMessage(peer, 0)) return undefined;
-    return this.links.waitForMessage(peer, 0, this.capacity, ctx);
+    return this.links.waitForMessage(peer, ONE_SHOT_CHANNEL, this.capacity, ctx);
   }
 
   read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array {

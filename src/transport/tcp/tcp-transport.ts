@@ -1,11 +1,12 @@
 import { type Server, type Socket, connect, createServer } from 'node:net';
 import { crc32 } from '../../kernels/crc32.js';
-import { ErrorCode, type ErrorCodeValue, TscclError } from '../../errors.js';
+import { ErrorCode, type ErrorCodeValue, TscclError, errorCodeOfWireNumber, errorWireNumber, internalError } from '../../errors.js';
 import { log } from '../../log.js';
 import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } from '../../security/job-token.js';
 import type { Store } from '../../store/store.js';
 import { hostKey, machineOf } from '../../topology/host-key.js';
 import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, messageMismatch } from '../transport.js';
+import { CONTROL_CHANNEL } from '../channels.js';
 import { coreYield } from '../sched-yield.js';
 import { rankSpin } from '../wait.js';
 import { FLAG_CHECKSUM, FLAG_STRIPE, type Frame, type FrameHeader, FrameParser, type FrameSink, bufferingSink, encodeFrame, encodeHeader, frameError } from './frame.js';
@@ -134,14 +135,12 @@ interface WaitingRecv {
 }
 
 /** Frames on this channel carry failure announcements and goodbyes, not data. */
-const CONTROL_CHANNEL = 0xffff;
 const GOODBYE = 0xffff;
 /** "I am waiting in collective <seq>": sent when a wait runs long, so timeouts name the right ranks. */
 const ENTERED = 0xfffe;
 /** "Still here": sent every HEARTBEAT_MS, so a peer behind a dead network shows as lost. */
 const HEARTBEAT = 0xfffd;
 const HEARTBEAT_MS = 1000;
-const ERROR_CODES = Object.values(ErrorCode);
 
 const LINGER_MS = 2000;
 /**
@@ -589,7 +588,7 @@ export class TcpTransport implements Transport {
     const payload = Buffer.alloc(8);
     payload.writeUInt32LE(origin);
     payload.writeInt32LE(ended, 4);
-    this.controlToAll(ERROR_CODES.indexOf(code), seq, payload);
+    this.controlToAll(errorWireNumber(code), seq, payload);
   }
 
   /** Tells every peer this rank's process is exiting, after the collectives it ended. */
@@ -712,7 +711,7 @@ export class TcpTransport implements Transport {
   }
 
   private fail(link: Link, socket: Socket, err: unknown): void {
-    const base = err instanceof TscclError ? err : new TscclError(ErrorCode.MISMATCH, String(err), { peer: link.peer });
+    const base = internalError(err, 'receiving a frame', { peer: link.peer });
     this.lose(link, new TscclError(base.code, `Rank ${this.rank}, data from rank ${link.peer}: ${base.message}`, { ...base.details, rank: this.rank, peer: link.peer }));
     socket.destroy();
   }
@@ -781,7 +780,7 @@ export class TcpTransport implements Transport {
     }
     const origin = payload.byteLength >= 4 ? payload.readUInt32LE(0) : link.peer;
     const ended = payload.byteLength >= 8 ? payload.readInt32LE(4) : 0;
-    link.failure ??= { code: ERROR_CODES[header.opcode] ?? ErrorCode.INTERNAL, seq: header.seq, origin, ended };
+    link.failure ??= { code: errorCodeOfWireNumber(header.opcode), seq: header.seq, origin, ended };
     this.wake(link);
   }
 
