@@ -12,7 +12,9 @@
 // A process rank's first ~700 calls of 8 MiB run up to 1.7x slower while V8 optimises its code
 // (bench/RESULTS.md, fifty-second session); Open MPI's do not, so a longer warm-up shows the
 // steady state without favouring either.
-// Usage: node bench/peers.mjs [--tcp] [--rounds N] [--max BYTES] [--warmup N] [op:ranks ...]
+// --baseline DIR: another built tsccl checkout (e.g. a git worktree of an older commit, after
+// `npx tsc`), run in the same rounds, for a before/after table of the two builds' times.
+// Usage: node bench/peers.mjs [--tcp] [--rounds N] [--max BYTES] [--warmup N] [--baseline DIR] [op:ranks ...]
 //   default (shared memory): all_reduce:2 all_reduce:4 all_reduce:8 all_gather:4 broadcast:4,
 //     tsccl thread ranks vs Open MPI over vader shared memory (--oversubscribe)
 //   --tcp: all_reduce:2, tsccl process ranks over TCP loopback vs Open MPI --mca btl tcp,self
@@ -29,6 +31,7 @@ const tcp = argv.includes('--tcp') ? (argv.splice(argv.indexOf('--tcp'), 1), tru
 const rounds = Number(flag('--rounds') ?? 3);
 const maxBytes = Number(flag('--max') ?? 128 * 1024 * 1024);
 const warmup = Number(flag('--warmup') ?? 5);
+const baselineRoot = flag('--baseline');
 if (!(Number.isInteger(warmup) && warmup >= 0)) { console.error('bench/peers.mjs: --warmup must be a whole number of calls, 0 or more'); process.exit(2); }
 const [minBytes, factor, iters] = [8, 4, 20];
 const SWEEP = { minBytes, maxBytes, factor, iters, warmup };
@@ -50,8 +53,8 @@ const mpi = buildMpiTiming();
 const versions = [mpi.version, ...(gloo ? [`torch ${execFileSync(python, ['-c', 'import torch; print(torch.__version__)']).toString().trim()}`] : [])];
 
 /** Rows of one tool run: Map bytes -> { oop, ip } in us (and #wrong for tsccl). */
-function runTsccl(op, n, check, sweep) {
-  const out = JSON.parse(execFileSync(process.execPath, [join(root, 'bin/tsccl.js'), 'bench', ...(tcp ? ['--procs'] : []), '-o', op, '-g', String(n),
+function runTsccl(op, n, check, sweep, checkout = root) {
+  const out = JSON.parse(execFileSync(process.execPath, [join(checkout, 'bin/tsccl.js'), 'bench', ...(tcp ? ['--procs'] : []), '-o', op, '-g', String(n),
     '-b', String(sweep.minBytes), '-e', String(sweep.maxBytes), '-f', String(factor), '-n', String(sweep.iters), '-w', String(sweep.warmup),
     // Every tool gets the same warm-up calls (tsccl bench would warm small sizes up 4000).
     '--warmup_small', '0', '-c', check ? '1' : '0', '--format', 'json'], { maxBuffer: 1 << 26 }).toString());
@@ -83,16 +86,18 @@ const median = (xs) => { const s = xs.filter((x) => x !== undefined).sort((a, b)
 const busbw = (op, bytes, us, n) => (us > 0 ? (bytes / (us * 1000)) * BUS_FACTOR[op](n) : 0);
 const fmt = (x, digits) => (x === undefined ? '-' : x.toFixed(digits));
 
-const results = plan.map(() => ({ tsccl: [], mpi: [], gloo: [] }));
-const latency = plan.map(() => ({ tsccl: [], mpi: [], gloo: [] }));
+const results = plan.map(() => ({ tsccl: [], mpi: [], gloo: [], baseline: [] }));
+const latency = plan.map(() => ({ tsccl: [], mpi: [], gloo: [], baseline: [] }));
 for (let round = 0; round < rounds; round++) {
   for (const [i, { op, n }] of plan.entries()) {
     process.stderr.write(`# round ${round + 1}/${rounds}: ${op} on ${n} ranks\n`);
     results[i].tsccl.push(runTsccl(op, n, round === 0, SWEEP));
+    if (baselineRoot !== undefined) results[i].baseline.push(runTsccl(op, n, false, SWEEP, baselineRoot));
     results[i].mpi.push(mpi.run(op, n, SWEEP, { tcp }));
     if (gloo && op === 'all_reduce') results[i].gloo.push(await runGloo(n, SWEEP));
     if (op !== 'all_reduce') continue;
     latency[i].tsccl.push(runTsccl(op, n, false, LATENCY));
+    if (baselineRoot !== undefined) latency[i].baseline.push(runTsccl(op, n, false, LATENCY, baselineRoot));
     latency[i].mpi.push(mpi.run(op, n, LATENCY, { tcp }));
     if (gloo) latency[i].gloo.push(await runGloo(n, LATENCY));
   }
@@ -133,5 +138,20 @@ if (latencyRows.length > 0) {
     const [t, tip, m, g] = [at(row.tsccl, 'oop'), at(row.tsccl, 'ip'), at(row.mpi, 'oop'), at(row.gloo, 'ip')];
     const times = (a, b) => (a === undefined || b === undefined ? '-' : `${(a / b).toFixed(1)}x`);
     console.log(`| ${row.n} | ${fmt(t, 2)} / ${fmt(tip, 2)} | ${fmt(m, 2)} | ${times(t, m)} |${withGloo ? ` ${fmt(g, 1)} | ${times(tip, g)} |` : ''}`);
+  }
+}
+
+if (baselineRoot !== undefined) {
+  console.log(`\n## this build against the baseline build (${baselineRoot}), same rounds; time ratio > 1 means this build is slower`);
+  console.log('| call | size (B) | this build us | baseline us | this / baseline |');
+  console.log('|---|---:|---:|---:|---:|');
+  const compare = (label, runs, bytes) => {
+    const t = median(runs.tsccl.map((m) => m.get(bytes)?.oop));
+    const b = median(runs.baseline.map((m) => m.get(bytes)?.oop));
+    if (t !== undefined && b !== undefined) console.log(`| ${label} | ${bytes} | ${fmt(t, 2)} | ${fmt(b, 2)} | ${(t / b).toFixed(2)} |`);
+  };
+  for (const [i, { op, n }] of plan.entries()) {
+    for (const bytes of results[i].tsccl[0].keys()) compare(`${op} ${n} ranks`, results[i], bytes);
+    if (latency[i].tsccl.length > 0) compare(`${op} ${n} ranks, ${LATENCY.iters} calls`, latency[i], LATENCY.minBytes);
   }
 }
