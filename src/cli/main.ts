@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import { checkParams, unknownParams } from '../config/params.js';
 import { benchCommand } from './bench-command.js';
 import { reportRefusal } from './cli-error.js';
 import { launchCommand } from './launch-command.js';
@@ -9,6 +11,13 @@ import { topoCommand } from './topo-command.js';
 import { traceCommand } from './trace-command.js';
 import { tuneCommand } from './tune-command.js';
 
+const JOB_COMMANDS = new Set(['run', 'launch', 'bench']);
+
+function packageVersion(): string {
+  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  return manifest.version;
+}
+
 /** Entry point of the `tsccl` command; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   let exitCode = 0;
@@ -16,6 +25,13 @@ export async function main(argv: string[]): Promise<number> {
     .description('Collective communication for JavaScript runtimes')
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
+  program.version(packageVersion(), '-V, --version', 'print the version of tsccl');
+  // Commands that start ranks refuse a bad TSCCL_* value once, here, before any rank exists.
+  program.hook('preAction', (_program, action) => {
+    if (!JOB_COMMANDS.has(action.name())) return;
+    checkParams();
+    for (const { name, closest } of unknownParams()) process.stderr.write(`tsccl: warning: ${name} is not a tsccl variable (did you mean ${closest}?); it is ignored\n`);
+  });
   const format = () => new Option('--format <format>', 'output format').choices(['table', 'json']).default('table');
   runCommand(program, (code) => { exitCode = code; });
   launchCommand(program, (code) => { exitCode = code; });

@@ -54,7 +54,16 @@ export function jobFromEnv(env: NodeJS.ProcessEnv = process.env): EnvJob | undef
     { source: 'slurm' as const, rank: 'SLURM_PROCID', size: 'SLURM_NTASKS', localRank: 'SLURM_LOCALID', localSize: 'SLURM_NTASKS_PER_NODE' },
   ];
   const found = sources.find((s) => env[s.rank] !== undefined && env[s.size] !== undefined);
-  if (found === undefined) return undefined;
+  if (found === undefined) {
+    // Half of torchrun's description would run a world of one. (Slurm's SLURM_NTASKS alone is an
+    // allocation's shell, not a rank, so only torchrun's pair is held to this.)
+    const half = sources[0];
+    if (env[half.rank] !== undefined || env[half.size] !== undefined) {
+      const [set, unset] = env[half.rank] !== undefined ? [half.rank, half.size] : [half.size, half.rank];
+      throw invalidArgument(`${set} is set but ${unset} is not: ${half.source}'s variables describe a job only together`, { argument: unset });
+    }
+    return undefined;
+  }
   const rank = int(env, found.rank)!;
   const size = int(env, found.size)!;
   if (size < 1 || rank >= size) throw invalidArgument(`${found.rank}=${rank} must be below ${found.size}=${size}`, { argument: found.rank });

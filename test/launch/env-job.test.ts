@@ -27,3 +27,10 @@ test('a store address that is not host:port with a real port is refused, naming 
   }
   assert.throws(() => jobFromEnv({ ...job, MASTER_ADDR: 'h', MASTER_PORT: '99999' }), /MASTER_PORT=99999 must be a port, at most 65535/);
 });
+
+test('half of torchrun\'s description is refused, not run as a world of one; an allocation\'s SLURM_NTASKS alone is no job', () => {
+  assert.throws(() => jobFromEnv({ WORLD_SIZE: '2', MASTER_ADDR: '127.0.0.1', MASTER_PORT: '29500' }),
+    { code: 'TSCCL_ERR_INVALID_ARGUMENT', message: /WORLD_SIZE is set but RANK is not/ });
+  assert.throws(() => jobFromEnv({ RANK: '1' }), { code: 'TSCCL_ERR_INVALID_ARGUMENT', message: /RANK is set but WORLD_SIZE is not/ });
+  assert.equal(jobFromEnv({ SLURM_NTASKS: '4' }), undefined);
+});

@@ -1,0 +1,42 @@
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+
+const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+const example = fileURLToPath(new URL('../../../examples/hello-allreduce.mjs', import.meta.url));
+
+async function tsccl(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { timeout: 120_000, env: { ...process.env, ...env } });
+    return { code: 0, stdout, stderr };
+  } catch (err) {
+    const e = err as { code: number; stdout: string; stderr: string };
+    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
+  }
+}
+
+test('tsccl --version prints the package version', async () => {
+  const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string };
+  const { code, stdout } = await tsccl({}, '--version');
+  assert.equal(code, 0);
+  assert.equal(stdout.trim(), version);
+});
+
+for (const command of [['run', '-n', '2', example], ['launch', '--nproc-per-node', '2', example], ['bench', '-b', '8', '-e', '8', '-g', '2']]) {
+  test(`tsccl ${command[0]} refuses a bad TSCCL_* value before any rank starts, naming it and what it expects`, async () => {
+    const { code, stdout, stderr } = await tsccl({ TSCCL_DEBUG: 'VERBOSE', TSCCL_STORE: 'garbage' }, ...command);
+    assert.equal(code, 1);
+    assert.equal(stdout, '');
+    assert.match(stderr, /^tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_DEBUG=VERBOSE is not valid: expected one of NONE, WARN, INFO; TSCCL_STORE=garbage is not valid/);
+    assert.doesNotMatch(stderr, /\n\s+at /); // no stack trace
+  });
+}
+
+test('a misspelled TSCCL_ variable is named with the closest real one, and the job still runs', async () => {
+  const { code, stderr } = await tsccl({ TSCCL_TIMEOUTMS: '5000' }, 'run', '-n', '2', example);
+  assert.equal(code, 0);
+  assert.match(stderr, /warning: TSCCL_TIMEOUTMS is not a tsccl variable \(did you mean TSCCL_TIMEOUT_MS\?\)/);
+});
