@@ -1,5 +1,6 @@
 import { TscclError } from '../errors.js';
 import { closeLiveTransports } from '../transport/tcp/tcp-transport.js';
+import { syntaxErrorLocation } from './syntax-error-location.js';
 
 /** What a rank's script sees: its default export, if a function, is called with this. */
 export interface RankScriptContext {
@@ -12,8 +13,17 @@ export type RankOutcomeMessage = { type: 'result'; result: unknown } | { type: '
 
 /** Imports a rank's script and runs its default export; never throws, reports instead. */
 export async function runRankScript(scriptUrl: string, context: RankScriptContext): Promise<RankOutcomeMessage> {
+  let module: { default?: unknown };
   try {
-    const module = (await import(scriptUrl)) as { default?: unknown };
+    module = (await import(scriptUrl)) as { default?: unknown };
+  } catch (err) {
+    if (err instanceof SyntaxError) {
+      const location = syntaxErrorLocation(scriptUrl);
+      if (location !== undefined) err.stack = `${location}\n\n${err.stack ?? `${err.name}: ${err.message}`}`;
+    }
+    return { type: 'error', error: serializeError(err) };
+  }
+  try {
     const result = typeof module.default === 'function' ? await (module.default as (c: RankScriptContext) => unknown)(context) : undefined;
     // Leave the job politely, so peers finishing their last call do not take this rank for dead.
     await closeLiveTransports();
