@@ -4,14 +4,10 @@
 // Needs Debian's openmpi-bin and libopenmpi-dev (mpicc, mpirun); Gloo rows need python3-torch.
 // Installs nothing itself: it says what is missing and skips that peer.
 // Every all_reduce also gets a latency row: 8 B, the mean of 100000 calls after 10000 warm-up
-// calls for every tool. nccl-tests' 5 warm-up calls leave V8 running tsccl's small-call path in
-// its interpreter, a mean of 20 calls on this 2-core VM is mostly its slowest call, and a
-// worker's first full garbage collection (~12 ms) lands in any short window: 2 thread ranks
-// averaged 3.2 us over 10000 calls, 1.5-2.3 over 100000, against 1.3-1.4 in 1000-call batches.
-// --warmup N: warm-up calls before each size's timed calls, for every tool (default nccl-tests' 5).
-// A process rank's first ~700 calls of 8 MiB run up to 1.7x slower while V8 optimises its code
-// (bench/RESULTS.md, fifty-second session); Open MPI's do not, so a longer warm-up shows the
-// steady state without favouring either.
+// calls for every tool, because a mean of 20 calls after 5 warm-ups measures V8 still compiling
+// tsccl's small-call path and the slowest call of a noisy machine (bench/RESULTS.md).
+// --warmup N: warm-up calls before each size's timed calls, for every tool (default nccl-tests' 5);
+// a longer warm-up shows tsccl's steady state once V8 has optimised its call path.
 // --baseline DIR: another built tsccl checkout (e.g. a git worktree of an older commit, after
 // `npx tsc`), run in the same rounds, for a before/after table of the two builds' times.
 // Usage: node bench/peers.mjs [--tcp] [--rounds N] [--max BYTES] [--warmup N] [--baseline DIR] [op:ranks ...]

@@ -33,8 +33,7 @@ const detection = detectLocal();
  * With --blocks B, each round times each size in B blocks of back-to-back calls of at least
  * 20 ms (lib/blocks.mjs, as bench/regret.mjs times them), and a size's time is the median over
  * all rounds' blocks: 20 calls of 256 KiB on 2 thread ranks last half a millisecond, and one
- * stall of the VM then weighs as much as the calls (a broadcast: 258 us in the sweep, 17-23 in
- * the regret grid's blocks in the same hour).
+ * stall of the machine then weighs as much as the calls.
  */
 async function measure() {
   const grid = (procs ? [2, 4] : [2, 4, 8]).flatMap((ranks) => ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast'].map((op) => ({ op, ranks })));

@@ -48,9 +48,8 @@ for (let h = 0; h < HOSTS; h++) {
     links.push({ a: `h${h}.rank${r}`, b: `h${h}.tcp`, kind: 'eth-100', gbps: profile.tcp.gbps, efficiency: 1, latencyUs: 0 });
   }
 }
-// Written outside the repository: the file carries this machine's profile. (Written into
-// bench/topologies/, a tuned run's figures and its /tmp profile path were committed by mistake
-// three times; the copy kept there is the one a run without a profile writes.)
+// Written outside the repository: the file carries this machine's profile. The copy in
+// bench/topologies/ is the one a run without a profile writes.
 const file = join(tmpdir(), `tsccl-netns-${HOSTS}x${PER_HOST}-${rate}.json`);
 writeFileSync(file, `${JSON.stringify({
   name: `${HOSTS} namespaces x ${PER_HOST} process ranks, veth + bridge, tbf ${rate}`,
@@ -69,8 +68,8 @@ let port = 29700;
 /**
  * The first size runs in a launch of its own and warms up long: a fresh process compiles its
  * call path over its first hundreds of calls (see SMALL_CALL_WARMUP in src/bench/warm-up.ts),
- * and with 2 warm-up calls the 64 KB rows measured that, not the collective (all-gather: 3242
- * us measured, 898 predicted, in the eleventh session). Larger sizes take long enough per call.
+ * and with 2 warm-up calls the 64 KB rows would measure that, not the collective. Larger sizes
+ * take long enough per call.
  */
 const FIRST_BYTES = 64 * 1024;
 const FIRST_WARMUP = 500;

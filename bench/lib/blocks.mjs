@@ -11,9 +11,8 @@ import { SWEEP_ITERS, SWEEP_RANGES } from './sweep.mjs';
 const rankScript = fileURLToPath(new URL('./interleaved-rank.mjs', import.meta.url));
 
 /**
- * A job's first size runs its first candidate this long before anything is timed: the first
- * rows of a launch were its slowest (8 thread ranks, 8 B all-reduce: one-shot 113 us in the
- * grid's first row, 34 in its second; 30-33 over 20000 calls), after 4000 warm-up calls each.
+ * A job's first size runs its first candidate this long before anything is timed: a launch's
+ * first rows run slowest even after their warm-up calls (bench/RESULTS.md).
  */
 const SETTLE_MS = 2000;
 

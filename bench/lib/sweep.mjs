@@ -15,8 +15,7 @@ export function sweepSizes(maxBytes = SWEEP.maxBytes) {
 
 /**
  * The sweep as runBench ranges (a launch each): the steps, then the top size on its own, so the
- * tuner's checks cover 8 B to 64 MiB as the issue's grid asks (before the forty-third session
- * they stopped at 16 MiB).
+ * tuner's checks cover 8 B to 64 MiB.
  */
 export const SWEEP_RANGES = (() => {
   const sizes = sweepSizes();
@@ -50,28 +49,14 @@ export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.
 
 /**
  * Larger sizes run in a launch each, warmed up on LARGE_WARMUP_BYTES of calls (at least 5): the
- * first size of a fresh launch after 5 warm-up calls took 3-4x its time in a warm one (2 thread
- * ranks, 2 MiB reduce-scatter: 507 us against 118-126 as the row after 256 KiB in one launch).
+ * first size of a fresh launch after 5 warm-up calls takes several times its time in a warm one.
  */
 const LARGE_WARMUP_BYTES = 256 * 1024 * 1024;
 /**
  * Thread ranks warm up SMALL_CALL_WARMUP calls on every size below this (tune's LARGE, which it
  * times after 2 calls): the profile's figures are timed after that many calls, and thread ranks
- * run slower until they have made a few thousand. 200-call means from the start of a launch: 2
- * ranks, 1 MiB ring reduce-scatter, 100-460 us over the first ~2500 calls, 25-63 after (four
- * runs); 4 ranks, 64 KiB 1144 -> ~300 us over ~2000 calls, 4 MiB 2181 -> ~1300 over ~2500. Not
- * V8's optimising compiler alone (with --no-opt the 4-rank ring went 987 -> ~460), nor
- * WebAssembly tiering (--no-liftoff, --no-wasm-tier-up: the same), nor the young generation's
- * size (--min-semi-space-size=16: the same); a launch right after another starts slow again, and
- * a 1 s pause after 3000 calls undoes it (the machine, not V8); with TSCCL_KERNEL=js (400 us
- * calls) none shows. The 4-rank 1 MiB ring after 1000 warm-up calls took 484-851 us, after 4000
- * 392-444 (three alternating pairs); the sweep after 1000 measured the 4-rank 256 KiB and 2 MiB
- * reduce-scatter at 493 and 2005 us against 303 and 668 predicted from tune's ring of the same
- * minutes, and after 6000 and 1500 calls at 304 and 625-661. 256 MiB of 2 MiB calls also ended
- * at the 128th, just before V8's optimising compiler took the cores from 8 thread ranks for
- * calls 120-160 (20-call means of a 2 MiB ring reduce-scatter: 3-4 ms around them, 8-12 ms
- * there, in every run; none with --no-opt), and the sweep timed exactly those (9.1-11.9 ms; 3.2
- * after 600 warm-up calls).
+ * run slower until they have made a few thousand, and 8 of them lose their cores to V8's
+ * optimising compiler around their 120th-160th call (figures in bench/RESULTS.md).
  */
 const THREAD_SETTLE_LARGE_BYTES = 16 * 1024 * 1024;
 function largeWarmup(bytes, procs) {

@@ -2,9 +2,8 @@
 // Correctness stress, not a benchmark: reduceScatter prod of float32 from plain (unregistered)
 // memory, out of place, over two "hosts" (network namespaces joined by a veth pair limited with
 // tc tbf), 2 process ranks per host; every call's result checked on every rank. A slow link makes
-// the reads of a rank's three sockets interleave and end inside elements, which is how a shared
-// read buffer lost the first bytes of an element (fixed in 5beee03: before it, 7 and 8 wrong
-// calls of 4 x 200 at 200mbit). Needs root and iproute2.
+// the reads of a rank's three sockets interleave and end inside elements, where a shared read
+// buffer must not lose the first bytes of an element. Needs root and iproute2.
 // Usage: node bench/stress/netns-reduce-scatter.mjs [calls=200] [rate=200mbit] [count=1048576]
 import { fileURLToPath } from 'node:url';
 import { init } from '../../dist/src/comm/init.js';

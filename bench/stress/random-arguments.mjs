@@ -4,7 +4,7 @@
 // calls as asked. Every call must end done or with a TscclError, within its timeout.
 // As ranks:  tsccl run -n 3 bench/stress/random-arguments.mjs [calls=2000] [seed=1] [timeoutMs=1000]
 //            tsccl launch --nproc-per-node 3 [--threads-per-proc 2] bench/stress/random-arguments.mjs ...
-// Found: free(undefined) and a non-root scatter into an output of another type threw TypeErrors (d63daf1).
+// Catches, e.g., a TypeError escaping free(undefined) or a non-root scatter into an output of another type.
 import randomArgumentsRank from '../../dist/test/fixtures/random-arguments-rank.js';
 
 /** One rank: prints the codes its calls ended with and every failure; throws if there were any. */

@@ -6,7 +6,7 @@
 //            tsccl launch --nproc-per-node 3 [--threads-per-proc 2] bench/stress/random-calls.mjs ...
 // Over two network namespaces (needs root and iproute2), as bench/stress/netns-reduce-scatter.mjs:
 //            node bench/stress/random-calls.mjs --netns [rate=100mbit] [procs=2] [threads=1] [calls] [seed] [maxLog2]
-// Found: a peer's goodbye on one socket overtaking a striped message on another (58429cd).
+// Catches, e.g., a peer's goodbye on one socket overtaking a striped message on another.
 import { fileURLToPath } from 'node:url';
 import randomCallsRank from '../../dist/test/fixtures/random-calls-rank.js';
 import { createNetnsPair, netnsUnavailable, tscclInNamespace } from '../../dist/test/harness/netns.js';

@@ -6,8 +6,8 @@
 // on), for as many rounds as asked. Victims exit on purpose, so this drives the job itself.
 // Usage: node bench/stress/random-faults.mjs [--procs | --mixed] [ranks=4] [rounds=40] [calls=24] [seed=1] [maxLog2=20] [timeoutMs]
 // (--procs: process ranks over TCP; --mixed: processes of 2 thread ranks each)
-// Found: a peer's failure after it had ended a collective failed that collective on slower ranks
-// (the gather test in test/comm/faults.test.ts).
+// Catches, e.g., a peer's failure after it had ended a collective failing that collective on
+// slower ranks (the gather test in test/comm/faults.test.ts).
 import { launch } from '../../dist/src/launch/launch.js';
 import { run } from '../../dist/src/launch/run.js';
 import { rankResults } from '../../dist/test/harness/ranks.js';

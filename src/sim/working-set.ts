@@ -21,7 +21,7 @@ export interface CallRates {
    * its copy speed over its reduction speed at the call's working set, where its host's tiers
    * measure both; REDUCE_TRAFFIC elsewhere. On the 2-core VMs the kernel folded as fast as a
    * core copies while the three buffers fit the caches (31 GB/s up to 12 MiB), and 1.5-1.6x
-   * slower past them (bench/RESULTS.md, forty-eighth session).
+   * slower past them (bench/RESULTS.md, measured 2026-11-23).
    */
   readonly foldTraffic: Float64Array;
 }

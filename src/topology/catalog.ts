@@ -101,7 +101,7 @@ export const LINK_KINDS = {
   'host-memory': kind({ id: 'host-memory', label: 'host memory (DDR5-4800, 8 channels)', gbps: 307, latencyUs: 0.1, efficiency: 0.7, family: 'memory',
     source: 'JEDEC DDR5-4800: 38.4 GB/s per channel x 8; ~70% sustained in STREAM-like copies (assumed)' }),
   'shm': kind({ id: 'shm', label: 'shared memory between ranks (CPU copy)', gbps: 12, latencyUs: 0.3, efficiency: 0.9, family: 'memory',
-    source: 'one core copies ~10-12 GB/s (tsccl bench/RESULTS.md measures 7.4 GB/s busbw at 2 ranks on a 2-core VM)' }),
+    source: 'one core copies ~10-12 GB/s (bench/RESULTS.md: a 2-rank 128 MB all-reduce reaches 9.1-9.3 GB/s busbw on a 2-core VM, 2026-11-24)' }),
 } as const satisfies Record<string, LinkKind>;
 
 export type LinkKindId = keyof typeof LINK_KINDS;

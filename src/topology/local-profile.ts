@@ -107,9 +107,8 @@ export type LocalProfile = z.infer<typeof profileSchema>;
 
 /**
  * The working set at which the profile's copyGBps and reduceGBps stand: `tsccl tune` reads
- * both off its memory tiers here (profiles before the forty-eighth session timed the kernel on
- * three 16 MiB arrays, about this size, whose inputs were never written: it read the shared
- * zero page, 25.6 GB/s where written inputs fold at 15-16).
+ * both off its memory tiers here, on inputs that were written (never-written inputs read the
+ * shared zero page and fold far faster than real data).
  */
 export const PROFILE_WORKING_SET = 64 * 1024 * 1024;
 
@@ -191,10 +190,10 @@ export function tcpStreamGBps(profile: LocalProfile): number {
 /**
  * Used when no profile has been measured: figures of the 2-core VMs tsccl is developed on
  * (2026-11-21): thread ranks 2 x 64 B all-reduce 9 us by recursive doubling and 11 us by ring
- * (bench/regret.mjs), 4-rank ring 8 B 48 us, a 5 us hand-off (`tsccl tune`, 2026-11-22, once
- * crowded ranks yield their core; 757-759 us while they slept, 125 us), 16 MiB sendrecv 1.3-1.5
- * ms (two `tsccl tune` runs), TCP 16 MiB sendrecv 9.4-10.2 ms (three `tsccl tune` runs once receives read
- * straight into their destination; 20 ms before) and 4 processes shifting 16 MiB around a ring
+ * (bench/regret.mjs), 4-rank ring 8 B 48 us, a 5 us hand-off (`tsccl tune`, 2026-11-22, crowded
+ * ranks yielding their core), 16 MiB sendrecv 1.3-1.5
+ * ms (two `tsccl tune` runs), TCP 16 MiB sendrecv 9.4-10.2 ms (three `tsccl tune` runs, receives reading
+ * straight into their destination) and 4 processes shifting 16 MiB around a ring
  * 29.1-29.8 ms (2.25-2.30 GB/s all together), the SIMD float32 sum 19-20 GB/s; the one-shot path
  * on 2 thread ranks 6-7 us at 8 B to 4 KiB and 14 us at 32 KiB (bench/regret.mjs, two runs).
  */

@@ -37,8 +37,8 @@ const CHECKS: Check[] = [
   // 8 B200: "Ours is 830+" (NCCL 2.27.1).
   { id: 'DGX B200, 8 GPUs', source: 'NVIDIA/nccl issue 1807 (a user, 2025-08-13)', topo: 'dgx-b200', options: {}, bytes: 8 * 2 ** 30, lowGBs: 830 * 0.9, highGBs: 830 * 1.1 },
   // The 4 GPUs of one GB200 host (Azure ND GB200 v6, NCCL 2.25.1), ring, in place: 679.61 GB/s
-  // at 8 GiB. Until the fifty-third session the model routed each superchip's two GPUs through
-  // their Grace's C2C links and put the ring at 360.
+  // at 8 GiB. The superchip's two GPUs talk over NVLink, not through their Grace's C2C links
+  // (routed that way, the model put the ring at 360).
   { id: 'GB200, 4 GPUs of one host, ring', source: 'Azure/AI-benchmarking-guide, Azure_Results/ND_GB200_v6_results.md (Microsoft, 2025)', topo: 'gb200-nvl72', options: { gpus: 4 }, algorithm: 'ring', bytes: 8 * 2 ** 30, lowGBs: 679.6 * 0.9, highGBs: 679.6 * 1.1 },
   // GB200 NVL72 partitions of 4 and 8 GPUs in three racks, joined only by each GPU's 400 Gb/s
   // NIC (NCCL 2.27.3, 16 GiB, NVLS off): ring 196.72 / 393.66, tree 234.43 / 485.68 GB/s.
