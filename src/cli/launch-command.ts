@@ -1,6 +1,9 @@
+import { constants as osConstants } from 'node:os';
 import { type Command, Option } from 'commander';
 import { launch } from '../launch/launch.js';
 import { parseNonNegativeInt, parsePositiveInt } from './parse.js';
+
+const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
 
 export function launchCommand(program: Command, setExitCode: (code: number) => void): void {
   program.command('launch')
@@ -16,10 +19,27 @@ export function launchCommand(program: Command, setExitCode: (code: number) => v
     .argument('<script>', 'ES module to run on every rank')
     .argument('[args...]', 'passed to the script')
     .allowUnknownOption()
+    .passThroughOptions()
     .action(async (script: string, args: string[], o: { nprocPerNode: number; nnodes: number; nodeRank: number; masterAddr: string; masterPort?: number; mode: 'processes' | 'threads'; threadsPerProc: number; timeoutMs?: number }) => {
-      const { ranks } = await launch({
-        script, args, nprocPerNode: o.nprocPerNode, nnodes: o.nnodes, nodeRank: o.nodeRank, masterAddr: o.masterAddr, masterPort: o.masterPort, mode: o.mode, threadsPerProc: o.threadsPerProc, timeoutMs: o.timeoutMs,
-      });
+      // SIGTERM and SIGINT (what schedulers and Ctrl-C send) end the job: the ranks get SIGTERM, then SIGKILL after the grace.
+      const stop = new AbortController();
+      const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);
+      for (const signal of STOP_SIGNALS) process.once(signal, onSignal);
+      let ranks;
+      try {
+        ({ ranks } = await launch({
+          script, args, nprocPerNode: o.nprocPerNode, nnodes: o.nnodes, nodeRank: o.nodeRank, masterAddr: o.masterAddr, masterPort: o.masterPort, mode: o.mode, threadsPerProc: o.threadsPerProc, timeoutMs: o.timeoutMs,
+          signal: stop.signal,
+        }));
+      } catch (err) {
+        if (!stop.signal.aborted) throw err;
+        const signal = stop.signal.reason as NodeJS.Signals;
+        process.stderr.write(`tsccl launch: stopped by ${signal}; its ranks were told to end\n`);
+        setExitCode(128 + osConstants.signals[signal]);
+        return;
+      } finally {
+        for (const signal of STOP_SIGNALS) process.off(signal, onSignal);
+      }
       for (const outcome of ranks) {
         if (outcome.result !== undefined) process.stdout.write(`[${outcome.rank}] result: ${JSON.stringify(outcome.result)}\n`);
       }

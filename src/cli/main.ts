@@ -8,6 +8,7 @@ import { paramsCommand } from './params-command.js';
 import { runCommand } from './run-command.js';
 import { simCommand } from './sim-command.js';
 import { topoCommand } from './topo-command.js';
+import { withTorchrunSpellings } from './torchrun-spellings.js';
 import { traceCommand } from './trace-command.js';
 import { tuneCommand } from './tune-command.js';
 
@@ -24,6 +25,8 @@ export async function main(argv: string[]): Promise<number> {
   const program = new Command('tsccl')
     .description('Collective communication for JavaScript runtimes')
     .exitOverride()
+    // Options after a launcher's script are the script's: `tsccl run -n 2 s.mjs -n 100` passes -n 100 on.
+    .enablePositionalOptions()
     .configureOutput({ writeErr: (s) => process.stderr.write(s), writeOut: (s) => process.stdout.write(s) });
   program.version(packageVersion(), '-V, --version', 'print the version of tsccl');
   // Commands that start ranks refuse a bad TSCCL_* value once, here, before any rank exists.
@@ -42,7 +45,7 @@ export async function main(argv: string[]): Promise<number> {
   tuneCommand(program, format);
   simCommand(program, format, argv, (code) => { exitCode = code; });
   try {
-    await program.parseAsync(argv, { from: 'user' });
+    await program.parseAsync(withTorchrunSpellings(argv), { from: 'user' });
     return exitCode;
   } catch (err) {
     if (err instanceof CommanderError) return err.exitCode;

@@ -10,6 +10,7 @@ export function runCommand(program: Command, setExitCode: (code: number) => void
     .argument('<script>', 'ES module to run; its default export, if a function, is called with { rank, size, args }')
     .argument('[args...]', 'passed to the script')
     .allowUnknownOption()
+    .passThroughOptions()
     .action(async (script: string, args: string[], options: { nproc: number; timeoutMs?: number }) => {
       const { ranks } = await run({ ranks: options.nproc, script, args, timeoutMs: options.timeoutMs });
       for (const outcome of ranks) {

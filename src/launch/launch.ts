@@ -80,8 +80,12 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
   const outcomes = new Map<number, RankOutcome>();
   const children: ChildProcess[] = [];
-  const stopAll = () => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); };
-  const failure = new JobFailure({ stopAll, graceMs, signal: options.signal });
+  const signalAll = (signal: NodeJS.Signals) => { for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill(signal); };
+  // An aborted job's ranks get SIGTERM first, as torchrun forwards it, and SIGKILL after the grace.
+  const failure = new JobFailure({ stopAll: () => signalAll('SIGKILL'), terminateAll: () => signalAll('SIGTERM'), graceMs, signal: options.signal });
+  // The ranks write their flight records on SIGUSR1; sent to the launcher, it reaches them all.
+  const forwardDump = () => signalAll('SIGUSR1');
+  process.on('SIGUSR1', forwardDump);
   const failJob = (rank: number) => failure.rankFailed(rank);
   try {
     await Promise.all(Array.from({ length: perNode }, (_, local) => {
@@ -132,6 +136,7 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
       });
     }));
   } finally {
+    process.off('SIGUSR1', forwardDump);
     failure.dispose();
     await server?.close();
   }

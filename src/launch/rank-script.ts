@@ -9,6 +9,9 @@ export interface RankScriptContext {
   readonly args: readonly string[];
 }
 
+/** What a launcher posts to a thread rank that is to write its flight records (it got SIGUSR1). */
+export const DUMP_FLIGHT_RECORDS = 'tsccl-dump-flight-records';
+
 export type RankOutcomeMessage = { type: 'result'; result: unknown } | { type: 'error'; error: unknown };
 
 /** Imports a rank's script and runs its default export; never throws, reports instead. */

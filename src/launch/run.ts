@@ -3,14 +3,14 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
+import { Worker, isMainThread } from 'node:worker_threads';
 import { allocateMailbox } from '../comm/shm-backend.js';
 import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { keepArena, takeArena } from './arena-pool.js';
 import type { GlobalPlacement, ThreadRankBootstrap } from './bootstrap.js';
 import { JobFailure } from './job-failure.js';
-import { reviveError } from './rank-script.js';
+import { DUMP_FLIGHT_RECORDS, reviveError } from './rank-script.js';
 
 export interface RunOptions {
   /** Number of thread ranks. */
@@ -85,6 +85,9 @@ export async function run(options: RunOptions): Promise<RunResult> {
   });
 
   const failure = new JobFailure({ stopAll: () => { for (const w of workers) void w.terminate(); }, graceMs, signal: options.signal });
+  // Signals reach only the main thread: SIGUSR1 is passed on to every rank, which writes its flight records.
+  const forwardDump = () => { for (const w of workers) w.postMessage(DUMP_FLIGHT_RECORDS); };
+  if (isMainThread) process.on('SIGUSR1', forwardDump);
   const failJob = (rank: number) => {
     // Every rank that dies is marked lost, not only the first: communicators that include it fail
     // at once, and survivors can shrink it away.
@@ -113,6 +116,7 @@ export async function run(options: RunOptions): Promise<RunResult> {
       done();
     });
   })));
+  process.off('SIGUSR1', forwardDump);
   failure.dispose();
   const verdict = jobResult(outcomes as RankOutcome[], failure.first, options.signal);
   // Every rank's thread has exited: nobody maps the arena any more (a failed job's is left to the collector).
