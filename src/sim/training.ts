@@ -14,14 +14,30 @@ export interface ModelSpec {
   /** Mixture-of-experts: experts per MoE layer and experts each token visits (0 = dense). */
   readonly experts: number;
   readonly topK: number;
+  /** Parameters one token passes through (MoE: the shared ones and topK experts); the total for a dense model. */
+  readonly activeParameters: number;
 }
 
-/** Published shapes: GPT-3 (Brown et al. 2020, table 2.1), Llama 2/3 (Meta model cards), Mixtral (Mistral AI). */
+/**
+ * A mixture-of-experts model's parameters split into the shared ones (attention, embeddings,
+ * norms, router) and those of all experts, from the published total and active counts: total =
+ * shared + experts x per-expert, active = shared + topK x per-expert.
+ */
+export function expertSplit(model: ModelSpec): { shared: number; experts: number } {
+  if (model.experts === 0) return { shared: model.parameters, experts: 0 };
+  const perExpert = (model.parameters - model.activeParameters) / (model.experts - model.topK);
+  return { shared: model.parameters - model.experts * perExpert, experts: model.experts * perExpert };
+}
+
+/**
+ * Published shapes: GPT-3 (Brown et al. 2020, table 2.1), Llama 2/3 (Meta model cards), Mixtral
+ * (Mistral AI: 46.7B parameters, 12.9B used per token).
+ */
 export const MODELS: Readonly<Record<string, ModelSpec>> = {
-  'gpt3-175b': { name: 'gpt3-175b', layers: 96, hidden: 12288, sequence: 2048, parameters: 175e9, experts: 0, topK: 0 },
-  'llama-70b': { name: 'llama-70b', layers: 80, hidden: 8192, sequence: 4096, parameters: 70e9, experts: 0, topK: 0 },
-  'llama3-405b': { name: 'llama3-405b', layers: 126, hidden: 16384, sequence: 8192, parameters: 405e9, experts: 0, topK: 0 },
-  'mixtral-8x7b': { name: 'mixtral-8x7b', layers: 32, hidden: 4096, sequence: 4096, parameters: 46.7e9, experts: 8, topK: 2 },
+  'gpt3-175b': { name: 'gpt3-175b', layers: 96, hidden: 12288, sequence: 2048, parameters: 175e9, experts: 0, topK: 0, activeParameters: 175e9 },
+  'llama-70b': { name: 'llama-70b', layers: 80, hidden: 8192, sequence: 4096, parameters: 70e9, experts: 0, topK: 0, activeParameters: 70e9 },
+  'llama3-405b': { name: 'llama3-405b', layers: 126, hidden: 16384, sequence: 8192, parameters: 405e9, experts: 0, topK: 0, activeParameters: 405e9 },
+  'mixtral-8x7b': { name: 'mixtral-8x7b', layers: 32, hidden: 4096, sequence: 4096, parameters: 46.7e9, experts: 8, topK: 2, activeParameters: 12.9e9 },
 };
 
 export interface TrainingLayout {
@@ -77,6 +93,7 @@ export function trainingStep(graph: TopologyGraph, model: ModelSpec, layout: Tra
   }
   if (model.layers % pp !== 0) throw invalidArgument(`--pp ${pp} must divide the ${model.layers} layers of ${model.name}`, { argument: '--pp' });
   if (dp % ep !== 0) throw invalidArgument(`--ep ${ep} must divide --dp ${dp}`, { argument: '--ep' });
+  if (model.experts > 0 && model.experts % ep !== 0) throw invalidArgument(`--ep ${ep} must divide the ${model.experts} experts of ${model.name}`, { argument: '--ep' });
   const perReplica = layout.microBatch * dp;
   if (layout.globalBatch % perReplica !== 0) throw invalidArgument(`--global-batch ${layout.globalBatch} must be a multiple of micro-batch x dp = ${perReplica}`, { argument: '--global-batch' });
   const m = layout.globalBatch / perReplica;
@@ -106,10 +123,20 @@ export function trainingStep(graph: TopologyGraph, model: ModelSpec, layout: Tra
     add('tp', tpGroup, 'all_reduce', 'attention and MLP outputs, 2 fwd + 2 bwd per layer', tpCalls, activation);
   }
   if (pp > 1) add('pp', layoutGroups(shape, 'pp')[0], 'sendrecv', 'activations fwd and gradients bwd per micro-batch', 2 * m, activation / tp);
-  const gradients = (model.parameters / (tp * pp)) * layout.gradientBytes;
-  add('dp', layoutGroups(shape, 'dp')[0], 'all_reduce', 'gradient reduction once per step', 1, gradients);
+  // Expert parallelism shards the experts over ep ranks of the data-parallel group: only the shared
+  // parameters are replicated dp times; each expert's gradients are reduced over the dp / ep ranks holding it.
+  const dpGroup = layoutGroups(shape, 'dp')[0];
+  const { shared, experts } = expertSplit(model);
+  const sharded = model.experts > 0 && ep > 1;
+  const replicated = sharded ? shared : model.parameters;
+  add('dp', dpGroup, 'all_reduce', sharded ? 'gradients of the shared parameters, once per step' : 'gradient reduction once per step', 1,
+    (replicated / (tp * pp)) * layout.gradientBytes);
+  if (sharded) {
+    add('dp', dpGroup.filter((_, i) => i % ep === 0), 'all_reduce', `gradients of this rank's ${model.experts / ep} experts per layer, over the dp / ep ranks holding them`, 1,
+      (experts / (tp * pp * ep)) * layout.gradientBytes);
+  }
   if (model.experts > 0 && ep > 1) {
-    const epGroup = layoutGroups(shape, 'dp')[0].slice(0, ep);
+    const epGroup = dpGroup.slice(0, ep);
     add('ep', epGroup, 'alltoall', 'token dispatch and combine, 2 fwd + 2 bwd per MoE layer', 4 * layersPerStage * m, activation * model.topK / tp);
   }
   return { model, layout, microBatchesPerStep: m, collectives, totalUs: collectives.reduce((a, c) => a + c.timePerStepUs, 0) };
