@@ -26,6 +26,14 @@ export interface TcpBackendOptions extends Omit<TcpTransportOptions, 'rank' | 'n
   readonly store: Store;
 }
 
+/** Which communicator a backend serves, and this rank's place in it. */
+export interface TcpMember {
+  readonly rank: number;
+  readonly nranks: number;
+  /** The communicator's name: it rendezvous under it in the store. */
+  readonly name: string;
+}
+
 /** Ranks in separate processes or hosts: a full mesh of authenticated TCP links per communicator. */
 export class TcpBackend implements CommBackend {
   readonly kind = 'tcp' as const;
@@ -46,7 +54,8 @@ export class TcpBackend implements CommBackend {
     this.hosts = executorHosts(hostIndices(transport.hostKeys));
   }
 
-  static async create(rank: number, nranks: number, name: string, options: TcpBackendOptions): Promise<TcpBackend> {
+  static async create(member: TcpMember, options: TcpBackendOptions): Promise<TcpBackend> {
+    const { rank, nranks, name } = member;
     const transport = await TcpTransport.create({ ...options, rank, nranks, commName: name, store: new PrefixStore('comm', options.store) });
     return new TcpBackend(transport, options);
   }
@@ -61,7 +70,7 @@ export class TcpBackend implements CommBackend {
   }
 
   completeSplit(split: { members: number[]; rank: number; name: string; timeoutMs: number }): Promise<CommBackend> {
-    return TcpBackend.create(split.rank, split.members.length, split.name, { ...this.options, timeoutMs: split.timeoutMs });
+    return TcpBackend.create({ rank: split.rank, nranks: split.members.length, name: split.name }, { ...this.options, timeoutMs: split.timeoutMs });
   }
 
   abandonSplit(): void {}
@@ -73,7 +82,7 @@ export class TcpBackend implements CommBackend {
    */
   async shrink(request: ShrinkRequest): Promise<CommBackend> {
     const me = this.transport.rank;
-    const creating = TcpBackend.create(request.survivors.indexOf(me), request.survivors.length, request.name, { ...this.options, timeoutMs: request.timeoutMs });
+    const creating = TcpBackend.create({ rank: request.survivors.indexOf(me), nranks: request.survivors.length, name: request.name }, { ...this.options, timeoutMs: request.timeoutMs });
     let watch: NodeJS.Timeout | undefined;
     const deadSurvivor = new Promise<never>((_, reject) => {
       const look = () => {

@@ -44,7 +44,7 @@ export async function connectTcpWorld(job: EnvJob, where: { rank: number; size: 
     host: loopback ? loopbackFor(job.masterAddr) : job.masterAddr, port: job.masterPort, token: job.token, connectTimeoutMs: defaultTimeoutMs, timeoutMs: defaultTimeoutMs,
   });
   client.unref();
-  return TcpBackend.create(rank, size, 'world', {
+  return TcpBackend.create({ rank, nranks: size, name: 'world' }, {
     store: new PrefixStore('tsccl', client), host: loopback ? loopbackFor(job.masterAddr) : listenAddress(), token: job.token,
     allowInsecureRemote: job.allowInsecure, timeoutMs: defaultTimeoutMs,
     socketsPerPeer: paramInt('TSCCL_NSOCKS_PERPEER', process.env, 1),

@@ -1,0 +1,96 @@
+import type { Socket } from 'node:net';
+import { ErrorCode, TscclError, internalError } from '../../errors.js';
+import { crc32 } from '../../kernels/crc32.js';
+import { FrameParser, frameError } from './frame.js';
+import type { FrameHolds, HeldReader } from './hold.js';
+import type { Connection, PeerLink } from './peer-link.js';
+import type { ReceiveDispatch } from './receive-dispatch.js';
+import type { ReceiveBuffers } from './receive-sink.js';
+import { HEADER_FIRST_MIN_BYTES } from './tcp-tunables.js';
+
+/** What a transport's frame reader works with. */
+export interface FrameReaderParts {
+  readonly rank: number;
+  readonly dispatch: ReceiveDispatch;
+  readonly holds: FrameHolds;
+  readonly buffers: ReceiveBuffers;
+  readonly maxPayloadBytes: number;
+  /** Whether the transport is closing: sockets closing then are no loss. */
+  readonly closing: () => boolean;
+}
+
+/**
+ * Reads the peers' frames from the sockets of a transport. The rest of a frame that was read in
+ * part is read on its own, not together with the frames behind it: a plain receive reads it
+ * straight into its destination, and the frame's end is the end of a read, so the receive of the
+ * next frame can be posted before that frame is read (Node runs the microtasks between two
+ * reads). A large frame without a receiver is held in its socket (hold.ts).
+ */
+export class FrameReader {
+  private readonly parts: FrameReaderParts;
+
+  constructor(parts: FrameReaderParts) {
+    this.parts = parts;
+  }
+
+  /** Reads a peer's frames from one of the sockets this rank dialed. */
+  listen(link: PeerLink, connection: Connection, lane: number): void {
+    const { socket, intake } = connection;
+    const { dispatch, holds, buffers } = this.parts;
+    const parser = new FrameParser(this.parts.maxPayloadBytes, crc32);
+    const reader: HeldReader = {
+      take: (bytes: Uint8Array, patient = true) => {
+        link.lastHeard = performance.now();
+        let used: number;
+        try {
+          used = parser.push(bytes, (header) => dispatch.open(link, header, lane, patient));
+        } catch (err) {
+          this.fail(link, socket, err);
+          return;
+        }
+        if (parser.stalled) holds.hold(link, connection, bytes.subarray(used), reader);
+      },
+      get stalled() { return parser.stalled; },
+    };
+    intake.placement = () => {
+      const frame = parser.current;
+      if (frame === undefined || frame.left === 0) {
+        const headerLeft = parser.headerLeft;
+        return headerLeft > 0 && parser.previousBytes >= HEADER_FIRST_MIN_BYTES ? buffers.read.subarray(0, headerLeft) : undefined;
+      }
+      return frame.sink.place?.(frame.left) ?? buffers.read.subarray(0, Math.min(frame.left, buffers.read.byteLength));
+    };
+    intake.attach(reader.take);
+    this.watch(link, socket);
+  }
+
+  /** A socket this rank only writes on: the peer never sends on it, so bytes there are an error. */
+  listenOutbound(link: PeerLink, { socket, intake }: Connection): void {
+    intake.attach(() => this.fail(link, socket, frameError(`rank ${link.peer} sent data on a socket it should only read`)));
+    this.watch(link, socket);
+  }
+
+  private fail(link: PeerLink, socket: Socket, err: unknown): void {
+    const { rank } = this.parts;
+    const base = internalError(err, 'receiving a frame', { peer: link.peer });
+    link.lose(new TscclError(base.code, `Rank ${rank}, data from rank ${link.peer}: ${base.message}`, { ...base.details, rank, peer: link.peer }));
+    socket.destroy();
+  }
+
+  private watch(link: PeerLink, socket: Socket): void {
+    const { rank } = this.parts;
+    socket.on('error', () => {});
+    socket.resume(); // the handshake left it paused
+    // Waiting calls hold timers; an idle link must not keep the process alive after the script ends.
+    socket.unref();
+    socket.on('close', () => {
+      if (this.parts.closing()) return;
+      // A peer that destroyed its communicator ends each of its sockets after its last frame, and
+      // the sockets' bytes do not keep step: while another one still reads, that socket may carry
+      // parts of a message this rank waits for.
+      if (link.saidGoodbye && link.inbound.some((c) => !c.socket.destroyed)) return;
+      const why = link.saidGoodbye ? `rank ${link.peer} destroyed the communicator` : `Rank ${rank} lost its connection to rank ${link.peer}`;
+      link.lose(new TscclError(ErrorCode.PEER_LOST, link.saidGoodbye ? `Rank ${rank} needs data from rank ${link.peer}, but ${why}` : why, { rank, peer: link.peer }));
+    });
+  }
+}

@@ -1,0 +1,105 @@
+import type { Socket } from 'node:net';
+import { ErrorCode, TscclError } from '../../errors.js';
+import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce, proveToken } from '../../security/job-token.js';
+import { type Intake, intakeOf, readExactly } from './intake.js';
+
+/**
+ * The handshake on every new socket of a mesh, before any frame. The accepting rank speaks first:
+ *
+ *   greeting (accepting -> dialing), 22 bytes:
+ *     0  4 bytes  magic "TSCH" (latin1)
+ *     4  u8       handshake version (1)
+ *     5  u8       1 if the job has a token (the dialer must prove it), else 0
+ *     6  16 bytes nonce, fresh per socket
+ *
+ *   hello (dialing -> accepting), 48 bytes, integers little-endian:
+ *     0  32 bytes HMAC of the nonce under the job token (proveToken), or NO_TOKEN_MAC
+ *    32  u32      dialer's rank
+ *    36  u32      communicator id (commIdOf its name)
+ *    40  u32      lane: which of the pair's sockets this is
+ *    44  u32      sockets per peer the dialer uses (TSCCL_NSOCKS_PERPEER)
+ *
+ *   answer (accepting -> dialing), 1 byte: 1, accepted. A refused socket is closed instead.
+ */
+const MAGIC = 'TSCH';
+const VERSION = 1;
+const GREETING_BYTES = 22;
+const GREETING = { magic: 0, version: 4, tokenRequired: 5, nonce: 6 } as const;
+const HELLO_BYTES = 48;
+const HELLO = { mac: 0, rank: 32, commId: 36, lane: 40, lanes: 44 } as const;
+const MAC_BYTES = 32;
+const ACCEPTED = 1;
+/** What the token's HMAC is bound to, so a proof for another tsccl service is worthless here. */
+const PURPOSE = 'tsccl-transport';
+
+/** What both sides check a socket against. */
+export interface HandshakeOptions {
+  /** This rank. */
+  readonly rank: number;
+  readonly nranks: number;
+  readonly token?: string;
+  /** Accept peers without a token from non-loopback addresses. */
+  readonly allowInsecureRemote?: boolean;
+  readonly commId: number;
+  /** Sockets per pair of ranks. */
+  readonly lanes: number;
+  readonly timeoutMs: number;
+}
+
+/** A socket whose dialer proved the token and named its rank and lane. */
+export interface Hello {
+  readonly peer: number;
+  readonly lane: number;
+  readonly intake: Intake;
+}
+
+/**
+ * The accepting side: greets, reads the hello and checks token, communicator and lane count.
+ * Rejects with why the socket must be refused; the caller answers with `acceptHello`.
+ */
+export async function checkHello(socket: Socket, options: HandshakeOptions): Promise<Hello> {
+  if (options.token === undefined && !options.allowInsecureRemote && !isLoopbackAddress(socket.remoteAddress)) {
+    throw new Error('the job has no token, so only loopback peers may join');
+  }
+  const nonce = newNonce();
+  const greeting = Buffer.alloc(GREETING_BYTES);
+  greeting.write(MAGIC, GREETING.magic, 'latin1');
+  greeting.writeUInt8(VERSION, GREETING.version);
+  greeting.writeUInt8(options.token === undefined ? 0 : 1, GREETING.tokenRequired);
+  greeting.set(nonce, GREETING.nonce);
+  socket.write(greeting);
+  const intake = intakeOf(socket);
+  const hello = await readExactly(socket, intake, HELLO_BYTES, options.timeoutMs);
+  const mac = hello.subarray(HELLO.mac, HELLO.mac + MAC_BYTES);
+  const ok = options.token === undefined ? Buffer.from(mac).equals(NO_TOKEN_MAC) : checkProof(options.token, PURPOSE, nonce, mac);
+  if (!ok) throw new Error('wrong job token');
+  if (hello.readUInt32LE(HELLO.commId) !== options.commId) throw new Error('it belongs to another communicator');
+  const lanes = hello.readUInt32LE(HELLO.lanes);
+  if (lanes !== options.lanes) throw new Error(`it uses ${lanes} sockets per peer and this rank ${options.lanes}: set the same TSCCL_NSOCKS_PERPEER on every rank`);
+  return { peer: hello.readUInt32LE(HELLO.rank), lane: hello.readUInt32LE(HELLO.lane), intake };
+}
+
+/** Tells the dialer its socket is in. */
+export function acceptHello(socket: Socket): void {
+  socket.write(Buffer.of(ACCEPTED));
+}
+
+/** The dialing side, on a connected socket: reads the greeting, proves the token, waits to be accepted. */
+export async function sayHello(socket: Socket, intake: Intake, to: { peer: number; lane: number; where: string }, options: HandshakeOptions): Promise<void> {
+  const { peer, lane, where } = to;
+  const greeting = await readExactly(socket, intake, GREETING_BYTES, options.timeoutMs);
+  if (greeting.toString('latin1', GREETING.magic, GREETING.magic + MAGIC.length) !== MAGIC) throw new TscclError(ErrorCode.PEER_LOST, `${where} is not a tsccl rank`, { peer });
+  if (greeting.readUInt8(GREETING.tokenRequired) === 1 && options.token === undefined) {
+    throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank ${peer} requires the job token: set TSCCL_JOB_TOKEN`, { rank: options.rank, peer });
+  }
+  const hello = Buffer.alloc(HELLO_BYTES);
+  const nonce = greeting.subarray(GREETING.nonce, GREETING_BYTES);
+  hello.set(options.token === undefined ? NO_TOKEN_MAC : proveToken(options.token, PURPOSE, nonce), HELLO.mac);
+  hello.writeUInt32LE(options.rank, HELLO.rank);
+  hello.writeUInt32LE(options.commId, HELLO.commId);
+  hello.writeUInt32LE(lane, HELLO.lane);
+  hello.writeUInt32LE(options.lanes, HELLO.lanes);
+  socket.write(hello);
+  const answer = await readExactly(socket, intake, 1, options.timeoutMs).catch(() => Buffer.of(0));
+  if (answer[0] !== ACCEPTED) throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank ${peer} refused rank ${options.rank}'s connection (wrong job token or communicator)`, { rank: options.rank, peer });
+}

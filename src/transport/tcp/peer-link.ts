@@ -1,0 +1,175 @@
+import type { Socket } from 'node:net';
+import type { ErrorCodeValue, TscclError } from '../../errors.js';
+import { log } from '../../log.js';
+import type { Consume, MessageTag } from '../transport.js';
+import type { Frame, FrameHeader } from './frame.js';
+import type { Intake } from './intake.js';
+
+/** A socket and where its bytes go. */
+export interface Connection {
+  readonly socket: Socket;
+  readonly intake: Intake;
+}
+
+/**
+ * Where a link stands. It only moves forward (in this order), so no state is entered twice:
+ *   Open -> Leaving (the peer said goodbye)       Open -> Broken (connection lost, silent, bad frame)
+ *   Leaving -> Left (the link went down after)    Broken -> Left (a goodbye read after the break)
+ */
+export const LinkState = {
+  /** Frames flow both ways. */
+  Open: 0,
+  /** The peer destroyed its communicator and said goodbye; frames it sent before still arrive. */
+  Leaving: 1,
+  /** Down without a goodbye: as far as this rank can tell, the peer is dead. */
+  Broken: 2,
+  /** Down after a goodbye: a failure only for a call that still needs the peer's data. */
+  Left: 3,
+} as const;
+export type LinkState = (typeof LinkState)[keyof typeof LinkState];
+
+/** A receive waiting while its inbox is empty: the next frame of its channel streams straight into it. */
+export interface WaitingRecv {
+  readonly bytes: number;
+  readonly elementBytes: number;
+  readonly tag: MessageTag;
+  readonly consume: Consume;
+  /** Set once the frame has fully arrived (or failed). */
+  done: boolean;
+  error: TscclError | undefined;
+  /** Set when the receiver gave up; later bytes of its frame are dropped. */
+  cancelled: boolean;
+}
+
+/** A place in a channel's order for a message still being assembled (or buffered behind one). */
+export interface Slot {
+  frame: Frame | undefined;
+}
+
+/** A striped message's parts, by lane. */
+export interface Assembly {
+  readonly parts: (Buffer | undefined)[];
+  header: FrameHeader | undefined;
+  slot: Slot | undefined;
+}
+
+/** A peer's announcement that it gave up on the communicator. */
+export interface PeerFailure {
+  readonly code: ErrorCodeValue;
+  readonly seq: number;
+  /** Whose failure started it. */
+  readonly origin: number;
+  /** The last collective the peer had ended successfully before. */
+  readonly ended: number;
+}
+
+/**
+ * Everything one rank knows about one peer: its sockets, the receive state of each channel, the
+ * send tickets, and the link's state. Fields are plain and public: the transport's parts (send
+ * path, receive dispatch, striping, control channel) work on them directly, on hot paths.
+ */
+export class PeerLink {
+  readonly peer: number;
+  /** The sockets this rank writes to the peer on (none to oneself); socket 0 carries every unstriped frame. */
+  readonly lanes: readonly Socket[];
+  /** The sockets this rank reads the peer's frames from, lane by lane. */
+  readonly inbound: readonly Connection[];
+  /** The peer runs on this rank's machine (same kernel boot), whatever its network namespace. */
+  readonly sameMachine: boolean;
+  state: LinkState = LinkState.Open;
+  /** Why the link is down (set exactly when the state is Broken or Left): every later call on it throws this. */
+  error: TscclError | undefined = undefined;
+  /** The peer's announcement that it gave up, if it made one (the link may still be open). */
+  failure: PeerFailure | undefined = undefined;
+  /** Highest collective seq heard from this peer. */
+  lastSeq = 0;
+  /** When any byte last arrived from the peer (performance.now()). */
+  lastHeard = performance.now();
+  /** Send tickets handed out, and the highest one whose bytes the sockets have taken (all before it too). */
+  posted = 0;
+  written = 0;
+  /** Send tickets whose writes finished out of order (striped sends complete lane by lane). */
+  readonly finishedTickets = new Set<number>();
+  /** Waits to end when anything happens on the link (an array: a Set's growing and shrinking cost more per call). */
+  readonly wakers: (() => void)[] = [];
+  /** Whole messages by channel, waiting for their receive. */
+  readonly inbox = new Map<number, Frame[]>();
+  /** By channel, a recv waiting while its inbox is empty: the next frame streams straight into it. */
+  readonly waiting: (WaitingRecv | undefined)[] = [];
+  /** Per channel, messages seen on socket 0 still waiting for their other stripes, in order. */
+  readonly ordered = new Map<number, Slot[]>();
+  /** Per channel, how many stripe parts each socket has carried: part j of a socket is message j's. */
+  readonly stripeCounts = new Map<number, number[]>();
+  /** Per channel, striped messages being assembled, by their stripe number. */
+  readonly assemblies = new Map<number, Map<number, Assembly>>();
+  /** Sockets holding a frame back until its receiver is posted: each resumes (or gives up waiting) when called. */
+  readonly held = new Set<(giveUp: boolean) => void>();
+
+  constructor(peer: number, where: { lanes: readonly Socket[]; inbound: readonly Connection[]; sameMachine: boolean }) {
+    this.peer = peer;
+    this.lanes = where.lanes;
+    this.inbound = where.inbound;
+    this.sameMachine = where.sameMachine;
+  }
+
+  /** The peer said goodbye: it closed on purpose. */
+  get saidGoodbye(): boolean {
+    return this.state === LinkState.Leaving || this.state === LinkState.Left;
+  }
+
+  /** Down without a goodbye, for the reason `error` gives. */
+  get broken(): boolean {
+    return this.state === LinkState.Broken;
+  }
+
+  /** The peer's goodbye arrived. */
+  goodbye(): void {
+    if (this.state === LinkState.Open) this.state = LinkState.Leaving;
+    else if (this.state === LinkState.Broken) this.state = LinkState.Left;
+  }
+
+  /** The link is down for `err` (the first reason stays); every wait on it ends. */
+  lose(err: TscclError): void {
+    this.down(err);
+    // A peer that destroyed its communicator closes too; a call that needed it reports the error.
+    log('INFO', () => err.message);
+    this.wake();
+  }
+
+  /** Moves to Broken (Left after a goodbye), unless already down. */
+  down(err: TscclError): void {
+    if (this.error !== undefined) return;
+    this.error = err;
+    this.state = this.state === LinkState.Leaving ? LinkState.Left : LinkState.Broken;
+  }
+
+  /** Collective `seq` was heard of from the peer (seqs wrap: compared as int32 differences). */
+  heardSeq(seq: number): void {
+    if (((seq - this.lastSeq) | 0) > 0) this.lastSeq = seq;
+  }
+
+  /** Marks a send's bytes as taken by the sockets; tickets complete in order. */
+  finish(ticket: number): void {
+    if (ticket === this.written + 1 && this.finishedTickets.size === 0) {
+      this.written = ticket;
+      return;
+    }
+    this.finishedTickets.add(ticket);
+    while (this.finishedTickets.has(this.written + 1)) this.finishedTickets.delete(++this.written);
+  }
+
+  /** Ends every wait on the link, so each re-checks what it waits for. */
+  wake(): void {
+    if (this.wakers.length > 0) for (const wake of this.wakers.slice()) wake();
+  }
+
+  /** Whether a whole message waits on `channel`. */
+  hasMessage(channel: number): boolean {
+    return (this.inbox.get(channel)?.length ?? 0) > 0;
+  }
+
+  /** Lets every frame held back in the peer's sockets go on (see hold.ts). */
+  releaseHeld(giveUp: boolean): void {
+    if (this.held.size > 0) for (const resume of [...this.held]) resume(giveUp);
+  }
+}

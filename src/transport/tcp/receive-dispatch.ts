@@ -1,0 +1,93 @@
+import type { TscclError } from '../../errors.js';
+import { CONTROL_CHANNEL } from '../channels.js';
+import { type MessageTag, messageMismatch } from '../transport.js';
+import type { ControlChannel } from './control-channel.js';
+import { FLAG_STRIPE, type Frame, type FrameHeader, type FrameSink, bufferingSink } from './frame.js';
+import type { PeerLink, Slot } from './peer-link.js';
+import { type ReceiveBuffers, streamingSink } from './receive-sink.js';
+import { openStripe } from './striping.js';
+import { HOLD_MIN_BYTES } from './tcp-tunables.js';
+
+/**
+ * Where each arriving frame goes: a control frame to the control channel, a stripe to its
+ * assembly, a data frame into the receive waiting for it (streamed, see streamingSink) or else
+ * into its channel's inbox, whole, in order. A received frame is checked against its receive
+ * (length, seq, opcode, communicator) before a byte is handed over.
+ */
+export class ReceiveDispatch {
+  private readonly rank: number;
+  private readonly commId: number;
+  private readonly buffers: ReceiveBuffers;
+  private readonly control: ControlChannel;
+
+  constructor(control: ControlChannel, self: { rank: number; commId: number; buffers: ReceiveBuffers }) {
+    this.control = control;
+    this.rank = self.rank;
+    this.commId = self.commId;
+    this.buffers = self.buffers;
+  }
+
+  /**
+   * Where an arriving frame's payload goes: the receiver waiting for it, else the inbox; or, if
+   * `patient`, nowhere yet (undefined): the frame waits in the socket for its receiver (hold.ts).
+   */
+  open(link: PeerLink, header: FrameHeader, lane = 0, patient = false): FrameSink | undefined {
+    if (header.channel === CONTROL_CHANNEL) return bufferingSink(header, (frame) => this.control.receive(link, frame));
+    if (lane > 0 || header.flags & FLAG_STRIPE) return openStripe(link, header, lane, this);
+    if (header.channel === 0) link.heardSeq(header.seq);
+    const ordered = link.ordered.get(header.channel);
+    if (ordered !== undefined && ordered.length > 0) {
+      // A striped message before this one is still assembling: keep the order.
+      const slot: Slot = { frame: undefined };
+      ordered.push(slot);
+      return bufferingSink(header, (frame) => { slot.frame = frame; this.flush(link, header.channel); });
+    }
+    const receiver = link.waiting[header.channel];
+    if (receiver === undefined) return patient && header.length >= HOLD_MIN_BYTES ? undefined : bufferingSink(header, (frame) => this.deliver(link, frame));
+    link.waiting[header.channel] = undefined;
+    try {
+      this.checkMatch(link, header, receiver.bytes, receiver.tag);
+    } catch (err) {
+      receiver.error = err as TscclError;
+      receiver.done = true;
+      link.wake();
+      return { payload: () => {}, end: () => {} };
+    }
+    return streamingSink(receiver, this.buffers, () => { receiver.done = true; link.wake(); });
+  }
+
+  /** Hands over, in order, the messages of a channel whose parts have all arrived. */
+  flush(link: PeerLink, channel: number): void {
+    const ordered = link.ordered.get(channel)!;
+    while (ordered.length > 0 && ordered[0].frame !== undefined) this.deliver(link, ordered.shift()!.frame!);
+  }
+
+  /** Throws the mismatch if a frame is not the message a receive expects. */
+  checkMatch(link: PeerLink, h: FrameHeader, bytes: number, tag: MessageTag): void {
+    if (h.length !== bytes || h.seq !== tag.seq || h.opcode !== tag.opcode || h.commId !== this.commId) {
+      throw messageMismatch(this.rank, link.peer, { opcode: tag.opcode, seq: tag.seq, bytes }, { opcode: h.opcode, seq: h.seq, bytes: h.length },
+        h.commId !== this.commId ? ' on another communicator' : '');
+    }
+  }
+
+  /** A whole frame: to the receiver that started waiting while it was arriving, else to its inbox. */
+  private deliver(link: PeerLink, frame: Frame): void {
+    const receiver = link.waiting[frame.header.channel];
+    if (receiver !== undefined && !link.hasMessage(frame.header.channel)) {
+      link.waiting[frame.header.channel] = undefined;
+      try {
+        this.checkMatch(link, frame.header, receiver.bytes, receiver.tag);
+        if (receiver.bytes > 0 && !receiver.cancelled) receiver.consume(frame.payload, 0);
+      } catch (err) {
+        receiver.error = err as TscclError;
+      }
+      receiver.done = true;
+      link.wake();
+      return;
+    }
+    let queue = link.inbox.get(frame.header.channel);
+    if (queue === undefined) link.inbox.set(frame.header.channel, (queue = []));
+    queue.push(frame);
+    link.wake();
+  }
+}

@@ -1,0 +1,112 @@
+import type { Socket } from 'node:net';
+import { crc32 } from '../../kernels/crc32.js';
+import type { MessageTag } from '../transport.js';
+import { FLAG_CHECKSUM, FLAG_STRIPE, type FrameHeader, encodeFrame, encodeHeader } from './frame.js';
+import type { PeerLink } from './peer-link.js';
+import type { ReceiveDispatch } from './receive-dispatch.js';
+import { stripes } from './striping.js';
+import { COPY_FRAME_MAX_BYTES, STRIPE_MIN_BYTES } from './tcp-tunables.js';
+
+/**
+ * Whether a frame carries a CRC32: as the call (or TSCCL_CHECKSUM, or the transport's option)
+ * says, else only to a peer on another machine. A wire, a NIC and its offloads can corrupt data
+ * that TCP's 16-bit checksum lets through; between processes of one machine the bytes only move
+ * between memory buffers, as between thread ranks, where checksums are off by default too.
+ */
+export function checksumsFrame(choice: boolean | undefined, sameMachine: boolean): boolean {
+  return choice ?? !sameMachine;
+}
+
+/** One send to a peer over the network, as a test's send hook sees it. */
+export interface OutgoingFrame {
+  /** Identifies the sending transport (a process may have several). */
+  readonly sender: object;
+  /** The sending rank, in the sending transport's communicator. */
+  readonly rank: number;
+  readonly peer: number;
+  /** The socket an unstriped frame to the peer goes on. */
+  readonly socket: Socket;
+  readonly data: Uint8Array;
+  /** The header the send would write for `data` as one unstriped frame (checksum of the true data if it carries one). */
+  header(): Buffer;
+  /** Marks the send as taken by the socket and ends waits on it: call once its bytes are written. */
+  delivered(): void;
+}
+
+/** Sees every send to another process; true if it wrote (or broke) the frame itself, false to let the send go on. */
+export type SendHookForTests = (frame: OutgoingFrame) => boolean;
+
+let sendHook: SendHookForTests | undefined;
+
+/**
+ * Installs (or, with undefined, removes) a hook on every TCP send of this thread: the seam tests
+ * inject faults through (test/harness/frame-faults.ts). Unset, a send pays one comparison.
+ */
+export function setSendHookForTests(hook: SendHookForTests | undefined): void {
+  sendHook = hook;
+}
+
+/**
+ * Writes messages as frames. A send writes header and payload straight from the caller's memory
+ * and counts as delivered when the socket has taken it, after which the buffer may be reused; a
+ * message of up to COPY_FRAME_MAX_BYTES is copied into its frame, so it is delivered at once; one
+ * of STRIPE_MIN_BYTES or more with several sockets per peer is striped across them. A message to
+ * oneself goes straight to the receive side.
+ */
+export class SendPath {
+  private readonly rank: number;
+  private readonly commId: number;
+  private readonly checksum: boolean | undefined;
+  private readonly dispatch: ReceiveDispatch;
+
+  constructor(dispatch: ReceiveDispatch, self: { rank: number; commId: number; checksum: boolean | undefined }) {
+    this.dispatch = dispatch;
+    this.rank = self.rank;
+    this.commId = self.commId;
+    this.checksum = self.checksum;
+  }
+
+  /** Sends a message on the link (which must be up); its ticket, delivered when link.written reaches it. */
+  send(link: PeerLink, channel: number, data: Uint8Array, tag: MessageTag): number {
+    const ticket = ++link.posted;
+    if (link.lanes.length === 0) {
+      const sink = this.dispatch.open(link, this.header(channel, tag, data, 0, 0))!;
+      sink.payload(data);
+      sink.end();
+      link.finish(ticket);
+      return ticket;
+    }
+    const sum = checksumsFrame(tag.checksum ?? this.checksum, link.sameMachine);
+    if (sendHook !== undefined && sendHook(this.outgoing(link, channel, data, tag, ticket, sum))) return ticket;
+    if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
+      // The frame is a copy, so the caller's memory is free at once: no wait for the write.
+      link.lanes[0].write(encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data));
+      link.finish(ticket);
+      return ticket;
+    }
+    const parts = link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES ? stripes(data.byteLength, link.lanes.length) : [[0, data.byteLength]];
+    let unfinished = parts.length;
+    const written = (err: Error | null | undefined) => { if (!err && --unfinished === 0) link.finish(ticket); link.wake(); };
+    parts.forEach(([start, end], lane) => {
+      const part = data.subarray(start, end);
+      const socket = link.lanes[lane];
+      socket.cork();
+      socket.write(encodeHeader(this.header(channel, tag, part, sum ? crc32(part) : 0, (parts.length > 1 ? FLAG_STRIPE : 0) | (sum ? FLAG_CHECKSUM : 0))));
+      socket.write(part, written);
+      socket.uncork();
+    });
+    return ticket;
+  }
+
+  private header(channel: number, tag: MessageTag, data: Uint8Array, checksum: number, extraFlags: number): FrameHeader {
+    return { flags: extraFlags, channel, commId: this.commId, seq: tag.seq, opcode: tag.opcode, length: data.byteLength, checksum };
+  }
+
+  private outgoing(link: PeerLink, channel: number, data: Uint8Array, tag: MessageTag, ticket: number, sum: boolean): OutgoingFrame {
+    return {
+      sender: this, rank: this.rank, peer: link.peer, socket: link.lanes[0], data,
+      header: () => encodeHeader(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0)),
+      delivered: () => { link.finish(ticket); link.wake(); },
+    };
+  }
+}

@@ -1,0 +1,68 @@
+import { LOW_LATENCY_PREFIX_BYTES, TCP_ONE_SHOT_BYTES } from './tcp-low-latency.js';
+
+/**
+ * The TCP transport's tuning constants, each with the reason for its value. The measurements
+ * behind them are in docs/tcp-transport.md.
+ */
+
+/** Below this, one socket carries the whole message; above, its K parts travel side by side. */
+export const STRIPE_MIN_BYTES = 512 * 1024;
+
+/**
+ * What one read may take from a socket: larger reads stopped paying off at 256 KiB. One buffer
+ * serves every socket of a transport: each read is handled before the next begins.
+ */
+export const READ_BUFFER_BYTES = 256 * 1024;
+
+/** The largest payload a peer's frame header may announce before the stream counts as broken. */
+export const MAX_PAYLOAD_BYTES = 2 ** 34;
+
+/** How often a "still here" control frame goes out (or a third of the heartbeat timeout, if shorter). */
+export const HEARTBEAT_MS = 1000;
+
+/** How long closing waits for each peer to close its side before the socket is destroyed. */
+export const LINGER_MS = 2000;
+
+/**
+ * How long a large frame may wait in its socket for its receive to be posted. Long enough for a
+ * rank that receives from several peers in turn to post the next receive; it only costs time when
+ * a receive comes late or never (then the frame is copied, as it would have been at once).
+ */
+export const HOLD_MS = 50;
+
+/**
+ * How long a frame may wait in its socket while this rank waits for one of its own sends to be
+ * taken: short, since the peer may hold those bytes back in turn, but not none (an in-place
+ * call's answer often comes in the turn before the write callback). Node's shortest timer.
+ */
+export const HOLD_WHILE_SENDING_MS = 1;
+
+/** Frames smaller than this are buffered at once, never held: a copy costs less than a hold. */
+export const HOLD_MIN_BYTES = 64 * 1024;
+
+/**
+ * The largest message sent as one copied buffer with its header (one write instead of a corked
+ * writev of two): the one-shot path's largest message and its prefix.
+ */
+export const COPY_FRAME_MAX_BYTES = TCP_ONE_SHOT_BYTES + LOW_LATENCY_PREFIX_BYTES;
+
+/**
+ * After a frame of this size, the next frame's header is read on its own, so that its payload can
+ * be read straight into a plain receive's memory instead of being copied from the read buffer.
+ */
+export const HEADER_FIRST_MIN_BYTES = 64 * 1024;
+
+/**
+ * The largest message whose receive polls the event loop before it sleeps: waking from epoll
+ * across cores costs more than such a message takes, while larger ones stream for longer.
+ */
+export const POLL_MAX_BYTES = 64 * 1024;
+
+/**
+ * How long a one-shot receive reads its peer's socket in place before it polls the event loop:
+ * a few reads, cheaper than a turn of the loop, and no more (an empty read costs ~3 us).
+ */
+export const SPIN_READ_MS = 0.03;
+
+/** How often a polling receive asks its context whether to end: on every turn it was much of the turn's cost. */
+export const POLL_CHECK_MS = 0.1;

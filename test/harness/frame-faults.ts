@@ -1,0 +1,41 @@
+import { type OutgoingFrame, setSendHookForTests } from '../../src/transport/tcp/send-path.js';
+
+/**
+ * Fault injection into TCP frames, for tests: TSCCL_TEST_FAULT=<flip|cut>@<rank>#<n> makes rank
+ * <rank>'s n-th frame to another process (counted per transport) arrive with one bit flipped
+ * (after its checksum was taken), or cuts that rank's connection halfway through the frame.
+ * A fixture imports this module; it installs the hook in its process when the variable is set.
+ */
+export interface FrameFault {
+  readonly kind: 'flip' | 'cut';
+  readonly rank: number;
+  readonly frame: number;
+}
+
+export function parseFrameFault(spec: string | undefined): FrameFault | undefined {
+  const m = /^(flip|cut)@(\d+)#(\d+)$/.exec(spec ?? '');
+  return m === null ? undefined : { kind: m[1] as 'flip' | 'cut', rank: Number(m[2]), frame: Number(m[3]) };
+}
+
+/** Installs a send hook that applies `fault` once; undefined removes the hook. */
+export function injectFrameFault(fault: FrameFault | undefined): void {
+  if (fault === undefined) {
+    setSendHookForTests(undefined);
+    return;
+  }
+  const sent = new WeakMap<object, number>();
+  setSendHookForTests((out: OutgoingFrame) => {
+    if (out.rank !== fault.rank) return false;
+    const n = (sent.get(out.sender) ?? 0) + 1;
+    sent.set(out.sender, n);
+    if (n !== fault.frame || out.data.byteLength <= 1) return false;
+    const corrupt = Uint8Array.from(out.data);
+    corrupt[0] ^= 1;
+    out.socket.write(out.header());
+    if (fault.kind === 'flip') out.socket.write(corrupt, () => out.delivered());
+    else out.socket.write(corrupt.subarray(0, corrupt.byteLength >> 1), () => out.socket.destroy());
+    return true;
+  });
+}
+
+injectFrameFault(parseFrameFault(process.env.TSCCL_TEST_FAULT));
