@@ -54,8 +54,8 @@ export const PARAMS: readonly Param[] = [
   { name: 'TSCCL_RANK_GRACE_MS', defaultValue: '10000', doc: 'How long the launcher lets surviving ranks end after one fails, before it stops them', check: intAtLeast(0) },
 ];
 
-/** Variables a launcher sets for its own ranks; not for users, but not unknown either. */
-const LAUNCHER_VARIABLES = new Set(['TSCCL_THREADS_PER_PROC']);
+/** Variables that are not tunables but not misspellings either: a launcher's to its ranks, and the test suite's knobs. */
+const LAUNCHER_VARIABLES = new Set(['TSCCL_THREADS_PER_PROC', 'TSCCL_TEST_FAULT', 'TSCCL_CALIBRATION_REPORT']);
 
 /** One bad variable: its name, its value and what it must be. */
 export interface ParamProblem {
