@@ -105,6 +105,12 @@ export function internalError(err: unknown, message: string, details: TscclError
   return new TscclError(ErrorCode.INTERNAL, `${message}: ${what} (an internal error of tsccl)`, details, { cause: err });
 }
 
+/** "rank 3" or "ranks 0, 1 and 3", for messages that name the ranks involved. */
+export function rankList(ranks: readonly number[]): string {
+  if (ranks.length === 1) return `rank ${ranks[0]}`;
+  return `ranks ${ranks.slice(0, -1).join(', ')} and ${ranks[ranks.length - 1]}`;
+}
+
 export function invalidArgument(message: string, details: TscclErrorDetails = {}): TscclError {
   return new TscclError(ErrorCode.INVALID_ARGUMENT, message, details);
 }

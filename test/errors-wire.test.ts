@@ -55,3 +55,10 @@ test('an error that is not a TscclError becomes INTERNAL with its cause, never a
   const own = new TscclError(ErrorCode.TIMEOUT, 'late');
   assert.equal(internalError(own, 'anything'), own);
 });
+
+test('messages name one rank in the singular and several in a list', async () => {
+  const { rankList } = await import('../src/errors.js');
+  assert.equal(rankList([1]), 'rank 1');
+  assert.equal(rankList([0, 3]), 'ranks 0 and 3');
+  assert.equal(rankList([0, 1, 3]), 'ranks 0, 1 and 3');
+});

@@ -89,7 +89,8 @@ export class FrameReader {
       // the sockets' bytes do not keep step: while another one still reads, that socket may carry
       // parts of a message this rank waits for.
       if (link.saidGoodbye && link.inbound.some((c) => !c.socket.destroyed)) return;
-      const why = link.saidGoodbye ? `rank ${link.peer} destroyed the communicator` : `Rank ${rank} lost its connection to rank ${link.peer}`;
+      // A goodbye comes from destroy() and from a process that ends, so both are named.
+      const why = link.saidGoodbye ? `rank ${link.peer} destroyed the communicator or its script ended` : `Rank ${rank} lost its connection to rank ${link.peer}`;
       link.lose(new TscclError(ErrorCode.PEER_LOST, link.saidGoodbye ? `Rank ${rank} needs data from rank ${link.peer}, but ${why}` : why, { rank, peer: link.peer }));
     });
   }

@@ -1,5 +1,5 @@
 import { type Server, connect, createServer } from 'node:net';
-import { ErrorCode, TscclError } from '../../errors.js';
+import { ErrorCode, TscclError, rankList } from '../../errors.js';
 import { log } from '../../log.js';
 import type { Store } from '../../store/store.js';
 import { hostKey } from '../../topology/host-key.js';
@@ -77,7 +77,7 @@ function acceptPeers(server: Server, options: MeshOptions, sockets: Map<number, 
   return new Promise<void>((resolve, reject) => {
     if (expected === 0) return resolve();
     const timer = setTimeout(() => reject(new TscclError(ErrorCode.TIMEOUT,
-      `Rank ${rank} timed out after ${options.timeoutMs} ms waiting for ranks ${Array.from({ length: nranks }, (_, r) => r).filter((r) => r !== rank && !complete(r)).join(', ')} to connect`,
+      `Rank ${rank} timed out after ${options.timeoutMs} ms waiting for ${rankList(Array.from({ length: nranks }, (_, r) => r).filter((r) => r !== rank && !complete(r)))} to connect`,
       { rank })), options.timeoutMs);
     server.on('connection', (socket) => {
       socket.setNoDelay(true);
