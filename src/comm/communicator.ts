@@ -1,4 +1,4 @@
-import { type CallShape, type Collective, REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
+import { type Collective, REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
@@ -16,7 +16,8 @@ import {
   type AllToAllOptions, type CallOptions, type CallSettings, type CollectiveOptions, type OptionsCall, type PredictOptions, type ReduceOptions, type RootedOptions,
   type RootedReduceOptions, type ShrinkOptions, type SplitOptions, checkOptions,
 } from './call-options.js';
-import { type CallPlan, PlanMemo, type PlanRequest } from './call-plan.js';
+import type { CallPlan } from './call-plan.js';
+import { PlanMemo } from './plan-memo.js';
 import { CallQueue, DONE } from './call-queue.js';
 import { FailurePolicy } from './failure-policy.js';
 import { PointToPoint } from './point-to-point.js';

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { dtypeInfo } from '../../src/dtypes/dtype.js';
 import { ErrorCode, TscclError } from '../../src/errors.js';
-import { PlanMemo, type PlanRequest, callViews, planCall } from '../../src/comm/call-plan.js';
+import { type PlanRequest, callViews, planCall } from '../../src/comm/call-plan.js';
+import { PlanMemo } from '../../src/comm/plan-memo.js';
 
 const site = { rank: 1, size: 4, hosts: undefined };
 const f32 = dtypeInfo('float32');
