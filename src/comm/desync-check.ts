@@ -1,7 +1,13 @@
-import type { DType } from '../dtypes/dtype.js';
+import { buildSchedule } from '../algorithms/registry.js';
+import { type CallShape, REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
+import { type DType, dtypeInfo } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError } from '../errors.js';
+import { executeSchedule } from '../exec/executor.js';
+import { reduceKernel } from '../kernels/reduce-kernel.js';
 import type { ReduceOp } from '../kernels/reduce-op.js';
-import { type OpcodeName, opcodeName, opcodeOf } from '../transport/transport.js';
+import { type OpcodeName, type Transport, type WaitContext, opcodeName, opcodeOf } from '../transport/transport.js';
+import type { CallPlan } from './call-plan.js';
+import type { Workspaces } from './staging.js';
 
 /** Numbers of the fingerprint's data types and reductions, fixed (pinned by test/errors-wire.test.ts). */
 export const FINGERPRINT_DTYPES: Readonly<Record<DType, number>> = {
@@ -38,4 +44,23 @@ export function checkFingerprints(all: Float64Array, rank: number, commName: str
       }
     }
   }
+}
+
+/**
+ * TSCCL_DEBUG_CHECK: ranks all-gather a fingerprint of call `seq` (operation, dtype, count, root,
+ * reduction) before running it; any difference fails every rank, naming both sides.
+ */
+export async function checkSameCall(plan: CallPlan, on: { seq: number; ctx: WaitContext; rank: number; name: string; transport: Transport; workspaces: Workspaces }): Promise<void> {
+  const { seq, rank, transport } = on;
+  const size = plan.shape.nranks;
+  const info = dtypeInfo('float64');
+  const mine = on.workspaces.get('check-mine', info, 8) as Float64Array;
+  const all = on.workspaces.get('check-all', info, 8 * size) as Float64Array;
+  mine.set(fingerprintOf(seq, plan.collective, plan.dtype.name, plan.shape.count, plan.shape.root, plan.op, REDUCING_COLLECTIVES.has(plan.collective)));
+  const shape: CallShape = { collective: 'allGather', nranks: size, count: 8, root: 0, inPlace: false, chunkCount: 0 };
+  await executeSchedule({
+    schedule: buildSchedule(shape, rank, 'ring'), buffers: { input: mine, output: all, scratch: mine }, dtype: info,
+    kernel: reduceKernel('float64', 'sum'), transport, tag: { seq, opcode: opcodeOf('check') }, ctx: on.ctx, channelBase: 0,
+  });
+  checkFingerprints(all, rank, on.name);
 }

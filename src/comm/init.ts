@@ -4,6 +4,7 @@ import { jobFromEnv } from '../launch/env-job.js';
 import { MixedBackend } from './mixed-backend.js';
 import { connectTcpWorld, createTcpWorld } from './tcp-world.js';
 import { Arena } from '../memory/arena.js';
+import { checkOptions } from './call-options.js';
 import { Communicator } from './communicator.js';
 import { ShmBackend, allocateMailbox } from './shm-backend.js';
 
@@ -21,8 +22,8 @@ let world: Communicator | undefined;
  * a world of one rank, so the same code runs unchanged. Calling it again returns the same one.
  */
 export async function init(options: InitOptions = {}): Promise<Communicator> {
+  const { timeoutMs: defaultTimeoutMs } = checkOptions('init', options, { defaultTimeoutMs: paramInt('TSCCL_TIMEOUT_MS') });
   if (world !== undefined) return world;
-  const defaultTimeoutMs = options.timeoutMs ?? paramInt('TSCCL_TIMEOUT_MS');
   const boot = threadRankBootstrap();
   if (boot !== undefined) {
     const arena = Arena.attach(boot.memory);

@@ -1,5 +1,5 @@
 import { type DTypeInfo, type TypedArray, dtypeInfo, inferDType, isTypedArray } from '../dtypes/dtype.js';
-import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import { invalidArgument } from '../errors.js';
 
 /** Remembers the dtype of arrays from comm.alloc, so float16 and bfloat16 need no repeated hint. */
 export const allocatedDTypes = new WeakMap<ArrayBufferView, DTypeInfo>();
@@ -49,37 +49,8 @@ export function checkCounts(value: unknown, size: number, argument: string, rank
   return value as number[];
 }
 
-export interface CallOptions {
-  /** Ends the call with TSCCL_ERR_TIMEOUT after this many ms (default TSCCL_TIMEOUT_MS). */
-  timeoutMs?: number;
-  /** Ends the call with TSCCL_ERR_ABORTED when aborted. */
-  signal?: AbortSignal;
-  /** CRC32 every message of this call end to end (default from TSCCL_CHECKSUM). */
-  checksum?: boolean;
-}
-
-export function checkCallOptions(options: CallOptions, defaultTimeoutMs: number, rank: number): { timeoutMs: number; signal: AbortSignal | undefined; checksum: boolean | undefined } {
-  if (typeof options !== 'object' || options === null) {
-    throw invalidArgument(`Rank ${rank}: options must be an object, got ${describe(options)}`, { rank, argument: 'options' });
-  }
-  const timeoutMs = options.timeoutMs ?? defaultTimeoutMs;
-  if (typeof timeoutMs !== 'number' || !(timeoutMs > 0)) {
-    throw invalidArgument(`Rank ${rank}: timeoutMs must be a positive number of ms, got ${describe(options.timeoutMs)}`, { rank, argument: 'timeoutMs' });
-  }
-  const signal = options.signal;
-  if (signal !== undefined && !(signal instanceof AbortSignal)) {
-    throw invalidArgument(`Rank ${rank}: signal must be an AbortSignal`, { rank, argument: 'signal' });
-  }
-  if (signal?.aborted) {
-    throw new TscclError(ErrorCode.ABORTED, `Rank ${rank}: the call's signal was already aborted: ${String(signal.reason)}`, { rank, argument: 'signal' });
-  }
-  if (options.checksum !== undefined && typeof options.checksum !== 'boolean') {
-    throw invalidArgument(`Rank ${rank}: checksum must be true or false, got ${describe(options.checksum)}`, { rank, argument: 'checksum' });
-  }
-  return { timeoutMs, signal, checksum: options.checksum };
-}
-
-function describe(value: unknown): string {
+/** A value as an error message shows it. */
+export function describe(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return `[${value.slice(0, 8).join(', ')}${value.length > 8 ? ', ...' : ''}]`;
   if (typeof value === 'object') return (value as object).constructor?.name ?? 'object';

@@ -22,6 +22,11 @@ export interface PredictRequest {
   readonly algorithm?: string;
   /** What one low-latency message holds, where the transport has the one-shot path (thread ranks, TCP). */
   readonly oneShotCapacity?: number;
+  /** As the communicator sees it; else thread ranks are oversubscribed when the job's ranks outnumber the cores. */
+  readonly oversubscribed?: boolean;
+  /** The call is checksummed, or TSCCL_DEBUG_CHECK is on: see CallSelectionRequest. */
+  readonly checksum?: boolean;
+  readonly debugCheck?: boolean;
 }
 
 export interface Prediction {
@@ -48,6 +53,8 @@ export interface PredictOnRequest {
   readonly oversubscribed?: boolean;
   /** What one low-latency slot holds, where the transport has them: the one-shot path is then a candidate. */
   readonly oneShotCapacity?: number;
+  readonly checksum?: boolean;
+  readonly debugCheck?: boolean;
   /**
    * Predict what a benchmark of this many back-to-back calls per rank reports (mean over ranks
    * of the time per call after the first), not one call on its own; default 1.
@@ -55,23 +62,57 @@ export interface PredictOnRequest {
   readonly calls?: number;
 }
 
+/** A call as the tuner's selection sees it: what execution and prediction both hand to selectForCall. */
+export interface CallSelectionRequest {
+  /** The call's shape: what the one-shot path would publish is measured on it. */
+  readonly shape: CallShape;
+  /** The call's size as the root's input bytes, the same on every rank. */
+  readonly bytes: number;
+  readonly elementBytes: number;
+  readonly hostCount: number;
+  readonly transport?: 'shm' | 'tcp';
+  readonly oversubscribed?: boolean;
+  /** An explicit choice (call option or TSCCL_ALGO). */
+  readonly algorithm?: string;
+  /** What one low-latency message holds, where the transport has the one-shot path. */
+  readonly oneShotCapacity?: number;
+  /** The call checksums its messages: the one-shot path's slots carry no checksum, so it is not offered. */
+  readonly checksum?: boolean;
+  /** TSCCL_DEBUG_CHECK: the desync check runs ahead of the schedule path only, so the one-shot path is not offered. */
+  readonly debugCheck?: boolean;
+  /** The machine thread ranks run on, as the simulator models it; asked for only where the cost model decides. */
+  readonly machine?: () => TopologyGraph;
+}
+
 /**
- * What the tuner runs for a call on a machine whose ranks are the job's ranks: the selection
- * request built as the communicator builds it (the one-shot path offered where the transport
- * has it, the machine's model handed over for thread ranks), and the call's element count.
+ * The tuner's choice for one call: the one place that builds its selection request, used by the
+ * communicator to run a call and by every prediction of what it runs, so the two cannot drift.
+ */
+export function selectForCall(request: CallSelectionRequest): Selection {
+  const { shape, transport, hostCount, algorithm } = request;
+  const capacity = request.oneShotCapacity;
+  const oneShot = capacity === undefined || request.checksum === true || request.debugCheck === true
+    ? undefined : oneShotOffer(shape, request.elementBytes, capacity);
+  // Thread ranks share one machine, whose model decides among the candidates; a forced algorithm needs none.
+  const machine = transport === 'shm' && hostCount === 1 && algorithm === undefined ? request.machine?.() : undefined;
+  return selectAlgorithm({
+    collective: shape.collective, nranks: shape.nranks, bytes: request.bytes, elementBytes: request.elementBytes, algorithm, hostCount,
+    oneShot, transport, oversubscribed: request.oversubscribed, machine,
+  });
+}
+
+/**
+ * What the tuner runs for a call on a machine whose ranks are the job's ranks (selectForCall on
+ * a call of that size), and the call's element count.
  */
 export function choiceOn(graph: TopologyGraph, request: PredictOnRequest): { selection: Selection; count: number } {
   const nranks = graph.accelerators.length;
   const count = callCount(request.collective, request.bytes, request.elementBytes, nranks);
-  // Offered as the communicator offers it.
   const shape: CallShape = { collective: request.collective, nranks, count, root: 0, inPlace: false, chunkCount: 0 };
-  const oneShot = request.oneShotCapacity === undefined ? undefined : oneShotOffer(shape, request.elementBytes, request.oneShotCapacity);
-  const selection = selectAlgorithm({
-    collective: request.collective, nranks, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
-    transport: request.transport, oversubscribed: request.oversubscribed, oneShot,
-    // The communicator hands thread ranks their machine; so does the prediction of what it runs.
-    ...(request.transport === 'shm' ? { machine: graph } : {}),
-    ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
+  const selection = selectForCall({
+    shape, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount, transport: request.transport,
+    oversubscribed: request.oversubscribed, algorithm: request.algorithm, oneShotCapacity: request.oneShotCapacity,
+    checksum: request.checksum, debugCheck: request.debugCheck, machine: () => graph,
   });
   return { selection, count };
 }
@@ -100,9 +141,8 @@ export function predictCall(request: PredictRequest): Prediction {
   const local = localMachine(request.nranks, request.transport);
   const predicted = predictOn(local.graph, {
     collective, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
-    transport: request.transport, oversubscribed: request.transport === 'shm' && isOversubscribed(request.nranks),
-    ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
-    ...(request.oneShotCapacity === undefined ? {} : { oneShotCapacity: request.oneShotCapacity }),
+    transport: request.transport, oversubscribed: request.oversubscribed ?? (request.transport === 'shm' && isOversubscribed(request.nranks)),
+    algorithm: request.algorithm, oneShotCapacity: request.oneShotCapacity, checksum: request.checksum, debugCheck: request.debugCheck,
   });
   return { collective, bytes: request.bytes, ...predicted, profile: local.profile };
 }

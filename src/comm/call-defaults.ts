@@ -1,0 +1,12 @@
+import type { Collective } from '../algorithms/schedule.js';
+import { paramString } from '../config/params.js';
+import { parseAlgorithmOverrides } from '../tuner/select.js';
+
+/** What the environment decides for every call on every communicator, read once. */
+
+/** TSCCL_ALGO: an algorithm forced per collective. */
+export const algorithmOverrides: ReadonlyMap<Collective, string> = parseAlgorithmOverrides(process.env.TSCCL_ALGO);
+/** TSCCL_DEBUG_CHECK=1: ranks compare a fingerprint of every call before running it. */
+export const debugCheck = paramString('TSCCL_DEBUG_CHECK') === '1';
+/** TSCCL_CHECKSUM=1 or 0 decides for every transport; unset leaves each its default (TCP to other machines on, else off). */
+export const checksumDefault = paramString('TSCCL_CHECKSUM') === '' ? undefined : paramString('TSCCL_CHECKSUM') === '1';

@@ -1,0 +1,78 @@
+import { type CallShape, type Collective, bufferCounts, inPlaceExtent, inPlaceLayout } from '../algorithms/schedule.js';
+import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
+import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
+import { checkLength, checkSameType, checkTypedArray } from './validate.js';
+
+/** A call after argument checks: what to run and on which memory. */
+export interface CallPlan {
+  readonly collective: Collective;
+  readonly label: string;
+  readonly dtype: DTypeInfo;
+  readonly op: ReduceOp;
+  readonly shape: CallShape;
+  readonly input: TypedArray | undefined;
+  readonly output: TypedArray | undefined;
+  readonly algorithm: string | undefined;
+}
+
+/** A call's arguments as its public method resolved them. */
+export interface PlanRequest {
+  readonly collective: Collective;
+  readonly dtype: DTypeInfo;
+  /** The reduction as the caller named it (default 'sum'). */
+  readonly op?: unknown;
+  /** Elements per block (the collective's count). */
+  readonly count: number;
+  readonly root: number;
+  readonly input: TypedArray;
+  /** The output array; undefined (or the input itself) for in place. */
+  readonly output: TypedArray | undefined;
+  readonly algorithm: string | undefined;
+  /** All-to-all-v's counts and displacements; equal blocks when absent. */
+  readonly variable?: Partial<CallShape>;
+}
+
+/** The communicator a call is planned on. */
+export interface PlanSite {
+  readonly rank: number;
+  readonly size: number;
+  /** Host index of every rank, when they span several hosts. */
+  readonly hosts: readonly number[] | undefined;
+}
+
+/**
+ * The plan of a call: its reduction checked against the dtype, its shape, and the buffers it
+ * needs checked for type and length (throwing TSCCL_ERR_INVALID_ARGUMENT naming the argument).
+ * Pure: the same request on the same site gives the same plan.
+ */
+export function planCall(request: PlanRequest, site: PlanSite): CallPlan {
+  const { collective, dtype, count, root, input, output, algorithm } = request;
+  const { rank } = site;
+  const op = parseReduceOp(request.op ?? 'sum');
+  checkOpForType(op, dtype);
+  if (output !== undefined) checkTypedArray(output, 'output', rank);
+  const inPlace = output === undefined || output === input;
+  const shape: CallShape = {
+    collective, nranks: site.size, count, root, inPlace, chunkCount: 0, ...request.variable, ...(site.hosts ? { hosts: site.hosts } : {}),
+  };
+  if (inPlace) {
+    checkLength(input, inPlaceExtent(shape, rank), 'buffer', rank, `in-place ${collective} of ${count} elements per block`);
+  } else {
+    const needed = bufferCounts(shape, rank);
+    checkSameType(output, dtype, 'output', rank);
+    checkLength(input, needed.input, 'buffer', rank, `${collective} of count ${count}`);
+    checkLength(output, needed.output, 'output', rank, `${collective} of count ${count}`);
+  }
+  return { collective, label: collective, dtype, op, shape, input, output: inPlace ? undefined : output, algorithm };
+}
+
+/** A call's input and output views on `rank`: over `user` alone when in place, else over both arrays. */
+export function callViews(shape: CallShape, rank: number, buffers: { user: TypedArray; output: TypedArray | undefined }): { input: TypedArray; output: TypedArray } {
+  const { user, output } = buffers;
+  const counts = bufferCounts(shape, rank);
+  if (output !== undefined) return { input: user.subarray(0, counts.input) as TypedArray, output: output.subarray(0, counts.output) as TypedArray };
+  const layout = inPlaceLayout(shape, rank);
+  const inner = user.subarray(layout.offset, layout.offset + counts[layout.inner]) as TypedArray;
+  const outer = user.subarray(0, inPlaceExtent(shape, rank)) as TypedArray;
+  return layout.inner === 'input' ? { input: inner, output: outer } : { input: outer, output: inner };
+}

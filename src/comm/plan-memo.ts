@@ -1,0 +1,37 @@
+import { type CallPlan, type PlanRequest, type PlanSite, planCall } from './call-plan.js';
+
+/**
+ * The last plan of a communicator and the arguments it was made from: a call with the same ones
+ * (same buffers, lengths, size, op, algorithm) reuses it, so a stream of small calls checks once.
+ * Calls with variable blocks are planned afresh every time.
+ */
+export class PlanMemo {
+  private last: { plan: CallPlan; request: PlanRequest; inputLength: number; outputLength: number | undefined } | undefined;
+
+  private readonly site: PlanSite;
+
+  constructor(site: PlanSite) {
+    this.site = site;
+  }
+
+  plan(request: PlanRequest): CallPlan {
+    const last = this.last;
+    if (last !== undefined && request.variable === undefined && sameCall(last.request, request)
+      && last.inputLength === request.input.length && last.outputLength === request.output?.length) {
+      return last.plan;
+    }
+    const plan = planCall(request, this.site);
+    if (request.variable === undefined) this.last = { plan, request, inputLength: request.input.length, outputLength: request.output?.length };
+    return plan;
+  }
+
+  /** Lets go of the last call's buffers. */
+  forget(): void {
+    this.last = undefined;
+  }
+}
+
+function sameCall(a: PlanRequest, b: PlanRequest): boolean {
+  return a.input === b.input && a.output === b.output && a.op === b.op && a.collective === b.collective && a.dtype === b.dtype
+    && a.count === b.count && a.root === b.root && a.algorithm === b.algorithm;
+}

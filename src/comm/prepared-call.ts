@@ -1,0 +1,74 @@
+import { buildSchedule } from '../algorithms/registry.js';
+import { type Schedule, bufferCounts } from '../algorithms/schedule.js';
+import { OneShotCall } from '../exec/one-shot.js';
+import type { ReduceKernel } from '../kernels/reduce-kernel.js';
+import { arenaKernels } from '../kernels/simd-kernels.js';
+import type { Arena } from '../memory/arena.js';
+import type { TopologyGraph } from '../topology/topology-graph.js';
+import { opcodeOf } from '../transport/transport.js';
+import { localMachine } from '../tuner/machine-cost.js';
+import { selectForCall } from '../tuner/predict.js';
+import type { Selection } from '../tuner/select.js';
+import type { CommBackend } from './backend.js';
+import { algorithmOverrides, debugCheck } from './call-defaults.js';
+import { type CallPlan, callViews } from './call-plan.js';
+
+/** What a plan runs with on this rank, decided once per plan (and the checksum choice). */
+export interface PreparedCall {
+  readonly plan: CallPlan;
+  readonly checksum: boolean | undefined;
+  /** The call's size as the tuner sized it: the root's input bytes. */
+  readonly bytes: number;
+  readonly selection: Selection;
+  readonly kernel: ReduceKernel;
+  readonly opcode: number;
+  /** Divides the output by the rank count (avg) on ranks that hold a result. */
+  readonly scale: boolean;
+  /** The one-shot run, where the tuner chose it. */
+  readonly oneShot: OneShotCall | undefined;
+  /** This rank's schedule otherwise: built once per prepared call, not looked up per call. */
+  readonly schedule: Schedule | undefined;
+}
+
+/** What the tuner's selection knows of a communicator: the same for a call it runs and one it predicts. */
+export interface SelectionSite {
+  readonly transport: 'shm' | 'tcp';
+  readonly hostCount: number;
+  readonly oversubscribed: boolean;
+  /** What one low-latency message holds, where the transport has the one-shot path. */
+  readonly oneShotCapacity: number | undefined;
+  readonly debugCheck: boolean;
+  /** Thread ranks: this machine as the cost model sees it, built on first use. */
+  readonly machine: () => TopologyGraph;
+}
+
+export function selectionSite(backend: CommBackend, size: number): SelectionSite {
+  const hosts = backend.hosts;
+  return {
+    transport: backend.kind, hostCount: hosts === undefined ? 1 : Math.max(...hosts) + 1, oversubscribed: backend.oversubscribed,
+    oneShotCapacity: backend.transport.lowLatency?.capacity, debugCheck, machine: () => localMachine(size, 'shm').graph,
+  };
+}
+
+/** Chooses the algorithm for a plan and builds what it runs with (the one-shot run, if chosen). */
+export function prepareCall(plan: CallPlan, on: { rank: number; backend: CommBackend; arena: Arena; site: SelectionSite; checksum: boolean | undefined }): PreparedCall {
+  const { dtype, shape } = plan;
+  const { rank, checksum } = on;
+  // The root's input, not this rank's: the same on every rank (a broadcast's non-root input is
+  // empty), so every rank picks the same schedule for a size-dependent rule.
+  const bytes = bufferCounts(shape, shape.root).input * dtype.bytes;
+  const selection = selectForCall({
+    ...on.site, shape, bytes, elementBytes: dtype.bytes, algorithm: plan.algorithm ?? algorithmOverrides.get(plan.collective), checksum,
+  });
+  const kernel = arenaKernels(on.arena).reduce(dtype.name, plan.op);
+  const opcode = opcodeOf(plan.collective);
+  const scale = plan.op === 'avg' && (plan.collective !== 'reduce' || rank === shape.root);
+  // The one-shot path copies through its slots anyway, so user memory needs no staging.
+  const oneShot = selection.protocol === 'll'
+    ? new OneShotCall({
+      shape, rank, ...callViews(shape, rank, { user: plan.input!, output: plan.output }), dtype, kernel, slots: on.backend.transport.lowLatency!, opcode,
+    })
+    : undefined;
+  const schedule = oneShot === undefined ? buildSchedule({ ...shape, chunkCount: selection.chunkCount }, rank, selection.algorithm) : undefined;
+  return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot, schedule };
+}
