@@ -13,8 +13,9 @@ export { BY_REFERENCE_MIN_BYTES, ONE_SHOT, oneShotCount } from '../algorithms/on
  * Small collectives over the low-latency protocol, in one step, as their plan
  * (algorithms/one-shot-plan.ts) describes: the data is moved once more than by the zero-copy
  * schedules, which is cheap while it is small. A rank whose input lies where its peers can read
- * it (a registered buffer between thread ranks) publishes a message of BY_REFERENCE_MIN_BYTES or more by reference instead of copying it into
- * its slot, and returns once every peer has released the call.
+ * it (a registered buffer between thread ranks) publishes a message of BY_REFERENCE_MIN_BYTES or
+ * more by reference instead of copying it into its slot, and returns once every peer has
+ * released the call.
  */
 export interface OneShotRequest {
   readonly shape: CallShape;
