@@ -9,7 +9,7 @@ import { OneShotCall } from '../../src/exec/one-shot.js';
 import { type ReduceKernel, reduceKernel } from '../../src/kernels/reduce-kernel.js';
 import { Arena } from '../../src/memory/arena.js';
 import { ShmLowLatencySlots } from '../../src/transport/shm/ll-slots.js';
-import { OPCODES, type WaitContext } from '../../src/transport/transport.js';
+import { type LowLatencySlots, OPCODES, type WaitContext } from '../../src/transport/transport.js';
 
 // The executor's one-shot path on the real shared-memory slots, all ranks in this thread.
 
@@ -25,8 +25,8 @@ function context(): WaitContext {
   };
 }
 
-/** n ranks' slots and status words in one arena. */
-function world(n: number) {
+/** n ranks' shared-memory slots and status words in one arena. */
+function shmWorld(n: number) {
   const arena = Arena.create();
   const mailboxes = Array.from({ length: n }, () => allocateMailbox(arena, n));
   const words = arena.int32Covering(Math.max(...mailboxes) + mailboxBytes(n));
@@ -37,6 +37,48 @@ function world(n: number) {
   };
 }
 
+/**
+ * Slots that behave as TCP's do (tcp/tcp-low-latency.ts): every message is a copy, and a rank
+ * that holds no data sends none, only the size it publishes.
+ */
+class CopyingSlots implements LowLatencySlots {
+  readonly capacity = 1 << 20;
+  private readonly rank: number;
+  private readonly world: { messages: Map<string, { opcode: number; bytes: number; data: Uint8Array }>; waiters: Map<string, () => void> };
+
+  constructor(rank: number, world: CopyingSlots['world']) {
+    this.rank = rank;
+    this.world = world;
+  }
+
+  publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined): undefined {
+    const key = `${this.rank}#${seq}`;
+    this.world.messages.set(key, { opcode, bytes, data: data === undefined ? new Uint8Array(0) : data.slice() });
+    this.world.waiters.get(key)?.();
+    return undefined;
+  }
+
+  arrived(peer: number, seq: number): Promise<void> | undefined {
+    const key = `${peer}#${seq}`;
+    if (this.world.messages.has(key)) return undefined;
+    return new Promise((resolve) => this.world.waiters.set(key, resolve));
+  }
+
+  read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array {
+    const message = this.world.messages.get(`${peer}#${seq}`)!;
+    if (message.opcode !== opcode || message.bytes !== bytes) throw new TscclError(ErrorCode.MISMATCH, `rank ${peer} sent another call`);
+    return message.data;
+  }
+}
+
+/** n ranks' slots: the real shared-memory ones, or copying ones as over TCP. */
+function world(n: number, transport: Transport) {
+  if (transport === 'shm') return shmWorld(n);
+  const shared: CopyingSlots['world'] = { messages: new Map(), waiters: new Map() };
+  return { arena: Arena.create(), slots: Array.from({ length: n }, (_, r) => new CopyingSlots(r, shared)), status: undefined };
+}
+
+type Transport = 'shm' | 'copying';
 type Memory = 'user' | 'registered';
 
 /** A rank's input and output views as a communicator makes them: two arrays, or two views of one (in place). */
@@ -72,8 +114,8 @@ function expected(shape: CallShape, rank: number, seq: number): number[] | undef
 }
 
 /** Runs one call shape on every rank twice, each time with fresh inputs, checking every output; returns whether each rank went by reference. */
-async function runCalls(shape: CallShape, memory: Memory): Promise<{ byReference: boolean[] }> {
-  const { arena, slots, status } = world(shape.nranks);
+async function runCalls(shape: CallShape, memory: Memory, transport: Transport = 'shm'): Promise<{ byReference: boolean[] }> {
+  const { arena, slots, status } = world(shape.nranks, transport);
   const ranks = Array.from({ length: shape.nranks }, (_, r) => r);
   const buffers = ranks.map((r) => views(arena, memory, shape, r));
   const calls = ranks.map((r) => new OneShotCall({
@@ -83,11 +125,11 @@ async function runCalls(shape: CallShape, memory: Memory): Promise<{ byReference
   for (let seq = 1; seq <= 2; seq++) {
     for (const r of ranks) buffers[r].input.set(Array.from({ length: buffers[r].input.length }, (_, i) => value(seq, r, i)));
     const inputs = buffers.map((b) => Array.from(b.input));
-    for (const r of ranks) status[r].enter(seq);
+    for (const r of ranks) status?.[r].enter(seq);
     await Promise.all(calls.map((call) => call.run(seq, ctx)));
     for (const r of ranks) {
       const want = expected(shape, r, seq);
-      const where = `${shape.collective} n=${shape.nranks} count=${shape.count} root=${shape.root} inPlace=${shape.inPlace} ${memory} rank ${r} call ${seq}`;
+      const where = `${shape.collective} n=${shape.nranks} count=${shape.count} root=${shape.root} inPlace=${shape.inPlace} ${memory} ${transport} rank ${r} call ${seq}`;
       if (want !== undefined) assert.deepEqual(Array.from(buffers[r].output), want, where);
       if (!shape.inPlace) assert.deepEqual(Array.from(buffers[r].input), inputs[r], `${where}: input changed`);
     }
@@ -105,6 +147,7 @@ test('every collective the one-shot path runs gives its result, in and out of pl
         for (const root of ROOTED.has(collective) ? [0, n - 1] : [0]) {
           for (const inPlace of [false, true]) {
             for (const memory of ['user', 'registered'] as const) await runCalls(shape({ collective, nranks: n, count, root, inPlace }), memory);
+            await runCalls(shape({ collective, nranks: n, count, root, inPlace }), 'user', 'copying');
           }
         }
       }
@@ -136,7 +179,7 @@ test('reductions fold in rank order on every rank', async () => {
 
 /** Runs a call whose every rank's input is its rank + 1 throughout, with `kernel`. */
 async function runCallsWith(s: CallShape, kernel: ReduceKernel): Promise<{ outputs: Float64Array[] }> {
-  const { arena, slots, status } = world(s.nranks);
+  const { arena, slots, status } = shmWorld(s.nranks);
   const ranks = Array.from({ length: s.nranks }, (_, r) => r);
   const buffers = ranks.map((r) => views(arena, 'user', s, r));
   buffers.forEach((b, r) => b.input.fill(r + 1));
@@ -147,7 +190,7 @@ async function runCallsWith(s: CallShape, kernel: ReduceKernel): Promise<{ outpu
 }
 
 test('a peer that called another collective is a MISMATCH', async () => {
-  const { arena, slots, status } = world(2);
+  const { arena, slots, status } = shmWorld(2);
   const calls = (['allReduce', 'allGather'] as const).map((collective, r) => {
     const s = shape({ collective, count: 2 });
     return new OneShotCall({ shape: s, rank: r, ...views(arena, 'user', s, r), dtype: F64, kernel: SUM, slots: slots[r], opcode: OPCODES[collective] });
@@ -158,4 +201,17 @@ test('a peer that called another collective is a MISMATCH', async () => {
     assert.equal(result.status, 'rejected');
     assert.ok(result.reason instanceof TscclError && result.reason.code === ErrorCode.MISMATCH, String(result.reason));
   }
+});
+
+test('where a rank that holds no data sends none, a peer that called another root is a MISMATCH', async () => {
+  // Ranks 0 and 1 broadcast from rank 0, rank 2 from rank 1: rank 1 sends no data, which rank 2 needs.
+  const { arena, slots } = world(3, 'copying');
+  const calls = [0, 0, 1].map((root, r) => {
+    const s = shape({ collective: 'broadcast', nranks: 3, root });
+    return new OneShotCall({ shape: s, rank: r, ...views(arena, 'user', s, r), dtype: F64, kernel: SUM, slots: slots[r], opcode: OPCODES.broadcast });
+  });
+  const results = await Promise.allSettled(calls.map(async (call) => call.run(1, context())));
+  assert.deepEqual(results.map((result) => result.status), ['fulfilled', 'fulfilled', 'rejected']);
+  const { reason } = results[2] as PromiseRejectedResult;
+  assert.ok(reason instanceof TscclError && reason.code === ErrorCode.MISMATCH && /rank 1 sent none: the ranks called different roots/.test(reason.message), String(reason));
 });
