@@ -1,7 +1,6 @@
-import { allToAllLayout } from '../algorithms/all-to-all-layout.js';
-import {
-  type BufferId, type CallShape, MIN_SEND_QUEUE_DEPTH, type Schedule, type Slice, type Step, bufferCounts, inPlaceLayout,
-} from '../algorithms/schedule.js';
+import { type BufferId, type CallShape, MIN_SEND_QUEUE_DEPTH, type Schedule, type Slice, type Step } from '../algorithms/schedule.js';
+import { checkPostcondition } from './postcondition.js';
+import { type Value, rankMemory } from './symbolic-memory.js';
 
 /**
  * Runs every rank's schedule symbolically and checks the collective's postcondition. Each element
@@ -15,11 +14,6 @@ export interface VerifyResult {
   readonly ok: boolean;
   readonly errors: string[];
 }
-
-type Value = readonly number[] | null;
-const TOKEN_STRIDE = 1 << 24;
-const token = (rank: number, index: number) => rank * TOKEN_STRIDE + index;
-const tokenName = (t: number) => `r${Math.floor(t / TOKEN_STRIDE)}[${t % TOKEN_STRIDE}]`;
 
 interface Message {
   readonly from: number;
@@ -40,20 +34,7 @@ class RankState {
 
   constructor(schedule: Schedule, shape: CallShape, rank: number) {
     this.schedule = schedule;
-    const counts = bufferCounts(shape, rank);
-    const scratch = schedule.scratchCount;
-    if (shape.inPlace) {
-      const layout = inPlaceLayout(shape, rank);
-      const outer: BufferId = layout.inner === 'input' ? 'output' : 'input';
-      const outerSize = Math.max(counts[outer], layout.offset + counts[layout.inner]);
-      this.base = { [outer]: 0, [layout.inner]: layout.offset, scratch: outerSize } as Record<BufferId, number>;
-      this.memory = new Array<Value>(outerSize + scratch).fill(null);
-    } else {
-      this.base = { input: 0, output: counts.input, scratch: counts.input + counts.output };
-      this.memory = new Array<Value>(counts.input + counts.output + scratch).fill(null);
-    }
-    this.size = { input: counts.input, output: counts.output, scratch };
-    for (let i = 0; i < counts.input; i++) this.memory[this.base.input + i] = [token(rank, i)];
+    ({ memory: this.memory, base: this.base, size: this.size } = rankMemory(shape, rank, schedule.scratchCount));
     this.pc = schedule.channels.map(() => 0);
     this.knows = new Set([rank]);
   }
@@ -182,50 +163,4 @@ function describe(step: Step): string {
     case 'recvReduce': return `recvReduce from ${step.peer}`;
     default: return step.kind;
   }
-}
-
-function checkPostcondition(shapes: readonly CallShape[], ranks: readonly RankState[], errors: string[]): void {
-  const n = shapes.length;
-  const all = (index: number) => Array.from({ length: n }, (_, r) => token(r, index));
-  ranks.forEach((me, rank) => {
-    const shape = shapes[rank];
-    const c = shape.count;
-    const expectOutput = (index: number, want: readonly number[]) => {
-      const got = me.memory[me.base.output + index];
-      if (got === null || got.length !== want.length || got.some((t, i) => t !== want[i])) {
-        if (errors.length < 20) {
-          errors.push(`rank ${rank}: output[${index}] holds ${got === null ? 'nothing' : got.map(tokenName).join('+')}, expected ${want.map(tokenName).join('+')}`);
-        }
-      }
-    };
-    switch (shape.collective) {
-      case 'allReduce': for (let i = 0; i < c; i++) expectOutput(i, all(i)); break;
-      case 'reduce': if (rank === shape.root) for (let i = 0; i < c; i++) expectOutput(i, all(i)); break;
-      case 'reduceScatter': for (let i = 0; i < c; i++) expectOutput(i, all(rank * c + i)); break;
-      case 'broadcast': for (let i = 0; i < c; i++) expectOutput(i, [token(shape.root, i)]); break;
-      case 'allGather': for (let p = 0; p < n; p++) for (let i = 0; i < c; i++) expectOutput(p * c + i, [token(p, i)]); break;
-      case 'gather': if (rank === shape.root) for (let p = 0; p < n; p++) for (let i = 0; i < c; i++) expectOutput(p * c + i, [token(p, i)]); break;
-      case 'scatter': for (let i = 0; i < c; i++) expectOutput(i, [token(shape.root, rank * c + i)]); break;
-      case 'allToAll': {
-        const mine = allToAllLayout(shape);
-        for (let p = 0; p < n; p++) {
-          const theirs = allToAllLayout(shapes[p]);
-          for (let i = 0; i < mine.recvCounts[p]; i++) expectOutput(mine.recvDispls[p] + i, [token(p, theirs.sendDispls[rank] + i)]);
-        }
-        break;
-      }
-      case 'barrier':
-        if (me.knows.size !== n) errors.push(`rank ${rank}: left the barrier without hearing from ranks ${all(0).map((t) => t / TOKEN_STRIDE).filter((r) => !me.knows.has(r)).join(', ')}`);
-        break;
-    }
-    if (!shape.inPlace) {
-      for (let i = 0; i < me.size.input; i++) {
-        const v = me.memory[me.base.input + i];
-        if (v === null || v.length !== 1 || v[0] !== token(rank, i)) {
-          errors.push(`rank ${rank}: input[${i}] was overwritten in an out-of-place call`);
-          break;
-        }
-      }
-    }
-  });
 }

@@ -1,0 +1,42 @@
+import type { Collective, ScheduleGenerator } from '../algorithms/schedule.js';
+
+/** One collective call as the flow simulator runs it. */
+export interface SimCall {
+  readonly collective: Collective;
+  /** Elements per rank as CallShape counts them (per peer for allToAll, per rank for allGather). */
+  readonly count: number;
+  readonly elementBytes: number;
+  readonly root: number;
+  readonly algorithm: string;
+  readonly protocol: string;
+  /** The executor's chunk in elements, to simulate exactly what it runs; absent: the simulator's GPU-library chunking. */
+  readonly chunkCount?: number;
+  /**
+   * How many times each rank makes the call back to back, as a benchmark times it (default 1).
+   * A rank starts its next call as soon as its last one returned, so ranks with less to do run
+   * ahead, as far as their sends let them.
+   */
+  readonly calls?: number;
+  /** The count whose working set sets a CPU host's cache tiers (default `count`): a stand-in for a larger call keeps that call's memory speeds. */
+  readonly workingSetCount?: number;
+  /** A pattern that is no collective's algorithm (nccl-tests' sendrecv), run instead of the registry's `algorithm`. */
+  readonly generator?: ScheduleGenerator;
+}
+
+export interface SimOutcome {
+  /** From the start until the last rank's last call returned. */
+  readonly timeUs: number;
+  /**
+   * What a benchmark that times back-to-back calls on every rank reports: the mean over ranks of
+   * the time a rank took per call after its first (which warms up and sets how far ranks run
+   * ahead of each other); timeUs where there is one call. The one-shot and in-switch paths
+   * are modelled one call at a time: every rank waits for all its peers in each call, so
+   * back-to-back calls barely overlap, and they report their single call's time.
+   */
+  readonly rankCallUs: number;
+  readonly channels: number;
+  /** Bytes each directed link carried (on the wire, protocol overhead included). */
+  readonly linkBytes: Float64Array;
+  /** Each link's capacity in this call (bytes/us): a CPU host's cache tiers scale its links by the call's working set. */
+  readonly capacities: Float64Array;
+}
