@@ -8,7 +8,7 @@ import { type ReduceKernel, reduceKernel, scaleKernel } from '../kernels/reduce-
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import type { Arena } from '../memory/arena.js';
-import { localMachine } from '../tuner/machine-cost.js';
+import { localMachine } from '../sim/machine-cost.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
 import { type Selection, parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
 import { P2P_CHANNEL } from '../transport/channels.js';

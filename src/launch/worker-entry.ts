@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { threadRankBootstrap } from './bootstrap.js';
+import { threadRankBootstrap } from '../job/bootstrap.js';
 import { runRankScript } from './rank-script.js';
 
 /** Runs a user script as one thread rank and reports its outcome to the launcher. */

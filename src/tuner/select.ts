@@ -4,7 +4,7 @@ import { paramInt, paramString } from '../config/params.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { callCount, machineTimeUs } from './machine-cost.js';
+import { callCount, machineTimeUs } from '../sim/machine-cost.js';
 import { leastWorstRegret, machineStates } from './machine-states.js';
 
 /** 'll': one-shot over the low-latency slots (exec/one-shot.ts); 'simple': the schedule. */

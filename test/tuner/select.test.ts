@@ -6,7 +6,7 @@ import { defaultProfile } from '../../src/topology/local-profile.js';
 import { localTopology } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
-import { callCount } from '../../src/tuner/machine-cost.js';
+import { callCount } from '../../src/sim/machine-cost.js';
 import { parseAlgorithmOverrides, selectAlgorithm } from '../../src/tuner/select.js';
 import { fakeDetection } from '../fixtures/fake-detection.js';
 

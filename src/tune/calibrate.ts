@@ -1,6 +1,6 @@
 import { runBench } from '../bench/run-bench.js';
 import { SMALL_CALL_WARMUP } from '../bench/warm-up.js';
-import type { BenchOpName } from '../bench/bench-ops.js';
+import type { BenchOpName } from '../algorithms/bench-ops.js';
 import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { type LocalProfile, MIB, PROFILE_WORKING_SET, TCP_RATE_BYTES, copyAtProfileWorkingSet, foldAtProfileWorkingSet } from '../topology/local-profile.js';

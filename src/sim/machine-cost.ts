@@ -1,7 +1,7 @@
 import type { Collective } from '../algorithms/schedule.js';
-import { isChain } from '../sim/pipeline-chunks.js';
-import { type SimOutcome, simulateFlows } from '../sim/flow-sim.js';
-import { topologyProtocols } from '../sim/protocols.js';
+import { isChain } from './pipeline-chunks.js';
+import { type SimOutcome, simulateFlows } from './flow-sim.js';
+import { topologyProtocols } from './protocols.js';
 import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
 

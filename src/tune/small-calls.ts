@@ -1,4 +1,4 @@
-import type { BenchOpName } from '../bench/bench-ops.js';
+import type { BenchOpName } from '../algorithms/bench-ops.js';
 import { blockMeansOverRanks } from '../bench/time-in-blocks.js';
 import { ErrorCode, TscclError } from '../errors.js';
 import { launch } from '../launch/launch.js';
