@@ -10,7 +10,7 @@ import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-
 import type { Arena } from '../memory/arena.js';
 import { localMachine } from '../sim/machine-cost.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
-import { type Selection, parseAlgorithmOverrides, selectAlgorithm } from '../tuner/select.js';
+import { type Selection, parseAlgorithmOverrides, prepareChoices, selectAlgorithm } from '../tuner/select.js';
 import { P2P_CHANNEL } from '../transport/channels.js';
 import { childName } from './comm-name.js';
 import { copyInto, opcodeOf } from '../transport/transport.js';
@@ -167,6 +167,8 @@ export class Communicator {
       rank: this.rank, commName: this.name, status: this.backend.status, spinMs: this.backend.spinMs, spinYields: this.backend.spinYields,
       lostRank: (seq) => this.backend.lostRank(seq), localAbort: () => this.failure,
     };
+    // Thread ranks rank the tuner's small size classes now, so that no small call runs the cost model.
+    if (this.backend.kind === 'shm') prepareChoices(localMachine(this.size, 'shm').graph, { nranks: this.size, transport: 'shm', oversubscribed: this.backend.oversubscribed, oneShot: this.backend.transport.lowLatency !== undefined });
     installSignalDump();
   }
 

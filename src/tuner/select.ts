@@ -211,6 +211,13 @@ export function checkSelectable(collective: Collective, algorithm: string, where
   }
 }
 
+/** The pipelining piece of a call, in elements: the same on every rank of it. */
+function chunkCountOf(request: Pick<SelectionRequest, 'collective' | 'nranks' | 'elementBytes' | 'transport' | 'oversubscribed'>): number {
+  const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES
+    : request.transport === 'tcp' && request.nranks === 2 && request.collective === 'allReduce' ? TCP_TWO_RANK_CHUNK_BYTES : CHUNK_BYTES;
+  return Math.max(1, Math.floor(chunkBytes / request.elementBytes));
+}
+
 /**
  * The one place that decides which algorithm runs and how it is chunked. Where the call's
  * machine is modelled (thread ranks), the cost model picks: every valid algorithm, and the
@@ -218,9 +225,7 @@ export function checkSelectable(collective: Collective, algorithm: string, where
  * measured with bench/regret.mjs.
  */
 export function selectAlgorithm(request: SelectionRequest): Selection {
-  const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES
-    : request.transport === 'tcp' && request.nranks === 2 && request.collective === 'allReduce' ? TCP_TWO_RANK_CHUNK_BYTES : CHUNK_BYTES;
-  const chunkCount = Math.max(1, Math.floor(chunkBytes / request.elementBytes));
+  const chunkCount = chunkCountOf(request);
   if (request.algorithm !== undefined) {
     if (request.algorithm === ONE_SHOT) {
       if (!oneShotFits(request)) {
@@ -279,7 +284,7 @@ const CHOICE_LIMIT = 4096;
  * a power of two), so a job with many sizes simulates a few dozen classes, not every size; every
  * rank ranks the same class the same way. A known class costs a lookup: this runs on every call, small ones included.
  */
-function fastestOn(machine: TopologyGraph, request: SelectionRequest, chunkCount: number, oneShot: boolean): string {
+function fastestOn(machine: TopologyGraph, request: Pick<SelectionRequest, 'collective' | 'nranks' | 'bytes' | 'elementBytes'>, chunkCount: number, oneShot: boolean): string {
   const sizeClass = 2 ** Math.ceil(Math.log2(Math.max(request.bytes, request.elementBytes)));
   const key = `${request.collective}|${sizeClass}|${request.elementBytes}|${chunkCount}|${oneShot}`;
   let known = choices.get(machine);
@@ -298,6 +303,38 @@ function fastestOn(machine: TopologyGraph, request: SelectionRequest, chunkCount
     known.set(key, best);
   }
   return best;
+}
+
+/**
+ * What a communicator of thread ranks ranks when it is created: the size classes of the latency
+ * range (a call costs microseconds there, and ranking its class inside it would cost it
+ * milliseconds), for float32, the element size most calls use, with the one-shot path offered
+ * as an ordinary call offers it. Each class costs a few simulations (docs/tuning.md: the whole
+ * range for every element size and both offers took seconds per rank); other keys are ranked on
+ * their first call, the same on every rank.
+ */
+export const PREPARED_MAX_BYTES = 64 * 1024;
+const PREPARED_ELEMENT_BYTES = 4;
+
+export interface PrepareRequest {
+  readonly nranks: number;
+  readonly transport: 'shm' | 'tcp';
+  readonly oversubscribed: boolean;
+  /** The transport has a low-latency path, so a small call is offered the one-shot path. */
+  readonly oneShot: boolean;
+}
+
+/** Ranks the size classes PREPARED_MAX_BYTES covers on the machine, as selectAlgorithm would on a call. */
+export function prepareChoices(machine: TopologyGraph, request: PrepareRequest): void {
+  if (request.nranks < 2) return;
+  const elementBytes = PREPARED_ELEMENT_BYTES;
+  const oneShot = PROTOCOL !== 'simple' && request.oneShot;
+  for (const collective of COLLECTIVES) {
+    const chunkCount = chunkCountOf({ ...request, collective, elementBytes });
+    for (let bytes = elementBytes; bytes <= PREPARED_MAX_BYTES; bytes *= 2) {
+      fastestOn(machine, { collective, nranks: request.nranks, bytes, elementBytes }, chunkCount, oneShot);
+    }
+  }
 }
 
 /**
