@@ -7,9 +7,9 @@
 // launch per value, each given its own environment.
 // Usage: node bench/chunk-size.mjs [--ranks 2] [--ops all_reduce,...] [--bytes 2M,16M,64M]
 //   [--chunks 512K,4M] [--algos tuner|ring,direct,...] [--rounds 3]
-import { parseSize } from '../dist/src/bench/bench-ops.js';
+import { parseSize } from '../dist/src/algorithms/bench-ops.js';
 import { runBench } from '../dist/src/bench/run-bench.js';
-import { median } from '../dist/src/tuner/median.js';
+import { median } from '../dist/src/tune/median.js';
 
 const argv = process.argv.slice(2);
 const flag = (name, fallback) => { const i = argv.indexOf(name); return i < 0 ? fallback : argv[i + 1]; };

@@ -4,7 +4,7 @@
 // than the regret grid's factors of 8, to place a size rule of tuner/select.ts between them.
 // Usage: node bench/crossover.mjs --op all_reduce --ranks 4 [--procs] --algos tree,recursive_doubling
 //        [--from 4096] [--to 262144] [--factor 2] [--blocks 7]
-import { median } from '../dist/src/tuner/median.js';
+import { median } from '../dist/src/tune/median.js';
 import { blockRows } from './lib/blocks.mjs';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };

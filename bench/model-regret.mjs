@@ -5,7 +5,7 @@
 // regret = its measured time / the fastest measured time; beside it, the regret of what the
 // tuner chose in that run. Shows what letting the model choose would do before it chooses.
 // Usage: node bench/model-regret.mjs <regret-output.md> [--procs]
-import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
+import { BENCH_OPS } from '../dist/src/algorithms/bench-ops.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';

@@ -6,7 +6,7 @@
 //   (run `tsccl tune` first; defaults otherwise). --save keeps the measured times; --from
 //   predicts again against saved ones, to compare models on the same measurements.
 import { readFileSync, writeFileSync } from 'node:fs';
-import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
+import { BENCH_OPS } from '../dist/src/algorithms/bench-ops.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadTopology } from '../dist/src/topology/load-topology.js';
 import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
@@ -15,7 +15,7 @@ import { detectLocal } from '../dist/src/topology/local-topology.js';
 import { localRanks } from './lib/local-ranks.mjs';
 import { blockRows } from './lib/blocks.mjs';
 import { SWEEP_ITERS, sweepRows } from './lib/sweep.mjs';
-import { median } from '../dist/src/tuner/median.js';
+import { median } from '../dist/src/tune/median.js';
 
 const option = (name) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : undefined; };
 const from = option('--from');

@@ -10,7 +10,7 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
+import { BENCH_OPS } from '../dist/src/algorithms/bench-ops.js';
 import { aggregateRows } from '../dist/src/bench/run-bench.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
 import { loadProfile } from '../dist/src/topology/local-profile.js';

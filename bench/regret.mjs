@@ -11,12 +11,12 @@
 // --confirm: every row over 1.3 is timed again in a job of its own (the choice and the fastest
 // only, twice the blocks), to tell a wrong choice from a noisy row.
 // Usage: node bench/regret.mjs [--procs] [--blocks 5] [--ranks 2,4] [--ops all_reduce,...] [--min-bytes N] [--confirm]
-import { BENCH_OPS } from '../dist/src/bench/bench-ops.js';
+import { BENCH_OPS } from '../dist/src/algorithms/bench-ops.js';
 import { selectableAlgorithms } from '../dist/src/tuner/select.js';
 import { BLOCK_MIN_MS } from '../dist/src/bench/time-in-blocks.js';
 import { blockRows } from './lib/blocks.mjs';
 import { SWEEP_ITERS, SWEEP_RANGES } from './lib/sweep.mjs';
-import { median } from '../dist/src/tuner/median.js';
+import { median } from '../dist/src/tune/median.js';
 
 const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
 const procs = process.argv.includes('--procs');

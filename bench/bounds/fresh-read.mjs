@@ -5,7 +5,7 @@
 // earlier in the same call; recursive doubling reads the peer's untouched input.
 // Usage: node bench/bounds/fresh-read.mjs [--piece 524288] [--total 16777216] [--rounds 5]
 import { Worker } from 'node:worker_threads';
-import { median } from '../../dist/src/tuner/median.js';
+import { median } from '../../dist/src/tune/median.js';
 
 const option = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? Number(process.argv[at + 1]) : fallback; };
 const piece = option('--piece', 512 * 1024);

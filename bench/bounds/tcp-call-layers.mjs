@@ -7,7 +7,7 @@
 // Usage: node bin/tsccl.js launch --nproc-per-node 2 bench/bounds/tcp-call-layers.mjs [calls=20000] [blocks=8]
 import { init } from '../../dist/src/comm/init.js';
 import { copyInto } from '../../dist/src/transport/transport.js';
-import { median } from '../../dist/src/tuner/median.js';
+import { median } from '../../dist/src/tune/median.js';
 
 export default async function tcpCallLayers({ args }) {
   const [calls = 20000, blocks = 8] = args.map(Number);

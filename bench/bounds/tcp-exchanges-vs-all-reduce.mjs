@@ -16,7 +16,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { median } from '../../dist/src/tuner/median.js';
+import { median } from '../../dist/src/tune/median.js';
 import { buildMpiTiming, have, mpiMissing } from '../lib/mpi-timing.mjs';
 
 const [mib = 8, rounds = 5, calls = 50] = process.argv.slice(2).map(Number);

@@ -3,7 +3,7 @@
 // turns block by block within one job (src/bench/time-in-blocks.ts). Returns, per size, the
 // tuner's choice and every candidate's block times (us per call; null where the candidate does
 // not run that size).
-import { BENCH_OPS, sweepSizes } from '../../dist/src/bench/bench-ops.js';
+import { BENCH_OPS, sweepSizes } from '../../dist/src/algorithms/bench-ops.js';
 import { allocatePool, prepare } from '../../dist/src/bench/bench-rank.js';
 import { warmupCallsFor } from '../../dist/src/bench/warm-up.js';
 import { timeInBlocks } from '../../dist/src/bench/time-in-blocks.js';

@@ -9,7 +9,7 @@ const root = resolve(process.argv[2] ?? fileURLToPath(new URL('../..', import.me
 const { buildPreset } = await import(`${root}/dist/src/topology/presets/presets.js`);
 const { TopologyGraph } = await import(`${root}/dist/src/topology/topology-graph.js`);
 const { simulateRow, simAlgorithms } = await import(`${root}/dist/src/sim/simulate.js`);
-const { BENCH_OPS } = await import(`${root}/dist/src/bench/bench-ops.js`);
+const { BENCH_OPS } = await import(`${root}/dist/src/algorithms/bench-ops.js`);
 
 const PRESETS = ['dgx1-v100', 'dgx-a100', 'dgx-h100', 'mi300x', 'ascend-910b', 'pcie-server', 'gb200-nvl72'];
 const OPS = ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast', 'reduce', 'alltoall', 'gather', 'scatter'];

@@ -1,6 +1,6 @@
 import type { DType } from '../dtypes/dtype.js';
 import type { ReduceOp } from '../kernels/reduce-op.js';
-import type { BenchOpName } from './bench-ops.js';
+import type { BenchOpName } from '../algorithms/bench-ops.js';
 
 /** One benchmark run, as `tsccl bench` flags describe it. */
 export interface BenchOptions {

@@ -2,7 +2,7 @@ import type { Communicator } from '../comm/communicator.js';
 import { init } from '../comm/init.js';
 import { type DType, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import type { ReduceOp } from '../kernels/reduce-op.js';
-import { type BenchOp, type BenchOpName, BENCH_OPS, sweepSizes } from './bench-ops.js';
+import { type BenchOp, type BenchOpName, BENCH_OPS, sweepSizes } from '../algorithms/bench-ops.js';
 import type { BenchOptions, RankMeasurement } from './bench-options.js';
 import { concatenate, countDifferences, makeData, referenceReduce } from './pattern.js';
 import { warmupCallsFor } from './warm-up.js';

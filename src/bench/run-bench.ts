@@ -1,6 +1,6 @@
 import { dtypeInfo } from '../dtypes/dtype.js';
 import { launch } from '../launch/launch.js';
-import { BENCH_OPS, sweepSizes } from './bench-ops.js';
+import { BENCH_OPS, sweepSizes } from '../algorithms/bench-ops.js';
 import type { BenchOptions, BenchRow, RankMeasurement } from './bench-options.js';
 
 /**

@@ -1,5 +1,5 @@
 import { type Command, Option } from 'commander';
-import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize, sweepSizes } from '../bench/bench-ops.js';
+import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize, sweepSizes } from '../algorithms/bench-ops.js';
 import { invalidArgument } from '../errors.js';
 import { formatSimTable } from '../sim/format-sim.js';
 import { type GroupKind, layoutGroups, linkUsage } from '../sim/link-usage.js';
@@ -8,6 +8,7 @@ import { type SimMode, type SimRow, ranksRunTsccl, simulateRow } from '../sim/si
 import { MODELS, trainingStep } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
+import { tscclChooser } from '../tuner/sim-chooser.js';
 import { guard, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
 import { inSimWorker, runSimInWorker } from './sim-worker.js';
 import { addTopologyOptions, presetOptions } from './topology-options.js';
@@ -64,7 +65,7 @@ export function simCommand(program: Command, format: () => Option, argv: string[
       const protocols = protocolsFrom(flags.proto as string | undefined, topology);
       const started = performance.now();
       const rows = sweepSizes(flags.minbytes as number, flags.maxbytes as number, flags.stepfactor as number, flags.stepbytes as number).map((bytes) => simulateRow(graph, ranks, {
-        op, bytes, algorithm: flags.algo as string | undefined, protocols, mode, nvls, elementBytes: 4, root: flags.root as number,
+        op, bytes, algorithm: flags.algo as string | undefined, protocols, mode, nvls, elementBytes: 4, root: flags.root as number, chooser: tscclChooser,
       }));
       const seconds = (performance.now() - started) / 1000;
       if (json) {
@@ -84,7 +85,7 @@ export function simCommand(program: Command, format: () => Option, argv: string[
     }
     if (what === 'links') {
       const groups = flags.ranks !== undefined ? parseGroups(flags.ranks as string) : groupsOf(flags, ranks.length);
-      const report = linkUsage(graph, groups, { op: flags.group === 'pp' ? 'sendrecv' : 'all_reduce', bytes: flags.size as number, nvls });
+      const report = linkUsage(graph, groups, { op: flags.group === 'pp' ? 'sendrecv' : 'all_reduce', bytes: flags.size as number, nvls, chooser: tscclChooser });
       if (json) { write(JSON.stringify({ tool: 'tsccl sim links', topology: topology.name, ...report, rows: report.rows.map(({ links, ...r }) => r) }, null, 2)); return; }
       write(`# tsccl sim links on ${topology.name}: ${flags.group as string} groups ${JSON.stringify(groups.slice(0, 8))}${groups.length > 8 ? ' ...' : ''}, ${report.bytes} B each`);
       write(`#${'device'.padStart(16)}${'group'.padStart(7)}  links carrying traffic (used/total by family)      peak util`);
@@ -103,7 +104,7 @@ export function simCommand(program: Command, format: () => Option, argv: string[
       const report = trainingStep(graph, model, {
         tp, pp, dp, ep: flags.ep as number, microBatch, globalBatch: (flags.globalBatch as number | undefined) ?? microBatch * dp * 8 * pp,
         activationBytes: 2, gradientBytes: flags.gradBytes as number, sequenceParallel: flags.sequenceParallel === true,
-      }, mode, nvls);
+      }, mode, nvls, { chooser: tscclChooser });
       if (json) { write(JSON.stringify({ tool: 'tsccl sim train', topology: topology.name, ...report }, null, 2)); return; }
       write(`# tsccl sim train: ${model.name} on ${topology.name}, tp ${tp} pp ${pp} dp ${dp} ep ${flags.ep as number}, ${report.microBatchesPerStep} micro-batches of ${microBatch} per step`);
       // A space before every number column keeps a value wider than its column apart from the next.

@@ -1,5 +1,5 @@
 import type { Command, Option } from 'commander';
-import { jobFromEnv } from '../launch/env-job.js';
+import { jobFromEnv } from '../job/env-job.js';
 import { LINK_KINDS } from '../topology/catalog.js';
 import { loadProfile } from '../topology/local-profile.js';
 import { detectLocal } from '../topology/local-topology.js';

@@ -1,5 +1,5 @@
 import type { Command, Option } from 'commander';
-import { calibrate } from '../tuner/calibrate.js';
+import { calibrate } from '../tune/calibrate.js';
 import { profilePath, saveProfile } from '../topology/local-profile.js';
 import { detectLocal } from '../topology/local-topology.js';
 import { parsePositiveInt } from './parse.js';

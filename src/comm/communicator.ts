@@ -4,7 +4,9 @@ import { TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
 import { scaleKernel } from '../kernels/reduce-kernel.js';
 import type { Arena } from '../memory/arena.js';
+import { localMachine } from '../sim/machine-cost.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
+import { prepareChoices } from '../tuner/select.js';
 import { childName } from './comm-name.js';
 import { log } from '../log.js';
 import { type CommScope, OpContext } from './op-context.js';
@@ -91,6 +93,8 @@ export class Communicator {
     this.p2p = new PointToPoint({
       rank: this.rank, size: this.size, arena: this.arena, backend: this.backend, scope: this.scope, failures: this.failures, defaultTimeoutMs: this.defaultTimeoutMs,
     });
+    // Thread ranks rank the tuner's small size classes now, so that no small call runs the cost model.
+    if (this.backend.kind === 'shm') prepareChoices(localMachine(this.size, 'shm').graph, { nranks: this.size, transport: 'shm', oversubscribed: this.backend.oversubscribed, oneShot: this.backend.transport.lowLatency !== undefined });
     installSignalDump();
   }
 

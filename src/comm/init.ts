@@ -1,6 +1,6 @@
 import { paramInt } from '../config/params.js';
-import { threadRankBootstrap } from '../launch/bootstrap.js';
-import { jobFromEnv } from '../launch/env-job.js';
+import { threadRankBootstrap } from '../job/bootstrap.js';
+import { jobFromEnv } from '../job/env-job.js';
 import { MixedBackend } from './mixed-backend.js';
 import { connectTcpWorld, createTcpWorld } from './tcp-world.js';
 import { Arena } from '../memory/arena.js';

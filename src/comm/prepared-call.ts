@@ -6,7 +6,7 @@ import { arenaKernels } from '../kernels/simd-kernels.js';
 import type { Arena } from '../memory/arena.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { opcodeOf } from '../transport/transport.js';
-import { localMachine } from '../tuner/machine-cost.js';
+import { localMachine } from '../sim/machine-cost.js';
 import { selectForCall } from '../tuner/predict.js';
 import type { Selection } from '../tuner/select.js';
 import type { CommBackend } from './backend.js';

@@ -1,6 +1,6 @@
 import { paramInt, paramString } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
-import type { EnvJob } from '../launch/env-job.js';
+import type { EnvJob } from '../job/env-job.js';
 import { Arena } from '../memory/arena.js';
 import { anyAddressFor, isLoopbackAddress, loopbackFor } from '../security/job-token.js';
 import { PrefixStore } from '../store/store.js';

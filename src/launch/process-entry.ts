@@ -1,5 +1,5 @@
 import { TscclError } from '../errors.js';
-import { jobFromEnv } from './env-job.js';
+import { jobFromEnv } from '../job/env-job.js';
 import { type RankOutcomeMessage, runRankScript, serializeError } from './rank-script.js';
 import { type RankOutcome, run } from './run.js';
 

@@ -8,7 +8,7 @@ import { allocateMailbox } from '../comm/shm-backend.js';
 import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { keepArena, takeArena } from './arena-pool.js';
-import type { GlobalPlacement, ThreadRankBootstrap } from './bootstrap.js';
+import type { GlobalPlacement, ThreadRankBootstrap } from '../job/bootstrap.js';
 import { JobFailure } from './job-failure.js';
 import { DUMP_FLIGHT_RECORDS, reviveError } from './rank-script.js';
 

@@ -1,6 +1,6 @@
 import { parentPort } from 'node:worker_threads';
-import { threadRankBootstrap } from './bootstrap.js';
 import { dumpFlightRecords } from '../debug/flight-recorder.js';
+import { threadRankBootstrap } from '../job/bootstrap.js';
 import { DUMP_FLIGHT_RECORDS, runRankScript } from './rank-script.js';
 
 /** Runs a user script as one thread rank and reports its outcome to the launcher. */

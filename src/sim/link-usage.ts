@@ -1,6 +1,6 @@
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { type SimRow, simulateExchange, simulateRow } from './simulate.js';
+import { type SimRow, type TscclChooser, simulateExchange, simulateRow } from './simulate.js';
 
 /** Rank groups of a parallel layout, tensor-parallel innermost (Megatron's order: tp, dp, pp). */
 export interface GroupLayout {
@@ -48,7 +48,7 @@ export interface LinkUsageReport {
  * fastest, and the links that carried bytes are counted per device. Point-to-point groups
  * (pipeline stages) exchange one message between neighbours, as pipeline parallelism does.
  */
-export function linkUsage(graph: TopologyGraph, groups: readonly (readonly number[])[], options: { op: 'all_reduce' | 'sendrecv'; bytes: number; nvls: boolean }): LinkUsageReport {
+export function linkUsage(graph: TopologyGraph, groups: readonly (readonly number[])[], options: { op: 'all_reduce' | 'sendrecv'; bytes: number; nvls: boolean; chooser?: TscclChooser }): LinkUsageReport {
   const ranks = graph.accelerators;
   for (const group of groups) {
     for (const r of group) if (!(r >= 0 && r < ranks.length)) throw invalidArgument(`rank ${r} of a group is outside the topology's ${ranks.length} accelerators`, { argument: '--ranks' });
@@ -62,8 +62,8 @@ export function linkUsage(graph: TopologyGraph, groups: readonly (readonly numbe
     devices.forEach((d) => deviceGroup.set(d, g));
     if (devices.length < 2) return;
     const row = options.op === 'sendrecv'
-      ? simulateExchange(graph, devices, options.bytes, { mode: 'flow', elementBytes: 4 })
-      : simulateRow(graph, devices, { op: 'all_reduce', bytes: options.bytes, mode: 'flow', nvls: options.nvls, elementBytes: 4, root: 0 });
+      ? simulateExchange(graph, devices, options.bytes, { mode: 'flow', elementBytes: 4, chooser: options.chooser })
+      : simulateRow(graph, devices, { op: 'all_reduce', bytes: options.bytes, mode: 'flow', nvls: options.nvls, elementBytes: 4, root: 0, chooser: options.chooser });
     rows.push(row);
     rowOfGroup.set(g, row);
     for (const load of row.links) carried[load.index] += load.bytes;

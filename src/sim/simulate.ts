@@ -1,10 +1,9 @@
 import { algorithmNames } from '../algorithms/registry.js';
 import { type CallShape, type Collective, bufferCounts } from '../algorithms/schedule.js';
-import { BENCH_OPS, type BenchCounts, type BenchOpName } from '../bench/bench-ops.js';
+import { BENCH_OPS, type BenchCounts, type BenchOpName } from '../algorithms/bench-ops.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { machineOutcome } from '../tuner/machine-cost.js';
-import { ONE_SHOT_CAPACITY, choiceOn } from '../tuner/predict.js';
+import { machineOutcome } from './machine-cost.js';
 import { analyticalTime } from './analytical.js';
 import { libraryAlgorithms } from './libraries.js';
 import { SHIFT, sendRecvShift } from './send-recv-shift.js';
@@ -25,7 +24,28 @@ export interface SimRequest {
   readonly nvls: boolean;
   readonly elementBytes: number;
   readonly root: number;
+  /** What tsccl's tuner runs for a call; needed where the ranks run tsccl itself (CPU cores). */
+  readonly chooser?: TscclChooser;
 }
+
+/** A call on ranks that run tsccl, as the simulator asks the tuner about it. */
+export interface TscclCall {
+  readonly collective: Collective;
+  /** The call's size as the root's input bytes, as the tuner sizes it. */
+  readonly bytes: number;
+  readonly elementBytes: number;
+  readonly hostCount: number;
+  readonly transport: 'shm' | 'tcp';
+  readonly oversubscribed: boolean;
+  readonly algorithm?: string;
+}
+
+/**
+ * The tuner's choice for a call on a machine whose ranks are the job's ranks, and the call's
+ * element count. Handed in (tuner/sim-chooser.ts) so that the simulator, which the tuner's cost
+ * model is built on, does not import the tuner.
+ */
+export type TscclChooser = (graph: TopologyGraph, call: TscclCall) => { algorithm: string; chunkCount: number; count: number };
 
 export interface LinkLoad {
   /** Index of the directed link in the topology graph. */
@@ -202,15 +222,18 @@ function tscclRun(graph: TopologyGraph, rankDevices: readonly number[], request:
   const n = rankDevices.length;
   const { protocol } = call;
   const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: 0, inPlace: false, chunkCount: 0 };
-  const { selection, count } = choiceOn(graph, {
+  if (request.chooser === undefined) {
+    throw invalidArgument(`Simulating ranks that run tsccl (${graph.topology.name}) needs the tuner's choice: pass a chooser (tuner/sim-chooser.ts)`, { argument: 'chooser' });
+  }
+  const { algorithm, chunkCount, count } = request.chooser(graph, {
     collective: call.collective, bytes: bufferCounts(shape, 0).input * request.elementBytes, elementBytes: request.elementBytes,
     hostCount: hostCountOf(graph, rankDevices), transport: call.transport,
-    oversubscribed: call.transport === 'shm' && n > (protocol.rankCores ?? n), oneShotCapacity: ONE_SHOT_CAPACITY[call.transport],
+    oversubscribed: call.transport === 'shm' && n > (protocol.rankCores ?? n),
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
-  const outcome = machineOutcome(graph, { collective: call.collective, count, elementBytes: request.elementBytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount });
+  const outcome = machineOutcome(graph, { collective: call.collective, count, elementBytes: request.elementBytes, algorithm, chunkCount });
   const links = linkLoads(graph, outcome.linkBytes, outcome.rankCallUs, outcome.capacities);
-  return { timeUs: outcome.rankCallUs, algorithm: selection.algorithm, protocol: protocol.name, channels: outcome.channels, bound: links[0]?.kind ?? 'latency', links };
+  return { timeUs: outcome.rankCallUs, algorithm, protocol: protocol.name, channels: outcome.channels, bound: links[0]?.kind ?? 'latency', links };
 }
 
 /** Links that carried traffic, busiest first, each against its capacity in the call (SimOutcome.capacities). */
@@ -227,6 +250,6 @@ export function linkLoads(graph: TopologyGraph, linkBytes: Float64Array, timeUs:
  * A point-to-point exchange between two ranks (pipeline neighbours sending activations one way
  * and gradients the other), `bytes` each way: a 2-rank all-to-all moves exactly that.
  */
-export function simulateExchange(graph: TopologyGraph, pair: readonly number[], bytes: number, options: { mode: SimMode; elementBytes: number }): SimRow {
-  return simulateRow(graph, pair.slice(0, 2), { op: 'alltoall', bytes: bytes * 2, mode: options.mode, nvls: false, elementBytes: options.elementBytes, root: 0 });
+export function simulateExchange(graph: TopologyGraph, pair: readonly number[], bytes: number, options: { mode: SimMode; elementBytes: number; chooser?: TscclChooser }): SimRow {
+  return simulateRow(graph, pair.slice(0, 2), { op: 'alltoall', bytes: bytes * 2, mode: options.mode, nvls: false, elementBytes: options.elementBytes, root: 0, chooser: options.chooser });
 }

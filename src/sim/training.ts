@@ -1,8 +1,8 @@
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type GroupKind, layoutGroups } from './link-usage.js';
-import { type SimMode, simulateExchange, simulateRow } from './simulate.js';
-import type { BenchOpName } from '../bench/bench-ops.js';
+import { type SimMode, type TscclChooser, simulateExchange, simulateRow } from './simulate.js';
+import type { BenchOpName } from '../algorithms/bench-ops.js';
 
 /** A transformer, as far as its communication is concerned. */
 export interface ModelSpec {
@@ -85,7 +85,7 @@ export interface TrainingReport {
  * shard of the parameters once per step; EP exchanges tokens with two all-to-alls forward and
  * two backward per MoE layer. Each collective is simulated on rank 0's group.
  */
-export function trainingStep(graph: TopologyGraph, model: ModelSpec, layout: TrainingLayout, mode: SimMode, nvls: boolean): TrainingReport {
+export function trainingStep(graph: TopologyGraph, model: ModelSpec, layout: TrainingLayout, mode: SimMode, nvls: boolean, options: { chooser?: TscclChooser } = {}): TrainingReport {
   const { tp, pp, dp, ep } = layout;
   const world = tp * pp * dp;
   if (world > graph.accelerators.length) {
@@ -105,8 +105,8 @@ export function trainingStep(graph: TopologyGraph, model: ModelSpec, layout: Tra
     const devices = ranks.map((r) => graph.accelerators[r]);
     const groupMode: SimMode = devices.length > 64 ? 'analytical' : mode;
     const row = op === 'sendrecv'
-      ? simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2 })
-      : simulateRow(graph, devices, { op, bytes, mode: groupMode, nvls, elementBytes: 2, root: 0 });
+      ? simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2, chooser: options.chooser })
+      : simulateRow(graph, devices, { op, bytes, mode: groupMode, nvls, elementBytes: 2, root: 0, chooser: options.chooser });
     const bottleneck = row.bottleneck === undefined ? `${row.bound} (analytical)` : `${row.bottleneck.link} ${row.bottleneck.kind}`;
     collectives.push({
       group, op, purpose, groupSize: ranks.length, callsPerStep: calls, bytesPerCall: bytes, timePerCallUs: row.timeUs,

@@ -6,7 +6,7 @@ const statesOf = new WeakMap<TopologyGraph, readonly TopologyGraph[]>();
  * The states a machine was measured in: the machine as its profile averages it, and, where its
  * protocol carries worstInvalidationTiers, the same machine in that costliest state (a VM whose
  * vCPUs move between physical cores): those tiers, and the copy speed of fresh data measured in
- * the same moment (worstFreshReadGBps; in the slow state 14-19 GB/s against 27-30). Built once per machine.
+ * the same moment (worstFreshReadGBps). Built once per machine.
  */
 export function machineStates(machine: TopologyGraph): readonly TopologyGraph[] {
   let states = statesOf.get(machine);
@@ -30,8 +30,7 @@ export function machineStates(machine: TopologyGraph): readonly TopologyGraph[] 
  * its worst regret (its time over the state's fastest) across the states, and the least of
  * those, ties to the earlier candidate. `times[state][candidate]`, in us. With one state, the
  * fastest. A machine that switches states unseen is better served by a choice that is never far
- * behind than by the average state's fastest: on the 2-core VMs, 2 thread ranks' all-reduce of
- * 2 MiB by ring took 70-80 us in one state and 160-180 in the other, recursive doubling 75-80 in both.
+ * behind than by the average state's fastest (docs/tuning.md).
  */
 export function leastWorstRegret(times: readonly (readonly number[])[]): number {
   const fastest = times.map((state) => Math.min(...state));

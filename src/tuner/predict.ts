@@ -2,7 +2,7 @@ import { type CallShape, COLLECTIVES, type Collective } from '../algorithms/sche
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { oneShotOffer } from '../exec/one-shot.js';
-import { callCount, localMachine, machineTimeUs } from './machine-cost.js';
+import { callCount, localMachine, machineTimeUs } from '../sim/machine-cost.js';
 import { type Selection, selectAlgorithm } from './select.js';
 import { LL_SLOT_BYTES } from '../transport/shm/mailbox.js';
 import { TCP_ONE_SHOT_BYTES } from '../transport/tcp/tcp-low-latency.js';

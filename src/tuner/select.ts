@@ -4,7 +4,7 @@ import { paramInt, paramString } from '../config/params.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { callCount, machineTimeUs } from './machine-cost.js';
+import { callCount, machineTimeUs } from '../sim/machine-cost.js';
 import { leastWorstRegret, machineStates } from './machine-states.js';
 
 /** 'll': one-shot over the low-latency slots (exec/one-shot.ts); 'simple': the schedule. */
@@ -49,111 +49,57 @@ const HIERARCHICAL = new Set<Collective>(['allReduce', 'allGather', 'reduceScatt
 /**
  * Without a cost model (ranks on several hosts, 2 processes on one): up to this, recursive
  * doubling's log2(n) whole-message exchanges beat splitting the data, as a hand-off costs more
- * than moving 256 KiB (bench/regret.mjs --procs in early sessions, 4 ranks: recursive doubling the
- * fastest at every size from 8 B to 256 KiB; more than 2 processes on one host now have rules of
- * their own, below).
+ * than moving 256 KiB (docs/tuning.md).
  */
 const SMALL_ALL_REDUCE_BYTES = 256 * 1024;
 /**
  * Pipelining piece while every rank has a core, between thread ranks and over TCP alike: a
- * hand-off in a stream of pieces costs far more than a flag, so pieces are large. Thread
- * ranks, 2 ranks, 16 MiB all-reduce (bench/chunk-size.mjs, median of 3, out-of-place /
- * in-place): ring 4766 / 4397 us with 512 KiB pieces, 2188 / 1779 with 4 MiB; direct 4037 /
- * 4691 -> 2372 / 1608; reduce-scatter ring 0.65x the time. That is ~80 us per hand-off, of
- * which spinning 5 ms instead of 200 us before sleeping takes back only part (out-of-place
- * 4055-5379 -> 2898-2980, in-place unchanged). Over TCP a hand-off is a trip through two event
- * loops and often a sleep and a wake-up (0.1-1 ms): 2 ranks, all-reduce direct, 8 MiB 7.0-7.2
- * ms with 512 KiB pieces, 4.7-4.8 ms with 4 MiB; 4 ranks 16 MiB 95-98 ms -> 55-66, 64 MiB
- * 347-365 -> 254-267 (all-gather and broadcast send whole blocks and do not change).
+ * hand-off in a stream of pieces costs far more than a flag, so pieces are large (docs/tuning.md).
  */
 const CHUNK_BYTES = paramInt('TSCCL_CHUNK_BYTES', process.env, 1);
 /** A default piece of its own, unless TSCCL_CHUNK_BYTES is set: an explicit setting wins everywhere (tests force tiny pieces with it). */
 const unlessChunkSet = (bytes: number): number => (process.env.TSCCL_CHUNK_BYTES ? CHUNK_BYTES : bytes);
-/**
- * The piece when ranks outnumber cores and a hand-off costs a sleep and a wake-up (~50 us per
- * round on 4 threads of 2 cores): measured on 4 thread ranks, 8 MB all-reduce 2.1 -> 3.7 GB/s,
- * 128 MB 2.2 -> 3.4, all-gather 8 MB 1.3 -> 2.0, when the piece grows from 512 KiB to 16 MiB.
- */
+/** The piece when ranks outnumber cores and every hand-off is a sleep and a wake-up: fewer, larger pieces (docs/tuning.md). */
 const OVERSUBSCRIBED_CHUNK_BYTES = unlessChunkSet(16 << 20);
 /**
  * The piece of an all-reduce between 2 process ranks over TCP: half of CHUNK_BYTES, as measured
- * (why smaller pieces help here is not known; not hand-offs, which smaller pieces add). 2
- * processes on 2 cores, direct all-reduce, three alternating runs, ms out of place / in place:
- * 8 MiB 3.3-3.9 / 2.7-3.0 with 2 MiB pieces against 4.0-4.6 / 3.0-3.9 with 4 MiB, and five more
- * 3.1-3.4 / 3.8-4.8 against 3.9-4.3 / 4.0-5.0; 32 MiB level (15.0-17.9 / 12.0-13.9 against 14.9-16.0 / 12.8-15.2); 128 MiB
- * 43.0-45.6 / 35.1-35.3 against 52.5-57.5 / 47.7-52.5. 1 MiB pieces gained more at 128 MiB
- * (39.9-40.6 / 35.2-36.5) and lost at 8 and 32 MiB. 4 processes on 2 cores lost with 2 MiB
- * (64 MiB 103-106 ms against 93-97), so more ranks keep CHUNK_BYTES, and so do the other
- * collectives (2 processes, two runs: reduce-scatter 64 MiB 17.2-17.9 ms with 2 MiB against
- * 16.2-16.9; all-gather and broadcast level at 8 and 64 MiB). The rule reads only what
- * every rank of the call knows alike: each rank must cut the same pieces.
+ * (why smaller pieces help here is not known; docs/tuning.md). The rule reads only what every
+ * rank of the call knows alike: each rank must cut the same pieces.
  */
 const TCP_TWO_RANK_CHUNK_BYTES = unlessChunkSet(2 << 20);
 /**
  * Process ranks over TCP on one host: the "links" are loopback, bounded by the CPUs and not by a
  * NIC that n-1 copies would share, so all-gathers send directly at every size past the one-shot
- * path. From the tenth session to the fortieth the ring held a band of sizes (at 2 MiB gathered
- * it beat direct 1.17-1.55x in five interleaved regret grids of 4 processes); in the six 4-process
- * timings of the forty-first and forty-second sessions direct won at 1-4 MiB gathered (2 MiB:
- * ring / direct 2081 / 1566, 1819 / 1287, 1687 / 1237, 1727 / 1398, 2298 / 1630, 1933 / 1439 us),
- * and at 256-512 KiB no order held (256 KiB ring / direct 979 / 825, 761 / 804, 447 / 742, 620 /
- * 928, 1194 / 864, 523 / 839).
+ * path (docs/tuning.md).
  */
 const TCP_ALL_GATHER = 'direct';
 /**
  * Process ranks over TCP on one host: broadcasts of more than 2 processes take the binomial tree
- * below 16 MiB. 4 processes share 2 cores, and the tree's root sends 2 frames where direct's
- * sends 3: with blocks of 20 ms or more (20 calls of a small broadcast made a block of well
- * under 1 ms, and those runs came out either way), two runs, the tree ahead from 8 B to 256 KiB
- * in both (8 B 14-15 / 16-20 us, 4 KiB 20-21 / 31-36, 256 KiB 288-352 / 330-368), and at 16 MiB
- * in all four runs with 5 or 20 ms blocks (1.02-1.08x). Since then, at 16 MiB on 4 processes,
- * direct came out ahead in the three interleaved regret grids of the twenty-third to twenty-fifth
- * sessions (tree / direct, us: 20492 / 18709, 22548 / 18950, 20604 / 15392: 1.10-1.34x), so from
- * there more than 2 processes broadcast directly.
- * Between 2 processes the two send the same one message; direct's root sends before it copies
- * its own output (out of place), the tree's after. Level in the eight interleaved regret grids of
- * the twenty-third to twenty-ninth sessions, but where one fell behind it was mostly the tree:
- * its worst against direct 1.41 (32 KiB: 34 / 24 us), 1.21 (256 KiB), 1.16 (16 MiB); direct's
- * against the tree 1.12, 1.03, 1.13. So 2 processes broadcast directly at every size.
+ * below 16 MiB (4 processes on 2 cores: the tree's root sends 2 frames where direct's sends 3),
+ * directly from there; 2 processes broadcast directly at every size (docs/tuning.md).
  */
 const TCP_BROADCAST = 'binomial_tree';
 const TCP_BROADCAST_DIRECT_MIN_BYTES = 16 << 20;
 /**
  * Broadcasts of up to 4 KiB among 3 or 4 processes take the ring (a chain): every rank sends at
  * most one message, where the binomial tree's root sends two in turn, and a small message costs
- * its CPU, not its bytes. 4 processes, us, ring / binomial tree, 8 B to 512 B: 10 / 13, 9 / 12,
- * 10 / 12 and 10 / 11, 8 / 12, 10 / 12 (regret grids of the forty-first session), 17 / 22, 18 /
- * 18, 18 / 21 and 9 / 13, 13 / 12, 11 / 13 (bench/crossover.mjs, forty-second); 4 KiB 19 / 22, 17
- * / 16, 26 / 31, 25 / 24. At 32 KiB no order held. A chain's depth grows with the ranks, so more
- * processes keep the tree.
+ * its CPU, not its bytes. A chain's depth grows with the ranks, so more processes keep the tree
+ * (docs/tuning.md).
  */
 const TCP_BROADCAST_CHAIN_MAX_BYTES = 4096;
 const TCP_BROADCAST_CHAIN_MAX_RANKS = 4;
 /**
  * Process ranks on 2 ranks: recursive doubling reduces the whole buffer on both ranks, direct
  * half on each; once the reduction weighs (one JS thread per process also serves its socket),
- * direct wins. On one machine, without checksums (out of place / in place, ms, three alternating
- * runs of tsccl bench): 4 MiB RD 2.3-2.5 / 2.5-3.0, direct 1.9-2.1 / 1.9-2.1; 8 MiB RD 5.8-6.3 /
- * 6.3-6.7, direct 3.9-4.3 / 4.9-5.7; at 2 MiB they tie (regret grid: RD 1091 us, direct 1133,
- * ring 1123) and below it the single exchange wins.
+ * direct wins (docs/tuning.md).
  */
 const TCP_TWO_RANK_DIRECT_BYTES = 2 << 20;
 /**
  * Process ranks over TCP on one host, more than 2: all-reduces above 4 KiB and up to 512 KiB
- * take the tree, larger ones direct. The processes share the cores, so what a call costs is
- * the work of all ranks together more than its steps: the tree (reduce up, broadcast down) sends
- * 2(n-1) messages and reduces n-1 times, recursive doubling n log2 n of each. 4 processes on 2
- * cores, interleaved blocks, us, tree / recursive doubling: regret grids of the forty-first
- * session 127 / 214 and 143 / 181 (32 KiB), 574 / 811 and 562 / 724 (256 KiB), four
- * `--ranks 4 --ops all_reduce` grids the same day 1.26-1.36x; bench/crossover.mjs, three runs
- * of the forty-second, 4 KiB to 256 KiB by 2: the tree at most 1.16x behind (16 KiB, 214 / 185),
- * recursive doubling up to 1.61x (64 KiB, 370 / 594). At 4 KiB recursive doubling came out ahead
- * in the grids (74 / 91, 105 / 113) and level in crossover (129 / 130). Past 512 KiB the whole
- * messages of the tree's 2 log2 n steps weigh more than the work saved (crossover, two runs, us,
- * tree / ring / direct: 512 KiB 880 / 1315 / 2342 and 1036 / 1940 / 2138; 1 MiB 2017 / 2163 /
- * 1801 and 2735 / 2103 / 2330; 2 MiB 3359 / 3746 / 2844 and 4620 / 5176 / 3921), and direct wins
- * from 2 MiB up, as it did in the four regret grids of the last two sessions (2 MiB ring / direct
- * 1.10, 1.10, 1.18, 1.28x).
+ * take the tree, larger ones direct. The processes share the cores, so what a call costs is the
+ * work of all ranks together more than its steps: the tree sends 2(n-1) messages and reduces n-1
+ * times, recursive doubling n log2 n of each; past 512 KiB the tree's whole messages weigh more
+ * than the work saved (docs/tuning.md).
  */
 const TCP_TREE_ABOVE_BYTES = 4096;
 const TCP_TREE_MAX_BYTES = 512 * 1024;
@@ -162,17 +108,9 @@ const TCP_TREE_MAX_BYTES = 512 * 1024;
  * Process ranks over TCP on one host: the one-shot path (every rank sends its whole message to
  * every peer in one copied frame, exec/one-shot.ts) for the collectives where every rank needs
  * data from every other. It spares the executor's steps, so a call costs less CPU than a
- * schedule's exchange. 2 processes, two runs of 7-9 interleaved blocks of 2000 calls, medians,
- * us, one-shot against the fastest schedule: all-reduce 12.1-15.2 / 13.5-20.1 (8 B), 15.6-18.9 /
- * 18.4-28.1 (512 B), 22.5-24.4 / 23.6-36.3 (2-4 KB); all-gather 17.3-24.7 / 21.7-22.6 (8 B),
- * 15.9-19.2 / 18.9-21.5 (512 B); reduce-scatter 22.7-35.9 / 27.9-42.9 (8 B), 20.5-24.7 /
- * 28.6-29.6 (512 B). With 4 processes on 2 cores it sends 3 frames where recursive doubling
- * sends 2 in turn: all-reduce 242-344 / 184-299 us, so only 2-rank all-reduces take it;
- * all-gather 287-329 / 284-361 and reduce-scatter 297-518 / 256-594 come out level or ahead. A
- * broadcast's peers would all wait for each other (14.5 / 5.5 us at 2 ranks), so rooted
- * collectives keep their schedules. All-to-all (regret grid of the thirty-ninth session, 5
- * blocks, us, one-shot / pairwise / direct): 2 processes 11 / 13 / 13 at 64 B and 512 B, 15 /
- * 14 / 14 at 4 KiB; 4 processes 65 / 102 / 87 at 64 B, 61 / 87 / 72 at 512 B, 77 / 99 / 72 at 4 KiB.
+ * schedule's exchange; all-reduces take it on 2 ranks only (4 processes on 2 cores: 3 frames
+ * against recursive doubling's 2 in turn), and rooted collectives keep their schedules, as a
+ * broadcast's peers would all wait for each other (docs/tuning.md).
  */
 const TCP_ONE_SHOT = new Set<Collective>(['allGather', 'reduceScatter', 'allToAll']);
 
@@ -211,16 +149,21 @@ export function checkSelectable(collective: Collective, algorithm: string, where
   }
 }
 
+/** The pipelining piece of a call, in elements: the same on every rank of it. */
+function chunkCountOf(request: Pick<SelectionRequest, 'collective' | 'nranks' | 'elementBytes' | 'transport' | 'oversubscribed'>): number {
+  const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES
+    : request.transport === 'tcp' && request.nranks === 2 && request.collective === 'allReduce' ? TCP_TWO_RANK_CHUNK_BYTES : CHUNK_BYTES;
+  return Math.max(1, Math.floor(chunkBytes / request.elementBytes));
+}
+
 /**
  * The one place that decides which algorithm runs and how it is chunked. Where the call's
  * machine is modelled (thread ranks), the cost model picks: every valid algorithm, and the
  * one-shot path where it fits, simulated on it, the fastest chosen. Elsewhere, size rules
- * measured with bench/regret.mjs.
+ * measured with bench/regret.mjs (docs/tuning.md).
  */
 export function selectAlgorithm(request: SelectionRequest): Selection {
-  const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES
-    : request.transport === 'tcp' && request.nranks === 2 && request.collective === 'allReduce' ? TCP_TWO_RANK_CHUNK_BYTES : CHUNK_BYTES;
-  const chunkCount = Math.max(1, Math.floor(chunkBytes / request.elementBytes));
+  const chunkCount = chunkCountOf(request);
   if (request.algorithm !== undefined) {
     if (request.algorithm === ONE_SHOT) {
       if (!oneShotFits(request)) {
@@ -279,7 +222,7 @@ const CHOICE_LIMIT = 4096;
  * a power of two), so a job with many sizes simulates a few dozen classes, not every size; every
  * rank ranks the same class the same way. A known class costs a lookup: this runs on every call, small ones included.
  */
-function fastestOn(machine: TopologyGraph, request: SelectionRequest, chunkCount: number, oneShot: boolean): string {
+function fastestOn(machine: TopologyGraph, request: Pick<SelectionRequest, 'collective' | 'nranks' | 'bytes' | 'elementBytes'>, chunkCount: number, oneShot: boolean): string {
   const sizeClass = 2 ** Math.ceil(Math.log2(Math.max(request.bytes, request.elementBytes)));
   const key = `${request.collective}|${sizeClass}|${request.elementBytes}|${chunkCount}|${oneShot}`;
   let known = choices.get(machine);
@@ -298,6 +241,38 @@ function fastestOn(machine: TopologyGraph, request: SelectionRequest, chunkCount
     known.set(key, best);
   }
   return best;
+}
+
+/**
+ * What a communicator of thread ranks ranks when it is created: the size classes of the latency
+ * range (a call costs microseconds there, and ranking its class inside it would cost it
+ * milliseconds), for float32, the element size most calls use, with the one-shot path offered
+ * as an ordinary call offers it. Each class costs a few simulations (docs/tuning.md: the whole
+ * range for every element size and both offers took seconds per rank); other keys are ranked on
+ * their first call, the same on every rank.
+ */
+export const PREPARED_MAX_BYTES = 64 * 1024;
+const PREPARED_ELEMENT_BYTES = 4;
+
+export interface PrepareRequest {
+  readonly nranks: number;
+  readonly transport: 'shm' | 'tcp';
+  readonly oversubscribed: boolean;
+  /** The transport has a low-latency path, so a small call is offered the one-shot path. */
+  readonly oneShot: boolean;
+}
+
+/** Ranks the size classes PREPARED_MAX_BYTES covers on the machine, as selectAlgorithm would on a call. */
+export function prepareChoices(machine: TopologyGraph, request: PrepareRequest): void {
+  if (request.nranks < 2) return;
+  const elementBytes = PREPARED_ELEMENT_BYTES;
+  const oneShot = PROTOCOL !== 'simple' && request.oneShot;
+  for (const collective of COLLECTIVES) {
+    const chunkCount = chunkCountOf({ ...request, collective, elementBytes });
+    for (let bytes = elementBytes; bytes <= PREPARED_MAX_BYTES; bytes *= 2) {
+      fastestOn(machine, { collective, nranks: request.nranks, bytes, elementBytes }, chunkCount, oneShot);
+    }
+  }
 }
 
 /**

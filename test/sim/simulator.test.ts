@@ -4,6 +4,7 @@ import { allReduceTree } from '../../src/algorithms/all-reduce-tree.js';
 import type { CallShape } from '../../src/algorithms/schedule.js';
 import { simulateFlows } from '../../src/sim/flow-sim.js';
 import { simulateRow } from '../../src/sim/simulate.js';
+import { tscclChooser } from '../../src/tuner/sim-chooser.js';
 import { MODELS, trainingStep } from '../../src/sim/training.js';
 import { defaultProfile } from '../../src/topology/local-profile.js';
 import { localTopology } from '../../src/topology/local-topology.js';
@@ -287,7 +288,7 @@ test('the analytical model summarises each rank list on its own, even when two l
 
 test('on CPU ranks a row is what tsccl runs there: the tuner\'s choice, the one-shot path included, timed as comm.predict times it', () => {
   const machine = (ranks: number, transport: 'shm' | 'tcp') => new TopologyGraph(parseTopology(localTopology({ ranks, transport, profile: defaultProfile(2, 'h'), detection: fakeDetection(2) }), 'local'));
-  const row = (graph: TopologyGraph, op: 'all_reduce' | 'broadcast', bytes: number, algorithm?: string) => simulateRow(graph, graph.accelerators, { op, bytes, algorithm, mode: 'flow', nvls: false, elementBytes: 4, root: 0 });
+  const row = (graph: TopologyGraph, op: 'all_reduce' | 'broadcast', bytes: number, algorithm?: string) => simulateRow(graph, graph.accelerators, { op, bytes, algorithm, mode: 'flow', nvls: false, elementBytes: 4, root: 0, chooser: tscclChooser });
   for (const [ranks, transport] of [[2, 'shm'], [4, 'shm'], [2, 'tcp'], [4, 'tcp']] as const) {
     const graph = machine(ranks, transport);
     for (const bytes of [8, 4096, 2 ** 20, 16 * 2 ** 20]) {

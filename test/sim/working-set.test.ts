@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { CallShape } from '../../src/algorithms/schedule.js';
 import { callRates } from '../../src/sim/working-set.js';
 import { simulateRow } from '../../src/sim/simulate.js';
+import { tscclChooser } from '../../src/tuner/sim-chooser.js';
 import { loadTopology } from '../../src/topology/load-topology.js';
 import { PROFILE_WORKING_SET, defaultProfile } from '../../src/topology/local-profile.js';
 import { localTopology } from '../../src/topology/local-topology.js';
@@ -40,7 +41,7 @@ test('on CPU ranks the working set of the call sets the memory speed: faster in 
 });
 
 test('a large all-reduce of 4 thread ranks is predicted slower past the cache than with one memory speed', () => {
-  const time = (graph: TopologyGraph) => simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 64 * MIB, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+  const time = (graph: TopologyGraph) => simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 64 * MIB, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0, chooser: tscclChooser }).timeUs;
   assert.ok(time(local(4)) > 1.5 * time(local(4, false)), `${time(local(4))} vs ${time(local(4, false))}`);
 });
 
@@ -59,7 +60,7 @@ test('ranks that copy at once share what all cores move together; each rank\'s o
   assert.ok(memory.every((l) => after.capacities[l.index] === before.capacities[l.index]));
   // Both ranks pull the other's half at once: the hub caps them at what the cores copy together.
   const time = (graph: TopologyGraph) =>
-    simulateRow(graph, graph.accelerators, { op: 'all_gather', bytes: 16 * MIB, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+    simulateRow(graph, graph.accelerators, { op: 'all_gather', bytes: 16 * MIB, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0, chooser: tscclChooser }).timeUs;
   assert.ok(time(shared) > 1.5 * time(plain), `${time(shared)} vs ${time(plain)}`);
 });
 
@@ -78,7 +79,7 @@ test('process ranks move a message that fits the socket buffers at its measured 
   assert.ok(loopback(fast).every((l) => large.capacities[l.index] === fast.capacities[l.index]));
   assert.ok(fast.accelerators.every((d) => small.deviceScale[d] === 1), 'reductions keep the kernel speed');
   const time = (graph: TopologyGraph) =>
-    simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 256 * 1024, algorithm: 'recursive_doubling', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+    simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 256 * 1024, algorithm: 'recursive_doubling', mode: 'flow', nvls: false, elementBytes: 4, root: 0, chooser: tscclChooser }).timeUs;
   assert.ok(time(fast) < 0.7 * time(plain), `${time(fast)} vs ${time(plain)}`);
   // Processes that outnumber the cores each still move a small message faster, but together the
   // stack's forwarding (its link to itself) keeps one speed at every size.

@@ -7,6 +7,7 @@ import { test } from 'node:test';
 import { BY_REFERENCE_MIN_BYTES, ONE_SHOT } from '../../src/exec/one-shot.js';
 import { simulateFlows } from '../../src/sim/flow-sim.js';
 import { simulateRow } from '../../src/sim/simulate.js';
+import { tscclChooser } from '../../src/tuner/sim-chooser.js';
 import { type LocalProfile, defaultProfile, loadProfile, saveProfile } from '../../src/topology/local-profile.js';
 import { detectLocal, localTopology, parseCpuList, tcpProtocol } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
@@ -47,7 +48,7 @@ test('the local topology is a valid topology whose ranks reduce on their cores',
   const time = (profile: typeof slow) => {
     const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile, detection }), 'local'));
     assert.equal(graph.accelerators.length, 2);
-    return simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 16 * 2 ** 20, algorithm: 'ring', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+    return simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 16 * 2 ** 20, algorithm: 'ring', mode: 'flow', nvls: false, elementBytes: 4, root: 0, chooser: tscclChooser }).timeUs;
   };
   assert.ok(time(slow) > time(fast) + 10_000, 'reducing 8 MiB at 0.5 GB/s costs ~16 ms more');
   const tcp = parseTopology(localTopology({ ranks: 4, transport: 'tcp', profile: fast, detection }), 'local');
@@ -87,7 +88,7 @@ test('a process sends alone at its stream rate, and sends and receives together 
   const profile: LocalProfile = { ...base, tcp: { ...base.tcp, callUs: 0, messageUs: 0, overheadUs: 0, gbps: 1.5, streamGBps: 2.5 } };
   const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'tcp', profile, detection }), 'local'));
   const bytes = 64 * 2 ** 20;
-  const run = (op: 'broadcast' | 'all_gather') => simulateRow(graph, graph.accelerators, { op, bytes, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0 }).timeUs;
+  const run = (op: 'broadcast' | 'all_gather') => simulateRow(graph, graph.accelerators, { op, bytes, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0, chooser: tscclChooser }).timeUs;
   // Out of place the root copies its own output once its thread has sent: after the stream.
   const rootCopyUs = bytes / (base.shm.copyGBps * 1e3);
   const oneWay = bytes / (run('broadcast') - rootCopyUs) / 1e3;

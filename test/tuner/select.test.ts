@@ -6,8 +6,8 @@ import { defaultProfile } from '../../src/topology/local-profile.js';
 import { localTopology } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
-import { callCount } from '../../src/tuner/machine-cost.js';
-import { parseAlgorithmOverrides, selectAlgorithm } from '../../src/tuner/select.js';
+import { callCount } from '../../src/sim/machine-cost.js';
+import { PREPARED_MAX_BYTES, parseAlgorithmOverrides, prepareChoices, selectAlgorithm } from '../../src/tuner/select.js';
 import { fakeDetection } from '../fixtures/fake-detection.js';
 
 test('the tuner picks latency-optimal all-reduce for small messages, direct shared memory for large', () => {
@@ -158,4 +158,25 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
   // All-reduces of 2 processes over TCP stream smaller pieces than thread ranks or more processes.
   const tcpChunk = (nranks: number) => selectAlgorithm({ collective: 'allReduce', nranks, bytes: 64 << 20, elementBytes: 4, transport: 'tcp' }).chunkCount;
   assert.ok(tcpChunk(2) < tcpChunk(4) && tcpChunk(4) === chunk(false), `2-process pieces ${tcpChunk(2)}, 4-process ${tcpChunk(4)}, threads ${chunk(false)}`);
+});
+
+test('the size classes a communicator prepares are the choices its calls would make, and its calls then run no simulation', () => {
+  const prepared = machine(4);
+  const fresh = machine(4);
+  const offer = (bytes: number) => ({ bytes, capacity: PREPARED_MAX_BYTES });
+  let started = performance.now();
+  prepareChoices(prepared, { nranks: 4, transport: 'shm', oversubscribed: true, oneShot: true });
+  const prepareMs = performance.now() - started;
+  let lookupMs = 0;
+  for (const collective of ['allReduce', 'broadcast', 'allGather', 'reduceScatter', 'allToAll'] as const) {
+    for (let bytes = 4; bytes <= PREPARED_MAX_BYTES; bytes *= 4) {
+      const request = { collective, nranks: 4, bytes, elementBytes: 4, transport: 'shm', oversubscribed: true, oneShot: offer(bytes) } as const;
+      started = performance.now();
+      const chosen = selectAlgorithm({ ...request, machine: prepared });
+      lookupMs += performance.now() - started;
+      assert.deepEqual(chosen, selectAlgorithm({ ...request, machine: fresh }), `${collective} ${bytes}`);
+    }
+  }
+  // Lookups, not simulations: far below what ranking the classes took.
+  assert.ok(lookupMs < prepareMs / 4, `lookups ${lookupMs.toFixed(1)} ms against ${prepareMs.toFixed(1)} ms to prepare`);
 });

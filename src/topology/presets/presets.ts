@@ -1,5 +1,4 @@
 import { invalidArgument } from '../../errors.js';
-import type { CollectiveLibrary } from '../../sim/libraries.js';
 import type { Topology } from '../topology-schema.js';
 import { type ClusterOptions, type Fabric, type NicFamily, buildCluster } from './cluster.js';
 import { ascend910bServer, mi300xServer } from './mesh-servers.js';
@@ -31,7 +30,7 @@ interface Preset {
   /** One NIC per accelerator, fixed by the hardware (an integrated port, or each GPU's own NIC). */
   readonly fixedNics?: boolean;
   /** The collective library its accelerators run, whose choices `tsccl sim` predicts. */
-  readonly library?: CollectiveLibrary;
+  readonly library?: Topology['library'];
   server(ctx: ServerContext, options: PresetOptions): ServerResult;
 }
 

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultProfile } from '../../src/topology/local-profile.js';
-import { simulateTimed } from '../../src/tuner/timed-call.js';
-import { MAX_ONE_SHOT_GBPS, fitOneShotRate } from '../../src/tuner/fit-one-shot.js';
+import { simulateTimed } from '../../src/tune/timed-call.js';
+import { MAX_ONE_SHOT_GBPS, fitOneShotRate } from '../../src/tune/fit-one-shot.js';
 import { fakeDetection } from '../fixtures/fake-detection.js';
 
 const detection = fakeDetection(2);

@@ -1,7 +1,7 @@
 import type { Collective } from '../algorithms/schedule.js';
-import { isChain } from '../sim/pipeline-chunks.js';
-import { type SimOutcome, simulateFlows } from '../sim/flow-sim.js';
-import { topologyProtocols } from '../sim/protocols.js';
+import { isChain } from './pipeline-chunks.js';
+import { type SimOutcome, simulateFlows } from './flow-sim.js';
+import { topologyProtocols } from './protocols.js';
 import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
 
@@ -34,24 +34,19 @@ export function machineTimeUs(graph: TopologyGraph, call: MachineCall): number {
 }
 
 /**
- * A large call repeats the same pieces: the simulator's cost grows with them (a 350 GB all-reduce
- * on 16 process ranks took 4.5 minutes) while the call's time grows by the same step per piece
- * once the pipeline is full. So a call of more than four times STAND_IN elements is read from the
+ * A large call repeats the same pieces: the simulator's cost grows with them while the call's
+ * time grows by the same step per piece once the pipeline is full. So a call of more than four times STAND_IN elements is read from the
  * line through two stand-ins of STAND_IN and twice as many, simulated with the call's own working
  * set (its memory speeds). A stand-in holds at least 4 pieces of every rank's slice, and at least
  * 64 MiB so that the rates that depend on a message's size (TCP's, and the whole-block messages of
  * the direct all-gather and broadcast) are those of the large call, unless that takes more than
- * STAND_IN_MAX_PIECES pieces: with tiny pieces (TSCCL_CHUNK_BYTES=64) an 8 MB all-reduce of 2
- * thread ranks is 262144 steps, which the tuner took ~9 s to simulate while the peer waited in
- * the call; 256 pieces already repeat one message size.
+ * STAND_IN_MAX_PIECES pieces: tiny pieces (TSCCL_CHUNK_BYTES=64) would make a simulation of
+ * hundreds of thousands of steps, and 256 pieces already repeat one message size (docs/tuning.md).
  */
 const STAND_IN_PIECES = 4;
 const STAND_IN_MIN_BYTES = 64 << 20;
 const STAND_IN_MAX_PIECES = 256;
-/**
- * A chain (ring broadcast or reduce) settles into its rhythm later where ranks outnumber the
- * cores: with 4-piece stand-ins, 4 thread ranks on 2 cores read 3.6% short; with 8, 0.2%.
- */
+/** A chain (ring broadcast or reduce) settles into its rhythm later where ranks outnumber the cores, so its stand-ins are longer (docs/tuning.md). */
 const CHAIN_STAND_IN_PIECES = 8;
 
 /** The whole flow simulation behind machineTimeUs: its time, and what each link carried. */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { jobFromEnv } from '../../src/launch/env-job.js';
+import { jobFromEnv } from '../../src/job/env-job.js';
 
 test('torchrun, Open MPI and Slurm variables describe the job; torchrun wins when several are set', () => {
   assert.equal(jobFromEnv({}), undefined);

@@ -2,7 +2,7 @@ import type { Collective } from '../algorithms/schedule.js';
 import type { LocalProfile } from '../topology/local-profile.js';
 import { type LocalDetection, localTopology } from '../topology/local-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
-import { ONE_SHOT_CAPACITY, predictOn } from './predict.js';
+import { ONE_SHOT_CAPACITY, predictOn } from '../tuner/predict.js';
 
 /** A call of thread ranks as `tsccl tune` timed it: back-to-back calls, the mean time per call. */
 export interface TimedCall {

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { rateOfMeanTime, sampleMoments } from '../../src/tuner/moments.js';
+import { rateOfMeanTime, sampleMoments } from '../../src/tune/moments.js';
 
 test('a slow moment weighs by the time it costs, not as one rate among others', () => {
   // 1 GB at 10 GB/s and 1 GB at 2 GB/s take 0.1 + 0.5 s: 2 GB in 0.6 s, not the 6 GB/s mean.

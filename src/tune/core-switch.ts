@@ -9,10 +9,8 @@ import { median } from './median.js';
  * sched_yield as crowded ranks do (TSCCL_SPIN_YIELD), so every hand-off is one switch of the core
  * from one thread to the other, with nothing else to hide it behind. The simulator charges this
  * much of a crowded rank's hand-off on a core per other rank there (shm.oversubscribedSwitchUs);
- * the rest of the hand-off the 8 B ring measures is latency that other ranks' work hides. On the
- * 2-core VM: 1.61-1.62 us, against 0.44 between two threads on two cores; fitted instead to a
- * 4-rank ring of 256 KiB, the same part came out 0.2-1.6 us from tune to tune, as the ring's
- * launches swung 60-143 us with the VM's cache state.
+ * the rest of the hand-off the 8 B ring measures is latency that other ranks' work hides.
+ * Measured directly, as a fit to a timed ring swung with the VM's cache state (docs/tuning.md).
  * The median of `runs` children, or why it could not be measured.
  */
 export function measureCoreSwitchUs(runs = 3): { us: number } | { missing: string } {

@@ -1,6 +1,6 @@
 import { runBench } from '../bench/run-bench.js';
 import { SMALL_CALL_WARMUP } from '../bench/warm-up.js';
-import type { BenchOpName } from '../bench/bench-ops.js';
+import type { BenchOpName } from '../algorithms/bench-ops.js';
 import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
 import { type LocalProfile, MIB, PROFILE_WORKING_SET, TCP_RATE_BYTES, copyAtProfileWorkingSet, foldAtProfileWorkingSet } from '../topology/local-profile.js';
@@ -20,9 +20,8 @@ const SIZE_STEP = 4;
 /** The 2-process sendrecvs of tcp.sizeTiers: 128 KiB to 8 MiB, one launch per run. */
 const TCP_TIERS = { fromBytes: 128 * 1024, upToBytes: 8 * MIB } as const;
 /**
- * The 2-process stream of tcp.streamGBps: a direct broadcast of 64 MiB in place, after 5 calls.
- * A connection's first calls move less (16 MiB in place, 10 calls: 4204-4530 us after 2 calls,
- * 3244-4460 after 20, three runs each), and 64 MiB keeps one rate (11368-12332 us after 5).
+ * The 2-process stream of tcp.streamGBps: a direct broadcast of 64 MiB in place, after 5 calls,
+ * as a connection's first calls move less (docs/tuning.md).
  */
 const STREAM = { bytes: 64 * MIB, warmupIters: 5 } as const;
 /** Timed calls per run: of LARGE and up, and below. */
@@ -31,20 +30,14 @@ const SMALL_ITERS = 200;
 /**
  * The ring on twice as many ranks as cores that gives the oversubscribed hand-off, fitted through
  * the simulator: at 8 B its time is hand-offs end to end. It keeps the median of its launches:
- * they vary with how the ranks meet the cores (19.5-41 us in one tune), which is what a hand-off
+ * they vary with how the ranks meet the cores, which is what a hand-off
  * costs. Of that hand-off only a same-core switch takes a core (core-switch.ts); the rest is
- * latency, which other ranks' copies hide. Until the fiftieth session a 1 MiB reduce-scatter
- * ring gave a second whole hand-off and the larger won; in a fast cache state it ran faster than
- * the model allows with none (146 us), so the 8 B ring's 3.4 us was charged whole as work on a
- * core at every size, and the 4-rank all-reduce of 256 KiB was priced at 80.5 us by recursive
- * doubling and 82.6 by direct, measured 71-73 and 50-52: the grid ran it at 1.42x.
+ * latency, which other ranks' copies hide (docs/tuning.md: why a second ring no longer takes part).
  */
 const HAND_OFF_RING = { op: 'all_reduce', collective: 'allReduce', bytes: 8 } as const;
 /**
- * Launches of that ring, more than of the other timings: every 4- and 8-rank
- * prediction follows from them, and they vary most. Seven launches in a row, 200 calls after 4000: 321-541 us; one
- * tune read 1468, 449 and 888 (median 888, hand-off 87 us, with which the 256 KiB rows of 4 and
- * 8 ranks came out 77-135% above their times in the next minutes).
+ * Launches of that ring, more than of the other timings: every 4- and 8-rank prediction follows
+ * from them, and they vary most (docs/tuning.md).
  */
 function oversubscribedRingLaunches(runs: number): number {
   return 2 * runs + 1;
@@ -56,15 +49,12 @@ const STREAM_BYTES = 64 * 1024;
 const STREAM_PIECES = 64;
 /**
  * Times the small calls are timed again when the 2-rank recursive doubling and ring contradict
- * each other. Two tune runs on this VM, each call in its own launch, read the ring faster (4.3
- * and 6.7 us against 11.9 and 11.8): the hand-off came out 0, and with it the tuner ran a 2-rank
- * 256 KiB all-reduce by ring at 1.9x recursive doubling's time (regret grid).
+ * each other (the ring read faster, which gives no hand-off at all; docs/tuning.md).
  */
 const HAND_OFF_RETRIES = 3;
 /**
  * Blocks in which the small calls take turns in one launch (small-calls.ts): a launch's first
- * blocks run before its cores have settled (2-rank launches of 3 blocks read the 8 B ring at
- * 9.6-23 us, launches of 15 at 4.2-7.4), so its median needs a dozen blocks after them.
+ * blocks run before its cores have settled, so its median needs a dozen blocks after them.
  */
 const SMALL_BLOCKS_PER_LAUNCH = 15;
 const TIMEOUT_MS = 120_000;
@@ -258,14 +248,8 @@ export async function timeConsistently(timeAll: () => Promise<number[]>, log: (l
 
 /**
  * Each small call's time in the fastest of `launches` launches. A launch of thread ranks meets
- * the VM in one of a few states that last about as long as a launch: 202 launches in a row of
- * tune's 2-rank one-shot broadcasts (8 B and 32 KiB, 15 blocks each, 1.2 s apart) put 32 KiB at
- * ~6.5 us in 124, ~9.5 in 61 and 20-27 in 17, which read as 6-7, ~4.3 and 1.4-1.9 GB/s of the
- * one-shot path. Scored on thirteen saved thread regret grids (bench/model-regret.mjs, 1144
- * rows), a profile ran the tuner at over 1.3x the fastest algorithm's time in 7 rows with 5.9
- * GB/s, 16 with 4.3 and 70 with 1.8, all else equal. Of that series, the fastest of 3
- * consecutive launches fell in the slowest state 2 times in 200, their median 9 times (the
- * states come in runs), a single launch 17 times in 202.
+ * the VM in one of a few states that last about as long as a launch, and a profile taken in the
+ * slowest misleads the tuner most; the fastest of a few launches rarely lands there (docs/tuning.md).
  */
 export async function fastestOfLaunches(launchOnce: () => Promise<number[]>, launches: number): Promise<number[]> {
   let times = await launchOnce();

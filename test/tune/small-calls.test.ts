@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { timeSmallCalls } from '../../src/tuner/small-calls.js';
+import { timeSmallCalls } from '../../src/tune/small-calls.js';
 
 test('small calls: 2 thread ranks time several calls in one job, each a positive us per call', async () => {
   const times = await timeSmallCalls(

@@ -9,14 +9,10 @@ import { rateOfMeanTime, sampleMoments } from './moments.js';
 /** Working sets (source plus destination, summed over the cores that copy): from within a core's L2 to well past the L3. */
 export const TIER_MIB = [1, 2, 8, 16, 32, 48, 64, 128, 256];
 /**
- * The 2-core VMs change speed within seconds as their vCPUs move: a copy of 512 KiB ran at
- * 15.4 GB/s in one script and at 28.1 in the same script run again seconds later, and 5 samples
- * taken back to back all met one of the two (two tunes an hour apart read 16.7 and 27.9 GB/s at
- * 1 MiB). A run of calls meets both, so each tier is sampled at moments a second apart and
- * keeps their mean time per byte, as tune's peer-cache figures do; tune takes them in bursts
- * through its minute, as what both cores copy at once changes for longer: one tune's 8 moments
- * back to back read 20.3 GB/s a core at 256 MiB, where the tunes half an hour before and four
- * samplings minutes after read 10.7-13.1 (fifty-first session).
+ * The 2-core VMs change speed within seconds as their vCPUs move, and a run of calls meets every
+ * state, so each tier is sampled at moments a second apart and keeps their mean time per byte, as
+ * tune's peer-cache figures do; tune takes them in bursts through its minute, as what both cores
+ * copy at once changes for longer (docs/tuning.md).
  */
 const MOMENTS_PER_BURST = 2;
 const MOMENT_GAP_MS = 1000;
@@ -106,8 +102,7 @@ function copyRate(memory: Uint8Array, half: number, copies: number): number {
  * is the mean time per byte over every moment of every burst): one core
  * alone, and each core while all `cores` copy their share of the same working set at once
  * (helpers on worker threads). The two differ past the caches, where the cores share the memory
- * bus: on the 2-core VM, 128 MiB copied at 13.8 GB/s on one core alone and 8.2 on each of two.
- * Thread ranks of a call mostly copy all at once; a broadcast's single reader copies alone.
+ * bus. Thread ranks of a call mostly copy all at once; a broadcast's single reader copies alone.
  * And one core folding (the float32 sum kernel on the arena, each sample writing as many bytes as a
  * copy's): it runs as fast as a copy while the three buffers fit the caches, where the core is
  * the bound, and slower past them, where it moves 3 bytes of memory for a copy's 2.
@@ -120,8 +115,7 @@ export class CopyTierSampler {
   /**
    * The buffers every burst copies in (2.5 x the largest tier on 2 cores), allocated and written
    * at the first and kept while the sampler lives: allocating and first touching them in every
-   * burst took 0.3-0.65 s of it on the 2-core VM, against 0.3 s a moment; kept, a later burst's
-   * setup (its helper threads) takes 20-45 ms.
+   * burst would cost more than its moments.
    */
   private memory: CopyMemory | undefined;
 

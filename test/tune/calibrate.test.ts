@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { fastestOfLaunches, handOffOf, timeConsistently } from '../../src/tuner/calibrate.js';
+import { fastestOfLaunches, handOffOf, timeConsistently } from '../../src/tune/calibrate.js';
 
 /** A timer of the small calls that returns the scripted timings in turn. */
 const scripted = (runs: number[][]) => async () => {

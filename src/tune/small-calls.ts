@@ -1,4 +1,4 @@
-import type { BenchOpName } from '../bench/bench-ops.js';
+import type { BenchOpName } from '../algorithms/bench-ops.js';
 import { blockMeansOverRanks } from '../bench/time-in-blocks.js';
 import { ErrorCode, TscclError } from '../errors.js';
 import { launch } from '../launch/launch.js';
@@ -24,10 +24,7 @@ export interface SmallCallsJob {
  * Times small calls of 2 ranks against each other in one job, in turns block by block
  * (bench/time-in-blocks.ts), as bench/regret.mjs times the algorithms it compares: us per call,
  * for each call the median over blocks of the block's mean over ranks. Calls of a few us timed
- * in separate launches compared as the launches' moments did, not as the calls do: tune read the
- * 2-rank one-shot broadcast of 8 B 0.6 us dearer than a recursive-doubling all-reduce, where the
- * regret grid's blocks timed it at less than half (2-3 us against 5-6), and the tuner then ran
- * recursive doubling at 1.8-2.6x the one-shot path's time.
+ * in separate launches compare as the launches' moments do, not as the calls do (docs/tuning.md).
  */
 export async function timeSmallCalls(calls: readonly SmallCall[], options: { procs: boolean } & Omit<SmallCallsJob, 'calls'>): Promise<number[]> {
   const { procs, ...timing } = options;

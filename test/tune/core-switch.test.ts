@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { test } from 'node:test';
-import { measureCoreSwitchUs } from '../../src/tuner/core-switch.js';
+import { measureCoreSwitchUs } from '../../src/tune/core-switch.js';
 
 test('a switch between two threads pinned to one core is measured, and costs more than a hand-off between two cores', (t) => {
   if (spawnSync('taskset', ['--version']).error !== undefined) {

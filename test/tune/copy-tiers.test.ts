@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { CopyTierSampler } from '../../src/tuner/copy-tiers.js';
+import { CopyTierSampler } from '../../src/tune/copy-tiers.js';
 
 const MIB = 2 ** 20;
 

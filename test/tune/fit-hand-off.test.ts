@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { defaultProfile } from '../../src/topology/local-profile.js';
-import { fitOversubscribedHandOff } from '../../src/tuner/fit-hand-off.js';
-import { simulateTimed } from '../../src/tuner/timed-call.js';
+import { fitOversubscribedHandOff } from '../../src/tune/fit-hand-off.js';
+import { simulateTimed } from '../../src/tune/timed-call.js';
 import { fakeDetection } from '../fixtures/fake-detection.js';
 
 const detection = fakeDetection(2);

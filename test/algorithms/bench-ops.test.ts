@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { BENCH_OPS, benchOp, parseSize, sweepSizes } from '../../src/bench/bench-ops.js';
+import { BENCH_OPS, benchOp, parseSize, sweepSizes } from '../../src/algorithms/bench-ops.js';
 import { aggregateRows } from '../../src/bench/run-bench.js';
 import type { BenchOptions } from '../../src/bench/bench-options.js';
 

@@ -6,28 +6,19 @@ import { rateOfMeanTime } from './moments.js';
 
 /**
  * Pieces of the sizes a pulled message has while it still sits in a 2 MiB L2, and on to where
- * what a core read has left the caches: the simulator holds the last tier for every larger call,
- * and with pieces up to 16 MiB (32 MiB touched) that was 0.04-0.06 ns/B in the slow state, which
- * it charged 2-rank all-reduces of 64-128 MiB (128-256 MiB touched per core), pricing ring level
- * with recursive doubling where ring ran 1.2-1.3x faster; so the pieces go on to 64 MiB. The copy
- * rate is not one figure: on the 2-core VMs a copy of up to 128 KiB ran at ~5 GB/s and one of
- * 192 KiB to 1 MiB at ~10 (memmove changes its method with the size), so peerWrittenGBps is the
- * median over the sizes up to 1 MiB.
+ * what a core read has left the caches (64 MiB: the simulator holds the last tier for every larger
+ * call). The copy rate changes with the size (memmove changes its method), so peerWrittenGBps is
+ * the median over the sizes up to 1 MiB (docs/tuning.md).
  */
 const SIZES = [32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536].map((kib) => kib * 1024);
 const PEER_WRITTEN_SIZES = SIZES.filter((size) => size <= 1024 * 1024);
 /** Rounds per size (the reader copies in every other one): 200 up to 256 KiB, fewer for larger pieces, so each size moves about as much. */
 const roundsFor = (size: number): number => Math.max(20, Math.min(200, Math.round((200 * 256 * 1024) / size)));
 /**
- * The 2-core VMs move their vCPUs, and the cost of lines in the other core's cache changes with
- * where they sit: overwriting 256 KiB another core read costs ~0.005 ns per byte more in one
- * state and ~0.12 in the other (2026-11-23). The slow state comes in spells of a second to
- * minutes, more often during and right after thread ranks' calls: 2 rank threads timing ring
- * and recursive doubling all-reduces of 2 MiB in turns met it in 40% of 600 blocks (ring 160-180
- * us a call there, 70-80 elsewhere; recursive doubling 75-80 in both), while 16 moments a second
- * apart, taken by the tune with nothing else running, met it in none of one tune's 16 and none of
- * 24 samples 3 s apart. So tune takes its moments in bursts between its other measurements,
- * which run thread and process ranks, over the whole of its minute or more, MOMENTS_PER_BURST at a time.
+ * The cost of lines in the other core's cache changes as the VM moves its vCPUs, in spells that
+ * come more often during and right after thread ranks' calls; moments taken with nothing else
+ * running miss them. So tune takes its moments in bursts between its other measurements, which
+ * run thread and process ranks, MOMENTS_PER_BURST at a time (docs/tuning.md).
  */
 const MOMENTS_PER_BURST = 4;
 /** A round takes microseconds; a writer silent this long has died, and tune must not hang. */

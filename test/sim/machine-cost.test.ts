@@ -8,7 +8,7 @@ import { defaultProfile } from '../../src/topology/local-profile.js';
 import { localTopology } from '../../src/topology/local-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
-import { machineOutcome } from '../../src/tuner/machine-cost.js';
+import { machineOutcome } from '../../src/sim/machine-cost.js';
 import { fakeDetection } from '../fixtures/fake-detection.js';
 
 const machine = (ranks: number, transport: 'shm' | 'tcp') => new TopologyGraph(parseTopology(

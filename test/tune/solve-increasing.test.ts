@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { solveIncreasing } from '../../src/tuner/solve-increasing.js';
+import { solveIncreasing } from '../../src/tune/solve-increasing.js';
 
 const bounds = { firstStep: 1, maxX: 1e6, tolerance: () => 1e-6 };
 

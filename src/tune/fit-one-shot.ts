@@ -13,11 +13,8 @@ export const MAX_ONE_SHOT_GBPS = 1000;
 /**
  * The one-shot rate (shm.oneShotGBps) with which the simulator reproduces a timed call through
  * the one-shot path of thread ranks. It is fitted on a 2-rank all-reduce, the call the path
- * mostly serves, where both ranks publish and read at once: a 2-rank broadcast read it at its
- * best, and in the same launches the all-reduce took 1-4 us more than the broadcast at 32 KiB
- * and met the broadcast's fast state in 1 of 14 launches where the broadcast did in 4 (2-rank
- * 32 KiB all-reduce 7.6-13 us through one-shot and 7.6-14 by recursive doubling). The simulated
- * time grows with the time per byte, so bisection finds it.
+ * mostly serves, where both ranks publish and read at once (a 2-rank broadcast read it at its
+ * best; docs/tuning.md). The simulated time grows with the time per byte, so bisection finds it.
  * Returns the rate and whether the call ran faster than the model allows at any rate (then
  * MAX_ONE_SHOT_GBPS).
  */

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { summarizePeerCache } from '../../src/tuner/peer-cache.js';
+import { summarizePeerCache } from '../../src/tune/peer-cache.js';
 
 const moment = (peerWrittenGBps: number, ...nsPerByte: number[]) => ({
   peerWrittenGBps, invalidationTiers: nsPerByte.map((ns, i) => ({ bytes: 65536 << i, nsPerByte: ns })),

@@ -1,6 +1,6 @@
 import { init } from '../comm/init.js';
 import { allocatePool, prepare } from '../bench/bench-rank.js';
-import { BENCH_OPS } from '../bench/bench-ops.js';
+import { BENCH_OPS } from '../algorithms/bench-ops.js';
 import { timeInBlocks } from '../bench/time-in-blocks.js';
 import type { SmallCall, SmallCallsJob } from './small-calls.js';
 

@@ -1,4 +1,4 @@
-import type { Collective } from '../algorithms/schedule.js';
+import type { Collective } from './schedule.js';
 import { invalidArgument } from '../errors.js';
 
 /**
