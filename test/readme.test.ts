@@ -52,6 +52,16 @@ function runScript(script: string, env: NodeJS.ProcessEnv): Promise<{ code: numb
   });
 }
 
+/**
+ * The environment of a user's shell: without the npm_* settings `npm test` exports to its
+ * scripts (its local prefix is the clone), and with ignore-scripts, as `npm pack` of the clone
+ * would otherwise rebuild dist/ under the running tests.
+ */
+function blockEnv(tmp: string): NodeJS.ProcessEnv {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name)));
+  return { ...env, TMPDIR: tmp, npm_config_ignore_scripts: 'true', npm_config_update_notifier: 'false' };
+}
+
 const blocks = runnableBlocks(readme);
 
 test('the README has runnable blocks to check', () => {
@@ -69,8 +79,7 @@ for (const block of blocks) {
     }
     const tmp = mkdtempSync(join(tmpdir(), 'tsccl-readme-'));
     try {
-      // ignore-scripts: `npm pack` of the clone would otherwise rebuild dist/ under the running tests.
-      const { code, output, timedOut } = await runScript(block.script, { ...process.env, TMPDIR: tmp, npm_config_ignore_scripts: 'true', npm_config_update_notifier: 'false' });
+      const { code, output, timedOut } = await runScript(block.script, blockEnv(tmp));
       assert.ok(!timedOut, `README.md:${block.line} still ran after ${BLOCK_TIMEOUT_MS / 1000} s:\n${output}`);
       assert.equal(code, 0, `README.md:${block.line} exited with ${code}:\n${output}`);
       for (const [pattern, expected] of EXPECTED) {
