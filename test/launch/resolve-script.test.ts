@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +36,22 @@ test('resolveScript refuses a TypeScript script on a Node that does not strip ty
           && err.message.includes(name) && /compile it first \(tsc\)/.test(err.message) && /Node >= 22\.6 with --experimental-strip-types/.test(err.message));
       }
     }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+// A loader such as tsx's, started with `node --import tsx`, compiles .ts for the ranks too (they inherit the flag).
+test('resolveScript takes a TypeScript script when a loader hook is given to Node', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-resolve-'));
+  try {
+    const file = join(dir, 'train.ts');
+    writeFileSync(file, 'export default () => 1;\n');
+    const run = new URL('../../src/launch/run.js', import.meta.url).href;
+    const child = spawnSync(process.execPath, ['--import', 'data:text/javascript,', '--input-type=module', '-e',
+      `const { resolveScript } = await import(${JSON.stringify(run)}); console.log(resolveScript(${JSON.stringify(file)}));`], { encoding: 'utf8' });
+    assert.equal(child.status, 0, child.stderr);
+    assert.equal(child.stdout.trim(), pathToFileURL(file).href);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
