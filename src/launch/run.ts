@@ -138,11 +138,30 @@ export function jobResult(finished: RankOutcome[], firstFailure: number | undefi
     { rank: firstFailure, ranks: finished });
 }
 
+/**
+ * The file: URL of a rank's script, refused before any rank starts when it cannot load: missing,
+ * or TypeScript on a Node that does not strip types (each rank would fail with Node's
+ * ERR_UNKNOWN_FILE_EXTENSION instead).
+ */
 export function resolveScript(script: string): string {
   if (typeof script !== 'string' || script === '') throw invalidArgument('script must be the path of an ES module', { argument: 'script' });
   const url = script.startsWith('file:') ? new URL(script) : pathToFileURL(resolve(script));
   if (!existsSync(fileURLToPath(url))) throw invalidArgument(`script ${script} does not exist`, { argument: 'script' });
+  if (/\.[mc]?ts$/i.test(url.pathname) && !nodeLoadsTypeScript()) {
+    throw invalidArgument(`script ${script} is TypeScript, which Node ${process.version} does not run: compile it first (tsc) and run the .js it writes, or use Node >= 22.6 with --experimental-strip-types (on by default from Node 23.6 and 22.18)`, { argument: 'script' });
+  }
   return url.href;
+}
+
+/**
+ * Whether the ranks (which inherit this process's flags) can load .ts modules: Node strips types
+ * (`process.features.typescript` from Node 22.10, the flag before it), or a loader hook such as
+ * tsx's (`--import tsx`) may compile them.
+ */
+function nodeLoadsTypeScript(): boolean {
+  if ((process.features as { typescript?: string | false }).typescript) return true;
+  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+  return flags.some((flag) => /^(--experimental-strip-types|--experimental-transform-types|--import|--loader|--experimental-loader|--require|-r)(=|$)/.test(flag));
 }
 
 export function forwardLines(from: Readable, to: Writable, prefix: string): void {
