@@ -42,7 +42,7 @@ for (const op of ops) {
       for (let round = 0; round < rounds; round++) {
         for (const [i, chunk] of chunks.entries()) {
           const { times, algorithm } = await measure(op, size, chunk, algo);
-          times.forEach((t, place) => samples[i][place].push(t));
+          times.forEach((t, place) => { samples[i][place].push(t); });
           recorded = algorithm;
         }
       }

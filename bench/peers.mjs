@@ -23,7 +23,8 @@ import { MPI_NAMES, buildMpiTiming, have, mpiMissing } from './lib/mpi-timing.mj
 const root = fileURLToPath(new URL('..', import.meta.url));
 const argv = process.argv.slice(2);
 const flag = (name) => { const i = argv.indexOf(name); return i < 0 ? undefined : argv.splice(i, 2)[1]; };
-const tcp = argv.includes('--tcp') ? (argv.splice(argv.indexOf('--tcp'), 1), true) : false;
+const tcp = argv.includes('--tcp');
+if (tcp) argv.splice(argv.indexOf('--tcp'), 1);
 const rounds = Number(flag('--rounds') ?? 3);
 const maxBytes = Number(flag('--max') ?? 128 * 1024 * 1024);
 const warmup = Number(flag('--warmup') ?? 5);

@@ -30,4 +30,4 @@ console.log(`# ${common.length} rows in all ${files.length} runs; rows whose bes
 console.log('| op ranks bytes | best fixed algorithm | its worst regret over the runs | the tuner\'s worst over the runs |\n|---|---|---:|---:|');
 for (const { k, best, worst, tuner } of table.filter((t) => t.worst > 1.15)) console.log(`| ${k} | ${best} | ${worst.toFixed(2)} | ${tuner.toFixed(2)} |`);
 console.log('\n| run | best fixed choices | the tuner |\n|---|---|---|');
-files.forEach((file, i) => console.log(`| ${file} | ${regretSummary(fixedRegrets[i])} | ${regretSummary(tunerRegrets[i])} |`));
+files.forEach((file, i) => { console.log(`| ${file} | ${regretSummary(fixedRegrets[i])} | ${regretSummary(tunerRegrets[i])} |`); });

@@ -20,7 +20,7 @@ function launch([n = 4, bytes = 65536, rounds = 4000, warmup = 500]) {
   const ranks = Array.from({ length: n }, (_, r) => fork(new URL(import.meta.url).pathname, ['rank', r, n, bytes, rounds, warmup].map(String)));
   const ports = new Array(n);
   let listening = 0;
-  ranks.forEach((child, r) => child.on('message', (m) => {
+  ranks.forEach((child, r) => { child.on('message', (m) => {
     if (m.port !== undefined) {
       ports[r] = m.port;
       if (++listening === n) for (const c of ranks) c.send({ ports });
@@ -28,7 +28,7 @@ function launch([n = 4, bytes = 65536, rounds = 4000, warmup = 500]) {
       console.log(`${n} processes, ${bytes} B to every peer each round: ${m.usPerRound.toFixed(1)} us per round (mean of ${rounds - warmup} after ${warmup})`);
       for (const c of ranks) c.kill();
     }
-  }));
+  }); });
 }
 
 function runRank([rank, n, bytes, rounds, warmup]) {

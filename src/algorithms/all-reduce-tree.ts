@@ -55,7 +55,7 @@ export function allReduceTree(shape: CallShape, rank: number): Schedule {
       else list.send(parent!, input);
       return;
     }
-    children.forEach((child, k) => list.recvReduce(child, acc, k === 0 ? input : acc));
+    children.forEach((child, k) => { list.recvReduce(child, acc, k === 0 ? input : acc); });
     if (!isRoot) list.send(parent!, acc);
   };
   const down = (offset: number, count: number) => {

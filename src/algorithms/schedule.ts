@@ -246,7 +246,7 @@ export function hostLayout(shape: CallShape, preferred?: number): HostLayout {
   const hostOf = shape.hosts ?? Array.from({ length: shape.nranks }, (_, r) => r);
   const hostCount = Math.max(-1, ...hostOf) + 1;
   const members: number[][] = Array.from({ length: hostCount }, () => []);
-  hostOf.forEach((h, r) => members[h].push(r));
+  hostOf.forEach((h, r) => { members[h].push(r); });
   const leaders = members.map((m, h) => (preferred !== undefined && hostOf[preferred] === h ? preferred : m[0]));
   return { hostOf, members, leaders };
 }

@@ -50,7 +50,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
       if (BENCH_OPS[options.op].reduces) checkOpForType(options.redop, dtypeInfo(options.dtype), '--op-reduce');
       if (options.algorithm !== undefined) checkAlgorithm(options.op, options.algorithm);
       if (options.algorithm === ONE_SHOT && !inJob) checkOneShotFits(options);
-      let rows;
+      let rows: Awaited<ReturnType<typeof runBench>>;
       if (inJob) {
         // Started as one rank of a job (tsccl launch, mpirun, srun): rank 0 reports for all.
         const mine = await benchInJob(options);

@@ -1,6 +1,7 @@
 import { constants as osConstants } from 'node:os';
 import { type Command, Option } from 'commander';
 import { launch } from '../launch/launch.js';
+import type { RankOutcome } from '../launch/run.js';
 import { parseNonNegativeInt, parsePositiveInt } from './parse.js';
 
 const STOP_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -25,7 +26,7 @@ export function launchCommand(program: Command, setExitCode: (code: number) => v
       const stop = new AbortController();
       const onSignal = (signal: NodeJS.Signals) => stop.abort(signal);
       for (const signal of STOP_SIGNALS) process.once(signal, onSignal);
-      let ranks;
+      let ranks: RankOutcome[];
       try {
         ({ ranks } = await launch({
           script, args, nprocPerNode: o.nprocPerNode, nnodes: o.nnodes, nodeRank: o.nodeRank, masterAddr: o.masterAddr, masterPort: o.masterPort, mode: o.mode, threadsPerProc: o.threadsPerProc, timeoutMs: o.timeoutMs,

@@ -27,7 +27,9 @@ const imulKernel = (d: Num, a: Num, b: Num): void => { for (let i = 0; i < d.len
 const bigKernels: Record<'sum' | 'prod' | 'min' | 'max', (d: Big, a: Big, b: Big) => void> = {
   sum: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] + b[i]; },
   prod: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] * b[i]; },
+  // biome-ignore lint/complexity/useMathMinMax: Math.min and Math.max take no BigInt
   min: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] < b[i] ? a[i] : b[i]; },
+  // biome-ignore lint/complexity/useMathMinMax: Math.min and Math.max take no BigInt
   max: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] > b[i] ? a[i] : b[i]; },
 };
 

@@ -69,7 +69,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   if (cached !== undefined) return cached;
   const hostOf = (r: number) => graph.devices[rankDevices[r]].host ?? 0;
   const hostCounts = new Map<number, number>();
-  rankDevices.forEach((_, r) => hostCounts.set(hostOf(r), (hostCounts.get(hostOf(r)) ?? 0) + 1));
+  rankDevices.forEach((_, r) => { hostCounts.set(hostOf(r), (hostCounts.get(hostOf(r)) ?? 0) + 1); });
   const first = rankDevices[0];
   const sameHost = rankDevices.findIndex((_, r) => r > 0 && hostOf(r) === hostOf(0));
   const otherHost = rankDevices.findIndex((_, r) => hostOf(r) !== hostOf(0));

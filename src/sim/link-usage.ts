@@ -59,7 +59,7 @@ export function linkUsage(graph: TopologyGraph, groups: readonly (readonly numbe
   const deviceGroup = new Map<number, number>();
   groups.forEach((group, g) => {
     const devices = group.map((r) => ranks[r]);
-    devices.forEach((d) => deviceGroup.set(d, g));
+    devices.forEach((d) => { deviceGroup.set(d, g); });
     if (devices.length < 2) return;
     const row = options.op === 'sendrecv'
       ? simulateExchange(graph, devices, options.bytes, { mode: 'flow', elementBytes: 4, chooser: options.chooser })

@@ -9,7 +9,7 @@ import { BYTES_PER_US_PER_GBPS, coreShareRates, crowdedRanks, freshReadRateOf, f
 import { FlowNetwork } from './flow-network.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { type Protocol, protocolOf } from './protocols.js';
-import { type Program, STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
+import { type Program, STEP_LOCAL, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
 import type { SimCall, SimOutcome } from './sim-call.js';
 import { type CallRates, callRates, peerReadWriteCosts } from './working-set.js';
 
@@ -154,11 +154,11 @@ class ScheduleFlows {
     this.rates = callRates(graph, rankDevices, wholeCall, call.elementBytes);
     this.takeBackUsPerByte = peerReadWriteCosts(graph, rankDevices, protocol, wholeCall, call.elementBytes);
     this.reduceRates = graph.devices.map((d, i) => (d.reduceGBps ?? 0) * BYTES_PER_US_PER_GBPS * this.rates.reduceScale[i]);
-    if (this.pull && n > 1) rankDevices.forEach((device, r) => this.copyPaths.set(device, transferRoute(graph, rankDevices[(r + 1) % n], device, true)));
+    if (this.pull && n > 1) rankDevices.forEach((device, r) => { this.copyPaths.set(device, transferRoute(graph, rankDevices[(r + 1) % n], device, true)); });
     this.coreCopyRate = coreShareRates(this.rates.capacities, [...this.copyPaths].filter(([device]) => this.crowded.has(device)).map(([, path]) => path), protocol.rankCores);
     this.network = new FlowNetwork(this.queue, this.rates.capacities, this.drained);
     this.calls = Math.max(1, Math.floor(call.calls ?? 1));
-    this.rings.forEach((ring, c) => this.addChannel(ring, c));
+    this.rings.forEach((ring, c) => { this.addChannel(ring, c); });
   }
 
   /** Runs the call to its end on every rank and reports it. */

@@ -73,7 +73,7 @@ export class TopologyGraph {
     const devices = topology.devices;
     const fileLinks = topology.links;
     this.devices = devices;
-    devices.forEach((d, i) => this.byId.set(d.id, i));
+    devices.forEach((d, i) => { this.byId.set(d.id, i); });
     const accelerators: number[] = [];
     let limited = 0;
     const stagingRate = (d: Device): number | undefined =>

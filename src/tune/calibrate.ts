@@ -133,7 +133,7 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     const calls = [RECURSIVE_DOUBLING_8B, RING_8B, ...others];
     const launchOnce = () => timeSmallCalls(calls, { procs, blocks: SMALL_BLOCKS_PER_LAUNCH, minCalls: SMALL_ITERS, warmupCalls: SMALL_CALL_WARMUP, timeoutMs: TIMEOUT_MS });
     const times = await timeConsistently(() => fastestOfLaunches(launchOnce, runs), log);
-    calls.forEach((c, i) => log(`  ${procs ? 'tcp' : 'shm'} ${c.op} (${c.algorithm ?? 'tuner'}) 2 ranks ${c.bytes} B: ${times[i].toFixed(1)} us (median of ${SMALL_BLOCKS_PER_LAUNCH} blocks in turns, fastest of ${runs} launches)`));
+    calls.forEach((c, i) => { log(`  ${procs ? 'tcp' : 'shm'} ${c.op} (${c.algorithm ?? 'tuner'}) 2 ranks ${c.bytes} B: ${times[i].toFixed(1)} us (median of ${SMALL_BLOCKS_PER_LAUNCH} blocks in turns, fastest of ${runs} launches)`); });
     return times;
   };
   // Lines in the other core's cache cost what the state of the VM's vCPUs makes them, and what

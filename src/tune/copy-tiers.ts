@@ -76,7 +76,7 @@ function folding(largest: number): Folding {
   const arena = Arena.create();
   const length = Math.ceil(largest / 3 / 16) * 4;
   const arrays = [0, 1, 2].map(() => arena.view(Float32Array, arena.allocate(length * 4), length, 4));
-  arrays.forEach((array, i) => array.fill(i));
+  arrays.forEach((array, i) => { array.fill(i); });
   return { sum: arenaKernels(arena).reduce('float32', 'sum'), arrays };
 }
 

@@ -182,7 +182,7 @@ async function runCallsWith(s: CallShape, kernel: ReduceKernel): Promise<{ outpu
   const { arena, slots, status } = shmWorld(s.nranks);
   const ranks = Array.from({ length: s.nranks }, (_, r) => r);
   const buffers = ranks.map((r) => views(arena, 'user', s, r));
-  buffers.forEach((b, r) => b.input.fill(r + 1));
+  buffers.forEach((b, r) => { b.input.fill(r + 1); });
   const calls = ranks.map((r) => new OneShotCall({ shape: s, rank: r, ...buffers[r], dtype: F64, kernel, slots: slots[r], opcode: OPCODES[s.collective] }));
   for (const r of ranks) status[r].enter(1);
   await Promise.all(calls.map((call) => call.run(1, context())));
@@ -195,7 +195,7 @@ test('a peer that called another collective is a MISMATCH', async () => {
     const s = shape({ collective, count: 2 });
     return new OneShotCall({ shape: s, rank: r, ...views(arena, 'user', s, r), dtype: F64, kernel: SUM, slots: slots[r], opcode: OPCODES[collective] });
   });
-  status.forEach((st) => st.enter(1));
+  status.forEach((st) => { st.enter(1); });
   const results = await Promise.allSettled(calls.map(async (call) => call.run(1, context())));
   for (const result of results) {
     assert.equal(result.status, 'rejected');

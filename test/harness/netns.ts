@@ -52,7 +52,7 @@ export function createNetnsPair(tag: string, rateLimit?: string): NetnsPair {
     ip('-n', n, 'link', 'set', veths[i], 'up');
     if (rateLimit !== undefined) execFileSync('ip', ['netns', 'exec', n, 'tc', 'qdisc', 'add', 'dev', veths[i], 'root', 'tbf', 'rate', rateLimit, 'burst', '256kb', 'latency', '100ms']);
   });
-  names.forEach((n, i) => waitForCarrier(n, veths[i]));
+  names.forEach((n, i) => { waitForCarrier(n, veths[i]); });
   return { names, addresses, close: () => { for (const n of names) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
 }
 
@@ -90,7 +90,7 @@ export function createNetnsStar(tag: string, count: number, rateLimit?: string):
     shape(n, hostSide);
     shape(bridgeNs, bridgeSide);
   });
-  names.forEach((n, i) => waitForCarrier(n, `ts${tag}${i}h`));
+  names.forEach((n, i) => { waitForCarrier(n, `ts${tag}${i}h`); });
   return { names, addresses, close: () => { for (const n of [...names, bridgeNs]) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
 }
 

@@ -27,12 +27,12 @@ function startRanks(n: number, envFor: (rank: number) => NodeJS.ProcessEnv): Pro
 
 test('ranks started like srun (SLURM_PROCID, SLURM_NTASKS) find each other too', async () => {
   const outs = await startRanks(3, (r) => ({ SLURM_PROCID: String(r), SLURM_NTASKS: '3', SLURM_LOCALID: String(r), MASTER_ADDR: '127.0.0.1', MASTER_PORT: '29578' }));
-  outs.forEach((out, r) => assert.match(out, new RegExp(`^rank ${r} of 3 over tcp: OK$`, 'm')));
+  outs.forEach((out, r) => { assert.match(out, new RegExp(`^rank ${r} of 3 over tcp: OK$`, 'm')); });
 });
 
 test('a job over IPv6 loopback (MASTER_ADDR=::1) keeps to IPv6', async () => {
   const outs = await startRanks(2, (r) => ({ RANK: String(r), WORLD_SIZE: '2', MASTER_ADDR: '::1', MASTER_PORT: '29579' }));
-  outs.forEach((out, r) => assert.match(out, new RegExp(`^rank ${r} of 2 over tcp: OK$`, 'm')));
+  outs.forEach((out, r) => { assert.match(out, new RegExp(`^rank ${r} of 2 over tcp: OK$`, 'm')); });
 });
 
 const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));

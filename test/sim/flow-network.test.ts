@@ -7,7 +7,7 @@ const finishTimes = (capacity: number[], flows: { path: number[]; bytes: number 
   const queue = new EventQueue();
   const done: number[] = [];
   const network = new FlowNetwork(queue, Float64Array.from(capacity), (i: number) => { done[i] = queue.now; });
-  flows.forEach((f, i) => network.start(Int32Array.from(f.path), f.bytes, i));
+  flows.forEach((f, i) => { network.start(Int32Array.from(f.path), f.bytes, i); });
   queue.run();
   return done;
 };

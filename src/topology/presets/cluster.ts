@@ -68,13 +68,13 @@ export function buildCluster(
 function connectFabric(builder: TopologyBuilder, options: ClusterOptions, nicsByNode: readonly (readonly string[])[], nic: { kind: LinkKindId; gbps?: number }): void {
   const switchKind = options.nicFamily === 'ib' ? 'ib-switch' : 'eth-switch';
   const leaves = new Map<string, string[]>();
-  nicsByNode.forEach((nics, host) => nics.forEach((id, k) => {
+  nicsByNode.forEach((nics, host) => { nics.forEach((id, k) => {
     const leafName = options.fabric === 'rail'
       ? `rail${k}.leaf${Math.floor(host / options.leafDownPorts)}`
       : `leaf${Math.floor((host * nics.length + k) / options.leafDownPorts)}`;
     if (!leaves.has(leafName)) leaves.set(leafName, []);
     leaves.get(leafName)!.push(id);
-  }));
+  }); });
   const spine = leaves.size > 1 ? builder.switchDevice('spine', undefined, switchKind, 'spine layer (ECMP over its switches)') : undefined;
   const link = (a: string, b: string, count: number) => builder.links.push({ a, b, kind: nic.kind, count, ...(nic.gbps === undefined ? {} : { gbps: nic.gbps }) });
   for (const [leafName, nics] of leaves) {

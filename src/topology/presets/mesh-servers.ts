@@ -15,7 +15,7 @@ export function mi300xServer(ctx: ServerContext): ServerResult {
   for (let i = 0; i < count; i++) for (let j = i + 1; j < count; j++) b.link(gpus[i], gpus[j], 'xgmi3');
   const attachOf = gpus.map((_, i) => i);
   const pcieSwitches = pcieTree(ctx, 8, 'pcie5', 'upi');
-  gpus.forEach((gpu, i) => b.link(gpu, pcieSwitches[i], 'pcie5'));
+  gpus.forEach((gpu, i) => { b.link(gpu, pcieSwitches[i], 'pcie5'); });
   return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, 'pcie5') };
 }
 
@@ -29,7 +29,7 @@ export function ascend910bServer(ctx: ServerContext): ServerResult {
   const npus = Array.from({ length: count }, (_, i) => b.device(`${prefix}npu${i}`, 'npu', host, { memoryGBps: 1600, label: 'Ascend 910B' }));
   for (let i = 0; i < count; i++) for (let j = i + 1; j < count; j++) b.link(npus[i], npus[j], 'hccs');
   const pcieSwitches = pcieTree(ctx, 4, 'pcie4', 'upi', 4);
-  npus.forEach((npu, i) => b.link(npu, pcieSwitches[Math.floor(i / 2)], 'pcie4'));
+  npus.forEach((npu, i) => { b.link(npu, pcieSwitches[Math.floor(i / 2)], 'pcie4'); });
   const nics = npus.map((npu, i) => {
     // The RoCE port is on the NPU die: one NIC per NPU, joined on-package.
     const nic = b.device(`${prefix}roce${i}`, 'nic', host);

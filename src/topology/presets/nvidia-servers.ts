@@ -29,7 +29,7 @@ export function switchedServer(ctx: ServerContext, board: SwitchedBoard): Server
   for (const gpu of gpus) b.link(gpu, nvswitch, board.nvlink, board.linksPerGpu);
   const attachOf = gpus.map((_, i) => Math.floor(i / board.gpusPerPcieSwitch));
   const pcieSwitches = pcieTree(ctx, Math.ceil(board.gpus / board.gpusPerPcieSwitch), board.pcie, board.socketLink);
-  gpus.forEach((gpu, i) => b.link(gpu, pcieSwitches[attachOf[i]], board.pcie));
+  gpus.forEach((gpu, i) => { b.link(gpu, pcieSwitches[attachOf[i]], board.pcie); });
   return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, board.pcie) };
 }
 
@@ -83,7 +83,7 @@ export function dgx1Server(ctx: ServerContext): ServerResult {
   for (const [x, y, links] of DGX1_NVLINKS) if (x < count && y < count) b.link(gpus[x], gpus[y], 'nvlink2', links);
   const attachOf = gpus.map((_, i) => Math.floor(i / 2));
   const pcieSwitches = pcieTree(ctx, 4, 'pcie3', 'upi');
-  gpus.forEach((gpu, i) => b.link(gpu, pcieSwitches[attachOf[i]], 'pcie3'));
+  gpus.forEach((gpu, i) => { b.link(gpu, pcieSwitches[attachOf[i]], 'pcie3'); });
   return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, 'pcie3') };
 }
 

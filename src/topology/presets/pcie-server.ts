@@ -24,6 +24,6 @@ export function pcieServer(ctx: ServerContext, options: PcieServerOptions): Serv
   const pcieSwitches = pcieTree(ctx, switches, pcie, 'upi', Math.min(options.sockets, switches));
   const gpus = Array.from({ length: count }, (_, i) => b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: 1000, label: `PCIe Gen${options.gen} GPU` }));
   const attachOf = gpus.map((_, i) => Math.floor(i / options.gpusPerSwitch));
-  gpus.forEach((gpu, i) => b.link(gpu, pcieSwitches[attachOf[i]], pcie));
+  gpus.forEach((gpu, i) => { b.link(gpu, pcieSwitches[attachOf[i]], pcie); });
   return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, pcie) };
 }

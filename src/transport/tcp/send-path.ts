@@ -77,7 +77,7 @@ export class SendPath {
       return ticket;
     }
     const sum = checksumsFrame(tag.checksum ?? this.checksum, link.sameMachine);
-    if (sendHook !== undefined && sendHook(this.outgoing(link, channel, data, tag, ticket, sum))) return ticket;
+    if (sendHook?.(this.outgoing(link, channel, data, tag, ticket, sum))) return ticket;
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
       link.lanes[0].write(encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data));

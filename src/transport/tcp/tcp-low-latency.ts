@@ -62,7 +62,7 @@ export class TcpLowLatencySlots implements LowLatencySlots {
     return undefined;
   }
 
-  arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
+  arrived(peer: number, _seq: number, ctx: WaitContext): Promise<void> | undefined {
     if (peer === this.links.rank || this.links.hasMessage(peer, 0)) return undefined;
     if (this.links.spinForMessage(peer, 0)) return undefined;
     return this.links.waitForMessage(peer, ONE_SHOT_CHANNEL, this.capacity, ctx);

@@ -144,7 +144,7 @@ export class TcpTransport implements Transport {
       holdWhileSendingMs: options.holdWhileSendingMs ?? HOLD_WHILE_SENDING_MS, maxPayloadBytes: options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES,
     });
     for (const link of links) {
-      link.inbound.forEach((c, lane) => transport.reader.listen(link, c, lane));
+      link.inbound.forEach((c, lane) => { transport.reader.listen(link, c, lane); });
       for (const c of mesh.outbound.get(link.peer) ?? []) transport.reader.listenOutbound(link, c);
     }
     registerLive(transport);

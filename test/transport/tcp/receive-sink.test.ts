@@ -46,7 +46,7 @@ test('tcp: a plain receive whose reads end inside an element keeps reading strai
   // Loopback hands out 65483-byte segments, so reads end inside float32 elements. Copying needs
   // no whole elements: were the rest carried as a reduction's is, every later read of the frame
   // would land in the read memory and be copied twice (2 processes, 4 MiB: 1.9 ms an exchange against 1.3).
-  const { memory, buffers } = sinkMemory();
+  const { buffers } = sinkMemory();
   const message = new Uint8Array(1000).map((_, i) => (i * 7 + 1) & 255);
   const destination = new Uint8Array(message.byteLength);
   const pieces: Uint8Array[] = [];
@@ -70,7 +70,7 @@ test('tcp: a reduction\'s carried bytes survive another socket\'s read into the 
   // Node asks a socket for its next read's memory right after its previous read, and every
   // inbound socket of a transport reads into the same memory: another peer's frame (here a
   // header, "TSCL...") may land at its start before this socket's read lands behind the carry.
-  const { memory, buffers } = sinkMemory();
+  const { buffers } = sinkMemory();
   const message = new Uint8Array(new Float32Array([1, 2, 1, 2, 1, 2, 1, 2]).buffer);
   const received = new Uint8Array(message.byteLength);
   const consume = (piece: Uint8Array, offset: number) => { received.set(piece, offset); };
