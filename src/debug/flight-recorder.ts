@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -33,6 +34,10 @@ export interface CommRecord {
 }
 
 export interface RankDump {
+  /** The job the records belong to (absent in records written before jobs were named). */
+  readonly job?: string;
+  /** Ranks of the job's world. */
+  readonly size?: number;
   readonly rank: number;
   readonly reason: string;
   readonly time: string;
@@ -93,8 +98,26 @@ export class FlightRecorder {
 
 const registry = new Set<FlightRecorder>();
 
+/**
+ * The name of this rank's job: the launcher's (tsccl run and launch set TSCCL_JOB_ID), else what
+ * torchrun or Slurm call it, else the store's address, which the ranks of one job share.
+ */
+export function jobId(env: NodeJS.ProcessEnv = process.env): string {
+  const named = paramString('TSCCL_JOB_ID', env) || env.TORCHELASTIC_RUN_ID
+    || (env.SLURM_JOB_ID ? `slurm-${env.SLURM_JOB_ID}${env.SLURM_STEP_ID ? `.${env.SLURM_STEP_ID}` : ''}` : undefined)
+    || (env.MASTER_ADDR && env.MASTER_PORT ? `${env.MASTER_ADDR}-${env.MASTER_PORT}` : undefined)
+    || `pid-${process.pid}`;
+  return named.replace(/[^A-Za-z0-9._-]/g, '_');
+}
+
+/** A new job's name: when it started, and a random part so that two jobs of one second differ. */
+export function newJobId(): string {
+  return `${new Date().toISOString().replace(/[-:]/g, '').replace(/\..*/, '')}-${randomBytes(3).toString('hex')}`;
+}
+
+/** TSCCL_TRACE_DIR as given, or a directory of this job's own under the system's temporary one. */
 export function traceDirectory(): string {
-  return paramString('TSCCL_TRACE_DIR') || join(tmpdir(), 'tsccl-trace');
+  return paramString('TSCCL_TRACE_DIR') || join(tmpdir(), 'tsccl-trace', jobId());
 }
 
 /**
@@ -105,7 +128,7 @@ export function dumpFlightRecords(reason: string): string | undefined {
   const recorders = [...registry];
   const world = recorders.find((r) => r.name === 'world') ?? recorders[0];
   if (world === undefined) return undefined;
-  const dump: RankDump = { rank: world.rank, reason, time: new Date().toISOString(), comms: recorders.map((r) => r.snapshot()) };
+  const dump: RankDump = { job: jobId(), size: world.size, rank: world.rank, reason, time: new Date().toISOString(), comms: recorders.map((r) => r.snapshot()) };
   const dir = traceDirectory();
   const path = join(dir, `rank-${world.rank}.json`);
   try {

@@ -4,6 +4,7 @@ import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { anyAddressFor, isLoopbackAddress, loopbackFor, newJobToken } from '../security/job-token.js';
 import { TcpStoreServer } from '../store/tcp-store-server.js';
 import { MAX_PORT, isPort } from '../job/env-job.js';
+import { newJobId } from '../debug/flight-recorder.js';
 import { JobFailure } from './job-failure.js';
 import { type RankOutcomeMessage, reviveError } from './rank-script.js';
 import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
@@ -77,6 +78,8 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
     masterPort = server.port;
   }
   const size = nnodes * perNode;
+  // Nodes name the job alike without talking: by the store's address, which they share.
+  const job = env.TSCCL_JOB_ID || (nnodes > 1 ? `${masterAddr}-${masterPort}` : newJobId());
   const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
   const outcomes = new Map<number, RankOutcome>();
   const children: ChildProcess[] = [];
@@ -94,7 +97,7 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
       const child = fork(processEntry, [script, ...(options.args ?? [])], {
         env: {
           ...env, RANK: String(rank), WORLD_SIZE: String(size), LOCAL_RANK: String(local), LOCAL_WORLD_SIZE: String(perNode),
-          MASTER_ADDR: masterAddr, MASTER_PORT: String(masterPort), TSCCL_STORE_HOSTED: '1', ...(token ? { TSCCL_JOB_TOKEN: token } : {}),
+          MASTER_ADDR: masterAddr, MASTER_PORT: String(masterPort), TSCCL_STORE_HOSTED: '1', TSCCL_JOB_ID: job.replace(/[^A-Za-z0-9._-]/g, '_'), ...(token ? { TSCCL_JOB_TOKEN: token } : {}),
           ...(options.timeoutMs ? { TSCCL_TIMEOUT_MS: String(options.timeoutMs) } : {}), TSCCL_THREADS_PER_PROC: String(threads),
           // Thread ranks inside the process stop their siblings after the same grace as this launcher.
           TSCCL_RANK_GRACE_MS: String(graceMs),

@@ -9,6 +9,7 @@ import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { keepArena, takeArena } from './arena-pool.js';
 import type { GlobalPlacement, ThreadRankBootstrap } from '../job/bootstrap.js';
+import { newJobId } from '../debug/flight-recorder.js';
 import { JobFailure } from './job-failure.js';
 import { DUMP_FLIGHT_RECORDS, reviveError } from './rank-script.js';
 
@@ -65,6 +66,9 @@ export async function run(options: RunOptions): Promise<RunResult> {
   const arena = takeArena();
   const worldMailboxes = Array.from({ length: ranks }, () => allocateMailbox(arena, ranks));
   const outcomes: (RankOutcome | undefined)[] = new Array(ranks).fill(undefined);
+  // Every rank of the job names it alike in its flight records and trace directory.
+  const baseEnv = options.env ?? process.env;
+  const env = baseEnv.TSCCL_JOB_ID ? baseEnv : { ...baseEnv, TSCCL_JOB_ID: newJobId() };
 
   const workers = Array.from({ length: ranks }, (_, rank) => {
     const tsccl: ThreadRankBootstrap = {
@@ -73,7 +77,7 @@ export async function run(options: RunOptions): Promise<RunResult> {
     };
     const shown = (options.global?.rankOffset ?? 0) + rank;
     const mode = options.output ?? 'prefix';
-    const worker = new Worker(workerEntryUrl(), { workerData: { tsccl }, env: options.env ?? process.env, stdout: mode !== 'inherit', stderr: mode !== 'inherit' });
+    const worker = new Worker(workerEntryUrl(), { workerData: { tsccl }, env, stdout: mode !== 'inherit', stderr: mode !== 'inherit' });
     if (mode === 'prefix') {
       forwardLines(worker.stdout, process.stdout, `[${shown}] `);
       forwardLines(worker.stderr, process.stderr, `[${shown}] `);
