@@ -40,7 +40,7 @@ const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
 test('tsccl bench started as the ranks of a job (tsccl launch) reports once, from rank 0, for all ranks', () => {
   // A few warm-up calls, not the default thousands: the report is the point, and 3 processes on
   // a loaded 2-core machine take minutes over the default. The bound only ends a hung job.
-  const out = execFileSync(process.execPath, [bin, 'launch', '--nproc-per-node', '3', bin, 'bench', '-o', 'all_reduce', '-b', '8', '-e', '4K', '-f', '8', '-n', '3', '-w', '10', '--format', 'json'], { timeout: 300_000 }).toString();
+  const out = execFileSync(process.execPath, [bin, 'launch', '--nproc-per-node', '3', bin, 'bench', '-o', 'all_reduce', '-b', '8', '-e', '4K', '-f', '8', '-n', '3', '--warmup_small', '10', '--format', 'json'], { timeout: 300_000 }).toString();
   const json = out.split('\n').filter((l) => l.startsWith('[0] ')).map((l) => l.slice(4)).join('\n');
   const doc = JSON.parse(json) as { transport: string; rows: { ranks: number; wrong: number }[] };
   assert.equal(doc.transport, 'tcp');
