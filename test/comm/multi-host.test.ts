@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { markDirectory, mark } from '../harness/marks.js';
@@ -54,11 +55,11 @@ test('a node with the wrong job token is refused; it does not reach the job', { 
 
 test('a network partition (link down, no FIN or RST) is detected by heartbeats well within the timeout', { skip }, async () => {
   const pair = createNetnsPair('h');
+  // The ranks wait for the mark 'cut', which the test makes once both are ready and the link is down.
+  const marks = markDirectory();
   try {
     const env = { ...process.env, TSCCL_JOB_TOKEN: 'partition', TSCCL_TIMEOUT_MS: '30000', TSCCL_HEARTBEAT_TIMEOUT_MS: '1500', TSCCL_DEBUG: 'NONE', TSCCL_RANK_GRACE_MS: '20000' };
     const partition = fileURLToPath(new URL('../fixtures/partition-rank.js', import.meta.url));
-    // The ranks wait for the mark 'cut', which the test makes once both are ready and the link is down.
-    const marks = markDirectory();
     const common = ['--nnodes', '2', '--nproc-per-node', '1', '--master-addr', pair.addresses[0], '--master-port', '29557', partition, JSON.stringify({ marks })];
     let cut = false;
     const ready = new Set<number>();
@@ -83,5 +84,6 @@ test('a network partition (link down, no FIN or RST) is detected by heartbeats w
     }
   } finally {
     pair.close();
+    rmSync(marks, { recursive: true, force: true });
   }
 });
