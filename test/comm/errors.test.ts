@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../src/errors.js';
+import { withMarks } from '../harness/marks.js';
 import { launchFixture, runFixture } from '../harness/ranks.js';
 
+// Outcomes are asserted by code, message and order of events, never by how long they took: the
+// machine may be loaded. A call that hung would end in a timeout, whose code the tests refuse.
 type Outcome = { code: string; message?: string; ms: number };
-const scenario = async (name: string, n: number) => (await runFixture('errors-rank', n, { scenario: name })).results as Record<string, Outcome>[];
+const scenario = (name: string, n: number) => withMarks(async (marks) => (await runFixture('errors-rank', n, { scenario: name, marks })).results as Record<string, Outcome>[]);
 
 test('bad input is refused on the calling rank before anything blocks, and names the argument', async () => {
   const results = await scenario('bad-input', 3);
@@ -12,7 +15,6 @@ test('bad input is refused on the calling rank before anything blocks, and names
     for (const key of ['wrongDType', 'avgOnInt', 'unknownOp', 'shortOutput', 'outputTypeMismatch', 'rootOutOfRange', 'peerOutOfRange',
       'notTyped', 'ambiguousUint16', 'unevenBlocks', 'unknownAlgorithm', 'badTimeout', 'freePlain', 'freeTwice', 'freeNothing', 'scatterOutputType']) {
       assert.equal(out[key].code, ErrorCode.INVALID_ARGUMENT, `rank ${rank} ${key}: ${out[key].message}`);
-      assert.ok(out[key].ms < 50, `rank ${rank} ${key} took ${out[key].ms} ms`);
     }
     assert.match(out.shortOutput.message!, new RegExp(`Rank ${rank}: output holds ${8 * 3 - 1} elements but allGather of count 8 needs 24`));
     assert.match(out.rootOutOfRange.message!, /root 3 is out of range: expected an integer in \[0, 2\]/);
@@ -22,7 +24,7 @@ test('bad input is refused on the calling rank before anything blocks, and names
     assert.match(out.freeNothing.message!, /buffer must be a typed array/);
     assert.match(out.scatterOutputType.message!, rank === 0 ? /does not split into/ : /output is a Uint8Array but the call's dtype is int64/);
     assert.equal(out.preAborted.code, ErrorCode.ABORTED);
-    assert.equal(out.afterwards.code, 'OK');
+    assert.equal(out.afterwards.code, 'OK', out.afterwards.message); // the peers' all-reduce, waiting for this rank's turn, neither hung nor mismatched
     assert.equal(out.afterwardsValue.code, 'OK');
     assert.equal(out.useAfterDestroy.code, ErrorCode.DESTROYED);
   }
@@ -35,8 +37,10 @@ test('a rank that never arrives: the others time out, naming the operation, its 
     assert.equal(o.code, ErrorCode.TIMEOUT);
     // Either this rank's own deadline passed, or a peer's passed first and ended this rank's wait.
     assert.match(o.message!, new RegExp(`allReduce #1 on rank ${rank} of world (timed out after \\d+ ms \\(timeout 800 ms\\): |ended: rank \\d gave up on world at #1 with TSCCL_ERR_TIMEOUT; )ranks 3 did not arrive \\(rank 3 last seen at #0\\)`));
-    // Not before the deadline (less start-up skew between ranks), and not long after it.
-    assert.ok(o.ms >= 400 && o.ms < 3000, `took ${o.ms} ms`);
+    // Not before the deadline: the rank whose own deadline passed measured at least its timeout
+    // (to the millisecond its timers round to).
+    const own = /timed out after (\d+) ms/.exec(o.message!);
+    if (own) assert.ok(Number(own[1]) >= 799, o.message);
   }
 });
 
@@ -54,7 +58,8 @@ test('different counts on different ranks are reported as a mismatch, not a hang
   assert.ok(codes.includes(ErrorCode.MISMATCH), `codes: ${codes.join(', ')}`);
   for (const o of results) {
     assert.notEqual(o.allReduce.code, 'OK');
-    assert.ok(o.allReduce.ms < 4000, `took ${o.allReduce.ms} ms: a peer's failure must end the wait early`);
+    // A peer's failure must end the wait: it was not left to its (30 s) timeout.
+    assert.notEqual(o.allReduce.code, ErrorCode.TIMEOUT, o.allReduce.message);
   }
   assert.match(results.find((o) => o.allReduce.code === ErrorCode.MISMATCH)!.allReduce.message!, /of 64 bytes|of 32 bytes/);
 });
@@ -65,7 +70,6 @@ test('different collectives on different ranks are reported, naming both sides',
   const mismatch = results.map((o) => o.call).find((o) => /expected/.test(o.message!));
   assert.ok(mismatch, JSON.stringify(results));
   assert.match(mismatch.message!, /expected (allReduce|broadcast) #1 .* sent (broadcast|allReduce) #1/);
-  for (const o of results) assert.ok(o.call.ms < 4000);
 });
 
 test('over TCP, where small calls take the one-shot path: different counts, paths and collectives are mismatches, not hangs', async () => {
@@ -78,7 +82,6 @@ test('over TCP, where small calls take the one-shot path: different counts, path
   // One rank one-shot, the other a schedule.
   for (const [rank, o] of (await tcp('path-mismatch')).entries()) {
     assert.equal(o.allReduce.code, ErrorCode.MISMATCH, `rank ${rank}: ${o.allReduce.message}`);
-    assert.ok(o.allReduce.ms < 4000, `rank ${rank} took ${o.allReduce.ms} ms`);
   }
   assert.match((await tcp('path-mismatch'))[0].allReduce.message!, /of 4000 bytes from rank 1, but rank 1 sent allReduce #1 of 8000 bytes by another algorithm/);
   // A one-shot broadcast whose ranks disagree on the root: the rank that needs data nobody sent says so.
@@ -95,13 +98,11 @@ test('an AbortSignal ends a pending call with TSCCL_ERR_ABORTED', async () => {
   const results = await scenario('signal-abort', 2);
   assert.equal(results[0].allReduce.code, ErrorCode.ABORTED);
   assert.match(results[0].allReduce.message!, /aborted by its signal: Error: user gave up/);
-  // The signal fires at 200 ms and the peer arrives at 3000 ms: ending well before the peer is
-  // the abort's doing (a bound of 1000 ms failed once in CI on a stalled machine).
-  assert.ok(results[0].allReduce.ms < 2500, `took ${results[0].allReduce.ms} ms`);
+  // The peer stayed away until this call had ended, so only the signal can have ended it.
 });
 
 test('a rank that throws fails the job fast: the others end with PEER_LOST, run() names the rank', async () => {
-  const start = performance.now();
+  // PEER_LOST, not the 30 s timeout of their call: the failure, not a deadline, ended the wait.
   await assert.rejects(scenario('rank-throws', 3), (err: unknown) => {
     assert.ok(err instanceof TscclError);
     assert.equal(err.code, ErrorCode.RANK_FAILED);
@@ -110,5 +111,4 @@ test('a rank that throws fails the job fast: the others end with PEER_LOST, run(
     for (const r of [0, 2]) assert.equal(ranks[r].result?.allReduce.code ?? (ranks[r] as { error?: TscclError }).error?.code, ErrorCode.PEER_LOST);
     return true;
   });
-  assert.ok(performance.now() - start < 8000);
 });

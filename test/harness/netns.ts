@@ -31,9 +31,9 @@ export function netnsUnavailable(): string | undefined {
  * a rank starting in that window sees only loopback.
  */
 function waitForCarrier(ns: string, dev: string): void {
-  const deadline = Date.now() + 5000;
+  const deadline = Date.now() + 30_000;
   while (ip('-n', ns, 'link', 'show', dev).includes('NO-CARRIER') || !ip('-n', ns, 'link', 'show', dev).includes('LOWER_UP')) {
-    if (Date.now() > deadline) throw new Error(`link ${dev} in ${ns} has no carrier after 5 s`);
+    if (Date.now() > deadline) throw new Error(`link ${dev} in ${ns} has no carrier after 30 s`);
     execFileSync('sleep', ['0.05']);
   }
 }

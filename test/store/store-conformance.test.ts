@@ -39,12 +39,14 @@ for (const kind of kinds) {
   test(`${kind.name} store: set/get/wait/add/compareSet/delete, waits woken by another client`, async () => {
     const { a, b, close } = await kind.open();
     try {
-      const pending = b.get('late', { timeoutMs: 5000 });
-      await new Promise((r) => setTimeout(r, 30));
+      const pending = b.get('late', { timeoutMs: 30_000 });
+      // A request b makes after its get is answered after it: the get waits by then (a server
+      // serves a client's requests in order), so the set below wakes a waiting get.
+      await b.set('after-get', bytes('ordered'));
       await a.set('late', bytes('arrived'));
       assert.equal(text(await pending), 'arrived');
       await b.set('k1', bytes('v1'));
-      await a.wait(['k1', 'late'], { timeoutMs: 1000 });
+      await a.wait(['k1', 'late'], { timeoutMs: 30_000 });
       assert.equal(await a.add('counter', 5), 5);
       assert.equal(await b.add('counter', -2), 3);
       const counted = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).add('race', 1)));

@@ -59,7 +59,7 @@ test('the server drops clients that break the protocol or fail authentication, a
   const server = await TcpStoreServer.listen({ token: 'right' });
   const good = await TcpStoreClient.connect({ host: '127.0.0.1', port: server.port, token: 'right' });
   try {
-    const pending = good.get('later', { timeoutMs: 5000 });
+    const pending = good.get('later', { timeoutMs: 30_000 });
 
     const garbage = await raw(server.port);
     garbage.send(Buffer.from('GET / HTTP/1.1\r\n\r\n'));
@@ -73,7 +73,7 @@ test('the server drops clients that break the protocol or fail authentication, a
 
     const truncated = await raw(server.port);
     truncated.send(Uint8Array.of(200, 0, 0, 0, 1));
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, 50)); // a chance to choke on it; the server must serve on whenever it reads it
 
     await assert.rejects(TcpStoreClient.connect({ host: '127.0.0.1', port: server.port, token: 'wrong' }),
       (err: { code: string; message: string }) => err.code === ErrorCode.INVALID_ARGUMENT && /refused this client: wrong job token/.test(err.message));
@@ -93,8 +93,8 @@ test('a client started before its server connects once the server is up', async 
   const probe = await TcpStoreServer.listen({});
   const port = probe.port;
   await probe.close();
-  const connecting = TcpStoreClient.connect({ host: '127.0.0.1', port, connectTimeoutMs: 5000 });
-  await new Promise((r) => setTimeout(r, 200));
+  const connecting = TcpStoreClient.connect({ host: '127.0.0.1', port, connectTimeoutMs: 30_000 });
+  await new Promise((r) => setTimeout(r, 200)); // the scenario: the server comes up later (its first attempts fail)
   const server = await TcpStoreServer.listen({ port });
   const client = await connecting;
   await client.set('k', Uint8Array.of(1));

@@ -3,6 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { type Socket, connect, createServer } from 'node:net';
 import { test } from 'node:test';
 import { Intake, readInto, readNow } from '../../../src/transport/tcp/intake.js';
+import { waitFor } from '../../harness/wait-for.js';
 
 test('intake: bytes that come before a handler are kept, copied, and handed over first, in order', () => {
   const intake = new Intake();
@@ -66,12 +67,12 @@ test('readNow: takes what the socket holds at once, in order with Node\'s own re
     assert.equal(readNow(reader, buffer, intake), 0, 'nothing sent yet');
     assert.equal(Error.stackTraceLimit, stackTraceLimit);
     writer.write(Buffer.from([1, 2, 3]));
-    await new Promise((r) => setTimeout(r, 20)); // Node reads these itself
+    await waitFor(() => seen.length === 3, { what: 'Node to read them itself' });
     writer.write(Buffer.from([4, 5, 6, 7]));
     assert.equal(readNowUntil(reader, buffer, intake, 4), 4);
     assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7]);
     writer.write(Buffer.from([8]));
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => seen.length === 8, { what: 'Node to read on' });
     assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7, 8], 'Node reads on after it');
   } finally {
     close();
@@ -85,11 +86,11 @@ test('readNow: leaves the socket to Node while its next read goes to a receiver\
     // Node asks for the next read's memory after a read: from then on it holds the destination.
     intake.placement = () => destination;
     writer.write(Buffer.from([1]));
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => seen.length === 1 && intake.nextRead === destination, { what: 'Node to read and take the destination for its next read' });
     writer.write(Buffer.from([2, 3])); // no turn of the event loop from here: Node cannot read them first
     assert.equal(readNowUntil(reader, buffer, intake, 1, 1000), undefined, 'a read now would put later bytes behind what lands in the destination');
     intake.placement = undefined;
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => seen.length === 3, { what: 'Node to read into the destination' });
     assert.deepEqual(seen, [1, 2, 3]);
     assert.deepEqual([...destination.subarray(0, 2)], [2, 3], 'Node read them into the memory it held');
     intake.detach();
@@ -99,7 +100,7 @@ test('readNow: leaves the socket to Node while its next read goes to a receiver\
     intake.attach((bytes) => seen.push(...bytes));
     assert.equal(readNowUntil(reader, buffer, intake, 1, 1000), undefined, 'the socket is paused');
     reader.resume();
-    await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => seen.length === 4, { what: 'the resumed socket to read' });
     assert.deepEqual(seen, [1, 2, 3, 4]);
   } finally {
     close();
@@ -121,6 +122,6 @@ test('readNow: works where the intrinsics are frozen (Error.stackTraceLimit cann
         server.close();
       });
     });`;
-  const out = execFileSync(process.execPath, ['--frozen-intrinsics', '--no-warnings', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 20000 });
+  const out = execFileSync(process.execPath, ['--frozen-intrinsics', '--no-warnings', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
   assert.equal(out.trim(), '0', 'nothing waiting, and no TypeError from writing a frozen property');
 });
