@@ -1,4 +1,5 @@
-import { ErrorCode, type ErrorCodeValue, TscclError } from '../errors.js';
+import { ErrorCode, type ErrorCodeValue, TscclError, rankList } from '../errors.js';
+import { log } from '../log.js';
 import type { WaitContext } from '../transport/transport.js';
 import type { StatusBoard } from './backend.js';
 
@@ -14,6 +15,12 @@ const STILL_MOVING_MS = 1000;
 const CHECK_EVERY_STEPS = 1024;
 /** A wait this long tells the peers where this rank is (see StatusBoard.announce). */
 const ANNOUNCE_AFTER_MS = 150;
+/**
+ * A collective still waiting for ranks that never entered it after this long (or a quarter of
+ * its timeout, if less) says so once, long before the timeout ends it: silence for minutes
+ * looks like a hang.
+ */
+const WARN_MISSING_AFTER_MS = 10_000;
 
 /** What every call of one communicator on this rank shares (built once per communicator). */
 export interface CommScope {
@@ -55,6 +62,7 @@ export class OpContext implements WaitContext {
   private readonly started = performance.now();
   private readonly deadline: number;
   private announced = false;
+  private warned = false;
   /** Steps the call has done, the count check() last saw, and when it last saw it grow. */
   private steps = 0;
   private stepsSeen = 0;
@@ -112,7 +120,16 @@ export class OpContext implements WaitContext {
       this.announced = true;
       this.scope.status.announce(seq);
     }
+    if (!this.warned && this.collective && now - this.started > Math.min(WARN_MISSING_AFTER_MS, this.timeoutMs / 4)) this.warnMissing(now);
     if (now >= this.deadline) throw this.timeoutError();
+  }
+
+  private warnMissing(now: number): void {
+    const missing = this.missingRanks();
+    if (missing.length === 0) return;
+    this.warned = true;
+    log('WARN', () => `${this.where()} has waited ${((now - this.started) / 1000).toFixed(1)} s: ${this.describeMissing(missing)}; `
+      + `it gives up after ${(this.timeoutMs / 1000).toFixed(1)} s (timeoutMs, TSCCL_TIMEOUT_MS)`);
   }
 
   /**
@@ -151,7 +168,7 @@ export class OpContext implements WaitContext {
   }
 
   private describeMissing(missing: readonly number[]): string {
-    return `ranks ${missing.join(', ')} did not arrive (${missing.map((r) => `rank ${r} last seen at #${this.scope.status.lastSeenSeq(r)}`).join(', ')})`;
+    return `${rankList(missing)} did not arrive (${missing.map((r) => `rank ${r} last seen at #${this.scope.status.lastSeenSeq(r)}`).join(', ')})`;
   }
 
   private timeoutError(): TscclError {

@@ -71,7 +71,7 @@ for (const [name, job] of transports) {
     const all = await job('delay', 3);
     for (const rank of [0, 2]) {
       assert.equal(all[rank]!.code, ErrorCode.TIMEOUT);
-      assert.match(all[rank]!.message, /ranks 1 did not arrive/);
+      assert.match(all[rank]!.message, /rank 1 did not arrive/);
     }
   });
 
