@@ -1,3 +1,4 @@
+import { PRESET_NAMES } from '../topology/presets/presets.js';
 import type { Command, Option } from 'commander';
 import { jobFromEnv } from '../job/env-job.js';
 import { LINK_KINDS } from '../topology/catalog.js';
@@ -12,7 +13,7 @@ export function topoCommand(program: Command, format: () => Option): void {
   const topo = program.command('topo').description('hardware topologies: show a preset or file, print the file schema');
   addTopologyOptions(topo.command('show')
     .description('devices and links of a preset or topology file, with per-direction bandwidth')
-    .argument('<topology>', 'preset name or .json file'))
+    .argument('<topology>', `preset name (${PRESET_NAMES.join(', ')}) or .json file`))
     .addOption(format())
     .action((spec: string, flags: Record<string, unknown>) => {
       const topology = loadTopology(spec, presetOptions(flags));

@@ -99,11 +99,15 @@ export function simAlgorithms(graph: TopologyGraph, rankDevices: readonly number
   return names;
 }
 
-/** NCCL runs NVLS with the Simple protocol only (multimem loads and stores are bulk operations). */
-function protocolsFor(algorithm: string, protocols: readonly string[]): readonly string[] {
+/**
+ * NCCL runs NVLS with the Simple protocol only (multimem loads and stores are bulk operations).
+ * Where the protocols asked for leave it out, NVLS is no candidate, unless it was asked for by name.
+ */
+function protocolsFor(algorithm: string, protocols: readonly string[], named: boolean): readonly string[] {
   if (algorithm !== 'nvls') return protocols;
-  if (!protocols.includes('Simple')) throw invalidArgument('nvls runs with the Simple protocol only: add Simple to --proto', { argument: '--proto' });
-  return ['Simple'];
+  if (protocols.includes('Simple')) return ['Simple'];
+  if (named) throw invalidArgument('nvls runs with the Simple protocol only: add Simple to --proto', { argument: '--proto' });
+  return [];
 }
 
 /** Predicts one nccl-tests row on the topology. */
@@ -132,7 +136,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     algorithms = [request.algorithm];
   }
   const protocols = request.protocols ?? Object.keys(topologyProtocols(graph.topology));
-  const candidates = algorithms.flatMap((algorithm) => protocolsFor(algorithm, protocols).map((protocol): SimCall => ({
+  const candidates = algorithms.flatMap((algorithm) => protocolsFor(algorithm, protocols, request.algorithm !== undefined).map((protocol): SimCall => ({
     collective, count: shapeCount, elementBytes: eb, root: request.root, algorithm, protocol,
   })));
   const ranked = candidates.map((call) => ({ call, estimate: analyticalTime(graph, rankDevices, call) })).sort((a, b) => a.estimate.timeUs - b.estimate.timeUs);

@@ -40,3 +40,22 @@ test('a misspelled TSCCL_ variable is named with the closest real one, and the j
   assert.equal(code, 0);
   assert.match(stderr, /warning: TSCCL_TIMEOUTMS is not a tsccl variable \(did you mean TSCCL_TIMEOUT_MS\?\)/);
 });
+
+test('tsccl topo show --help lists the presets', async () => {
+  const { code, stdout } = await tsccl({}, 'topo', 'show', '--help');
+  assert.equal(code, 0);
+  assert.match(stdout, /preset name \(dgx1-v100, .*ascend-910b.*\) or \.json file/s);
+});
+
+test('tsccl sim: rows of collectives without a root print -1 there, as tsccl bench does; --proto LL on an NVLS server chooses among what LL allows', async () => {
+  const { code, stdout } = await tsccl({}, 'sim', '--topo', 'dgx-h100', '-o', 'all_reduce', '-b', '1M', '-e', '1M', '--proto', 'LL');
+  assert.equal(code, 0);
+  const row = stdout.split('\n').find((line) => /^\s+1048576\s/.test(line))!;
+  assert.equal(row.trim().split(/\s+/)[4], '-1');
+  assert.match(row, /\sLL\s/);
+  const rooted = await tsccl({}, 'sim', '--topo', 'dgx-h100', '-o', 'broadcast', '-b', '1M', '-e', '1M', '--root', '3');
+  assert.equal(rooted.stdout.split('\n').find((line) => /^\s+1048576\s/.test(line))!.trim().split(/\s+/)[4], '3');
+  const named = await tsccl({}, 'sim', '--topo', 'dgx-h100', '-o', 'all_reduce', '-b', '1M', '-e', '1M', '--algo', 'nvls', '--proto', 'LL');
+  assert.equal(named.code, 1);
+  assert.match(named.stderr, /nvls runs with the Simple protocol only/);
+});
