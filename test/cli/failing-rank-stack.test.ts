@@ -1,13 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { runTsccl } from '../harness/cli.js';
 
-const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+const tsccl = (...args: string[]) => runTsccl(args);
+
 const dir = mkdtempSync(join(tmpdir(), 'tsccl-stack-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -18,15 +17,6 @@ writeFileSync(syntax, 'export default function () {\n  const a = ;\n}\n');
 const importsSyntax = join(dir, 'imports-syntax.mjs');
 writeFileSync(importsSyntax, "import './syntax.mjs';\nexport default () => 1;\n");
 
-async function tsccl(...args: string[]): Promise<{ code: number; stderr: string }> {
-  try {
-    const { stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { timeout: 120_000 });
-    return { code: 0, stderr };
-  } catch (err) {
-    const e = err as { code: number; stderr: string };
-    return { code: e.code, stderr: e.stderr };
-  }
-}
 
 for (const launcher of [['run', '-n', '2'], ['launch', '--nproc-per-node', '2']]) {
   test(`tsccl ${launcher[0]}: a rank's own TypeError is reported with its file and line`, async () => {

@@ -1,22 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
+import { runTsccl } from '../harness/cli.js';
 
-const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+const tsccl = (env: Record<string, string>, ...args: string[]) => runTsccl(args, { env });
+
 const example = fileURLToPath(new URL('../../../examples/hello-allreduce.mjs', import.meta.url));
 
-async function tsccl(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { timeout: 120_000, env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 test('tsccl --version prints the package version', async () => {
   const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8')) as { version: string };

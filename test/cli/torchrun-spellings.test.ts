@@ -1,12 +1,12 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { withTorchrunSpellings } from '../../src/cli/torchrun-spellings.js';
+import { runTsccl } from '../harness/cli.js';
+
+const tsccl = (...args: string[]) => runTsccl(args);
 
 test('torchrun\'s underscore spellings become the launcher\'s, up to the script and never after it', () => {
   assert.deepEqual(withTorchrunSpellings(['launch', '--nproc_per_node', '2', '--master_port=0', '--nnodes', '1', 's.mjs', '--nproc_per_node', '7']),
@@ -15,21 +15,11 @@ test('torchrun\'s underscore spellings become the launcher\'s, up to the script 
   assert.deepEqual(withTorchrunSpellings(['launch', '--', 's.mjs', '--master_addr', 'x']), ['launch', '--', 's.mjs', '--master_addr', 'x']);
 });
 
-const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tsccl-args-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
 const echoArgs = join(dir, 'args.mjs');
 writeFileSync(echoArgs, 'export default ({ rank, args }) => (rank === 0 ? args : undefined);\n');
 
-async function tsccl(...args: string[]): Promise<{ code: number; stdout: string }> {
-  try {
-    const { stdout } = await promisify(execFile)(process.execPath, [bin, ...args], { timeout: 120_000 });
-    return { code: 0, stdout };
-  } catch (err) {
-    const e = err as { code: number; stdout: string };
-    return { code: e.code, stdout: e.stdout };
-  }
-}
 
 test('options after the script are the script\'s, under run and launch, torchrun spellings included', async () => {
   const ran = await tsccl('run', '-n', '2', echoArgs, '-n', '100', '--foo', 'bar');

@@ -1,14 +1,13 @@
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, test } from 'node:test';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { jobId, newJobId } from '../../src/debug/flight-recorder.js';
+import { runTsccl } from '../harness/cli.js';
 
-const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+const tsccl = (env: Record<string, string>, ...args: string[]) => runTsccl(args, { env });
+
 const library = new URL('../../src/index.js', import.meta.url).href;
 const dir = mkdtempSync(join(tmpdir(), 'tsccl-trace-jobs-'));
 after(() => rmSync(dir, { recursive: true, force: true }));
@@ -21,16 +20,6 @@ test('a job is named by its launcher, torchrun, Slurm or its store, in that orde
   assert.notEqual(newJobId(), newJobId());
   assert.match(newJobId(), /^\d{8}T\d{6}-[0-9a-f]{6}$/);
 });
-
-async function tsccl(env: Record<string, string>, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], { timeout: 120_000, env: { ...process.env, ...env } });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
 
 // Rank 0 writes its records after one collective: what a timeout or SIGUSR1 would write.
 const dumps = join(dir, 'dumps.mjs');
