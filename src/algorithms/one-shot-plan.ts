@@ -14,11 +14,9 @@ import type { CallShape, Collective } from './schedule.js';
 export const ONE_SHOT = 'one_shot';
 
 /**
- * Messages from this size on go by reference where they can (see exec/one-shot.ts). A smaller one is
- * copied: the copy costs less than the release every reader then owes its publisher. 2 thread
- * ranks, one-shot all-reduce, us per call (bench/latency.mjs, medians of 3 alternating runs per
- * build, copying / by reference): 8 B 1.64 / 1.79, 1 KiB 1.24-2.24 / 1.26-2.37 (two cache states,
- * level in each), 4 KiB 1.53 / 1.43, 32 KiB 3.80 / 3.35; all-gather of 32 KiB 4.39-4.73 / 3.37-3.56.
+ * Messages from this size on go by reference where they can (see exec/one-shot.ts). A smaller one
+ * is copied: the copy costs less than the release every reader then owes its publisher
+ * (docs/tuning.md, BY_REFERENCE_MIN_BYTES).
  */
 export const BY_REFERENCE_MIN_BYTES = 2048;
 

@@ -5,20 +5,9 @@ import { paramFlag, paramInt } from '../config/params.js';
 import { coreYield } from './sched-yield.js';
 
 /**
- * How long to spin before sleeping, in ms. With more busy ranks than cores a spinning rank
- * steals the core of the rank it waits for, so it spins only briefly. When every rank has a
- * core, it spins longer than a sleeping peer takes to wake (30-50 us here, more in the tail):
- * with a shorter spin, a rank that woke its peer falls asleep before the answer comes, the peer
- * then wakes it, and so on, every call paying a wake-up. 2 thread ranks, 8 B all-reduce in
- * nccl-tests-style rows (barrier, 5 warm-up calls, 20 timed), 300 rows per run, 5 runs each
- * (bench/latency.mjs --rows --env TSCCL_SPIN_US=20,200): with 20 us the first 100 rows' median
- * was 28.6-34.5 us per call in 3 runs (3.3-3.6 in 2), and 13-41 of the later 200 rows took
- * over 20 us; with 200 us, 3.6-4.1 us and 2-11 rows. The default is 2 ms because a core that
- * goes idle in this VM halts its virtual CPU, and waking it takes hundreds of us: 2 processes
- * over TCP, 8 B all-reduce, 20000 calls after 6000 warm-up, two runs each: with 200 us the
- * median call took 13.9-14.3 us but 4-5% of calls took over 200 us (p99 567-578 us, mean
- * 38.6-41.2); with 1-5 ms, 96-140 calls over 200 us, p99 82-107 us, mean 19.1-22.8. Thread
- * ranks did not move (2 ranks, 8 B: median 1.40-1.48 us per call with either budget).
+ * How long to spin before sleeping, in ms. With more busy ranks than cores a spinning rank steals
+ * the core of the rank it waits for, so it spins only briefly; otherwise it spins longer than a
+ * sleeping peer takes to wake, or every hand-off pays a wake-up (docs/tuning.md, TSCCL_SPIN_US).
  */
 export function spinBudgetMs(busyThreads: number): number {
   return isOversubscribed(busyThreads) ? 0.002 : paramInt('TSCCL_SPIN_US') / 1000;
