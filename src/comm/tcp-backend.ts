@@ -82,7 +82,9 @@ export class TcpBackend implements CommBackend {
    */
   async shrink(request: ShrinkRequest): Promise<CommBackend> {
     const me = this.transport.rank;
-    const creating = TcpBackend.create({ rank: request.survivors.indexOf(me), nranks: request.survivors.length, name: request.name }, { ...this.options, timeoutMs: request.timeoutMs });
+    // A shrink that fails stops its meeting too, or the meeting's timers would keep the process alive.
+    const abandon = new AbortController();
+    const creating = TcpBackend.create({ rank: request.survivors.indexOf(me), nranks: request.survivors.length, name: request.name }, { ...this.options, timeoutMs: request.timeoutMs, signal: abandon.signal });
     let watch: NodeJS.Timeout | undefined;
     const deadSurvivor = new Promise<never>((_, reject) => {
       const look = () => {
@@ -97,6 +99,7 @@ export class TcpBackend implements CommBackend {
     } catch (err) {
       // The meeting may still finish or fail later; close or swallow it, never leave it dangling.
       creating.then((backend) => backend.close(), () => undefined);
+      abandon.abort(err);
       throw err;
     } finally {
       clearInterval(watch);

@@ -16,6 +16,8 @@ export interface MeshOptions extends HandshakeOptions {
   readonly host: string;
   /** The memory every dialed socket reads into (see Intake). */
   readonly readBuffer: Uint8Array;
+  /** Gives up building the mesh, closing whatever it holds. */
+  readonly signal?: AbortSignal;
 }
 
 /** Every connection of one rank, by peer and lane. */
@@ -42,7 +44,7 @@ export async function buildMesh(options: MeshOptions): Promise<Mesh> {
   await new Promise<void>((resolve, reject) => { server.once('error', reject); server.listen(0, host, () => resolve()); });
   const port = (server.address() as { port: number }).port;
   const myKey = hostKey();
-  await store.set(`tcp/${commName}/${rank}`, Buffer.from(JSON.stringify({ host, port, hostKey: myKey })), { timeoutMs: options.timeoutMs });
+  await store.set(`tcp/${commName}/${rank}`, Buffer.from(JSON.stringify({ host, port, hostKey: myKey })), { timeoutMs: options.timeoutMs, signal: options.signal });
   const peers = Array.from({ length: nranks }, (_, peer) => peer);
   let hostKeys: string[];
   let failed = false;
@@ -53,7 +55,7 @@ export async function buildMesh(options: MeshOptions): Promise<Mesh> {
       accepted,
       Promise.all(peers.map(async (peer) => {
         if (peer === rank) return myKey;
-        const where = JSON.parse(Buffer.from(await store.get(`tcp/${commName}/${peer}`, { timeoutMs: options.timeoutMs })).toString()) as { host: string; port: number; hostKey: string };
+        const where = JSON.parse(Buffer.from(await store.get(`tcp/${commName}/${peer}`, { timeoutMs: options.timeoutMs, signal: options.signal })).toString()) as { host: string; port: number; hostKey: string };
         inbound.set(peer, await Promise.all(Array.from({ length: options.lanes }, (_, lane) => dialPeer(where, { peer, lane }, options))));
         if (failed) dropAll(); // a dial that completed after the rendezvous had already failed
         return where.hostKey;
@@ -79,6 +81,10 @@ function acceptPeers(server: Server, options: MeshOptions, sockets: Map<number, 
     const timer = setTimeout(() => reject(new TscclError(ErrorCode.TIMEOUT,
       `Rank ${rank} timed out after ${options.timeoutMs} ms waiting for ${rankList(Array.from({ length: nranks }, (_, r) => r).filter((r) => r !== rank && !complete(r)))} to connect`,
       { rank })), options.timeoutMs);
+    options.signal?.addEventListener('abort', () => {
+      clearTimeout(timer);
+      reject(new TscclError(ErrorCode.ABORTED, `Rank ${rank} stopped building its connections: ${String(options.signal?.reason)}`, { rank }));
+    }, { once: true });
     server.on('connection', (socket) => {
       socket.setNoDelay(true);
       socket.on('error', () => {});

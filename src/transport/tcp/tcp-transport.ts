@@ -36,6 +36,8 @@ export interface TcpTransportOptions {
   /** CRC32 every payload (true) or none (false); default: only to peers on other machines (see checksumsFrame). */
   readonly checksum?: boolean;
   readonly timeoutMs: number;
+  /** Abandons building the connections (a shrink that failed meanwhile): nothing of them is left behind. */
+  readonly signal?: AbortSignal;
   readonly maxPayloadBytes?: number;
   /** Sockets per pair of ranks; messages of STRIPE_MIN_BYTES or more are striped across them. */
   readonly socketsPerPeer?: number;
