@@ -7,18 +7,37 @@
 import { median } from '../dist/src/tune/median.js';
 import { blockRows } from './lib/blocks.mjs';
 
-const flag = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : fallback; };
+const flag = (name, fallback) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : fallback;
+};
 const op = flag('--op', 'all_reduce');
 const ranks = Number(flag('--ranks', '4'));
 const procs = process.argv.includes('--procs');
 const algorithms = flag('--algos', 'tree,recursive_doubling').split(',');
 const blocks = Number(flag('--blocks', '7'));
-const sizes = { minBytes: Number(flag('--from', '4096')), maxBytes: Number(flag('--to', '262144')), stepFactor: Number(flag('--factor', '2')), stepBytes: 1 };
-const rows = await blockRows({ op, ranks, procs, candidates: algorithms.map((algorithm) => ({ algorithm })), blocks, ranges: [sizes] });
-console.log(`# ${op}, ${ranks} ${procs ? 'process' : 'thread'} ranks, medians of ${blocks} interleaved blocks (us), ${new Date().toISOString()}`);
+const sizes = {
+  minBytes: Number(flag('--from', '4096')),
+  maxBytes: Number(flag('--to', '262144')),
+  stepFactor: Number(flag('--factor', '2')),
+  stepBytes: 1,
+};
+const rows = await blockRows({
+  op,
+  ranks,
+  procs,
+  candidates: algorithms.map((algorithm) => ({ algorithm })),
+  blocks,
+  ranges: [sizes],
+});
+console.log(
+  `# ${op}, ${ranks} ${procs ? 'process' : 'thread'} ranks, medians of ${blocks} interleaved blocks (us), ${new Date().toISOString()}`,
+);
 console.log(`| bytes | ${algorithms.join(' | ')} | fastest |\n|---:|${algorithms.map(() => '---:|').join('')}---|`);
 for (const { bytes, blockTimes } of rows) {
   const times = blockTimes.map((t) => (t === null ? Infinity : median(t)));
   const best = times.indexOf(Math.min(...times));
-  console.log(`| ${bytes} | ${times.map((t) => (Number.isFinite(t) ? t.toFixed(0) : '-')).join(' | ')} | ${algorithms[best]} |`);
+  console.log(
+    `| ${bytes} | ${times.map((t) => (Number.isFinite(t) ? t.toFixed(0) : '-')).join(' | ')} | ${algorithms[best]} |`,
+  );
 }

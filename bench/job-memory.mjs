@@ -23,6 +23,8 @@ if (isMainThread && process.argv[1] === fileURLToPath(import.meta.url)) {
   for (let job = 1; job <= jobs; job++) {
     const start = performance.now();
     await run({ ranks, script: fileURLToPath(import.meta.url), args: [String(bytes)], output: 'inherit' });
-    console.log(`job ${job}: ${ranks} ranks, all-gather of ${mib(bytes)} MiB, ${(performance.now() - start).toFixed(0)} ms; resident ${mib(process.memoryUsage().rss)} MiB`);
+    console.log(
+      `job ${job}: ${ranks} ranks, all-gather of ${mib(bytes)} MiB, ${(performance.now() - start).toFixed(0)} ms; resident ${mib(process.memoryUsage().rss)} MiB`,
+    );
   }
 }

@@ -20,7 +20,10 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const argv = process.argv.slice(2);
-const flag = (name, fallback) => { const i = argv.indexOf(name); return i < 0 ? fallback : argv[i + 1]; };
+const flag = (name, fallback) => {
+  const i = argv.indexOf(name);
+  return i < 0 ? fallback : argv[i + 1];
+};
 const rowsMode = argv.includes('--rows');
 const op = flag('--op', 'all_reduce');
 const ranks = Number(flag('--ranks', 2));
@@ -29,9 +32,20 @@ const calls = Number(flag('--calls', 200_000));
 const rounds = Number(flag('--rounds', 3));
 const against = flag('--against', undefined);
 const envSpec = flag('--env', undefined);
-const METHODS = { all_reduce: 'allReduce', all_gather: 'allGather', reduce_scatter: 'reduceScatter', broadcast: 'broadcast' };
-if (!(op in METHODS)) { console.error(`bench/latency.mjs: --op must be one of ${Object.keys(METHODS).join(', ')}`); process.exit(2); }
-if (envSpec !== undefined && !/^TSCCL_[A-Z_]+=[^,]+(,[^,]+)*$/.test(envSpec)) { console.error('bench/latency.mjs: --env takes TSCCL_NAME=v1,v2,...'); process.exit(2); }
+const METHODS = {
+  all_reduce: 'allReduce',
+  all_gather: 'allGather',
+  reduce_scatter: 'reduceScatter',
+  broadcast: 'broadcast',
+};
+if (!(op in METHODS)) {
+  console.error(`bench/latency.mjs: --op must be one of ${Object.keys(METHODS).join(', ')}`);
+  process.exit(2);
+}
+if (envSpec !== undefined && !/^TSCCL_[A-Z_]+=[^,]+(,[^,]+)*$/.test(envSpec)) {
+  console.error('bench/latency.mjs: --env takes TSCCL_NAME=v1,v2,...');
+  process.exit(2);
+}
 
 const BATCH = 1000;
 const WARMUP = 20_000;
@@ -88,43 +102,70 @@ function rankScript(root) {
   return file;
 }
 
-const [envName, envValues] = envSpec === undefined ? [undefined, [undefined]] : [envSpec.split('=')[0], envSpec.split('=')[1].split(',')];
-const builds = [{ name: 'this checkout', root: fileURLToPath(new URL('..', import.meta.url)) }, ...(against ? [{ name: against, root: resolve(against) }] : [])];
+const [envName, envValues] =
+  envSpec === undefined ? [undefined, [undefined]] : [envSpec.split('=')[0], envSpec.split('=')[1].split(',')];
+const builds = [
+  { name: 'this checkout', root: fileURLToPath(new URL('..', import.meta.url)) },
+  ...(against ? [{ name: against, root: resolve(against) }] : []),
+];
 const variants = builds.flatMap((build) => {
   const script = rankScript(build.root);
-  return envValues.map((value) => ({ ...build, script, value, name: value === undefined ? build.name : `${build.name}, ${envName}=${value}`, runs: [] }));
+  return envValues.map((value) => ({
+    ...build,
+    script,
+    value,
+    name: value === undefined ? build.name : `${build.name}, ${envName}=${value}`,
+    runs: [],
+  }));
 });
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const quantile = (xs, q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 for (let round = 0; round < rounds; round++) {
   for (const variant of variants) {
     const env = variant.value === undefined ? process.env : { ...process.env, [envName]: variant.value };
-    const out = execFileSync(process.execPath, [join(variant.root, 'bin/tsccl.js'), 'run', '-n', String(ranks), variant.script], { env, maxBuffer: 1 << 26 }).toString();
+    const out = execFileSync(
+      process.execPath,
+      [join(variant.root, 'bin/tsccl.js'), 'run', '-n', String(ranks), variant.script],
+      { env, maxBuffer: 1 << 26 },
+    ).toString();
     // Each rank prints "[rank] result: {...}"; a batch or row takes as long as its slower rank.
-    const perRank = out.split('\n').filter((l) => l.includes('] result: ')).map((l) => JSON.parse(l.slice(l.indexOf('result: ') + 8)));
+    const perRank = out
+      .split('\n')
+      .filter((l) => l.includes('] result: '))
+      .map((l) => JSON.parse(l.slice(l.indexOf('result: ') + 8)));
     const times = perRank[0].times.map((_, i) => Math.max(...perRank.map((r) => r.times[i])));
     variant.runs.push({ times, bytesPerCall: rowsMode ? undefined : Math.max(...perRank.map((r) => r.bytesPerCall)) });
   }
 }
 
-console.log(`# ${op} of ${bytes} B, ${ranks} thread ranks, ${new Date().toISOString()}, node ${process.version}; ${rounds} alternating runs per variant`);
+console.log(
+  `# ${op} of ${bytes} B, ${ranks} thread ranks, ${new Date().toISOString()}, node ${process.version}; ${rounds} alternating runs per variant`,
+);
 if (rowsMode) {
   console.log(`# per run: ${ROWS} rows of (barrier, 5 warm-up calls, 20 timed calls), us per call of each row`);
-  console.log(`| variant | run | rows ${SETTLED_FROM}-${ROWS}: median | p90 | over 20 us | first ${SETTLED_FROM} rows: median |\n|---|---:|---:|---:|---:|---:|`);
+  console.log(
+    `| variant | run | rows ${SETTLED_FROM}-${ROWS}: median | p90 | over 20 us | first ${SETTLED_FROM} rows: median |\n|---|---:|---:|---:|---:|---:|`,
+  );
   for (const variant of variants) {
     for (const [i, { times }] of variant.runs.entries()) {
       const settled = sorted(times.slice(SETTLED_FROM));
       const over = settled.filter((t) => t > 20).length;
-      console.log(`| ${variant.name} | ${i + 1} | ${quantile(settled, 0.5).toFixed(1)} | ${quantile(settled, 0.9).toFixed(1)} | ${over}/${settled.length} | ${quantile(sorted(times.slice(0, SETTLED_FROM)), 0.5).toFixed(1)} |`);
+      console.log(
+        `| ${variant.name} | ${i + 1} | ${quantile(settled, 0.5).toFixed(1)} | ${quantile(settled, 0.9).toFixed(1)} | ${over}/${settled.length} | ${quantile(sorted(times.slice(0, SETTLED_FROM)), 0.5).toFixed(1)} |`,
+      );
     }
   }
 } else {
   console.log(`# per run: ${calls} calls after ${WARMUP} warm-up, in batches of ${BATCH}; us per call (batch means)`);
-  console.log('| variant | run | min | p10 | median | p90 | bytes allocated per call |\n|---|---:|---:|---:|---:|---:|---:|');
+  console.log(
+    '| variant | run | min | p10 | median | p90 | bytes allocated per call |\n|---|---:|---:|---:|---:|---:|---:|',
+  );
   for (const variant of variants) {
     for (const [i, run] of variant.runs.entries()) {
       const times = sorted(run.times);
-      console.log(`| ${variant.name} | ${i + 1} | ${[0, 0.1, 0.5, 0.9].map((q) => quantile(times, q).toFixed(2)).join(' | ')} | ${run.bytesPerCall.toFixed(0)} |`);
+      console.log(
+        `| ${variant.name} | ${i + 1} | ${[0, 0.1, 0.5, 0.9].map((q) => quantile(times, q).toFixed(2)).join(' | ')} | ${run.bytesPerCall.toFixed(0)} |`,
+      );
     }
   }
 }

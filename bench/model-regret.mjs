@@ -22,16 +22,25 @@ console.log('| op | ranks | bytes | model picks | regret | tuner chose | regret 
 for (const { op, ranks, bytes, chose, times } of regretRows(file)) {
   if (!graphs.has(ranks)) graphs.set(ranks, new TopologyGraph(loadTopology('local', { gpus: ranks, procs })));
   const forced = Object.keys(times);
-  const predicted = forced.map((algorithm) => [algorithm, predictOn(graphs.get(ranks), {
-    collective: BENCH_OPS[op].collective, bytes: op === 'all_gather' ? bytes / ranks : bytes, elementBytes: 4, hostCount: 1, algorithm,
-    ...localRanks(procs, ranks),
-  }).timeUs]);
+  const predicted = forced.map((algorithm) => [
+    algorithm,
+    predictOn(graphs.get(ranks), {
+      collective: BENCH_OPS[op].collective,
+      bytes: op === 'all_gather' ? bytes / ranks : bytes,
+      elementBytes: 4,
+      hostCount: 1,
+      algorithm,
+      ...localRanks(procs, ranks),
+    }).timeUs,
+  ]);
   const pick = predicted.sort((a, b) => a[1] - b[1])[0][0];
   // regret.mjs already pooled the tuner's own calls into the time of the algorithm it chose.
   const fastest = Math.min(...forced.map((a) => times[a]));
   const [pickRegret, choseRegret] = [times[pick] / fastest, times[chose] / fastest];
   model.push(pickRegret);
   tuner.push(choseRegret);
-  console.log(`| ${op} | ${ranks} | ${bytes} | ${pick} | ${pickRegret.toFixed(2)} | ${chose} | ${choseRegret.toFixed(2)} |`);
+  console.log(
+    `| ${op} | ${ranks} | ${bytes} | ${pick} | ${pickRegret.toFixed(2)} | ${chose} | ${choseRegret.toFixed(2)} |`,
+  );
 }
 console.log(`\n# model: ${regretSummary(model)}\n# tuner's run: ${regretSummary(tuner)}`);

@@ -17,7 +17,10 @@ import { blockRows } from './lib/blocks.mjs';
 import { SWEEP_ITERS, sweepRows } from './lib/sweep.mjs';
 import { median } from '../dist/src/tune/median.js';
 
-const option = (name) => { const at = process.argv.indexOf(name); return at > 0 ? process.argv[at + 1] : undefined; };
+const option = (name) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? process.argv[at + 1] : undefined;
+};
 const from = option('--from');
 const saved = from === undefined ? undefined : JSON.parse(readFileSync(from, 'utf8'));
 const procs = saved?.procs ?? process.argv.includes('--procs');
@@ -36,26 +39,53 @@ const detection = detectLocal();
  * stall of the machine then weighs as much as the calls.
  */
 async function measure() {
-  const grid = (procs ? [2, 4] : [2, 4, 8]).flatMap((ranks) => ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast'].map((op) => ({ op, ranks })));
+  const grid = (procs ? [2, 4] : [2, 4, 8]).flatMap((ranks) =>
+    ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast'].map((op) => ({ op, ranks })),
+  );
   const runs = grid.map(() => []);
   for (let round = 0; round < rounds; round++) {
     for (const [i, { op, ranks }] of grid.entries()) {
-      runs[i].push(blocks === undefined ? (await sweepRows({ op, ranks, procs })).filter((r) => !r.inPlace)
-        : (await blockRows({ op, ranks, procs, candidates: [{}], blocks }))
-          .map(({ bytes, chosen, callsPerBlock, blockTimes }) => ({ bytes, algorithm: chosen, calls: callsPerBlock, blockTimes: blockTimes[0] })));
+      runs[i].push(
+        blocks === undefined
+          ? (await sweepRows({ op, ranks, procs })).filter((r) => !r.inPlace)
+          : (await blockRows({ op, ranks, procs, candidates: [{}], blocks })).map(
+              ({ bytes, chosen, callsPerBlock, blockTimes }) => ({
+                bytes,
+                algorithm: chosen,
+                calls: callsPerBlock,
+                blockTimes: blockTimes[0],
+              }),
+            ),
+      );
     }
   }
-  const timeOf = (rounds, k) => (blocks === undefined ? median(rounds.map((r) => r[k].timeUs)) : median(rounds.flatMap((r) => r[k].blockTimes)));
-  return grid.flatMap(({ op, ranks }, i) => runs[i][0].map((row, k) => (
-    { op, ranks, bytes: row.bytes, algorithm: row.algorithm, measuredUs: timeOf(runs[i], k), ...(blocks === undefined ? {} : { calls: Math.min(...runs[i].map((r) => r[k].calls)) }) })));
+  const timeOf = (rounds, k) =>
+    blocks === undefined ? median(rounds.map((r) => r[k].timeUs)) : median(rounds.flatMap((r) => r[k].blockTimes));
+  return grid.flatMap(({ op, ranks }, i) =>
+    runs[i][0].map((row, k) => ({
+      op,
+      ranks,
+      bytes: row.bytes,
+      algorithm: row.algorithm,
+      measuredUs: timeOf(runs[i], k),
+      ...(blocks === undefined ? {} : { calls: Math.min(...runs[i].map((r) => r[k].calls)) }),
+    })),
+  );
 }
 
-const rows = saved?.rows ?? await measure();
+const rows = saved?.rows ?? (await measure());
 const out = option('--save');
-if (out !== undefined) writeFileSync(out, JSON.stringify({ procs, measuredAt: new Date().toISOString(), rows }, null, 1));
-console.log(`# profile: ${loadProfile(detection.cores, detection.host).source}${from === undefined ? '' : `; measured times from ${from} (${saved.measuredAt})`}`);
-console.log(`# ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}; ${rows[0]?.calls === undefined ? '20-call means, median of the rounds' : 'medians of blocks of back-to-back calls over the rounds'}; error = |predicted - measured| / measured`);
-console.log('| op | ranks | bytes | algorithm | measured us | predicted us | error | one call alone, us |\n|---|---:|---:|---|---:|---:|---:|---:|');
+if (out !== undefined)
+  writeFileSync(out, JSON.stringify({ procs, measuredAt: new Date().toISOString(), rows }, null, 1));
+console.log(
+  `# profile: ${loadProfile(detection.cores, detection.host).source}${from === undefined ? '' : `; measured times from ${from} (${saved.measuredAt})`}`,
+);
+console.log(
+  `# ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}; ${rows[0]?.calls === undefined ? '20-call means, median of the rounds' : 'medians of blocks of back-to-back calls over the rounds'}; error = |predicted - measured| / measured`,
+);
+console.log(
+  '| op | ranks | bytes | algorithm | measured us | predicted us | error | one call alone, us |\n|---|---:|---:|---|---:|---:|---:|---:|',
+);
 const errors = [];
 const graphs = new Map();
 for (const { op, ranks, bytes, algorithm, measuredUs, calls } of rows) {
@@ -65,14 +95,22 @@ for (const { op, ranks, bytes, algorithm, measuredUs, calls } of rows) {
   // bench times it: back-to-back calls on every rank (20, or a block's), the mean of their times
   // per call. A call on its own, as the tuner prices it, for comparison.
   const request = {
-    collective: BENCH_OPS[op].collective, bytes: inputBytes, elementBytes: 4, hostCount: 1, algorithm,
+    collective: BENCH_OPS[op].collective,
+    bytes: inputBytes,
+    elementBytes: 4,
+    hostCount: 1,
+    algorithm,
     ...localRanks(procs, ranks),
   };
   const predicted = predictOn(graphs.get(ranks), { ...request, calls: 1 + (calls ?? SWEEP_ITERS) });
   const single = predictOn(graphs.get(ranks), request);
   const error = Math.abs(predicted.timeUs - measuredUs) / measuredUs;
   if (bytes >= 64 * 1024) errors.push(error);
-  console.log(`| ${op} | ${ranks} | ${bytes} | ${algorithm} | ${measuredUs.toFixed(1)} | ${predicted.timeUs.toFixed(1)} | ${(error * 100).toFixed(0)}% | ${single.timeUs.toFixed(1)} |`);
+  console.log(
+    `| ${op} | ${ranks} | ${bytes} | ${algorithm} | ${measuredUs.toFixed(1)} | ${predicted.timeUs.toFixed(1)} | ${(error * 100).toFixed(0)}% | ${single.timeUs.toFixed(1)} |`,
+  );
 }
 errors.sort((a, b) => a - b);
-console.log(`\n# sizes >= 64 KB: median error ${(errors[errors.length >> 1] * 100).toFixed(0)}%, worst ${(errors[errors.length - 1] * 100).toFixed(0)}% over ${errors.length} rows`);
+console.log(
+  `\n# sizes >= 64 KB: median error ${(errors[errors.length >> 1] * 100).toFixed(0)}%, worst ${(errors[errors.length - 1] * 100).toFixed(0)}% over ${errors.length} rows`,
+);

@@ -20,9 +20,13 @@ import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
 import { createNetnsStar, netnsUnavailable } from '../dist/test/harness/netns.js';
 
 const rate = process.argv[2] ?? '1gbit';
-const gbitPerSecond = Number(/^(\d+(?:\.\d+)?)gbit$/.exec(rate)?.[1] ?? NaN) || Number(/^(\d+)mbit$/.exec(rate)?.[1] ?? NaN) / 1000;
+const gbitPerSecond =
+  Number(/^(\d+(?:\.\d+)?)gbit$/.exec(rate)?.[1] ?? NaN) || Number(/^(\d+)mbit$/.exec(rate)?.[1] ?? NaN) / 1000;
 const why = netnsUnavailable();
-if (why) { console.error(`predict-netns: ${why}`); process.exit(2); }
+if (why) {
+  console.error(`predict-netns: ${why}`);
+  process.exit(2);
+}
 const HOSTS = 4;
 const PER_HOST = 2;
 const n = HOSTS * PER_HOST;
@@ -39,30 +43,64 @@ const share = Math.min(1, detection.cores / n);
 const devices = [{ id: 'bridge', kind: 'switch', switchKind: 'eth-switch', label: 'Linux bridge' }];
 const links = [];
 for (let h = 0; h < HOSTS; h++) {
-  devices.push({ id: `h${h}.tcp`, kind: 'switch', host: h, switchKind: 'eth-switch', label: 'TCP/IP stack', forwardGBps: profile.tcp.gbps * detection.cores / HOSTS });
+  devices.push({
+    id: `h${h}.tcp`,
+    kind: 'switch',
+    host: h,
+    switchKind: 'eth-switch',
+    label: 'TCP/IP stack',
+    forwardGBps: (profile.tcp.gbps * detection.cores) / HOSTS,
+  });
   devices.push({ id: `h${h}.veth`, kind: 'nic', host: h });
   links.push({ a: `h${h}.tcp`, b: `h${h}.veth`, kind: 'on-package' });
   links.push({ a: `h${h}.veth`, b: 'bridge', kind: 'eth-1', gbps: gbitPerSecond / 8 });
   for (let r = 0; r < PER_HOST; r++) {
-    devices.push({ id: `h${h}.rank${r}`, kind: 'core', host: h, nic: `h${h}.veth`, reduceGBps: profile.reduceGBps * share, memoryGBps: profile.shm.copyGBps * share });
-    links.push({ a: `h${h}.rank${r}`, b: `h${h}.tcp`, kind: 'eth-100', gbps: profile.tcp.gbps, efficiency: 1, latencyUs: 0 });
+    devices.push({
+      id: `h${h}.rank${r}`,
+      kind: 'core',
+      host: h,
+      nic: `h${h}.veth`,
+      reduceGBps: profile.reduceGBps * share,
+      memoryGBps: profile.shm.copyGBps * share,
+    });
+    links.push({
+      a: `h${h}.rank${r}`,
+      b: `h${h}.tcp`,
+      kind: 'eth-100',
+      gbps: profile.tcp.gbps,
+      efficiency: 1,
+      latencyUs: 0,
+    });
   }
 }
 // Written outside the repository: the file carries this machine's profile. The copy in
 // bench/topologies/ is the one a run without a profile writes.
 const file = join(tmpdir(), `tsccl-netns-${HOSTS}x${PER_HOST}-${rate}.json`);
-writeFileSync(file, `${JSON.stringify({
-  name: `${HOSTS} namespaces x ${PER_HOST} process ranks, veth + bridge, tbf ${rate}`,
-  description: `emulated cluster of bench/predict-netns.mjs; TCP costs from ${source}`,
-  devices, links, protocols: [tcpProtocol(profile, Math.max(1, Math.floor(detection.cores / HOSTS)))],
-}, null, 1)}\n`);
+writeFileSync(
+  file,
+  `${JSON.stringify(
+    {
+      name: `${HOSTS} namespaces x ${PER_HOST} process ranks, veth + bridge, tbf ${rate}`,
+      description: `emulated cluster of bench/predict-netns.mjs; TCP costs from ${source}`,
+      devices,
+      links,
+      protocols: [tcpProtocol(profile, Math.max(1, Math.floor(detection.cores / HOSTS)))],
+    },
+    null,
+    1,
+  )}\n`,
+);
 const graph = new TopologyGraph(loadTopology(file));
 
 const bin = fileURLToPath(new URL('../bin/tsccl.js', import.meta.url));
 const rankScript = fileURLToPath(new URL('../dist/src/bench/bench-rank.js', import.meta.url));
 const star = createNetnsStar('p', HOSTS, rate);
-console.log(`# ${HOSTS} hosts x ${PER_HOST} process ranks, veth links shaped to ${rate}; topology ${file}; profile ${source}`);
-console.log('| op | bytes | algorithm | measured us | predicted us | error | one call alone, us |\n|---|---:|---|---:|---:|---:|---:|');
+console.log(
+  `# ${HOSTS} hosts x ${PER_HOST} process ranks, veth links shaped to ${rate}; topology ${file}; profile ${source}`,
+);
+console.log(
+  '| op | bytes | algorithm | measured us | predicted us | error | one call alone, us |\n|---|---:|---|---:|---:|---:|---:|',
+);
 const errors = [];
 let port = 29700;
 /**
@@ -75,22 +113,45 @@ const FIRST_BYTES = 64 * 1024;
 const FIRST_WARMUP = 500;
 try {
   for (const op of ['all_reduce', 'all_gather', 'reduce_scatter', 'broadcast']) {
-    const options = { op, ranks: n, minBytes: FIRST_BYTES, maxBytes: 32 * 1024 * 1024, stepFactor: 8, stepBytes: 0, iters: 5, warmupIters: 2, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 300000 };
+    const options = {
+      op,
+      ranks: n,
+      minBytes: FIRST_BYTES,
+      maxBytes: 32 * 1024 * 1024,
+      stepFactor: 8,
+      stepBytes: 0,
+      iters: 5,
+      warmupIters: 2,
+      check: false,
+      dtype: 'float32',
+      redop: 'sum',
+      root: 0,
+      timeoutMs: 300000,
+    };
     const rows = [
-      ...await runOnStar({ ...options, maxBytes: FIRST_BYTES, warmupIters: FIRST_WARMUP }),
-      ...await runOnStar({ ...options, minBytes: FIRST_BYTES * options.stepFactor }),
+      ...(await runOnStar({ ...options, maxBytes: FIRST_BYTES, warmupIters: FIRST_WARMUP })),
+      ...(await runOnStar({ ...options, minBytes: FIRST_BYTES * options.stepFactor })),
     ];
     for (const row of rows) {
       const inputBytes = op === 'all_gather' ? row.bytes / n : row.bytes;
       // The algorithm the real run recorded, simulated with the tuner's chunking for it, as the
       // bench times it: back-to-back calls on every rank, the mean of their times per call. A
       // call on its own, as the tuner prices it, for comparison.
-      const request = { collective: BENCH_OPS[op].collective, bytes: inputBytes, elementBytes: 4, hostCount: HOSTS, algorithm: row.algorithm, transport: 'tcp' };
+      const request = {
+        collective: BENCH_OPS[op].collective,
+        bytes: inputBytes,
+        elementBytes: 4,
+        hostCount: HOSTS,
+        algorithm: row.algorithm,
+        transport: 'tcp',
+      };
       const { algorithm, timeUs: predicted } = predictOn(graph, { ...request, calls: 1 + options.iters });
       const single = predictOn(graph, request).timeUs;
       const error = Math.abs(predicted - row.timeUs) / row.timeUs;
       errors.push(error);
-      console.log(`| ${op} | ${row.bytes} | ${algorithm} | ${row.timeUs.toFixed(0)} | ${predicted.toFixed(0)} | ${(error * 100).toFixed(0)}% | ${single.toFixed(0)} |`);
+      console.log(
+        `| ${op} | ${row.bytes} | ${algorithm} | ${row.timeUs.toFixed(0)} | ${predicted.toFixed(0)} | ${(error * 100).toFixed(0)}% | ${single.toFixed(0)} |`,
+      );
     }
   }
 } finally {
@@ -99,14 +160,39 @@ try {
 /** One job on the emulated cluster: a launch in every namespace; its out-of-place rows. */
 async function runOnStar(options) {
   port++;
-  const node = (i) => new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', star.names[i], process.execPath, bin, 'launch', '--nnodes', String(HOSTS), '--node-rank', String(i), '--nproc-per-node', String(PER_HOST),
-      '--master-addr', star.addresses[0], '--master-port', String(port), rankScript, JSON.stringify(options)], { env: { ...process.env, TSCCL_JOB_TOKEN: 'predict-netns' } });
-    let out = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => process.stderr.write(d));
-    child.on('exit', () => resolve(out));
-  });
+  const node = (i) =>
+    new Promise((resolve) => {
+      const child = spawn(
+        'ip',
+        [
+          'netns',
+          'exec',
+          star.names[i],
+          process.execPath,
+          bin,
+          'launch',
+          '--nnodes',
+          String(HOSTS),
+          '--node-rank',
+          String(i),
+          '--nproc-per-node',
+          String(PER_HOST),
+          '--master-addr',
+          star.addresses[0],
+          '--master-port',
+          String(port),
+          rankScript,
+          JSON.stringify(options),
+        ],
+        { env: { ...process.env, TSCCL_JOB_TOKEN: 'predict-netns' } },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => process.stderr.write(d));
+      child.on('exit', () => resolve(out));
+    });
   const outs = await Promise.all(star.names.map((_, i) => node(i)));
   const perRank = [];
   for (const m of outs.join('').matchAll(/^\[(\d+)\] result: (.*)$/gm)) perRank[Number(m[1])] = JSON.parse(m[2]);
@@ -114,4 +200,6 @@ async function runOnStar(options) {
 }
 
 errors.sort((a, b) => a - b);
-console.log(`\n# median error ${(errors[errors.length >> 1] * 100).toFixed(0)}%, worst ${(errors[errors.length - 1] * 100).toFixed(0)}% over ${errors.length} rows (target: median <= 25%)`);
+console.log(
+  `\n# median error ${(errors[errors.length >> 1] * 100).toFixed(0)}%, worst ${(errors[errors.length - 1] * 100).toFixed(0)}% over ${errors.length} rows (target: median <= 25%)`,
+);

@@ -13,7 +13,7 @@ const weights = new Float32Array(1024);
 
 for (let step = 0; step < 6; step++) {
   if (step === 3 && me === victim) process.exit(1);
-  const gradient = new Float32Array(weights.length).fill(me + 1);   // stand-in for backward()
+  const gradient = new Float32Array(weights.length).fill(me + 1); // stand-in for backward()
   try {
     await comm.allReduce(gradient, { op: 'avg' });
   } catch (err) {
@@ -21,7 +21,7 @@ for (let step = 0; step < 6; step++) {
     const lost = err.details.origin ?? err.details.peer;
     console.log(`rank ${me}: lost rank ${lost} in step ${step}; going on without it`);
     comm = await comm.shrink({ exclude: [lost] });
-    step--;                                                             // redo the step
+    step--; // redo the step
     continue;
   }
   for (let i = 0; i < weights.length; i++) weights[i] -= 0.1 * gradient[i];

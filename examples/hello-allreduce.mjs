@@ -2,9 +2,9 @@
 import { init } from 'tsccl';
 
 const comm = await init();
-const x = comm.alloc('float32', 1 << 20);   // registered buffer in the shared arena
+const x = comm.alloc('float32', 1 << 20); // registered buffer in the shared arena
 x.fill(comm.rank);
-await comm.allReduce(x, { op: 'sum' });      // in place
+await comm.allReduce(x, { op: 'sum' }); // in place
 const expected = (comm.size * (comm.size - 1)) / 2;
 console.log(`rank ${comm.rank} of ${comm.size}: x[0] = ${x[0]} (expected ${expected})`);
 

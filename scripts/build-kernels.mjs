@@ -14,14 +14,78 @@ import wabtInit from 'wabt';
 // lanes: elements per v128; vec: the vector op per reduction (null: scalar only); scalar ops take
 // two values already on the stack ($x, $y in locals) and leave the result.
 const TYPES = {
-  f32: { bytes: 4, lanes: 4, load: 'f32.load', store: 'f32.store', local: 'f32', vec: { sum: 'f32x4.add', prod: 'f32x4.mul', min: 'f32x4.min', max: 'f32x4.max' }, op: { sum: 'f32.add', prod: 'f32.mul', min: 'f32.min', max: 'f32.max' } },
-  f64: { bytes: 8, lanes: 2, load: 'f64.load', store: 'f64.store', local: 'f64', vec: { sum: 'f64x2.add', prod: 'f64x2.mul', min: 'f64x2.min', max: 'f64x2.max' }, op: { sum: 'f64.add', prod: 'f64.mul', min: 'f64.min', max: 'f64.max' } },
-  i32: { bytes: 4, lanes: 4, load: 'i32.load', store: 'i32.store', local: 'i32', vec: { sum: 'i32x4.add', prod: 'i32x4.mul', min: 'i32x4.min_s', max: 'i32x4.max_s' }, op: { sum: 'i32.add', prod: 'i32.mul', min: ['i32.lt_s'], max: ['i32.gt_s'] } },
-  u32: { bytes: 4, lanes: 4, load: 'i32.load', store: 'i32.store', local: 'i32', vec: { sum: 'i32x4.add', prod: 'i32x4.mul', min: 'i32x4.min_u', max: 'i32x4.max_u' }, op: { sum: 'i32.add', prod: 'i32.mul', min: ['i32.lt_u'], max: ['i32.gt_u'] } },
-  i8: { bytes: 1, lanes: 16, load: 'i32.load8_s', store: 'i32.store8', local: 'i32', vec: { sum: 'i8x16.add', prod: null, min: 'i8x16.min_s', max: 'i8x16.max_s' }, op: { sum: 'i32.add', prod: 'i32.mul', min: ['i32.lt_s'], max: ['i32.gt_s'] } },
-  u8: { bytes: 1, lanes: 16, load: 'i32.load8_u', store: 'i32.store8', local: 'i32', vec: { sum: 'i8x16.add', prod: null, min: 'i8x16.min_u', max: 'i8x16.max_u' }, op: { sum: 'i32.add', prod: 'i32.mul', min: ['i32.lt_u'], max: ['i32.gt_u'] } },
-  i64: { bytes: 8, lanes: 2, load: 'i64.load', store: 'i64.store', local: 'i64', vec: { sum: 'i64x2.add', prod: 'i64x2.mul', min: ['i64x2.lt_s'], max: ['i64x2.gt_s'] }, op: { sum: 'i64.add', prod: 'i64.mul', min: ['i64.lt_s'], max: ['i64.gt_s'] } },
-  u64: { bytes: 8, lanes: 2, load: 'i64.load', store: 'i64.store', local: 'i64', vec: { sum: 'i64x2.add', prod: 'i64x2.mul', min: null, max: null }, op: { sum: 'i64.add', prod: 'i64.mul', min: ['i64.lt_u'], max: ['i64.gt_u'] } },
+  f32: {
+    bytes: 4,
+    lanes: 4,
+    load: 'f32.load',
+    store: 'f32.store',
+    local: 'f32',
+    vec: { sum: 'f32x4.add', prod: 'f32x4.mul', min: 'f32x4.min', max: 'f32x4.max' },
+    op: { sum: 'f32.add', prod: 'f32.mul', min: 'f32.min', max: 'f32.max' },
+  },
+  f64: {
+    bytes: 8,
+    lanes: 2,
+    load: 'f64.load',
+    store: 'f64.store',
+    local: 'f64',
+    vec: { sum: 'f64x2.add', prod: 'f64x2.mul', min: 'f64x2.min', max: 'f64x2.max' },
+    op: { sum: 'f64.add', prod: 'f64.mul', min: 'f64.min', max: 'f64.max' },
+  },
+  i32: {
+    bytes: 4,
+    lanes: 4,
+    load: 'i32.load',
+    store: 'i32.store',
+    local: 'i32',
+    vec: { sum: 'i32x4.add', prod: 'i32x4.mul', min: 'i32x4.min_s', max: 'i32x4.max_s' },
+    op: { sum: 'i32.add', prod: 'i32.mul', min: ['i32.lt_s'], max: ['i32.gt_s'] },
+  },
+  u32: {
+    bytes: 4,
+    lanes: 4,
+    load: 'i32.load',
+    store: 'i32.store',
+    local: 'i32',
+    vec: { sum: 'i32x4.add', prod: 'i32x4.mul', min: 'i32x4.min_u', max: 'i32x4.max_u' },
+    op: { sum: 'i32.add', prod: 'i32.mul', min: ['i32.lt_u'], max: ['i32.gt_u'] },
+  },
+  i8: {
+    bytes: 1,
+    lanes: 16,
+    load: 'i32.load8_s',
+    store: 'i32.store8',
+    local: 'i32',
+    vec: { sum: 'i8x16.add', prod: null, min: 'i8x16.min_s', max: 'i8x16.max_s' },
+    op: { sum: 'i32.add', prod: 'i32.mul', min: ['i32.lt_s'], max: ['i32.gt_s'] },
+  },
+  u8: {
+    bytes: 1,
+    lanes: 16,
+    load: 'i32.load8_u',
+    store: 'i32.store8',
+    local: 'i32',
+    vec: { sum: 'i8x16.add', prod: null, min: 'i8x16.min_u', max: 'i8x16.max_u' },
+    op: { sum: 'i32.add', prod: 'i32.mul', min: ['i32.lt_u'], max: ['i32.gt_u'] },
+  },
+  i64: {
+    bytes: 8,
+    lanes: 2,
+    load: 'i64.load',
+    store: 'i64.store',
+    local: 'i64',
+    vec: { sum: 'i64x2.add', prod: 'i64x2.mul', min: ['i64x2.lt_s'], max: ['i64x2.gt_s'] },
+    op: { sum: 'i64.add', prod: 'i64.mul', min: ['i64.lt_s'], max: ['i64.gt_s'] },
+  },
+  u64: {
+    bytes: 8,
+    lanes: 2,
+    load: 'i64.load',
+    store: 'i64.store',
+    local: 'i64',
+    vec: { sum: 'i64x2.add', prod: 'i64x2.mul', min: null, max: null },
+    op: { sum: 'i64.add', prod: 'i64.mul', min: ['i64.lt_u'], max: ['i64.gt_u'] },
+  },
 };
 
 /** `[compare]` means: keep $x where compare($x, $y) holds, else $y (a select). */
@@ -30,7 +94,10 @@ const apply = (op, x, y) => (Array.isArray(op) ? `(select ${x} ${y} (${op[0]} ${
 function kernel(type, name) {
   const t = TYPES[type];
   const vec = t.vec[name];
-  const vectorLoop = vec === null ? '' : `
+  const vectorLoop =
+    vec === null
+      ? ''
+      : `
     (block $vdone (loop $v
       (br_if $vdone (i32.gt_u (i32.add (local.get $i) (i32.const ${t.lanes})) (local.get $n)))
       (local.set $vx (v128.load (local.get $a)))
@@ -60,7 +127,9 @@ const wat = `;; Generated by scripts/build-kernels.mjs: d[i] = a[i] (op) b[i] ov
 ;; Byte offsets d, a, b; element count n. 16 bytes per step with SIMD, then a scalar tail.
 ;; Min and max propagate NaN (f32x4.min / f32.min), as the JS kernels do.
 (module
-  (memory (import "env" "memory") 1 65536 shared)${Object.keys(TYPES).flatMap((type) => ['sum', 'prod', 'min', 'max'].map((op) => kernel(type, op))).join('')})
+  (memory (import "env" "memory") 1 65536 shared)${Object.keys(TYPES)
+    .flatMap((type) => ['sum', 'prod', 'min', 'max'].map((op) => kernel(type, op)))
+    .join('')})
 `;
 
 /** One thread's sched_yield(2), through WASI (JavaScript has none); WASI wants a memory and _initialize. */
@@ -89,8 +158,15 @@ for (const { wat: text, dir, name, constant, features } of MODULES) {
   const watPath = fileURLToPath(new URL(`../src/${dir}/${name}.wat`, import.meta.url));
   const tsPath = fileURLToPath(new URL(`../src/${dir}/${name}-wasm.ts`, import.meta.url));
   if (check) {
-    const same = existsSync(watPath) && existsSync(tsPath) && readFileSync(watPath, 'utf8') === text && readFileSync(tsPath, 'utf8') === ts;
-    if (!same) { console.error(`src/${dir}/${name}.* differ from scripts/build-kernels.mjs: run npm run build:kernels`); stale = true; }
+    const same =
+      existsSync(watPath) &&
+      existsSync(tsPath) &&
+      readFileSync(watPath, 'utf8') === text &&
+      readFileSync(tsPath, 'utf8') === ts;
+    if (!same) {
+      console.error(`src/${dir}/${name}.* differ from scripts/build-kernels.mjs: run npm run build:kernels`);
+      stale = true;
+    }
   } else {
     writeFileSync(watPath, text);
     writeFileSync(tsPath, ts);

@@ -39,7 +39,8 @@ const ERROR_WIRE_NUMBERS: Readonly<Record<ErrorCodeValue, number>> = {
 };
 
 const ERROR_CODE_BY_WIRE_NUMBER = new Map<number, ErrorCodeValue>(
-  Object.entries(ERROR_WIRE_NUMBERS).map(([code, n]) => [n, code as ErrorCodeValue]));
+  Object.entries(ERROR_WIRE_NUMBERS).map(([code, n]) => [n, code as ErrorCodeValue]),
+);
 
 export function errorWireNumber(code: ErrorCodeValue): number {
   return ERROR_WIRE_NUMBERS[code];
@@ -89,8 +90,12 @@ export class TscclError extends Error {
   }
 
   static isJSON(value: unknown): value is TscclErrorJSON {
-    return typeof value === 'object' && value !== null && (value as { name?: unknown }).name === 'TscclError'
-      && typeof (value as { code?: unknown }).code === 'string';
+    return (
+      typeof value === 'object' &&
+      value !== null &&
+      (value as { name?: unknown }).name === 'TscclError' &&
+      typeof (value as { code?: unknown }).code === 'string'
+    );
   }
 }
 
@@ -102,7 +107,9 @@ export class TscclError extends Error {
 export function internalError(err: unknown, message: string, details: TscclErrorDetails = {}): TscclError {
   if (err instanceof TscclError) return err;
   const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  return new TscclError(ErrorCode.INTERNAL, `${message}: ${what} (an internal error of tsccl)`, details, { cause: err });
+  return new TscclError(ErrorCode.INTERNAL, `${message}: ${what} (an internal error of tsccl)`, details, {
+    cause: err,
+  });
 }
 
 /** "rank 3" or "ranks 0, 1 and 3", for messages that name the ranks involved. */

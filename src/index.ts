@@ -1,7 +1,15 @@
 export { init, type InitOptions } from './comm/init.js';
 export {
-  Communicator, type AllToAllOptions, type CallOptions, type CollectiveOptions, type PredictOptions, type ReduceOptions, type RootedOptions,
-  type RootedReduceOptions, type ShrinkOptions, type SplitOptions,
+  Communicator,
+  type AllToAllOptions,
+  type CallOptions,
+  type CollectiveOptions,
+  type PredictOptions,
+  type ReduceOptions,
+  type RootedOptions,
+  type RootedReduceOptions,
+  type ShrinkOptions,
+  type SplitOptions,
 } from './comm/communicator.js';
 export { run, type RankOutcome, type RunOptions, type RunResult } from './launch/run.js';
 export { ErrorCode, TscclError, type ErrorCodeValue, type TscclErrorDetails } from './errors.js';

@@ -4,16 +4,33 @@ import { ErrorCode, TscclError, errorCodeOfWireNumber, errorWireNumber, internal
 import { FINGERPRINT_DTYPES, FINGERPRINT_REDUCE_OPS } from '../src/comm/desync-check.js';
 import { DTYPE_NAMES } from '../src/dtypes/dtype.js';
 import { REDUCE_OPS } from '../src/kernels/reduce-op.js';
-import { COLLECTIVE_CHANNELS, CONTROL_CHANNEL, ONE_SHOT_CHANNEL, P2P_CHANNEL, QUEUED_CHANNELS } from '../src/transport/channels.js';
+import {
+  COLLECTIVE_CHANNELS,
+  CONTROL_CHANNEL,
+  ONE_SHOT_CHANNEL,
+  P2P_CHANNEL,
+  QUEUED_CHANNELS,
+} from '../src/transport/channels.js';
 import { OPCODES, opcodeName, opcodeOf } from '../src/transport/transport.js';
 
 // These numbers are on the wire and in shared memory: changing one changes the protocol.
 test('error codes have fixed wire numbers, and every code has one', () => {
-  assert.deepEqual(Object.values(ErrorCode).map((code) => [code, errorWireNumber(code)]), [
-    ['TSCCL_ERR_INVALID_ARGUMENT', 1], ['TSCCL_ERR_TIMEOUT', 2], ['TSCCL_ERR_ABORTED', 3], ['TSCCL_ERR_PEER_LOST', 4],
-    ['TSCCL_ERR_MISMATCH', 5], ['TSCCL_ERR_CHECKSUM', 6], ['TSCCL_ERR_DESTROYED', 7], ['TSCCL_ERR_COMM_FAILED', 8],
-    ['TSCCL_ERR_OUT_OF_MEMORY', 9], ['TSCCL_ERR_INTERNAL', 10], ['TSCCL_ERR_RANK_FAILED', 11],
-  ]);
+  assert.deepEqual(
+    Object.values(ErrorCode).map((code) => [code, errorWireNumber(code)]),
+    [
+      ['TSCCL_ERR_INVALID_ARGUMENT', 1],
+      ['TSCCL_ERR_TIMEOUT', 2],
+      ['TSCCL_ERR_ABORTED', 3],
+      ['TSCCL_ERR_PEER_LOST', 4],
+      ['TSCCL_ERR_MISMATCH', 5],
+      ['TSCCL_ERR_CHECKSUM', 6],
+      ['TSCCL_ERR_DESTROYED', 7],
+      ['TSCCL_ERR_COMM_FAILED', 8],
+      ['TSCCL_ERR_OUT_OF_MEMORY', 9],
+      ['TSCCL_ERR_INTERNAL', 10],
+      ['TSCCL_ERR_RANK_FAILED', 11],
+    ],
+  );
   for (const code of Object.values(ErrorCode)) assert.equal(errorCodeOfWireNumber(errorWireNumber(code)), code);
   assert.equal(errorCodeOfWireNumber(0), ErrorCode.INTERNAL);
   assert.equal(errorCodeOfWireNumber(999), ErrorCode.INTERNAL);
@@ -21,7 +38,17 @@ test('error codes have fixed wire numbers, and every code has one', () => {
 
 test('opcodes have fixed wire numbers', () => {
   assert.deepEqual(OPCODES, {
-    allReduce: 0, broadcast: 1, reduce: 2, allGather: 3, reduceScatter: 4, allToAll: 5, gather: 6, scatter: 7, barrier: 8, send: 9, check: 10,
+    allReduce: 0,
+    broadcast: 1,
+    reduce: 2,
+    allGather: 3,
+    reduceScatter: 4,
+    allToAll: 5,
+    gather: 6,
+    scatter: 7,
+    barrier: 8,
+    send: 9,
+    check: 10,
   });
   assert.equal(opcodeOf('barrier'), 8);
   assert.equal(opcodeName(9), 'send');

@@ -12,9 +12,27 @@ const SRC = resolve(process.env.TSCCL_LAYERS_SRC ?? fileURLToPath(new URL('../..
 /** comm/ and what stands on it: nothing else may import these. A new module above comm belongs here. */
 const ABOVE_COMM = new Set(['comm', 'launch', 'bench', 'tune', 'cli', 'index']);
 /** Schedules are plain data shared by the executor, the simulator and the verifier: no I/O, transports or timers behind them. */
-const ALGORITHMS_MAY_NOT_IMPORT = new Set(['transport', 'comm', 'exec', 'sim', 'tuner', 'store', 'memory', 'kernels', 'launch', 'bench', 'tune', 'cli', 'index']);
+const ALGORITHMS_MAY_NOT_IMPORT = new Set([
+  'transport',
+  'comm',
+  'exec',
+  'sim',
+  'tuner',
+  'store',
+  'memory',
+  'kernels',
+  'launch',
+  'bench',
+  'tune',
+  'cli',
+  'index',
+]);
 
-interface Edge { readonly from: string; readonly to: string; readonly files: string[] }
+interface Edge {
+  readonly from: string;
+  readonly to: string;
+  readonly files: string[];
+}
 
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir).flatMap((name) => {
@@ -67,7 +85,10 @@ function cycles(graph: Map<string, Map<string, Edge>>): string[][] {
     if (low.get(v) === index.get(v)) {
       const component: string[] = [];
       let w: string;
-      do { w = stack.pop()!; component.push(w); } while (w !== v);
+      do {
+        w = stack.pop()!;
+        component.push(w);
+      } while (w !== v);
       if (component.length > 1) found.push(component.sort());
     }
   };
@@ -89,7 +110,11 @@ test('top-level modules of src/ import each other without cycles', () => {
 
 test('nothing below comm/ imports comm/ or anything above it', () => {
   const upward = allEdges(moduleGraph()).filter((e) => !ABOVE_COMM.has(e.from) && ABOVE_COMM.has(e.to));
-  assert.deepEqual(upward.map(describe), [], 'a module below comm/ imports one at or above it (if the importer belongs above comm, add it to ABOVE_COMM)');
+  assert.deepEqual(
+    upward.map(describe),
+    [],
+    'a module below comm/ imports one at or above it (if the importer belongs above comm, add it to ABOVE_COMM)',
+  );
 });
 
 test('algorithms/ imports nothing with side effects', () => {

@@ -40,15 +40,37 @@ function hasTool(tool: string): boolean {
 }
 
 /** Runs a script in its own process group, so a timeout ends the ranks it started too. */
-function runScript(script: string, env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string; timedOut: boolean }> {
+function runScript(
+  script: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; output: string; timedOut: boolean }> {
   return new Promise((done) => {
-    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], {
+      cwd: root,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
-    child.stdout.on('data', (chunk: Buffer) => { output += chunk.toString(); });
-    child.stderr.on('data', (chunk: Buffer) => { output += chunk.toString(); });
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    child.stderr.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
     let timedOut = false;
-    const timer = setTimeout(() => { timedOut = true; try { process.kill(-child.pid!, 'SIGKILL'); } catch { /* already gone */ } }, BLOCK_TIMEOUT_MS);
-    child.on('close', (code) => { clearTimeout(timer); done({ code, output, timedOut }); });
+    const timer = setTimeout(() => {
+      timedOut = true;
+      try {
+        process.kill(-child.pid!, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }, BLOCK_TIMEOUT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      done({ code, output, timedOut });
+    });
   });
 }
 

@@ -27,7 +27,9 @@ for (const algorithm of ['binomial_tree', 'direct', 'binomial_tree', 'direct']) 
   await comm.allGather(new Float64Array([settled[settled.length >> 1], streamed]), { output: all });
   if (comm.rank === 0) {
     const per = (k) => Array.from({ length: comm.size }, (_, r) => all[2 * r + k].toFixed(0)).join(' ');
-    console.log(`${algorithm} ${bytes} B: one call, median per rank ${per(0)} us; back to back, per call per rank ${per(1)} us`);
+    console.log(
+      `${algorithm} ${bytes} B: one call, median per rank ${per(0)} us; back to back, per call per rank ${per(1)} us`,
+    );
   }
 }
 await comm.destroy();

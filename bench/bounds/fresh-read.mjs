@@ -7,7 +7,10 @@
 import { Worker } from 'node:worker_threads';
 import { median } from '../../dist/src/tune/median.js';
 
-const option = (name, fallback) => { const at = process.argv.indexOf(name); return at > 0 ? Number(process.argv[at + 1]) : fallback; };
+const option = (name, fallback) => {
+  const at = process.argv.indexOf(name);
+  return at > 0 ? Number(process.argv[at + 1]) : fallback;
+};
 const piece = option('--piece', 512 * 1024);
 const total = option('--total', 16 * 1024 * 1024);
 const rounds = option('--rounds', 5);
@@ -16,7 +19,8 @@ const flags = new Int32Array(memory, 3 * total, 16);
 
 // The writer fills its region piece by piece; after each piece it raises the flag the reader
 // waits on (spinning: both threads have a core), so the reader copies each piece just written.
-const writer = new Worker(`
+const writer = new Worker(
+  `
   const { workerData: { memory, piece, total, rounds } } = require('node:worker_threads');
   const bytes = new Uint8Array(memory, 0, total);
   const flags = new Int32Array(memory, 3 * total, 16);
@@ -28,7 +32,9 @@ const writer = new Worker(`
       Atomics.store(flags, 0, r * 100000 + j + 1);
     }
   }
-`, { eval: true, workerData: { memory, piece, total, rounds } });
+`,
+  { eval: true, workerData: { memory, piece, total, rounds } },
+);
 
 const fresh = new Uint8Array(memory, 0, total);
 const clean = new Uint8Array(memory, total, total).fill(3);
@@ -54,5 +60,7 @@ for (let r = 0; r < 2 * rounds; r++) {
 }
 await writer.terminate();
 const [f, c] = [median(freshUs), median(cleanUs)];
-console.log(`piece ${piece} B, ${total} B per round, median of ${rounds}: just written by the other core ${(total / f / 1000).toFixed(2)} GB/s, `
-  + `written long before ${(total / c / 1000).toFixed(2)} GB/s, ratio ${(c / f).toFixed(2)}`);
+console.log(
+  `piece ${piece} B, ${total} B per round, median of ${rounds}: just written by the other core ${(total / f / 1000).toFixed(2)} GB/s, ` +
+    `written long before ${(total / c / 1000).toFixed(2)} GB/s, ratio ${(c / f).toFixed(2)}`,
+);

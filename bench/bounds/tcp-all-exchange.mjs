@@ -16,19 +16,26 @@ if (args[0] === 'rank') runRank(args.slice(1).map(Number));
 else launch(args.map(Number));
 
 function launch([n = 4, bytes = 65536, rounds = 4000, warmup = 500]) {
-  if (!(n >= 2 && bytes > 0 && rounds > warmup)) throw new Error('usage: tcp-all-exchange.mjs [n>=2] [bytes>0] [rounds>warmup] [warmup]');
-  const ranks = Array.from({ length: n }, (_, r) => fork(new URL(import.meta.url).pathname, ['rank', r, n, bytes, rounds, warmup].map(String)));
+  if (!(n >= 2 && bytes > 0 && rounds > warmup))
+    throw new Error('usage: tcp-all-exchange.mjs [n>=2] [bytes>0] [rounds>warmup] [warmup]');
+  const ranks = Array.from({ length: n }, (_, r) =>
+    fork(new URL(import.meta.url).pathname, ['rank', r, n, bytes, rounds, warmup].map(String)),
+  );
   const ports = new Array(n);
   let listening = 0;
-  ranks.forEach((child, r) => { child.on('message', (m) => {
-    if (m.port !== undefined) {
-      ports[r] = m.port;
-      if (++listening === n) for (const c of ranks) c.send({ ports });
-    } else {
-      console.log(`${n} processes, ${bytes} B to every peer each round: ${m.usPerRound.toFixed(1)} us per round (mean of ${rounds - warmup} after ${warmup})`);
-      for (const c of ranks) c.kill();
-    }
-  }); });
+  ranks.forEach((child, r) => {
+    child.on('message', (m) => {
+      if (m.port !== undefined) {
+        ports[r] = m.port;
+        if (++listening === n) for (const c of ranks) c.send({ ports });
+      } else {
+        console.log(
+          `${n} processes, ${bytes} B to every peer each round: ${m.usPerRound.toFixed(1)} us per round (mean of ${rounds - warmup} after ${warmup})`,
+        );
+        for (const c of ranks) c.kill();
+      }
+    });
+  });
 }
 
 function runRank([rank, n, bytes, rounds, warmup]) {
@@ -43,15 +50,33 @@ function runRank([rank, n, bytes, rounds, warmup]) {
   // A dialing peer says who it is in its first byte.
   const server = net.createServer((socket) => {
     socket.setNoDelay(true);
-    socket.once('data', (hello) => { outbound.set(hello[0], socket); maybeStart(); });
+    socket.once('data', (hello) => {
+      outbound.set(hello[0], socket);
+      maybeStart();
+    });
   });
   server.listen(0, '127.0.0.1', () => process.send({ port: server.address().port }));
   process.on('message', ({ ports }) => {
     for (const p of peers) {
-      const socket = net.connect({
-        port: ports[p], host: '127.0.0.1',
-        onread: { buffer: Buffer.allocUnsafeSlow(256 * 1024), callback: (k) => { received.set(p, received.get(p) + k); progress(); return true; } },
-      }, () => { socket.write(Buffer.from([rank])); dialed++; maybeStart(); });
+      const socket = net.connect(
+        {
+          port: ports[p],
+          host: '127.0.0.1',
+          onread: {
+            buffer: Buffer.allocUnsafeSlow(256 * 1024),
+            callback: (k) => {
+              received.set(p, received.get(p) + k);
+              progress();
+              return true;
+            },
+          },
+        },
+        () => {
+          socket.write(Buffer.from([rank]));
+          dialed++;
+          maybeStart();
+        },
+      );
       socket.setNoDelay(true);
     }
   });

@@ -19,12 +19,15 @@ export default async function tcpCallGarbage({ args }) {
   profiler.start();
   const start = performance.now();
   for (let i = 0; i < calls; i++) await comm.allReduce(x, { output: y });
-  const us = (performance.now() - start) * 1000 / calls;
+  const us = ((performance.now() - start) * 1000) / calls;
   const { statistics } = profiler.stop();
-  const freed = statistics.reduce((sum, gc) => sum + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize, 0);
+  const freed = statistics.reduce(
+    (sum, gc) => sum + gc.beforeGC.heapStatistics.usedHeapSize - gc.afterGC.heapStatistics.usedHeapSize,
+    0,
+  );
   const allocated = v8.getHeapStatistics().used_heap_size - usedBefore + freed;
   const pauses = statistics.map((gc) => gc.cost).sort((a, b) => a - b);
   const pauseMs = pauses.reduce((a, b) => a + b, 0) / 1000;
   await comm.destroy();
-  return `${(allocated / calls).toFixed(0)} B a call; ${statistics.length} collections, median pause ${(pauses[pauses.length >> 1] ?? 0).toFixed(0)} us, ${(pauseMs * 1000 / calls).toFixed(2)} us a call in pauses; ${us.toFixed(2)} us a call`;
+  return `${(allocated / calls).toFixed(0)} B a call; ${statistics.length} collections, median pause ${(pauses[pauses.length >> 1] ?? 0).toFixed(0)} us, ${((pauseMs * 1000) / calls).toFixed(2)} us a call in pauses; ${us.toFixed(2)} us a call`;
 }

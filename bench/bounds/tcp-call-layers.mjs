@@ -13,7 +13,8 @@ export default async function tcpCallLayers({ args }) {
   const [calls = 20000, blocks = 8] = args.map(Number);
   const comm = await init({ timeoutMs: 60000 });
   const transport = comm.backend.transport;
-  if (comm.transportKind !== 'tcp' || comm.size !== 2) throw new Error('run it as 2 process ranks: tsccl launch --nproc-per-node 2 ...');
+  if (comm.transportKind !== 'tcp' || comm.size !== 2)
+    throw new Error('run it as 2 process ranks: tsccl launch --nproc-per-node 2 ...');
   const peer = 1 - comm.rank;
   const bytes = new Uint8Array(8).fill(1);
   const consume = copyInto(new Uint8Array(8));
@@ -45,8 +46,11 @@ export default async function tcpCallLayers({ args }) {
     }
   }
   if (comm.rank === 0) {
-    console.log(`# 8 B between 2 processes, us per call: median of blocks 3-${blocks} of ${calls} calls (every block in brackets)`);
-    for (const [name, ts] of Object.entries(times)) console.log(`${name}: ${median(ts.slice(2)).toFixed(2)}  [${ts.map((t) => t.toFixed(1)).join(' ')}]`);
+    console.log(
+      `# 8 B between 2 processes, us per call: median of blocks 3-${blocks} of ${calls} calls (every block in brackets)`,
+    );
+    for (const [name, ts] of Object.entries(times))
+      console.log(`${name}: ${median(ts.slice(2)).toFixed(2)}  [${ts.map((t) => t.toFixed(1)).join(' ')}]`);
   }
   await comm.destroy();
 }

@@ -10,13 +10,19 @@ import { fork } from 'node:child_process';
 import net from 'node:net';
 
 const peer = process.argv[2] === 'peer';
-const [mb, rounds, readKB, port] = peer ? process.argv.slice(3) : [process.argv[2] ?? '8', process.argv[3] ?? '10', process.argv[4] ?? '256'];
+const [mb, rounds, readKB, port] = peer
+  ? process.argv.slice(3)
+  : [process.argv[2] ?? '8', process.argv[3] ?? '10', process.argv[4] ?? '256'];
 const bytes = Number(mb) << 20;
 let onBytes = () => {};
 let outbound;
 let inbound;
 
-const server = net.createServer((socket) => { socket.setNoDelay(true); outbound = socket; ready(); });
+const server = net.createServer((socket) => {
+  socket.setNoDelay(true);
+  outbound = socket;
+  ready();
+});
 server.listen(0, '127.0.0.1', () => {
   if (peer) {
     process.send(server.address().port);
@@ -28,8 +34,22 @@ server.listen(0, '127.0.0.1', () => {
 });
 
 function dial(to) {
-  const reads = Number(readKB) > 0 ? { onread: { buffer: Buffer.allocUnsafeSlow(Number(readKB) << 10), callback: (n) => { onBytes(n); return true; } } } : {};
-  const socket = net.connect({ port: to, host: '127.0.0.1', ...reads }, () => { inbound = socket; ready(); });
+  const reads =
+    Number(readKB) > 0
+      ? {
+          onread: {
+            buffer: Buffer.allocUnsafeSlow(Number(readKB) << 10),
+            callback: (n) => {
+              onBytes(n);
+              return true;
+            },
+          },
+        }
+      : {};
+  const socket = net.connect({ port: to, host: '127.0.0.1', ...reads }, () => {
+    inbound = socket;
+    ready();
+  });
   if (Number(readKB) === 0) socket.on('data', (chunk) => onBytes(chunk.length));
 }
 
@@ -43,9 +63,15 @@ function ready() {
     got += n;
     if (got < bytes) return;
     got -= bytes;
-    if (++round < Number(rounds)) { outbound.write(data); return; }
+    if (++round < Number(rounds)) {
+      outbound.write(data);
+      return;
+    }
     const ms = (performance.now() - start) / Number(rounds);
-    if (!peer) console.log(`${mb} MB each way over loopback, ${Number(readKB) > 0 ? `onread into ${readKB} KiB` : "'data' events"}: ${ms.toFixed(2)} ms per exchange`);
+    if (!peer)
+      console.log(
+        `${mb} MB each way over loopback, ${Number(readKB) > 0 ? `onread into ${readKB} KiB` : "'data' events"}: ${ms.toFixed(2)} ms per exchange`,
+      );
     setTimeout(() => process.exit(0), 100);
   };
   outbound.write(data);

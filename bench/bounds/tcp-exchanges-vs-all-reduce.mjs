@@ -24,7 +24,10 @@ if (!(mib >= 2 && mib % 2 === 0 && rounds >= 1 && calls >= 1)) {
   console.error('usage: tcp-exchanges-vs-all-reduce.mjs [MiB: even, >= 2] [rounds >= 1] [calls >= 1]');
   process.exit(2);
 }
-if (!have('which', ['cc'])) { console.error('bench/bounds/tcp-exchanges-vs-all-reduce.mjs needs a C compiler: apt-get install gcc'); process.exit(2); }
+if (!have('which', ['cc'])) {
+  console.error('bench/bounds/tcp-exchanges-vs-all-reduce.mjs needs a C compiler: apt-get install gcc');
+  process.exit(2);
+}
 const here = (file) => fileURLToPath(new URL(file, import.meta.url));
 const bytes = mib << 20;
 const dir = mkdtempSync(join(tmpdir(), 'tsccl-exchanges-'));
@@ -40,7 +43,9 @@ const mpi = missing === undefined ? buildMpiTiming() : undefined;
 const run = (cmd, args) => execFileSync(cmd, args, { maxBuffer: 1 << 24 }).toString();
 const cExchangeUs = () => Number(run(exchangeC, [String(bytes / 2), String(calls)]));
 const nodeExchangeUs = () => {
-  const match = / ([\d.]+) ms per exchange/.exec(run(process.execPath, [here('./tcp-exchange.mjs'), String(mib / 2), String(calls)]));
+  const match = / ([\d.]+) ms per exchange/.exec(
+    run(process.execPath, [here('./tcp-exchange.mjs'), String(mib / 2), String(calls)]),
+  );
   if (match === null) throw new Error('tcp-exchange.mjs printed no time');
   return Number(match[1]) * 1000;
 };
@@ -50,14 +55,42 @@ const usPerCall = (what, output) => {
   return Number(match[1]);
 };
 const syncLoopCUs = () => usPerCall('tcp-sync-all-reduce.c', run(syncLoopC, [String(bytes), String(calls)]));
-const syncLoopUs = () => usPerCall('tcp-sync-all-reduce.mjs', run(process.execPath, [here('./tcp-sync-all-reduce.mjs'), String(mib), String(calls)]));
+const syncLoopUs = () =>
+  usPerCall(
+    'tcp-sync-all-reduce.mjs',
+    run(process.execPath, [here('./tcp-sync-all-reduce.mjs'), String(mib), String(calls)]),
+  );
 const tscclUs = () => {
-  const out = JSON.parse(run(process.execPath, [here('../../bin/tsccl.js'), 'bench', '--procs', '-g', '2', '-o', 'all_reduce',
-    '-b', String(bytes), '-e', String(bytes), '-n', String(calls), '-w', '5', '-c', '0', '--format', 'json']));
+  const out = JSON.parse(
+    run(process.execPath, [
+      here('../../bin/tsccl.js'),
+      'bench',
+      '--procs',
+      '-g',
+      '2',
+      '-o',
+      'all_reduce',
+      '-b',
+      String(bytes),
+      '-e',
+      String(bytes),
+      '-n',
+      String(calls),
+      '-w',
+      '5',
+      '-c',
+      '0',
+      '--format',
+      'json',
+    ]),
+  );
   const at = (inPlace) => out.rows.find((r) => r.inPlace === inPlace).timeUs;
   return { oop: at(false), ip: at(true) };
 };
-const mpiUs = () => mpi.run('all_reduce', 2, { minBytes: bytes, maxBytes: bytes, factor: 2, iters: calls, warmup: 5 }, { tcp: true }).get(bytes);
+const mpiUs = () =>
+  mpi
+    .run('all_reduce', 2, { minBytes: bytes, maxBytes: bytes, factor: 2, iters: calls, warmup: 5 }, { tcp: true })
+    .get(bytes);
 
 const samples = { c: [], node: [], syncC: [], sync: [], tsccl: [], mpi: [] };
 for (let round = 0; round < rounds; round++) {
@@ -77,8 +110,15 @@ const rows = [
   ['all-reduce as a synchronous Node loop, out of place', median(samples.sync)],
   ['tsccl all-reduce, out of place', median(samples.tsccl.map((t) => t.oop))],
   ['tsccl all-reduce, in place', median(samples.tsccl.map((t) => t.ip))],
-  ...(mpi === undefined ? [] : [['Open MPI all-reduce, out of place', median(samples.mpi.map((t) => t.oop))], ['Open MPI all-reduce, in place', median(samples.mpi.map((t) => t.ip))]]),
+  ...(mpi === undefined
+    ? []
+    : [
+        ['Open MPI all-reduce, out of place', median(samples.mpi.map((t) => t.oop))],
+        ['Open MPI all-reduce, in place', median(samples.mpi.map((t) => t.ip))],
+      ]),
 ];
-console.log(`# 2 processes over TCP loopback, ${mib} MiB float32 all-reduce, ${new Date().toISOString()}, node ${process.version}${mpi ? `, ${mpi.version}` : ''}; medians of ${rounds} rounds of ${calls} calls`);
+console.log(
+  `# 2 processes over TCP loopback, ${mib} MiB float32 all-reduce, ${new Date().toISOString()}, node ${process.version}${mpi ? `, ${mpi.version}` : ''}; medians of ${rounds} rounds of ${calls} calls`,
+);
 console.log('| what | us | / two C exchanges |\n|---|---:|---:|');
 for (const [what, us] of rows) console.log(`| ${what} | ${us.toFixed(0)} | ${(us / floor).toFixed(2)} |`);

@@ -11,15 +11,23 @@ import net from 'node:net';
 const args = process.argv.slice(2);
 const peer = args[0] === 'peer';
 const poll = args.includes('--poll');
-const [bytes = 8, calls = 100000, warmup = 10000, port] = args.filter((a) => a !== '--poll' && a !== 'peer').map(Number);
+const [bytes = 8, calls = 100000, warmup = 10000, port] = args
+  .filter((a) => a !== '--poll' && a !== 'peer')
+  .map(Number);
 const message = Buffer.alloc(bytes, 1);
 const total = warmup + calls;
 let inbound;
 let outbound;
 let pending = 0; // bytes in before this process was ready
-let onBytes = (n) => { pending += n; };
+let onBytes = (n) => {
+  pending += n;
+};
 
-const server = net.createServer((socket) => { socket.setNoDelay(true); outbound = socket; ready(); });
+const server = net.createServer((socket) => {
+  socket.setNoDelay(true);
+  outbound = socket;
+  ready();
+});
 server.listen(0, '127.0.0.1', () => {
   const mine = server.address().port;
   const settings = [bytes, calls, warmup].map(String);
@@ -28,19 +36,40 @@ server.listen(0, '127.0.0.1', () => {
     process.send(mine);
     dial(port);
   } else {
-    fork(new URL(import.meta.url).pathname, ['peer', ...(poll ? ['--poll'] : []), ...settings, String(mine)]).on('message', dial);
+    fork(new URL(import.meta.url).pathname, ['peer', ...(poll ? ['--poll'] : []), ...settings, String(mine)]).on(
+      'message',
+      dial,
+    );
   }
 });
 
 function dial(to) {
-  const socket = net.connect({ port: to, host: '127.0.0.1', onread: { buffer: Buffer.allocUnsafeSlow(65536), callback: (n) => { onBytes(n); return true; } } }, () => { inbound = socket; ready(); });
+  const socket = net.connect(
+    {
+      port: to,
+      host: '127.0.0.1',
+      onread: {
+        buffer: Buffer.allocUnsafeSlow(65536),
+        callback: (n) => {
+          onBytes(n);
+          return true;
+        },
+      },
+    },
+    () => {
+      inbound = socket;
+      ready();
+    },
+  );
   socket.setNoDelay(true);
 }
 
 function ready() {
   if (outbound === undefined || inbound === undefined) return;
   let spinning = poll;
-  const spin = () => { if (spinning) setImmediate(spin); };
+  const spin = () => {
+    if (spinning) setImmediate(spin);
+  };
   spin();
   let got = pending;
   let done = 0;
@@ -51,9 +80,15 @@ function ready() {
     while (got >= message.byteLength) {
       got -= message.byteLength;
       if (++done === warmup) start = performance.now();
-      if (done < total) { outbound.write(message); continue; }
+      if (done < total) {
+        outbound.write(message);
+        continue;
+      }
       spinning = false;
-      if (!peer) console.log(`${message.byteLength} B each way over loopback, ${poll ? 'polling' : 'sleeping in epoll'}: ${((performance.now() - start) * 1000 / calls).toFixed(2)} us per exchange (mean of ${calls})`);
+      if (!peer)
+        console.log(
+          `${message.byteLength} B each way over loopback, ${poll ? 'polling' : 'sleeping in epoll'}: ${(((performance.now() - start) * 1000) / calls).toFixed(2)} us per exchange (mean of ${calls})`,
+        );
       setTimeout(() => process.exit(0), 100);
       return;
     }

@@ -8,13 +8,19 @@ import { fork } from 'node:child_process';
 import net from 'node:net';
 
 const peer = process.argv[2] === 'peer';
-const [pieces, bytes, rounds, port] = (peer ? process.argv.slice(3) : [process.argv[2] ?? 8, process.argv[3] ?? 4096, process.argv[4] ?? 600]).map(Number);
+const [pieces, bytes, rounds, port] = (
+  peer ? process.argv.slice(3) : [process.argv[2] ?? 8, process.argv[3] ?? 4096, process.argv[4] ?? 600]
+).map(Number);
 let outbound;
 let inbound;
 let received = 0;
 let onBytes = () => {};
 
-const server = net.createServer((socket) => { socket.setNoDelay(true); outbound = socket; ready(); });
+const server = net.createServer((socket) => {
+  socket.setNoDelay(true);
+  outbound = socket;
+  ready();
+});
 server.listen(0, '127.0.0.1', () => {
   if (peer) {
     process.send(server.address().port);
@@ -25,14 +31,27 @@ server.listen(0, '127.0.0.1', () => {
 });
 
 function dial(to) {
-  const socket = net.connect({ port: to, host: '127.0.0.1' }, () => { socket.setNoDelay(true); inbound = socket; ready(); });
-  socket.on('data', (chunk) => { received += chunk.length; onBytes(); });
+  const socket = net.connect({ port: to, host: '127.0.0.1' }, () => {
+    socket.setNoDelay(true);
+    inbound = socket;
+    ready();
+  });
+  socket.on('data', (chunk) => {
+    received += chunk.length;
+    onBytes();
+  });
 }
 
-const receivedAtLeast = (n) => new Promise((resolve) => {
-  if (received >= n) return resolve();
-  onBytes = () => { if (received >= n) { onBytes = () => {}; resolve(); } };
-});
+const receivedAtLeast = (n) =>
+  new Promise((resolve) => {
+    if (received >= n) return resolve();
+    onBytes = () => {
+      if (received >= n) {
+        onBytes = () => {};
+        resolve();
+      }
+    };
+  });
 
 async function ready() {
   if (outbound === undefined || inbound === undefined) return;
@@ -51,7 +70,9 @@ async function ready() {
   if (!peer) {
     for (let b = 0; b < rounds; b += 50) {
       const block = times.slice(b, b + 50).sort((x, y) => x - y);
-      console.log(`rounds ${b}-${b + block.length - 1}: median ${block[block.length >> 1].toFixed(0)} us per round of ${pieces} x ${bytes} B`);
+      console.log(
+        `rounds ${b}-${b + block.length - 1}: median ${block[block.length >> 1].toFixed(0)} us per round of ${pieces} x ${bytes} B`,
+      );
     }
   }
   setTimeout(() => process.exit(0), 100);

@@ -30,8 +30,14 @@ Error.stackTraceLimit = 0;
 function run(socket, rank) {
   socket.pause();
   const fd = socket._handle.fd;
-  const memory = new WebAssembly.Memory({ initial: Math.ceil((2 * bytes + half) / 65536), maximum: 65536, shared: true });
-  const kernels = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(REDUCE_SIMD_WASM, 'base64')), { env: { memory } }).exports;
+  const memory = new WebAssembly.Memory({
+    initial: Math.ceil((2 * bytes + half) / 65536),
+    maximum: 65536,
+    shared: true,
+  });
+  const kernels = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(REDUCE_SIMD_WASM, 'base64')), {
+    env: { memory },
+  }).exports;
   const [inputAt, outputAt, scratchAt] = [0, bytes, 2 * bytes];
   new Float32Array(memory.buffer, inputAt, bytes / 4).fill(rank + 1);
   const input = new Uint8Array(memory.buffer, inputAt, bytes);
@@ -47,16 +53,26 @@ function run(socket, rank) {
     while (sent < bytes || received < bytes) {
       const sendable = half + reduced;
       if (sent < sendable) {
-        const from = sent < half ? input.subarray(theirs + sent, theirs + half) : output.subarray(mine + sent - half, mine + reduced);
-        try { sent += writeSync(fd, from); } catch (error) { if (error.code !== 'EAGAIN') throw error; }
+        const from =
+          sent < half
+            ? input.subarray(theirs + sent, theirs + half)
+            : output.subarray(mine + sent - half, mine + reduced);
+        try {
+          sent += writeSync(fd, from);
+        } catch (error) {
+          if (error.code !== 'EAGAIN') throw error;
+        }
       }
       if (received < bytes) {
-        const into = received < half ? scratch.subarray(received) : output.subarray(theirs + received - half, theirs + half);
+        const into =
+          received < half ? scratch.subarray(received) : output.subarray(theirs + received - half, theirs + half);
         try {
           const n = readSync(fd, into, 0, into.byteLength, null);
           if (n === 0) throw new Error('peer closed the socket');
           received += n;
-        } catch (error) { if (error.code !== 'EAGAIN') throw error; }
+        } catch (error) {
+          if (error.code !== 'EAGAIN') throw error;
+        }
       }
       const arrived = Math.min(received, half);
       while (reduced < arrived && (arrived - reduced >= segment || arrived === half)) {
@@ -71,14 +87,24 @@ function run(socket, rank) {
   for (let i = 0; i < calls; i++) call();
   const us = ((performance.now() - start) * 1000) / calls;
   const wrong = new Float32Array(output.buffer, outputAt, bytes / 4).filter((v) => v !== 3).length;
-  if (!peer) console.log(`${mib} MiB all-reduce, synchronous loop, ${segment === half ? 'whole halves' : `${segment >> 10} KiB segments`}: ${us.toFixed(0)} us per call, ${wrong} wrong`);
+  if (!peer)
+    console.log(
+      `${mib} MiB all-reduce, synchronous loop, ${segment === half ? 'whole halves' : `${segment >> 10} KiB segments`}: ${us.toFixed(0)} us per call, ${wrong} wrong`,
+    );
   setTimeout(() => process.exit(wrong === 0 ? 0 : 1), 50);
 }
 
 if (peer) {
-  const socket = net.connect({ port: args[3], host: '127.0.0.1' }, () => { socket.setNoDelay(true); run(socket, 1); });
+  const socket = net.connect({ port: args[3], host: '127.0.0.1' }, () => {
+    socket.setNoDelay(true);
+    run(socket, 1);
+  });
 } else {
-  const server = net.createServer((socket) => { socket.setNoDelay(true); server.close(); run(socket, 0); });
+  const server = net.createServer((socket) => {
+    socket.setNoDelay(true);
+    server.close();
+    run(socket, 0);
+  });
   server.listen(0, '127.0.0.1', () => {
     fork(new URL(import.meta.url).pathname, ['peer', mib, calls, segKiB, server.address().port].map(String));
   });

@@ -10,12 +10,21 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 import { coreYield } from '../../dist/src/transport/sched-yield.js';
 
 if (isMainThread) {
-  const [threads, spinUs, rounds] = [Number(process.argv[2] ?? 4), Number(process.argv[3] ?? 0), Number(process.argv[4] ?? 5000)];
+  const [threads, spinUs, rounds] = [
+    Number(process.argv[2] ?? 4),
+    Number(process.argv[3] ?? 0),
+    Number(process.argv[4] ?? 5000),
+  ];
   const yields = process.argv[5] === 'yield';
   const flags = new SharedArrayBuffer(threads * 64);
-  const workers = Array.from({ length: threads }, (_, id) => new Worker(new URL(import.meta.url), { workerData: { flags, id, threads, spinUs, rounds, yields } }));
+  const workers = Array.from(
+    { length: threads },
+    (_, id) => new Worker(new URL(import.meta.url), { workerData: { flags, id, threads, spinUs, rounds, yields } }),
+  );
   const perRound = await Promise.all(workers.map((w) => new Promise((resolve) => w.once('message', resolve))));
-  console.log(`${threads} threads, spin ${spinUs} us${yields ? ' yielding' : ''}: ${perRound.map((us) => us.toFixed(1)).join(' ')} us per barrier round`);
+  console.log(
+    `${threads} threads, spin ${spinUs} us${yields ? ' yielding' : ''}: ${perRound.map((us) => us.toFixed(1)).join(' ')} us per barrier round`,
+  );
 } else {
   const { flags, id, threads, spinUs, rounds, yields } = workerData;
   const words = new Int32Array(flags);

@@ -25,18 +25,43 @@ const SETTLE_MS = 2000;
  */
 export async function blockRows({ op, ranks, procs, candidates, blocks, ranges = SWEEP_RANGES }) {
   const rows = [];
-  for (const range of ranges) rows.push(...await rangeRows({ op, ranks, procs, candidates, blocks, range }));
+  for (const range of ranges) rows.push(...(await rangeRows({ op, ranks, procs, candidates, blocks, range })));
   return rows;
 }
 
 /** One launch of blockRows: the sizes of one range. */
 async function rangeRows({ op, ranks, procs, candidates, blocks, range }) {
-  const options = { op, ranks, ...range, iters: SWEEP_ITERS, warmupIters: 0, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: 900_000, procs };
+  const options = {
+    op,
+    ranks,
+    ...range,
+    iters: SWEEP_ITERS,
+    warmupIters: 0,
+    check: false,
+    dtype: 'float32',
+    redop: 'sum',
+    root: 0,
+    timeoutMs: 900_000,
+    procs,
+  };
   const warmup = { calls: 5, smallCalls: SMALL_CALL_WARMUP, settleMs: SETTLE_MS };
   const { results } = await launch({
-    nprocPerNode: ranks, mode: procs ? 'processes' : 'threads', script: rankScript, args: [JSON.stringify({ options, candidates, blocks, warmup })], output: 'prefix', timeoutMs: options.timeoutMs,
+    nprocPerNode: ranks,
+    mode: procs ? 'processes' : 'threads',
+    script: rankScript,
+    args: [JSON.stringify({ options, candidates, blocks, warmup })],
+    output: 'prefix',
+    timeoutMs: options.timeoutMs,
   });
   return results[0].map(({ bytes, chosen, callsPerBlock }, s) => ({
-    bytes, chosen, callsPerBlock, blockTimes: candidates.map((_, c) => blockMeansOverRanks(results.map((rank) => rank[s].times), c)),
+    bytes,
+    chosen,
+    callsPerBlock,
+    blockTimes: candidates.map((_, c) =>
+      blockMeansOverRanks(
+        results.map((rank) => rank[s].times),
+        c,
+      ),
+    ),
   }));
 }

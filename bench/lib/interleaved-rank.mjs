@@ -25,17 +25,29 @@ export default async function interleavedRank({ args }) {
   const pool = allocatePool(comm, options.dtype, Math.max(largest.send, largest.recv), largest.recv);
   const results = [];
   for (const size of sizes) {
-    const prepared = candidates.map((c) => prepare(op, comm, { ...options, algorithm: c.algorithm }, Math.floor(size / wordSize), false, pool)?.call);
+    const prepared = candidates.map(
+      (c) => prepare(op, comm, { ...options, algorithm: c.algorithm }, Math.floor(size / wordSize), false, pool)?.call,
+    );
     const offered = prepared.flatMap((call, i) => (call === undefined ? [] : [i]));
     await comm.barrier();
     let chosen;
-    const { times, callsPerBlock } = await timeInBlocks(comm, offered.map((i) => prepared[i]), {
-      blocks, minCalls: options.iters, warmupCalls: warmupCallsFor(size, warmup.calls, warmup.smallCalls), settleMs: size === sizes[0] ? warmup.settleMs : undefined,
-      afterBlock: (k) => { if (candidates[offered[k]].algorithm === undefined) chosen = comm.flightRecords().records.at(-1)?.algorithm; },
-    });
+    const { times, callsPerBlock } = await timeInBlocks(
+      comm,
+      offered.map((i) => prepared[i]),
+      {
+        blocks,
+        minCalls: options.iters,
+        warmupCalls: warmupCallsFor(size, warmup.calls, warmup.smallCalls),
+        settleMs: size === sizes[0] ? warmup.settleMs : undefined,
+        afterBlock: (k) => {
+          if (candidates[offered[k]].algorithm === undefined) chosen = comm.flightRecords().records.at(-1)?.algorithm;
+        },
+      },
+    );
     const counts = op.counts(Math.floor(size / wordSize), comm.size);
     results.push({
-      bytes: Math.max(counts.send, counts.recv) * wordSize, chosen,
+      bytes: Math.max(counts.send, counts.recv) * wordSize,
+      chosen,
       times: candidates.map((_, i) => (offered.includes(i) ? times[offered.indexOf(i)] : null)),
       callsPerBlock: Math.min(...callsPerBlock.filter((n) => n > 0)),
     });

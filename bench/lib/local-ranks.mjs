@@ -7,5 +7,9 @@ import { isOversubscribed } from '../../dist/src/transport/wait.js';
 /** @param {boolean} procs process ranks over TCP, else thread ranks @param {number} ranks */
 export function localRanks(procs, ranks) {
   const transport = procs ? 'tcp' : 'shm';
-  return { transport, oversubscribed: !procs && isOversubscribed(ranks), oneShotCapacity: ONE_SHOT_CAPACITY[transport] };
+  return {
+    transport,
+    oversubscribed: !procs && isOversubscribed(ranks),
+    oneShotCapacity: ONE_SHOT_CAPACITY[transport],
+  };
 }

@@ -9,7 +9,14 @@ import { fileURLToPath } from 'node:url';
 const source = fileURLToPath(new URL('../mpi/collective-timing.c', import.meta.url));
 export const MPI_NAMES = { all_reduce: 'allreduce', all_gather: 'allgather', broadcast: 'bcast' };
 
-export const have = (cmd, args) => { try { execFileSync(cmd, args, { stdio: 'ignore' }); return true; } catch { return false; } };
+export const have = (cmd, args) => {
+  try {
+    execFileSync(cmd, args, { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** What is missing to run Open MPI here, as an install hint; undefined when nothing is. */
 export function mpiMissing() {
@@ -29,8 +36,25 @@ export function buildMpiTiming() {
   execFileSync('mpicc', ['-O2', '-o', exe, source], { stdio: 'inherit' });
   const version = execFileSync('mpirun', ['--version']).toString().split('\n')[0];
   const run = (op, n, sweep, { tcp }) => {
-    const lines = execFileSync('mpirun', ['--allow-run-as-root', '--oversubscribe', '-np', String(n), '--mca', 'btl', tcp ? 'tcp,self' : 'self,vader', exe,
-      MPI_NAMES[op], String(sweep.minBytes), String(sweep.maxBytes), String(sweep.factor), String(sweep.iters), String(sweep.warmup)]).toString().trim().split('\n');
+    const lines = execFileSync('mpirun', [
+      '--allow-run-as-root',
+      '--oversubscribe',
+      '-np',
+      String(n),
+      '--mca',
+      'btl',
+      tcp ? 'tcp,self' : 'self,vader',
+      exe,
+      MPI_NAMES[op],
+      String(sweep.minBytes),
+      String(sweep.maxBytes),
+      String(sweep.factor),
+      String(sweep.iters),
+      String(sweep.warmup),
+    ])
+      .toString()
+      .trim()
+      .split('\n');
     return new Map(lines.map((l) => l.split(' ').map(Number)).map(([bytes, oop, ip]) => [bytes, { oop, ip }]));
   };
   return { run, version };

@@ -7,13 +7,20 @@ const ROW = /^\| (\w+) \| (\d+) \| (\d+) \| (?:\d+ \| )?([a-z_]+) \| \w+ \| [\d.
 
 /** @returns {{ op: string, ranks: number, bytes: number, chose: string, times: Record<string, number> }[]} */
 export function regretRows(file) {
-  return readFileSync(file, 'utf8').split('\n').flatMap((line) => {
-    const match = line.match(ROW);
-    if (match === null) return [];
-    const [, op, ranks, bytes, chose, timesText] = match;
-    const times = Object.fromEntries(timesText.split(', ').map((p) => p.split(' ')).map(([a, t]) => [a, Number(t)]));
-    return [{ op, ranks: Number(ranks), bytes: Number(bytes), chose, times }];
-  });
+  return readFileSync(file, 'utf8')
+    .split('\n')
+    .flatMap((line) => {
+      const match = line.match(ROW);
+      if (match === null) return [];
+      const [, op, ranks, bytes, chose, timesText] = match;
+      const times = Object.fromEntries(
+        timesText
+          .split(', ')
+          .map((p) => p.split(' '))
+          .map(([a, t]) => [a, Number(t)]),
+      );
+      return [{ op, ranks: Number(ranks), bytes: Number(bytes), chose, times }];
+    });
 }
 
 /** Regret summary of a list: median, worst and how many exceed 1.3 (the bound). */

@@ -20,7 +20,12 @@ export function sweepSizes(maxBytes = SWEEP.maxBytes) {
 export const SWEEP_RANGES = (() => {
   const sizes = sweepSizes();
   const steps = sizes.filter((bytes) => bytes < SWEEP.maxBytes);
-  return steps.at(-1) * SWEEP.stepFactor === SWEEP.maxBytes ? [SWEEP] : [{ ...SWEEP, maxBytes: steps.at(-1) }, { ...SWEEP, minBytes: SWEEP.maxBytes }];
+  return steps.at(-1) * SWEEP.stepFactor === SWEEP.maxBytes
+    ? [SWEEP]
+    : [
+        { ...SWEEP, maxBytes: steps.at(-1) },
+        { ...SWEEP, minBytes: SWEEP.maxBytes },
+      ];
 })();
 /** Timed calls per size, back to back on every rank. */
 export const SWEEP_ITERS = 20;
@@ -35,15 +40,29 @@ export const SWEEP_ITERS = 20;
  * @param {{ op: string, ranks: number, procs: boolean, algorithm?: string, maxBytes?: number, timeoutMs?: number }} job
  */
 export async function sweepRows({ op, ranks, procs, algorithm, maxBytes = SWEEP.maxBytes, timeoutMs = 600_000 }) {
-  const run = (minBytes, top, warmupIters) => runBench({
-    op, ranks, ...SWEEP, minBytes, maxBytes: top, iters: SWEEP_ITERS, warmupIters, check: false, dtype: 'float32', redop: 'sum', root: 0,
-    timeoutMs, procs, ...(algorithm === undefined ? {} : { algorithm }),
-  });
+  const run = (minBytes, top, warmupIters) =>
+    runBench({
+      op,
+      ranks,
+      ...SWEEP,
+      minBytes,
+      maxBytes: top,
+      iters: SWEEP_ITERS,
+      warmupIters,
+      check: false,
+      dtype: 'float32',
+      redop: 'sum',
+      root: 0,
+      timeoutMs,
+      procs,
+      ...(algorithm === undefined ? {} : { algorithm }),
+    });
   // The sweep's sizes are minBytes x stepFactor^k: the first above SMALL_CALL_MAX_BYTES has the second launch.
   let split = SWEEP.minBytes;
   while (split <= SMALL_CALL_MAX_BYTES) split *= SWEEP.stepFactor;
   const rows = await run(SWEEP.minBytes, Math.min(maxBytes, split / SWEEP.stepFactor), SMALL_CALL_WARMUP);
-  for (const bytes of sweepSizes(maxBytes).filter((b) => b >= split)) rows.push(...await run(bytes, bytes, largeWarmup(bytes, procs)));
+  for (const bytes of sweepSizes(maxBytes).filter((b) => b >= split))
+    rows.push(...(await run(bytes, bytes, largeWarmup(bytes, procs))));
   return rows;
 }
 

@@ -23,13 +23,26 @@ for (const preset of PRESETS) {
     for (const op of OPS) {
       for (const algorithm of simAlgorithms(graph, ranks, BENCH_OPS[op].collective, false)) {
         for (const bytes of [8, 2 ** 20, 2 ** 27]) {
-          const run = (mode) => simulateRow(graph, ranks, { op, bytes, algorithm, protocols: ['Simple'], mode, nvls: false, elementBytes: 4, root: 0 }).timeUs;
+          const run = (mode) =>
+            simulateRow(graph, ranks, {
+              op,
+              bytes,
+              algorithm,
+              protocols: ['Simple'],
+              mode,
+              nvls: false,
+              elementBytes: 4,
+              root: 0,
+            }).timeUs;
           const flow = run('flow');
           const analytical = run('analytical');
           rows++;
           const ratio = analytical / flow;
           if (Math.abs(ratio - 1) <= 0.2) agree++;
-          else apart.push(`${preset} x${nodes} ${op} ${algorithm} ${bytes} B: flow ${flow.toFixed(1)} us, analytical ${analytical.toFixed(1)} (${ratio.toFixed(2)})`);
+          else
+            apart.push(
+              `${preset} x${nodes} ${op} ${algorithm} ${bytes} B: flow ${flow.toFixed(1)} us, analytical ${analytical.toFixed(1)} (${ratio.toFixed(2)})`,
+            );
         }
       }
     }

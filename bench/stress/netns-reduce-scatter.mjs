@@ -35,10 +35,33 @@ export default async function stressRank({ args }) {
 if (process.env.RANK === undefined) {
   const [calls = '200', rate = '200mbit', count = String(1 << 20)] = process.argv.slice(2);
   const why = netnsUnavailable();
-  if (why) { console.error(`netns-reduce-scatter: ${why}`); process.exit(2); }
+  if (why) {
+    console.error(`netns-reduce-scatter: ${why}`);
+    process.exit(2);
+  }
   const pair = createNetnsPair('s', rate);
-  const node = (i) => tscclInNamespace(pair.names[i], ['launch', '--nnodes', '2', '--node-rank', String(i), '--nproc-per-node', '2',
-    '--master-addr', pair.addresses[0], '--master-port', '29591', fileURLToPath(import.meta.url), calls, count], { ...process.env, TSCCL_JOB_TOKEN: 'netns-stress' }, { echo: true });
+  const node = (i) =>
+    tscclInNamespace(
+      pair.names[i],
+      [
+        'launch',
+        '--nnodes',
+        '2',
+        '--node-rank',
+        String(i),
+        '--nproc-per-node',
+        '2',
+        '--master-addr',
+        pair.addresses[0],
+        '--master-port',
+        '29591',
+        fileURLToPath(import.meta.url),
+        calls,
+        count,
+      ],
+      { ...process.env, TSCCL_JOB_TOKEN: 'netns-stress' },
+      { echo: true },
+    );
   try {
     const nodes = await Promise.all([node(0), node(1)]);
     process.exitCode = nodes.every((n) => n.code === 0) ? 0 : 1;

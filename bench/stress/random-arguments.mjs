@@ -10,7 +10,11 @@ import randomArgumentsRank from '../../dist/test/fixtures/random-arguments-rank.
 /** One rank: prints the codes its calls ended with and every failure; throws if there were any. */
 export default async function randomArguments({ rank, args }) {
   const [calls = 2000, seed = 1, timeoutMs = 1000] = args.map(Number);
-  const { codes, failures, worldSum } = await randomArgumentsRank({ args: [JSON.stringify({ calls, seed, timeoutMs })] });
-  console.log(`rank ${rank}: ${failures.length} failures in ${calls} calls ${JSON.stringify(codes)}, world sum ${worldSum}${failures.map((f) => `\n  ${f}`).join('')}`);
+  const { codes, failures, worldSum } = await randomArgumentsRank({
+    args: [JSON.stringify({ calls, seed, timeoutMs })],
+  });
+  console.log(
+    `rank ${rank}: ${failures.length} failures in ${calls} calls ${JSON.stringify(codes)}, world sum ${worldSum}${failures.map((f) => `\n  ${f}`).join('')}`,
+  );
   if (failures.length > 0) throw new Error(`rank ${rank}: ${failures.length} calls failed`);
 }

@@ -23,10 +23,34 @@ export default async function randomCalls({ rank, args }) {
 if (process.env.RANK === undefined && process.argv[2] === '--netns') {
   const [rate = '100mbit', procs = '2', threads = '1', ...rest] = process.argv.slice(3);
   const why = netnsUnavailable();
-  if (why) { console.error(`random-calls: ${why}`); process.exit(2); }
+  if (why) {
+    console.error(`random-calls: ${why}`);
+    process.exit(2);
+  }
   const pair = createNetnsPair('r', rate);
-  const node = (i) => tscclInNamespace(pair.names[i], ['launch', '--nnodes', '2', '--node-rank', String(i), '--nproc-per-node', procs, '--threads-per-proc', threads,
-    '--master-addr', pair.addresses[0], '--master-port', '29592', fileURLToPath(import.meta.url), ...rest], { ...process.env, TSCCL_JOB_TOKEN: 'random-calls' }, { echo: true });
+  const node = (i) =>
+    tscclInNamespace(
+      pair.names[i],
+      [
+        'launch',
+        '--nnodes',
+        '2',
+        '--node-rank',
+        String(i),
+        '--nproc-per-node',
+        procs,
+        '--threads-per-proc',
+        threads,
+        '--master-addr',
+        pair.addresses[0],
+        '--master-port',
+        '29592',
+        fileURLToPath(import.meta.url),
+        ...rest,
+      ],
+      { ...process.env, TSCCL_JOB_TOKEN: 'random-calls' },
+      { echo: true },
+    );
   try {
     const nodes = await Promise.all([node(0), node(1)]);
     process.exitCode = nodes.every((n) => n.code === 0) ? 0 : 1;

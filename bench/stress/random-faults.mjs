@@ -16,20 +16,31 @@ const mode = ['--procs', '--mixed'].includes(process.argv[2]) ? process.argv[2] 
 // A rank prepares a batch's data and expected results between batches, on its own thread, while
 // peers may already wait for it: the call timeout must cover that (default: 1 s per MiB of the
 // largest size, at least 1 s).
-const [ranks = 4, rounds = 40, calls = 24, seed = 1, maxLog2 = 20, timeoutMs = 1000 * 2 ** Math.max(0, maxLog2 - 20)] = process.argv.slice(mode ? 3 : 2).map(Number);
+const [ranks = 4, rounds = 40, calls = 24, seed = 1, maxLog2 = 20, timeoutMs = 1000 * 2 ** Math.max(0, maxLog2 - 20)] =
+  process.argv.slice(mode ? 3 : 2).map(Number);
 const script = new URL('../../dist/test/fixtures/random-faults-rank.js', import.meta.url).href;
-const args = [JSON.stringify({ rounds, calls, seed, maxLog2, timeoutMs, faults: ['none', 'abort', 'signal', 'stall', 'exit'] })];
+const args = [
+  JSON.stringify({ rounds, calls, seed, maxLog2, timeoutMs, faults: ['none', 'abort', 'signal', 'stall', 'exit'] }),
+];
 const common = { script, args, output: 'silent', graceMs: 3_600_000, timeoutMs: 3_600_000 };
 const started = performance.now();
-const job = mode === '--procs' ? launch({ ...common, nprocPerNode: ranks, mode: 'processes' })
-  : mode === '--mixed' ? launch({ ...common, nprocPerNode: ranks / 2, threadsPerProc: 2 })
-  : run({ ...common, ranks });
+const job =
+  mode === '--procs'
+    ? launch({ ...common, nprocPerNode: ranks, mode: 'processes' })
+    : mode === '--mixed'
+      ? launch({ ...common, nprocPerNode: ranks / 2, threadsPerProc: 2 })
+      : run({ ...common, ranks });
 const reports = await rankResults(job);
 let wrong = 0;
 for (const [rank, report] of reports.entries()) {
-  if (report === undefined) { console.log(`rank ${rank}: exited (a victim)`); continue; }
+  if (report === undefined) {
+    console.log(`rank ${rank}: exited (a victim)`);
+    continue;
+  }
   wrong += report.failures.length;
-  console.log(`rank ${rank}: ${report.failures.length} failures in ${report.rounds.length} rounds${report.failures.map((f) => `\n  ${f}`).join('')}`);
+  console.log(
+    `rank ${rank}: ${report.failures.length} failures in ${report.rounds.length} rounds${report.failures.map((f) => `\n  ${f}`).join('')}`,
+  );
 }
 const live = reports.find((r) => r !== undefined);
 if (live) console.log(live.rounds.map((r) => `  ${r}`).join('\n'));

@@ -1,4 +1,13 @@
-import { type CallShape, type Range, type Schedule, StepList, mod, pieceRounds, singleChannel, slice } from './schedule.js';
+import {
+  type CallShape,
+  type Range,
+  type Schedule,
+  StepList,
+  mod,
+  pieceRounds,
+  singleChannel,
+  slice,
+} from './schedule.js';
 
 /** Ring all-gather: n-1 steps, each rank forwards the block it received last. */
 export function allGatherRing(shape: CallShape, rank: number): Schedule {

@@ -1,4 +1,13 @@
-import { type CallShape, type Schedule, StepList, mod, pieceRounds, singleChannel, slice, splitEven } from './schedule.js';
+import {
+  type CallShape,
+  type Schedule,
+  StepList,
+  mod,
+  pieceRounds,
+  singleChannel,
+  slice,
+  splitEven,
+} from './schedule.js';
 
 /**
  * Direct all-reduce for ranks that share memory: rank r owns the r-th 1/n of the data, reduces it
@@ -17,7 +26,11 @@ export function allReduceDirect(shape: CallShape, rank: number): Schedule {
     }
     if (n === 1) list.copy(slice('input', mine.offset, mine.count), slice('output', mine.offset, mine.count));
     for (let s = 1; s < n; s++) {
-      list.recvReduce(mod(rank - s, n), slice('output', mine.offset, mine.count), slice(s === 1 ? 'input' : 'output', mine.offset, mine.count));
+      list.recvReduce(
+        mod(rank - s, n),
+        slice('output', mine.offset, mine.count),
+        slice(s === 1 ? 'input' : 'output', mine.offset, mine.count),
+      );
     }
     for (let s = 1; s < n; s++) list.send(mod(rank + s, n), slice('output', mine.offset, mine.count));
     for (let s = 1; s < n; s++) {

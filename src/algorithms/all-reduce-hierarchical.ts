@@ -19,8 +19,16 @@ export function allReduceHierarchical(shape: CallShape, rank: number): Schedule 
   }
   const others = members[host].filter((m) => m !== rank);
   if (others.length === 0) list.copy(all('input'), all('output'));
-  others.forEach((m, i) => { list.recvReduce(m, all('output'), all(i === 0 ? 'input' : 'output')); });
-  appendRingAllReduce(list, { ring: leaders, position: host, count: shape.count, chunkCount: shape.chunkCount, own: 'output' });
+  others.forEach((m, i) => {
+    list.recvReduce(m, all('output'), all(i === 0 ? 'input' : 'output'));
+  });
+  appendRingAllReduce(list, {
+    ring: leaders,
+    position: host,
+    count: shape.count,
+    chunkCount: shape.chunkCount,
+    own: 'output',
+  });
   for (const m of others) list.send(m, all('output'));
   return singleChannel(shape, rank, 'hierarchical', list);
 }

@@ -1,4 +1,14 @@
-import { type BufferId, type CallShape, type Schedule, StepList, mod, pieceRounds, singleChannel, slice, splitEven } from './schedule.js';
+import {
+  type BufferId,
+  type CallShape,
+  type Schedule,
+  StepList,
+  mod,
+  pieceRounds,
+  singleChannel,
+  slice,
+  splitEven,
+} from './schedule.js';
 
 /**
  * Ring all-reduce: a reduce-scatter around the ring, then an all-gather (Patarasuk & Yuan; the
@@ -31,7 +41,8 @@ export function appendRingAllReduce(list: StepList, ring: RingAllReduce): void {
   const me = ring.position;
   for (const pieces of pieceRounds(splitEven(ring.count, n), ring.chunkCount)) {
     const piece = (i: number) => pieces[mod(i, n)];
-    if (n === 1) list.copy(slice(ring.own, piece(0).offset, piece(0).count), slice('output', piece(0).offset, piece(0).count));
+    if (n === 1)
+      list.copy(slice(ring.own, piece(0).offset, piece(0).count), slice('output', piece(0).offset, piece(0).count));
     for (let s = 0; s < n - 1; s++) {
       const out = piece(me - s);
       list.send(right, slice(s === 0 ? ring.own : 'output', out.offset, out.count));

@@ -1,5 +1,13 @@
 import { inOrderDepth, inOrderTree } from './in-order-binary-tree.js';
-import { type CallShape, type Schedule, StepList, hostLayout, messagePieces, singleChannel, slice } from './schedule.js';
+import {
+  type CallShape,
+  type Schedule,
+  StepList,
+  hostLayout,
+  messagePieces,
+  singleChannel,
+  slice,
+} from './schedule.js';
 
 /**
  * A rank's place in NCCL's tree: the ranks of a host form a chain from its leader (its first
@@ -7,7 +15,10 @@ import { type CallShape, type Schedule, StepList, hostLayout, messagePieces, sin
  * 0's leader at the root. Without host information every rank is its own host: a binary tree of
  * the ranks. Depth counts hops from the root.
  */
-function treePosition(shape: CallShape, rank: number): { parent: number | undefined; children: number[]; depth: number } {
+function treePosition(
+  shape: CallShape,
+  rank: number,
+): { parent: number | undefined; children: number[]; depth: number } {
   const { hostOf, members, leaders } = hostLayout(shape);
   const host = hostOf[rank];
   const chain = members[host];
@@ -55,7 +66,9 @@ export function allReduceTree(shape: CallShape, rank: number): Schedule {
       else list.send(parent!, input);
       return;
     }
-    children.forEach((child, k) => { list.recvReduce(child, acc, k === 0 ? input : acc); });
+    children.forEach((child, k) => {
+      list.recvReduce(child, acc, k === 0 ? input : acc);
+    });
     if (!isRoot) list.send(parent!, acc);
   };
   const down = (offset: number, count: number) => {

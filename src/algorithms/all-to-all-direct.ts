@@ -11,7 +11,12 @@ import { allToAllStart } from './all-to-all-layout.js';
  */
 export function allToAllDirect(shape: CallShape, rank: number): Schedule {
   const n = shape.nranks;
-  const { layout: { sendCounts, sendDispls, recvCounts, recvDispls }, list, source, scratchCount } = allToAllStart(shape, rank);
+  const {
+    layout: { sendCounts, sendDispls, recvCounts, recvDispls },
+    list,
+    source,
+    scratchCount,
+  } = allToAllStart(shape, rank);
   for (let s = 1; s < n; s++) {
     const to = mod(rank + s, n);
     list.sendAlways(to, slice(source, sendDispls[to], sendCounts[to]));

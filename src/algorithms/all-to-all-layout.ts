@@ -25,7 +25,10 @@ export function allToAllLayout(shape: CallShape): AllToAllLayout {
  * block copied into place. In place, the input is first copied to scratch: a rank must not
  * receive over a block it has not sent yet.
  */
-export function allToAllStart(shape: CallShape, rank: number): { layout: AllToAllLayout; list: StepList; source: BufferId; scratchCount: number } {
+export function allToAllStart(
+  shape: CallShape,
+  rank: number,
+): { layout: AllToAllLayout; list: StepList; source: BufferId; scratchCount: number } {
   const layout = allToAllLayout(shape);
   const { sendCounts, sendDispls, recvCounts, recvDispls } = layout;
   const list = new StepList();

@@ -1,5 +1,13 @@
 import { binomialTree } from './binomial-tree.js';
-import { type CallShape, type Schedule, StepList, hostLayout, messagePieces, singleChannel, slice } from './schedule.js';
+import {
+  type CallShape,
+  type Schedule,
+  StepList,
+  hostLayout,
+  messagePieces,
+  singleChannel,
+  slice,
+} from './schedule.js';
 
 /**
  * Hierarchical broadcast, pipelined by chunks: the root leads its host; chunks travel a binomial

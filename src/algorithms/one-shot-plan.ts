@@ -98,10 +98,15 @@ export function oneShotPlan(shape: CallShape, rank: number): OneShotPlan {
   const sources = pattern.from === 'all' ? Array.from({ length: nranks }, (_, peer) => peer) : [root];
   const offset = pattern.part === 'block' ? rank * count : 0;
   const reads = computes
-    ? sources.map((peer, i): OneShotRead => ({ peer, offset, outputOffset: pattern.combine === 'place' ? i * count : 0 }))
+    ? sources.map(
+        (peer, i): OneShotRead => ({ peer, offset, outputOffset: pattern.combine === 'place' ? i * count : 0 }),
+      )
     : [];
   return {
-    collective, nranks, rank, count,
+    collective,
+    nranks,
+    rank,
+    count,
     messageCount: collective === 'barrier' ? 0 : oneShotCount(shape),
     publishesData: pattern.from === 'all' || rank === root,
     awaits: Array.from({ length: nranks }, (_, peer) => peer),

@@ -17,7 +17,9 @@ export function reduceBinomialTree(shape: CallShape, rank: number): Schedule {
     const input = slice('input', piece.offset, piece.count);
     const acc = slice(accumulator, piece.offset, piece.count);
     if (isRoot && children.length === 0) list.copy(input, acc);
-    children.forEach((child, i) => { list.recvReduce(child, acc, i === 0 ? input : acc); });
+    children.forEach((child, i) => {
+      list.recvReduce(child, acc, i === 0 ? input : acc);
+    });
     if (!isRoot) list.send(tree.parent!, children.length > 0 ? acc : input);
   }
   return singleChannel(shape, rank, 'binomial_tree', list, needsScratch ? shape.count : 0);

@@ -21,7 +21,9 @@ export function reduceScatterHierarchical(shape: CallShape, rank: number): Sched
   const others = members[host].filter((m) => m !== rank);
   const whole = (buf: 'input' | 'scratch') => slice(buf, 0, n * c);
   if (others.length === 0) list.copy(whole('input'), whole('scratch'));
-  others.forEach((m, i) => { list.recvReduce(m, whole('scratch'), whole(i === 0 ? 'input' : 'scratch')); });
+  others.forEach((m, i) => {
+    list.recvReduce(m, whole('scratch'), whole(i === 0 ? 'input' : 'scratch'));
+  });
   const otherHosts = Array.from({ length: leaders.length - 1 }, (_, i) => mod(host + 1 + i, leaders.length));
   for (const g of otherHosts) for (const m of members[g]) list.send(leaders[g], acc(m));
   for (const g of otherHosts) for (const m of members[host]) list.recvReduce(leaders[g], acc(m), acc(m));

@@ -1,4 +1,13 @@
-import { type CallShape, type Range, type Schedule, StepList, mod, pieceRounds, singleChannel, slice } from './schedule.js';
+import {
+  type CallShape,
+  type Range,
+  type Schedule,
+  StepList,
+  mod,
+  pieceRounds,
+  singleChannel,
+  slice,
+} from './schedule.js';
 
 /**
  * Ring reduce-scatter: block b's partial sum travels the ring and completes at rank b. Partial
@@ -21,13 +30,13 @@ export function reduceScatterRing(shape: CallShape, rank: number): Schedule {
     for (let s = 0; s < n - 1; s++) {
       const outBlock = mod(rank - s - 1, n);
       const out = pieces[outBlock];
-      list.send(mod(rank + 1, n), s === 0
-        ? slice('input', out.offset, out.count)
-        : slice('scratch', ((s - 1) % 2) * slotSize, out.count));
+      list.send(
+        mod(rank + 1, n),
+        s === 0 ? slice('input', out.offset, out.count) : slice('scratch', ((s - 1) % 2) * slotSize, out.count),
+      );
       const inc = pieces[mod(rank - s - 2, n)];
-      const dst = s === n - 2
-        ? slice('output', relative(inc), inc.count)
-        : slice('scratch', (s % 2) * slotSize, inc.count);
+      const dst =
+        s === n - 2 ? slice('output', relative(inc), inc.count) : slice('scratch', (s % 2) * slotSize, inc.count);
       list.recvReduce(mod(rank - 1, n), dst, slice('input', inc.offset, inc.count));
     }
   }

@@ -24,10 +24,21 @@ import { scatterLinear } from './scatter-linear.js';
 
 /** Every algorithm tsccl has, by collective. The tuner chooses among these; nothing else may. */
 export const ALGORITHMS: Readonly<Record<Collective, Readonly<Record<string, ScheduleGenerator>>>> = {
-  allReduce: { ring: allReduceRing, recursive_doubling: allReduceRecursiveDoubling, direct: allReduceDirect, hierarchical: allReduceHierarchical, tree: allReduceTree },
+  allReduce: {
+    ring: allReduceRing,
+    recursive_doubling: allReduceRecursiveDoubling,
+    direct: allReduceDirect,
+    hierarchical: allReduceHierarchical,
+    tree: allReduceTree,
+  },
   allGather: { ring: allGatherRing, direct: allGatherDirect, hierarchical: allGatherHierarchical },
   reduceScatter: { ring: reduceScatterRing, hierarchical: reduceScatterHierarchical },
-  broadcast: { binomial_tree: broadcastBinomialTree, direct: broadcastDirect, hierarchical: broadcastHierarchical, ring: broadcastRing },
+  broadcast: {
+    binomial_tree: broadcastBinomialTree,
+    direct: broadcastDirect,
+    hierarchical: broadcastHierarchical,
+    ring: broadcastRing,
+  },
   reduce: { binomial_tree: reduceBinomialTree, ring: reduceRing },
   allToAll: { direct: allToAllDirect, pairwise: allToAllPairwise },
   gather: { linear: gatherLinear },
@@ -63,7 +74,8 @@ export function generateSchedule(shape: CallShape, rank: number, algorithm: stri
   if (generator === undefined) {
     throw invalidArgument(
       `Unknown algorithm '${algorithm}' for ${shape.collective}: expected one of ${algorithmNames(shape.collective).join(', ')}`,
-      { argument: 'algorithm', op: shape.collective });
+      { argument: 'algorithm', op: shape.collective },
+    );
   }
   return generator(shape, rank);
 }

@@ -31,12 +31,24 @@ export type Step =
   | { readonly kind: 'reduce'; readonly srcs: readonly Slice[]; readonly dst: Slice };
 
 export const COLLECTIVES = [
-  'allReduce', 'broadcast', 'reduce', 'allGather', 'reduceScatter', 'allToAll', 'gather', 'scatter', 'barrier',
+  'allReduce',
+  'broadcast',
+  'reduce',
+  'allGather',
+  'reduceScatter',
+  'allToAll',
+  'gather',
+  'scatter',
+  'barrier',
 ] as const;
 export type Collective = (typeof COLLECTIVES)[number];
 
 /** Collectives that combine data with a reduction operator. */
-export const REDUCING_COLLECTIVES: ReadonlySet<Collective> = new Set<Collective>(['allReduce', 'reduce', 'reduceScatter']);
+export const REDUCING_COLLECTIVES: ReadonlySet<Collective> = new Set<Collective>([
+  'allReduce',
+  'reduce',
+  'reduceScatter',
+]);
 
 /**
  * What an algorithm needs to know about a call. Counts are in elements:
@@ -120,11 +132,13 @@ export function pieceRounds(segments: readonly Range[], chunkCount: number): Ran
   const roundCount = pieceRoundCount(longest, chunkCount);
   const rounds: Range[][] = [];
   for (let j = 0; j < roundCount; j++) {
-    rounds.push(segments.map((s) => {
-      const start = Math.min(s.count, j * chunk);
-      const end = Math.min(s.count, (j + 1) * chunk);
-      return { offset: s.offset + start, count: end - start };
-    }));
+    rounds.push(
+      segments.map((s) => {
+        const start = Math.min(s.count, j * chunk);
+        const end = Math.min(s.count, (j + 1) * chunk);
+        return { offset: s.offset + start, count: end - start };
+      }),
+    );
   }
   return rounds;
 }
@@ -148,7 +162,8 @@ export class StepList {
   }
 
   copy(src: Slice, dst: Slice): void {
-    if (src.count > 0 && !(src.buf === dst.buf && src.offset === dst.offset)) this.steps.push({ kind: 'copy', src, dst });
+    if (src.count > 0 && !(src.buf === dst.buf && src.offset === dst.offset))
+      this.steps.push({ kind: 'copy', src, dst });
   }
 
   /** Transfers that must happen even when empty: they carry a count for the peer to check, or they synchronise. */
@@ -161,9 +176,20 @@ export class StepList {
   }
 }
 
-export function singleChannel(shape: CallShape, rank: number, algorithm: string, list: StepList, scratchCount = 0): Schedule {
+export function singleChannel(
+  shape: CallShape,
+  rank: number,
+  algorithm: string,
+  list: StepList,
+  scratchCount = 0,
+): Schedule {
   return {
-    collective: shape.collective, algorithm, nranks: shape.nranks, rank, channels: [list.steps], scratchCount,
+    collective: shape.collective,
+    algorithm,
+    nranks: shape.nranks,
+    rank,
+    channels: [list.steps],
+    scratchCount,
   };
 }
 
@@ -178,11 +204,16 @@ export interface InPlaceLayout {
 
 export function inPlaceLayout(shape: CallShape, rank: number): InPlaceLayout {
   switch (shape.collective) {
-    case 'allGather': return { inner: 'input', offset: rank * shape.count };
-    case 'gather': return { inner: 'input', offset: rank === shape.root ? shape.root * shape.count : 0 };
-    case 'reduceScatter': return { inner: 'output', offset: rank * shape.count };
-    case 'scatter': return { inner: 'output', offset: rank === shape.root ? shape.root * shape.count : 0 };
-    default: return { inner: 'input', offset: 0 };
+    case 'allGather':
+      return { inner: 'input', offset: rank * shape.count };
+    case 'gather':
+      return { inner: 'input', offset: rank === shape.root ? shape.root * shape.count : 0 };
+    case 'reduceScatter':
+      return { inner: 'output', offset: rank * shape.count };
+    case 'scatter':
+      return { inner: 'output', offset: rank === shape.root ? shape.root * shape.count : 0 };
+    default:
+      return { inner: 'input', offset: 0 };
   }
 }
 
@@ -198,14 +229,22 @@ export function bufferCounts(shape: CallShape, rank: number): { input: number; o
   const { count: c, nranks: n, root } = shape;
   const isRoot = rank === root;
   switch (shape.collective) {
-    case 'allReduce': return { input: c, output: c };
-    case 'broadcast': return { input: isRoot ? c : 0, output: c };
-    case 'reduce': return { input: c, output: isRoot ? c : 0 };
-    case 'allGather': return { input: c, output: n * c };
-    case 'reduceScatter': return { input: n * c, output: c };
-    case 'gather': return { input: c, output: isRoot ? n * c : 0 };
-    case 'scatter': return { input: isRoot ? n * c : 0, output: c };
-    case 'barrier': return { input: 0, output: 0 };
+    case 'allReduce':
+      return { input: c, output: c };
+    case 'broadcast':
+      return { input: isRoot ? c : 0, output: c };
+    case 'reduce':
+      return { input: c, output: isRoot ? c : 0 };
+    case 'allGather':
+      return { input: c, output: n * c };
+    case 'reduceScatter':
+      return { input: n * c, output: c };
+    case 'gather':
+      return { input: c, output: isRoot ? n * c : 0 };
+    case 'scatter':
+      return { input: isRoot ? n * c : 0, output: c };
+    case 'barrier':
+      return { input: 0, output: 0 };
     case 'allToAll': {
       const extent = (counts: readonly number[] | undefined, displs: readonly number[] | undefined) =>
         counts === undefined ? n * c : Math.max(0, ...counts.map((k, i) => (displs?.[i] ?? 0) + k));
@@ -246,7 +285,9 @@ export function hostLayout(shape: CallShape, preferred?: number): HostLayout {
   const hostOf = shape.hosts ?? Array.from({ length: shape.nranks }, (_, r) => r);
   const hostCount = Math.max(-1, ...hostOf) + 1;
   const members: number[][] = Array.from({ length: hostCount }, () => []);
-  hostOf.forEach((h, r) => { members[h].push(r); });
+  hostOf.forEach((h, r) => {
+    members[h].push(r);
+  });
   const leaders = members.map((m, h) => (preferred !== undefined && hostOf[preferred] === h ? preferred : m[0]));
   return { hostOf, members, leaders };
 }

@@ -41,7 +41,10 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
     const row: (RankMeasurement | null)[] = [];
     for (const inPlace of [false, true]) {
       const prepared = prepare(op, comm, options, Math.floor(size / wordSize), inPlace, pool);
-      if (prepared === undefined) { row.push(null); continue; }
+      if (prepared === undefined) {
+        row.push(null);
+        continue;
+      }
       let wrong = 0;
       if (options.check) {
         prepared.fill();
@@ -68,7 +71,10 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
 }
 
 /** The registered buffers, sized for the largest size; each size runs on their first elements. */
-export interface Pool { readonly input: TypedArray; readonly output: TypedArray }
+export interface Pool {
+  readonly input: TypedArray;
+  readonly output: TypedArray;
+}
 
 /**
  * Allocates the pool and writes every byte of it. A page that was never written reads as the
@@ -77,9 +83,15 @@ export interface Pool { readonly input: TypedArray; readonly output: TypedArray 
  * GB/s against 6.8-7.5). Device buffers in nccl-tests are real memory, so these must be too,
  * whether or not the run checks results.
  */
-export function allocatePool(comm: Pick<Communicator, 'alloc'>, dtype: DType, inputCount: number, outputCount: number): Pool {
+export function allocatePool(
+  comm: Pick<Communicator, 'alloc'>,
+  dtype: DType,
+  inputCount: number,
+  outputCount: number,
+): Pool {
   const pool = { input: comm.alloc(dtype, inputCount), output: comm.alloc(dtype, outputCount) };
-  for (const array of [pool.input, pool.output]) new Uint8Array(array.buffer, array.byteOffset, array.byteLength).fill(PAGE_PATTERN);
+  for (const array of [pool.input, pool.output])
+    new Uint8Array(array.buffer, array.byteOffset, array.byteLength).fill(PAGE_PATTERN);
   return pool;
 }
 
@@ -91,7 +103,14 @@ const PAGE_PATTERN = 0x3c;
  * where the placement does not apply), with what loads and checks its data. bench/regret.mjs
  * prepares one per algorithm to interleave them.
  */
-export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, total: number, inPlace: boolean, pool: Pool): Prepared | undefined {
+export function prepare(
+  op: BenchOp,
+  comm: Communicator,
+  options: BenchOptions,
+  total: number,
+  inPlace: boolean,
+  pool: Pool,
+): Prepared | undefined {
   const { dtype, root, algorithm } = options;
   const redop: ReduceOp = op.reduces ? options.redop : 'sum';
   const n = comm.size;
@@ -110,15 +129,18 @@ export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, 
     const output = pool.output.subarray(0, total) as TypedArray;
     const from = (me - 1 + n) % n;
     return {
-      call: async () => { await Promise.all([comm.send(input, (me + 1) % n), comm.recv(output, from)]); },
+      call: async () => {
+        await Promise.all([comm.send(input, (me + 1) % n), comm.recv(output, from)]);
+      },
       fill: () => input.set(data(me, total) as never),
       wrong: () => countDifferences(output, data(from, total)),
     };
   }
 
   const input = pool.input.subarray(0, inPlace ? Math.max(counts.send, counts.recv) : counts.send) as TypedArray;
-  const output = inPlace ? undefined : pool.output.subarray(0, counts.recv) as TypedArray;
-  const result = (offset: number, length: number) => (output ?? input).subarray(output ? 0 : offset, (output ? 0 : offset) + length) as TypedArray;
+  const output = inPlace ? undefined : (pool.output.subarray(0, counts.recv) as TypedArray);
+  const result = (offset: number, length: number) =>
+    (output ?? input).subarray(output ? 0 : offset, (output ? 0 : offset) + length) as TypedArray;
   const isRoot = me === root;
   switch (name) {
     case 'all_reduce':
@@ -141,7 +163,8 @@ export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, 
       };
     case 'all_gather':
       return {
-        call: () => comm.allGather(inPlace ? input : input.subarray(0, b) as TypedArray, { output, algorithm, dtype }),
+        call: () =>
+          comm.allGather(inPlace ? input : (input.subarray(0, b) as TypedArray), { output, algorithm, dtype }),
         fill: () => input.set(data(me, b) as never, inPlace ? me * b : 0),
         wrong: () => countDifferences(result(0, n * b), concatenate(dtype, all(b))),
       };
@@ -155,11 +178,18 @@ export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, 
       return {
         call: () => comm.allToAll(input, { output, algorithm, dtype }),
         fill: () => input.set(data(me, n * b) as never),
-        wrong: () => countDifferences(result(0, n * b), concatenate(dtype, all(n * b).map((a) => block(a, me, b)))),
+        wrong: () =>
+          countDifferences(
+            result(0, n * b),
+            concatenate(
+              dtype,
+              all(n * b).map((a) => block(a, me, b)),
+            ),
+          ),
       };
     case 'gather': {
       const rootInPlace = inPlace && isRoot;
-      const source = rootInPlace ? input : input.subarray(0, b) as TypedArray;
+      const source = rootInPlace ? input : (input.subarray(0, b) as TypedArray);
       return {
         call: () => comm.gather(source, { root, output: isRoot ? output : undefined, algorithm, dtype }),
         fill: () => input.set(data(me, b) as never, rootInPlace ? me * b : 0),
@@ -168,7 +198,7 @@ export function prepare(op: BenchOp, comm: Communicator, options: BenchOptions, 
     }
     case 'scatter': {
       if (!isRoot) {
-        const target = output ?? input.subarray(0, b) as TypedArray;
+        const target = output ?? (input.subarray(0, b) as TypedArray);
         return {
           call: () => comm.scatter(target, { root, algorithm, dtype }),
           fill: () => target.fill((info.isBigInt ? 0n : 0) as never),

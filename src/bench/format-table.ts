@@ -14,15 +14,18 @@ export function formatTable(options: BenchOptions, rows: readonly BenchRow[], he
     `#${'size'.padStart(12)}${'count'.padStart(14)}${'type'.padStart(10)}${'redop'.padStart(8)}${'root'.padStart(8)}${'time'.padStart(9)}${'algbw'.padStart(8)}${'busbw'.padStart(8)}${'#wrong'.padStart(7)}${'time'.padStart(9)}${'algbw'.padStart(8)}${'busbw'.padStart(8)}${'#wrong'.padStart(7)}`,
     `#${'(B)'.padStart(12)}${'(elements)'.padStart(14)}${''.padStart(26)}${'(us)'.padStart(9)}${'(GB/s)'.padStart(8)}${'(GB/s)'.padStart(8)}${''.padStart(7)}${'(us)'.padStart(9)}${'(GB/s)'.padStart(8)}${'(GB/s)'.padStart(8)}`,
   ];
-  const cells = (row: BenchRow | undefined) => (row === undefined
-    ? `${'N/A'.padStart(9)}${'N/A'.padStart(8)}${'N/A'.padStart(8)}${'N/A'.padStart(7)}`
-    : `${fixed(row.timeUs).padStart(9)}${row.algbwGBs.toFixed(2).padStart(8)}${row.busbwGBs.toFixed(2).padStart(8)}${(row.wrong === null ? 'N/A' : String(row.wrong)).padStart(7)}`);
+  const cells = (row: BenchRow | undefined) =>
+    row === undefined
+      ? `${'N/A'.padStart(9)}${'N/A'.padStart(8)}${'N/A'.padStart(8)}${'N/A'.padStart(7)}`
+      : `${fixed(row.timeUs).padStart(9)}${row.algbwGBs.toFixed(2).padStart(8)}${row.busbwGBs.toFixed(2).padStart(8)}${(row.wrong === null ? 'N/A' : String(row.wrong)).padStart(7)}`;
   const sizes = [...new Set(rows.map((r) => r.bytes))];
   for (const bytes of sizes) {
     const out = rows.find((r) => r.bytes === bytes && !r.inPlace);
     const inp = rows.find((r) => r.bytes === bytes && r.inPlace);
     const any = (out ?? inp)!;
-    lines.push(` ${String(bytes).padStart(12)}${String(any.count).padStart(14)}${dtypeInfo(any.dtype).shortName.padStart(10)}${any.redop.padStart(8)}${String(any.root).padStart(8)}${cells(out)}${cells(inp)}`);
+    lines.push(
+      ` ${String(bytes).padStart(12)}${String(any.count).padStart(14)}${dtypeInfo(any.dtype).shortName.padStart(10)}${any.redop.padStart(8)}${String(any.root).padStart(8)}${cells(out)}${cells(inp)}`,
+    );
   }
   const wrong = rows.reduce((a, r) => a + (r.wrong ?? 0), 0);
   lines.push(`# Out of bounds values : ${wrong} ${wrong === 0 ? 'OK' : 'FAILED'}`);

@@ -45,7 +45,11 @@ export interface BlockTimes {
  * INVALID_ARGUMENT (the one-shot path on a message larger than its slot) is refused on every
  * rank alike, before anything moves, and is left out.
  */
-export async function timeInBlocks(comm: Pick<Communicator, 'barrier' | 'allReduce'>, calls: readonly (() => Promise<void>)[], options: BlockOptions): Promise<BlockTimes> {
+export async function timeInBlocks(
+  comm: Pick<Communicator, 'barrier' | 'allReduce'>,
+  calls: readonly (() => Promise<void>)[],
+  options: BlockOptions,
+): Promise<BlockTimes> {
   const running: number[] = [];
   for (const [i, call] of calls.entries()) {
     try {
@@ -100,8 +104,14 @@ async function settle(comm: Pick<Communicator, 'allReduce'>, call: () => Promise
  * Each call's calls per block from its warm-up pace, the same on every rank (the ranks' paces
  * differ a little): the fewest any rank asks for, so no block runs longer than needed.
  */
-async function agreedBlockCalls(comm: Pick<Communicator, 'allReduce'>, minCalls: number, paceUs: Float64Array): Promise<number[]> {
-  const wanted = paceUs.map((us) => (us > 0 ? Math.min(BLOCK_MAX_CALLS, Math.max(minCalls, Math.ceil((BLOCK_MIN_MS * 1000) / us))) : minCalls));
+async function agreedBlockCalls(
+  comm: Pick<Communicator, 'allReduce'>,
+  minCalls: number,
+  paceUs: Float64Array,
+): Promise<number[]> {
+  const wanted = paceUs.map((us) =>
+    us > 0 ? Math.min(BLOCK_MAX_CALLS, Math.max(minCalls, Math.ceil((BLOCK_MIN_MS * 1000) / us))) : minCalls,
+  );
   await comm.allReduce(wanted, { op: 'min' });
   return Array.from(wanted);
 }
@@ -110,7 +120,12 @@ async function agreedBlockCalls(comm: Pick<Communicator, 'allReduce'>, minCalls:
  * One call's block times as a job measured them: each block's mean over the ranks, from every
  * rank's `times[call]` (null where the call was refused, which every rank does alike).
  */
-export function blockMeansOverRanks(perRank: readonly (readonly (readonly number[] | null)[])[], call: number): number[] | null {
+export function blockMeansOverRanks(
+  perRank: readonly (readonly (readonly number[] | null)[])[],
+  call: number,
+): number[] | null {
   const first = perRank[0][call];
-  return first === null ? null : first.map((_, b) => perRank.reduce((sum, rank) => sum + rank[call]![b], 0) / perRank.length);
+  return first === null
+    ? null
+    : first.map((_, b) => perRank.reduce((sum, rank) => sum + rank[call]![b], 0) / perRank.length);
 }

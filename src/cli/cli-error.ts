@@ -28,9 +28,10 @@ export function failedRankStack(err: TscclError): string | undefined {
   if (!Array.isArray(ranks) || typeof err.details.rank !== 'number') return undefined;
   const failed = ranks.find((o) => o.rank === err.details.rank)?.error;
   if (failed?.stack === undefined) return undefined;
-  const lines = failed instanceof TscclError
-    ? failed.stack.split('\n').filter((line) => /^\s+at /.test(line) && !isLibraryFrame(line))
-    : failed.stack.split('\n');
+  const lines =
+    failed instanceof TscclError
+      ? failed.stack.split('\n').filter((line) => /^\s+at /.test(line) && !isLibraryFrame(line))
+      : failed.stack.split('\n');
   if (lines.length === 0) return undefined;
   return `Rank ${err.details.rank as number}'s stack:\n${lines.map((l: string) => `  ${l.trimEnd()}`).join('\n')}\n`;
 }

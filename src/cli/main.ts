@@ -15,7 +15,9 @@ import { tuneCommand } from './tune-command.js';
 const JOB_COMMANDS = new Set(['run', 'launch', 'bench']);
 
 function packageVersion(): string {
-  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+  const manifest = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+    version: string;
+  };
   return manifest.version;
 }
 
@@ -33,17 +35,28 @@ export async function main(argv: string[]): Promise<number> {
   program.hook('preAction', (_program, action) => {
     if (!JOB_COMMANDS.has(action.name())) return;
     checkParams();
-    for (const { name, closest } of unknownParams()) process.stderr.write(`tsccl: warning: ${name} is not a tsccl variable (did you mean ${closest}?); it is ignored\n`);
+    for (const { name, closest } of unknownParams())
+      process.stderr.write(
+        `tsccl: warning: ${name} is not a tsccl variable (did you mean ${closest}?); it is ignored\n`,
+      );
   });
   const format = () => new Option('--format <format>', 'output format').choices(['table', 'json']).default('table');
-  runCommand(program, (code) => { exitCode = code; });
-  launchCommand(program, (code) => { exitCode = code; });
-  benchCommand(program, format(), (code) => { exitCode = code; });
+  runCommand(program, (code) => {
+    exitCode = code;
+  });
+  launchCommand(program, (code) => {
+    exitCode = code;
+  });
+  benchCommand(program, format(), (code) => {
+    exitCode = code;
+  });
   paramsCommand(program, format());
   traceCommand(program, format());
   topoCommand(program, format);
   tuneCommand(program, format);
-  simCommand(program, format, argv, (code) => { exitCode = code; });
+  simCommand(program, format, argv, (code) => {
+    exitCode = code;
+  });
   try {
     await program.parseAsync(withTorchrunSpellings(argv), { from: 'user' });
     return exitCode;

@@ -3,7 +3,8 @@ import { run } from '../launch/run.js';
 import { parsePositiveInt } from './parse.js';
 
 export function runCommand(program: Command, setExitCode: (code: number) => void): void {
-  program.command('run')
+  program
+    .command('run')
     .description('run an ES module as N worker-thread ranks of one job; each output line is prefixed with its rank')
     .requiredOption('-n, --nproc <n>', 'number of ranks', (v) => parsePositiveInt(v, '--nproc'))
     .option('--timeout-ms <ms>', 'default timeout of every collective call', (v) => parsePositiveInt(v, '--timeout-ms'))
@@ -14,7 +15,8 @@ export function runCommand(program: Command, setExitCode: (code: number) => void
     .action(async (script: string, args: string[], options: { nproc: number; timeoutMs?: number }) => {
       const { ranks } = await run({ ranks: options.nproc, script, args, timeoutMs: options.timeoutMs });
       for (const outcome of ranks) {
-        if (outcome.result !== undefined) process.stdout.write(`[${outcome.rank}] result: ${JSON.stringify(outcome.result)}\n`);
+        if (outcome.result !== undefined)
+          process.stdout.write(`[${outcome.rank}] result: ${JSON.stringify(outcome.result)}\n`);
       }
       setExitCode(0);
     });

@@ -18,40 +18,82 @@ const FLOW_MODE_MAX_RANKS = 2048;
 
 const write = (text: string) => process.stdout.write(`${text}\n`);
 
-export function simCommand(program: Command, format: () => Option, argv: string[], setExitCode: (code: number) => void): void {
-  const sim = addTopologyOptions(program.command('sim')
-    .description('predict collectives on a modelled cluster (nccl-tests table); `sim links`, `sim train`')
-    .argument('[what]', 'nothing for the table, "links" for per-device link use, "train" for a training step')
-    .requiredOption('--topo <topology>', 'preset name or topology .json file')
-    .option('-o, --op <op>', `collective: ${BENCH_OP_NAMES.join(', ')}`, (v) => guard(() => benchOp(v).name), 'all_reduce')
-    .option('-b, --minbytes <size>', 'smallest size', (v) => guard(() => parseSize(v, '--minbytes')), 8)
-    .option('-e, --maxbytes <size>', 'largest size', (v) => guard(() => parseSize(v, '--maxbytes')), 1024 ** 3)
-    .option('-f, --stepfactor <factor>', 'multiply the size by this between rows', parseStepFactor, 2)
-    .option('-i, --stepbytes <size>', 'add this between rows when the factor is 1', (v) => guard(() => parseSize(v, '--stepbytes')), 1024 * 1024)
-    .option('-r, --root <rank>', 'root of rooted collectives', (v) => parseNonNegativeInt(v, '--root'), 0)
-    .option('--algo <name>', 'run this algorithm instead of the fastest predicted')
-    .option('--proto <list>', 'protocols to consider: LL, LL128, Simple (comma separated)')
-    .addOption(new Option('--nvls <on|off>', 'in-switch reduction where the switch has it').choices(['on', 'off']).default('on'))
-    .addOption(new Option('--mode <mode>', 'flow engine, analytical model, or auto (flow up to 2048 ranks)').choices(['auto', 'flow', 'analytical']).default('auto'))
-    .option('--links', 'also print the per-link utilisation of the largest size')
-    .option('--tp <n>', 'links/train: tensor-parallel size', (v) => parsePositiveInt(v, '--tp'), 1)
-    .option('--pp <n>', 'links/train: pipeline-parallel size', (v) => parsePositiveInt(v, '--pp'), 1)
-    .option('--dp <n>', 'links/train: data-parallel size (train: default fills the topology)', (v) => parsePositiveInt(v, '--dp'))
-    .option('--ep <n>', 'train: expert-parallel size', (v) => parsePositiveInt(v, '--ep'), 1)
-    .addOption(new Option('--group <kind>', 'links: which groups communicate').choices(['tp', 'dp', 'pp']).default('tp'))
-    .option('--ranks <lists>', 'links: explicit groups, e.g. "0,1,2,3;4,5,6,7"')
-    .option('--size <size>', 'links: bytes each group moves', (v) => guard(() => parseSize(v, '--size')), 64 * 1024 ** 2)
-    .option('--model <name>', `train: ${Object.keys(MODELS).join(', ')}`, 'gpt3-175b')
-    .option('--micro-batch <n>', 'train: sequences per micro-batch', (v) => parsePositiveInt(v, '--micro-batch'), 1)
-    .option('--global-batch <n>', 'train: sequences per step (default: 8 micro-batches per pipeline)', (v) => parsePositiveInt(v, '--global-batch'))
-    .option('--grad-bytes <n>', 'train: bytes per gradient element in the DP reduction', (v) => parsePositiveInt(v, '--grad-bytes'), 2)
-    .option('--sequence-parallel', 'train: TP uses all-gather + reduce-scatter'))
-    .addOption(format());
+export function simCommand(
+  program: Command,
+  format: () => Option,
+  argv: string[],
+  setExitCode: (code: number) => void,
+): void {
+  const sim = addTopologyOptions(
+    program
+      .command('sim')
+      .description('predict collectives on a modelled cluster (nccl-tests table); `sim links`, `sim train`')
+      .argument('[what]', 'nothing for the table, "links" for per-device link use, "train" for a training step')
+      .requiredOption('--topo <topology>', 'preset name or topology .json file')
+      .option(
+        '-o, --op <op>',
+        `collective: ${BENCH_OP_NAMES.join(', ')}`,
+        (v) => guard(() => benchOp(v).name),
+        'all_reduce',
+      )
+      .option('-b, --minbytes <size>', 'smallest size', (v) => guard(() => parseSize(v, '--minbytes')), 8)
+      .option('-e, --maxbytes <size>', 'largest size', (v) => guard(() => parseSize(v, '--maxbytes')), 1024 ** 3)
+      .option('-f, --stepfactor <factor>', 'multiply the size by this between rows', parseStepFactor, 2)
+      .option(
+        '-i, --stepbytes <size>',
+        'add this between rows when the factor is 1',
+        (v) => guard(() => parseSize(v, '--stepbytes')),
+        1024 * 1024,
+      )
+      .option('-r, --root <rank>', 'root of rooted collectives', (v) => parseNonNegativeInt(v, '--root'), 0)
+      .option('--algo <name>', 'run this algorithm instead of the fastest predicted')
+      .option('--proto <list>', 'protocols to consider: LL, LL128, Simple (comma separated)')
+      .addOption(
+        new Option('--nvls <on|off>', 'in-switch reduction where the switch has it')
+          .choices(['on', 'off'])
+          .default('on'),
+      )
+      .addOption(
+        new Option('--mode <mode>', 'flow engine, analytical model, or auto (flow up to 2048 ranks)')
+          .choices(['auto', 'flow', 'analytical'])
+          .default('auto'),
+      )
+      .option('--links', 'also print the per-link utilisation of the largest size')
+      .option('--tp <n>', 'links/train: tensor-parallel size', (v) => parsePositiveInt(v, '--tp'), 1)
+      .option('--pp <n>', 'links/train: pipeline-parallel size', (v) => parsePositiveInt(v, '--pp'), 1)
+      .option('--dp <n>', 'links/train: data-parallel size (train: default fills the topology)', (v) =>
+        parsePositiveInt(v, '--dp'),
+      )
+      .option('--ep <n>', 'train: expert-parallel size', (v) => parsePositiveInt(v, '--ep'), 1)
+      .addOption(
+        new Option('--group <kind>', 'links: which groups communicate').choices(['tp', 'dp', 'pp']).default('tp'),
+      )
+      .option('--ranks <lists>', 'links: explicit groups, e.g. "0,1,2,3;4,5,6,7"')
+      .option(
+        '--size <size>',
+        'links: bytes each group moves',
+        (v) => guard(() => parseSize(v, '--size')),
+        64 * 1024 ** 2,
+      )
+      .option('--model <name>', `train: ${Object.keys(MODELS).join(', ')}`, 'gpt3-175b')
+      .option('--micro-batch <n>', 'train: sequences per micro-batch', (v) => parsePositiveInt(v, '--micro-batch'), 1)
+      .option('--global-batch <n>', 'train: sequences per step (default: 8 micro-batches per pipeline)', (v) =>
+        parsePositiveInt(v, '--global-batch'),
+      )
+      .option(
+        '--grad-bytes <n>',
+        'train: bytes per gradient element in the DP reduction',
+        (v) => parsePositiveInt(v, '--grad-bytes'),
+        2,
+      )
+      .option('--sequence-parallel', 'train: TP uses all-gather + reduce-scatter'),
+  ).addOption(format());
   sim.action(async (what: string | undefined, flags: Record<string, unknown>) => {
     const topology = loadTopology(flags.topo as string, presetOptions(flags));
     const graph = new TopologyGraph(topology);
     const ranks = graph.accelerators;
-    const mode: SimMode = flags.mode === 'auto' ? (ranks.length > FLOW_MODE_MAX_RANKS ? 'analytical' : 'flow') : flags.mode as SimMode;
+    const mode: SimMode =
+      flags.mode === 'auto' ? (ranks.length > FLOW_MODE_MAX_RANKS ? 'analytical' : 'flow') : (flags.mode as SimMode);
     // Only the flow engine needs the worker's large young generation (`sim links` always runs it).
     if ((mode === 'flow' || what === 'links') && !inSimWorker()) {
       setExitCode(await runSimInWorker(argv));
@@ -61,56 +103,165 @@ export function simCommand(program: Command, format: () => Option, argv: string[
     const json = flags.format === 'json';
     if (what === undefined) {
       const op = flags.op as SimRow['op'];
-      if (BENCH_OPS[op].rooted && (flags.root as number) >= ranks.length) throw invalidArgument(`--root ${flags.root as number} must be below the ${ranks.length} ranks`, { argument: '--root' });
+      if (BENCH_OPS[op].rooted && (flags.root as number) >= ranks.length)
+        throw invalidArgument(`--root ${flags.root as number} must be below the ${ranks.length} ranks`, {
+          argument: '--root',
+        });
       const protocols = protocolsFrom(flags.proto as string | undefined, topology);
       const started = performance.now();
-      const rows = sweepSizes(flags.minbytes as number, flags.maxbytes as number, flags.stepfactor as number, flags.stepbytes as number).map((bytes) => simulateRow(graph, ranks, {
-        op, bytes, algorithm: flags.algo as string | undefined, protocols, mode, nvls, elementBytes: 4, root: flags.root as number, chooser: tscclChooser,
-      }));
+      const rows = sweepSizes(
+        flags.minbytes as number,
+        flags.maxbytes as number,
+        flags.stepfactor as number,
+        flags.stepbytes as number,
+      ).map((bytes) =>
+        simulateRow(graph, ranks, {
+          op,
+          bytes,
+          algorithm: flags.algo as string | undefined,
+          protocols,
+          mode,
+          nvls,
+          elementBytes: 4,
+          root: flags.root as number,
+          chooser: tscclChooser,
+        }),
+      );
       const seconds = (performance.now() - started) / 1000;
       if (json) {
-        write(JSON.stringify({ tool: 'tsccl sim', topology: topology.name, library: topology.library ?? null, ranks: ranks.length, mode, rows: rows.map(({ links, ...row }) => ({ ...row, dtype: 'float32', redop: row.reduces ? 'sum' : 'none', inPlace: false, wrong: null, ...(flags.links ? { links } : {}) })), simSeconds: seconds }, null, 2));
+        write(
+          JSON.stringify(
+            {
+              tool: 'tsccl sim',
+              topology: topology.name,
+              library: topology.library ?? null,
+              ranks: ranks.length,
+              mode,
+              rows: rows.map(({ links, ...row }) => ({
+                ...row,
+                dtype: 'float32',
+                redop: row.reduces ? 'sum' : 'none',
+                inPlace: false,
+                wrong: null,
+                ...(flags.links ? { links } : {}),
+              })),
+              simSeconds: seconds,
+            },
+            null,
+            2,
+          ),
+        );
         return;
       }
-      const chooser = flags.algo !== undefined ? `running --algo ${flags.algo as string}`
-        : mode === 'flow' && ranksRunTsccl(graph, ranks) ? 'running what tsccl\'s tuner picks'
-          : topology.library !== undefined ? `choosing among the algorithms ${topology.library.toUpperCase()} runs (--algo for any other)` : 'choosing among every algorithm';
-      write(formatSimTable(rows, [`tsccl sim ${op} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`, `${chooser}; simulated in ${seconds.toFixed(2)} s`]));
+      const chooser =
+        flags.algo !== undefined
+          ? `running --algo ${flags.algo as string}`
+          : mode === 'flow' && ranksRunTsccl(graph, ranks)
+            ? "running what tsccl's tuner picks"
+            : topology.library !== undefined
+              ? `choosing among the algorithms ${topology.library.toUpperCase()} runs (--algo for any other)`
+              : 'choosing among every algorithm';
+      write(
+        formatSimTable(rows, [
+          `tsccl sim ${op} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`,
+          `${chooser}; simulated in ${seconds.toFixed(2)} s`,
+        ]),
+      );
       if (flags.links && rows.length > 0) {
         const last = rows[rows.length - 1];
         write(`# links at ${last.bytes} B (utilisation = bytes / (sustained bandwidth x call time)):`);
-        for (const l of last.links.slice(0, 40)) write(`  ${l.link.padEnd(36)} ${l.kind.padEnd(10)} ${(l.utilisation * 100).toFixed(1).padStart(6)}%  ${(l.bytes / 1e6).toFixed(1)} MB`);
+        for (const l of last.links.slice(0, 40))
+          write(
+            `  ${l.link.padEnd(36)} ${l.kind.padEnd(10)} ${(l.utilisation * 100).toFixed(1).padStart(6)}%  ${(l.bytes / 1e6).toFixed(1)} MB`,
+          );
       }
       return;
     }
     if (what === 'links') {
       const groups = flags.ranks !== undefined ? parseGroups(flags.ranks as string) : groupsOf(flags, ranks.length);
-      const report = linkUsage(graph, groups, { op: flags.group === 'pp' ? 'sendrecv' : 'all_reduce', bytes: flags.size as number, nvls, chooser: tscclChooser });
-      if (json) { write(JSON.stringify({ tool: 'tsccl sim links', topology: topology.name, ...report, rows: report.rows.map(({ links, ...r }) => r) }, null, 2)); return; }
-      write(`# tsccl sim links on ${topology.name}: ${flags.group as string} groups ${JSON.stringify(groups.slice(0, 8))}${groups.length > 8 ? ' ...' : ''}, ${report.bytes} B each`);
-      write(`#${'device'.padStart(16)}${'group'.padStart(7)}  links carrying traffic (used/total by family)      peak util`);
-      for (const d of report.devices) {
-        const fams = Object.keys(d.total).map((f) => `${f} ${d.used[f] ?? 0}/${d.total[f]}`).join(', ');
-        write(` ${d.device.padStart(16)}${String(d.group).padStart(7)}  ${fams.padEnd(48)}${(d.peakUtilisation * 100).toFixed(0).padStart(8)}%`);
+      const report = linkUsage(graph, groups, {
+        op: flags.group === 'pp' ? 'sendrecv' : 'all_reduce',
+        bytes: flags.size as number,
+        nvls,
+        chooser: tscclChooser,
+      });
+      if (json) {
+        write(
+          JSON.stringify(
+            {
+              tool: 'tsccl sim links',
+              topology: topology.name,
+              ...report,
+              rows: report.rows.map(({ links, ...r }) => r),
+            },
+            null,
+            2,
+          ),
+        );
+        return;
       }
-      for (const [g, row] of report.rows.entries()) write(`# group ${g}: ${row.algorithm} ${row.protocol}, ${row.timeUs.toFixed(1)} us, busbw ${row.busbwGBs.toFixed(1)} GB/s`);
+      write(
+        `# tsccl sim links on ${topology.name}: ${flags.group as string} groups ${JSON.stringify(groups.slice(0, 8))}${groups.length > 8 ? ' ...' : ''}, ${report.bytes} B each`,
+      );
+      write(
+        `#${'device'.padStart(16)}${'group'.padStart(7)}  links carrying traffic (used/total by family)      peak util`,
+      );
+      for (const d of report.devices) {
+        const fams = Object.keys(d.total)
+          .map((f) => `${f} ${d.used[f] ?? 0}/${d.total[f]}`)
+          .join(', ');
+        write(
+          ` ${d.device.padStart(16)}${String(d.group).padStart(7)}  ${fams.padEnd(48)}${(d.peakUtilisation * 100).toFixed(0).padStart(8)}%`,
+        );
+      }
+      for (const [g, row] of report.rows.entries())
+        write(
+          `# group ${g}: ${row.algorithm} ${row.protocol}, ${row.timeUs.toFixed(1)} us, busbw ${row.busbwGBs.toFixed(1)} GB/s`,
+        );
       return;
     }
     if (what === 'train') {
       const model = MODELS[flags.model as string];
-      if (model === undefined) throw invalidArgument(`--model ${flags.model as string} is not known: expected one of ${Object.keys(MODELS).join(', ')}`, { argument: '--model' });
+      if (model === undefined)
+        throw invalidArgument(
+          `--model ${flags.model as string} is not known: expected one of ${Object.keys(MODELS).join(', ')}`,
+          { argument: '--model' },
+        );
       const { tp, pp, dp } = layoutOf(flags, ranks.length);
       const microBatch = flags.microBatch as number;
-      const report = trainingStep(graph, model, {
-        tp, pp, dp, ep: flags.ep as number, microBatch, globalBatch: (flags.globalBatch as number | undefined) ?? microBatch * dp * 8 * pp,
-        activationBytes: 2, gradientBytes: flags.gradBytes as number, sequenceParallel: flags.sequenceParallel === true,
-      }, mode, nvls, { chooser: tscclChooser });
-      if (json) { write(JSON.stringify({ tool: 'tsccl sim train', topology: topology.name, ...report }, null, 2)); return; }
-      write(`# tsccl sim train: ${model.name} on ${topology.name}, tp ${tp} pp ${pp} dp ${dp} ep ${flags.ep as number}, ${report.microBatchesPerStep} micro-batches of ${microBatch} per step`);
+      const report = trainingStep(
+        graph,
+        model,
+        {
+          tp,
+          pp,
+          dp,
+          ep: flags.ep as number,
+          microBatch,
+          globalBatch: (flags.globalBatch as number | undefined) ?? microBatch * dp * 8 * pp,
+          activationBytes: 2,
+          gradientBytes: flags.gradBytes as number,
+          sequenceParallel: flags.sequenceParallel === true,
+        },
+        mode,
+        nvls,
+        { chooser: tscclChooser },
+      );
+      if (json) {
+        write(JSON.stringify({ tool: 'tsccl sim train', topology: topology.name, ...report }, null, 2));
+        return;
+      }
+      write(
+        `# tsccl sim train: ${model.name} on ${topology.name}, tp ${tp} pp ${pp} dp ${dp} ep ${flags.ep as number}, ${report.microBatchesPerStep} micro-batches of ${microBatch} per step`,
+      );
       // A space before every number column keeps a value wider than its column apart from the next.
-      write(`#${'group'.padStart(6)}${'size'.padStart(6)}  ${'collective'.padEnd(15)} ${'calls'.padStart(6)} ${'MB/call'.padStart(9)} ${'us/call'.padStart(10)} ${'ms/step'.padStart(9)}  ${'algorithm'.padEnd(14)} bound by`);
+      write(
+        `#${'group'.padStart(6)}${'size'.padStart(6)}  ${'collective'.padEnd(15)} ${'calls'.padStart(6)} ${'MB/call'.padStart(9)} ${'us/call'.padStart(10)} ${'ms/step'.padStart(9)}  ${'algorithm'.padEnd(14)} bound by`,
+      );
       for (const c of report.collectives) {
-        write(` ${c.group.padStart(6)}${String(c.groupSize).padStart(6)}  ${c.op.padEnd(15)} ${String(c.callsPerStep).padStart(6)} ${(c.bytesPerCall / 1e6).toFixed(2).padStart(9)} ${c.timePerCallUs.toFixed(1).padStart(10)} ${(c.timePerStepUs / 1000).toFixed(2).padStart(9)}  ${c.algorithm.padEnd(14)} ${c.bottleneck}`);
+        write(
+          ` ${c.group.padStart(6)}${String(c.groupSize).padStart(6)}  ${c.op.padEnd(15)} ${String(c.callsPerStep).padStart(6)} ${(c.bytesPerCall / 1e6).toFixed(2).padStart(9)} ${c.timePerCallUs.toFixed(1).padStart(10)} ${(c.timePerStepUs / 1000).toFixed(2).padStart(9)}  ${c.algorithm.padEnd(14)} ${c.bottleneck}`,
+        );
         write(`#${''.padStart(14)}${c.purpose}`);
       }
       write(`# communication per step: ${(report.totalUs / 1000).toFixed(1)} ms if nothing overlaps`);
@@ -121,11 +272,17 @@ export function simCommand(program: Command, format: () => Option, argv: string[
 }
 
 function parseGroups(text: string): number[][] {
-  return text.split(';').filter((g) => g.trim() !== '').map((g) => g.split(',').map((r) => {
-    const n = Number(r.trim());
-    if (!Number.isInteger(n) || n < 0) throw invalidArgument(`--ranks '${text}': '${r}' is not a rank`, { argument: '--ranks' });
-    return n;
-  }));
+  return text
+    .split(';')
+    .filter((g) => g.trim() !== '')
+    .map((g) =>
+      g.split(',').map((r) => {
+        const n = Number(r.trim());
+        if (!Number.isInteger(n) || n < 0)
+          throw invalidArgument(`--ranks '${text}': '${r}' is not a rank`, { argument: '--ranks' });
+        return n;
+      }),
+    );
 }
 
 /**
@@ -138,13 +295,20 @@ function layoutOf(flags: Record<string, unknown>, available: number): { tp: numb
   const pp = flags.pp as number;
   const dp = flags.dp as number | undefined;
   if (dp === undefined && tp * pp <= available && available % (tp * pp) !== 0) {
-    throw invalidArgument(`tp ${tp} x pp ${pp} = ${tp * pp} does not divide the ${available} accelerators: give --dp to use fewer of them`, { argument: '--tp' });
+    throw invalidArgument(
+      `tp ${tp} x pp ${pp} = ${tp * pp} does not divide the ${available} accelerators: give --dp to use fewer of them`,
+      { argument: '--tp' },
+    );
   }
   return { tp, pp, dp: dp ?? Math.max(1, Math.floor(available / (tp * pp))) };
 }
 
 function groupsOf(flags: Record<string, unknown>, available: number): number[][] {
   const { tp, pp, dp } = layoutOf(flags, available);
-  if (tp * pp * dp > available) throw invalidArgument(`tp ${tp} x pp ${pp} x dp ${dp} needs ${tp * pp * dp} accelerators; the topology has ${available}`, { argument: '--tp' });
+  if (tp * pp * dp > available)
+    throw invalidArgument(
+      `tp ${tp} x pp ${pp} x dp ${dp} needs ${tp * pp * dp} accelerators; the topology has ${available}`,
+      { argument: '--tp' },
+    );
   return layoutGroups({ tp, pp, dp }, flags.group as GroupKind);
 }

@@ -10,7 +10,9 @@ import { Worker, isMainThread, workerData } from 'node:worker_threads';
  */
 const YOUNG_GENERATION_MB = 192;
 
-export interface SimWorkerData { readonly tscclSimArgv: string[] }
+export interface SimWorkerData {
+  readonly tscclSimArgv: string[];
+}
 
 export function inSimWorker(): boolean {
   return !isMainThread && (workerData as Partial<SimWorkerData> | null)?.tscclSimArgv !== undefined;
@@ -22,7 +24,9 @@ export async function runSimInWorker(argv: string[]): Promise<number> {
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
   let code = 1;
-  worker.on('message', (exitCode: number) => { code = exitCode; });
+  worker.on('message', (exitCode: number) => {
+    code = exitCode;
+  });
   await new Promise<void>((resolve, reject) => {
     worker.on('error', reject);
     worker.on('exit', () => resolve());

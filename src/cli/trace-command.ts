@@ -6,8 +6,11 @@ import { analyzeTraces, formatVerdicts } from '../debug/trace-analysis.js';
 import { invalidArgument } from '../errors.js';
 
 export function traceCommand(program: Command, format: Option): void {
-  program.command('trace')
-    .description('read every rank\'s flight records (rank-*.json) and name where the ranks diverged or who never arrived')
+  program
+    .command('trace')
+    .description(
+      "read every rank's flight records (rank-*.json) and name where the ranks diverged or who never arrived",
+    )
     .argument('<dir>', 'directory the ranks dumped into (TSCCL_TRACE_DIR)')
     .addOption(format)
     .action((dir: string, options: { format: string }) => {
@@ -21,7 +24,11 @@ export function traceCommand(program: Command, format: Option): void {
       const dumps = files.map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')) as RankDump);
       checkOneJob(dir, files, dumps);
       const verdicts = analyzeTraces(dumps);
-      process.stdout.write(options.format === 'json' ? `${JSON.stringify({ ranks: dumps.map((d) => ({ rank: d.rank, reason: d.reason, time: d.time })), communicators: verdicts }, null, 2)}\n` : `${formatVerdicts(verdicts)}\n`);
+      process.stdout.write(
+        options.format === 'json'
+          ? `${JSON.stringify({ ranks: dumps.map((d) => ({ rank: d.rank, reason: d.reason, time: d.time })), communicators: verdicts }, null, 2)}\n`
+          : `${formatVerdicts(verdicts)}\n`,
+      );
     });
 }
 
@@ -29,8 +36,13 @@ export function traceCommand(program: Command, format: Option): void {
 function checkOneJob(dir: string, files: readonly string[], dumps: readonly RankDump[]): void {
   const jobOf = (d: RankDump) => `${d.job ?? 'an unnamed job'} of ${d.size ?? '?'} ranks`;
   const groups = new Map<string, string[]>();
-  dumps.forEach((d, i) => { groups.set(jobOf(d), [...(groups.get(jobOf(d)) ?? []), files[i]]); });
+  dumps.forEach((d, i) => {
+    groups.set(jobOf(d), [...(groups.get(jobOf(d)) ?? []), files[i]]);
+  });
   if (groups.size <= 1) return;
   const listed = [...groups].map(([job, names]) => `${job}: ${names.join(', ')}`).join('; ');
-  throw invalidArgument(`${dir} holds the records of ${groups.size} jobs, which tsccl trace does not mix (${listed}); give it one job's directory`, { argument: 'dir' });
+  throw invalidArgument(
+    `${dir} holds the records of ${groups.size} jobs, which tsccl trace does not mix (${listed}); give it one job's directory`,
+    { argument: 'dir' },
+  );
 }

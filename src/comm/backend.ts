@@ -26,7 +26,10 @@ export interface StatusBoard {
    * A peer that ended the call before giving up (it moved on, then failed or aborted) has done
    * its part of it, so that call need not fail.
    */
-  failedBefore(peers: readonly number[], seq: number | undefined): { rank: number; code: ErrorCodeValue; seq: number } | undefined;
+  failedBefore(
+    peers: readonly number[],
+    seq: number | undefined,
+  ): { rank: number; code: ErrorCodeValue; seq: number } | undefined;
   /**
    * Tells the peers this rank is waiting in collective `seq`, so that a timeout elsewhere names
    * only the ranks that truly did not arrive. Called once per call, when a wait runs long.
@@ -64,7 +67,13 @@ export interface CommBackend {
   /** What this rank adds to a split's all-gather (shm: the offset of its new mailbox). */
   prepareSplit(joins: boolean): number;
   /** Builds the new communicator's backend from the members (parent ranks, in new rank order). */
-  completeSplit(split: { members: number[]; contributions: number[]; rank: number; name: string; timeoutMs: number }): Promise<CommBackend>;
+  completeSplit(split: {
+    members: number[];
+    contributions: number[];
+    rank: number;
+    name: string;
+    timeoutMs: number;
+  }): Promise<CommBackend>;
   /** Gives back what a split prepared when this rank ends up in no group. */
   abandonSplit(contribution: number): void;
   /**
@@ -88,6 +97,9 @@ export interface ShrinkRequest {
 
 /** A shrink cannot finish when a rank it keeps has died too: say so at once, naming it. */
 export function deadSurvivorError(rank: number, dead: number): TscclError {
-  return new TscclError(ErrorCode.PEER_LOST, `shrink on rank ${rank}: rank ${dead}, kept as a survivor, has died too; exclude it as well`,
-    { rank, peer: dead, origin: dead, op: 'shrink' });
+  return new TscclError(
+    ErrorCode.PEER_LOST,
+    `shrink on rank ${rank}: rank ${dead}, kept as a survivor, has died too; exclude it as well`,
+    { rank, peer: dead, origin: dead, op: 'shrink' },
+  );
 }

@@ -144,7 +144,11 @@ export interface CallSettings {
  * (undefined counts as absent); a signal already aborted ends the call with TSCCL_ERR_ABORTED.
  * Runs on every call, so a known key costs a map lookup and a type test.
  */
-export function checkOptions(call: OptionsCall, options: unknown, where: { rank?: number; defaultTimeoutMs: number }): CallSettings {
+export function checkOptions(
+  call: OptionsCall,
+  options: unknown,
+  where: { rank?: number; defaultTimeoutMs: number },
+): CallSettings {
   const { rank } = where;
   // init checks its options before its rank is known.
   const on = rank === undefined ? '' : `Rank ${rank}: `;
@@ -158,12 +162,19 @@ export function checkOptions(call: OptionsCall, options: unknown, where: { rank?
     if (type === undefined) throw unknownOption(call, key, on, rank);
     const value = given[key];
     if (value !== undefined && !type.test(value)) {
-      throw invalidArgument(`${on}${key} must be ${type.expected}, got ${describe(value)}`, { rank, argument: key, op: call });
+      throw invalidArgument(`${on}${key} must be ${type.expected}, got ${describe(value)}`, {
+        rank,
+        argument: key,
+        op: call,
+      });
     }
   }
   const { timeoutMs = where.defaultTimeoutMs, signal, checksum } = given as CallOptions;
   if (signal?.aborted) {
-    throw new TscclError(ErrorCode.ABORTED, `${on}the call's signal was already aborted: ${String(signal.reason)}`, { rank, argument: 'signal' });
+    throw new TscclError(ErrorCode.ABORTED, `${on}the call's signal was already aborted: ${String(signal.reason)}`, {
+      rank,
+      argument: 'signal',
+    });
   }
   return { timeoutMs, signal, checksum };
 }
@@ -188,12 +199,15 @@ export function closestName(name: string, valid: readonly string[]): string | un
 
 /** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
 function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  const d = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
   for (let i = 1; i <= a.length; i++) {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];

@@ -53,10 +53,23 @@ export function planCall(request: PlanRequest, site: PlanSite): CallPlan {
   if (output !== undefined) checkTypedArray(output, 'output', rank);
   const inPlace = output === undefined || output === input;
   const shape: CallShape = {
-    collective, nranks: site.size, count, root, inPlace, chunkCount: 0, ...request.variable, ...(site.hosts ? { hosts: site.hosts } : {}),
+    collective,
+    nranks: site.size,
+    count,
+    root,
+    inPlace,
+    chunkCount: 0,
+    ...request.variable,
+    ...(site.hosts ? { hosts: site.hosts } : {}),
   };
   if (inPlace) {
-    checkLength(input, inPlaceExtent(shape, rank), 'buffer', rank, `in-place ${collective} of ${count} elements per block`);
+    checkLength(
+      input,
+      inPlaceExtent(shape, rank),
+      'buffer',
+      rank,
+      `in-place ${collective} of ${count} elements per block`,
+    );
   } else {
     const needed = bufferCounts(shape, rank);
     checkSameType(output, dtype, 'output', rank);
@@ -67,10 +80,18 @@ export function planCall(request: PlanRequest, site: PlanSite): CallPlan {
 }
 
 /** A call's input and output views on `rank`: over `user` alone when in place, else over both arrays. */
-export function callViews(shape: CallShape, rank: number, buffers: { user: TypedArray; output: TypedArray | undefined }): { input: TypedArray; output: TypedArray } {
+export function callViews(
+  shape: CallShape,
+  rank: number,
+  buffers: { user: TypedArray; output: TypedArray | undefined },
+): { input: TypedArray; output: TypedArray } {
   const { user, output } = buffers;
   const counts = bufferCounts(shape, rank);
-  if (output !== undefined) return { input: user.subarray(0, counts.input) as TypedArray, output: output.subarray(0, counts.output) as TypedArray };
+  if (output !== undefined)
+    return {
+      input: user.subarray(0, counts.input) as TypedArray,
+      output: output.subarray(0, counts.output) as TypedArray,
+    };
   const layout = inPlaceLayout(shape, rank);
   const inner = user.subarray(layout.offset, layout.offset + counts[layout.inner]) as TypedArray;
   const outer = user.subarray(0, inPlaceExtent(shape, rank)) as TypedArray;

@@ -15,8 +15,18 @@ import { type CommRecord, type OpRecord, FlightRecorder, installSignalDump } fro
 import { checkSameCall } from './desync-check.js';
 import { algorithmOverrides, checksumDefault, debugCheck } from './call-defaults.js';
 import {
-  type AllToAllOptions, type CallOptions, type CallSettings, type CollectiveOptions, type OptionsCall, type PredictOptions, type ReduceOptions, type RootedOptions,
-  type RootedReduceOptions, type ShrinkOptions, type SplitOptions, checkOptions,
+  type AllToAllOptions,
+  type CallOptions,
+  type CallSettings,
+  type CollectiveOptions,
+  type OptionsCall,
+  type PredictOptions,
+  type ReduceOptions,
+  type RootedOptions,
+  type RootedReduceOptions,
+  type ShrinkOptions,
+  type SplitOptions,
+  checkOptions,
 } from './call-options.js';
 import type { CallPlan } from './call-plan.js';
 import { PlanMemo } from './plan-memo.js';
@@ -28,7 +38,15 @@ import { Workspaces, stageCall } from './staging.js';
 import { allocatedDTypes, checkCounts, checkRank, checkSameType, checkTypedArray, resolveDType } from './validate.js';
 
 export type {
-  AllToAllOptions, CallOptions, CollectiveOptions, PredictOptions, ReduceOptions, RootedOptions, RootedReduceOptions, ShrinkOptions, SplitOptions,
+  AllToAllOptions,
+  CallOptions,
+  CollectiveOptions,
+  PredictOptions,
+  ReduceOptions,
+  RootedOptions,
+  RootedReduceOptions,
+  ShrinkOptions,
+  SplitOptions,
 } from './call-options.js';
 
 const EMPTY = new Uint8Array(0);
@@ -87,14 +105,31 @@ export class Communicator {
     this.site = selectionSite(this.backend, this.size);
     this.plans = new PlanMemo({ rank: this.rank, size: this.size, hosts: this.backend.hosts });
     this.scope = {
-      rank: this.rank, commName: this.name, status: this.backend.status, spinMs: this.backend.spinMs, spinYields: this.backend.spinYields,
-      lostRank: (seq) => this.backend.lostRank(seq), localAbort: () => this.failures.failure,
+      rank: this.rank,
+      commName: this.name,
+      status: this.backend.status,
+      spinMs: this.backend.spinMs,
+      spinYields: this.backend.spinYields,
+      lostRank: (seq) => this.backend.lostRank(seq),
+      localAbort: () => this.failures.failure,
     };
     this.p2p = new PointToPoint({
-      rank: this.rank, size: this.size, arena: this.arena, backend: this.backend, scope: this.scope, failures: this.failures, defaultTimeoutMs: this.defaultTimeoutMs,
+      rank: this.rank,
+      size: this.size,
+      arena: this.arena,
+      backend: this.backend,
+      scope: this.scope,
+      failures: this.failures,
+      defaultTimeoutMs: this.defaultTimeoutMs,
     });
     // Thread ranks rank the tuner's small size classes now, so that no small call runs the cost model.
-    if (this.backend.kind === 'shm') prepareChoices(localMachine(this.size, 'shm').graph, { nranks: this.size, transport: 'shm', oversubscribed: this.backend.oversubscribed, oneShot: this.backend.transport.lowLatency !== undefined });
+    if (this.backend.kind === 'shm')
+      prepareChoices(localMachine(this.size, 'shm').graph, {
+        nranks: this.size,
+        transport: 'shm',
+        oversubscribed: this.backend.oversubscribed,
+        oneShot: this.backend.transport.lowLatency !== undefined,
+      });
     installSignalDump();
   }
 
@@ -123,8 +158,17 @@ export class Communicator {
     const algorithm = options.algorithm ?? algorithmOverrides.get(collective as Collective);
     const { transport, hostCount, oversubscribed, oneShotCapacity } = this.site;
     return predictCall({
-      collective, bytes, nranks: this.size, elementBytes: dtypeInfo(options.dtype ?? 'float32').bytes, transport, hostCount, oversubscribed, algorithm,
-      oneShotCapacity, checksum: options.checksum ?? checksumDefault, debugCheck,
+      collective,
+      bytes,
+      nranks: this.size,
+      elementBytes: dtypeInfo(options.dtype ?? 'float32').bytes,
+      transport,
+      hostCount,
+      oversubscribed,
+      algorithm,
+      oneShotCapacity,
+      checksum: options.checksum ?? checksumDefault,
+      debugCheck,
     });
   }
 
@@ -136,7 +180,10 @@ export class Communicator {
   alloc<D extends DType>(dtype: D, count: number): DTypeArrayMap[D] {
     const info = dtypeInfo(dtype);
     if (!Number.isInteger(count) || count < 0) {
-      throw invalidArgument(`Rank ${this.rank}: alloc count must be a non-negative integer, got ${count}`, { rank: this.rank, argument: 'count' });
+      throw invalidArgument(`Rank ${this.rank}: alloc count must be a non-negative integer, got ${count}`, {
+        rank: this.rank,
+        argument: 'count',
+      });
     }
     const array = this.arena.allocateOwned(info.ctor as never, count, info.bytes) as TypedArray;
     allocatedDTypes.set(array, info);
@@ -150,8 +197,10 @@ export class Communicator {
   free(buffer: TypedArray): void {
     checkTypedArray(buffer, 'buffer', this.rank);
     if (!this.arena.release(buffer)) {
-      throw invalidArgument(`Rank ${this.rank}: free takes an array from alloc that was not freed yet; this one ${this.arena.contains(buffer) ? 'was freed already or is a view into one' : 'is not in the arena'}`,
-        { rank: this.rank, argument: 'buffer' });
+      throw invalidArgument(
+        `Rank ${this.rank}: free takes an array from alloc that was not freed yet; this one ${this.arena.contains(buffer) ? 'was freed already or is a view into one' : 'is not in the arena'}`,
+        { rank: this.rank, argument: 'buffer' },
+      );
     }
   }
 
@@ -160,7 +209,14 @@ export class Communicator {
     return this.start('allReduce', options, () => {
       const { input, dtype } = this.typed(buffer, options.dtype);
       return this.plans.plan({
-        collective: 'allReduce', dtype, op: options.op, count: input.length, root: 0, input, output: options.output, algorithm: options.algorithm,
+        collective: 'allReduce',
+        dtype,
+        op: options.op,
+        count: input.length,
+        root: 0,
+        input,
+        output: options.output,
+        algorithm: options.algorithm,
       });
     });
   }
@@ -170,8 +226,17 @@ export class Communicator {
     return this.start('broadcast', options, () => {
       const { input, dtype } = this.typed(buffer, options.dtype);
       const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
-      const count = options.output !== undefined ? checkTypedArray(options.output, 'output', this.rank).length : input.length;
-      return this.plans.plan({ collective: 'broadcast', dtype, count, root, input, output: options.output, algorithm: options.algorithm });
+      const count =
+        options.output !== undefined ? checkTypedArray(options.output, 'output', this.rank).length : input.length;
+      return this.plans.plan({
+        collective: 'broadcast',
+        dtype,
+        count,
+        root,
+        input,
+        output: options.output,
+        algorithm: options.algorithm,
+      });
     });
   }
 
@@ -180,7 +245,16 @@ export class Communicator {
     return this.start('reduce', options, () => {
       const { input, dtype } = this.typed(buffer, options.dtype);
       const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
-      return this.plans.plan({ collective: 'reduce', dtype, op: options.op, count: input.length, root, input, output: options.output, algorithm: options.algorithm });
+      return this.plans.plan({
+        collective: 'reduce',
+        dtype,
+        op: options.op,
+        count: input.length,
+        root,
+        input,
+        output: options.output,
+        algorithm: options.algorithm,
+      });
     });
   }
 
@@ -192,7 +266,15 @@ export class Communicator {
     return this.start('allGather', options, () => {
       const { input, dtype } = this.typed(buffer, options.dtype);
       const count = options.output === undefined ? this.blockCount(input, 'allGather') : input.length;
-      return this.plans.plan({ collective: 'allGather', dtype, count, root: 0, input, output: options.output, algorithm: options.algorithm });
+      return this.plans.plan({
+        collective: 'allGather',
+        dtype,
+        count,
+        root: 0,
+        input,
+        output: options.output,
+        algorithm: options.algorithm,
+      });
     });
   }
 
@@ -204,7 +286,14 @@ export class Communicator {
     return this.start('reduceScatter', options, () => {
       const { input, dtype } = this.typed(buffer, options.dtype);
       return this.plans.plan({
-        collective: 'reduceScatter', dtype, op: options.op, count: this.blockCount(input, 'reduceScatter'), root: 0, input, output: options.output, algorithm: options.algorithm,
+        collective: 'reduceScatter',
+        dtype,
+        op: options.op,
+        count: this.blockCount(input, 'reduceScatter'),
+        root: 0,
+        input,
+        output: options.output,
+        algorithm: options.algorithm,
       });
     });
   }
@@ -213,19 +302,38 @@ export class Communicator {
   allToAll(buffer: TypedArray, options: AllToAllOptions = {}): Promise<void> {
     return this.start('allToAll', options, () => {
       const { input, dtype } = this.typed(buffer, options.dtype);
-      const request = { collective: 'allToAll', dtype, root: 0, input, output: options.output, algorithm: options.algorithm } as const;
+      const request = {
+        collective: 'allToAll',
+        dtype,
+        root: 0,
+        input,
+        output: options.output,
+        algorithm: options.algorithm,
+      } as const;
       const variable = options.sendCounts !== undefined || options.recvCounts !== undefined;
       if (!variable) return this.plans.plan({ ...request, count: this.blockCount(input, 'allToAll') });
       if (options.output === undefined) {
-        throw invalidArgument(`Rank ${this.rank}: allToAll with sendCounts/recvCounts needs an output buffer (in place works with equal blocks only)`, { rank: this.rank, argument: 'output' });
+        throw invalidArgument(
+          `Rank ${this.rank}: allToAll with sendCounts/recvCounts needs an output buffer (in place works with equal blocks only)`,
+          { rank: this.rank, argument: 'output' },
+        );
       }
       const sendCounts = checkCounts(options.sendCounts, this.size, 'sendCounts', this.rank);
       const recvCounts = checkCounts(options.recvCounts, this.size, 'recvCounts', this.rank);
       const packed = (counts: number[]) => counts.map((_, i) => counts.slice(0, i).reduce((a, b) => a + b, 0));
-      const sendDispls = options.sendDispls === undefined ? packed(sendCounts) : checkCounts(options.sendDispls, this.size, 'sendDispls', this.rank);
-      const recvDispls = options.recvDispls === undefined ? packed(recvCounts) : checkCounts(options.recvDispls, this.size, 'recvDispls', this.rank);
+      const sendDispls =
+        options.sendDispls === undefined
+          ? packed(sendCounts)
+          : checkCounts(options.sendDispls, this.size, 'sendDispls', this.rank);
+      const recvDispls =
+        options.recvDispls === undefined
+          ? packed(recvCounts)
+          : checkCounts(options.recvDispls, this.size, 'recvDispls', this.rank);
       if (sendCounts[this.rank] !== recvCounts[this.rank]) {
-        throw invalidArgument(`Rank ${this.rank}: sendCounts[${this.rank}] = ${sendCounts[this.rank]} must equal recvCounts[${this.rank}] = ${recvCounts[this.rank]} (the block a rank sends itself)`, { rank: this.rank, argument: 'recvCounts' });
+        throw invalidArgument(
+          `Rank ${this.rank}: sendCounts[${this.rank}] = ${sendCounts[this.rank]} must equal recvCounts[${this.rank}] = ${recvCounts[this.rank]} (the block a rank sends itself)`,
+          { rank: this.rank, argument: 'recvCounts' },
+        );
       }
       return this.plans.plan({ ...request, count: 0, variable: { sendCounts, recvCounts, sendDispls, recvDispls } });
     });
@@ -238,7 +346,15 @@ export class Communicator {
       const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
       const inPlaceRoot = this.rank === root && options.output === undefined;
       const count = inPlaceRoot ? this.blockCount(input, 'gather') : input.length;
-      return this.plans.plan({ collective: 'gather', dtype, count, root, input, output: this.rank === root ? options.output : input, algorithm: options.algorithm });
+      return this.plans.plan({
+        collective: 'gather',
+        dtype,
+        count,
+        root,
+        input,
+        output: this.rank === root ? options.output : input,
+        algorithm: options.algorithm,
+      });
     });
   }
 
@@ -248,18 +364,45 @@ export class Communicator {
       const { input, dtype } = this.typed(buffer, options.dtype);
       const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
       if (this.rank === root) {
-        return this.plans.plan({ collective: 'scatter', dtype, count: this.blockCount(input, 'scatter'), root, input, output: options.output, algorithm: options.algorithm });
+        return this.plans.plan({
+          collective: 'scatter',
+          dtype,
+          count: this.blockCount(input, 'scatter'),
+          root,
+          input,
+          output: options.output,
+          algorithm: options.algorithm,
+        });
       }
       const output = options.output ?? input;
       // A non-root's block lands in its output alone, which the plan then sees as in place: hold it to the call's dtype here.
-      if (options.output !== undefined) checkSameType(checkTypedArray(output, 'output', this.rank), dtype, 'output', this.rank);
-      return this.plans.plan({ collective: 'scatter', dtype, count: output.length, root, input: output, output, algorithm: options.algorithm });
+      if (options.output !== undefined)
+        checkSameType(checkTypedArray(output, 'output', this.rank), dtype, 'output', this.rank);
+      return this.plans.plan({
+        collective: 'scatter',
+        dtype,
+        count: output.length,
+        root,
+        input: output,
+        output,
+        algorithm: options.algorithm,
+      });
     });
   }
 
   /** Resolves once every rank has called barrier. */
   barrier(options: CallOptions = {}): Promise<void> {
-    return this.start('barrier', options, () => this.plans.plan({ collective: 'barrier', dtype: dtypeInfo('uint8'), count: 0, root: 0, input: EMPTY, output: undefined, algorithm: undefined }));
+    return this.start('barrier', options, () =>
+      this.plans.plan({
+        collective: 'barrier',
+        dtype: dtypeInfo('uint8'),
+        count: 0,
+        root: 0,
+        input: EMPTY,
+        output: undefined,
+        algorithm: undefined,
+      }),
+    );
   }
 
   /** Sends `buffer` to `peer`; resolves once the peer has received it. Matches the peer's recv in order. */
@@ -281,7 +424,10 @@ export class Communicator {
     const call = checkOptions('split', options, this.where);
     const { color } = options;
     if (color === undefined) {
-      throw invalidArgument(`Rank ${this.rank}: split color must be an integer or null, got undefined`, { rank: this.rank, argument: 'color' });
+      throw invalidArgument(`Rank ${this.rank}: split color must be an integer or null, got undefined`, {
+        rank: this.rank,
+        argument: 'color',
+      });
     }
     const key = options.key ?? this.rank;
     const joins = color !== null && color >= 0;
@@ -290,7 +436,16 @@ export class Communicator {
     const everyone = new Float64Array(3 * this.size);
     const index = this.splits++;
     await this.start('split', options, () => ({
-      ...this.plans.plan({ collective: 'allGather', dtype: dtypeInfo('float64'), count: 3, root: 0, input: mine, output: everyone, algorithm: undefined }), label: 'split',
+      ...this.plans.plan({
+        collective: 'allGather',
+        dtype: dtypeInfo('float64'),
+        count: 3,
+        root: 0,
+        input: mine,
+        output: everyone,
+        algorithm: undefined,
+      }),
+      label: 'split',
     }));
     if (!joins) {
       this.backend.abandonSplit(contribution);
@@ -301,7 +456,11 @@ export class Communicator {
       .sort((a, b) => everyone[3 * a + 1] - everyone[3 * b + 1] || a - b);
     const name = childName(this.name, `split${index}.color${color}`);
     const backend = await this.backend.completeSplit({
-      members, contributions: members.map((r) => everyone[3 * r + 2]), rank: members.indexOf(this.rank), name, timeoutMs: call.timeoutMs,
+      members,
+      contributions: members.map((r) => everyone[3 * r + 2]),
+      rank: members.indexOf(this.rank),
+      name,
+      timeoutMs: call.timeoutMs,
     });
     return new Communicator({ arena: this.arena, backend, name, defaultTimeoutMs: this.defaultTimeoutMs });
   }
@@ -338,13 +497,26 @@ export class Communicator {
     const call = checkOptions('shrink', options, this.where);
     const exclude = options.exclude;
     if (!Array.isArray(exclude) || exclude.some((r) => !Number.isInteger(r) || r < 0 || r >= this.size)) {
-      throw invalidArgument(`Rank ${this.rank}: shrink needs exclude, a list of ranks in [0, ${this.size - 1}]`, { rank: this.rank, argument: 'exclude' });
+      throw invalidArgument(`Rank ${this.rank}: shrink needs exclude, a list of ranks in [0, ${this.size - 1}]`, {
+        rank: this.rank,
+        argument: 'exclude',
+      });
     }
-    if (exclude.includes(this.rank)) throw invalidArgument(`Rank ${this.rank} cannot shrink a communicator it excludes itself from`, { rank: this.rank, argument: 'exclude' });
+    if (exclude.includes(this.rank))
+      throw invalidArgument(`Rank ${this.rank} cannot shrink a communicator it excludes itself from`, {
+        rank: this.rank,
+        argument: 'exclude',
+      });
     const survivors = Array.from({ length: this.size }, (_, r) => r).filter((r) => !exclude.includes(r));
     const epoch = ++this.shrinks;
     const name = childName(this.name, `shrink${epoch}`);
-    const backend = await this.backend.shrink({ survivors, epoch, name, timeoutMs: call.timeoutMs, signal: call.signal });
+    const backend = await this.backend.shrink({
+      survivors,
+      epoch,
+      name,
+      timeoutMs: call.timeoutMs,
+      signal: call.signal,
+    });
     return new Communicator({ arena: this.arena, backend, name, defaultTimeoutMs: this.defaultTimeoutMs });
   }
 
@@ -356,7 +528,10 @@ export class Communicator {
 
   private blockCount(buffer: TypedArray, op: string): number {
     if (buffer.length % this.size !== 0) {
-      throw invalidArgument(`Rank ${this.rank}: ${op} buffer of ${buffer.length} elements does not split into ${this.size} equal blocks`, { rank: this.rank, argument: 'buffer', op });
+      throw invalidArgument(
+        `Rank ${this.rank}: ${op} buffer of ${buffer.length} elements does not split into ${this.size} equal blocks`,
+        { rank: this.rank, argument: 'buffer', op },
+      );
     }
     return buffer.length / this.size;
   }
@@ -368,14 +543,22 @@ export class Communicator {
       const call = checkOptions(name, options, this.where);
       const plan = makePlan();
       // Refused calls take no sequence number: every check that can refuse one runs before it.
-      if (plan.algorithm !== undefined) checkSelectable(plan.collective, plan.algorithm, { argument: 'algorithm', op: name });
+      if (plan.algorithm !== undefined)
+        checkSelectable(plan.collective, plan.algorithm, { argument: 'algorithm', op: name });
       if (call.signal?.aborted) {
-        throw new TscclError(ErrorCode.ABORTED, `${name} on rank ${this.rank} of ${this.name} was not started: its signal was already aborted: ${String(call.signal.reason)}`,
-          { rank: this.rank, op: name });
+        throw new TscclError(
+          ErrorCode.ABORTED,
+          `${name} on rank ${this.rank} of ${this.name} was not started: its signal was already aborted: ${String(call.signal.reason)}`,
+          { rank: this.rank, op: name },
+        );
       }
       const seq = ++this.seq;
       const record = this.recorder.record({
-        seq, op: plan.label, dtype: plan.dtype.name, count: plan.shape.count, root: plan.shape.root,
+        seq,
+        op: plan.label,
+        dtype: plan.dtype.name,
+        count: plan.shape.count,
+        root: plan.shape.root,
         redop: REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none',
       });
       return this.queue.enqueue(() => this.runCollective(plan, seq, record, call));
@@ -392,7 +575,14 @@ export class Communicator {
     let ctx: OpContext;
     try {
       this.failures.ensureUsable();
-      ctx = new OpContext(this.scope, { op: plan.label, seq, timeoutMs: call.timeoutMs, signal: call.signal, collective: true, participants: this.allRanks });
+      ctx = new OpContext(this.scope, {
+        op: plan.label,
+        seq,
+        timeoutMs: call.timeoutMs,
+        signal: call.signal,
+        collective: true,
+        participants: this.allRanks,
+      });
       pending = this.execute(plan, seq, ctx, record, call.checksum ?? checksumDefault);
       if (pending === undefined) ctx.endReads();
     } catch (err) {
@@ -402,14 +592,19 @@ export class Communicator {
       this.ended(record, seq, undefined);
       return DONE;
     }
-    return pending.then(() => {
-      try {
-        ctx.endReads();
-      } catch (err) {
+    return pending.then(
+      () => {
+        try {
+          ctx.endReads();
+        } catch (err) {
+          throw this.ended(record, seq, err);
+        }
+        this.ended(record, seq, undefined);
+      },
+      (err: unknown) => {
         throw this.ended(record, seq, err);
-      }
-      this.ended(record, seq, undefined);
-    }, (err: unknown) => { throw this.ended(record, seq, err); });
+      },
+    );
   }
 
   /** Closes a call's record (and retires the communicator if it failed); returns the error to throw. */
@@ -427,14 +622,32 @@ export class Communicator {
   }
 
   /** Runs the call on this rank: undefined if it finished without waiting, else a promise. */
-  private execute(plan: CallPlan, seq: number, ctx: OpContext, record: OpRecord, checksum: boolean | undefined): Promise<void> | undefined {
+  private execute(
+    plan: CallPlan,
+    seq: number,
+    ctx: OpContext,
+    record: OpRecord,
+    checksum: boolean | undefined,
+  ): Promise<void> | undefined {
     const last = this.lastPrepared;
-    const prepared = last !== undefined && last.plan === plan && last.checksum === checksum ? last
-      : (this.lastPrepared = prepareCall(plan, { rank: this.rank, backend: this.backend, arena: this.arena, site: this.site, checksum }));
+    const prepared =
+      last !== undefined && last.plan === plan && last.checksum === checksum
+        ? last
+        : (this.lastPrepared = prepareCall(plan, {
+            rank: this.rank,
+            backend: this.backend,
+            arena: this.arena,
+            site: this.site,
+            checksum,
+          }));
     const { bytes, selection, kernel, opcode, scale, oneShot, schedule } = prepared;
     const { dtype } = plan;
     record.algorithm = selection.algorithm;
-    log('INFO', () => `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`);
+    log(
+      'INFO',
+      () =>
+        `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`,
+    );
     this.backend.status.enter(seq);
     if (oneShot !== undefined) {
       const pending = oneShot.run(seq, ctx);
@@ -446,11 +659,31 @@ export class Communicator {
     }
     return (async () => {
       if (debugCheck) {
-        await checkSameCall(plan, { seq, ctx, rank: this.rank, name: this.name, transport: this.backend.transport, workspaces: this.workspaces });
+        await checkSameCall(plan, {
+          seq,
+          ctx,
+          rank: this.rank,
+          name: this.name,
+          transport: this.backend.transport,
+          workspaces: this.workspaces,
+        });
       }
-      const buffers = stageCall(plan, { rank: this.rank, arena: this.arena, sharesMemory: this.backend.sharesMemory, workspaces: this.workspaces, scratchCount: schedule!.scratchCount });
+      const buffers = stageCall(plan, {
+        rank: this.rank,
+        arena: this.arena,
+        sharesMemory: this.backend.sharesMemory,
+        workspaces: this.workspaces,
+        scratchCount: schedule!.scratchCount,
+      });
       await executeSchedule({
-        schedule: schedule!, buffers: buffers.exec, dtype, kernel, transport: this.backend.transport, tag: { seq, opcode, checksum }, ctx, channelBase: 0,
+        schedule: schedule!,
+        buffers: buffers.exec,
+        dtype,
+        kernel,
+        transport: this.backend.transport,
+        tag: { seq, opcode, checksum },
+        ctx,
+        channelBase: 0,
       });
       if (scale) scaleKernel(dtype.name)(buffers.exec.output, this.size);
       buffers.copyBack();

@@ -25,7 +25,11 @@ export class FailurePolicy {
   }
 
   destroyedError(): TscclError {
-    return new TscclError(ErrorCode.DESTROYED, `Communicator ${this.comm.name} on rank ${this.comm.rank} was destroyed`, { rank: this.comm.rank });
+    return new TscclError(
+      ErrorCode.DESTROYED,
+      `Communicator ${this.comm.name} on rank ${this.comm.rank} was destroyed`,
+      { rank: this.comm.rank },
+    );
   }
 
   /** Retires the communicator after call `seq` failed with `err` (not for bad arguments); returns the error to throw. */
@@ -33,10 +37,17 @@ export class FailurePolicy {
     const { name, rank, backend } = this.comm;
     if (err instanceof TscclError && err.code !== ErrorCode.INVALID_ARGUMENT && this.failure === undefined) {
       // An abort stays an abort for every later call too; other failures retire the communicator.
-      this.failure = new TscclError(err.code === ErrorCode.ABORTED ? ErrorCode.ABORTED : ErrorCode.COMM_FAILED,
-        `Communicator ${name} on rank ${rank} is unusable after an earlier failure: ${err.message}`, { rank, cause: err.code });
-      const origin = typeof err.details.origin === 'number' ? err.details.origin
-        : err.code === ErrorCode.PEER_LOST && typeof err.details.peer === 'number' ? err.details.peer : rank;
+      this.failure = new TscclError(
+        err.code === ErrorCode.ABORTED ? ErrorCode.ABORTED : ErrorCode.COMM_FAILED,
+        `Communicator ${name} on rank ${rank} is unusable after an earlier failure: ${err.message}`,
+        { rank, cause: err.code },
+      );
+      const origin =
+        typeof err.details.origin === 'number'
+          ? err.details.origin
+          : err.code === ErrorCode.PEER_LOST && typeof err.details.peer === 'number'
+            ? err.details.peer
+            : rank;
       backend.status.fail(err.code, seq, origin);
       dumpFlightRecords(`${err.code}: ${err.message}`);
     }
@@ -47,7 +58,9 @@ export class FailurePolicy {
   abort(reason: string, seq: number): void {
     const { name, rank, backend } = this.comm;
     if (this.failure?.code === ErrorCode.ABORTED) return;
-    this.failure = new TscclError(ErrorCode.ABORTED, `Communicator ${name} was aborted on rank ${rank}: ${reason}`, { rank });
+    this.failure = new TscclError(ErrorCode.ABORTED, `Communicator ${name} was aborted on rank ${rank}: ${reason}`, {
+      rank,
+    });
     backend.status.fail(ErrorCode.ABORTED, seq, rank);
     backend.wakeAll();
     dumpFlightRecords(`abort: ${reason}`);

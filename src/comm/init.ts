@@ -22,7 +22,9 @@ let world: Communicator | undefined;
  * a world of one rank, so the same code runs unchanged. Calling it again returns the same one.
  */
 export async function init(options: InitOptions = {}): Promise<Communicator> {
-  const { timeoutMs: defaultTimeoutMs } = checkOptions('init', options, { defaultTimeoutMs: paramInt('TSCCL_TIMEOUT_MS') });
+  const { timeoutMs: defaultTimeoutMs } = checkOptions('init', options, {
+    defaultTimeoutMs: paramInt('TSCCL_TIMEOUT_MS'),
+  });
   if (world !== undefined) return world;
   const boot = threadRankBootstrap();
   if (boot !== undefined) {
@@ -30,15 +32,31 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
     const timeoutMs = boot.timeoutMs ?? defaultTimeoutMs;
     const global = boot.global;
     const offset = global?.rankOffset ?? 0;
-    const shm = new ShmBackend(arena, boot.rank, boot.worldMailboxes, boot.size, boot.worldMailboxes.map((_, r) => offset + r));
+    const shm = new ShmBackend(
+      arena,
+      boot.rank,
+      boot.worldMailboxes,
+      boot.size,
+      boot.worldMailboxes.map((_, r) => offset + r),
+    );
     if (global === undefined) {
       world = new Communicator({ arena, backend: shm, name: 'world', defaultTimeoutMs: timeoutMs });
       return world;
     }
     // Threads of one of several processes: shared memory inside the process, TCP between them.
-    const tcp = await connectTcpWorld(global.job, { rank: global.rankOffset + boot.rank, size: global.size, arena, defaultTimeoutMs: timeoutMs });
+    const tcp = await connectTcpWorld(global.job, {
+      rank: global.rankOffset + boot.rank,
+      size: global.size,
+      arena,
+      defaultTimeoutMs: timeoutMs,
+    });
     const processOf = Array.from({ length: global.size }, (_, r) => Math.floor(r / global.threadsPerProcess));
-    world = new Communicator({ arena, backend: new MixedBackend(shm, tcp, processOf), name: 'world', defaultTimeoutMs: timeoutMs });
+    world = new Communicator({
+      arena,
+      backend: new MixedBackend(shm, tcp, processOf),
+      name: 'world',
+      defaultTimeoutMs: timeoutMs,
+    });
     return world;
   }
   const job = jobFromEnv();
@@ -47,6 +65,11 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
     return world;
   }
   const arena = Arena.create();
-  world = new Communicator({ arena, backend: new ShmBackend(arena, 0, [allocateMailbox(arena, 1)], 1, [0]), name: 'world', defaultTimeoutMs });
+  world = new Communicator({
+    arena,
+    backend: new ShmBackend(arena, 0, [allocateMailbox(arena, 1)], 1, [0]),
+    name: 'world',
+    defaultTimeoutMs,
+  });
   return world;
 }

@@ -19,18 +19,33 @@ class MixedStatus implements StatusBoard {
     this.localIndex = localIndex;
   }
 
-  enter(seq: number): void { this.shm.status.enter(seq); this.tcp.status.enter(seq); }
+  enter(seq: number): void {
+    this.shm.status.enter(seq);
+    this.tcp.status.enter(seq);
+  }
   lastSeenSeq(rank: number): number {
     const l = this.localIndex[rank];
     return l < 0 ? this.tcp.status.lastSeenSeq(rank) : this.shm.status.lastSeenSeq(l);
   }
-  fail(code: ErrorCodeValue, seq: number, origin: number): void { this.shm.status.fail(code, seq, origin); this.tcp.status.fail(code, seq, origin); }
-  announce(seq: number): void { this.tcp.status.announce(seq); }
-  end(seq: number): void { this.shm.status.end(seq); this.tcp.status.end(seq); }
+  fail(code: ErrorCodeValue, seq: number, origin: number): void {
+    this.shm.status.fail(code, seq, origin);
+    this.tcp.status.fail(code, seq, origin);
+  }
+  announce(seq: number): void {
+    this.tcp.status.announce(seq);
+  }
+  end(seq: number): void {
+    this.shm.status.end(seq);
+    this.tcp.status.end(seq);
+  }
   failedBefore(peers: readonly number[], seq: number | undefined) {
     // Collectives pass the same participants array every call: split it once.
     if (this.sides?.peers !== peers) {
-      this.sides = { peers, local: peers.map((r) => this.localIndex[r]).filter((l) => l >= 0), remote: peers.filter((r) => this.localIndex[r] < 0) };
+      this.sides = {
+        peers,
+        local: peers.map((r) => this.localIndex[r]).filter((l) => l >= 0),
+        remote: peers.filter((r) => this.localIndex[r] < 0),
+      };
     }
     // Origins are written in this communicator's numbering by every rank of a mixed communicator.
     return this.shm.status.failedBefore(this.sides.local, seq) ?? this.tcp.status.failedBefore(this.sides.remote, seq);
@@ -85,12 +100,22 @@ export class MixedBackend implements CommBackend {
     return this.shm.prepareSplit(joins);
   }
 
-  async completeSplit(split: { members: number[]; contributions: number[]; rank: number; name: string; timeoutMs: number }): Promise<CommBackend> {
+  async completeSplit(split: {
+    members: number[];
+    contributions: number[];
+    rank: number;
+    name: string;
+    timeoutMs: number;
+  }): Promise<CommBackend> {
     const me = this.processOf[split.members[split.rank]];
     const processOf = split.members.map((m) => this.processOf[m]);
     const local = split.members.map((_, i) => i).filter((i) => processOf[i] === me);
     const [shm, tcp] = await Promise.all([
-      this.shm.completeSplit({ members: local.map((i) => this.localRank(split.members[i])), contributions: local.map((i) => split.contributions[i]), rank: local.indexOf(split.rank) }),
+      this.shm.completeSplit({
+        members: local.map((i) => this.localRank(split.members[i])),
+        contributions: local.map((i) => split.contributions[i]),
+        rank: local.indexOf(split.rank),
+      }),
       this.tcp.completeSplit(split),
     ]);
     return new MixedBackend(shm as ShmBackend, tcp as TcpBackend, processOf);
@@ -102,10 +127,7 @@ export class MixedBackend implements CommBackend {
     const me = this.processOf[this.tcp.transport.rank];
     const processOf = request.survivors.map((r) => this.processOf[r]);
     const local = request.survivors.filter((r) => this.processOf[r] === me).map((r) => this.localRank(r));
-    const [shm, tcp] = await Promise.all([
-      this.shm.shrink({ ...request, survivors: local }),
-      this.tcp.shrink(request),
-    ]);
+    const [shm, tcp] = await Promise.all([this.shm.shrink({ ...request, survivors: local }), this.tcp.shrink(request)]);
     return new MixedBackend(shm as ShmBackend, tcp as TcpBackend, processOf);
   }
 

@@ -98,13 +98,21 @@ export class OpContext implements WaitContext {
     const local = this.scope.localAbort();
     if (local !== undefined) throw local;
     if (this.signal?.aborted) {
-      throw new TscclError(ErrorCode.ABORTED, `${this.where()} was aborted by its signal: ${String(this.signal.reason)}`,
-        { rank, op, seq });
+      throw new TscclError(
+        ErrorCode.ABORTED,
+        `${this.where()} was aborted by its signal: ${String(this.signal.reason)}`,
+        { rank, op, seq },
+      );
     }
     const lost = this.scope.lostRank(this.collective ? seq : undefined);
     if (lost !== undefined && participants.includes(lost)) {
-      throw new TscclError(ErrorCode.PEER_LOST, `${this.where()} ended: rank ${lost} of ${commName} died`,
-        { rank, peer: lost, origin: lost, op, seq });
+      throw new TscclError(ErrorCode.PEER_LOST, `${this.where()} ended: rank ${lost} of ${commName} died`, {
+        rank,
+        peer: lost,
+        origin: lost,
+        op,
+        seq,
+      });
     }
     const failed = this.failedPeer();
     if (failed !== undefined) {
@@ -120,7 +128,8 @@ export class OpContext implements WaitContext {
       this.announced = true;
       this.scope.status.announce(seq);
     }
-    if (!this.warned && this.collective && now - this.started > Math.min(WARN_MISSING_AFTER_MS, this.timeoutMs / 4)) this.warnMissing(now);
+    if (!this.warned && this.collective && now - this.started > Math.min(WARN_MISSING_AFTER_MS, this.timeoutMs / 4))
+      this.warnMissing(now);
     if (now >= this.deadline) throw this.timeoutError();
   }
 
@@ -128,8 +137,12 @@ export class OpContext implements WaitContext {
     const missing = this.missingRanks();
     if (missing.length === 0) return;
     this.warned = true;
-    log('WARN', () => `${this.where()} has waited ${((now - this.started) / 1000).toFixed(1)} s: ${this.describeMissing(missing)}; `
-      + `it gives up after ${(this.timeoutMs / 1000).toFixed(1)} s (timeoutMs, TSCCL_TIMEOUT_MS)`);
+    log(
+      'WARN',
+      () =>
+        `${this.where()} has waited ${((now - this.started) / 1000).toFixed(1)} s: ${this.describeMissing(missing)}; ` +
+        `it gives up after ${(this.timeoutMs / 1000).toFixed(1)} s (timeoutMs, TSCCL_TIMEOUT_MS)`,
+    );
   }
 
   /**
@@ -141,7 +154,8 @@ export class OpContext implements WaitContext {
    */
   endReads(): void {
     const failed = this.failedPeer();
-    if (failed !== undefined) throw this.gaveUp(failed, ', so what it read may come from memory its owner took back', []);
+    if (failed !== undefined)
+      throw this.gaveUp(failed, ', so what it read may come from memory its owner took back', []);
   }
 
   /** A participant that gave up before ending this call (a collective), or at all (point-to-point). */
@@ -149,11 +163,18 @@ export class OpContext implements WaitContext {
     return this.scope.status.failedBefore(this.participants, this.collective ? this.seq : undefined);
   }
 
-  private gaveUp(failed: { rank: number; code: ErrorCodeValue; seq: number }, tail: string, missing: number[]): TscclError {
+  private gaveUp(
+    failed: { rank: number; code: ErrorCodeValue; seq: number },
+    tail: string,
+    missing: number[],
+  ): TscclError {
     const { op, seq } = this;
     const { rank, commName } = this.scope;
-    return new TscclError(failed.code, `${this.where()} ended: rank ${failed.rank} gave up on ${commName} at #${failed.seq} with ${failed.code}${tail}`,
-      { rank, peer: failed.rank, origin: failed.rank, op, seq, missingRanks: missing });
+    return new TscclError(
+      failed.code,
+      `${this.where()} ended: rank ${failed.rank} gave up on ${commName} at #${failed.seq} with ${failed.code}${tail}`,
+      { rank, peer: failed.rank, origin: failed.rank, op, seq, missingRanks: missing },
+    );
   }
 
   /** The call and its communicator, as messages name them (built only for an error). */
@@ -164,7 +185,9 @@ export class OpContext implements WaitContext {
   /** Ranks of a collective that have not started it yet. */
   private missingRanks(): number[] {
     if (!this.collective) return [];
-    return this.participants.filter((r) => r !== this.scope.rank && ((this.scope.status.lastSeenSeq(r) - this.seq) | 0) < 0);
+    return this.participants.filter(
+      (r) => r !== this.scope.rank && ((this.scope.status.lastSeenSeq(r) - this.seq) | 0) < 0,
+    );
   }
 
   private describeMissing(missing: readonly number[]): string {
@@ -176,17 +199,24 @@ export class OpContext implements WaitContext {
     const rank = this.scope.rank;
     const elapsed = Math.round(performance.now() - this.started);
     if (!this.collective) {
-      return new TscclError(ErrorCode.TIMEOUT, `${this.where()} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms) waiting for rank ${participants[0]}`,
-        { rank, peer: participants[0], op, seq });
+      return new TscclError(
+        ErrorCode.TIMEOUT,
+        `${this.where()} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms) waiting for rank ${participants[0]}`,
+        { rank, peer: participants[0], op, seq },
+      );
     }
     const missing = this.missingRanks();
     const sinceMoved = performance.now() - this.movedAt;
-    const why = missing.length > 0
-      ? this.describeMissing(missing)
-      : sinceMoved <= STILL_MOVING_MS
-        ? `every rank arrived and the data was still moving (${this.steps} of its steps done on this rank, the last seen ${Math.round(sinceMoved)} ms before it timed out): the call needs more than its timeout`
-        : 'every rank arrived, but the data did not flow: the ranks called it with different arguments';
-    return new TscclError(ErrorCode.TIMEOUT, `${this.where()} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms): ${why}`,
-      { rank, op, seq, missingRanks: missing });
+    const why =
+      missing.length > 0
+        ? this.describeMissing(missing)
+        : sinceMoved <= STILL_MOVING_MS
+          ? `every rank arrived and the data was still moving (${this.steps} of its steps done on this rank, the last seen ${Math.round(sinceMoved)} ms before it timed out): the call needs more than its timeout`
+          : 'every rank arrived, but the data did not flow: the ranks called it with different arguments';
+    return new TscclError(
+      ErrorCode.TIMEOUT,
+      `${this.where()} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms): ${why}`,
+      { rank, op, seq, missingRanks: missing },
+    );
   }
 }

@@ -6,7 +6,9 @@ import { type CallPlan, type PlanRequest, type PlanSite, planCall } from './call
  * Calls with variable blocks are planned afresh every time.
  */
 export class PlanMemo {
-  private last: { plan: CallPlan; request: PlanRequest; inputLength: number; outputLength: number | undefined } | undefined;
+  private last:
+    | { plan: CallPlan; request: PlanRequest; inputLength: number; outputLength: number | undefined }
+    | undefined;
 
   private readonly site: PlanSite;
 
@@ -16,12 +18,18 @@ export class PlanMemo {
 
   plan(request: PlanRequest): CallPlan {
     const last = this.last;
-    if (last !== undefined && request.variable === undefined && sameCall(last.request, request)
-      && last.inputLength === request.input.length && last.outputLength === request.output?.length) {
+    if (
+      last !== undefined &&
+      request.variable === undefined &&
+      sameCall(last.request, request) &&
+      last.inputLength === request.input.length &&
+      last.outputLength === request.output?.length
+    ) {
       return last.plan;
     }
     const plan = planCall(request, this.site);
-    if (request.variable === undefined) this.last = { plan, request, inputLength: request.input.length, outputLength: request.output?.length };
+    if (request.variable === undefined)
+      this.last = { plan, request, inputLength: request.input.length, outputLength: request.output?.length };
     return plan;
   }
 
@@ -32,6 +40,14 @@ export class PlanMemo {
 }
 
 function sameCall(a: PlanRequest, b: PlanRequest): boolean {
-  return a.input === b.input && a.output === b.output && a.op === b.op && a.collective === b.collective && a.dtype === b.dtype
-    && a.count === b.count && a.root === b.root && a.algorithm === b.algorithm;
+  return (
+    a.input === b.input &&
+    a.output === b.output &&
+    a.op === b.op &&
+    a.collective === b.collective &&
+    a.dtype === b.dtype &&
+    a.count === b.count &&
+    a.root === b.root &&
+    a.algorithm === b.algorithm
+  );
 }

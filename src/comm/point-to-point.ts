@@ -62,9 +62,20 @@ export class PointToPoint {
       const counters = kind === 'send' ? this.sent : this.received;
       const seq = ++counters[peer];
       const key = `${kind}${peer}`;
-      const message: Message = { kind, data, peer, seq, timeoutMs: call.timeoutMs, signal: call.signal, checksum: call.checksum ?? checksumDefault };
+      const message: Message = {
+        kind,
+        data,
+        peer,
+        seq,
+        timeoutMs: call.timeoutMs,
+        signal: call.signal,
+        checksum: call.checksum ?? checksumDefault,
+      };
       const run = (this.chains.get(key) ?? Promise.resolve()).then(() => this.run(message));
-      this.chains.set(key, run.catch(() => undefined));
+      this.chains.set(
+        key,
+        run.catch(() => undefined),
+      );
       return run;
     } catch (err) {
       return Promise.reject(err);
@@ -80,7 +91,14 @@ export class PointToPoint {
     const { kind, data, peer, seq } = message;
     const { arena, backend, failures } = this.comm;
     failures.ensureUsable();
-    const ctx = new OpContext(this.comm.scope, { op: kind, seq, timeoutMs: message.timeoutMs, signal: message.signal, collective: false, participants: [peer] });
+    const ctx = new OpContext(this.comm.scope, {
+      op: kind,
+      seq,
+      timeoutMs: message.timeoutMs,
+      signal: message.signal,
+      collective: false,
+      participants: [peer],
+    });
     const tag = { seq, opcode: opcodeOf('send'), checksum: message.checksum };
     const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     try {
@@ -88,7 +106,13 @@ export class PointToPoint {
         // Checked before the transport hands the sender's memory back (shared memory does right
         // after): a sender may give up once its send was delivered, and that endangers nothing.
         const copy = copyInto(bytes);
-        const consume = Object.assign((piece: Uint8Array, byteOffset: number) => { copy(piece, byteOffset); ctx.endReads(); }, { into: bytes });
+        const consume = Object.assign(
+          (piece: Uint8Array, byteOffset: number) => {
+            copy(piece, byteOffset);
+            ctx.endReads();
+          },
+          { into: bytes },
+        );
         await backend.transport.recv(peer, P2P_CHANNEL, bytes.byteLength, 1, tag, consume, ctx);
         return;
       }

@@ -45,30 +45,52 @@ export interface SelectionSite {
 export function selectionSite(backend: CommBackend, size: number): SelectionSite {
   const hosts = backend.hosts;
   return {
-    transport: backend.kind, hostCount: hosts === undefined ? 1 : Math.max(...hosts) + 1, oversubscribed: backend.oversubscribed,
-    oneShotCapacity: backend.transport.lowLatency?.capacity, debugCheck, machine: () => localMachine(size, 'shm').graph,
+    transport: backend.kind,
+    hostCount: hosts === undefined ? 1 : Math.max(...hosts) + 1,
+    oversubscribed: backend.oversubscribed,
+    oneShotCapacity: backend.transport.lowLatency?.capacity,
+    debugCheck,
+    machine: () => localMachine(size, 'shm').graph,
   };
 }
 
 /** Chooses the algorithm for a plan and builds what it runs with (the one-shot run, if chosen). */
-export function prepareCall(plan: CallPlan, on: { rank: number; backend: CommBackend; arena: Arena; site: SelectionSite; checksum: boolean | undefined }): PreparedCall {
+export function prepareCall(
+  plan: CallPlan,
+  on: { rank: number; backend: CommBackend; arena: Arena; site: SelectionSite; checksum: boolean | undefined },
+): PreparedCall {
   const { dtype, shape } = plan;
   const { rank, checksum } = on;
   // The root's input, not this rank's: the same on every rank (a broadcast's non-root input is
   // empty), so every rank picks the same schedule for a size-dependent rule.
   const bytes = bufferCounts(shape, shape.root).input * dtype.bytes;
   const selection = selectForCall({
-    ...on.site, shape, bytes, elementBytes: dtype.bytes, algorithm: plan.algorithm ?? algorithmOverrides.get(plan.collective), checksum,
+    ...on.site,
+    shape,
+    bytes,
+    elementBytes: dtype.bytes,
+    algorithm: plan.algorithm ?? algorithmOverrides.get(plan.collective),
+    checksum,
   });
   const kernel = arenaKernels(on.arena).reduce(dtype.name, plan.op);
   const opcode = opcodeOf(plan.collective);
   const scale = plan.op === 'avg' && (plan.collective !== 'reduce' || rank === shape.root);
   // The one-shot path copies through its slots anyway, so user memory needs no staging.
-  const oneShot = selection.protocol === 'll'
-    ? new OneShotCall({
-      shape, rank, ...callViews(shape, rank, { user: plan.input!, output: plan.output }), dtype, kernel, slots: on.backend.transport.lowLatency!, opcode,
-    })
-    : undefined;
-  const schedule = oneShot === undefined ? buildSchedule({ ...shape, chunkCount: selection.chunkCount }, rank, selection.algorithm) : undefined;
+  const oneShot =
+    selection.protocol === 'll'
+      ? new OneShotCall({
+          shape,
+          rank,
+          ...callViews(shape, rank, { user: plan.input!, output: plan.output }),
+          dtype,
+          kernel,
+          slots: on.backend.transport.lowLatency!,
+          opcode,
+        })
+      : undefined;
+  const schedule =
+    oneShot === undefined
+      ? buildSchedule({ ...shape, chunkCount: selection.chunkCount }, rank, selection.algorithm)
+      : undefined;
   return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot, schedule };
 }

@@ -38,7 +38,13 @@ export class ShmBackend implements CommBackend {
   /** Byte offset of this rank's own mailbox. */
   private readonly mailbox: number;
 
-  constructor(arena: Arena, rank: number, mailboxes: readonly number[], threadsInProcess: number, jobRanks: readonly number[]) {
+  constructor(
+    arena: Arena,
+    rank: number,
+    mailboxes: readonly number[],
+    threadsInProcess: number,
+    jobRanks: readonly number[],
+  ) {
     this.arena = arena;
     this.threadsInProcess = threadsInProcess;
     this.jobRanks = jobRanks;
@@ -52,7 +58,9 @@ export class ShmBackend implements CommBackend {
 
   lostRank(seq: number | undefined): number | undefined {
     if (!this.arena.anyLost()) return undefined;
-    const lost = this.jobRanks.findIndex((j, r) => this.arena.isLost(j) && (seq === undefined || !this.status.hasEnded(r, seq)));
+    const lost = this.jobRanks.findIndex(
+      (j, r) => this.arena.isLost(j) && (seq === undefined || !this.status.hasEnded(r, seq)),
+    );
     return lost < 0 ? undefined : lost;
   }
 
@@ -62,7 +70,13 @@ export class ShmBackend implements CommBackend {
   }
 
   async completeSplit(split: { members: number[]; contributions: number[]; rank: number }): Promise<CommBackend> {
-    return new ShmBackend(this.arena, split.rank, split.contributions, this.threadsInProcess, split.members.map((m) => this.jobRanks[m]));
+    return new ShmBackend(
+      this.arena,
+      split.rank,
+      split.contributions,
+      this.threadsInProcess,
+      split.members.map((m) => this.jobRanks[m]),
+    );
   }
 
   abandonSplit(): void {}
@@ -75,14 +89,28 @@ export class ShmBackend implements CommBackend {
     for (;;) {
       const offers = request.survivors.map((r) => this.status.shrinkOffer(r, request.epoch));
       if (offers.every((o) => o !== undefined)) {
-        return new ShmBackend(this.arena, request.survivors.indexOf(me), offers as number[], this.threadsInProcess, request.survivors.map((r) => this.jobRanks[r]));
+        return new ShmBackend(
+          this.arena,
+          request.survivors.indexOf(me),
+          offers as number[],
+          this.threadsInProcess,
+          request.survivors.map((r) => this.jobRanks[r]),
+        );
       }
-      if (request.signal?.aborted) throw new TscclError(ErrorCode.ABORTED, `shrink on rank ${me} was aborted by its signal`, { rank: me, op: 'shrink' });
+      if (request.signal?.aborted)
+        throw new TscclError(ErrorCode.ABORTED, `shrink on rank ${me} was aborted by its signal`, {
+          rank: me,
+          op: 'shrink',
+        });
       const dead = request.survivors.find((r, i) => offers[i] === undefined && this.arena.isLost(this.jobRanks[r]));
       if (dead !== undefined) throw deadSurvivorError(me, dead);
       if (performance.now() > deadline) {
         const missing = request.survivors.filter((_, i) => offers[i] === undefined);
-        throw new TscclError(ErrorCode.TIMEOUT, `shrink on rank ${me} timed out after ${request.timeoutMs} ms: ranks ${missing.join(', ')} did not call it`, { rank: me, op: 'shrink', missingRanks: missing });
+        throw new TscclError(
+          ErrorCode.TIMEOUT,
+          `shrink on rank ${me} timed out after ${request.timeoutMs} ms: ranks ${missing.join(', ')} did not call it`,
+          { rank: me, op: 'shrink', missingRanks: missing },
+        );
       }
       await new Promise((resolve) => setTimeout(resolve, 1));
     }

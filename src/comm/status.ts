@@ -1,5 +1,14 @@
 import { type ErrorCodeValue, errorCodeOfWireNumber, errorWireNumber } from '../errors.js';
-import { STATUS_CLOSED, STATUS_ENDED_SEQ, STATUS_ENTERED_SEQ, STATUS_FAILED, STATUS_FAILED_ORIGIN, STATUS_FAILED_SEQ, STATUS_SHRINK_EPOCH, STATUS_SHRINK_MAILBOX } from '../transport/shm/mailbox.js';
+import {
+  STATUS_CLOSED,
+  STATUS_ENDED_SEQ,
+  STATUS_ENTERED_SEQ,
+  STATUS_FAILED,
+  STATUS_FAILED_ORIGIN,
+  STATUS_FAILED_SEQ,
+  STATUS_SHRINK_EPOCH,
+  STATUS_SHRINK_MAILBOX,
+} from '../transport/shm/mailbox.js';
 import type { StatusBoard } from './backend.js';
 
 /**
@@ -75,14 +84,21 @@ export class CommStatus implements StatusBoard {
   }
 
   /** A peer's failure word is loaded first: it was stored after any end before it. Dead ranks are the arena's to tell. */
-  failedBefore(peers: readonly number[], seq: number | undefined): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
+  failedBefore(
+    peers: readonly number[],
+    seq: number | undefined,
+  ): { rank: number; code: ErrorCodeValue; seq: number } | undefined {
     for (const r of peers) {
       if (r === this.rank) continue;
       // Read by a read-modify-write (see fail): what this rank read before is then ordered before any give-up it misses.
       const code = Atomics.or(this.words, this.bases[r] + STATUS_FAILED, 0);
       if (code === 0) continue;
       if (seq !== undefined && this.hasEnded(r, seq)) continue;
-      return { rank: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_ORIGIN), code: errorCodeOfWireNumber(code), seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ) };
+      return {
+        rank: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_ORIGIN),
+        code: errorCodeOfWireNumber(code),
+        seq: Atomics.load(this.words, this.bases[r] + STATUS_FAILED_SEQ),
+      };
     }
     return undefined;
   }

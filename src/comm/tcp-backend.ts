@@ -13,12 +13,24 @@ class TcpStatus implements StatusBoard {
     this.transport = transport;
   }
 
-  enter(seq: number): void { this.transport.progress.entered = seq; }
-  lastSeenSeq(rank: number): number { return rank === this.transport.rank ? this.transport.progress.entered : this.transport.lastSeqFrom(rank); }
-  fail(code: ErrorCodeValue, seq: number, origin: number): void { this.transport.announceFailure(code, seq, origin, this.transport.progress.ended); }
-  announce(seq: number): void { this.transport.announceSeq(seq); }
-  end(seq: number): void { this.transport.progress.ended = seq; }
-  failedBefore(peers: readonly number[], seq: number | undefined) { return this.transport.failedBefore(peers, seq); }
+  enter(seq: number): void {
+    this.transport.progress.entered = seq;
+  }
+  lastSeenSeq(rank: number): number {
+    return rank === this.transport.rank ? this.transport.progress.entered : this.transport.lastSeqFrom(rank);
+  }
+  fail(code: ErrorCodeValue, seq: number, origin: number): void {
+    this.transport.announceFailure(code, seq, origin, this.transport.progress.ended);
+  }
+  announce(seq: number): void {
+    this.transport.announceSeq(seq);
+  }
+  end(seq: number): void {
+    this.transport.progress.ended = seq;
+  }
+  failedBefore(peers: readonly number[], seq: number | undefined) {
+    return this.transport.failedBefore(peers, seq);
+  }
 }
 
 export interface TcpBackendOptions extends Omit<TcpTransportOptions, 'rank' | 'nranks' | 'commName' | 'store'> {
@@ -56,7 +68,13 @@ export class TcpBackend implements CommBackend {
 
   static async create(member: TcpMember, options: TcpBackendOptions): Promise<TcpBackend> {
     const { rank, nranks, name } = member;
-    const transport = await TcpTransport.create({ ...options, rank, nranks, commName: name, store: new PrefixStore('comm', options.store) });
+    const transport = await TcpTransport.create({
+      ...options,
+      rank,
+      nranks,
+      commName: name,
+      store: new PrefixStore('comm', options.store),
+    });
     return new TcpBackend(transport, options);
   }
 
@@ -70,7 +88,10 @@ export class TcpBackend implements CommBackend {
   }
 
   completeSplit(split: { members: number[]; rank: number; name: string; timeoutMs: number }): Promise<CommBackend> {
-    return TcpBackend.create({ rank: split.rank, nranks: split.members.length, name: split.name }, { ...this.options, timeoutMs: split.timeoutMs });
+    return TcpBackend.create(
+      { rank: split.rank, nranks: split.members.length, name: split.name },
+      { ...this.options, timeoutMs: split.timeoutMs },
+    );
   }
 
   abandonSplit(): void {}
@@ -84,7 +105,10 @@ export class TcpBackend implements CommBackend {
     const me = this.transport.rank;
     // A shrink that fails stops its meeting too, or the meeting's timers would keep the process alive.
     const abandon = new AbortController();
-    const creating = TcpBackend.create({ rank: request.survivors.indexOf(me), nranks: request.survivors.length, name: request.name }, { ...this.options, timeoutMs: request.timeoutMs, signal: abandon.signal });
+    const creating = TcpBackend.create(
+      { rank: request.survivors.indexOf(me), nranks: request.survivors.length, name: request.name },
+      { ...this.options, timeoutMs: request.timeoutMs, signal: abandon.signal },
+    );
     let watch: NodeJS.Timeout | undefined;
     const deadSurvivor = new Promise<never>((_, reject) => {
       const look = () => {
@@ -98,7 +122,10 @@ export class TcpBackend implements CommBackend {
       return await Promise.race([creating, deadSurvivor]);
     } catch (err) {
       // The meeting may still finish or fail later; close or swallow it, never leave it dangling.
-      creating.then((backend) => backend.close(), () => undefined);
+      creating.then(
+        (backend) => backend.close(),
+        () => undefined,
+      );
       abandon.abort(err);
       throw err;
     } finally {

@@ -25,32 +25,55 @@ export async function createTcpWorld(job: EnvJob, defaultTimeoutMs: number): Pro
  * store unless a launcher does; every rank connects and joins the mesh. Sockets read into
  * `arena` memory, so reductions run on received bytes in place.
  */
-export async function connectTcpWorld(job: EnvJob, where: { rank: number; size: number; arena: Arena; defaultTimeoutMs: number }): Promise<TcpBackend> {
+export async function connectTcpWorld(
+  job: EnvJob,
+  where: { rank: number; size: number; arena: Arena; defaultTimeoutMs: number },
+): Promise<TcpBackend> {
   const { rank, size, arena, defaultTimeoutMs } = where;
   const loopback = isLoopbackAddress(job.masterAddr) || job.masterAddr === 'localhost';
   if (!loopback && job.token === undefined && !job.allowInsecure) {
-    throw invalidArgument(`A job whose store is at ${job.masterAddr} (not loopback) needs TSCCL_JOB_TOKEN, the same on every rank (or TSCCL_ALLOW_INSECURE=1)`, { argument: 'TSCCL_JOB_TOKEN' });
+    throw invalidArgument(
+      `A job whose store is at ${job.masterAddr} (not loopback) needs TSCCL_JOB_TOKEN, the same on every rank (or TSCCL_ALLOW_INSECURE=1)`,
+      { argument: 'TSCCL_JOB_TOKEN' },
+    );
   }
   let server: TcpStoreServer | undefined;
   if (rank === 0 && !job.storeHosted) {
     server = await TcpStoreServer.listen({
-      host: loopback ? loopbackFor(job.masterAddr) : anyAddressFor(job.masterAddr), port: job.masterPort, token: job.token, allowInsecureRemote: job.allowInsecure,
+      host: loopback ? loopbackFor(job.masterAddr) : anyAddressFor(job.masterAddr),
+      port: job.masterPort,
+      token: job.token,
+      allowInsecureRemote: job.allowInsecure,
     }).catch((err: Error) => {
-      throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank 0 cannot serve the store on port ${job.masterPort}: ${err.message}`, { rank: 0, argument: 'MASTER_PORT' });
+      throw new TscclError(
+        ErrorCode.INVALID_ARGUMENT,
+        `Rank 0 cannot serve the store on port ${job.masterPort}: ${err.message}`,
+        { rank: 0, argument: 'MASTER_PORT' },
+      );
     });
     server.unref();
   }
   const client = await TcpStoreClient.connect({
-    host: loopback ? loopbackFor(job.masterAddr) : job.masterAddr, port: job.masterPort, token: job.token, connectTimeoutMs: defaultTimeoutMs, timeoutMs: defaultTimeoutMs,
+    host: loopback ? loopbackFor(job.masterAddr) : job.masterAddr,
+    port: job.masterPort,
+    token: job.token,
+    connectTimeoutMs: defaultTimeoutMs,
+    timeoutMs: defaultTimeoutMs,
   });
   client.unref();
-  return TcpBackend.create({ rank, nranks: size, name: 'world' }, {
-    store: new PrefixStore('tsccl', client), host: loopback ? loopbackFor(job.masterAddr) : listenAddress(), token: job.token,
-    allowInsecureRemote: job.allowInsecure, timeoutMs: defaultTimeoutMs,
-    socketsPerPeer: paramInt('TSCCL_NSOCKS_PERPEER', process.env, 1),
-    heartbeatTimeoutMs: paramInt('TSCCL_HEARTBEAT_TIMEOUT_MS', process.env, 1),
-    readMemory: (bytes) => arena.allocateOwned(Uint8Array, bytes, 1),
-  });
+  return TcpBackend.create(
+    { rank, nranks: size, name: 'world' },
+    {
+      store: new PrefixStore('tsccl', client),
+      host: loopback ? loopbackFor(job.masterAddr) : listenAddress(),
+      token: job.token,
+      allowInsecureRemote: job.allowInsecure,
+      timeoutMs: defaultTimeoutMs,
+      socketsPerPeer: paramInt('TSCCL_NSOCKS_PERPEER', process.env, 1),
+      heartbeatTimeoutMs: paramInt('TSCCL_HEARTBEAT_TIMEOUT_MS', process.env, 1),
+      readMemory: (bytes) => arena.allocateOwned(Uint8Array, bytes, 1),
+    },
+  );
 }
 
 /**
@@ -61,9 +84,14 @@ export async function connectTcpWorld(job: EnvJob, where: { rank: number; size: 
 function listenAddress(): string {
   const family = paramString('TSCCL_SOCKET_FAMILY') === 'AF_INET6' ? 'IPv6' : 'IPv4';
   const filter = process.env.TSCCL_SOCKET_IFNAME;
-  const chosen = selectInterfaces(filter).filter((i) => i.family === family && ((filter !== undefined && filter !== '') || !i.internal));
+  const chosen = selectInterfaces(filter).filter(
+    (i) => i.family === family && ((filter !== undefined && filter !== '') || !i.internal),
+  );
   if (chosen.length === 0) {
-    throw invalidArgument(`No ${family} address that other hosts can reach on ${filter ? `the interfaces TSCCL_SOCKET_IFNAME=${filter} chooses` : 'this host (only loopback is up)'}; the job's store is at a non-loopback address`, { argument: 'TSCCL_SOCKET_IFNAME' });
+    throw invalidArgument(
+      `No ${family} address that other hosts can reach on ${filter ? `the interfaces TSCCL_SOCKET_IFNAME=${filter} chooses` : 'this host (only loopback is up)'}; the job's store is at a non-loopback address`,
+      { argument: 'TSCCL_SOCKET_IFNAME' },
+    );
   }
   return chosen[0].address;
 }

@@ -6,7 +6,10 @@ export const allocatedDTypes = new WeakMap<ArrayBufferView, DTypeInfo>();
 
 export function checkTypedArray(value: unknown, argument: string, rank: number): TypedArray {
   if (!isTypedArray(value)) {
-    throw invalidArgument(`Rank ${rank}: ${argument} must be a typed array (Float32Array, Int32Array, ...), got ${describe(value)}`, { rank, argument });
+    throw invalidArgument(
+      `Rank ${rank}: ${argument} must be a typed array (Float32Array, Int32Array, ...), got ${describe(value)}`,
+      { rank, argument },
+    );
   }
   return value as TypedArray;
 }
@@ -16,7 +19,10 @@ export function resolveDType(buffer: TypedArray, dtype: string | undefined, argu
   if (dtype !== undefined) {
     const info = dtypeInfo(dtype);
     if (!(buffer instanceof info.ctor)) {
-      throw invalidArgument(`Rank ${rank}: ${argument} is a ${buffer.constructor.name} but dtype is ${info.name} (needs ${info.ctor.name})`, { rank, argument });
+      throw invalidArgument(
+        `Rank ${rank}: ${argument} is a ${buffer.constructor.name} but dtype is ${info.name} (needs ${info.ctor.name})`,
+        { rank, argument },
+      );
     }
     return info;
   }
@@ -25,26 +31,40 @@ export function resolveDType(buffer: TypedArray, dtype: string | undefined, argu
 
 export function checkSameType(buffer: TypedArray, dtype: DTypeInfo, argument: string, rank: number): void {
   if (!(buffer instanceof dtype.ctor)) {
-    throw invalidArgument(`Rank ${rank}: ${argument} is a ${buffer.constructor.name} but the call's dtype is ${dtype.name} (needs ${dtype.ctor.name})`, { rank, argument });
+    throw invalidArgument(
+      `Rank ${rank}: ${argument} is a ${buffer.constructor.name} but the call's dtype is ${dtype.name} (needs ${dtype.ctor.name})`,
+      { rank, argument },
+    );
   }
 }
 
 export function checkLength(buffer: TypedArray, needed: number, argument: string, rank: number, what: string): void {
   if (buffer.length < needed) {
-    throw invalidArgument(`Rank ${rank}: ${argument} holds ${buffer.length} elements but ${what} needs ${needed}`, { rank, argument, needed, got: buffer.length });
+    throw invalidArgument(`Rank ${rank}: ${argument} holds ${buffer.length} elements but ${what} needs ${needed}`, {
+      rank,
+      argument,
+      needed,
+      got: buffer.length,
+    });
   }
 }
 
 export function checkRank(value: unknown, size: number, argument: string, rank: number): number {
   if (!Number.isInteger(value) || (value as number) < 0 || (value as number) >= size) {
-    throw invalidArgument(`Rank ${rank}: ${argument} ${describe(value)} is out of range: expected an integer in [0, ${size - 1}]`, { rank, argument });
+    throw invalidArgument(
+      `Rank ${rank}: ${argument} ${describe(value)} is out of range: expected an integer in [0, ${size - 1}]`,
+      { rank, argument },
+    );
   }
   return value as number;
 }
 
 export function checkCounts(value: unknown, size: number, argument: string, rank: number): number[] {
   if (!Array.isArray(value) || value.length !== size || value.some((c) => !Number.isInteger(c) || c < 0)) {
-    throw invalidArgument(`Rank ${rank}: ${argument} must be an array of ${size} non-negative integers, got ${describe(value)}`, { rank, argument });
+    throw invalidArgument(
+      `Rank ${rank}: ${argument} must be an array of ${size} non-negative integers, got ${describe(value)}`,
+      { rank, argument },
+    );
   }
   return value as number[];
 }

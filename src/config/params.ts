@@ -6,20 +6,34 @@ import { invalidArgument } from '../errors.js';
  */
 type ParamCheck = (text: string) => string | undefined;
 
-const oneOf = (...choices: string[]): ParamCheck => (text) =>
-  choices.includes(text.toUpperCase()) || choices.includes(text.toLowerCase()) ? undefined : `one of ${choices.join(', ')}`;
+const oneOf =
+  (...choices: string[]): ParamCheck =>
+  (text) =>
+    choices.includes(text.toUpperCase()) || choices.includes(text.toLowerCase())
+      ? undefined
+      : `one of ${choices.join(', ')}`;
 const FLAG = oneOf('0', '1');
-const intAtLeast = (min: number): ParamCheck => (text) =>
-  /^\d+$/.test(text) && Number(text) >= min ? undefined : min === 0 ? 'a non-negative integer' : `an integer of at least ${min}`;
+const intAtLeast =
+  (min: number): ParamCheck =>
+  (text) =>
+    /^\d+$/.test(text) && Number(text) >= min
+      ? undefined
+      : min === 0
+        ? 'a non-negative integer'
+        : `an integer of at least ${min}`;
 const ANY: ParamCheck = () => undefined;
 /** host:port, or [v6]:port, with a port a store can listen on. */
 const HOST_PORT: ParamCheck = (text) => {
   const m = /^(\[[^\]]+\]|[^:\s]+):(\d+)$/.exec(text);
-  return m !== null && Number(m[2]) >= 1 && Number(m[2]) <= 65535 ? undefined : 'host:port with a port from 1 to 65535, e.g. 10.0.0.1:29500 or [fe80::1]:29500';
+  return m !== null && Number(m[2]) >= 1 && Number(m[2]) <= 65535
+    ? undefined
+    : 'host:port with a port from 1 to 65535, e.g. 10.0.0.1:29500 or [fe80::1]:29500';
 };
 /** NCCL_ALGO's syntax: `collective:algorithm` pairs separated by ';' (the tuner checks the names). */
 const ALGO_LIST: ParamCheck = (text) =>
-  /^\s*[A-Za-z_]+\s*:\s*[A-Za-z_,]+\s*(;\s*[A-Za-z_]+\s*:\s*[A-Za-z_,]+\s*)*;?\s*$/.test(text) ? undefined : 'collective:algorithm pairs separated by ";", e.g. "allreduce:ring;broadcast:binomial_tree"';
+  /^\s*[A-Za-z_]+\s*:\s*[A-Za-z_,]+\s*(;\s*[A-Za-z_]+\s*:\s*[A-Za-z_,]+\s*)*;?\s*$/.test(text)
+    ? undefined
+    : 'collective:algorithm pairs separated by ";", e.g. "allreduce:ring;broadcast:binomial_tree"';
 
 /** Every TSCCL_* tunable, with its default and meaning; `tsccl params` prints this table. */
 export interface Param {
@@ -30,29 +44,145 @@ export interface Param {
 }
 
 export const PARAMS: readonly Param[] = [
-  { name: 'TSCCL_TIMEOUT_MS', defaultValue: '300000', doc: 'Default timeout of every blocking call, in ms (a call\'s timeoutMs overrides it)', check: intAtLeast(0) },
-  { name: 'TSCCL_ALGO', defaultValue: '', doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"', check: ALGO_LIST },
-  { name: 'TSCCL_PROTO', defaultValue: 'auto', doc: 'Protocol, as NCCL_PROTO: auto (the tuner decides when a small collective runs one-shot over the low-latency path), ll (one-shot whenever the message fits: thread ranks 64 KiB, TCP 4 KiB), simple (always the schedule)', check: oneOf('auto', 'll', 'simple') },
-  { name: 'TSCCL_CHUNK_BYTES', defaultValue: '4194304', doc: 'Pipelining piece size in bytes for large messages; unset: 4 MiB; 16 MiB when thread ranks outnumber the cores; 2 MiB for all-reduces between 2 process ranks over TCP (tiny values force the chunked paths in tests)', check: intAtLeast(1) },
-  { name: 'TSCCL_SPIN_US', defaultValue: '2000', doc: 'How long a thread rank spins for a peer before it sleeps, in us (ranks that outnumber the cores yield their core on every turn, see TSCCL_SPIN_YIELD; without it they spin 2 us): longer than a sleeping peer takes to wake, so a hand-off that woke one does not fall asleep itself. A process rank polls its sockets as long for a receive of up to 64 KiB (yielding its core on every turn of the event loop when the ranks on its machine outnumber the cores)', check: intAtLeast(0) },
-  { name: 'TSCCL_SPIN_YIELD', defaultValue: '1', doc: '1: ranks that outnumber the cores spin (thread ranks) or poll their sockets (process ranks) as long as TSCCL_SPIN_US and give their core to any other runnable thread on every turn (sched_yield, through node:wasi), as Open MPI\'s oversubscribed ranks do, instead of sleeping after 2 us; 0: they sleep after 2 us', check: FLAG },
-  { name: 'TSCCL_KERNEL', defaultValue: 'auto', doc: 'Reduction kernels: auto (WASM SIMD on the shared arena where it can, JS loops elsewhere) or js', check: oneOf('auto', 'js') },
-  { name: 'TSCCL_DEBUG', defaultValue: 'WARN', doc: 'Log level: NONE, WARN, INFO (INFO logs each call\'s chosen algorithm)', check: oneOf('NONE', 'WARN', 'INFO') },
-  { name: 'TSCCL_JOB_TOKEN', defaultValue: '', doc: 'Shared secret of a job: every store and rank connection proves it (HMAC); tsccl launch makes one for a single node', check: ANY },
-  { name: 'TSCCL_ALLOW_INSECURE', defaultValue: '0', doc: 'Set to 1 to let a job without a token accept connections from non-loopback addresses', check: FLAG },
-  { name: 'TSCCL_STORE', defaultValue: '', doc: 'host:port of the rendezvous store (default MASTER_ADDR:MASTER_PORT)', check: HOST_PORT },
-  { name: 'TSCCL_STORE_HOSTED', defaultValue: '0', doc: 'Set by launchers that serve the store themselves; otherwise rank 0 serves it', check: FLAG },
-  { name: 'TSCCL_SOCKET_IFNAME', defaultValue: '', doc: 'Interfaces for rank traffic, NCCL syntax: prefixes, ^ to exclude, = for exact names', check: ANY },
-  { name: 'TSCCL_SOCKET_FAMILY', defaultValue: 'AF_INET', doc: 'AF_INET or AF_INET6: address family of rank traffic', check: oneOf('AF_INET', 'AF_INET6') },
-  { name: 'TSCCL_NSOCKS_PERPEER', defaultValue: '1', doc: 'TCP sockets per pair of ranks; messages of 512 KiB or more are striped across them', check: intAtLeast(1) },
-  { name: 'TSCCL_HEARTBEAT_TIMEOUT_MS', defaultValue: '60000', doc: 'A TCP peer silent this long counts as lost (links carry a heartbeat every second)', check: intAtLeast(1) },
-  { name: 'TSCCL_CHECKSUM', defaultValue: '', doc: 'CRC32 of every message end to end: unset = on for TCP to other machines, off within a machine; 1 = on for all; 0 = off for all (a call\'s { checksum } overrides)', check: FLAG },
-  { name: 'TSCCL_TRACE_DIR', defaultValue: '', doc: 'Where flight records are dumped on timeout, abort or SIGUSR1 (default: <tmpdir>/tsccl-trace/<job id>, a directory per job)', check: ANY },
-  { name: 'TSCCL_JOB_ID', defaultValue: '', doc: 'Names the job in its flight records and default trace directory; tsccl run and launch set one (launch on several nodes: the store address, the same on every node); otherwise TORCHELASTIC_RUN_ID, SLURM_JOB_ID or MASTER_ADDR-MASTER_PORT', check: (text) => (/^[A-Za-z0-9._-]+$/.test(text) ? undefined : 'letters, digits, ".", "_" and "-" only (it names a directory)') },
-  { name: 'TSCCL_FLIGHT_RECORDER_ENTRIES', defaultValue: '256', doc: 'Operations each communicator remembers for its flight record', check: intAtLeast(0) },
-  { name: 'TSCCL_DEBUG_CHECK', defaultValue: '0', doc: '1: before each collective, ranks compare what they were called with and fail together on a mismatch', check: FLAG },
-  { name: 'TSCCL_PROFILE', defaultValue: '', doc: 'Path of the machine profile `tsccl tune` writes and `--topo local` reads (default: ~/.cache/tsccl/profile.json)', check: ANY },
-  { name: 'TSCCL_RANK_GRACE_MS', defaultValue: '10000', doc: 'How long the launcher lets surviving ranks end after one fails, before it stops them', check: intAtLeast(0) },
+  {
+    name: 'TSCCL_TIMEOUT_MS',
+    defaultValue: '300000',
+    doc: "Default timeout of every blocking call, in ms (a call's timeoutMs overrides it)",
+    check: intAtLeast(0),
+  },
+  {
+    name: 'TSCCL_ALGO',
+    defaultValue: '',
+    doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"',
+    check: ALGO_LIST,
+  },
+  {
+    name: 'TSCCL_PROTO',
+    defaultValue: 'auto',
+    doc: 'Protocol, as NCCL_PROTO: auto (the tuner decides when a small collective runs one-shot over the low-latency path), ll (one-shot whenever the message fits: thread ranks 64 KiB, TCP 4 KiB), simple (always the schedule)',
+    check: oneOf('auto', 'll', 'simple'),
+  },
+  {
+    name: 'TSCCL_CHUNK_BYTES',
+    defaultValue: '4194304',
+    doc: 'Pipelining piece size in bytes for large messages; unset: 4 MiB; 16 MiB when thread ranks outnumber the cores; 2 MiB for all-reduces between 2 process ranks over TCP (tiny values force the chunked paths in tests)',
+    check: intAtLeast(1),
+  },
+  {
+    name: 'TSCCL_SPIN_US',
+    defaultValue: '2000',
+    doc: 'How long a thread rank spins for a peer before it sleeps, in us (ranks that outnumber the cores yield their core on every turn, see TSCCL_SPIN_YIELD; without it they spin 2 us): longer than a sleeping peer takes to wake, so a hand-off that woke one does not fall asleep itself. A process rank polls its sockets as long for a receive of up to 64 KiB (yielding its core on every turn of the event loop when the ranks on its machine outnumber the cores)',
+    check: intAtLeast(0),
+  },
+  {
+    name: 'TSCCL_SPIN_YIELD',
+    defaultValue: '1',
+    doc: "1: ranks that outnumber the cores spin (thread ranks) or poll their sockets (process ranks) as long as TSCCL_SPIN_US and give their core to any other runnable thread on every turn (sched_yield, through node:wasi), as Open MPI's oversubscribed ranks do, instead of sleeping after 2 us; 0: they sleep after 2 us",
+    check: FLAG,
+  },
+  {
+    name: 'TSCCL_KERNEL',
+    defaultValue: 'auto',
+    doc: 'Reduction kernels: auto (WASM SIMD on the shared arena where it can, JS loops elsewhere) or js',
+    check: oneOf('auto', 'js'),
+  },
+  {
+    name: 'TSCCL_DEBUG',
+    defaultValue: 'WARN',
+    doc: "Log level: NONE, WARN, INFO (INFO logs each call's chosen algorithm)",
+    check: oneOf('NONE', 'WARN', 'INFO'),
+  },
+  {
+    name: 'TSCCL_JOB_TOKEN',
+    defaultValue: '',
+    doc: 'Shared secret of a job: every store and rank connection proves it (HMAC); tsccl launch makes one for a single node',
+    check: ANY,
+  },
+  {
+    name: 'TSCCL_ALLOW_INSECURE',
+    defaultValue: '0',
+    doc: 'Set to 1 to let a job without a token accept connections from non-loopback addresses',
+    check: FLAG,
+  },
+  {
+    name: 'TSCCL_STORE',
+    defaultValue: '',
+    doc: 'host:port of the rendezvous store (default MASTER_ADDR:MASTER_PORT)',
+    check: HOST_PORT,
+  },
+  {
+    name: 'TSCCL_STORE_HOSTED',
+    defaultValue: '0',
+    doc: 'Set by launchers that serve the store themselves; otherwise rank 0 serves it',
+    check: FLAG,
+  },
+  {
+    name: 'TSCCL_SOCKET_IFNAME',
+    defaultValue: '',
+    doc: 'Interfaces for rank traffic, NCCL syntax: prefixes, ^ to exclude, = for exact names',
+    check: ANY,
+  },
+  {
+    name: 'TSCCL_SOCKET_FAMILY',
+    defaultValue: 'AF_INET',
+    doc: 'AF_INET or AF_INET6: address family of rank traffic',
+    check: oneOf('AF_INET', 'AF_INET6'),
+  },
+  {
+    name: 'TSCCL_NSOCKS_PERPEER',
+    defaultValue: '1',
+    doc: 'TCP sockets per pair of ranks; messages of 512 KiB or more are striped across them',
+    check: intAtLeast(1),
+  },
+  {
+    name: 'TSCCL_HEARTBEAT_TIMEOUT_MS',
+    defaultValue: '60000',
+    doc: 'A TCP peer silent this long counts as lost (links carry a heartbeat every second)',
+    check: intAtLeast(1),
+  },
+  {
+    name: 'TSCCL_CHECKSUM',
+    defaultValue: '',
+    doc: "CRC32 of every message end to end: unset = on for TCP to other machines, off within a machine; 1 = on for all; 0 = off for all (a call's { checksum } overrides)",
+    check: FLAG,
+  },
+  {
+    name: 'TSCCL_TRACE_DIR',
+    defaultValue: '',
+    doc: 'Where flight records are dumped on timeout, abort or SIGUSR1 (default: <tmpdir>/tsccl-trace/<job id>, a directory per job)',
+    check: ANY,
+  },
+  {
+    name: 'TSCCL_JOB_ID',
+    defaultValue: '',
+    doc: 'Names the job in its flight records and default trace directory; tsccl run and launch set one (launch on several nodes: the store address, the same on every node); otherwise TORCHELASTIC_RUN_ID, SLURM_JOB_ID or MASTER_ADDR-MASTER_PORT',
+    check: (text) =>
+      /^[A-Za-z0-9._-]+$/.test(text) ? undefined : 'letters, digits, ".", "_" and "-" only (it names a directory)',
+  },
+  {
+    name: 'TSCCL_FLIGHT_RECORDER_ENTRIES',
+    defaultValue: '256',
+    doc: 'Operations each communicator remembers for its flight record',
+    check: intAtLeast(0),
+  },
+  {
+    name: 'TSCCL_DEBUG_CHECK',
+    defaultValue: '0',
+    doc: '1: before each collective, ranks compare what they were called with and fail together on a mismatch',
+    check: FLAG,
+  },
+  {
+    name: 'TSCCL_PROFILE',
+    defaultValue: '',
+    doc: 'Path of the machine profile `tsccl tune` writes and `--topo local` reads (default: ~/.cache/tsccl/profile.json)',
+    check: ANY,
+  },
+  {
+    name: 'TSCCL_RANK_GRACE_MS',
+    defaultValue: '10000',
+    doc: 'How long the launcher lets surviving ranks end after one fails, before it stops them',
+    check: intAtLeast(0),
+  },
 ];
 
 /** Variables that are not tunables but not misspellings either: a launcher's to its ranks, and the test suite's knobs. */
@@ -84,16 +214,24 @@ export function paramProblems(env: NodeJS.ProcessEnv = process.env): ParamProble
 export function checkParams(env: NodeJS.ProcessEnv = process.env): void {
   const problems = paramProblems(env);
   if (problems.length === 0) return;
-  throw invalidArgument(
-    problems.map((p) => `${p.name}=${p.value} is not valid: expected ${p.expected}`).join('; '),
-    { argument: problems[0].name });
+  throw invalidArgument(problems.map((p) => `${p.name}=${p.value} is not valid: expected ${p.expected}`).join('; '), {
+    argument: problems[0].name,
+  });
 }
 
 /** TSCCL_* variables no parameter has (misspellings, most likely), each with the closest declared name. */
 export function unknownParams(env: NodeJS.ProcessEnv = process.env): { name: string; closest: string }[] {
   return Object.keys(env)
-    .filter((name) => name.startsWith('TSCCL_') && !LAUNCHER_VARIABLES.has(name) && !PARAMS.some((p) => p.name === name))
-    .map((name) => ({ name, closest: closestName(name, PARAMS.map((p) => p.name)) }));
+    .filter(
+      (name) => name.startsWith('TSCCL_') && !LAUNCHER_VARIABLES.has(name) && !PARAMS.some((p) => p.name === name),
+    )
+    .map((name) => ({
+      name,
+      closest: closestName(
+        name,
+        PARAMS.map((p) => p.name),
+      ),
+    }));
 }
 
 /** The candidate with the fewest single-character edits from `name`. */
@@ -138,7 +276,10 @@ export function paramInt(name: string, env: NodeJS.ProcessEnv = process.env, min
   const text = paramString(name, env);
   const value = Number(text);
   if (!Number.isInteger(value) || value < min) {
-    throw invalidArgument(`${name}=${text} must be ${min === 0 ? 'a non-negative integer' : `an integer of at least ${min}`}`, { argument: name });
+    throw invalidArgument(
+      `${name}=${text} must be ${min === 0 ? 'a non-negative integer' : `an integer of at least ${min}`}`,
+      { argument: name },
+    );
   }
   return value;
 }

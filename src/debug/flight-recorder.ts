@@ -73,11 +73,33 @@ export class FlightRecorder {
     let record: OpRecord;
     if (old !== undefined && (old.state === 'done' || old.state === 'failed')) {
       record = old;
-      record.seq = seq; record.op = op; record.dtype = dtype; record.count = count; record.root = root; record.redop = redop;
-      record.algorithm = undefined; record.state = 'queued'; record.queuedAt = queuedAt;
-      record.startedAt = undefined; record.endedAt = undefined; record.error = undefined;
+      record.seq = seq;
+      record.op = op;
+      record.dtype = dtype;
+      record.count = count;
+      record.root = root;
+      record.redop = redop;
+      record.algorithm = undefined;
+      record.state = 'queued';
+      record.queuedAt = queuedAt;
+      record.startedAt = undefined;
+      record.endedAt = undefined;
+      record.error = undefined;
     } else {
-      record = { seq, op, dtype, count, root, redop, algorithm: undefined, state: 'queued', queuedAt, startedAt: undefined, endedAt: undefined, error: undefined };
+      record = {
+        seq,
+        op,
+        dtype,
+        count,
+        root,
+        redop,
+        algorithm: undefined,
+        state: 'queued',
+        queuedAt,
+        startedAt: undefined,
+        endedAt: undefined,
+        error: undefined,
+      };
       this.ring[this.next] = record;
     }
     this.next = (this.next + 1) % this.capacity;
@@ -86,7 +108,8 @@ export class FlightRecorder {
 
   /** The records, oldest first. */
   snapshot(): CommRecord {
-    const ordered = this.ring.length < this.capacity ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
+    const ordered =
+      this.ring.length < this.capacity ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
     return { name: this.name, rank: this.rank, size: this.size, records: ordered.map((r) => ({ ...r })) };
   }
 
@@ -103,10 +126,12 @@ const registry = new Set<FlightRecorder>();
  * torchrun or Slurm call it, else the store's address, which the ranks of one job share.
  */
 export function jobId(env: NodeJS.ProcessEnv = process.env): string {
-  const named = paramString('TSCCL_JOB_ID', env) || env.TORCHELASTIC_RUN_ID
-    || (env.SLURM_JOB_ID ? `slurm-${env.SLURM_JOB_ID}${env.SLURM_STEP_ID ? `.${env.SLURM_STEP_ID}` : ''}` : undefined)
-    || (env.MASTER_ADDR && env.MASTER_PORT ? `${env.MASTER_ADDR}-${env.MASTER_PORT}` : undefined)
-    || `pid-${process.pid}`;
+  const named =
+    paramString('TSCCL_JOB_ID', env) ||
+    env.TORCHELASTIC_RUN_ID ||
+    (env.SLURM_JOB_ID ? `slurm-${env.SLURM_JOB_ID}${env.SLURM_STEP_ID ? `.${env.SLURM_STEP_ID}` : ''}` : undefined) ||
+    (env.MASTER_ADDR && env.MASTER_PORT ? `${env.MASTER_ADDR}-${env.MASTER_PORT}` : undefined) ||
+    `pid-${process.pid}`;
   return named.replace(/[^A-Za-z0-9._-]/g, '_');
 }
 
@@ -128,13 +153,24 @@ export function dumpFlightRecords(reason: string): string | undefined {
   const recorders = [...registry];
   const world = recorders.find((r) => r.name === 'world') ?? recorders[0];
   if (world === undefined) return undefined;
-  const dump: RankDump = { job: jobId(), size: world.size, rank: world.rank, reason, time: new Date().toISOString(), comms: recorders.map((r) => r.snapshot()) };
+  const dump: RankDump = {
+    job: jobId(),
+    size: world.size,
+    rank: world.rank,
+    reason,
+    time: new Date().toISOString(),
+    comms: recorders.map((r) => r.snapshot()),
+  };
   const dir = traceDirectory();
   const path = join(dir, `rank-${world.rank}.json`);
   try {
     mkdirSync(dir, { recursive: true });
     writeFileSync(path, JSON.stringify(dump, null, 1));
-    log('WARN', () => `rank ${world.rank}: flight records written to ${path} (${reason}); read all ranks' with \`tsccl trace ${dir}\``);
+    log(
+      'WARN',
+      () =>
+        `rank ${world.rank}: flight records written to ${path} (${reason}); read all ranks' with \`tsccl trace ${dir}\``,
+    );
     return path;
   } catch (err) {
     log('WARN', () => `rank ${world.rank}: could not write flight records to ${path}: ${(err as Error).message}`);
@@ -148,5 +184,7 @@ let signalHookInstalled = false;
 export function installSignalDump(): void {
   if (signalHookInstalled || !isMainThread) return;
   signalHookInstalled = true;
-  process.on('SIGUSR1', () => { dumpFlightRecords('SIGUSR1'); });
+  process.on('SIGUSR1', () => {
+    dumpFlightRecords('SIGUSR1');
+  });
 }

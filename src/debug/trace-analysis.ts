@@ -19,61 +19,83 @@ export interface CommVerdict {
 }
 
 export function describeCall(r: OpRecord): string {
-  const root = r.op === 'broadcast' || r.op === 'reduce' || r.op === 'gather' || r.op === 'scatter' ? `, root ${r.root}` : '';
+  const root =
+    r.op === 'broadcast' || r.op === 'reduce' || r.op === 'gather' || r.op === 'scatter' ? `, root ${r.root}` : '';
   return `${r.op}(${r.dtype}, count ${r.count}${r.redop !== 'none' ? `, ${r.redop}` : ''}${root})`;
 }
 
 export function analyzeTraces(dumps: readonly RankDump[]): CommVerdict[] {
   const byComm = new Map<string, CommRecord[]>();
-  for (const dump of dumps) for (const comm of dump.comms) {
-    let list = byComm.get(comm.name);
-    if (list === undefined) byComm.set(comm.name, (list = []));
-    list.push(comm);
-  }
-  return [...byComm.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([name, comms]) => {
-    const size = Math.max(...comms.map((c) => c.size));
-    const ranksSeen = comms.map((c) => c.rank).sort((a, b) => a - b);
-    const lastSeq: Record<number, number> = {};
-    for (const c of comms) lastSeq[c.rank] = Math.max(0, ...c.records.filter((r) => r.state !== 'queued').map((r) => r.seq));
-    const seqs = [...new Set(comms.flatMap((c) => c.records.map((r) => r.seq)))].sort((a, b) => a - b);
-    let divergence: CommVerdict['divergence'];
-    for (const seq of seqs) {
-      const calls = comms.flatMap((c) => c.records.filter((r) => r.seq === seq).map((r) => ({ rank: c.rank, call: describeCall(r) })));
-      if (new Set(calls.map((c) => c.call)).size > 1) { divergence = { seq, calls: calls.sort((a, b) => a.rank - b.rank) }; break; }
+  for (const dump of dumps)
+    for (const comm of dump.comms) {
+      let list = byComm.get(comm.name);
+      if (list === undefined) byComm.set(comm.name, (list = []));
+      list.push(comm);
     }
-    let stuck: CommVerdict['stuck'];
-    for (const seq of seqs) {
-      const entries = comms.map((c) => ({ rank: c.rank, record: c.records.find((r) => r.seq === seq) }));
-      // Ranks that left no records cannot be asked; a collective every recorded rank finished
-      // needed the others too, so it is not where the job got stuck.
-      if (entries.every((e) => e.record?.state === 'done')) continue;
-      const started = entries.filter((e) => e.record !== undefined && e.record.state !== 'queued');
-      if (started.length === 0) continue;
-      const all = Array.from({ length: size }, (_, r) => r);
-      stuck = {
-        seq, call: describeCall(started[0].record!),
-        unfinished: started.filter((e) => e.record!.state !== 'done').map((e) => e.rank),
-        neverArrived: all.filter((r) => !entries.some((e) => e.rank === r && e.record !== undefined && e.record.state !== 'queued')),
-      };
-      break;
-    }
-    return { name, size, ranksSeen, divergence, stuck, lastSeq };
-  });
+  return [...byComm.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([name, comms]) => {
+      const size = Math.max(...comms.map((c) => c.size));
+      const ranksSeen = comms.map((c) => c.rank).sort((a, b) => a - b);
+      const lastSeq: Record<number, number> = {};
+      for (const c of comms)
+        lastSeq[c.rank] = Math.max(0, ...c.records.filter((r) => r.state !== 'queued').map((r) => r.seq));
+      const seqs = [...new Set(comms.flatMap((c) => c.records.map((r) => r.seq)))].sort((a, b) => a - b);
+      let divergence: CommVerdict['divergence'];
+      for (const seq of seqs) {
+        const calls = comms.flatMap((c) =>
+          c.records.filter((r) => r.seq === seq).map((r) => ({ rank: c.rank, call: describeCall(r) })),
+        );
+        if (new Set(calls.map((c) => c.call)).size > 1) {
+          divergence = { seq, calls: calls.sort((a, b) => a.rank - b.rank) };
+          break;
+        }
+      }
+      let stuck: CommVerdict['stuck'];
+      for (const seq of seqs) {
+        const entries = comms.map((c) => ({ rank: c.rank, record: c.records.find((r) => r.seq === seq) }));
+        // Ranks that left no records cannot be asked; a collective every recorded rank finished
+        // needed the others too, so it is not where the job got stuck.
+        if (entries.every((e) => e.record?.state === 'done')) continue;
+        const started = entries.filter((e) => e.record !== undefined && e.record.state !== 'queued');
+        if (started.length === 0) continue;
+        const all = Array.from({ length: size }, (_, r) => r);
+        stuck = {
+          seq,
+          call: describeCall(started[0].record!),
+          unfinished: started.filter((e) => e.record!.state !== 'done').map((e) => e.rank),
+          neverArrived: all.filter(
+            (r) => !entries.some((e) => e.rank === r && e.record !== undefined && e.record.state !== 'queued'),
+          ),
+        };
+        break;
+      }
+      return { name, size, ranksSeen, divergence, stuck, lastSeq };
+    });
 }
 
 export function formatVerdicts(verdicts: readonly CommVerdict[]): string {
   const lines: string[] = [];
   for (const v of verdicts) {
     lines.push(`communicator ${v.name} (${v.size} ranks; records from ranks ${v.ranksSeen.join(', ')})`);
-    lines.push(`  last operation reached: ${Object.entries(v.lastSeq).map(([r, s]) => `rank ${r} #${s}`).join(', ')}`);
+    lines.push(
+      `  last operation reached: ${Object.entries(v.lastSeq)
+        .map(([r, s]) => `rank ${r} #${s}`)
+        .join(', ')}`,
+    );
     if (v.divergence !== undefined) {
-      lines.push(`  ranks diverged at #${v.divergence.seq}: ${v.divergence.calls.map((c) => `rank ${c.rank} called ${c.call}`).join('; ')}`);
+      lines.push(
+        `  ranks diverged at #${v.divergence.seq}: ${v.divergence.calls.map((c) => `rank ${c.rank} called ${c.call}`).join('; ')}`,
+      );
     }
     if (v.stuck !== undefined) {
-      lines.push(`  stuck at #${v.stuck.seq} ${v.stuck.call}: ${v.stuck.neverArrived.length > 0 ? `ranks ${v.stuck.neverArrived.join(', ')} never arrived` : 'every rank arrived'}`
-        + `${v.stuck.unfinished.length > 0 ? `; ranks ${v.stuck.unfinished.join(', ')} did not finish` : ''}`);
+      lines.push(
+        `  stuck at #${v.stuck.seq} ${v.stuck.call}: ${v.stuck.neverArrived.length > 0 ? `ranks ${v.stuck.neverArrived.join(', ')} never arrived` : 'every rank arrived'}` +
+          `${v.stuck.unfinished.length > 0 ? `; ranks ${v.stuck.unfinished.join(', ')} did not finish` : ''}`,
+      );
     }
-    if (v.divergence === undefined && v.stuck === undefined) lines.push('  every recorded operation finished on every rank');
+    if (v.divergence === undefined && v.stuck === undefined)
+      lines.push('  every recorded operation finished on every rank');
   }
   return lines.join('\n');
 }

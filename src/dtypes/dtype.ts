@@ -2,18 +2,42 @@ import { invalidArgument } from '../errors.js';
 
 /** The element types collectives move and reduce. */
 export const DTYPE_NAMES = [
-  'float32', 'float64', 'int8', 'uint8', 'int32', 'uint32', 'int64', 'uint64', 'float16', 'bfloat16',
+  'float32',
+  'float64',
+  'int8',
+  'uint8',
+  'int32',
+  'uint32',
+  'int64',
+  'uint64',
+  'float16',
+  'bfloat16',
 ] as const;
 export type DType = (typeof DTYPE_NAMES)[number];
 
 export type TypedArray =
-  | Float32Array | Float64Array | Int8Array | Uint8Array | Int32Array | Uint32Array
-  | BigInt64Array | BigUint64Array | Uint16Array;
+  | Float32Array
+  | Float64Array
+  | Int8Array
+  | Uint8Array
+  | Int32Array
+  | Uint32Array
+  | BigInt64Array
+  | BigUint64Array
+  | Uint16Array;
 
 /** The typed array that holds each dtype (16-bit floats as raw bits). */
 export interface DTypeArrayMap {
-  float32: Float32Array; float64: Float64Array; int8: Int8Array; uint8: Uint8Array; int32: Int32Array; uint32: Uint32Array;
-  int64: BigInt64Array; uint64: BigUint64Array; float16: Uint16Array; bfloat16: Uint16Array;
+  float32: Float32Array;
+  float64: Float64Array;
+  int8: Int8Array;
+  uint8: Uint8Array;
+  int32: Int32Array;
+  uint32: Uint32Array;
+  int64: BigInt64Array;
+  uint64: BigUint64Array;
+  float16: Uint16Array;
+  bfloat16: Uint16Array;
 }
 
 type TypedArrayConstructor = {
@@ -33,7 +57,12 @@ export interface DTypeInfo {
 }
 
 const info = (name: DType, ctor: TypedArrayConstructor, isFloat: boolean, shortName: string): DTypeInfo => ({
-  name, bytes: ctor.BYTES_PER_ELEMENT, ctor, isFloat, isBigInt: ctor === BigInt64Array || ctor === BigUint64Array, shortName,
+  name,
+  bytes: ctor.BYTES_PER_ELEMENT,
+  ctor,
+  isFloat,
+  isBigInt: ctor === BigInt64Array || ctor === BigUint64Array,
+  shortName,
 });
 
 const TABLE: Record<DType, DTypeInfo> = {
@@ -50,8 +79,16 @@ const TABLE: Record<DType, DTypeInfo> = {
 };
 
 const ALIASES: Record<string, DType> = {
-  float: 'float32', double: 'float64', half: 'float16', bf16: 'bfloat16', fp16: 'float16', fp32: 'float32',
-  fp64: 'float64', int: 'int32', uint: 'uint32', char: 'int8',
+  float: 'float32',
+  double: 'float64',
+  half: 'float16',
+  bf16: 'bfloat16',
+  fp16: 'float16',
+  fp32: 'float32',
+  fp64: 'float64',
+  int: 'int32',
+  uint: 'uint32',
+  char: 'int8',
 };
 
 export function isDType(name: unknown): name is DType {
@@ -81,7 +118,9 @@ export function inferDType(array: TypedArray, argument: string): DType {
   if (array instanceof BigInt64Array) return 'int64';
   if (array instanceof BigUint64Array) return 'uint64';
   if (array instanceof Uint16Array) {
-    throw invalidArgument(`${argument} is a Uint16Array: pass { dtype: 'float16' } or { dtype: 'bfloat16' }`, { argument });
+    throw invalidArgument(`${argument} is a Uint16Array: pass { dtype: 'float16' } or { dtype: 'bfloat16' }`, {
+      argument,
+    });
   }
   throw invalidArgument(`${argument} must be a typed array (Float32Array, Int32Array, ...)`, { argument });
 }

@@ -48,12 +48,12 @@ export function floatToHalf(value: number): number {
     const half = 1 << (shift - 1);
     const rest = mant & ((1 << shift) - 1);
     let out = mant >>> shift;
-    if (rest > half || (rest === half && (out & 1))) out++;
+    if (rest > half || (rest === half && out & 1)) out++;
     return sign | out;
   }
   let out = (e << 10) | (mant >>> 13);
   const rest = mant & 0x1fff;
-  if (rest > 0x1000 || (rest === 0x1000 && (out & 1))) out++;
+  if (rest > 0x1000 || (rest === 0x1000 && out & 1)) out++;
   // A carry out of the mantissa moves into the exponent, which is exactly the rounded value
   // (up to infinity at the top), so no special case is needed.
   return sign | out;

@@ -2,7 +2,14 @@ import type { Schedule, Slice, Step } from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError } from '../errors.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
-import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, copyInto } from '../transport/transport.js';
+import {
+  type Consume,
+  type MessageTag,
+  type SendHandle,
+  type Transport,
+  type WaitContext,
+  copyInto,
+} from '../transport/transport.js';
 import { COLLECTIVE_CHANNELS } from '../transport/channels.js';
 import { spinUntil } from '../transport/wait.js';
 
@@ -48,7 +55,10 @@ export async function executeSchedule(request: ExecRequest): Promise<void> {
   const channels = request.schedule.channels;
   if (request.channelBase + channels.length > COLLECTIVE_CHANNELS) throw channelOverflow(request);
   if (channels.length === 1) await new ChannelRun(request, request.channelBase, posted).run(channels[0]);
-  else await Promise.all(channels.map((steps, ch) => new ChannelRun(request, request.channelBase + ch, posted).run(steps)));
+  else
+    await Promise.all(
+      channels.map((steps, ch) => new ChannelRun(request, request.channelBase + ch, posted).run(steps)),
+    );
   const { transport, ctx } = request;
   for (const send of posted) {
     if (!spinUntil(() => transport.isDelivered(send.handle), ctx)) await transport.waitDelivered(send.handle, ctx);
@@ -56,10 +66,12 @@ export async function executeSchedule(request: ExecRequest): Promise<void> {
 }
 
 function channelOverflow({ schedule, channelBase }: ExecRequest): TscclError {
-  return new TscclError(ErrorCode.INTERNAL,
-    `Schedule ${schedule.algorithm} of ${schedule.collective} needs channels ${channelBase}..${channelBase + schedule.channels.length - 1}, `
-    + `but collectives own only ${COLLECTIVE_CHANNELS} (see transport/channels.ts): it would share point-to-point's queue`,
-    { rank: schedule.rank, op: schedule.collective });
+  return new TscclError(
+    ErrorCode.INTERNAL,
+    `Schedule ${schedule.algorithm} of ${schedule.collective} needs channels ${channelBase}..${channelBase + schedule.channels.length - 1}, ` +
+      `but collectives own only ${COLLECTIVE_CHANNELS} (see transport/channels.ts): it would share point-to-point's queue`,
+    { rank: schedule.rank, op: schedule.collective },
+  );
 }
 
 /** Posted sends past this many are pruned of the consumed ones before a scan (see recentPosts). */
@@ -152,7 +164,11 @@ class ChannelRun {
     for (let j = i; j < steps.length; j++) {
       const step = steps[j];
       // One buffer only: in place, input and output are views of the same memory.
-      if (step.kind !== 'recv' || taken.some((t) => t.peer === step.peer || t.dst.buf !== step.dst.buf || slicesOverlap(t.dst, step.dst))) break;
+      if (
+        step.kind !== 'recv' ||
+        taken.some((t) => t.peer === step.peer || t.dst.buf !== step.dst.buf || slicesOverlap(t.dst, step.dst))
+      )
+        break;
       taken.push(step);
     }
     return taken.length;
@@ -173,7 +189,8 @@ class ChannelRun {
 
   /** The same question without building a list: asked on every spin of the fast path. */
   private isFree(v: TypedArray): boolean {
-    for (const s of this.recentPosts()) if (overlaps(s, v) && !this.request.transport.isDelivered(s.handle)) return false;
+    for (const s of this.recentPosts())
+      if (overlaps(s, v) && !this.request.transport.isDelivered(s.handle)) return false;
     return true;
   }
 
@@ -206,7 +223,11 @@ class ChannelRun {
       const first = offset / dtype.bytes;
       const count = piece.byteLength / dtype.bytes;
       const incoming = new dtype.ctor(piece.buffer, piece.byteOffset, count);
-      kernel(dst.subarray(first, first + count) as TypedArray, src.subarray(first, first + count) as TypedArray, incoming);
+      kernel(
+        dst.subarray(first, first + count) as TypedArray,
+        src.subarray(first, first + count) as TypedArray,
+        incoming,
+      );
     };
   }
 
@@ -239,7 +260,8 @@ class ChannelRun {
         const src = this.view(step.src);
         const data = bytesOf(src);
         let handle: SendHandle | undefined;
-        if (!spinUntil(() => (handle = transport.trySend!(step.peer, this.channel, data, tag)) !== undefined, ctx)) return false;
+        if (!spinUntil(() => (handle = transport.trySend!(step.peer, this.channel, data, tag)) !== undefined, ctx))
+          return false;
         this.post(handle!, src);
         return true;
       }
@@ -248,7 +270,10 @@ class ChannelRun {
         if (transport.tryRecv === undefined) return false;
         const consume = this.consumer(step);
         const alignment = pieceAlignment(step, dtype);
-        return spinUntil(() => transport.tryRecv!(step.peer, this.channel, dst!.byteLength, alignment, tag, consume), ctx);
+        return spinUntil(
+          () => transport.tryRecv!(step.peer, this.channel, dst!.byteLength, alignment, tag, consume),
+          ctx,
+        );
       }
       default:
         this.local(step);
@@ -269,7 +294,15 @@ class ChannelRun {
       }
       case 'recv':
       case 'recvReduce':
-        await transport.recv(step.peer, this.channel, dst!.byteLength, pieceAlignment(step, dtype), tag, this.consumer(step), ctx);
+        await transport.recv(
+          step.peer,
+          this.channel,
+          dst!.byteLength,
+          pieceAlignment(step, dtype),
+          tag,
+          this.consumer(step),
+          ctx,
+        );
         break;
       default:
         this.local(step);

@@ -1,4 +1,9 @@
-import { BY_REFERENCE_MIN_BYTES, type OneShotPlan, cachedOneShotPlan, oneShotCount } from '../algorithms/one-shot-plan.js';
+import {
+  BY_REFERENCE_MIN_BYTES,
+  type OneShotPlan,
+  cachedOneShotPlan,
+  oneShotCount,
+} from '../algorithms/one-shot-plan.js';
 import type { CallShape } from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError } from '../errors.js';
@@ -61,8 +66,17 @@ export class OneShotCall {
     this.messages = new Array<Uint8Array>(shape.nranks);
     this.pieces = new Array<TypedArray | undefined>(this.plan.reads.length).fill(undefined);
     this.pieceSources = new Array<Uint8Array | undefined>(this.plan.reads.length).fill(undefined);
-    this.byReference = this.data !== undefined && this.bytes >= BY_REFERENCE_MIN_BYTES && request.slots.readsInPlace?.(this.data) === true
-      && (!bytesOverlap(this.data.buffer, this.data.byteOffset, this.data.byteOffset + this.data.byteLength, request.output) || this.plan.byReferenceOverOutput);
+    this.byReference =
+      this.data !== undefined &&
+      this.bytes >= BY_REFERENCE_MIN_BYTES &&
+      request.slots.readsInPlace?.(this.data) === true &&
+      (!bytesOverlap(
+        this.data.buffer,
+        this.data.byteOffset,
+        this.data.byteOffset + this.data.byteLength,
+        request.output,
+      ) ||
+        this.plan.byReferenceOverOutput);
   }
 
   /**
@@ -72,7 +86,9 @@ export class OneShotCall {
    */
   run(seq: number, ctx: WaitContext): Promise<void> | undefined {
     const { slots, opcode } = this.request;
-    const pending = this.byReference ? slots.publishByReference!(seq, opcode, this.data!, ctx) : slots.publish(seq, opcode, this.bytes, this.data, ctx);
+    const pending = this.byReference
+      ? slots.publishByReference!(seq, opcode, this.data!, ctx)
+      : slots.publish(seq, opcode, this.bytes, this.data, ctx);
     if (pending !== undefined) return pending.then(() => this.collect(seq, ctx, 0));
     return this.collect(seq, ctx, 0);
   }
@@ -109,10 +125,17 @@ export class OneShotCall {
     if (this.pieceSources[i] !== data) {
       if (data.byteLength < (read.offset + shape.count) * dtype.bytes) {
         // Over TCP a rank that holds no data sends none: a peer that thinks otherwise called another root.
-        throw new TscclError(ErrorCode.MISMATCH, `Rank ${this.request.rank} needs rank ${read.peer}'s data for ${shape.collective}, but rank ${read.peer} sent none: the ranks called different roots`,
-          { rank: this.request.rank, peer: read.peer, op: shape.collective });
+        throw new TscclError(
+          ErrorCode.MISMATCH,
+          `Rank ${this.request.rank} needs rank ${read.peer}'s data for ${shape.collective}, but rank ${read.peer} sent none: the ranks called different roots`,
+          { rank: this.request.rank, peer: read.peer, op: shape.collective },
+        );
       }
-      this.pieces[i] = new dtype.ctor(data.buffer, data.byteOffset + read.offset * dtype.bytes, shape.count) as TypedArray;
+      this.pieces[i] = new dtype.ctor(
+        data.buffer,
+        data.byteOffset + read.offset * dtype.bytes,
+        shape.count,
+      ) as TypedArray;
       this.pieceSources[i] = data;
     }
     return this.pieces[i]!;
@@ -137,6 +160,10 @@ export class OneShotCall {
  * Whether the tuner may offer the one-shot path, the same on every rank: the bytes the largest
  * publisher publishes, and what a slot holds.
  */
-export function oneShotOffer(shape: CallShape, elementBytes: number, capacity: number): { bytes: number; capacity: number } {
+export function oneShotOffer(
+  shape: CallShape,
+  elementBytes: number,
+  capacity: number,
+): { bytes: number; capacity: number } {
   return { bytes: oneShotCount(shape) * elementBytes, capacity };
 }

@@ -23,7 +23,8 @@ const int = (env: NodeJS.ProcessEnv, name: string): number | undefined => {
   const text = env[name];
   if (text === undefined || text === '') return undefined;
   const value = Number(text);
-  if (!Number.isInteger(value) || value < 0) throw invalidArgument(`${name}=${text} must be a non-negative integer`, { argument: name });
+  if (!Number.isInteger(value) || value < 0)
+    throw invalidArgument(`${name}=${text} must be a non-negative integer`, { argument: name });
   return value;
 };
 
@@ -41,7 +42,10 @@ function storeAddress(text: string): { masterAddr: string; masterPort: number } 
   const portText = text.slice(at + 1);
   const port = Number(portText);
   if (at < 0 || host === '' || !/^\d+$/.test(portText) || !isPort(port, 1)) {
-    throw invalidArgument(`TSCCL_STORE=${text} must be host:port with a port from 1 to ${MAX_PORT}, e.g. 10.0.0.1:29500 or [fe80::1]:29500`, { argument: 'TSCCL_STORE' });
+    throw invalidArgument(
+      `TSCCL_STORE=${text} must be host:port with a port from 1 to ${MAX_PORT}, e.g. 10.0.0.1:29500 or [fe80::1]:29500`,
+      { argument: 'TSCCL_STORE' },
+    );
   }
   return { masterAddr: host, masterPort: port };
 }
@@ -49,9 +53,27 @@ function storeAddress(text: string): { masterAddr: string; masterPort: number } 
 /** The job described by the environment, or undefined when it describes none. */
 export function jobFromEnv(env: NodeJS.ProcessEnv = process.env): EnvJob | undefined {
   const sources = [
-    { source: 'torchrun' as const, rank: 'RANK', size: 'WORLD_SIZE', localRank: 'LOCAL_RANK', localSize: 'LOCAL_WORLD_SIZE' },
-    { source: 'mpirun' as const, rank: 'OMPI_COMM_WORLD_RANK', size: 'OMPI_COMM_WORLD_SIZE', localRank: 'OMPI_COMM_WORLD_LOCAL_RANK', localSize: 'OMPI_COMM_WORLD_LOCAL_SIZE' },
-    { source: 'slurm' as const, rank: 'SLURM_PROCID', size: 'SLURM_NTASKS', localRank: 'SLURM_LOCALID', localSize: 'SLURM_NTASKS_PER_NODE' },
+    {
+      source: 'torchrun' as const,
+      rank: 'RANK',
+      size: 'WORLD_SIZE',
+      localRank: 'LOCAL_RANK',
+      localSize: 'LOCAL_WORLD_SIZE',
+    },
+    {
+      source: 'mpirun' as const,
+      rank: 'OMPI_COMM_WORLD_RANK',
+      size: 'OMPI_COMM_WORLD_SIZE',
+      localRank: 'OMPI_COMM_WORLD_LOCAL_RANK',
+      localSize: 'OMPI_COMM_WORLD_LOCAL_SIZE',
+    },
+    {
+      source: 'slurm' as const,
+      rank: 'SLURM_PROCID',
+      size: 'SLURM_NTASKS',
+      localRank: 'SLURM_LOCALID',
+      localSize: 'SLURM_NTASKS_PER_NODE',
+    },
   ];
   const found = sources.find((s) => env[s.rank] !== undefined && env[s.size] !== undefined);
   if (found === undefined) {
@@ -60,23 +82,39 @@ export function jobFromEnv(env: NodeJS.ProcessEnv = process.env): EnvJob | undef
     const half = sources[0];
     if (env[half.rank] !== undefined || env[half.size] !== undefined) {
       const [set, unset] = env[half.rank] !== undefined ? [half.rank, half.size] : [half.size, half.rank];
-      throw invalidArgument(`${set} is set but ${unset} is not: ${half.source}'s variables describe a job only together`, { argument: unset });
+      throw invalidArgument(
+        `${set} is set but ${unset} is not: ${half.source}'s variables describe a job only together`,
+        { argument: unset },
+      );
     }
     return undefined;
   }
   const rank = int(env, found.rank)!;
   const size = int(env, found.size)!;
-  if (size < 1 || rank >= size) throw invalidArgument(`${found.rank}=${rank} must be below ${found.size}=${size}`, { argument: found.rank });
+  if (size < 1 || rank >= size)
+    throw invalidArgument(`${found.rank}=${rank} must be below ${found.size}=${size}`, { argument: found.rank });
   let masterAddr = env.MASTER_ADDR;
   let masterPort = int(env, 'MASTER_PORT');
-  if (masterPort !== undefined && !isPort(masterPort, 0)) throw invalidArgument(`MASTER_PORT=${masterPort} must be a port, at most ${MAX_PORT}`, { argument: 'MASTER_PORT' });
-  if (env.TSCCL_STORE !== undefined && env.TSCCL_STORE !== '') ({ masterAddr, masterPort } = storeAddress(env.TSCCL_STORE));
+  if (masterPort !== undefined && !isPort(masterPort, 0))
+    throw invalidArgument(`MASTER_PORT=${masterPort} must be a port, at most ${MAX_PORT}`, { argument: 'MASTER_PORT' });
+  if (env.TSCCL_STORE !== undefined && env.TSCCL_STORE !== '')
+    ({ masterAddr, masterPort } = storeAddress(env.TSCCL_STORE));
   if (size > 1 && (masterAddr === undefined || masterAddr === '' || masterPort === undefined)) {
-    throw invalidArgument(`A ${size}-rank job (from ${found.source}'s ${found.rank}/${found.size}) needs MASTER_ADDR and MASTER_PORT, or TSCCL_STORE=host:port, to find its store`, { argument: 'MASTER_ADDR' });
+    throw invalidArgument(
+      `A ${size}-rank job (from ${found.source}'s ${found.rank}/${found.size}) needs MASTER_ADDR and MASTER_PORT, or TSCCL_STORE=host:port, to find its store`,
+      { argument: 'MASTER_ADDR' },
+    );
   }
   return {
-    rank, size, localRank: int(env, found.localRank) ?? 0, localSize: int(env, found.localSize) ?? 1,
-    masterAddr: masterAddr ?? '127.0.0.1', masterPort: masterPort ?? 0, storeHosted: env.TSCCL_STORE_HOSTED === '1',
-    token: env.TSCCL_JOB_TOKEN === '' ? undefined : env.TSCCL_JOB_TOKEN, allowInsecure: env.TSCCL_ALLOW_INSECURE === '1', source: found.source,
+    rank,
+    size,
+    localRank: int(env, found.localRank) ?? 0,
+    localSize: int(env, found.localSize) ?? 1,
+    masterAddr: masterAddr ?? '127.0.0.1',
+    masterPort: masterPort ?? 0,
+    storeHosted: env.TSCCL_STORE_HOSTED === '1',
+    token: env.TSCCL_JOB_TOKEN === '' ? undefined : env.TSCCL_JOB_TOKEN,
+    allowInsecure: env.TSCCL_ALLOW_INSECURE === '1',
+    source: found.source,
   };
 }

@@ -13,7 +13,9 @@ export type Crc32 = (data: Uint8Array, value?: number) => number;
  */
 function loadNative(): Crc32 | undefined {
   try {
-    const native = createRequire(import.meta.url)('@node-rs/crc32') as { crc32: (data: Uint8Array, initial?: number) => number };
+    const native = createRequire(import.meta.url)('@node-rs/crc32') as {
+      crc32: (data: Uint8Array, initial?: number) => number;
+    };
     return (data, value = 0) => native.crc32(data, value);
   } catch {
     return undefined;

@@ -15,22 +15,40 @@ type Num = Float32Array | Float64Array | Int8Array | Uint8Array | Int32Array | U
 type Big = BigInt64Array | BigUint64Array;
 
 const numberKernels: Record<'sum' | 'prod' | 'min' | 'max', (d: Num, a: Num, b: Num) => void> = {
-  sum: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] + b[i]; },
-  prod: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] * b[i]; },
-  min: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = Math.min(a[i], b[i]); },
-  max: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = Math.max(a[i], b[i]); },
+  sum: (d, a, b) => {
+    for (let i = 0; i < d.length; i++) d[i] = a[i] + b[i];
+  },
+  prod: (d, a, b) => {
+    for (let i = 0; i < d.length; i++) d[i] = a[i] * b[i];
+  },
+  min: (d, a, b) => {
+    for (let i = 0; i < d.length; i++) d[i] = Math.min(a[i], b[i]);
+  },
+  max: (d, a, b) => {
+    for (let i = 0; i < d.length; i++) d[i] = Math.max(a[i], b[i]);
+  },
 };
 
 // A 32-bit product can need 64 bits; Math.imul keeps the low 32, which is the wrapped result.
-const imulKernel = (d: Num, a: Num, b: Num): void => { for (let i = 0; i < d.length; i++) d[i] = Math.imul(a[i], b[i]); };
+const imulKernel = (d: Num, a: Num, b: Num): void => {
+  for (let i = 0; i < d.length; i++) d[i] = Math.imul(a[i], b[i]);
+};
 
 const bigKernels: Record<'sum' | 'prod' | 'min' | 'max', (d: Big, a: Big, b: Big) => void> = {
-  sum: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] + b[i]; },
-  prod: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] * b[i]; },
-  // biome-ignore lint/complexity/useMathMinMax: Math.min and Math.max take no BigInt
-  min: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] < b[i] ? a[i] : b[i]; },
-  // biome-ignore lint/complexity/useMathMinMax: Math.min and Math.max take no BigInt
-  max: (d, a, b) => { for (let i = 0; i < d.length; i++) d[i] = a[i] > b[i] ? a[i] : b[i]; },
+  sum: (d, a, b) => {
+    for (let i = 0; i < d.length; i++) d[i] = a[i] + b[i];
+  },
+  prod: (d, a, b) => {
+    for (let i = 0; i < d.length; i++) d[i] = a[i] * b[i];
+  },
+  min: (d, a, b) => {
+    // biome-ignore lint/complexity/useMathMinMax: Math.min and Math.max take no BigInt
+    for (let i = 0; i < d.length; i++) d[i] = a[i] < b[i] ? a[i] : b[i];
+  },
+  max: (d, a, b) => {
+    // biome-ignore lint/complexity/useMathMinMax: Math.min and Math.max take no BigInt
+    for (let i = 0; i < d.length; i++) d[i] = a[i] > b[i] ? a[i] : b[i];
+  },
 };
 
 const scalarOps: Record<'sum' | 'prod' | 'min' | 'max', (x: number, y: number) => number> = {
@@ -47,7 +65,9 @@ function halfKernel(op: 'sum' | 'prod' | 'min' | 'max'): ReduceKernel {
   const f = scalarOps[op];
   const table = halfDecodeTable();
   return (d, a, b) => {
-    const dd = d as Uint16Array, aa = a as Uint16Array, bb = b as Uint16Array;
+    const dd = d as Uint16Array,
+      aa = a as Uint16Array,
+      bb = b as Uint16Array;
     for (let i = 0; i < dd.length; i++) dd[i] = floatToHalf(f(table[aa[i]], table[bb[i]]));
   };
 }
@@ -55,7 +75,9 @@ function halfKernel(op: 'sum' | 'prod' | 'min' | 'max'): ReduceKernel {
 function bfloat16Kernel(op: 'sum' | 'prod' | 'min' | 'max'): ReduceKernel {
   const f = scalarOps[op];
   return (d, a, b) => {
-    const dd = d as Uint16Array, aa = a as Uint16Array, bb = b as Uint16Array;
+    const dd = d as Uint16Array,
+      aa = a as Uint16Array,
+      bb = b as Uint16Array;
     for (let i = 0; i < dd.length; i++) dd[i] = floatToBfloat16(f(bfloat16ToFloat(aa[i]), bfloat16ToFloat(bb[i])));
   };
 }
@@ -74,11 +96,18 @@ export function reduceKernel(dtype: DType, op: ReduceOp): ReduceKernel {
 
 function buildKernel(dtype: DType, op: 'sum' | 'prod' | 'min' | 'max'): ReduceKernel {
   switch (dtype) {
-    case 'float16': return halfKernel(op);
-    case 'bfloat16': return bfloat16Kernel(op);
-    case 'int64': case 'uint64': return bigKernels[op] as ReduceKernel;
-    case 'int32': case 'uint32': return (op === 'prod' ? imulKernel : numberKernels[op]) as ReduceKernel;
-    default: return numberKernels[op] as ReduceKernel;
+    case 'float16':
+      return halfKernel(op);
+    case 'bfloat16':
+      return bfloat16Kernel(op);
+    case 'int64':
+    case 'uint64':
+      return bigKernels[op] as ReduceKernel;
+    case 'int32':
+    case 'uint32':
+      return (op === 'prod' ? imulKernel : numberKernels[op]) as ReduceKernel;
+    default:
+      return numberKernels[op] as ReduceKernel;
   }
 }
 
@@ -87,12 +116,22 @@ export function scaleKernel(dtype: DType): (x: TypedArray, divisor: number) => v
   switch (dtype) {
     case 'float16': {
       const table = halfDecodeTable();
-      return (x, n) => { const h = x as Uint16Array; for (let i = 0; i < h.length; i++) h[i] = floatToHalf(table[h[i]] / n); };
+      return (x, n) => {
+        const h = x as Uint16Array;
+        for (let i = 0; i < h.length; i++) h[i] = floatToHalf(table[h[i]] / n);
+      };
     }
     case 'bfloat16':
-      return (x, n) => { const h = x as Uint16Array; for (let i = 0; i < h.length; i++) h[i] = floatToBfloat16(bfloat16ToFloat(h[i]) / n); };
-    case 'float32': case 'float64':
-      return (x, n) => { const f = x as Float32Array; for (let i = 0; i < f.length; i++) f[i] = f[i] / n; };
+      return (x, n) => {
+        const h = x as Uint16Array;
+        for (let i = 0; i < h.length; i++) h[i] = floatToBfloat16(bfloat16ToFloat(h[i]) / n);
+      };
+    case 'float32':
+    case 'float64':
+      return (x, n) => {
+        const f = x as Float32Array;
+        for (let i = 0; i < f.length; i++) f[i] = f[i] / n;
+      };
     default:
       throw new Error(`scaleKernel: ${dtype} is not a floating type`);
   }

@@ -6,7 +6,9 @@ export type ReduceOp = (typeof REDUCE_OPS)[number];
 
 export function parseReduceOp(value: unknown, argument = 'op'): ReduceOp {
   if (typeof value === 'string' && (REDUCE_OPS as readonly string[]).includes(value)) return value as ReduceOp;
-  throw invalidArgument(`Unknown ${argument} '${String(value)}': expected one of ${REDUCE_OPS.join(', ')}`, { argument });
+  throw invalidArgument(`Unknown ${argument} '${String(value)}': expected one of ${REDUCE_OPS.join(', ')}`, {
+    argument,
+  });
 }
 
 /** avg is defined for floating types only, as in NCCL: an integer mean would silently truncate. */

@@ -18,7 +18,14 @@ const MIN_ELEMENTS = 64;
 const STAGE_MIN_BYTES = 2048;
 const STAGE_BYTES = 256 * 1024;
 const WASM_NAMES: Partial<Record<DType, string>> = {
-  float32: 'f32', float64: 'f64', int32: 'i32', uint32: 'u32', int8: 'i8', uint8: 'u8', int64: 'i64', uint64: 'u64',
+  float32: 'f32',
+  float64: 'f64',
+  int32: 'i32',
+  uint32: 'u32',
+  int8: 'i8',
+  uint8: 'u8',
+  int64: 'i64',
+  uint64: 'u64',
 };
 
 let compiled: WebAssembly.Module | null | undefined;
@@ -27,7 +34,8 @@ let compiled: WebAssembly.Module | null | undefined;
 function kernelModule(): WebAssembly.Module | null {
   if (compiled === undefined) {
     const bytes = Buffer.from(REDUCE_SIMD_WASM, 'base64');
-    compiled = paramString('TSCCL_KERNEL') !== 'js' && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+    compiled =
+      paramString('TSCCL_KERNEL') !== 'js' && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
   }
   return compiled;
 }
@@ -46,7 +54,8 @@ export class ArenaKernels {
   constructor(arena: Arena) {
     this.arena = arena;
     const module = kernelModule();
-    this.exports = module === null ? undefined : new WebAssembly.Instance(module, { env: { memory: arena.memory } }).exports;
+    this.exports =
+      module === null ? undefined : new WebAssembly.Instance(module, { env: { memory: arena.memory } }).exports;
     this.kind = this.exports === undefined ? 'js' : 'simd';
   }
 
@@ -57,17 +66,23 @@ export class ArenaKernels {
     if (kernel === undefined) {
       const js = reduceKernel(dtype, op);
       const name = WASM_NAMES[dtype];
-      const wasm = name === undefined ? undefined : this.exports?.[`${name}_${op === 'avg' ? 'sum' : op}`] as WasmReduce | undefined;
+      const wasm =
+        name === undefined
+          ? undefined
+          : (this.exports?.[`${name}_${op === 'avg' ? 'sum' : op}`] as WasmReduce | undefined);
       const arena = this.arena;
-      kernel = wasm === undefined ? js : (d: TypedArray, a: TypedArray, b: TypedArray) => {
-        if (d.length < MIN_ELEMENTS) return js(d, a, b);
-        const dInside = arena.contains(d);
-        const aInside = arena.contains(a);
-        const bInside = arena.contains(b);
-        if (dInside && aInside && bInside) wasm(d.byteOffset, a.byteOffset, b.byteOffset, d.length);
-        else if (d.byteLength < STAGE_MIN_BYTES) js(d, a, b);
-        else this.reduceStaged(wasm, [d, a, b], [dInside, aInside, bInside]);
-      };
+      kernel =
+        wasm === undefined
+          ? js
+          : (d: TypedArray, a: TypedArray, b: TypedArray) => {
+              if (d.length < MIN_ELEMENTS) return js(d, a, b);
+              const dInside = arena.contains(d);
+              const aInside = arena.contains(a);
+              const bInside = arena.contains(b);
+              if (dInside && aInside && bInside) wasm(d.byteOffset, a.byteOffset, b.byteOffset, d.length);
+              else if (d.byteLength < STAGE_MIN_BYTES) js(d, a, b);
+              else this.reduceStaged(wasm, [d, a, b], [dInside, aInside, bInside]);
+            };
       this.cache.set(key, kernel);
     }
     return kernel;
@@ -79,13 +94,22 @@ export class ArenaKernels {
    * Blocks go in order, so a result that is also an operand (in place) reads each block before
    * it writes it.
    */
-  private reduceStaged(wasm: WasmReduce, views: readonly [TypedArray, TypedArray, TypedArray], inside: readonly [boolean, boolean, boolean]): void {
-    this.stage ??= [this.arena.allocate(STAGE_BYTES), this.arena.allocate(STAGE_BYTES), this.arena.allocate(STAGE_BYTES)];
+  private reduceStaged(
+    wasm: WasmReduce,
+    views: readonly [TypedArray, TypedArray, TypedArray],
+    inside: readonly [boolean, boolean, boolean],
+  ): void {
+    this.stage ??= [
+      this.arena.allocate(STAGE_BYTES),
+      this.arena.allocate(STAGE_BYTES),
+      this.arena.allocate(STAGE_BYTES),
+    ];
     const stage = this.stage;
     const [d] = views;
     const elementBytes = d.BYTES_PER_ELEMENT;
     const block = STAGE_BYTES / elementBytes;
-    const bytesOf = (view: TypedArray, at: number, count: number) => new Uint8Array(view.buffer, view.byteOffset + at * elementBytes, count * elementBytes);
+    const bytesOf = (view: TypedArray, at: number, count: number) =>
+      new Uint8Array(view.buffer, view.byteOffset + at * elementBytes, count * elementBytes);
     for (let at = 0; at < d.length; at += block) {
       const count = Math.min(block, d.length - at);
       const offsets = views.map((view, i) => {

@@ -35,6 +35,11 @@ function holdsSharedMemory(value: unknown, seen: Set<object>): boolean {
   if (value instanceof SharedArrayBuffer || value instanceof WebAssembly.Memory) return true;
   if (ArrayBuffer.isView(value)) return value.buffer instanceof SharedArrayBuffer;
   if (value instanceof ArrayBuffer) return false;
-  const parts = value instanceof Map ? [...value.keys(), ...value.values()] : value instanceof Set ? [...value] : Object.values(value);
+  const parts =
+    value instanceof Map
+      ? [...value.keys(), ...value.values()]
+      : value instanceof Set
+        ? [...value]
+        : Object.values(value);
   return parts.some((part) => holdsSharedMemory(part, seen));
 }

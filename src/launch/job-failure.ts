@@ -11,10 +11,18 @@ export class JobFailure {
   private readonly terminateAll: () => void;
   private readonly graceMs: number;
   private readonly signal: AbortSignal | undefined;
-  private readonly onAbort = () => { this.rankFailed(-1); this.terminateAll(); };
+  private readonly onAbort = () => {
+    this.rankFailed(-1);
+    this.terminateAll();
+  };
   private timer: NodeJS.Timeout | undefined;
 
-  constructor(options: { stopAll: () => void; terminateAll?: () => void; graceMs: number; signal: AbortSignal | undefined }) {
+  constructor(options: {
+    stopAll: () => void;
+    terminateAll?: () => void;
+    graceMs: number;
+    signal: AbortSignal | undefined;
+  }) {
     this.stopAll = options.stopAll;
     this.terminateAll = options.terminateAll ?? options.stopAll;
     this.graceMs = options.graceMs;

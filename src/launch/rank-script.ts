@@ -27,7 +27,10 @@ export async function runRankScript(scriptUrl: string, context: RankScriptContex
     return { type: 'error', error: serializeError(err) };
   }
   try {
-    const result = typeof module.default === 'function' ? await (module.default as (c: RankScriptContext) => unknown)(context) : undefined;
+    const result =
+      typeof module.default === 'function'
+        ? await (module.default as (c: RankScriptContext) => unknown)(context)
+        : undefined;
     // Leave the job politely, so peers finishing their last call do not take this rank for dead.
     await closeLiveTransports();
     return { type: 'result', result };

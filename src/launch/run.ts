@@ -60,7 +60,8 @@ export function workerEntryUrl(): URL {
  */
 export async function run(options: RunOptions): Promise<RunResult> {
   const { ranks } = options;
-  if (!Number.isInteger(ranks) || ranks < 1) throw invalidArgument(`ranks must be a positive integer, got ${String(ranks)}`, { argument: 'ranks' });
+  if (!Number.isInteger(ranks) || ranks < 1)
+    throw invalidArgument(`ranks must be a positive integer, got ${String(ranks)}`, { argument: 'ranks' });
   const script = resolveScript(options.script);
   const graceMs = options.graceMs ?? paramInt('TSCCL_RANK_GRACE_MS');
   const arena = takeArena();
@@ -72,12 +73,24 @@ export async function run(options: RunOptions): Promise<RunResult> {
 
   const workers = Array.from({ length: ranks }, (_, rank) => {
     const tsccl: ThreadRankBootstrap = {
-      kind: 'tsccl-thread-rank', rank, size: ranks, memory: arena.memory, worldMailboxes, script, args: options.args ?? [], timeoutMs: options.timeoutMs,
+      kind: 'tsccl-thread-rank',
+      rank,
+      size: ranks,
+      memory: arena.memory,
+      worldMailboxes,
+      script,
+      args: options.args ?? [],
+      timeoutMs: options.timeoutMs,
       global: options.global,
     };
     const shown = (options.global?.rankOffset ?? 0) + rank;
     const mode = options.output ?? 'prefix';
-    const worker = new Worker(workerEntryUrl(), { workerData: { tsccl }, env, stdout: mode !== 'inherit', stderr: mode !== 'inherit' });
+    const worker = new Worker(workerEntryUrl(), {
+      workerData: { tsccl },
+      env,
+      stdout: mode !== 'inherit',
+      stderr: mode !== 'inherit',
+    });
     if (mode === 'prefix') {
       forwardLines(worker.stdout, process.stdout, `[${shown}] `);
       forwardLines(worker.stderr, process.stderr, `[${shown}] `);
@@ -88,9 +101,17 @@ export async function run(options: RunOptions): Promise<RunResult> {
     return worker;
   });
 
-  const failure = new JobFailure({ stopAll: () => { for (const w of workers) void w.terminate(); }, graceMs, signal: options.signal });
+  const failure = new JobFailure({
+    stopAll: () => {
+      for (const w of workers) void w.terminate();
+    },
+    graceMs,
+    signal: options.signal,
+  });
   // Signals reach only the main thread: SIGUSR1 is passed on to every rank, which writes its flight records.
-  const forwardDump = () => { for (const w of workers) w.postMessage(DUMP_FLIGHT_RECORDS); };
+  const forwardDump = () => {
+    for (const w of workers) w.postMessage(DUMP_FLIGHT_RECORDS);
+  };
   if (isMainThread) process.on('SIGUSR1', forwardDump);
   const failJob = (rank: number) => {
     // Every rank that dies is marked lost, not only the first: communicators that include it fail
@@ -99,27 +120,38 @@ export async function run(options: RunOptions): Promise<RunResult> {
     failure.rankFailed(rank);
   };
 
-  await Promise.all(workers.map((worker, local) => new Promise<void>((done) => {
-    const rank = (options.global?.rankOffset ?? 0) + local;
-    worker.on('message', (message: { type: string; result?: unknown; error?: unknown }) => {
-      if (message.type === 'result') outcomes[local] = { rank, ok: true, result: message.result };
-      else if (message.type === 'error') {
-        outcomes[local] = { rank, ok: false, error: reviveError(message.error) };
-        failJob(rank);
-      }
-    });
-    worker.on('error', (err) => {
-      outcomes[local] ??= { rank, ok: false, error: err };
-      failJob(rank);
-    });
-    worker.on('exit', (code) => {
-      if (outcomes[local] === undefined) {
-        outcomes[local] = { rank, ok: false, error: new TscclError(ErrorCode.RANK_FAILED, `Rank ${rank} exited with code ${code} before finishing`, { rank }) };
-        failJob(rank);
-      }
-      done();
-    });
-  })));
+  await Promise.all(
+    workers.map(
+      (worker, local) =>
+        new Promise<void>((done) => {
+          const rank = (options.global?.rankOffset ?? 0) + local;
+          worker.on('message', (message: { type: string; result?: unknown; error?: unknown }) => {
+            if (message.type === 'result') outcomes[local] = { rank, ok: true, result: message.result };
+            else if (message.type === 'error') {
+              outcomes[local] = { rank, ok: false, error: reviveError(message.error) };
+              failJob(rank);
+            }
+          });
+          worker.on('error', (err) => {
+            outcomes[local] ??= { rank, ok: false, error: err };
+            failJob(rank);
+          });
+          worker.on('exit', (code) => {
+            if (outcomes[local] === undefined) {
+              outcomes[local] = {
+                rank,
+                ok: false,
+                error: new TscclError(ErrorCode.RANK_FAILED, `Rank ${rank} exited with code ${code} before finishing`, {
+                  rank,
+                }),
+              };
+              failJob(rank);
+            }
+            done();
+          });
+        }),
+    ),
+  );
   process.off('SIGUSR1', forwardDump);
   failure.dispose();
   const verdict = jobResult(outcomes as RankOutcome[], failure.first, options.signal);
@@ -132,14 +164,23 @@ export async function run(options: RunOptions): Promise<RunResult> {
  * The job's verdict once every rank has ended: every result, or TSCCL_ERR_RANK_FAILED naming the
  * first rank that failed (-1: the launcher's signal aborted the job).
  */
-export function jobResult(finished: RankOutcome[], firstFailure: number | undefined, signal: AbortSignal | undefined): RunResult {
+export function jobResult(
+  finished: RankOutcome[],
+  firstFailure: number | undefined,
+  signal: AbortSignal | undefined,
+): RunResult {
   if (firstFailure === undefined) return { results: finished.map((o) => o.result), ranks: finished };
-  if (firstFailure < 0) throw new TscclError(ErrorCode.ABORTED, `The job was aborted by its signal: ${String(signal?.reason)}`, { ranks: finished });
+  if (firstFailure < 0)
+    throw new TscclError(ErrorCode.ABORTED, `The job was aborted by its signal: ${String(signal?.reason)}`, {
+      ranks: finished,
+    });
   const first = finished.find((o) => o.rank === firstFailure)!;
   const others = finished.filter((o) => o.rank !== firstFailure && !o.ok).map((o) => o.rank);
-  throw new TscclError(ErrorCode.RANK_FAILED,
+  throw new TscclError(
+    ErrorCode.RANK_FAILED,
     `Rank ${firstFailure} failed: ${first.error?.message ?? 'unknown error'}${others.length > 0 ? ` (ranks ${others.join(', ')} ended because of it)` : ''}`,
-    { rank: firstFailure, ranks: finished });
+    { rank: firstFailure, ranks: finished },
+  );
 }
 
 /**
@@ -148,11 +189,15 @@ export function jobResult(finished: RankOutcome[], firstFailure: number | undefi
  * ERR_UNKNOWN_FILE_EXTENSION instead).
  */
 export function resolveScript(script: string): string {
-  if (typeof script !== 'string' || script === '') throw invalidArgument('script must be the path of an ES module', { argument: 'script' });
+  if (typeof script !== 'string' || script === '')
+    throw invalidArgument('script must be the path of an ES module', { argument: 'script' });
   const url = script.startsWith('file:') ? new URL(script) : pathToFileURL(resolve(script));
   if (!existsSync(fileURLToPath(url))) throw invalidArgument(`script ${script} does not exist`, { argument: 'script' });
   if (/\.[mc]?ts$/i.test(url.pathname) && !nodeLoadsTypeScript()) {
-    throw invalidArgument(`script ${script} is TypeScript, which Node ${process.version} does not run: compile it first (tsc) and run the .js it writes, or use Node >= 22.6 with --experimental-strip-types (on by default from Node 23.6 and 22.18)`, { argument: 'script' });
+    throw invalidArgument(
+      `script ${script} is TypeScript, which Node ${process.version} does not run: compile it first (tsc) and run the .js it writes, or use Node >= 22.6 with --experimental-strip-types (on by default from Node 23.6 and 22.18)`,
+      { argument: 'script' },
+    );
   }
   return url.href;
 }
@@ -165,7 +210,11 @@ export function resolveScript(script: string): string {
 function nodeLoadsTypeScript(): boolean {
   if ((process.features as { typescript?: string | false }).typescript) return true;
   const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return flags.some((flag) => /^(--experimental-strip-types|--experimental-transform-types|--import|--loader|--experimental-loader|--require|-r)(=|$)/.test(flag));
+  return flags.some((flag) =>
+    /^(--experimental-strip-types|--experimental-transform-types|--import|--loader|--experimental-loader|--require|-r)(=|$)/.test(
+      flag,
+    ),
+  );
 }
 
 export function forwardLines(from: Readable, to: Writable, prefix: string): void {

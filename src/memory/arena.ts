@@ -115,7 +115,11 @@ export class Arena {
   }
 
   isLost(jobRank: number): boolean {
-    return jobRank >= 0 && jobRank < MAX_TRACKED_RANKS && (Atomics.load(this.control, LOST_BITS + (jobRank >> 5)) & (1 << (jobRank & 31))) !== 0;
+    return (
+      jobRank >= 0 &&
+      jobRank < MAX_TRACKED_RANKS &&
+      (Atomics.load(this.control, LOST_BITS + (jobRank >> 5)) & (1 << (jobRank & 31))) !== 0
+    );
   }
 
   /** Int32 words over the whole arena as far as `endByte`, for shared counters and mailboxes. */
@@ -148,8 +152,11 @@ export class Arena {
       if (offset === undefined) {
         // Below the bump pointer, the shared free ranges are free too.
         const inUse = (Atomics.load(this.control, BUMP) - freeExtentUnits(this.control)) * ALIGN;
-        throw new TscclError(ErrorCode.OUT_OF_MEMORY,
-          `Cannot allocate ${bytes} bytes: the shared arena is limited to 4 GiB and ${inUse} bytes are in use (buffers from comm.alloc return when comm.free is called or, later, when they are garbage collected)`, { argument: 'count' });
+        throw new TscclError(
+          ErrorCode.OUT_OF_MEMORY,
+          `Cannot allocate ${bytes} bytes: the shared arena is limited to 4 GiB and ${inUse} bytes are in use (buffers from comm.alloc return when comm.free is called or, later, when they are garbage collected)`,
+          { argument: 'count' },
+        );
       }
       this.sizes.set(offset, size);
       return offset;
@@ -239,7 +246,12 @@ export class Arena {
   }
 
   /** A typed view of arena bytes; sees growth made by any thread. */
-  view<T extends ArrayBufferView>(ctor: new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => T, byteOffset: number, length: number, bytesPerElement: number): T {
+  view<T extends ArrayBufferView>(
+    ctor: new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => T,
+    byteOffset: number,
+    length: number,
+    bytesPerElement: number,
+  ): T {
     if (byteOffset + length * bytesPerElement > this.buffer.byteLength) this.refresh();
     return new ctor(this.buffer, byteOffset, length);
   }
@@ -249,7 +261,11 @@ export class Arena {
   }
 
   /** Allocation whose block returns to the free list when `release` is called or the view is garbage collected. */
-  allocateOwned<T extends ArrayBufferView>(ctor: new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => T, length: number, bytesPerElement: number): T {
+  allocateOwned<T extends ArrayBufferView>(
+    ctor: new (buffer: SharedArrayBuffer, byteOffset: number, length: number) => T,
+    length: number,
+    bytesPerElement: number,
+  ): T {
     const offset = this.allocate(length * bytesPerElement);
     const view = this.view(ctor, offset, length, bytesPerElement);
     this.finalizer.register(view, offset, view);

@@ -64,12 +64,17 @@ const summaries = new WeakMap<TopologyGraph, WeakMap<readonly number[], Topology
 
 export function summarize(graph: TopologyGraph, rankDevices: readonly number[]): TopologySummary {
   let byRanks = summaries.get(graph);
-  if (byRanks === undefined) { byRanks = new WeakMap(); summaries.set(graph, byRanks); }
+  if (byRanks === undefined) {
+    byRanks = new WeakMap();
+    summaries.set(graph, byRanks);
+  }
   const cached = byRanks.get(rankDevices);
   if (cached !== undefined) return cached;
   const hostOf = (r: number) => graph.devices[rankDevices[r]].host ?? 0;
   const hostCounts = new Map<number, number>();
-  rankDevices.forEach((_, r) => { hostCounts.set(hostOf(r), (hostCounts.get(hostOf(r)) ?? 0) + 1); });
+  rankDevices.forEach((_, r) => {
+    hostCounts.set(hostOf(r), (hostCounts.get(hostOf(r)) ?? 0) + 1);
+  });
   const first = rankDevices[0];
   const sameHost = rankDevices.findIndex((_, r) => r > 0 && hostOf(r) === hostOf(0));
   const otherHost = rankDevices.findIndex((_, r) => hostOf(r) !== hostOf(0));
@@ -77,20 +82,29 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const intraPath = sameHost > 0 ? graph.route(first, rankDevices[sameHost]) : undefined;
   const interPath = otherHost > 0 ? graph.route(first, rankDevices[otherHost]) : undefined;
   const hostZero = rankDevices.filter((_, r) => hostOf(r) === hostOf(0));
-  const routesAmong = (sources: readonly number[], targets: readonly number[]) => sources.flatMap((a) => targets.filter((b) => b !== a).map((b) => graph.route(a, b)));
+  const routesAmong = (sources: readonly number[], targets: readonly number[]) =>
+    sources.flatMap((a) => targets.filter((b) => b !== a).map((b) => graph.route(a, b)));
   const sw = reducingSwitch(graph, rankDevices);
   // Accelerators without scale-up links (PCIe servers) reach each other through shared paths:
   // switch uplinks, the link between sockets, and where peer-to-peer is off the memory of the CPU
   // each message is staged in. A ring moves at the busiest of those when every rank sends to its
   // successor, not at one route's pace. (CPU ranks keep one route's: their cores are priced apart.)
-  const pcieRing = upLinks.length === 0 && graph.devices[first].kind !== 'core' && hostZero.length > 1
-    ? 1 / busiestLinkUsPerByte(graph, hostZero.map((d, i) => graph.route(d, hostZero[(i + 1) % hostZero.length])))
-    : undefined;
+  const pcieRing =
+    upLinks.length === 0 && graph.devices[first].kind !== 'core' && hostZero.length > 1
+      ? 1 /
+        busiestLinkUsPerByte(
+          graph,
+          hostZero.map((d, i) => graph.route(d, hostZero[(i + 1) % hostZero.length])),
+        )
+      : undefined;
   const summary: TopologySummary = {
     n: rankDevices.length,
     hosts: hostCounts.size,
     perHost: Math.max(...hostCounts.values()),
-    upBandwidth: upLinks.length > 0 ? upLinks.reduce((a, l) => a + l.capacity, 0) : pcieRing ?? (intraPath ? graph.routeCapacity(intraPath) : Infinity),
+    upBandwidth:
+      upLinks.length > 0
+        ? upLinks.reduce((a, l) => a + l.capacity, 0)
+        : (pcieRing ?? (intraPath ? graph.routeCapacity(intraPath) : Infinity)),
     pairBandwidth: intraPath ? graph.routeCapacity(intraPath) : Infinity,
     mesh: intraPath !== undefined && intraPath.length === 1,
     intraLatency: intraPath ? graph.routeLatency(intraPath) : 0,
@@ -151,7 +165,11 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
   const longer = (upUs: number, netUs: number): Estimate['bound'] => (netUs > upUs ? 'network' : 'scale-up');
   const reduceUs = s.reduceRate > 0 ? reducedBytes(call, n, s.perHost) / s.reduceRate : 0;
   // CPU ranks reduce in the same pass that reads the peer's data, so reduction overlaps the transfer.
-  const result = (timeUs: number, channels: number, b: Estimate['bound']): Estimate => ({ timeUs: p.baseUs + Math.max(timeUs, reduceUs), channels, bound: b });
+  const result = (timeUs: number, channels: number, b: Estimate['bound']): Estimate => ({
+    timeUs: p.baseUs + Math.max(timeUs, reduceUs),
+    channels,
+    bound: b,
+  });
   // A call with nothing to move (an all-gather of 8 bytes over 16 ranks has 0 per rank) costs its
   // launch; an all-to-all still exchanges its empty blocks, which carry the counts to check.
   if (n === 1 || (call.count === 0 && call.collective !== 'allToAll')) return result(0, 1, 'latency');
@@ -198,7 +216,11 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const fill = 2 * ((k - 1) * fillHopUs + hostLevels * (piece / interPerChannel));
       // Priced as one tree per channel whose host neighbours are the two trees' average; the
       // flow engine runs the two copies (2 x channels).
-      return result(latency + (r - 1) * Math.max(intraStage, interStage) + fill, 2 * channels, longer(intraStage, interStage));
+      return result(
+        latency + (r - 1) * Math.max(intraStage, interStage) + fill,
+        2 * channels,
+        longer(intraStage, interStage),
+      );
     }
     case 'ring': {
       const channels = ringChannels;
@@ -220,7 +242,11 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
         const { r, piece } = channelPieces();
         const crossings = s.hosts - 1;
         const fill = (n - 1 - crossings) * (piece / lonePieceRate) + crossings * (piece / interPerChannel);
-        return result(stepLatency(n - 1) + (r - 1) * (piece / perChannel) + fill, channels, bound(intraPerChannel, interPerChannel));
+        return result(
+          stepLatency(n - 1) + (r - 1) * (piece / perChannel) + fill,
+          channels,
+          bound(intraPerChannel, interPerChannel),
+        );
       }
       const steps = call.collective === 'allReduce' ? 2 * (n - 1) : n - 1;
       const piece = call.collective === 'allReduce' ? bytes / n : bytes;
@@ -233,9 +259,17 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
         // at the speed of a port the other channels are not using at that moment). On one server
         // every hop is alike and every step waits its latency (below), as C1 measures.
         const hopUs = channelPiece / lonePieceRate;
-        return result(Math.max(steps * (channelPiece / interPerChannel), stepLatency(steps) + steps * hopUs), channels, 'network');
+        return result(
+          Math.max(steps * (channelPiece / interPerChannel), stepLatency(steps) + steps * hopUs),
+          channels,
+          'network',
+        );
       }
-      return result(stepLatency(steps) + steps * channelPiece / perChannel, channels, bound(intraPerChannel, interPerChannel));
+      return result(
+        stepLatency(steps) + (steps * channelPiece) / perChannel,
+        channels,
+        bound(intraPerChannel, interPerChannel),
+      );
     }
     case 'direct': {
       // Every rank sends `block` bytes to each peer at once (the root alone, for a broadcast).
@@ -251,7 +285,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       // A rank's traffic to other hosts leaves through its own NIC: a broadcast's root has one.
       const inter = multi ? wire(senders * (n - k) * block) / (s.nicBandwidth * Math.min(senders, s.nicsPerHost)) : 0;
       const latency = multi ? aInter : aIntra;
-      const timeUs = reducing ? 2 * (rounds(Math.ceil(call.count / n)) * latency + Math.max(intra, inter)) : latency + Math.max(intra, inter);
+      const timeUs = reducing
+        ? 2 * (rounds(Math.ceil(call.count / n)) * latency + Math.max(intra, inter))
+        : latency + Math.max(intra, inter);
       return result(timeUs, 1, longer(intra, inter));
     }
     case 'nvls': {
@@ -269,7 +305,8 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const up = (b: number) => wire((k - 1) * b) / s.upBandwidth;
       const nic = (b: number) => wire(b) / s.nicBandwidth;
       switch (call.collective) {
-        case 'allGather': case 'reduceScatter': {
+        case 'allGather':
+        case 'reduceScatter': {
           // A rank's block is `bytes`; the whole result is n of them. All-gather gathers blocks
           // and hands out the whole; reduce-scatter collects wholes and hands out blocks.
           const [into, outOf] = call.collective === 'allGather' ? [bytes, n * bytes] : [n * bytes, bytes];
@@ -282,7 +319,11 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
           const r = rounds(call.count);
           const piece = bytes / r;
           const stage = Math.max(hostLevels * nic(piece), up(piece));
-          return result(aIntra + hostLevels * aInter + (r - 1) * stage + hostLevels * nic(piece) + up(piece), 1, longer(up(piece), hostLevels * nic(piece)));
+          return result(
+            aIntra + hostLevels * aInter + (r - 1) * stage + hostLevels * nic(piece) + up(piece),
+            1,
+            longer(up(piece), hostLevels * nic(piece)),
+          );
         }
         default: {
           const local = up(bytes);
@@ -308,7 +349,11 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       // Every step waits for its slowest exchange, and across hosts every step has one that
       // crosses (the ranks at a host's edge), so each step moves a block at a NIC's pace.
       const link = Math.min(s.pairBandwidth, multi ? nicPerRank : Infinity);
-      return result((n - 1) * ((multi ? aInter : aIntra) + wire(bytes) / link), 1, bound(s.pairBandwidth, multi ? nicPerRank : Infinity));
+      return result(
+        (n - 1) * ((multi ? aInter : aIntra) + wire(bytes) / link),
+        1,
+        bound(s.pairBandwidth, multi ? nicPerRank : Infinity),
+      );
     }
     case 'linear': {
       // The root's peers on its host come (or, scattered, go) over the scale-up paths, the
@@ -321,13 +366,21 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       // Partners within log2(ranks per host) of each other share a host; the other steps cross.
       const inter = multi ? Math.max(0, log2n - Math.ceil(Math.log2(Math.max(k, 1)))) : 0;
       const intraSteps = log2n - inter;
-      return result(intraSteps * (aIntra + wire(bytes) / s.pairBandwidth) + inter * (aInter + wire(bytes) / nicPerRank), 1, 'latency');
+      return result(
+        intraSteps * (aIntra + wire(bytes) / s.pairBandwidth) + inter * (aInter + wire(bytes) / nicPerRank),
+        1,
+        'latency',
+      );
     }
     case SHIFT: {
       // Every rank sends its buffer to the next at once: the slowest neighbour pair bounds it,
       // which across hosts is the pair that crosses through its NICs.
       const link = Math.min(s.pairBandwidth, multi ? s.nicBandwidth : Infinity);
-      return result((multi ? aInter : aIntra) + wire(bytes) / link, 1, bound(s.pairBandwidth, multi ? s.nicBandwidth : Infinity));
+      return result(
+        (multi ? aInter : aIntra) + wire(bytes) / link,
+        1,
+        bound(s.pairBandwidth, multi ? s.nicBandwidth : Infinity),
+      );
     }
     case 'dissemination':
       return result(log2n * (multi ? aInter : aIntra), 1, 'latency');
@@ -342,10 +395,16 @@ function reducedBytes(call: SimCall, n: number, perHost: number): number {
   const bytes = call.count * call.elementBytes;
   const log2n = Math.ceil(Math.log2(Math.max(n, 1)));
   switch (call.algorithm) {
-    case 'ring': return call.collective === 'reduceScatter' ? (n - 1) * bytes : ((n - 1) / n) * bytes;
-    case 'direct': return ((n - 1) / n) * bytes;
-    case 'recursive_doubling': case 'binomial_tree': return log2n * bytes;
-    case 'hierarchical': return (perHost - 1) * bytes;
-    default: return 0;
+    case 'ring':
+      return call.collective === 'reduceScatter' ? (n - 1) * bytes : ((n - 1) / n) * bytes;
+    case 'direct':
+      return ((n - 1) / n) * bytes;
+    case 'recursive_doubling':
+    case 'binomial_tree':
+      return log2n * bytes;
+    case 'hierarchical':
+      return (perHost - 1) * bytes;
+    default:
+      return 0;
   }
 }

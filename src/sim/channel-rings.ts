@@ -20,19 +20,30 @@ export function channelRings(graph: TopologyGraph, rankDevices: readonly number[
   const first = cyclesByHost[0][0];
   const bandwidths = {
     cycle: first.length > 1 ? graph.routeCapacity(graph.route(rankDevices[first[0]], rankDevices[first[1]])) : Infinity,
-    nic: groups.length > 1 ? graph.routeCapacity(graph.route(rankDevices[groups[0][0]], rankDevices[groups[1][0]])) : Infinity,
+    nic:
+      groups.length > 1
+        ? graph.routeCapacity(graph.route(rankDevices[groups[0][0]], rankDevices[groups[1][0]]))
+        : Infinity,
   };
-  const channels = channelCount(Math.min(...cyclesByHost.map((c) => c.length)), groups.length > 1 ? nics.size : 1, bandwidths, maxChannels);
-  if (groups.length === 1) return Array.from({ length: channels }, (_, c) => cyclesByHost[0][c % cyclesByHost[0].length]);
+  const channels = channelCount(
+    Math.min(...cyclesByHost.map((c) => c.length)),
+    groups.length > 1 ? nics.size : 1,
+    bandwidths,
+    maxChannels,
+  );
+  if (groups.length === 1)
+    return Array.from({ length: channels }, (_, c) => cyclesByHost[0][c % cyclesByHost[0].length]);
   const shifts = entryShifts(graph, rankDevices, cyclesByHost[0], channels, nics.size);
-  return Array.from({ length: channels }, (_, c) => groups.flatMap((_members, h) => {
-    const cycle = cyclesByHost[h][c % cyclesByHost[h].length];
-    // Every other server walks the ring backwards, so a server is left by the GPU with the same
-    // local index (the same rail NIC) as the one that enters the next: traffic between servers
-    // stays on one rail.
-    const order = cycle.map((_, i) => cycle[(i + shifts[c]) % cycle.length]);
-    return h % 2 === 1 ? order.reverse() : order;
-  }));
+  return Array.from({ length: channels }, (_, c) =>
+    groups.flatMap((_members, h) => {
+      const cycle = cyclesByHost[h][c % cyclesByHost[h].length];
+      // Every other server walks the ring backwards, so a server is left by the GPU with the same
+      // local index (the same rail NIC) as the one that enters the next: traffic between servers
+      // stays on one rail.
+      const order = cycle.map((_, i) => cycle[(i + shifts[c]) % cycle.length]);
+      return h % 2 === 1 ? order.reverse() : order;
+    }),
+  );
 }
 
 /**
@@ -47,13 +58,21 @@ export function channelRings(graph: TopologyGraph, rankDevices: readonly number[
  * 23.5 GB/s ports then carry two each and its 44.8 GB/s HCCS links at most three. DGX-1 (6
  * cycles, 4 NICs): 4.
  */
-export function channelCount(cycles: number, nics: number, bandwidths: { readonly cycle: number; readonly nic: number }, maxChannels = 16): number {
-  const slower = (channels: number) => Math.max(
-    Math.ceil(channels / cycles) / channels / bandwidths.cycle,
-    Math.ceil(channels / nics) / channels / bandwidths.nic);
+export function channelCount(
+  cycles: number,
+  nics: number,
+  bandwidths: { readonly cycle: number; readonly nic: number },
+  maxChannels = 16,
+): number {
+  const slower = (channels: number) =>
+    Math.max(
+      Math.ceil(channels / cycles) / channels / bandwidths.cycle,
+      Math.ceil(channels / nics) / channels / bandwidths.nic,
+    );
   let best = 1;
   // Shares like 2/14 and 1/7 are the same time; rounding must not make 14 look faster.
-  for (let channels = 2; channels <= maxChannels; channels++) if (slower(channels) < slower(best) * (1 - 1e-9)) best = channels;
+  for (let channels = 2; channels <= maxChannels; channels++)
+    if (slower(channels) < slower(best) * (1 - 1e-9)) best = channels;
   return best;
 }
 
@@ -67,7 +86,13 @@ export function channelCount(cycles: number, nics: number, bandwidths: { readonl
  * pass still two through one. So a depth-first search over the rotations, the even one first,
  * with a work limit; past it, the rotations of the best partial assignment and the even one.
  */
-function entryShifts(graph: TopologyGraph, rankDevices: readonly number[], cycles: readonly number[][], channels: number, nics: number): number[] {
+function entryShifts(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  cycles: readonly number[][],
+  channels: number,
+  nics: number,
+): number[] {
   const nicOf = (rank: number) => graph.devices[rankDevices[rank]].nic ?? '';
   const cap = Math.ceil(channels / nics);
   const entering = new Map<string, number>();
@@ -97,7 +122,10 @@ function entryShifts(graph: TopologyGraph, rankDevices: readonly number[], cycle
     return false;
   };
   if (place(0)) return shifts;
-  return Array.from({ length: channels }, (_, c) => best[c] ?? Math.floor((c * cycles[c % cycles.length].length) / channels));
+  return Array.from(
+    { length: channels },
+    (_, c) => best[c] ?? Math.floor((c * cycles[c % cycles.length].length) / channels),
+  );
 }
 
 /**
@@ -108,11 +136,13 @@ function entryShifts(graph: TopologyGraph, rankDevices: readonly number[], cycle
 function meshCycles(graph: TopologyGraph, rankDevices: readonly number[], members: readonly number[]): number[][] {
   const k = members.length;
   if (k <= 2) return [[...members]];
-  const residual: number[][] = members.map((a) => members.map((b) => {
-    if (a === b) return 0;
-    const route = graph.route(rankDevices[a], rankDevices[b]);
-    return route.length === 1 ? graph.link(route[0]).count : 0;
-  }));
+  const residual: number[][] = members.map((a) =>
+    members.map((b) => {
+      if (a === b) return 0;
+      const route = graph.route(rankDevices[a], rankDevices[b]);
+      return route.length === 1 ? graph.link(route[0]).count : 0;
+    }),
+  );
   if (residual.every((row) => row.every((v) => v === 0))) return [[...members]];
   const maxDegree = Math.max(...residual.map((row) => row.reduce((a, v) => a + v, 0)));
   // Greedy extraction can strand arcs (a full mesh of 8 has 7 arc-disjoint rings, which a plain
@@ -156,9 +186,11 @@ function findCycle(residual: readonly number[][], k: number, random?: () => numb
     const at = path[path.length - 1];
     if (path.length === k) return residual[at][0] > 0;
     // Prefer the arcs with the most residual links, so rings spread over bundles evenly.
-    const next = [...Array(k).keys()].filter((j) => !used[j] && residual[at][j] > 0)
+    const next = [...Array(k).keys()]
+      .filter((j) => !used[j] && residual[at][j] > 0)
       .map((j) => ({ j, key: residual[at][j] + (random === undefined ? 0 : random()) }))
-      .sort((x, y) => y.key - x.key).map((e) => e.j);
+      .sort((x, y) => y.key - x.key)
+      .map((e) => e.j);
     for (const j of next) {
       used[j] = 1;
       path.push(j);

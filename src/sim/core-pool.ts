@@ -23,13 +23,20 @@ export class CorePool {
 }
 
 /** The pool of each rank device: one per host of CPU ranks (`cores` each), none where ranks do not share cores. */
-export function corePools(rankDevices: readonly number[], hosts: readonly number[], cores: number | undefined): Map<number, CorePool> {
+export function corePools(
+  rankDevices: readonly number[],
+  hosts: readonly number[],
+  cores: number | undefined,
+): Map<number, CorePool> {
   const byDevice = new Map<number, CorePool>();
   if (cores === undefined) return byDevice;
   const byHost = new Map<number, CorePool>();
   rankDevices.forEach((device, r) => {
     let pool = byHost.get(hosts[r]);
-    if (pool === undefined) { pool = new CorePool(cores); byHost.set(hosts[r], pool); }
+    if (pool === undefined) {
+      pool = new CorePool(cores);
+      byHost.set(hosts[r], pool);
+    }
     byDevice.set(device, pool);
   });
   return byDevice;

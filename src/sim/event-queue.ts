@@ -32,10 +32,16 @@ export class EventQueue {
     while (i > 0) {
       const p = (i - 1) >> 1;
       if (times[p] < time || (times[p] === time && seqs[p] < seq)) break;
-      times[i] = times[p]; seqs[i] = seqs[p]; actions[i] = actions[p]; args[i] = args[p];
+      times[i] = times[p];
+      seqs[i] = seqs[p];
+      actions[i] = actions[p];
+      args[i] = args[p];
       i = p;
     }
-    times[i] = time; seqs[i] = seq; actions[i] = action as Action; args[i] = arg;
+    times[i] = time;
+    seqs[i] = seq;
+    actions[i] = action as Action;
+    args[i] = arg;
   }
 
   /** Runs events in time order until none is left. */
@@ -69,9 +75,15 @@ export class EventQueue {
       let m = l;
       if (r < n && (times[r] < times[l] || (times[r] === times[l] && seqs[r] < seqs[l]))) m = r;
       if (lastTime < times[m] || (lastTime === times[m] && lastSeq < seqs[m])) break;
-      times[i] = times[m]; seqs[i] = seqs[m]; actions[i] = actions[m]; args[i] = args[m];
+      times[i] = times[m];
+      seqs[i] = seqs[m];
+      actions[i] = actions[m];
+      args[i] = args[m];
       i = m;
     }
-    times[i] = lastTime; seqs[i] = lastSeq; actions[i] = lastAction; args[i] = lastArg;
+    times[i] = lastTime;
+    seqs[i] = lastSeq;
+    actions[i] = lastAction;
+    args[i] = lastArg;
   }
 }

@@ -27,18 +27,27 @@ export function rankHosts(graph: TopologyGraph, rankDevices: readonly number[]):
  * the hand-offs as though on 4, and the model priced an 8-rank 32 KiB all-reduce by recursive
  * doubling (24 folds of 32 KiB) below the tree (7), which ran 1.1-1.5x faster in four regret grids.
  */
-export function coreShareRates(capacities: Float64Array, copyPaths: readonly Int32Array[], cores: number | undefined): (path: Int32Array) => number {
+export function coreShareRates(
+  capacities: Float64Array,
+  copyPaths: readonly Int32Array[],
+  cores: number | undefined,
+): (path: Int32Array) => number {
   const copiers = new Int32Array(capacities.length);
   for (const path of copyPaths) for (const link of path) copiers[link]++;
   return (path) => {
     let rate = Infinity;
-    for (const link of path) rate = Math.min(rate, capacities[link] / Math.max(1, Math.min(cores ?? Infinity, copiers[link])));
+    for (const link of path)
+      rate = Math.min(rate, capacities[link] / Math.max(1, Math.min(cores ?? Infinity, copiers[link])));
     return rate;
   };
 }
 
 /** Rank devices on a host with more ranks than cores for them. */
-export function crowdedRanks(rankDevices: readonly number[], hosts: readonly number[], cores: number | undefined): Set<number> {
+export function crowdedRanks(
+  rankDevices: readonly number[],
+  hosts: readonly number[],
+  cores: number | undefined,
+): Set<number> {
   if (cores === undefined) return new Set();
   const perHost = new Map<number, number>();
   for (const host of hosts) perHost.set(host, (perHost.get(host) ?? 0) + 1);
@@ -57,7 +66,9 @@ export function transferRoute(graph: TopologyGraph, from: number, to: number, pu
 
 /** Bytes per microsecond at which a rank that pulls copies data its sender wrote in the same call (protocol.freshReadGBps); undefined where that costs nothing extra. */
 export function freshReadRateOf(protocol: Protocol): number | undefined {
-  return protocol.pull === true && protocol.freshReadGBps !== undefined ? protocol.freshReadGBps * BYTES_PER_US_PER_GBPS : undefined;
+  return protocol.pull === true && protocol.freshReadGBps !== undefined
+    ? protocol.freshReadGBps * BYTES_PER_US_PER_GBPS
+    : undefined;
 }
 
 /** What a byte of fresh data weighs on a reader's copy path: its copy speed over the fresh-read rate, at least 1 (1 without a fresh-read rate). */
@@ -78,7 +89,9 @@ export function copyRate(device: Device, scale: number): number {
  */
 export function localUs(device: Device, bytes: number, reads: number, rates: CallRates, index: number): number {
   const scale = rates.deviceScale[index];
-  if (device.kind !== 'core') return ((reads + 1) * bytes) / ((device.memoryGBps ?? UNMEASURED_COPY_GBPS) * BYTES_PER_US_PER_GBPS * scale);
-  if (reads > 1 && device.reduceGBps !== undefined) return ((reads - 1) * bytes) / (device.reduceGBps * BYTES_PER_US_PER_GBPS * rates.reduceScale[index]);
+  if (device.kind !== 'core')
+    return ((reads + 1) * bytes) / ((device.memoryGBps ?? UNMEASURED_COPY_GBPS) * BYTES_PER_US_PER_GBPS * scale);
+  if (reads > 1 && device.reduceGBps !== undefined)
+    return ((reads - 1) * bytes) / (device.reduceGBps * BYTES_PER_US_PER_GBPS * rates.reduceScale[index]);
   return bytes / copyRate(device, scale);
 }

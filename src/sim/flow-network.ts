@@ -56,7 +56,17 @@ export class FlowNetwork {
       this.queue.at(this.queue.now, this.onDrained as (tag: T) => void, tag);
       return;
     }
-    const flow: Flow = { tag, finished: false, path, remaining: bytes, rate: 0, since: this.queue.now, due: -1, slots: new Array<number>(path.length), mark: 0 };
+    const flow: Flow = {
+      tag,
+      finished: false,
+      path,
+      remaining: bytes,
+      rate: 0,
+      since: this.queue.now,
+      due: -1,
+      slots: new Array<number>(path.length),
+      mark: 0,
+    };
     for (let i = 0; i < path.length; i++) {
       const list = this.linkFlows[path[i]];
       flow.slots[i] = list.length;

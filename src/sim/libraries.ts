@@ -29,7 +29,9 @@ const NCCL: Readonly<Partial<Record<Collective, readonly string[]>>> = {
   scatter: ['linear'],
 };
 
-const LIBRARY_ALGORITHMS: Readonly<Record<CollectiveLibrary, Readonly<Partial<Record<Collective, readonly string[]>>>>> = {
+const LIBRARY_ALGORITHMS: Readonly<
+  Record<CollectiveLibrary, Readonly<Partial<Record<Collective, readonly string[]>>>>
+> = {
   nccl: NCCL,
   rccl: { ...NCCL, allReduce: ['ring', 'tree', 'direct'] },
 };
@@ -41,7 +43,12 @@ const ONE_SERVER_ONLY: Readonly<Record<CollectiveLibrary, readonly string[]>> = 
  * The candidates a library would choose among for this collective on ranks spread over `hosts`
  * servers, of those the topology offers (all of them without a library).
  */
-export function libraryAlgorithms(library: CollectiveLibrary | undefined, collective: Collective, valid: readonly string[], hosts: number): string[] {
+export function libraryAlgorithms(
+  library: CollectiveLibrary | undefined,
+  collective: Collective,
+  valid: readonly string[],
+  hosts: number,
+): string[] {
   if (library === undefined) return [...valid];
   const runs = LIBRARY_ALGORITHMS[library][collective] ?? [];
   const chosen = valid.filter((a) => runs.includes(a) && (hosts === 1 || !ONE_SERVER_ONLY[library].includes(a)));

@@ -51,12 +51,18 @@ const CHAIN_STAND_IN_PIECES = 8;
 
 /** The whole flow simulation behind machineTimeUs: its time, and what each link carried. */
 export function machineOutcome(graph: TopologyGraph, call: MachineCall): SimOutcome {
-  const simulate = (count: number) => simulateFlows(graph, graph.accelerators, {
-    ...call, count, workingSetCount: call.count, root: 0, protocol: Object.keys(topologyProtocols(graph.topology))[0],
-  });
+  const simulate = (count: number) =>
+    simulateFlows(graph, graph.accelerators, {
+      ...call,
+      count,
+      workingSetCount: call.count,
+      root: 0,
+      protocol: Object.keys(topologyProtocols(graph.topology))[0],
+    });
   const unit = call.chunkCount * graph.accelerators.length;
   const pieces = isChain(call) ? CHAIN_STAND_IN_PIECES : STAND_IN_PIECES;
-  const standIn = Math.max(pieces, Math.min(STAND_IN_MAX_PIECES, Math.ceil(STAND_IN_MIN_BYTES / call.elementBytes / unit))) * unit;
+  const standIn =
+    Math.max(pieces, Math.min(STAND_IN_MAX_PIECES, Math.ceil(STAND_IN_MIN_BYTES / call.elementBytes / unit))) * unit;
   if (call.count <= 4 * standIn) return simulate(call.count);
   const [small, large] = [standIn, 2 * standIn].map(simulate);
   const ahead = (call.count - 2 * standIn) / standIn;

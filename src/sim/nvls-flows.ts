@@ -10,8 +10,12 @@ import type { SimCall, SimOutcome } from './sim-call.js';
 export function reducingSwitch(graph: TopologyGraph, rankDevices: readonly number[]): number | undefined {
   let found: number | undefined;
   for (const device of rankDevices) {
-    const candidates = graph.linksFrom(device).filter((l) => graph.devices[l.to].kind === 'switch'
-      && SWITCH_KINDS[graph.devices[l.to].switchKind!].inSwitchReduction).map((l) => l.to);
+    const candidates = graph
+      .linksFrom(device)
+      .filter(
+        (l) => graph.devices[l.to].kind === 'switch' && SWITCH_KINDS[graph.devices[l.to].switchKind!].inSwitchReduction,
+      )
+      .map((l) => l.to);
     if (candidates.length === 0 || (found !== undefined && !candidates.includes(found))) return undefined;
     found ??= candidates[0];
   }
@@ -38,8 +42,10 @@ export function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[
   const efficiency = protocol.efficiency * switchKind.reductionEfficiency;
   const queue = new EventQueue();
   let lastDrain = 0;
-  const network = new FlowNetwork(queue, graph.capacities, () => { lastDrain = Math.max(lastDrain, queue.now); });
-  const bytes = call.count * call.elementBytes * (1 + 1 / n) / efficiency;
+  const network = new FlowNetwork(queue, graph.capacities, () => {
+    lastDrain = Math.max(lastDrain, queue.now);
+  });
+  const bytes = (call.count * call.elementBytes * (1 + 1 / n)) / efficiency;
   let stepLatency = 0;
   let portRate = Infinity;
   for (const device of rankDevices) {

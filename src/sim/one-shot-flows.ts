@@ -4,7 +4,14 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
-import { BYTES_PER_US_PER_GBPS, copyRate, freshReadRateOf, freshReadWeight, rankHosts, transferRoute } from './flow-costs.js';
+import {
+  BYTES_PER_US_PER_GBPS,
+  copyRate,
+  freshReadRateOf,
+  freshReadWeight,
+  rankHosts,
+  transferRoute,
+} from './flow-costs.js';
 import { protocolOf } from './protocols.js';
 import type { SimCall, SimOutcome } from './sim-call.js';
 import { callRates, peerReadWriteCosts } from './working-set.js';
@@ -19,7 +26,14 @@ import { callRates, peerReadWriteCosts } from './working-set.js';
 export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {
   const n = rankDevices.length;
   const protocol = protocolOf(graph.topology, call.protocol);
-  const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: call.root, inPlace: false, chunkCount: 0 };
+  const shape: CallShape = {
+    collective: call.collective,
+    nranks: n,
+    count: call.count,
+    root: call.root,
+    inPlace: false,
+    chunkCount: 0,
+  };
   const plans = rankDevices.map((_, rank) => oneShotPlan(shape, rank));
   const rates = callRates(graph, rankDevices, shape, call.elementBytes);
   // The path's own measured costs where the protocol has them (the local profile's).
@@ -38,25 +52,44 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
   // peers that read it in the call before, and publishing into it takes them back first; and a
   // slot read was written in this call, so its lines come from the writer's cache (the
   // protocol's invalidationTiers and freshReadGBps, as the schedules pay them).
-  const takeBackUsPerByte = byReference ? undefined : peerReadWriteCosts(graph, rankDevices, protocol, shape, call.elementBytes);
-  const published = messagesUs + (takeBackUsPerByte === undefined ? 0 : Math.max(...rankDevices.map((d) =>
-    messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d]) + messageBytes * (takeBackUsPerByte.get(d) ?? 0))));
+  const takeBackUsPerByte = byReference
+    ? undefined
+    : peerReadWriteCosts(graph, rankDevices, protocol, shape, call.elementBytes);
+  const published =
+    messagesUs +
+    (takeBackUsPerByte === undefined
+      ? 0
+      : Math.max(
+          ...rankDevices.map(
+            (d) =>
+              messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d]) +
+              messageBytes * (takeBackUsPerByte.get(d) ?? 0),
+          ),
+        ));
   const freshReadRate = byReference ? undefined : freshReadRateOf(protocol);
   const queue = new EventQueue();
   const pools = corePools(rankDevices, rankHosts(graph, rankDevices), protocol.rankCores);
   const drained = new Float64Array(n);
-  const network = new FlowNetwork(queue, rates.capacities, (reader: number) => { drained[reader] = queue.now; });
+  const network = new FlowNetwork(queue, rates.capacities, (reader: number) => {
+    drained[reader] = queue.now;
+  });
   const reducing = REDUCING_COLLECTIVES.has(call.collective);
   // Each rank reads its peers' pieces as flows; its own piece it has already.
   const readBytes = rankDevices.map((device, reader) => {
     // Folding a pulled message reads the destination too, as on the schedule path (startPull).
-    const traffic = (reducing && pull ? rates.foldTraffic[device] : 1) * freshReadWeight(graph.devices[device], rates.deviceScale[device], freshReadRate);
+    const traffic =
+      (reducing && pull ? rates.foldTraffic[device] : 1) *
+      freshReadWeight(graph.devices[device], rates.deviceScale[device], freshReadRate);
     const plan = plans[reader];
     let bytes = 0;
     for (const { peer } of plan.reads) {
       if (peer === reader || plan.count === 0) continue;
       bytes += plan.count * call.elementBytes;
-      network.start(transferRoute(graph, rankDevices[peer], device, pull), plan.count * call.elementBytes * traffic / efficiency, reader);
+      network.start(
+        transferRoute(graph, rankDevices[peer], device, pull),
+        (plan.count * call.elementBytes * traffic) / efficiency,
+        reader,
+      );
     }
     return bytes;
   });
@@ -68,10 +101,13 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
   for (const reader of order) {
     const device = rankDevices[reader];
     const rate = (graph.devices[device].reduceGBps ?? 0) * rates.reduceScale[device];
-    const work = (protocol.wakeUs ?? 0) + messagesUs + (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * BYTES_PER_US_PER_GBPS) - drained[reader]) : 0);
+    const work =
+      (protocol.wakeUs ?? 0) +
+      messagesUs +
+      (reducing && rate > 0 ? Math.max(0, readBytes[reader] / (rate * BYTES_PER_US_PER_GBPS) - drained[reader]) : 0);
     last = Math.max(last, pools.get(device)?.finish(drained[reader], work) ?? drained[reader] + work);
   }
-  const releasedUs = byReference ? protocol.releaseUs ?? protocol.wakeUs ?? 0 : 0;
+  const releasedUs = byReference ? (protocol.releaseUs ?? protocol.wakeUs ?? 0) : 0;
   const timeUs = (protocol.oneShotUs ?? protocol.baseUs) + published + last + releasedUs;
   return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried, capacities: network.capacity };
 }

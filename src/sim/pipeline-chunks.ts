@@ -24,7 +24,15 @@ export function isChain(call: { readonly collective: string; readonly algorithm:
 }
 
 /** The chunk in elements for a call of `count` elements of `elementBytes` (0 would mean one piece). */
-export function pipelineChunkCount(call: { readonly chunkCount?: number; readonly elementBytes: number; readonly collective: string; readonly algorithm: string }, count: number): number {
+export function pipelineChunkCount(
+  call: {
+    readonly chunkCount?: number;
+    readonly elementBytes: number;
+    readonly collective: string;
+    readonly algorithm: string;
+  },
+  count: number,
+): number {
   if (call.chunkCount !== undefined) return call.chunkCount;
   const rounds = isChain(call) ? CHAIN_MAX_ROUNDS : MAX_ROUNDS;
   return Math.max(1, Math.floor(Math.max(MIN_CHUNK_BYTES, (count * call.elementBytes) / rounds) / call.elementBytes));

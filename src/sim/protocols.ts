@@ -119,7 +119,10 @@ export function protocolsFrom(text: string | undefined, topology: Topology): str
   if (text === undefined || text === '') return names;
   return text.split(',').map((part) => {
     const name = names.find((p) => p.toLowerCase() === part.trim().toLowerCase());
-    if (name === undefined) throw invalidArgument(`--proto '${part}' is not a protocol: expected ${names.join(', ')}`, { argument: '--proto' });
+    if (name === undefined)
+      throw invalidArgument(`--proto '${part}' is not a protocol: expected ${names.join(', ')}`, {
+        argument: '--proto',
+      });
     return name;
   });
 }
@@ -137,7 +140,10 @@ export function topologyProtocols(topology: Topology): Readonly<Record<string, P
 export function protocolOf(topology: Topology, name: string): Protocol {
   const protocol = topologyProtocols(topology)[name];
   if (protocol === undefined) {
-    throw invalidArgument(`Protocol '${name}' is not one of ${Object.keys(topologyProtocols(topology)).join(', ')} for topology ${topology.name}`, { argument: '--proto' });
+    throw invalidArgument(
+      `Protocol '${name}' is not one of ${Object.keys(topologyProtocols(topology)).join(', ')} for topology ${topology.name}`,
+      { argument: '--proto' },
+    );
   }
   return protocol;
 }

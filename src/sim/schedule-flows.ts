@@ -5,7 +5,16 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { channelRings } from './channel-rings.js';
 import { type CorePool, corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
-import { BYTES_PER_US_PER_GBPS, coreShareRates, crowdedRanks, freshReadRateOf, freshReadWeight, localUs, rankHosts, transferRoute } from './flow-costs.js';
+import {
+  BYTES_PER_US_PER_GBPS,
+  coreShareRates,
+  crowdedRanks,
+  freshReadRateOf,
+  freshReadWeight,
+  localUs,
+  rankHosts,
+  transferRoute,
+} from './flow-costs.js';
 import { FlowNetwork } from './flow-network.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { type Protocol, protocolOf } from './protocols.js';
@@ -44,15 +53,24 @@ interface Slot {
  * sets the route and its per-message delay the first time it sends.
  */
 interface Box {
-  slots: Slot[]; head: number; posted: number; sending: boolean; waiting: Slot[];
-  path: Int32Array | undefined; delay: number;
+  slots: Slot[];
+  head: number;
+  posted: number;
+  sending: boolean;
+  waiting: Slot[];
+  path: Int32Array | undefined;
+  delay: number;
 }
 
 /** One rank's walk of one program (a channel of its schedule). */
 interface Runner {
   /** Tells a runner from a slot among the flow network's tags. */
   readonly isRunner: true;
-  readonly program: Program; readonly device: number; readonly rank: number; readonly key: number; pc: number;
+  readonly program: Program;
+  readonly device: number;
+  readonly rank: number;
+  readonly key: number;
+  pc: number;
   /** Messages to this rank on this channel, by sender rank. */
   readonly inbox: Map<number, Box>;
   /**
@@ -72,7 +90,11 @@ interface Runner {
 }
 
 /** A rank's channels, and when each of its calls returned. */
-interface RankCalls { runners: Runner[]; channelsDone: number; ends: number[] }
+interface RankCalls {
+  runners: Runner[];
+  channelsDone: number;
+  ends: number[];
+}
 
 const isRunner = (tag: Slot | Runner): tag is Runner => (tag as Runner).isRunner === true;
 
@@ -139,26 +161,50 @@ class ScheduleFlows {
     this.pull = protocol.pull === true;
     this.freshReadRate = freshReadRateOf(protocol);
     this.wakeWorkUs = protocol.wakeWorkUs;
-    this.channelOrders = RING_ALGORITHMS.has(call.algorithm) || call.algorithm === TREE ? channelRings(graph, rankDevices) : [rankDevices.map((_, r) => r)];
+    this.channelOrders =
+      RING_ALGORITHMS.has(call.algorithm) || call.algorithm === TREE
+        ? channelRings(graph, rankDevices)
+        : [rankDevices.map((_, r) => r)];
     // NCCL's double binary tree runs on two copies of every channel (connect.cc duplicates them),
     // the second placing the hosts as NCCL's second tree does (mirrored, or shifted by one on an
     // odd count): a host inner in one tree is a leaf in the other, and both trees cross each NIC,
     // so every NIC carries at most two tree neighbours' traffic a round where an inner host of one
     // tree alone would carry three. tsccl's executor, whose calls name their chunk, runs one tree.
-    this.rings = call.algorithm === TREE && call.chunkCount === undefined ? [...this.channelOrders, ...this.channelOrders] : this.channelOrders;
+    this.rings =
+      call.algorithm === TREE && call.chunkCount === undefined
+        ? [...this.channelOrders, ...this.channelOrders]
+        : this.channelOrders;
     this.hosts = rankHosts(graph, rankDevices);
     this.hostCount = Math.max(0, ...this.hosts) + 1;
     this.pools = corePools(rankDevices, this.hosts, protocol.rankCores);
     this.crowded = crowdedRanks(rankDevices, this.hosts, protocol.rankCores);
-    const wholeCall: CallShape = { collective: call.collective, nranks: n, count: call.workingSetCount ?? call.count, root: call.root, inPlace: false, chunkCount: 0 };
+    const wholeCall: CallShape = {
+      collective: call.collective,
+      nranks: n,
+      count: call.workingSetCount ?? call.count,
+      root: call.root,
+      inPlace: false,
+      chunkCount: 0,
+    };
     this.rates = callRates(graph, rankDevices, wholeCall, call.elementBytes);
     this.takeBackUsPerByte = peerReadWriteCosts(graph, rankDevices, protocol, wholeCall, call.elementBytes);
-    this.reduceRates = graph.devices.map((d, i) => (d.reduceGBps ?? 0) * BYTES_PER_US_PER_GBPS * this.rates.reduceScale[i]);
-    if (this.pull && n > 1) rankDevices.forEach((device, r) => { this.copyPaths.set(device, transferRoute(graph, rankDevices[(r + 1) % n], device, true)); });
-    this.coreCopyRate = coreShareRates(this.rates.capacities, [...this.copyPaths].filter(([device]) => this.crowded.has(device)).map(([, path]) => path), protocol.rankCores);
+    this.reduceRates = graph.devices.map(
+      (d, i) => (d.reduceGBps ?? 0) * BYTES_PER_US_PER_GBPS * this.rates.reduceScale[i],
+    );
+    if (this.pull && n > 1)
+      rankDevices.forEach((device, r) => {
+        this.copyPaths.set(device, transferRoute(graph, rankDevices[(r + 1) % n], device, true));
+      });
+    this.coreCopyRate = coreShareRates(
+      this.rates.capacities,
+      [...this.copyPaths].filter(([device]) => this.crowded.has(device)).map(([, path]) => path),
+      protocol.rankCores,
+    );
     this.network = new FlowNetwork(this.queue, this.rates.capacities, this.drained);
     this.calls = Math.max(1, Math.floor(call.calls ?? 1));
-    this.rings.forEach((ring, c) => { this.addChannel(ring, c); });
+    this.rings.forEach((ring, c) => {
+      this.addChannel(ring, c);
+    });
   }
 
   /** Runs the call to its end on every rank and reports it. */
@@ -170,18 +216,29 @@ class ScheduleFlows {
       else queue.at(0, this.advance, runner);
     }
     queue.run();
-    if (this.finished !== all.length) throw new Error(`simulation of ${this.call.algorithm} ${this.call.collective} stalled: ${all.length - this.finished} rank channels never finished`);
+    if (this.finished !== all.length)
+      throw new Error(
+        `simulation of ${this.call.algorithm} ${this.call.collective} stalled: ${all.length - this.finished} rank channels never finished`,
+      );
     const timeUs = this.lastDone + protocol.baseUs;
     // Each call's fixed cost is added per call, as the walk leaves it out of one call's time too.
     let perCall = 0;
     for (const { ends } of ranks.values()) perCall += (ends[calls - 1] - ends[0]) / (calls - 1);
     const rankCallUs = calls === 1 ? timeUs : perCall / ranks.size + protocol.baseUs;
-    return { timeUs, rankCallUs, channels: this.rings.length, linkBytes: this.network.carried, capacities: this.network.capacity };
+    return {
+      timeUs,
+      rankCallUs,
+      channels: this.rings.length,
+      linkBytes: this.network.carried,
+      capacities: this.network.capacity,
+    };
   }
 
   /** The hosts of a channel's ranks in its order: the second copy of a tree's channel places them as NCCL's second tree does. */
   private channelHosts(ring: readonly number[], c: number): number[] {
-    return ring.map((physical) => (c >= this.channelOrders.length ? secondTreePosition(this.hostCount, this.hosts[physical]) : this.hosts[physical]));
+    return ring.map((physical) =>
+      c >= this.channelOrders.length ? secondTreePosition(this.hostCount, this.hosts[physical]) : this.hosts[physical],
+    );
   }
 
   /** Every rank's runners for channel `c`, whose ranks lie in `ring`'s order. */
@@ -191,20 +248,42 @@ class ScheduleFlows {
     const shares = splitEven(call.count, this.rings.length);
     // A ring's ranks are renumbered along it; a rooted call keeps its root where the data is.
     const shape: CallShape = {
-      collective: call.collective, nranks: n, count: shares[c].count, root: ring.indexOf(call.root), inPlace: false,
-      chunkCount: RING_ALGORITHMS.has(call.algorithm) && !isChain(call) ? (call.chunkCount ?? 0) : pipelineChunkCount(call, shares[c].count),
+      collective: call.collective,
+      nranks: n,
+      count: shares[c].count,
+      root: ring.indexOf(call.root),
+      inPlace: false,
+      chunkCount:
+        RING_ALGORITHMS.has(call.algorithm) && !isChain(call)
+          ? (call.chunkCount ?? 0)
+          : pipelineChunkCount(call, shares[c].count),
       // tsccl's executor (its calls name their chunk) gets the layout its communicator gives it;
       // a GPU library chains a server's GPUs in its tree even on one server.
       hosts: call.chunkCount === undefined ? this.channelHosts(ring, c) : executorHosts(this.channelHosts(ring, c)),
     };
     for (let logical = 0; logical < n; logical++) {
-      const schedule = call.generator === undefined ? generateSchedule(shape, logical, call.algorithm) : call.generator(shape, logical);
+      const schedule =
+        call.generator === undefined
+          ? generateSchedule(shape, logical, call.algorithm)
+          : call.generator(shape, logical);
       const programs = programsOf(schedule, call.elementBytes, this.freshReadRate !== undefined);
       programs.forEach((program, k) => {
         const key = c * PROGRAMS_PER_CHANNEL + k;
         const runner: Runner = {
-          isRunner: true, program, device: rankDevices[ring[logical]], rank: logical, key, pc: 0, inbox: new Map(), undelivered: 0, endedAt: -1,
-          lastSendPeer: -1, lastSendBox: undefined, lastRecvPeer: -1, lastRecvBox: undefined, overheadPaidAt: -1,
+          isRunner: true,
+          program,
+          device: rankDevices[ring[logical]],
+          rank: logical,
+          key,
+          pc: 0,
+          inbox: new Map(),
+          undelivered: 0,
+          endedAt: -1,
+          lastSendPeer: -1,
+          lastSendBox: undefined,
+          lastRecvPeer: -1,
+          lastRecvBox: undefined,
+          overheadPaidAt: -1,
         };
         (this.runnersByKey[key] ??= [])[logical] = runner;
         this.all.push(runner);
@@ -221,7 +300,10 @@ class ScheduleFlows {
    * local copy lets its rank go on.
    */
   private readonly drained = (tag: Slot | Runner): void => {
-    if (isRunner(tag)) { this.advance(tag); return; }
+    if (isRunner(tag)) {
+      this.advance(tag);
+      return;
+    }
     const slot = tag;
     const box = slot.box!;
     this.queue.at(this.queue.now + box.delay, this.deliver, slot);
@@ -270,7 +352,16 @@ class ScheduleFlows {
 
   private slotAt(slots: Slot[], index: number): Slot {
     if (index < slots.length) return slots[index];
-    while (slots.length <= index) slots.push({ time: -1, waiter: undefined, box: undefined, wireBytes: 0, movingSince: 0, sender: undefined, fresh: false });
+    while (slots.length <= index)
+      slots.push({
+        time: -1,
+        waiter: undefined,
+        box: undefined,
+        wireBytes: 0,
+        movingSince: 0,
+        sender: undefined,
+        fresh: false,
+      });
     return slots[index];
   }
 
@@ -323,7 +414,7 @@ class ScheduleFlows {
     // sees it after the protocol's releaseUs; one that outnumbers the cores is woken for it. One
     // that ended just now sees it at once.
     const isCrowded = this.crowded.has(sender.device);
-    const waitUs = isCrowded ? this.wakeUs : this.protocol.releaseUs ?? this.wakeUs;
+    const waitUs = isCrowded ? this.wakeUs : (this.protocol.releaseUs ?? this.wakeUs);
     if (waitUs <= 0 || this.queue.now <= sender.endedAt) this.finish(sender);
     else if (isCrowded) this.afterWake(sender, this.finish, sender);
     else this.queue.at(this.workEnds(sender, waitUs), this.finish, sender);
@@ -355,7 +446,12 @@ class ScheduleFlows {
     const { rates } = this;
     const reader = slot.waiter!;
     if (reader.program.kinds[reader.pc] === STEP_RECV_REDUCE) slot.wireBytes *= rates.foldTraffic[reader.device];
-    if (slot.fresh) slot.wireBytes *= freshReadWeight(this.graph.devices[reader.device], rates.deviceScale[reader.device], this.freshReadRate);
+    if (slot.fresh)
+      slot.wireBytes *= freshReadWeight(
+        this.graph.devices[reader.device],
+        rates.deviceScale[reader.device],
+        this.freshReadRate,
+      );
     slot.movingSince = this.copy(reader, slot.box!.path!, slot.wireBytes, slot);
   };
 
@@ -381,7 +477,8 @@ class ScheduleFlows {
     const length = program.kinds.length;
     while (runner.pc < length) {
       const kind = program.kinds[runner.pc];
-      const wait = kind === STEP_SEND ? this.send(runner) : kind === STEP_LOCAL ? this.local(runner) : this.receive(runner);
+      const wait =
+        kind === STEP_SEND ? this.send(runner) : kind === STEP_LOCAL ? this.local(runner) : this.receive(runner);
       if (wait) return;
     }
     // The executor returns once every send has been consumed, so the buffers can be reused.
@@ -467,7 +564,10 @@ class ScheduleFlows {
     // The executor reduces straight from the sender's memory, one pass for move and
     // reduce, so only the part of the reduction longer than the transfer adds time.
     // The receiver's CPU spends the protocol's overhead taking the message in, too.
-    const extra = this.overheadUs + this.takeBackUs(runner, pc) + (reduceRate > 0 ? Math.max(0, program.bytes[pc] / reduceRate - (slot.time - slot.movingSince)) : 0);
+    const extra =
+      this.overheadUs +
+      this.takeBackUs(runner, pc) +
+      (reduceRate > 0 ? Math.max(0, program.bytes[pc] / reduceRate - (slot.time - slot.movingSince)) : 0);
     if (extra > 0) {
       const end = this.workEnds(runner, extra);
       queue.at(end, this.release, slot.sender!);
@@ -486,7 +586,9 @@ class ScheduleFlows {
     const copyPath = program.peers[pc] === 1 ? this.copyPaths.get(runner.device) : undefined;
     const takeBack = this.takeBackUs(runner, pc);
     if (copyPath === undefined) {
-      const us = takeBack + localUs(this.graph.devices[runner.device], program.bytes[pc], program.peers[pc], this.rates, runner.device);
+      const us =
+        takeBack +
+        localUs(this.graph.devices[runner.device], program.bytes[pc], program.peers[pc], this.rates, runner.device);
       this.queue.at(this.workEnds(runner, us), this.advance, runner);
     } else if (takeBack > 0) this.queue.at(this.workEnds(runner, takeBack), this.startLocalCopy, runner);
     else this.startLocalCopy(runner);

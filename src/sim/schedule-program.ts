@@ -40,14 +40,36 @@ export function programsOf(schedule: Schedule, elementBytes: number, trackFresh 
     const bytes = new Float64Array(steps.length);
     steps.forEach((step, i) => {
       switch (step.kind) {
-        case 'send': kinds[i] = STEP_SEND; peers[i] = step.peer; bytes[i] = step.src.count * elementBytes; break;
-        case 'recv': kinds[i] = STEP_RECV; peers[i] = step.peer; bytes[i] = step.dst.count * elementBytes; break;
-        case 'recvReduce': kinds[i] = STEP_RECV_REDUCE; peers[i] = step.peer; bytes[i] = step.dst.count * elementBytes; break;
-        case 'copy': kinds[i] = STEP_LOCAL; peers[i] = 1; bytes[i] = step.dst.count * elementBytes; break;
-        case 'reduce': kinds[i] = STEP_LOCAL; peers[i] = step.srcs.length; bytes[i] = step.dst.count * elementBytes; break;
+        case 'send':
+          kinds[i] = STEP_SEND;
+          peers[i] = step.peer;
+          bytes[i] = step.src.count * elementBytes;
+          break;
+        case 'recv':
+          kinds[i] = STEP_RECV;
+          peers[i] = step.peer;
+          bytes[i] = step.dst.count * elementBytes;
+          break;
+        case 'recvReduce':
+          kinds[i] = STEP_RECV_REDUCE;
+          peers[i] = step.peer;
+          bytes[i] = step.dst.count * elementBytes;
+          break;
+        case 'copy':
+          kinds[i] = STEP_LOCAL;
+          peers[i] = 1;
+          bytes[i] = step.dst.count * elementBytes;
+          break;
+        case 'reduce':
+          kinds[i] = STEP_LOCAL;
+          peers[i] = step.srcs.length;
+          bytes[i] = step.dst.count * elementBytes;
+          break;
       }
     });
-    return trackFresh ? { kinds, peers, bytes, fresh: freshSends(steps), peerReadWrites: peerReadWrites(steps, elementBytes) } : { kinds, peers, bytes };
+    return trackFresh
+      ? { kinds, peers, bytes, fresh: freshSends(steps), peerReadWrites: peerReadWrites(steps, elementBytes) }
+      : { kinds, peers, bytes };
   });
 }
 
@@ -57,7 +79,7 @@ function freshSends(steps: readonly Step[]): Uint8Array {
   const written = new Map<BufferId, WrittenRanges>();
   const rangesOf = (buf: BufferId) => {
     let ranges = written.get(buf);
-    if (ranges === undefined) written.set(buf, ranges = new WrittenRanges());
+    if (ranges === undefined) written.set(buf, (ranges = new WrittenRanges()));
     return ranges;
   };
   steps.forEach((step, i) => {
@@ -87,7 +109,8 @@ function peerReadWrites(steps: readonly Step[], elementBytes: number): Float64Ar
     const j = k % steps.length;
     const step = steps[j];
     if (step.kind === 'send') {
-      if (k < steps.length) (waiting.get(step.src.buf) ?? waiting.set(step.src.buf, new WaitingReads()).get(step.src.buf)!).add(step.src);
+      if (k < steps.length)
+        (waiting.get(step.src.buf) ?? waiting.set(step.src.buf, new WaitingReads()).get(step.src.buf)!).add(step.src);
       continue;
     }
     const { offset, count } = step.dst;

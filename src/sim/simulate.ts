@@ -45,7 +45,10 @@ export interface TscclCall {
  * element count. Handed in (tuner/sim-chooser.ts) so that the simulator, which the tuner's cost
  * model is built on, does not import the tuner.
  */
-export type TscclChooser = (graph: TopologyGraph, call: TscclCall) => { algorithm: string; chunkCount: number; count: number };
+export type TscclChooser = (
+  graph: TopologyGraph,
+  call: TscclCall,
+) => { algorithm: string; chunkCount: number; count: number };
 
 export interface LinkLoad {
   /** Index of the directed link in the topology graph. */
@@ -93,7 +96,12 @@ function hostCountOf(graph: TopologyGraph, rankDevices: readonly number[]): numb
 }
 
 /** The algorithms the simulator may run for a collective on these ranks. */
-export function simAlgorithms(graph: TopologyGraph, rankDevices: readonly number[], collective: Collective, nvls: boolean): string[] {
+export function simAlgorithms(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  collective: Collective,
+  nvls: boolean,
+): string[] {
   const names = algorithmNames(collective).filter((a) => a !== 'hierarchical' || hostCountOf(graph, rankDevices) > 1);
   if (collective === 'allReduce' && nvls && reducingSwitch(graph, rankDevices) !== undefined) names.push('nvls');
   return names;
@@ -106,7 +114,8 @@ export function simAlgorithms(graph: TopologyGraph, rankDevices: readonly number
 function protocolsFor(algorithm: string, protocols: readonly string[], named: boolean): readonly string[] {
   if (algorithm !== 'nvls') return protocols;
   if (protocols.includes('Simple')) return ['Simple'];
-  if (named) throw invalidArgument('nvls runs with the Simple protocol only: add Simple to --proto', { argument: '--proto' });
+  if (named)
+    throw invalidArgument('nvls runs with the Simple protocol only: add Simple to --proto', { argument: '--proto' });
   return [];
 }
 
@@ -118,11 +127,22 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   const n = rankDevices.length;
   const eb = request.elementBytes;
   const counts = op.counts(Math.floor(request.bytes / eb), n);
-  const shapeCount = collective === 'allGather' || collective === 'gather' ? counts.send
-    : collective === 'reduceScatter' || collective === 'scatter' ? counts.recv
-      : collective === 'allToAll' ? counts.param : counts.send;
+  const shapeCount =
+    collective === 'allGather' || collective === 'gather'
+      ? counts.send
+      : collective === 'reduceScatter' || collective === 'scatter'
+        ? counts.recv
+        : collective === 'allToAll'
+          ? counts.param
+          : counts.send;
   const ranksRunTsccl = request.mode === 'flow' ? tscclTransport(graph, rankDevices) : undefined;
-  if (ranksRunTsccl !== undefined) return rowOf(request, n, counts, tscclRun(graph, rankDevices, request, { collective, count: shapeCount, ...ranksRunTsccl }));
+  if (ranksRunTsccl !== undefined)
+    return rowOf(
+      request,
+      n,
+      counts,
+      tscclRun(graph, rankDevices, request, { collective, count: shapeCount, ...ranksRunTsccl }),
+    );
   const valid = simAlgorithms(graph, rankDevices, collective, request.nvls);
   let algorithms: string[];
   if (request.algorithm === undefined) {
@@ -131,16 +151,39 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     algorithms = n > FLOW_SEARCH_RANKS ? candidates.filter((a) => !isQuadratic(collective, a)) : candidates;
   } else {
     if (!valid.includes(request.algorithm)) {
-      throw invalidArgument(`--algo ${request.algorithm} is not available for ${request.op} on this topology: expected one of ${valid.join(', ')}`, { argument: '--algo' });
+      throw invalidArgument(
+        `--algo ${request.algorithm} is not available for ${request.op} on this topology: expected one of ${valid.join(', ')}`,
+        { argument: '--algo' },
+      );
     }
     algorithms = [request.algorithm];
   }
   const protocols = request.protocols ?? Object.keys(topologyProtocols(graph.topology));
-  const candidates = algorithms.flatMap((algorithm) => protocolsFor(algorithm, protocols, request.algorithm !== undefined).map((protocol): SimCall => ({
-    collective, count: shapeCount, elementBytes: eb, root: request.root, algorithm, protocol,
-  })));
-  const ranked = candidates.map((call) => ({ call, estimate: analyticalTime(graph, rankDevices, call) })).sort((a, b) => a.estimate.timeUs - b.estimate.timeUs);
-  let best: { call: SimCall; timeUs: number; channels: number; bound: string; linkBytes?: Float64Array; capacities?: Float64Array } | undefined;
+  const candidates = algorithms.flatMap((algorithm) =>
+    protocolsFor(algorithm, protocols, request.algorithm !== undefined).map(
+      (protocol): SimCall => ({
+        collective,
+        count: shapeCount,
+        elementBytes: eb,
+        root: request.root,
+        algorithm,
+        protocol,
+      }),
+    ),
+  );
+  const ranked = candidates
+    .map((call) => ({ call, estimate: analyticalTime(graph, rankDevices, call) }))
+    .sort((a, b) => a.estimate.timeUs - b.estimate.timeUs);
+  let best:
+    | {
+        call: SimCall;
+        timeUs: number;
+        channels: number;
+        bound: string;
+        linkBytes?: Float64Array;
+        capacities?: Float64Array;
+      }
+    | undefined;
   if (request.mode === 'analytical') {
     best = { call: ranked[0].call, ...ranked[0].estimate };
   } else {
@@ -152,8 +195,18 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   }
   const chosen = best!;
   // The analytical model moves no flows; the flow engine reports bytes and capacities together.
-  const links = chosen.linkBytes === undefined || chosen.capacities === undefined ? [] : linkLoads(graph, chosen.linkBytes, chosen.timeUs, chosen.capacities);
-  return rowOf(request, n, counts, { timeUs: chosen.timeUs, algorithm: chosen.call.algorithm, protocol: chosen.call.protocol, channels: chosen.channels, bound: chosen.bound, links });
+  const links =
+    chosen.linkBytes === undefined || chosen.capacities === undefined
+      ? []
+      : linkLoads(graph, chosen.linkBytes, chosen.timeUs, chosen.capacities);
+  return rowOf(request, n, counts, {
+    timeUs: chosen.timeUs,
+    algorithm: chosen.call.algorithm,
+    protocol: chosen.call.protocol,
+    channels: chosen.channels,
+    bound: chosen.bound,
+    links,
+  });
 }
 
 /**
@@ -163,20 +216,38 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
  */
 function simulateSendRecv(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest): SimRow {
   if (request.algorithm !== undefined && request.algorithm !== SHIFT) {
-    throw invalidArgument(`--algo ${request.algorithm} does not apply to sendrecv: its pattern is ${SHIFT} (each rank sends to the next)`, { argument: '--algo' });
+    throw invalidArgument(
+      `--algo ${request.algorithm} does not apply to sendrecv: its pattern is ${SHIFT} (each rank sends to the next)`,
+      { argument: '--algo' },
+    );
   }
   const counts = BENCH_OPS.sendrecv.counts(Math.floor(request.bytes / request.elementBytes), rankDevices.length);
   const protocols = request.protocols ?? Object.keys(topologyProtocols(graph.topology));
   let best: SimRun | undefined;
   for (const protocol of protocols) {
-    const call: SimCall = { collective: 'allToAll', count: counts.send, elementBytes: request.elementBytes, root: 0, algorithm: SHIFT, protocol, generator: sendRecvShift };
+    const call: SimCall = {
+      collective: 'allToAll',
+      count: counts.send,
+      elementBytes: request.elementBytes,
+      root: 0,
+      algorithm: SHIFT,
+      protocol,
+      generator: sendRecvShift,
+    };
     const estimate = analyticalTime(graph, rankDevices, call);
     let run: SimRun;
     if (request.mode === 'analytical') {
       run = { timeUs: estimate.timeUs, algorithm: SHIFT, protocol, channels: 1, bound: estimate.bound, links: [] };
     } else {
       const outcome = simulateFlows(graph, rankDevices, call);
-      run = { timeUs: outcome.timeUs, algorithm: SHIFT, protocol, channels: outcome.channels, bound: estimate.bound, links: linkLoads(graph, outcome.linkBytes, outcome.timeUs, outcome.capacities) };
+      run = {
+        timeUs: outcome.timeUs,
+        algorithm: SHIFT,
+        protocol,
+        channels: outcome.channels,
+        bound: estimate.bound,
+        links: linkLoads(graph, outcome.linkBytes, outcome.timeUs, outcome.capacities),
+      };
     }
     if (best === undefined || run.timeUs < best.timeUs) best = run;
   }
@@ -189,10 +260,19 @@ type SimRun = Pick<SimRow, 'timeUs' | 'algorithm' | 'protocol' | 'channels' | 'b
 /** The nccl-tests row of a simulated call: sizes and bandwidths from its op and `counts` (the op's, for the request), the rest as simulated. */
 function rowOf(request: SimRequest, n: number, counts: BenchCounts, run: SimRun): SimRow {
   const op = BENCH_OPS[request.op];
-  const algbwGBs = counts.algorithm * request.elementBytes / run.timeUs / 1e3;
+  const algbwGBs = (counts.algorithm * request.elementBytes) / run.timeUs / 1e3;
   return {
-    ...run, op: request.op, bytes: counts.algorithm * request.elementBytes, count: counts.param, algbwGBs, busbwGBs: algbwGBs * op.busFactor(n),
-    mode: request.mode, reduces: op.reduces, root: request.root, ranks: n, bottleneck: run.links[0],
+    ...run,
+    op: request.op,
+    bytes: counts.algorithm * request.elementBytes,
+    count: counts.param,
+    algbwGBs,
+    busbwGBs: algbwGBs * op.busFactor(n),
+    mode: request.mode,
+    reduces: op.reduces,
+    root: request.root,
+    ranks: n,
+    bottleneck: run.links[0],
   };
 }
 
@@ -207,7 +287,10 @@ export function ranksRunTsccl(graph: TopologyGraph, rankDevices: readonly number
  * messages, process ranks pay a per-message overhead at both ends (the topology's one protocol
  * says which), with that protocol. Undefined for accelerators, which a GPU library's choices model.
  */
-function tscclTransport(graph: TopologyGraph, rankDevices: readonly number[]): { transport: 'shm' | 'tcp'; protocol: Protocol } | undefined {
+function tscclTransport(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+): { transport: 'shm' | 'tcp'; protocol: Protocol } | undefined {
   const protocols = Object.values(topologyProtocols(graph.topology));
   if (protocols.length !== 1 || rankDevices.length !== graph.accelerators.length) return undefined;
   const [protocol] = protocols;
@@ -222,30 +305,72 @@ function tscclTransport(graph: TopologyGraph, rankDevices: readonly number[]): {
  * machine and the time comm.predict gives for it. The sim's own search over GPU algorithms and
  * protocols would pick and time calls no tsccl run makes.
  */
-function tscclRun(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest, call: { collective: Collective; count: number; transport: 'shm' | 'tcp'; protocol: Protocol }): SimRun {
+function tscclRun(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  request: SimRequest,
+  call: { collective: Collective; count: number; transport: 'shm' | 'tcp'; protocol: Protocol },
+): SimRun {
   const n = rankDevices.length;
   const { protocol } = call;
-  const shape: CallShape = { collective: call.collective, nranks: n, count: call.count, root: 0, inPlace: false, chunkCount: 0 };
+  const shape: CallShape = {
+    collective: call.collective,
+    nranks: n,
+    count: call.count,
+    root: 0,
+    inPlace: false,
+    chunkCount: 0,
+  };
   if (request.chooser === undefined) {
-    throw invalidArgument(`Simulating ranks that run tsccl (${graph.topology.name}) needs the tuner's choice: pass a chooser (tuner/sim-chooser.ts)`, { argument: 'chooser' });
+    throw invalidArgument(
+      `Simulating ranks that run tsccl (${graph.topology.name}) needs the tuner's choice: pass a chooser (tuner/sim-chooser.ts)`,
+      { argument: 'chooser' },
+    );
   }
   const { algorithm, chunkCount, count } = request.chooser(graph, {
-    collective: call.collective, bytes: bufferCounts(shape, 0).input * request.elementBytes, elementBytes: request.elementBytes,
-    hostCount: hostCountOf(graph, rankDevices), transport: call.transport,
+    collective: call.collective,
+    bytes: bufferCounts(shape, 0).input * request.elementBytes,
+    elementBytes: request.elementBytes,
+    hostCount: hostCountOf(graph, rankDevices),
+    transport: call.transport,
     oversubscribed: call.transport === 'shm' && n > (protocol.rankCores ?? n),
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
   });
-  const outcome = machineOutcome(graph, { collective: call.collective, count, elementBytes: request.elementBytes, algorithm, chunkCount });
+  const outcome = machineOutcome(graph, {
+    collective: call.collective,
+    count,
+    elementBytes: request.elementBytes,
+    algorithm,
+    chunkCount,
+  });
   const links = linkLoads(graph, outcome.linkBytes, outcome.rankCallUs, outcome.capacities);
-  return { timeUs: outcome.rankCallUs, algorithm, protocol: protocol.name, channels: outcome.channels, bound: links[0]?.kind ?? 'latency', links };
+  return {
+    timeUs: outcome.rankCallUs,
+    algorithm,
+    protocol: protocol.name,
+    channels: outcome.channels,
+    bound: links[0]?.kind ?? 'latency',
+    links,
+  };
 }
 
 /** Links that carried traffic, busiest first, each against its capacity in the call (SimOutcome.capacities). */
-export function linkLoads(graph: TopologyGraph, linkBytes: Float64Array, timeUs: number, capacities: Float64Array): LinkLoad[] {
+export function linkLoads(
+  graph: TopologyGraph,
+  linkBytes: Float64Array,
+  timeUs: number,
+  capacities: Float64Array,
+): LinkLoad[] {
   const loads: LinkLoad[] = [];
   linkBytes.forEach((bytes, i) => {
     if (bytes <= 0) return;
-    loads.push({ index: i, link: graph.linkName(i), kind: graph.link(i).kind, bytes, utilisation: bytes / (capacities[i] * timeUs) });
+    loads.push({
+      index: i,
+      link: graph.linkName(i),
+      kind: graph.link(i).kind,
+      bytes,
+      utilisation: bytes / (capacities[i] * timeUs),
+    });
   });
   return loads.sort((a, b) => b.utilisation - a.utilisation);
 }
@@ -254,6 +379,19 @@ export function linkLoads(graph: TopologyGraph, linkBytes: Float64Array, timeUs:
  * A point-to-point exchange between two ranks (pipeline neighbours sending activations one way
  * and gradients the other), `bytes` each way: a 2-rank all-to-all moves exactly that.
  */
-export function simulateExchange(graph: TopologyGraph, pair: readonly number[], bytes: number, options: { mode: SimMode; elementBytes: number; chooser?: TscclChooser }): SimRow {
-  return simulateRow(graph, pair.slice(0, 2), { op: 'alltoall', bytes: bytes * 2, mode: options.mode, nvls: false, elementBytes: options.elementBytes, root: 0, chooser: options.chooser });
+export function simulateExchange(
+  graph: TopologyGraph,
+  pair: readonly number[],
+  bytes: number,
+  options: { mode: SimMode; elementBytes: number; chooser?: TscclChooser },
+): SimRow {
+  return simulateRow(graph, pair.slice(0, 2), {
+    op: 'alltoall',
+    bytes: bytes * 2,
+    mode: options.mode,
+    nvls: false,
+    elementBytes: options.elementBytes,
+    root: 0,
+    chooser: options.chooser,
+  });
 }

@@ -34,10 +34,46 @@ export function expertSplit(model: ModelSpec): { shared: number; experts: number
  * (Mistral AI: 46.7B parameters, 12.9B used per token).
  */
 export const MODELS: Readonly<Record<string, ModelSpec>> = {
-  'gpt3-175b': { name: 'gpt3-175b', layers: 96, hidden: 12288, sequence: 2048, parameters: 175e9, experts: 0, topK: 0, activeParameters: 175e9 },
-  'llama-70b': { name: 'llama-70b', layers: 80, hidden: 8192, sequence: 4096, parameters: 70e9, experts: 0, topK: 0, activeParameters: 70e9 },
-  'llama3-405b': { name: 'llama3-405b', layers: 126, hidden: 16384, sequence: 8192, parameters: 405e9, experts: 0, topK: 0, activeParameters: 405e9 },
-  'mixtral-8x7b': { name: 'mixtral-8x7b', layers: 32, hidden: 4096, sequence: 4096, parameters: 46.7e9, experts: 8, topK: 2, activeParameters: 12.9e9 },
+  'gpt3-175b': {
+    name: 'gpt3-175b',
+    layers: 96,
+    hidden: 12288,
+    sequence: 2048,
+    parameters: 175e9,
+    experts: 0,
+    topK: 0,
+    activeParameters: 175e9,
+  },
+  'llama-70b': {
+    name: 'llama-70b',
+    layers: 80,
+    hidden: 8192,
+    sequence: 4096,
+    parameters: 70e9,
+    experts: 0,
+    topK: 0,
+    activeParameters: 70e9,
+  },
+  'llama3-405b': {
+    name: 'llama3-405b',
+    layers: 126,
+    hidden: 16384,
+    sequence: 8192,
+    parameters: 405e9,
+    experts: 0,
+    topK: 0,
+    activeParameters: 405e9,
+  },
+  'mixtral-8x7b': {
+    name: 'mixtral-8x7b',
+    layers: 32,
+    hidden: 4096,
+    sequence: 4096,
+    parameters: 46.7e9,
+    experts: 8,
+    topK: 2,
+    activeParameters: 12.9e9,
+  },
 };
 
 export interface TrainingLayout {
@@ -85,32 +121,73 @@ export interface TrainingReport {
  * shard of the parameters once per step; EP exchanges tokens with two all-to-alls forward and
  * two backward per MoE layer. Each collective is simulated on rank 0's group.
  */
-export function trainingStep(graph: TopologyGraph, model: ModelSpec, layout: TrainingLayout, mode: SimMode, nvls: boolean, options: { chooser?: TscclChooser } = {}): TrainingReport {
+export function trainingStep(
+  graph: TopologyGraph,
+  model: ModelSpec,
+  layout: TrainingLayout,
+  mode: SimMode,
+  nvls: boolean,
+  options: { chooser?: TscclChooser } = {},
+): TrainingReport {
   const { tp, pp, dp, ep } = layout;
   const world = tp * pp * dp;
   if (world > graph.accelerators.length) {
-    throw invalidArgument(`tp ${tp} x pp ${pp} x dp ${dp} = ${world} ranks, but the topology has ${graph.accelerators.length} accelerators (use --nodes)`, { argument: '--dp' });
+    throw invalidArgument(
+      `tp ${tp} x pp ${pp} x dp ${dp} = ${world} ranks, but the topology has ${graph.accelerators.length} accelerators (use --nodes)`,
+      { argument: '--dp' },
+    );
   }
-  if (model.layers % pp !== 0) throw invalidArgument(`--pp ${pp} must divide the ${model.layers} layers of ${model.name}`, { argument: '--pp' });
+  if (model.layers % pp !== 0)
+    throw invalidArgument(`--pp ${pp} must divide the ${model.layers} layers of ${model.name}`, { argument: '--pp' });
   if (dp % ep !== 0) throw invalidArgument(`--ep ${ep} must divide --dp ${dp}`, { argument: '--ep' });
-  if (model.experts > 0 && model.experts % ep !== 0) throw invalidArgument(`--ep ${ep} must divide the ${model.experts} experts of ${model.name}`, { argument: '--ep' });
+  if (model.experts > 0 && model.experts % ep !== 0)
+    throw invalidArgument(`--ep ${ep} must divide the ${model.experts} experts of ${model.name}`, { argument: '--ep' });
   const perReplica = layout.microBatch * dp;
-  if (layout.globalBatch % perReplica !== 0) throw invalidArgument(`--global-batch ${layout.globalBatch} must be a multiple of micro-batch x dp = ${perReplica}`, { argument: '--global-batch' });
+  if (layout.globalBatch % perReplica !== 0)
+    throw invalidArgument(
+      `--global-batch ${layout.globalBatch} must be a multiple of micro-batch x dp = ${perReplica}`,
+      { argument: '--global-batch' },
+    );
   const m = layout.globalBatch / perReplica;
   const layersPerStage = model.layers / pp;
   const activation = layout.microBatch * model.sequence * model.hidden * layout.activationBytes;
   const collectives: TrainingCollective[] = [];
-  const add = (group: GroupKind | 'ep', ranks: readonly number[], op: BenchOpName, purpose: string, calls: number, bytes: number) => {
+  const add = (
+    group: GroupKind | 'ep',
+    ranks: readonly number[],
+    op: BenchOpName,
+    purpose: string,
+    calls: number,
+    bytes: number,
+  ) => {
     if (ranks.length < 2 || calls === 0) return;
     const devices = ranks.map((r) => graph.accelerators[r]);
     const groupMode: SimMode = devices.length > 64 ? 'analytical' : mode;
-    const row = op === 'sendrecv'
-      ? simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2, chooser: options.chooser })
-      : simulateRow(graph, devices, { op, bytes, mode: groupMode, nvls, elementBytes: 2, root: 0, chooser: options.chooser });
-    const bottleneck = row.bottleneck === undefined ? `${row.bound} (analytical)` : `${row.bottleneck.link} ${row.bottleneck.kind}`;
+    const row =
+      op === 'sendrecv'
+        ? simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2, chooser: options.chooser })
+        : simulateRow(graph, devices, {
+            op,
+            bytes,
+            mode: groupMode,
+            nvls,
+            elementBytes: 2,
+            root: 0,
+            chooser: options.chooser,
+          });
+    const bottleneck =
+      row.bottleneck === undefined ? `${row.bound} (analytical)` : `${row.bottleneck.link} ${row.bottleneck.kind}`;
     collectives.push({
-      group, op, purpose, groupSize: ranks.length, callsPerStep: calls, bytesPerCall: bytes, timePerCallUs: row.timeUs,
-      timePerStepUs: row.timeUs * calls, algorithm: row.algorithm, bottleneck,
+      group,
+      op,
+      purpose,
+      groupSize: ranks.length,
+      callsPerStep: calls,
+      bytesPerCall: bytes,
+      timePerCallUs: row.timeUs,
+      timePerStepUs: row.timeUs * calls,
+      algorithm: row.algorithm,
+      bottleneck,
     });
   };
   const shape = { tp, pp, dp };
@@ -118,26 +195,66 @@ export function trainingStep(graph: TopologyGraph, model: ModelSpec, layout: Tra
   const tpCalls = 4 * layersPerStage * m;
   if (layout.sequenceParallel) {
     add('tp', tpGroup, 'all_gather', 'sequence-parallel gather before attention/MLP (fwd+bwd)', tpCalls, activation);
-    add('tp', tpGroup, 'reduce_scatter', 'sequence-parallel scatter after attention/MLP (fwd+bwd)', tpCalls, activation);
+    add(
+      'tp',
+      tpGroup,
+      'reduce_scatter',
+      'sequence-parallel scatter after attention/MLP (fwd+bwd)',
+      tpCalls,
+      activation,
+    );
   } else {
     add('tp', tpGroup, 'all_reduce', 'attention and MLP outputs, 2 fwd + 2 bwd per layer', tpCalls, activation);
   }
-  if (pp > 1) add('pp', layoutGroups(shape, 'pp')[0], 'sendrecv', 'activations fwd and gradients bwd per micro-batch', 2 * m, activation / tp);
+  if (pp > 1)
+    add(
+      'pp',
+      layoutGroups(shape, 'pp')[0],
+      'sendrecv',
+      'activations fwd and gradients bwd per micro-batch',
+      2 * m,
+      activation / tp,
+    );
   // Expert parallelism shards the experts over ep ranks of the data-parallel group: only the shared
   // parameters are replicated dp times; each expert's gradients are reduced over the dp / ep ranks holding it.
   const dpGroup = layoutGroups(shape, 'dp')[0];
   const { shared, experts } = expertSplit(model);
   const sharded = model.experts > 0 && ep > 1;
   const replicated = sharded ? shared : model.parameters;
-  add('dp', dpGroup, 'all_reduce', sharded ? 'gradients of the shared parameters, once per step' : 'gradient reduction once per step', 1,
-    (replicated / (tp * pp)) * layout.gradientBytes);
+  add(
+    'dp',
+    dpGroup,
+    'all_reduce',
+    sharded ? 'gradients of the shared parameters, once per step' : 'gradient reduction once per step',
+    1,
+    (replicated / (tp * pp)) * layout.gradientBytes,
+  );
   if (sharded) {
-    add('dp', dpGroup.filter((_, i) => i % ep === 0), 'all_reduce', `gradients of this rank's ${model.experts / ep} experts per layer, over the dp / ep ranks holding them`, 1,
-      (experts / (tp * pp * ep)) * layout.gradientBytes);
+    add(
+      'dp',
+      dpGroup.filter((_, i) => i % ep === 0),
+      'all_reduce',
+      `gradients of this rank's ${model.experts / ep} experts per layer, over the dp / ep ranks holding them`,
+      1,
+      (experts / (tp * pp * ep)) * layout.gradientBytes,
+    );
   }
   if (model.experts > 0 && ep > 1) {
     const epGroup = dpGroup.slice(0, ep);
-    add('ep', epGroup, 'alltoall', 'token dispatch and combine, 2 fwd + 2 bwd per MoE layer', 4 * layersPerStage * m, activation * model.topK / tp);
+    add(
+      'ep',
+      epGroup,
+      'alltoall',
+      'token dispatch and combine, 2 fwd + 2 bwd per MoE layer',
+      4 * layersPerStage * m,
+      (activation * model.topK) / tp,
+    );
   }
-  return { model, layout, microBatchesPerStep: m, collectives, totalUs: collectives.reduce((a, c) => a + c.timePerStepUs, 0) };
+  return {
+    model,
+    layout,
+    microBatchesPerStep: m,
+    collectives,
+    totalUs: collectives.reduce((a, c) => a + c.timePerStepUs, 0),
+  };
 }

@@ -34,7 +34,12 @@ export interface CallRates {
  * tiers forwards, and the links that end at it carry, at its speed for that working set. Hosts
  * without tiers, and every GPU topology, keep their stated rates.
  */
-export function callRates(graph: TopologyGraph, rankDevices: readonly number[], shape: CallShape, elementBytes: number): CallRates {
+export function callRates(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  shape: CallShape,
+  elementBytes: number,
+): CallRates {
   const deviceScale = new Float64Array(graph.devices.length).fill(1);
   const reduceScale = new Float64Array(graph.devices.length).fill(1);
   const foldTraffic = new Float64Array(graph.devices.length).fill(REDUCE_TRAFFIC);
@@ -44,7 +49,8 @@ export function callRates(graph: TopologyGraph, rankDevices: readonly number[], 
     if (device.cacheTiers !== undefined) tiered.set(device.host ?? 0, device.cacheTiers);
     if (device.loopbackTiers !== undefined) loopback.push(i);
   });
-  if (tiered.size === 0 && loopback.length === 0) return { capacities: graph.capacities, deviceScale, reduceScale, foldTraffic };
+  if (tiered.size === 0 && loopback.length === 0)
+    return { capacities: graph.capacities, deviceScale, reduceScale, foldTraffic };
   const workingSet = hostWorkingSets(graph, rankDevices, shape, elementBytes);
   const capacities = Float64Array.from(graph.capacities);
   const hostScale = new Map<number, number>();
@@ -67,7 +73,8 @@ export function callRates(graph: TopologyGraph, rankDevices: readonly number[], 
   });
   // 0 where a device has no loopback tiers (a tier's scale is positive).
   const loopbackScale = new Float64Array(graph.devices.length);
-  for (const i of loopback) loopbackScale[i] = cacheScale(graph.devices[i].loopbackTiers!, workingSet.get(graph.devices[i].host ?? 0) ?? 0);
+  for (const i of loopback)
+    loopbackScale[i] = cacheScale(graph.devices[i].loopbackTiers!, workingSet.get(graph.devices[i].host ?? 0) ?? 0);
   for (let index = 0; index < graph.linkCount; index++) {
     const { from, to, family } = graph.link(index);
     // A link between two loopback devices (a socket end and its stack) has one speed: both have the host's tiers.
@@ -83,7 +90,12 @@ export function callRates(graph: TopologyGraph, rankDevices: readonly number[], 
 }
 
 /** Bytes of every buffer the call's ranks on each host read or write, as the executor sizes them, by host. */
-export function hostWorkingSets(graph: TopologyGraph, rankDevices: readonly number[], shape: CallShape, elementBytes: number): Map<number, number> {
+export function hostWorkingSets(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  shape: CallShape,
+  elementBytes: number,
+): Map<number, number> {
   const workingSet = new Map<number, number>();
   rankDevices.forEach((device, rank) => {
     const host = graph.devices[device].host ?? 0;
@@ -99,13 +111,20 @@ export function hostWorkingSets(graph: TopologyGraph, rankDevices: readonly numb
  * call: the host's working set over the cores its ranks run on. Empty where ranks do not pull
  * (only then do peers read a rank's memory) or there are no tiers.
  */
-export function peerReadWriteCosts(graph: TopologyGraph, rankDevices: readonly number[], protocol: Protocol, shape: CallShape, elementBytes: number): Map<number, number> {
+export function peerReadWriteCosts(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  protocol: Protocol,
+  shape: CallShape,
+  elementBytes: number,
+): Map<number, number> {
   const costs = new Map<number, number>();
   if (protocol.pull !== true || protocol.invalidationTiers === undefined) return costs;
   const tiers = protocol.invalidationTiers.map((t) => ({ bytes: t.bytes, scale: t.nsPerByte }));
   const workingSet = hostWorkingSets(graph, rankDevices, shape, elementBytes);
   const ranksOn = new Map<number, number>();
-  for (const device of rankDevices) ranksOn.set(graph.devices[device].host ?? 0, (ranksOn.get(graph.devices[device].host ?? 0) ?? 0) + 1);
+  for (const device of rankDevices)
+    ranksOn.set(graph.devices[device].host ?? 0, (ranksOn.get(graph.devices[device].host ?? 0) ?? 0) + 1);
   for (const device of rankDevices) {
     const host = graph.devices[device].host ?? 0;
     const cores = Math.min(ranksOn.get(host)!, protocol.rankCores ?? Infinity);

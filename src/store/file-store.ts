@@ -41,7 +41,8 @@ export class FileStore implements Store {
     for (;;) {
       const present = await Promise.all(keys.map((k) => this.exists(k)));
       if (present.every(Boolean)) return;
-      if (options.signal?.aborted) throw new TscclError(ErrorCode.ABORTED, `Store wait for ${keys.join(', ')} was aborted`, { op: 'store' });
+      if (options.signal?.aborted)
+        throw new TscclError(ErrorCode.ABORTED, `Store wait for ${keys.join(', ')} was aborted`, { op: 'store' });
       if (performance.now() > deadline) throw storeTimeout(`wait for ${keys.join(', ')}`, timeoutMs);
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
@@ -49,16 +50,23 @@ export class FileStore implements Store {
 
   async add(key: string, delta: number, options: StoreCallOptions = {}): Promise<number> {
     checkKey(key);
-    if (!Number.isSafeInteger(delta)) throw invalidArgument(`store add delta must be a safe integer, got ${delta}`, { argument: 'delta' });
+    if (!Number.isSafeInteger(delta))
+      throw invalidArgument(`store add delta must be a safe integer, got ${delta}`, { argument: 'delta' });
     return this.locked(key, options, async () => {
       const current = (await this.exists(key)) ? Number((await readFile(this.path(key))).toString()) : 0;
-      if (!Number.isSafeInteger(current)) throw invalidArgument(`store key '${key}' does not hold a counter`, { argument: 'key' });
+      if (!Number.isSafeInteger(current))
+        throw invalidArgument(`store key '${key}' does not hold a counter`, { argument: 'key' });
       await this.write(key, Buffer.from(String(current + delta)));
       return current + delta;
     });
   }
 
-  async compareSet(key: string, expected: Uint8Array, desired: Uint8Array, options: StoreCallOptions = {}): Promise<Uint8Array> {
+  async compareSet(
+    key: string,
+    expected: Uint8Array,
+    desired: Uint8Array,
+    options: StoreCallOptions = {},
+  ): Promise<Uint8Array> {
     checkKey(key);
     return this.locked(key, options, async () => {
       const current = (await this.exists(key)) ? await readFile(this.path(key)) : undefined;
@@ -84,7 +92,12 @@ export class FileStore implements Store {
   }
 
   private async exists(key: string): Promise<boolean> {
-    try { await stat(this.path(key)); return true; } catch { return false; }
+    try {
+      await stat(this.path(key));
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   private async write(key: string, value: Uint8Array): Promise<void> {
@@ -105,7 +118,10 @@ export class FileStore implements Store {
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
         // A holder that died leaves its lock behind; an old lock is taken over.
-        const age = await stat(lock).then((s) => Date.now() - s.mtimeMs, () => 0);
+        const age = await stat(lock).then(
+          (s) => Date.now() - s.mtimeMs,
+          () => 0,
+        );
         if (age > STALE_LOCK_MS) await rm(lock, { force: true });
         if (performance.now() > deadline) throw storeTimeout(`lock of ${key}`, timeoutMs);
         await new Promise((r) => setTimeout(r, POLL_MS));

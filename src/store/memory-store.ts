@@ -28,13 +28,15 @@ export class MemoryStore implements Store {
     if (this.closed) throw new TscclError(ErrorCode.ABORTED, 'Store is closed', { op: 'store' });
     await new Promise<void>((resolve, reject) => {
       const waiter = { keys, wake: () => finish() };
-      const onAbort = () => finish(new TscclError(ErrorCode.ABORTED, `Store wait for ${keys.join(', ')} was aborted`, { op: 'store' }));
+      const onAbort = () =>
+        finish(new TscclError(ErrorCode.ABORTED, `Store wait for ${keys.join(', ')} was aborted`, { op: 'store' }));
       const timer = setTimeout(() => finish(storeTimeout(`wait for ${keys.join(', ')}`, timeoutMs)), timeoutMs);
       const finish = (err?: TscclError) => {
         clearTimeout(timer);
         this.waiters.delete(waiter);
         options.signal?.removeEventListener('abort', onAbort);
-        if (err) reject(err); else resolve();
+        if (err) reject(err);
+        else resolve();
       };
       if (options.signal?.aborted) return onAbort();
       options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -44,10 +46,12 @@ export class MemoryStore implements Store {
 
   async add(key: string, delta: number): Promise<number> {
     checkKey(key);
-    if (!Number.isSafeInteger(delta)) throw invalidArgument(`store add delta must be a safe integer, got ${delta}`, { argument: 'delta' });
+    if (!Number.isSafeInteger(delta))
+      throw invalidArgument(`store add delta must be a safe integer, got ${delta}`, { argument: 'delta' });
     const current = this.values.get(key);
     const before = current === undefined ? 0 : Number(Buffer.from(current).toString());
-    if (!Number.isSafeInteger(before)) throw invalidArgument(`store key '${key}' does not hold a counter`, { argument: 'key' });
+    if (!Number.isSafeInteger(before))
+      throw invalidArgument(`store key '${key}' does not hold a counter`, { argument: 'key' });
     const after = before + delta;
     this.write(key, Buffer.from(String(after)));
     return after;

@@ -33,7 +33,10 @@ export const MAX_VALUE_BYTES = 64 * 1024 * 1024;
 
 export function checkKey(key: unknown): string {
   if (typeof key !== 'string' || key.length === 0 || Buffer.byteLength(key) > MAX_KEY_BYTES) {
-    throw invalidArgument(`store key must be a non-empty string of at most ${MAX_KEY_BYTES} bytes, got ${typeof key === 'string' ? `${Buffer.byteLength(key)} bytes` : typeof key}`, { argument: 'key' });
+    throw invalidArgument(
+      `store key must be a non-empty string of at most ${MAX_KEY_BYTES} bytes, got ${typeof key === 'string' ? `${Buffer.byteLength(key)} bytes` : typeof key}`,
+      { argument: 'key' },
+    );
   }
   return key;
 }
@@ -41,7 +44,9 @@ export function checkKey(key: unknown): string {
 export function checkValue(value: unknown, argument = 'value'): Uint8Array {
   if (!(value instanceof Uint8Array)) throw invalidArgument(`store ${argument} must be a Uint8Array`, { argument });
   if (value.byteLength > MAX_VALUE_BYTES) {
-    throw invalidArgument(`store ${argument} of ${value.byteLength} bytes exceeds the limit of ${MAX_VALUE_BYTES}`, { argument });
+    throw invalidArgument(`store ${argument} of ${value.byteLength} bytes exceeds the limit of ${MAX_VALUE_BYTES}`, {
+      argument,
+    });
   }
   return value;
 }
@@ -60,14 +65,27 @@ export class PrefixStore implements Store {
     this.inner = inner;
   }
 
-  set(key: string, value: Uint8Array, options?: StoreCallOptions): Promise<void> { return this.inner.set(this.prefix + key, value, options); }
-  get(key: string, options?: StoreCallOptions): Promise<Uint8Array> { return this.inner.get(this.prefix + key, options); }
-  wait(keys: readonly string[], options?: StoreCallOptions): Promise<void> { return this.inner.wait(keys.map((k) => this.prefix + k), options); }
-  add(key: string, delta: number, options?: StoreCallOptions): Promise<number> { return this.inner.add(this.prefix + key, delta, options); }
+  set(key: string, value: Uint8Array, options?: StoreCallOptions): Promise<void> {
+    return this.inner.set(this.prefix + key, value, options);
+  }
+  get(key: string, options?: StoreCallOptions): Promise<Uint8Array> {
+    return this.inner.get(this.prefix + key, options);
+  }
+  wait(keys: readonly string[], options?: StoreCallOptions): Promise<void> {
+    return this.inner.wait(
+      keys.map((k) => this.prefix + k),
+      options,
+    );
+  }
+  add(key: string, delta: number, options?: StoreCallOptions): Promise<number> {
+    return this.inner.add(this.prefix + key, delta, options);
+  }
   compareSet(key: string, expected: Uint8Array, desired: Uint8Array, options?: StoreCallOptions): Promise<Uint8Array> {
     return this.inner.compareSet(this.prefix + key, expected, desired, options);
   }
-  delete(key: string, options?: StoreCallOptions): Promise<boolean> { return this.inner.delete(this.prefix + key, options); }
+  delete(key: string, options?: StoreCallOptions): Promise<boolean> {
+    return this.inner.delete(this.prefix + key, options);
+  }
   /** The prefix view does not own the store underneath. */
   async close(): Promise<void> {}
 }

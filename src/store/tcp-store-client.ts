@@ -3,7 +3,16 @@ import { ErrorCode, TscclError } from '../errors.js';
 import { NO_TOKEN_MAC, proveToken } from '../security/job-token.js';
 import { type Store, type StoreCallOptions, checkKey, checkValue, storeTimeout } from './store.js';
 import {
-  FieldReader, FrameDecoder, GREETING_BYTES, Op, type Request, type Response, Status, decodeGreeting, decodeResponse, encodeRequest,
+  FieldReader,
+  FrameDecoder,
+  GREETING_BYTES,
+  Op,
+  type Request,
+  type Response,
+  Status,
+  decodeGreeting,
+  decodeResponse,
+  encodeRequest,
 } from './tcp-store-protocol.js';
 import { STORE_PURPOSE } from './tcp-store-server.js';
 
@@ -59,7 +68,11 @@ export class TcpStoreClient implements Store {
 
   async wait(keys: readonly string[], options: StoreCallOptions = {}): Promise<void> {
     const timeoutMs = this.timeout(options);
-    await this.call({ op: Op.WAIT, id: 0, timeoutMs, keys: keys.map(checkKey) }, options, `wait for ${keys.join(', ')}`);
+    await this.call(
+      { op: Op.WAIT, id: 0, timeoutMs, keys: keys.map(checkKey) },
+      options,
+      `wait for ${keys.join(', ')}`,
+    );
   }
 
   async add(key: string, delta: number, options: StoreCallOptions = {}): Promise<number> {
@@ -67,8 +80,23 @@ export class TcpStoreClient implements Store {
     return new FieldReader(response.fields).f64();
   }
 
-  async compareSet(key: string, expected: Uint8Array, desired: Uint8Array, options: StoreCallOptions = {}): Promise<Uint8Array> {
-    const response = await this.call({ op: Op.COMPARE_SET, id: 0, key: checkKey(key), expected: checkValue(expected, 'expected'), desired: checkValue(desired, 'desired') }, options, `compareSet ${key}`);
+  async compareSet(
+    key: string,
+    expected: Uint8Array,
+    desired: Uint8Array,
+    options: StoreCallOptions = {},
+  ): Promise<Uint8Array> {
+    const response = await this.call(
+      {
+        op: Op.COMPARE_SET,
+        id: 0,
+        key: checkKey(key),
+        expected: checkValue(expected, 'expected'),
+        desired: checkValue(desired, 'desired'),
+      },
+      options,
+      `compareSet ${key}`,
+    );
     return Uint8Array.from(new FieldReader(response.fields).bytes());
   }
 
@@ -101,7 +129,8 @@ export class TcpStoreClient implements Store {
     return new Promise<Response>((resolve, reject) => {
       // The server ends a GET or WAIT at its own deadline; this timer covers a server that is gone.
       const timer = setTimeout(() => done(undefined, storeTimeout(what, timeoutMs)), timeoutMs + 1000);
-      const onAbort = () => done(undefined, new TscclError(ErrorCode.ABORTED, `Store ${what} was aborted`, { op: 'store' }));
+      const onAbort = () =>
+        done(undefined, new TscclError(ErrorCode.ABORTED, `Store ${what} was aborted`, { op: 'store' }));
       const done = (response?: Response, err?: TscclError) => {
         clearTimeout(timer);
         this.pending.delete(id);
@@ -109,8 +138,11 @@ export class TcpStoreClient implements Store {
         if (err !== undefined) return reject(err);
         if (response!.status === Status.OK) return resolve(response!);
         const reason = Buffer.from(new FieldReader(response!.fields).bytes()).toString();
-        reject(response!.status === Status.TIMEOUT ? storeTimeout(what, timeoutMs)
-          : new TscclError(ErrorCode.INVALID_ARGUMENT, `Store ${what} failed: ${reason}`, { op: 'store' }));
+        reject(
+          response!.status === Status.TIMEOUT
+            ? storeTimeout(what, timeoutMs)
+            : new TscclError(ErrorCode.INVALID_ARGUMENT, `Store ${what} failed: ${reason}`, { op: 'store' }),
+        );
       };
       if (options.signal?.aborted) return onAbort();
       options.signal?.addEventListener('abort', onAbort, { once: true });
@@ -121,7 +153,9 @@ export class TcpStoreClient implements Store {
 
   private connection(): Promise<Socket> {
     if (this.socket !== undefined && !this.socket.destroyed) return Promise.resolve(this.socket);
-    this.connecting ??= this.open().finally(() => { this.connecting = undefined; });
+    this.connecting ??= this.open().finally(() => {
+      this.connecting = undefined;
+    });
     return this.connecting;
   }
 
@@ -138,7 +172,11 @@ export class TcpStoreClient implements Store {
         const refused = (err as NodeJS.ErrnoException).code === 'ECONNREFUSED';
         if (!refused || performance.now() > deadline) {
           if (err instanceof TscclError) throw err;
-          throw new TscclError(ErrorCode.PEER_LOST, `Cannot reach the store at ${host}:${port}: ${(err as Error).message}`, { op: 'store' });
+          throw new TscclError(
+            ErrorCode.PEER_LOST,
+            `Cannot reach the store at ${host}:${port}: ${(err as Error).message}`,
+            { op: 'store' },
+          );
         }
         await new Promise((r) => setTimeout(r, RETRY_MS));
       }
@@ -152,8 +190,18 @@ export class TcpStoreClient implements Store {
       socket.setNoDelay(true);
       const decoder = new FrameDecoder();
       let greeting: Buffer | undefined = Buffer.alloc(0);
-      const fail = (err: Error) => { socket.destroy(); reject(err); };
-      const closedEarly = () => fail(new TscclError(ErrorCode.PEER_LOST, `The store at ${host}:${port} closed the connection before it was ready (connection limit, or not a tsccl store)`, { op: 'store' }));
+      const fail = (err: Error) => {
+        socket.destroy();
+        reject(err);
+      };
+      const closedEarly = () =>
+        fail(
+          new TscclError(
+            ErrorCode.PEER_LOST,
+            `The store at ${host}:${port} closed the connection before it was ready (connection limit, or not a tsccl store)`,
+            { op: 'store' },
+          ),
+        );
       socket.once('error', fail);
       socket.once('close', closedEarly);
       socket.on('data', (chunk: Buffer) => {
@@ -165,20 +213,40 @@ export class TcpStoreClient implements Store {
             const rest = greeting.subarray(GREETING_BYTES);
             greeting = undefined;
             if (authRequired && this.options.token === undefined) {
-              return fail(new TscclError(ErrorCode.INVALID_ARGUMENT, `The store at ${host}:${port} requires the job token: set TSCCL_JOB_TOKEN`, { op: 'store' }));
+              return fail(
+                new TscclError(
+                  ErrorCode.INVALID_ARGUMENT,
+                  `The store at ${host}:${port} requires the job token: set TSCCL_JOB_TOKEN`,
+                  { op: 'store' },
+                ),
+              );
             }
-            const mac = this.options.token === undefined ? NO_TOKEN_MAC : proveToken(this.options.token, STORE_PURPOSE, nonce);
+            const mac =
+              this.options.token === undefined ? NO_TOKEN_MAC : proveToken(this.options.token, STORE_PURPOSE, nonce);
             socket.write(encodeRequest({ op: Op.AUTH, id: 0, mac }));
             chunk = rest;
           }
           for (const body of decoder.push(chunk)) {
             const response = decodeResponse(body);
             if (response.id === 0) {
-              if (response.status !== Status.OK) return fail(new TscclError(ErrorCode.INVALID_ARGUMENT, `The store at ${host}:${port} refused this client: wrong job token`, { op: 'store' }));
+              if (response.status !== Status.OK)
+                return fail(
+                  new TscclError(
+                    ErrorCode.INVALID_ARGUMENT,
+                    `The store at ${host}:${port} refused this client: wrong job token`,
+                    { op: 'store' },
+                  ),
+                );
               socket.off('error', fail);
               socket.off('close', closedEarly);
               socket.on('error', () => socket.destroy());
-              socket.on('close', () => this.failAll(new TscclError(ErrorCode.PEER_LOST, `Lost the connection to the store at ${host}:${port}`, { op: 'store' })));
+              socket.on('close', () =>
+                this.failAll(
+                  new TscclError(ErrorCode.PEER_LOST, `Lost the connection to the store at ${host}:${port}`, {
+                    op: 'store',
+                  }),
+                ),
+              );
               resolve(socket);
               continue;
             }

@@ -68,8 +68,10 @@ export function encodeGreeting(authRequired: boolean, nonce: Uint8Array): Buffer
 
 export function decodeGreeting(bytes: Uint8Array): { authRequired: boolean; nonce: Uint8Array } {
   const b = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  if (b.byteLength !== GREETING_BYTES || b.readUInt32BE(0) !== GREETING_MAGIC) throw protocolError('the peer is not a tsccl store (bad greeting)');
-  if (b.readUInt8(4) !== PROTOCOL_VERSION) throw protocolError(`store protocol version ${b.readUInt8(4)}, expected ${PROTOCOL_VERSION}`);
+  if (b.byteLength !== GREETING_BYTES || b.readUInt32BE(0) !== GREETING_MAGIC)
+    throw protocolError('the peer is not a tsccl store (bad greeting)');
+  if (b.readUInt8(4) !== PROTOCOL_VERSION)
+    throw protocolError(`store protocol version ${b.readUInt8(4)}, expected ${PROTOCOL_VERSION}`);
   return { authRequired: b.readUInt8(5) === 1, nonce: b.subarray(6, 6 + NONCE_BYTES) };
 }
 
@@ -78,11 +80,26 @@ export class FrameWriter {
   private readonly parts: Buffer[] = [];
   private length = 0;
 
-  u8(v: number): this { return this.push(Buffer.of(v)); }
-  u32(v: number): this { const b = Buffer.alloc(4); b.writeUInt32LE(v >>> 0); return this.push(b); }
-  f64(v: number): this { const b = Buffer.alloc(8); b.writeDoubleLE(v); return this.push(b); }
-  bytes(v: Uint8Array): this { this.u32(v.byteLength); return this.push(Buffer.from(v.buffer, v.byteOffset, v.byteLength)); }
-  string(v: string): this { return this.bytes(Buffer.from(v, 'utf8')); }
+  u8(v: number): this {
+    return this.push(Buffer.of(v));
+  }
+  u32(v: number): this {
+    const b = Buffer.alloc(4);
+    b.writeUInt32LE(v >>> 0);
+    return this.push(b);
+  }
+  f64(v: number): this {
+    const b = Buffer.alloc(8);
+    b.writeDoubleLE(v);
+    return this.push(b);
+  }
+  bytes(v: Uint8Array): this {
+    this.u32(v.byteLength);
+    return this.push(Buffer.from(v.buffer, v.byteOffset, v.byteLength));
+  }
+  string(v: string): this {
+    return this.bytes(Buffer.from(v, 'utf8'));
+  }
 
   /** The frame: length prefix, then the body. */
   frame(): Buffer {
@@ -107,9 +124,22 @@ export class FieldReader {
     this.view = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
   }
 
-  u8(): number { this.need(1); return this.view.readUInt8(this.offset++); }
-  u32(): number { this.need(4); const v = this.view.readUInt32LE(this.offset); this.offset += 4; return v; }
-  f64(): number { this.need(8); const v = this.view.readDoubleLE(this.offset); this.offset += 8; return v; }
+  u8(): number {
+    this.need(1);
+    return this.view.readUInt8(this.offset++);
+  }
+  u32(): number {
+    this.need(4);
+    const v = this.view.readUInt32LE(this.offset);
+    this.offset += 4;
+    return v;
+  }
+  f64(): number {
+    this.need(8);
+    const v = this.view.readDoubleLE(this.offset);
+    this.offset += 8;
+    return v;
+  }
   bytes(limit = MAX_VALUE_BYTES): Uint8Array {
     const length = this.u32();
     if (length > limit) throw protocolError(`a field of ${length} bytes exceeds the limit of ${limit}`);
@@ -124,7 +154,8 @@ export class FieldReader {
     return Buffer.from(raw).toString('utf8');
   }
   end(): void {
-    if (this.offset !== this.view.byteLength) throw protocolError(`${this.view.byteLength - this.offset} unexpected trailing bytes`);
+    if (this.offset !== this.view.byteLength)
+      throw protocolError(`${this.view.byteLength - this.offset} unexpected trailing bytes`);
   }
 
   private need(n: number): void {
@@ -154,7 +185,8 @@ export class FrameDecoder {
       const all = this.pending.length === 1 ? this.pending[0] : Buffer.concat(this.pending);
       this.pending = [all];
       const length = all.readUInt32LE(0);
-      if (length > this.maxFrameBytes) throw protocolError(`frame of ${length} bytes exceeds the limit of ${this.maxFrameBytes}`);
+      if (length > this.maxFrameBytes)
+        throw protocolError(`frame of ${length} bytes exceeds the limit of ${this.maxFrameBytes}`);
       if (this.buffered < 4 + length) break;
       frames.push(Buffer.from(all.subarray(4, 4 + length)));
       const rest = all.subarray(4 + length);
@@ -173,13 +205,23 @@ export class FrameDecoder {
 export function encodeRequest(request: Request): Buffer {
   const w = new FrameWriter().u8(request.op).u32(request.id);
   switch (request.op) {
-    case Op.AUTH: return w.bytes(request.mac).frame();
-    case Op.SET: return w.string(request.key).bytes(request.value).frame();
-    case Op.GET: return w.u32(request.timeoutMs).string(request.key).frame();
-    case Op.WAIT: { w.u32(request.timeoutMs).u32(request.keys.length); for (const k of request.keys) w.string(k); return w.frame(); }
-    case Op.ADD: return w.string(request.key).f64(request.delta).frame();
-    case Op.COMPARE_SET: return w.string(request.key).bytes(request.expected).bytes(request.desired).frame();
-    case Op.DELETE: return w.string(request.key).frame();
+    case Op.AUTH:
+      return w.bytes(request.mac).frame();
+    case Op.SET:
+      return w.string(request.key).bytes(request.value).frame();
+    case Op.GET:
+      return w.u32(request.timeoutMs).string(request.key).frame();
+    case Op.WAIT: {
+      w.u32(request.timeoutMs).u32(request.keys.length);
+      for (const k of request.keys) w.string(k);
+      return w.frame();
+    }
+    case Op.ADD:
+      return w.string(request.key).f64(request.delta).frame();
+    case Op.COMPARE_SET:
+      return w.string(request.key).bytes(request.expected).bytes(request.desired).frame();
+    case Op.DELETE:
+      return w.string(request.key).frame();
   }
 }
 
@@ -189,9 +231,15 @@ export function decodeRequest(body: Uint8Array): Request {
   const id = r.u32();
   let request: Request;
   switch (op) {
-    case Op.AUTH: request = { op, id, mac: r.bytes(MAC_BYTES) }; break;
-    case Op.SET: request = { op, id, key: r.key(), value: r.bytes() }; break;
-    case Op.GET: request = { op, id, timeoutMs: r.u32(), key: r.key() }; break;
+    case Op.AUTH:
+      request = { op, id, mac: r.bytes(MAC_BYTES) };
+      break;
+    case Op.SET:
+      request = { op, id, key: r.key(), value: r.bytes() };
+      break;
+    case Op.GET:
+      request = { op, id, timeoutMs: r.u32(), key: r.key() };
+      break;
     case Op.WAIT: {
       const timeoutMs = r.u32();
       const n = r.u32();
@@ -199,10 +247,17 @@ export function decodeRequest(body: Uint8Array): Request {
       request = { op, id, timeoutMs, keys: Array.from({ length: n }, () => r.key()) };
       break;
     }
-    case Op.ADD: request = { op, id, key: r.key(), delta: r.f64() }; break;
-    case Op.COMPARE_SET: request = { op, id, key: r.key(), expected: r.bytes(), desired: r.bytes() }; break;
-    case Op.DELETE: request = { op, id, key: r.key() }; break;
-    default: throw protocolError(`unknown op ${op}`);
+    case Op.ADD:
+      request = { op, id, key: r.key(), delta: r.f64() };
+      break;
+    case Op.COMPARE_SET:
+      request = { op, id, key: r.key(), expected: r.bytes(), desired: r.bytes() };
+      break;
+    case Op.DELETE:
+      request = { op, id, key: r.key() };
+      break;
+    default:
+      throw protocolError(`unknown op ${op}`);
   }
   r.end();
   return request;

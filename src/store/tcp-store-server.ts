@@ -4,7 +4,14 @@ import { log } from '../log.js';
 import { NO_TOKEN_MAC, checkProof, isLoopbackAddress, newNonce } from '../security/job-token.js';
 import { MemoryStore } from './memory-store.js';
 import {
-  FrameDecoder, Op, type Request, Status, type StatusCode, decodeRequest, encodeGreeting, encodeResponse,
+  FrameDecoder,
+  Op,
+  type Request,
+  Status,
+  type StatusCode,
+  decodeRequest,
+  encodeGreeting,
+  encodeResponse,
 } from './tcp-store-protocol.js';
 
 export interface TcpStoreServerOptions {
@@ -44,7 +51,10 @@ export class TcpStoreServer {
     const server = new TcpStoreServer(options);
     await new Promise<void>((resolve, reject) => {
       server.server.once('error', reject);
-      server.server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => { server.server.off('error', reject); resolve(); });
+      server.server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+        server.server.off('error', reject);
+        resolve();
+      });
     });
     return server;
   }
@@ -76,7 +86,10 @@ export class TcpStoreServer {
     const token = this.options.token;
     const remote = socket.remoteAddress;
     if (token === undefined && !this.options.allowInsecureRemote && !isLoopbackAddress(remote)) {
-      this.refuse(socket, `store refused ${remote}: the job has no token, so only loopback clients are served (set TSCCL_JOB_TOKEN)`);
+      this.refuse(
+        socket,
+        `store refused ${remote}: the job has no token, so only loopback clients are served (set TSCCL_JOB_TOKEN)`,
+      );
       return;
     }
     const nonce = newNonce();
@@ -89,10 +102,23 @@ export class TcpStoreServer {
           const request = decodeRequest(body);
           if (!authenticated) {
             const mac = request.op === Op.AUTH ? request.mac : undefined;
-            const ok = mac !== undefined && (token === undefined ? Buffer.from(mac).equals(NO_TOKEN_MAC) : checkProof(token, STORE_PURPOSE, nonce, mac));
+            const ok =
+              mac !== undefined &&
+              (token === undefined
+                ? Buffer.from(mac).equals(NO_TOKEN_MAC)
+                : checkProof(token, STORE_PURPOSE, nonce, mac));
             if (!ok) {
-              socket.end(encodeResponse(request.op === Op.AUTH ? Status.AUTH_FAILED : Status.NOT_AUTHENTICATED, request.id, (w) => w.string('authentication failed')));
-              this.refuse(socket, `store refused ${remote}: ${request.op === Op.AUTH ? 'wrong job token' : 'no authentication'}`);
+              socket.end(
+                encodeResponse(
+                  request.op === Op.AUTH ? Status.AUTH_FAILED : Status.NOT_AUTHENTICATED,
+                  request.id,
+                  (w) => w.string('authentication failed'),
+                ),
+              );
+              this.refuse(
+                socket,
+                `store refused ${remote}: ${request.op === Op.AUTH ? 'wrong job token' : 'no authentication'}`,
+              );
               return;
             }
             authenticated = true;
@@ -117,16 +143,35 @@ export class TcpStoreServer {
   }
 
   private async answer(socket: Socket, request: Request): Promise<void> {
-    const reply = (status: StatusCode, fill?: Parameters<typeof encodeResponse>[2]) => { if (!socket.destroyed) socket.write(encodeResponse(status, request.id, fill)); };
+    const reply = (status: StatusCode, fill?: Parameters<typeof encodeResponse>[2]) => {
+      if (!socket.destroyed) socket.write(encodeResponse(status, request.id, fill));
+    };
     try {
       switch (request.op) {
-        case Op.AUTH: return reply(Status.OK);
-        case Op.SET: await this.store.set(request.key, request.value); return reply(Status.OK);
-        case Op.GET: { const v = await this.store.get(request.key, { timeoutMs: request.timeoutMs }); return reply(Status.OK, (w) => w.bytes(v)); }
-        case Op.WAIT: await this.store.wait(request.keys, { timeoutMs: request.timeoutMs }); return reply(Status.OK);
-        case Op.ADD: { const v = await this.store.add(request.key, request.delta); return reply(Status.OK, (w) => w.f64(v)); }
-        case Op.COMPARE_SET: { const v = await this.store.compareSet(request.key, request.expected, request.desired); return reply(Status.OK, (w) => w.bytes(v)); }
-        case Op.DELETE: { const existed = await this.store.delete(request.key); return reply(Status.OK, (w) => w.u8(existed ? 1 : 0)); }
+        case Op.AUTH:
+          return reply(Status.OK);
+        case Op.SET:
+          await this.store.set(request.key, request.value);
+          return reply(Status.OK);
+        case Op.GET: {
+          const v = await this.store.get(request.key, { timeoutMs: request.timeoutMs });
+          return reply(Status.OK, (w) => w.bytes(v));
+        }
+        case Op.WAIT:
+          await this.store.wait(request.keys, { timeoutMs: request.timeoutMs });
+          return reply(Status.OK);
+        case Op.ADD: {
+          const v = await this.store.add(request.key, request.delta);
+          return reply(Status.OK, (w) => w.f64(v));
+        }
+        case Op.COMPARE_SET: {
+          const v = await this.store.compareSet(request.key, request.expected, request.desired);
+          return reply(Status.OK, (w) => w.bytes(v));
+        }
+        case Op.DELETE: {
+          const existed = await this.store.delete(request.key);
+          return reply(Status.OK, (w) => w.u8(existed ? 1 : 0));
+        }
       }
     } catch (err) {
       const timeout = err instanceof TscclError && err.code === 'TSCCL_ERR_TIMEOUT';

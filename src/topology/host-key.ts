@@ -8,9 +8,17 @@ import { hostname } from 'node:os';
  */
 export function hostKey(): string {
   let namespace = '';
-  try { namespace = readlinkSync('/proc/self/ns/net'); } catch { /* not Linux */ }
+  try {
+    namespace = readlinkSync('/proc/self/ns/net');
+  } catch {
+    /* not Linux */
+  }
   let boot = '';
-  try { boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim(); } catch { /* not Linux */ }
+  try {
+    boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+  } catch {
+    /* not Linux */
+  }
   return `${hostname()}|${namespace}|${boot}`;
 }
 
@@ -27,5 +35,8 @@ export function machineOf(key: string): string {
 /** Dense host indices (in order of first appearance) for a list of host keys. */
 export function hostIndices(keys: readonly string[]): number[] {
   const seen = new Map<string, number>();
-  return keys.map((k) => { if (!seen.has(k)) seen.set(k, seen.size); return seen.get(k)!; });
+  return keys.map((k) => {
+    if (!seen.has(k)) seen.set(k, seen.size);
+    return seen.get(k)!;
+  });
 }

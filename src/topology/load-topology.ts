@@ -14,10 +14,16 @@ export interface LoadOptions extends PresetOptions {
  * This machine as a topology (`--topo local`): detection plus the `tsccl tune` profile, with
  * where the profile came from.
  */
-export function loadLocalTopology(ranks: number | undefined, transport: 'shm' | 'tcp'): { topology: Topology; profileSource: string } {
+export function loadLocalTopology(
+  ranks: number | undefined,
+  transport: 'shm' | 'tcp',
+): { topology: Topology; profileSource: string } {
   const detection = detectLocal();
   const { profile, source } = loadProfile(detection.cores, detection.host);
-  const topology = parseTopology(localTopology({ ranks: ranks ?? detection.cores, transport, profile, detection }), 'local');
+  const topology = parseTopology(
+    localTopology({ ranks: ranks ?? detection.cores, transport, profile, detection }),
+    'local',
+  );
   return { topology, profileSource: source };
 }
 
@@ -42,5 +48,8 @@ export function loadTopology(spec: string, options: LoadOptions = {}): Topology 
     }
     return parseTopology(doc, `file ${spec}`);
   }
-  throw invalidArgument(`Unknown topology '${spec}': expected local, a .json file or one of ${PRESET_NAMES.join(', ')}`, { argument: '--topo' });
+  throw invalidArgument(
+    `Unknown topology '${spec}': expected local, a .json file or one of ${PRESET_NAMES.join(', ')}`,
+    { argument: '--topo' },
+  );
 }

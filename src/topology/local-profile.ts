@@ -77,31 +77,53 @@ import { type InvalidationTiers, invalidationTiersSchema } from './topology-sche
  * against a copy (optional: without it, reductions scale as copies and load them 1.5x).
  */
 const transportSchema = z.object({ callUs: z.number().min(0), messageUs: z.number().min(0) });
-export const profileSchema = z.object({
-  version: z.literal(1),
-  host: z.string(),
-  measuredAt: z.string().nullable(),
-  cores: z.number().int().min(1),
-  shm: transportSchema.extend({
-    copyGBps: z.number().positive(), oversubscribedMessageUs: z.number().min(0),
-    oneShotUs: z.number().min(0).optional(), oneShotGBps: z.number().positive().optional(),
-    peerWrittenGBps: z.number().positive().optional(), releaseUs: z.number().min(0).optional(),
-    invalidationTiers: invalidationTiersSchema.optional(), worstInvalidationTiers: invalidationTiersSchema.optional(),
-    worstPeerWrittenGBps: z.number().positive().optional(), oversubscribedSwitchUs: z.number().min(0).optional(),
-  }),
-  tcp: transportSchema.extend({
-    gbps: z.number().positive(), streamGBps: z.number().positive().optional(),
-    // Written by `tsccl tune` before 2026-11-24 and read by nothing since: accepted so that those profiles still load.
-    oversubscribedGBps: z.number().positive().optional(),
-    overheadUs: z.number().min(0).optional(), oneShotUs: z.number().min(0).optional(),
-    sizeTiers: z.array(z.object({ bytes: z.number().positive(), gbps: z.number().positive() }).strict()).min(1).optional(),
-  }),
-  reduceGBps: z.number().positive(),
-  memoryTiers: z.array(z.object({
-    bytes: z.number().positive(), copyGBps: z.number().positive(), allCoresGBps: z.number().positive().optional(), foldGBps: z.number().positive().optional(),
-  }).strict()).min(1).optional(),
-  runs: z.number().int().min(0),
-}).strict();
+export const profileSchema = z
+  .object({
+    version: z.literal(1),
+    host: z.string(),
+    measuredAt: z.string().nullable(),
+    cores: z.number().int().min(1),
+    shm: transportSchema.extend({
+      copyGBps: z.number().positive(),
+      oversubscribedMessageUs: z.number().min(0),
+      oneShotUs: z.number().min(0).optional(),
+      oneShotGBps: z.number().positive().optional(),
+      peerWrittenGBps: z.number().positive().optional(),
+      releaseUs: z.number().min(0).optional(),
+      invalidationTiers: invalidationTiersSchema.optional(),
+      worstInvalidationTiers: invalidationTiersSchema.optional(),
+      worstPeerWrittenGBps: z.number().positive().optional(),
+      oversubscribedSwitchUs: z.number().min(0).optional(),
+    }),
+    tcp: transportSchema.extend({
+      gbps: z.number().positive(),
+      streamGBps: z.number().positive().optional(),
+      // Written by `tsccl tune` before 2026-11-24 and read by nothing since: accepted so that those profiles still load.
+      oversubscribedGBps: z.number().positive().optional(),
+      overheadUs: z.number().min(0).optional(),
+      oneShotUs: z.number().min(0).optional(),
+      sizeTiers: z
+        .array(z.object({ bytes: z.number().positive(), gbps: z.number().positive() }).strict())
+        .min(1)
+        .optional(),
+    }),
+    reduceGBps: z.number().positive(),
+    memoryTiers: z
+      .array(
+        z
+          .object({
+            bytes: z.number().positive(),
+            copyGBps: z.number().positive(),
+            allCoresGBps: z.number().positive().optional(),
+            foldGBps: z.number().positive().optional(),
+          })
+          .strict(),
+      )
+      .min(1)
+      .optional(),
+    runs: z.number().int().min(0),
+  })
+  .strict();
 
 export type LocalProfile = z.infer<typeof profileSchema>;
 
@@ -114,13 +136,19 @@ export const PROFILE_WORKING_SET = 64 * 1024 * 1024;
 
 /** One core's copy speed at PROFILE_WORKING_SET, read off the memory tiers: what shm.copyGBps stands for. */
 export function copyAtProfileWorkingSet(tiers: NonNullable<LocalProfile['memoryTiers']>): number {
-  return cacheScale(tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })), PROFILE_WORKING_SET);
+  return cacheScale(
+    tiers.map((t) => ({ bytes: t.bytes, scale: t.copyGBps })),
+    PROFILE_WORKING_SET,
+  );
 }
 
 /** One core's fold speed at PROFILE_WORKING_SET, where every tier has one: what reduceGBps stands for. */
 export function foldAtProfileWorkingSet(tiers: NonNullable<LocalProfile['memoryTiers']>): number | undefined {
   if (!tiers.every((t) => t.foldGBps !== undefined)) return undefined;
-  return cacheScale(tiers.map((t) => ({ bytes: t.bytes, scale: t.foldGBps! })), PROFILE_WORKING_SET);
+  return cacheScale(
+    tiers.map((t) => ({ bytes: t.bytes, scale: t.foldGBps! })),
+    PROFILE_WORKING_SET,
+  );
 }
 
 export const MIB = 1024 * 1024;
@@ -156,8 +184,13 @@ export const DEFAULT_RELEASE_US = 0;
  * overwritten after the other core copied it then takes 5x as long as one it had not).
  */
 export const DEFAULT_INVALIDATION_TIERS: Readonly<InvalidationTiers> = [
-  { bytes: 1 * MIB, nsPerByte: 0.2 }, { bytes: 2 * MIB, nsPerByte: 0.18 }, { bytes: 4 * MIB, nsPerByte: 0.14 }, { bytes: 8 * MIB, nsPerByte: 0.11 },
-  { bytes: 16 * MIB, nsPerByte: 0.08 }, { bytes: 32 * MIB, nsPerByte: 0.046 }, { bytes: 64 * MIB, nsPerByte: 0.033 },
+  { bytes: 1 * MIB, nsPerByte: 0.2 },
+  { bytes: 2 * MIB, nsPerByte: 0.18 },
+  { bytes: 4 * MIB, nsPerByte: 0.14 },
+  { bytes: 8 * MIB, nsPerByte: 0.11 },
+  { bytes: 16 * MIB, nsPerByte: 0.08 },
+  { bytes: 32 * MIB, nsPerByte: 0.046 },
+  { bytes: 64 * MIB, nsPerByte: 0.033 },
 ];
 
 /**
@@ -199,20 +232,47 @@ export function tcpStreamGBps(profile: LocalProfile): number {
  */
 export function defaultProfile(cores: number, host: string): LocalProfile {
   return {
-    version: 1, host, measuredAt: null, cores,
-    shm: { callUs: 7, messageUs: 2, copyGBps: 12, oversubscribedMessageUs: 5, ...DEFAULT_ONE_SHOT, releaseUs: DEFAULT_RELEASE_US, peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: [...DEFAULT_INVALIDATION_TIERS] },
+    version: 1,
+    host,
+    measuredAt: null,
+    cores,
+    shm: {
+      callUs: 7,
+      messageUs: 2,
+      copyGBps: 12,
+      oversubscribedMessageUs: 5,
+      ...DEFAULT_ONE_SHOT,
+      releaseUs: DEFAULT_RELEASE_US,
+      peerWrittenGBps: DEFAULT_PEER_WRITTEN_GBPS,
+      invalidationTiers: [...DEFAULT_INVALIDATION_TIERS],
+    },
     tcp: {
-      callUs: 40, messageUs: 45, gbps: 1.7, streamGBps: DEFAULT_TCP_STREAM_GBPS, overheadUs: DEFAULT_TCP_OVERHEAD_US, oneShotUs: DEFAULT_TCP_ONE_SHOT_US,
+      callUs: 40,
+      messageUs: 45,
+      gbps: 1.7,
+      streamGBps: DEFAULT_TCP_STREAM_GBPS,
+      overheadUs: DEFAULT_TCP_OVERHEAD_US,
+      oneShotUs: DEFAULT_TCP_ONE_SHOT_US,
       // 2-process sendrecv each way, net of the 8 B call, median of one `tsccl tune` and two
       // `tsccl bench -o sendrecv --procs` runs (2026-11-22): 2.4-3.1, 2.5-4.3, 2.2-3.0, 1.5-2.0 GB/s.
-      sizeTiers: [{ bytes: 128 * 1024, gbps: 2.9 }, { bytes: 512 * 1024, gbps: 4.2 }, { bytes: 2 * MIB, gbps: 2.45 }, { bytes: 8 * MIB, gbps: 1.9 }],
+      sizeTiers: [
+        { bytes: 128 * 1024, gbps: 2.9 },
+        { bytes: 512 * 1024, gbps: 4.2 },
+        { bytes: 2 * MIB, gbps: 2.45 },
+        { bytes: 8 * MIB, gbps: 1.9 },
+      ],
     },
-    reduceGBps: 19, runs: 0,
+    reduceGBps: 19,
+    runs: 0,
     // One core copying (TypedArray.set in a SharedArrayBuffer, median of 5) on those VMs: the
     // per-core 2 MiB L2, then an L3 share of 64-96 MiB, then memory.
     memoryTiers: [
-      { bytes: 1 * MIB, copyGBps: 37 }, { bytes: 2 * MIB, copyGBps: 26 }, { bytes: 8 * MIB, copyGBps: 14.5 },
-      { bytes: 64 * MIB, copyGBps: 14 }, { bytes: 128 * MIB, copyGBps: 8.2 }, { bytes: 256 * MIB, copyGBps: 6.6 },
+      { bytes: 1 * MIB, copyGBps: 37 },
+      { bytes: 2 * MIB, copyGBps: 26 },
+      { bytes: 8 * MIB, copyGBps: 14.5 },
+      { bytes: 64 * MIB, copyGBps: 14 },
+      { bytes: 128 * MIB, copyGBps: 8.2 },
+      { bytes: 256 * MIB, copyGBps: 6.6 },
     ],
   };
 }
@@ -222,8 +282,13 @@ export function profilePath(): string {
 }
 
 /** The saved profile, or the defaults when none exists; a malformed file is an error, not a silent default. */
-export function loadProfile(cores: number, host: string, path = profilePath()): { profile: LocalProfile; source: string } {
-  if (!existsSync(path)) return { profile: defaultProfile(cores, host), source: 'defaults (run `tsccl tune` to measure this machine)' };
+export function loadProfile(
+  cores: number,
+  host: string,
+  path = profilePath(),
+): { profile: LocalProfile; source: string } {
+  if (!existsSync(path))
+    return { profile: defaultProfile(cores, host), source: 'defaults (run `tsccl tune` to measure this machine)' };
   let doc: unknown;
   try {
     doc = JSON.parse(readFileSync(path, 'utf8'));
@@ -232,7 +297,10 @@ export function loadProfile(cores: number, host: string, path = profilePath()): 
   }
   const parsed = profileSchema.safeParse(doc);
   if (!parsed.success) {
-    throw invalidArgument(`Profile ${path} is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`, { argument: 'TSCCL_PROFILE' });
+    throw invalidArgument(
+      `Profile ${path} is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+      { argument: 'TSCCL_PROFILE' },
+    );
   }
   return { profile: parsed.data, source: path };
 }

@@ -1,6 +1,18 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { availableParallelism, cpus, hostname, networkInterfaces } from 'node:os';
-import { DEFAULT_ONE_SHOT, DEFAULT_INVALIDATION_TIERS, DEFAULT_PEER_WRITTEN_GBPS, DEFAULT_RELEASE_US, DEFAULT_TCP_ONE_SHOT_US, DEFAULT_TCP_OVERHEAD_US, type LocalProfile, TCP_RATE_BYTES, copyAtProfileWorkingSet, foldAtProfileWorkingSet, tcpStreamGBps } from './local-profile.js';
+import {
+  DEFAULT_ONE_SHOT,
+  DEFAULT_INVALIDATION_TIERS,
+  DEFAULT_PEER_WRITTEN_GBPS,
+  DEFAULT_RELEASE_US,
+  DEFAULT_TCP_ONE_SHOT_US,
+  DEFAULT_TCP_OVERHEAD_US,
+  type LocalProfile,
+  TCP_RATE_BYTES,
+  copyAtProfileWorkingSet,
+  foldAtProfileWorkingSet,
+  tcpStreamGBps,
+} from './local-profile.js';
 import { cacheScale } from './cache-tiers.js';
 import type { Topology, TopologyProtocol } from './topology-schema.js';
 import { TopologyBuilder } from './presets/topology-builder.js';
@@ -31,10 +43,14 @@ export interface LocalDetection {
 
 /** Parses a Linux cpulist such as "0-3,8,10-11". */
 export function parseCpuList(text: string): number[] {
-  return text.trim().split(',').filter((s) => s !== '').flatMap((part) => {
-    const [a, b] = part.split('-').map(Number);
-    return b === undefined ? [a] : Array.from({ length: b - a + 1 }, (_, i) => a + i);
-  });
+  return text
+    .trim()
+    .split(',')
+    .filter((s) => s !== '')
+    .flatMap((part) => {
+      const [a, b] = part.split('-').map(Number);
+      return b === undefined ? [a] : Array.from({ length: b - a + 1 }, (_, i) => a + i);
+    });
 }
 
 /**
@@ -50,9 +66,13 @@ export function detectLocal(sys = '/sys'): LocalDetection {
   const nodeDir = `${sys}/devices/system/node`;
   let numaNodes: NumaNode[] = [];
   if (existsSync(nodeDir)) {
-    numaNodes = readdirSync(nodeDir).filter((d) => /^node\d+$/.test(d)).map((d) => ({
-      id: Number(d.slice(4)), cpus: parseCpuList(readFileSync(`${nodeDir}/${d}/cpulist`, 'utf8')),
-    })).sort((a, b) => a.id - b.id);
+    numaNodes = readdirSync(nodeDir)
+      .filter((d) => /^node\d+$/.test(d))
+      .map((d) => ({
+        id: Number(d.slice(4)),
+        cpus: parseCpuList(readFileSync(`${nodeDir}/${d}/cpulist`, 'utf8')),
+      }))
+      .sort((a, b) => a.id - b.id);
   }
   if (numaNodes.length === 0) numaNodes = [{ id: 0, cpus: machine.map((_, i) => i) }];
   const interfaces = Object.entries(networkInterfaces()).map(([name, addrs]) => {
@@ -63,9 +83,21 @@ export function detectLocal(sys = '/sys'): LocalDetection {
     } catch {
       // No speed file, or EINVAL on reading it: the kernel does not know the speed.
     }
-    return { name, addresses: (addrs ?? []).map((a) => a.address), speedMbps, internal: (addrs ?? []).some((a) => a.internal) };
+    return {
+      name,
+      addresses: (addrs ?? []).map((a) => a.address),
+      speedMbps,
+      internal: (addrs ?? []).some((a) => a.internal),
+    };
   });
-  return { host: hostname(), cores, machineCores: machine.length, cpuModel: machine[0]?.model ?? 'unknown', numaNodes, interfaces };
+  return {
+    host: hostname(),
+    cores,
+    machineCores: machine.length,
+    cpuModel: machine[0]?.model ?? 'unknown',
+    numaNodes,
+    interfaces,
+  };
 }
 
 export interface LocalTopologyOptions {
@@ -106,9 +138,20 @@ export function localTopology(options: LocalTopologyOptions): Topology {
   // message while the other processes wait, came out 549 us against 295 measured).
   const loopback = options.transport === 'tcp' ? loopbackTiersOf(profile) : {};
   const stackLoopback = ranks <= detection.cores ? loopback : {};
-  const hub = options.transport === 'shm'
-    ? b.device('numa0', 'cpu', 0, { memoryGBps: profile.shm.copyGBps * detection.cores, label: detection.cpuModel, forwardGBps, ...cacheTiersOf(profile) })
-    : b.device('tcp-stack', 'switch', 0, { switchKind: 'eth-switch', label: 'the host\'s TCP/IP stack (loopback)', forwardGBps, ...stackLoopback });
+  const hub =
+    options.transport === 'shm'
+      ? b.device('numa0', 'cpu', 0, {
+          memoryGBps: profile.shm.copyGBps * detection.cores,
+          label: detection.cpuModel,
+          forwardGBps,
+          ...cacheTiersOf(profile),
+        })
+      : b.device('tcp-stack', 'switch', 0, {
+          switchKind: 'eth-switch',
+          label: "the host's TCP/IP stack (loopback)",
+          forwardGBps,
+          ...stackLoopback,
+        });
   const streamGBps = tcpStreamGBps(profile);
   for (let r = 0; r < ranks; r++) {
     const rank = b.device(`rank${r}`, 'core', 0, { reduceGBps: profile.reduceGBps, memoryGBps: profile.shm.copyGBps });
@@ -118,13 +161,33 @@ export function localTopology(options: LocalTopologyOptions): Topology {
     }
     // A process's CPU both sends and receives: what it moves both ways together is bounded (its
     // socket end forwards 2 x gbps, the sendrecv's rate each way), and one way alone by the stream.
-    const end = b.device(`rank${r}-socket`, 'nic', 0, { forwardGBps: 2 * perRank, label: `rank ${r}'s process: its sends and receives share its CPU`, ...loopback });
-    for (const [a, z] of [[rank, end], [end, hub]]) b.links.push({ a, b: z, kind: 'eth-100', count: 1, gbps: Math.max(perRank, streamGBps), efficiency: 1, latencyUs: 0 });
+    const end = b.device(`rank${r}-socket`, 'nic', 0, {
+      forwardGBps: 2 * perRank,
+      label: `rank ${r}'s process: its sends and receives share its CPU`,
+      ...loopback,
+    });
+    for (const [a, z] of [
+      [rank, end],
+      [end, hub],
+    ])
+      b.links.push({
+        a,
+        b: z,
+        kind: 'eth-100',
+        count: 1,
+        gbps: Math.max(perRank, streamGBps),
+        efficiency: 1,
+        latencyUs: 0,
+      });
   }
   const host = `${detection.cores} cores, ${detection.numaNodes.length} NUMA node(s); profile measured ${profile.measuredAt ?? 'never (defaults)'}`;
   return {
     ...b.build(`local (${detection.host}, ${ranks} ${options.transport === 'shm' ? 'thread' : 'process'} ranks)`, host),
-    protocols: [options.transport === 'tcp' ? tcpProtocol(profile, detection.cores) : shmProtocol(profile, ranks, detection.cores)],
+    protocols: [
+      options.transport === 'tcp'
+        ? tcpProtocol(profile, detection.cores)
+        : shmProtocol(profile, ranks, detection.cores),
+    ],
   };
 }
 
@@ -146,11 +209,23 @@ function shmProtocol(profile: LocalProfile, ranks: number, cores: number): Topol
   const wakeUs = crowded ? profile.shm.oversubscribedMessageUs : profile.shm.messageUs;
   const switchUs = profile.shm.oversubscribedSwitchUs;
   return {
-    name: 'shm', baseUs: profile.shm.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, releaseUs: profile.shm.releaseUs ?? DEFAULT_RELEASE_US, rankCores: cores, pull: true,
+    name: 'shm',
+    baseUs: profile.shm.callUs,
+    stepUs: 0,
+    netStepUs: 0,
+    efficiency: 1,
+    wakeUs,
+    releaseUs: profile.shm.releaseUs ?? DEFAULT_RELEASE_US,
+    rankCores: cores,
+    pull: true,
     ...(crowded && switchUs !== undefined ? { wakeWorkUs: Math.min(wakeUs, switchUs * (ranks / cores - 1)) } : {}),
-    freshReadGBps: profile.shm.peerWrittenGBps ?? DEFAULT_PEER_WRITTEN_GBPS, invalidationTiers: profile.shm.invalidationTiers ?? [...DEFAULT_INVALIDATION_TIERS],
-    ...(profile.shm.worstInvalidationTiers === undefined ? {} : { worstInvalidationTiers: profile.shm.worstInvalidationTiers }),
-    ...(profile.shm.worstPeerWrittenGBps === undefined ? {} : { worstFreshReadGBps: profile.shm.worstPeerWrittenGBps }), ...oneShotOf(profile),
+    freshReadGBps: profile.shm.peerWrittenGBps ?? DEFAULT_PEER_WRITTEN_GBPS,
+    invalidationTiers: profile.shm.invalidationTiers ?? [...DEFAULT_INVALIDATION_TIERS],
+    ...(profile.shm.worstInvalidationTiers === undefined
+      ? {}
+      : { worstInvalidationTiers: profile.shm.worstInvalidationTiers }),
+    ...(profile.shm.worstPeerWrittenGBps === undefined ? {} : { worstFreshReadGBps: profile.shm.worstPeerWrittenGBps }),
+    ...oneShotOf(profile),
   };
 }
 
@@ -170,7 +245,18 @@ export function tcpProtocol(profile: LocalProfile, rankCores: number): TopologyP
   const oneShotUs = Math.max(0, (profile.tcp.oneShotUs ?? DEFAULT_TCP_ONE_SHOT_US) - profile.tcp.messageUs);
   // A lone stream over loopback goes at the pace its sender's thread copies it into the socket.
   const sendCopyGBps = tcpStreamGBps(profile);
-  return { name: 'tcp', baseUs: profile.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs, rankCores, overheadUs, sendCopyGBps, oneShotUs };
+  return {
+    name: 'tcp',
+    baseUs: profile.tcp.callUs,
+    stepUs: 0,
+    netStepUs: 0,
+    efficiency: 1,
+    wakeUs,
+    rankCores,
+    overheadUs,
+    sendCopyGBps,
+    oneShotUs,
+  };
 }
 
 /**
@@ -185,7 +271,10 @@ function oneShotOf(profile: LocalProfile): { oneShotUs: number; oneShotEfficienc
   const { oneShotUs, oneShotGBps } = { ...DEFAULT_ONE_SHOT, ...profile.shm };
   const tiers = cacheTiersOf(profile).cacheTiers;
   const smallCopyGBps = profile.shm.copyGBps * (tiers === undefined ? 1 : cacheScale(tiers, 0));
-  return { oneShotUs: Math.max(0, oneShotUs - profile.shm.messageUs), oneShotEfficiency: Math.min(1, oneShotGBps / smallCopyGBps) };
+  return {
+    oneShotUs: Math.max(0, oneShotUs - profile.shm.messageUs),
+    oneShotEfficiency: Math.min(1, oneShotGBps / smallCopyGBps),
+  };
 }
 
 /**
@@ -198,7 +287,10 @@ function loopbackTiersOf(profile: LocalProfile): { loopbackTiers?: { bytes: numb
   if (tiers === undefined) return {};
   const workingSet = (bytes: number) => 4 * bytes;
   return {
-    loopbackTiers: [...tiers.map((t) => ({ bytes: workingSet(t.bytes), scale: t.gbps / profile.tcp.gbps })), { bytes: workingSet(TCP_RATE_BYTES), scale: 1 }],
+    loopbackTiers: [
+      ...tiers.map((t) => ({ bytes: workingSet(t.bytes), scale: t.gbps / profile.tcp.gbps })),
+      { bytes: workingSet(TCP_RATE_BYTES), scale: 1 },
+    ],
   };
 }
 
@@ -208,14 +300,17 @@ function loopbackTiersOf(profile: LocalProfile): { loopbackTiers?: { bytes: numb
  * per-rank rate). The hub forwards cores x that rate, so what every core copies at once scales
  * it by the same reference. Fold speeds, where measured, scale the ranks' reductions by theirs.
  */
-function cacheTiersOf(profile: LocalProfile): { cacheTiers?: { bytes: number; scale: number; sharedScale?: number; reduceScale?: number }[] } {
+function cacheTiersOf(profile: LocalProfile): {
+  cacheTiers?: { bytes: number; scale: number; sharedScale?: number; reduceScale?: number }[];
+} {
   const tiers = profile.memoryTiers;
   if (tiers === undefined) return {};
   const reference = copyAtProfileWorkingSet(tiers);
   const foldReference = foldAtProfileWorkingSet(tiers);
   return {
     cacheTiers: tiers.map((t) => ({
-      bytes: t.bytes, scale: t.copyGBps / reference,
+      bytes: t.bytes,
+      scale: t.copyGBps / reference,
       ...(t.allCoresGBps === undefined ? {} : { sharedScale: t.allCoresGBps / reference }),
       ...(foldReference === undefined ? {} : { reduceScale: t.foldGBps! / foldReference }),
     })),

@@ -73,11 +73,15 @@ export class TopologyGraph {
     const devices = topology.devices;
     const fileLinks = topology.links;
     this.devices = devices;
-    devices.forEach((d, i) => { this.byId.set(d.id, i); });
+    devices.forEach((d, i) => {
+      this.byId.set(d.id, i);
+    });
     const accelerators: number[] = [];
     let limited = 0;
     const stagingRate = (d: Device): number | undefined =>
-      topology.peerToPeer === false && d.kind === 'cpu' ? d.stagingGBps ?? (d.memoryGBps === undefined ? undefined : d.memoryGBps / 2) : undefined;
+      topology.peerToPeer === false && d.kind === 'cpu'
+        ? (d.stagingGBps ?? (d.memoryGBps === undefined ? undefined : d.memoryGBps / 2))
+        : undefined;
     devices.forEach((d, i) => {
       if (RANK_KINDS.has(d.kind)) accelerators.push(i);
       if (d.forwardGBps !== undefined) limited++;
@@ -132,8 +136,14 @@ export class TopologyGraph {
     const source = this.fileLink[index];
     const fileLink = source >= 0 ? this.topology.links[source] : undefined;
     return {
-      index, from: this.linkFrom[index], to: this.linkTo[index], capacity: this.capacities[index], latencyUs: this.latencies[index],
-      kind: fileLink?.kind ?? (source === STAGING ? 'staging' : 'forwarding'), family: this.families[index], count: fileLink?.count ?? 1,
+      index,
+      from: this.linkFrom[index],
+      to: this.linkTo[index],
+      capacity: this.capacities[index],
+      latencyUs: this.latencies[index],
+      kind: fileLink?.kind ?? (source === STAGING ? 'staging' : 'forwarding'),
+      family: this.families[index],
+      count: fileLink?.count ?? 1,
     };
   }
 
@@ -146,11 +156,20 @@ export class TopologyGraph {
 
   deviceIndex(id: string): number {
     const index = this.byId.get(id);
-    if (index === undefined) throw invalidArgument(`No device '${id}' in topology ${this.topology.name}`, { argument: 'device' });
+    if (index === undefined)
+      throw invalidArgument(`No device '${id}' in topology ${this.topology.name}`, { argument: 'device' });
     return index;
   }
 
-  private setLink(index: number, from: number, to: number, capacity: number, latencyUs: number, fileLink: number, family: LinkFamily): void {
+  private setLink(
+    index: number,
+    from: number,
+    to: number,
+    capacity: number,
+    latencyUs: number,
+    fileLink: number,
+    family: LinkFamily,
+  ): void {
     this.linkFrom[index] = from;
     this.linkTo[index] = to;
     this.capacities[index] = capacity;
@@ -225,7 +244,11 @@ export class TopologyGraph {
     if (peers && this.topology.peerToPeer === false) {
       const cpu = this.nearestCpu(dst);
       const stage = this.staging[cpu];
-      return Int32Array.from([...this.shortest(src, cpu, 'any'), ...(stage >= 0 ? [stage] : []), ...this.shortest(cpu, dst, 'any')]);
+      return Int32Array.from([
+        ...this.shortest(src, cpu, 'any'),
+        ...(stage >= 0 ? [stage] : []),
+        ...this.shortest(cpu, dst, 'any'),
+      ]);
     }
     const scaleUp = peers ? this.dijkstra(src, dst, 'scale-up') : undefined;
     return Int32Array.from(scaleUp !== undefined ? this.pathTo(src, dst, scaleUp) : this.shortest(src, dst, 'any'));
@@ -241,9 +264,16 @@ export class TopologyGraph {
     this.devices.forEach((d, i) => {
       if (d.kind !== 'cpu' || d.host !== host) return;
       const us = this.routeLatency(Int32Array.from(this.shortest(device, i, 'any')));
-      if (us < bestUs) { best = i; bestUs = us; }
+      if (us < bestUs) {
+        best = i;
+        bestUs = us;
+      }
     });
-    if (best < 0) throw invalidArgument(`Topology ${this.topology.name}: peerToPeer is false but host ${host} has no cpu to stage messages in`, { argument: 'topology' });
+    if (best < 0)
+      throw invalidArgument(
+        `Topology ${this.topology.name}: peerToPeer is false but host ${host} has no cpu to stage messages in`,
+        { argument: 'topology' },
+      );
     this.nearestCpus.set(device, best);
     return best;
   }
@@ -252,7 +282,10 @@ export class TopologyGraph {
     if (src === dst) return [];
     const via = this.dijkstra(src, dst, scope);
     if (via === undefined) {
-      throw invalidArgument(`Topology ${this.topology.name}: no route from ${this.devices[src].id} to ${this.devices[dst].id}`, { argument: 'topology' });
+      throw invalidArgument(
+        `Topology ${this.topology.name}: no route from ${this.devices[src].id} to ${this.devices[dst].id}`,
+        { argument: 'topology' },
+      );
     }
     return this.pathTo(src, dst, via);
   }
@@ -260,7 +293,7 @@ export class TopologyGraph {
   /** The links from src to dst, read back from what dijkstra recorded. */
   private pathTo(src: number, dst: number, via: Map<number, number>): number[] {
     const path: number[] = [];
-    for (let at = dst; at !== src;) {
+    for (let at = dst; at !== src; ) {
       const link = via.get(at)!;
       path.push(link);
       at = this.linkFrom[link];
@@ -281,7 +314,7 @@ export class TopologyGraph {
     const heap: [number, number][] = [[0, src]];
     const push = (item: [number, number]) => {
       heap.push(item);
-      for (let i = heap.length - 1; i > 0;) {
+      for (let i = heap.length - 1; i > 0; ) {
         const p = (i - 1) >> 1;
         if (heap[p][0] <= heap[i][0]) break;
         [heap[p], heap[i]] = [heap[i], heap[p]];
@@ -293,7 +326,7 @@ export class TopologyGraph {
       const last = heap.pop()!;
       if (heap.length > 0) {
         heap[0] = last;
-        for (let i = 0; ;) {
+        for (let i = 0; ; ) {
           const l = 2 * i + 1;
           const r = l + 1;
           let m = i;

@@ -30,9 +30,19 @@ export class RoutedTransport implements Transport {
     return handle;
   }
 
-  recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+  recv(
+    peer: number,
+    channel: number,
+    bytes: number,
+    elementBytes: number,
+    tag: MessageTag,
+    consume: Consume,
+    ctx: WaitContext,
+  ): Promise<void> {
     const l = this.localIndex[peer];
-    return l < 0 ? this.remote.recv(peer, channel, bytes, elementBytes, tag, consume, ctx) : this.local.recv(l, channel, bytes, elementBytes, tag, consume, ctx);
+    return l < 0
+      ? this.remote.recv(peer, channel, bytes, elementBytes, tag, consume, ctx)
+      : this.local.recv(l, channel, bytes, elementBytes, tag, consume, ctx);
   }
 
   isDelivered(handle: SendHandle): boolean {

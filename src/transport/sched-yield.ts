@@ -24,7 +24,10 @@ function load(): (() => number) | undefined {
   try {
     const { WASI } = loadWasiQuietly();
     const wasi = new WASI({ version: 'preview1' });
-    const instance = new WebAssembly.Instance(new WebAssembly.Module(Buffer.from(SCHED_YIELD_WASM, 'base64')), wasi.getImportObject() as Record<string, Record<string, () => number>>);
+    const instance = new WebAssembly.Instance(
+      new WebAssembly.Module(Buffer.from(SCHED_YIELD_WASM, 'base64')),
+      wasi.getImportObject() as Record<string, Record<string, () => number>>,
+    );
     wasi.initialize(instance);
     return instance.exports.yield_core as () => number;
   } catch {
@@ -39,7 +42,8 @@ function load(): (() => number) | undefined {
 function loadWasiQuietly(): typeof import('node:wasi') {
   const emitWarning = process.emitWarning;
   process.emitWarning = ((warning: string | Error, ...rest: unknown[]) => {
-    if (!String(warning).includes('WASI')) (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
+    if (!String(warning).includes('WASI'))
+      (emitWarning as (...args: unknown[]) => void).call(process, warning, ...rest);
   }) as typeof process.emitWarning;
   try {
     return createRequire(import.meta.url)('node:wasi') as typeof import('node:wasi');

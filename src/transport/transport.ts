@@ -69,7 +69,15 @@ export interface Transport {
   readonly rank: number;
   readonly nranks: number;
   send(peer: number, channel: number, data: Uint8Array, tag: MessageTag, ctx: WaitContext): Promise<SendHandle>;
-  recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void>;
+  recv(
+    peer: number,
+    channel: number,
+    bytes: number,
+    elementBytes: number,
+    tag: MessageTag,
+    consume: Consume,
+    ctx: WaitContext,
+  ): Promise<void>;
   isDelivered(handle: SendHandle): boolean;
   waitDelivered(handle: SendHandle, ctx: WaitContext): Promise<void>;
   /**
@@ -78,7 +86,14 @@ export interface Transport {
    */
   trySend?(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle | undefined;
   /** Receive now, or false if the message is not there yet. Throws on a mismatch, as recv does. */
-  tryRecv?(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume): boolean;
+  tryRecv?(
+    peer: number,
+    channel: number,
+    bytes: number,
+    elementBytes: number,
+    tag: MessageTag,
+    consume: Consume,
+  ): boolean;
   /** The low-latency protocol, where the transport has one. */
   readonly lowLatency?: LowLatencySlots;
   /**
@@ -103,7 +118,13 @@ export interface LowLatencySlots {
    * Publishes collective `seq` (a message of `bytes`; `data` if this rank holds it), once no peer
    * still reads the slot it reuses.
    */
-  publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> | undefined;
+  publish(
+    seq: number,
+    opcode: number,
+    bytes: number,
+    data: Uint8Array | undefined,
+    ctx: WaitContext,
+  ): Promise<void> | undefined;
   /** Waits until `peer` has published for collective `seq`. */
   arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined;
   /**
@@ -170,9 +191,17 @@ export interface MessageLabel {
  * The error for a message that is not the one a rank expected, naming both sides. `how`
  * qualifies what was sent (' on another communicator', ' by another algorithm').
  */
-export function messageMismatch(rank: number, peer: number, expected: MessageLabel, sent: MessageLabel, how = ''): TscclError {
-  return new TscclError(ErrorCode.MISMATCH,
-    `Rank ${rank} expected ${opcodeName(expected.opcode)} #${expected.seq} of ${expected.bytes} bytes from rank ${peer}, `
-    + `but rank ${peer} sent ${opcodeName(sent.opcode)} #${sent.seq} of ${sent.bytes} bytes${how}: the ranks called different operations or counts`,
-    { rank, peer, seq: expected.seq, op: opcodeName(expected.opcode) });
+export function messageMismatch(
+  rank: number,
+  peer: number,
+  expected: MessageLabel,
+  sent: MessageLabel,
+  how = '',
+): TscclError {
+  return new TscclError(
+    ErrorCode.MISMATCH,
+    `Rank ${rank} expected ${opcodeName(expected.opcode)} #${expected.seq} of ${expected.bytes} bytes from rank ${peer}, ` +
+      `but rank ${peer} sent ${opcodeName(sent.opcode)} #${sent.seq} of ${sent.bytes} bytes${how}: the ranks called different operations or counts`,
+    { rank, peer, seq: expected.seq, op: opcodeName(expected.opcode) },
+  );
 }

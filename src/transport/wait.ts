@@ -85,7 +85,12 @@ export async function waitWhileEqual(words: Int32Array, index: number, value: nu
     // idle loop, so a real timer bounds the sleep: without it a rank whose only work is this
     // wait could exit mid-collective.
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([result.value, new Promise<void>((wake) => { timer = setTimeout(wake, sliceMs); })]);
+    await Promise.race([
+      result.value,
+      new Promise<void>((wake) => {
+        timer = setTimeout(wake, sliceMs);
+      }),
+    ]);
     clearTimeout(timer);
   }
 }

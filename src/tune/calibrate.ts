@@ -3,7 +3,14 @@ import { SMALL_CALL_WARMUP } from '../bench/warm-up.js';
 import type { BenchOpName } from '../algorithms/bench-ops.js';
 import type { BenchOptions } from '../bench/bench-options.js';
 import { ONE_SHOT } from '../exec/one-shot.js';
-import { type LocalProfile, MIB, PROFILE_WORKING_SET, TCP_RATE_BYTES, copyAtProfileWorkingSet, foldAtProfileWorkingSet } from '../topology/local-profile.js';
+import {
+  type LocalProfile,
+  MIB,
+  PROFILE_WORKING_SET,
+  TCP_RATE_BYTES,
+  copyAtProfileWorkingSet,
+  foldAtProfileWorkingSet,
+} from '../topology/local-profile.js';
 import type { LocalDetection } from '../topology/local-topology.js';
 import { measureCoreSwitchUs } from './core-switch.js';
 import { fitOversubscribedHandOff } from './fit-hand-off.js';
@@ -99,21 +106,45 @@ interface Timing {
  * while all copy at once; one core's float32 sum kernel on the shared arena, which gives
  * reduceGBps at PROFILE_WORKING_SET).
  */
-export async function calibrate(detection: LocalDetection, runs: number, log: (line: string) => void): Promise<LocalProfile> {
+export async function calibrate(
+  detection: LocalDetection,
+  runs: number,
+  log: (line: string) => void,
+): Promise<LocalProfile> {
   /**
    * Medians over `launches` runs of each size from `bytes` up to `upToBytes` (x SIZE_STEP), out of
    * place. A single size under LARGE warms up SMALL_CALL_WARMUP calls; a range, sizes up to 256 KiB
    * that many (the first size warms the code up for those after it, whose time is their bytes).
    */
-  const timeSizes = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, timing: Timing = {}): Promise<{ bytes: number; us: number }[]> => {
+  const timeSizes = async (
+    op: BenchOpName,
+    ranks: number,
+    bytes: number,
+    procs: boolean,
+    timing: Timing = {},
+  ): Promise<{ bytes: number; us: number }[]> => {
     const { algorithm, pieceBytes, launches = runs, upToBytes = bytes, inPlace = false } = timing;
     const samples: { bytes: number; us: number }[][] = [];
     const warmupIters = timing.warmupIters ?? (bytes >= LARGE || upToBytes > bytes ? 2 : SMALL_CALL_WARMUP);
     const env = pieceBytes === undefined ? undefined : { ...process.env, TSCCL_CHUNK_BYTES: String(pieceBytes) };
     for (let r = 0; r < launches; r++) {
       const options: BenchOptions = {
-        op, ranks, minBytes: bytes, maxBytes: upToBytes, stepFactor: SIZE_STEP, stepBytes: 1, iters: upToBytes >= LARGE ? LARGE_ITERS : SMALL_ITERS, warmupIters,
-        warmupSmall: SMALL_CALL_WARMUP, check: false, dtype: 'float32', redop: 'sum', root: 0, timeoutMs: TIMEOUT_MS, procs, ...(algorithm === undefined ? {} : { algorithm }),
+        op,
+        ranks,
+        minBytes: bytes,
+        maxBytes: upToBytes,
+        stepFactor: SIZE_STEP,
+        stepBytes: 1,
+        iters: upToBytes >= LARGE ? LARGE_ITERS : SMALL_ITERS,
+        warmupIters,
+        warmupSmall: SMALL_CALL_WARMUP,
+        check: false,
+        dtype: 'float32',
+        redop: 'sum',
+        root: 0,
+        timeoutMs: TIMEOUT_MS,
+        procs,
+        ...(algorithm === undefined ? {} : { algorithm }),
       };
       const rows = await runBench(options, env === undefined ? {} : { env });
       samples.push(rows.filter((row) => row.inPlace === inPlace).map((row) => ({ bytes: row.bytes, us: row.timeUs })));
@@ -122,18 +153,36 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
       const sizeSamples = samples.map((launch) => launch[size].us);
       const us = median(sizeSamples);
       const pieces = pieceBytes === undefined ? '' : ` in ${Math.ceil(first.bytes / pieceBytes)} pieces`;
-      log(`  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${first.bytes} B${pieces}${inPlace ? ' in place' : ''}: ${us.toFixed(1)} us (median of ${launches}: ${sizeSamples.map((x) => x.toFixed(1)).join(', ')})`);
+      log(
+        `  ${procs ? 'tcp' : 'shm'} ${op}${algorithm ? ` (${algorithm})` : ''} ${ranks} ranks ${first.bytes} B${pieces}${inPlace ? ' in place' : ''}: ${us.toFixed(1)} us (median of ${launches}: ${sizeSamples.map((x) => x.toFixed(1)).join(', ')})`,
+      );
       return { bytes: first.bytes, us };
     });
   };
-  const time = async (op: BenchOpName, ranks: number, bytes: number, procs: boolean, timing: Omit<Timing, 'upToBytes'> = {}): Promise<number> =>
-    (await timeSizes(op, ranks, bytes, procs, timing))[0].us;
+  const time = async (
+    op: BenchOpName,
+    ranks: number,
+    bytes: number,
+    procs: boolean,
+    timing: Omit<Timing, 'upToBytes'> = {},
+  ): Promise<number> => (await timeSizes(op, ranks, bytes, procs, timing))[0].us;
   // Recursive doubling and the ring of 8 B first, then the transport's other small calls.
   const timeSmall = async (procs: boolean, others: readonly SmallCall[]): Promise<number[]> => {
     const calls = [RECURSIVE_DOUBLING_8B, RING_8B, ...others];
-    const launchOnce = () => timeSmallCalls(calls, { procs, blocks: SMALL_BLOCKS_PER_LAUNCH, minCalls: SMALL_ITERS, warmupCalls: SMALL_CALL_WARMUP, timeoutMs: TIMEOUT_MS });
+    const launchOnce = () =>
+      timeSmallCalls(calls, {
+        procs,
+        blocks: SMALL_BLOCKS_PER_LAUNCH,
+        minCalls: SMALL_ITERS,
+        warmupCalls: SMALL_CALL_WARMUP,
+        timeoutMs: TIMEOUT_MS,
+      });
     const times = await timeConsistently(() => fastestOfLaunches(launchOnce, runs), log);
-    calls.forEach((c, i) => { log(`  ${procs ? 'tcp' : 'shm'} ${c.op} (${c.algorithm ?? 'tuner'}) 2 ranks ${c.bytes} B: ${times[i].toFixed(1)} us (median of ${SMALL_BLOCKS_PER_LAUNCH} blocks in turns, fastest of ${runs} launches)`); });
+    calls.forEach((c, i) => {
+      log(
+        `  ${procs ? 'tcp' : 'shm'} ${c.op} (${c.algorithm ?? 'tuner'}) 2 ranks ${c.bytes} B: ${times[i].toFixed(1)} us (median of ${SMALL_BLOCKS_PER_LAUNCH} blocks in turns, fastest of ${runs} launches)`,
+      );
+    });
     return times;
   };
   // Lines in the other core's cache cost what the state of the VM's vCPUs makes them, and what
@@ -146,8 +195,11 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
     await copyTiers.burst();
   };
   log('shared memory (thread ranks):');
-  const [shmOneStep, shmTwoSteps, oneShotUs, oneShotAllReduce, directBroadcast] = await timeSmall(false,
-    [{ op: 'broadcast', bytes: 8, algorithm: ONE_SHOT }, { op: 'all_reduce', bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT }, { op: 'broadcast', bytes: 8, algorithm: 'direct' }]);
+  const [shmOneStep, shmTwoSteps, oneShotUs, oneShotAllReduce, directBroadcast] = await timeSmall(false, [
+    { op: 'broadcast', bytes: 8, algorithm: ONE_SHOT },
+    { op: 'all_reduce', bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT },
+    { op: 'broadcast', bytes: 8, algorithm: 'direct' },
+  ]);
   const shm = handOffOf(shmOneStep, shmTwoSteps, log);
   // The root of a direct broadcast posts, then waits for its message to be taken, which
   // recursive doubling (each rank reads the other's input as the other reads its) never does.
@@ -156,12 +208,17 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // through the simulator, once every other figure is known.
   const over = detection.cores * 2;
   await burst();
-  const overRingUs = await time(HAND_OFF_RING.op, over, HAND_OFF_RING.bytes, false, { algorithm: 'ring', launches: oversubscribedRingLaunches(runs) });
+  const overRingUs = await time(HAND_OFF_RING.op, over, HAND_OFF_RING.bytes, false, {
+    algorithm: 'ring',
+    launches: oversubscribedRingLaunches(runs),
+  });
   await burst();
   log('TCP (process ranks on this host):');
   // The one-shot path runs other code than the schedules (no executor): its own 2-rank call.
-  const [tcpOneStep, tcpTwoSteps, tcpOneShotUs, sendrecvSmall] = await timeSmall(true,
-    [{ op: 'all_reduce', bytes: 8, algorithm: ONE_SHOT }, { op: 'sendrecv', bytes: 8 }]);
+  const [tcpOneStep, tcpTwoSteps, tcpOneShotUs, sendrecvSmall] = await timeSmall(true, [
+    { op: 'all_reduce', bytes: 8, algorithm: ONE_SHOT },
+    { op: 'sendrecv', bytes: 8 },
+  ]);
   const tcp = handOffOf(tcpOneStep, tcpTwoSteps, log);
   const sendrecvLarge = await time('sendrecv', 2, LARGE, true);
   const rateOf = (bytes: number, us: number) => bytes / Math.max(1e-3, us - sendrecvSmall) / 1e3;
@@ -169,30 +226,52 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // Smaller messages move faster: they fit the socket buffers and the caches.
   const tierTimes = await timeSizes('sendrecv', 2, TCP_TIERS.fromBytes, true, { upToBytes: TCP_TIERS.upToBytes });
   const sizeTiers = tierTimes.map(({ bytes, us }) => ({ bytes, gbps: rateOf(bytes, us) }));
-  log(`  tcp sendrecv rate by size, each way: ${sizeTiers.map((t) => `${t.bytes / 1024} KiB ${t.gbps.toFixed(2)}`).join(', ')}, ${LARGE / 1024} KiB ${gbps.toFixed(2)} GB/s`);
+  log(
+    `  tcp sendrecv rate by size, each way: ${sizeTiers.map((t) => `${t.bytes / 1024} KiB ${t.gbps.toFixed(2)}`).join(', ')}, ${LARGE / 1024} KiB ${gbps.toFixed(2)} GB/s`,
+  );
   await burst();
   // One more message in a stream that nobody waits for costs each end its CPU overhead: the
   // root's sends of a broadcast's pieces queue in the socket, the receiver takes them as they come.
-  const whole = await time('broadcast', 2, STREAM_BYTES, true, { algorithm: 'binomial_tree', pieceBytes: STREAM_BYTES });
-  const pieced = await time('broadcast', 2, STREAM_BYTES, true, { algorithm: 'binomial_tree', pieceBytes: STREAM_BYTES / STREAM_PIECES });
+  const whole = await time('broadcast', 2, STREAM_BYTES, true, {
+    algorithm: 'binomial_tree',
+    pieceBytes: STREAM_BYTES,
+  });
+  const pieced = await time('broadcast', 2, STREAM_BYTES, true, {
+    algorithm: 'binomial_tree',
+    pieceBytes: STREAM_BYTES / STREAM_PIECES,
+  });
   const perPieceUs = (pieced - whole) / (STREAM_PIECES - 1);
   const overheadUs = Math.max(0, Math.min(tcp.messageUs / 2, perPieceUs));
   if (perPieceUs > overheadUs) {
     // Both ends' overhead is part of one hand-off, so more than half of it is a stall in the stream.
-    log(`  warning: a piece of the stream cost ${perPieceUs.toFixed(1)} us, over half a hand-off; the overhead is kept at ${overheadUs.toFixed(1)} us: run again, with more --runs`);
+    log(
+      `  warning: a piece of the stream cost ${perPieceUs.toFixed(1)} us, over half a hand-off; the overhead is kept at ${overheadUs.toFixed(1)} us: run again, with more --runs`,
+    );
   }
   // One process sends and the other only receives: faster than each way of a sendrecv. In
   // place, as out of place the root copies its own output after its send, on the same thread.
-  const stream = await time('broadcast', 2, STREAM.bytes, true, { algorithm: 'direct', inPlace: true, warmupIters: STREAM.warmupIters });
+  const stream = await time('broadcast', 2, STREAM.bytes, true, {
+    algorithm: 'direct',
+    inPlace: true,
+    warmupIters: STREAM.warmupIters,
+  });
   const streamGBps = rateOf(STREAM.bytes, stream);
   await burst();
   const memoryTiers = copyTiers.tiers();
-  const { peerWrittenGBps, invalidationTiers, worstInvalidationTiers, worstPeerWrittenGBps, bestInvalidationTiers } = summarizePeerCache(peerCache.moments);
-  const tiersText = (tiers: typeof invalidationTiers) => tiers.map((t) => `${t.bytes / 1024} KiB ${t.nsPerByte.toFixed(3)}`).join(', ');
-  log(`copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s (${peerCache.moments.length} moments)`);
+  const { peerWrittenGBps, invalidationTiers, worstInvalidationTiers, worstPeerWrittenGBps, bestInvalidationTiers } =
+    summarizePeerCache(peerCache.moments);
+  const tiersText = (tiers: typeof invalidationTiers) =>
+    tiers.map((t) => `${t.bytes / 1024} KiB ${t.nsPerByte.toFixed(3)}`).join(', ');
+  log(
+    `copy of bytes another core just wrote: ${peerWrittenGBps.toFixed(2)} GB/s (${peerCache.moments.length} moments)`,
+  );
   log(`overwriting bytes another core read, extra by what it touched since: ${tiersText(invalidationTiers)} ns/B`);
-  log(`  in the costliest moment: ${tiersText(worstInvalidationTiers)} ns/B; copy of fresh bytes ${worstPeerWrittenGBps.toFixed(2)} GB/s`);
-  log(`copy by working set, one core alone / each core with all ${detection.cores} copying / one core folding: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} / ${t.allCoresGBps.toFixed(1)} / ${t.foldGBps.toFixed(1)}`).join(', ')} GB/s`);
+  log(
+    `  in the costliest moment: ${tiersText(worstInvalidationTiers)} ns/B; copy of fresh bytes ${worstPeerWrittenGBps.toFixed(2)} GB/s`,
+  );
+  log(
+    `copy by working set, one core alone / each core with all ${detection.cores} copying / one core folding: ${memoryTiers.map((t) => `${t.bytes / MIB} MiB ${t.copyGBps.toFixed(1)} / ${t.allCoresGBps.toFixed(1)} / ${t.foldGBps.toFixed(1)}`).join(', ')} GB/s`,
+  );
   // The sum kernel's speed where the profile's rates stand, as copyGBps is read off the tiers.
   const reduceGBps = foldAtProfileWorkingSet(memoryTiers)!;
   log(`float32 sum kernel at ${PROFILE_WORKING_SET / MIB} MiB: ${reduceGBps.toFixed(2)} GB/s`);
@@ -201,33 +280,90 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
   // the cores move together (allCoresGBps: past the caches they share the memory bus).
   const copyGBps = copyAtProfileWorkingSet(memoryTiers);
   const profile: LocalProfile = {
-    version: 1, host: detection.host, measuredAt: new Date().toISOString(), cores: detection.cores,
-    shm: { callUs: shm.callUs, messageUs: shm.messageUs, copyGBps, oversubscribedMessageUs: shm.messageUs, oneShotUs, releaseUs, peerWrittenGBps, invalidationTiers, worstInvalidationTiers, worstPeerWrittenGBps },
-    tcp: { callUs: tcp.callUs, messageUs: tcp.messageUs, gbps, streamGBps, overheadUs, oneShotUs: tcpOneShotUs, sizeTiers },
-    reduceGBps, memoryTiers, runs,
+    version: 1,
+    host: detection.host,
+    measuredAt: new Date().toISOString(),
+    cores: detection.cores,
+    shm: {
+      callUs: shm.callUs,
+      messageUs: shm.messageUs,
+      copyGBps,
+      oversubscribedMessageUs: shm.messageUs,
+      oneShotUs,
+      releaseUs,
+      peerWrittenGBps,
+      invalidationTiers,
+      worstInvalidationTiers,
+      worstPeerWrittenGBps,
+    },
+    tcp: {
+      callUs: tcp.callUs,
+      messageUs: tcp.messageUs,
+      gbps,
+      streamGBps,
+      overheadUs,
+      oneShotUs: tcpOneShotUs,
+      sizeTiers,
+    },
+    reduceGBps,
+    memoryTiers,
+    runs,
   };
   // The one-shot call pays the cache state it met; fitted in the average state first. One faster
   // than that allows met a cheaper state (it is its fastest launch): fitted in the cheapest moment.
-  const oneShotCall = { collective: 'allReduce', ranks: 2, bytes: ONE_SHOT_BYTES, algorithm: ONE_SHOT, calls: 1 + SMALL_ITERS, timeUs: oneShotAllReduce } as const;
+  const oneShotCall = {
+    collective: 'allReduce',
+    ranks: 2,
+    bytes: ONE_SHOT_BYTES,
+    algorithm: ONE_SHOT,
+    calls: 1 + SMALL_ITERS,
+    timeUs: oneShotAllReduce,
+  } as const;
   const inAverageState = fitOneShotRate(profile, detection, oneShotCall);
   const oneShot = inAverageState.belowModel
-    ? fitOneShotRate({ ...profile, shm: { ...profile.shm, invalidationTiers: bestInvalidationTiers } }, detection, oneShotCall)
+    ? fitOneShotRate(
+        { ...profile, shm: { ...profile.shm, invalidationTiers: bestInvalidationTiers } },
+        detection,
+        oneShotCall,
+      )
     : inAverageState;
-  if (inAverageState.belowModel && !oneShot.belowModel) log(`  the 2-rank one-shot all-reduce of ${ONE_SHOT_BYTES} B ran faster than the average cache state allows: fitted in the cheapest moment`);
-  log(oneShot.belowModel
-    ? `  warning: the 2-rank one-shot all-reduce of ${ONE_SHOT_BYTES} B ran faster than the model allows at any rate; its copies are charged at the copy speed`
-    : `one-shot rate (the 2-rank all-reduce of ${ONE_SHOT_BYTES} B as the simulator reproduces it): ${oneShot.gbps.toFixed(2)} GB/s`);
+  if (inAverageState.belowModel && !oneShot.belowModel)
+    log(
+      `  the 2-rank one-shot all-reduce of ${ONE_SHOT_BYTES} B ran faster than the average cache state allows: fitted in the cheapest moment`,
+    );
+  log(
+    oneShot.belowModel
+      ? `  warning: the 2-rank one-shot all-reduce of ${ONE_SHOT_BYTES} B ran faster than the model allows at any rate; its copies are charged at the copy speed`
+      : `one-shot rate (the 2-rank all-reduce of ${ONE_SHOT_BYTES} B as the simulator reproduces it): ${oneShot.gbps.toFixed(2)} GB/s`,
+  );
   const fitted: LocalProfile = { ...profile, shm: { ...profile.shm, oneShotGBps: oneShot.gbps } };
   const handOff = fitOversubscribedHandOff(fitted, detection, {
-    collective: HAND_OFF_RING.collective, ranks: over, bytes: HAND_OFF_RING.bytes, algorithm: 'ring', calls: 1 + SMALL_ITERS, timeUs: overRingUs,
+    collective: HAND_OFF_RING.collective,
+    ranks: over,
+    bytes: HAND_OFF_RING.bytes,
+    algorithm: 'ring',
+    calls: 1 + SMALL_ITERS,
+    timeUs: overRingUs,
   });
-  if (handOff.belowModel) log(`  warning: the ${over}-rank ring of ${HAND_OFF_RING.bytes} B ran faster than the model allows with no hand-off; the oversubscribed hand-off is kept at the 2-rank one`);
+  if (handOff.belowModel)
+    log(
+      `  warning: the ${over}-rank ring of ${HAND_OFF_RING.bytes} B ran faster than the model allows with no hand-off; the oversubscribed hand-off is kept at the 2-rank one`,
+    );
   const oversubscribedMessageUs = Math.max(shm.messageUs, handOff.handOffUs);
   const coreSwitch = measureCoreSwitchUs();
-  log('us' in coreSwitch
-    ? `oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores): ${oversubscribedMessageUs.toFixed(1)} us; a switch between two threads on one core ${coreSwitch.us.toFixed(2)} us`
-    : `oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores): ${oversubscribedMessageUs.toFixed(1)} us; no switch between threads on one core measured (needs ${coreSwitch.missing}), so all of it is charged on a core`);
-  return { ...fitted, shm: { ...fitted.shm, oversubscribedMessageUs, ...('us' in coreSwitch ? { oversubscribedSwitchUs: coreSwitch.us } : {}) } };
+  log(
+    'us' in coreSwitch
+      ? `oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores): ${oversubscribedMessageUs.toFixed(1)} us; a switch between two threads on one core ${coreSwitch.us.toFixed(2)} us`
+      : `oversubscribed hand-off (${over} thread ranks on ${detection.cores} cores): ${oversubscribedMessageUs.toFixed(1)} us; no switch between threads on one core measured (needs ${coreSwitch.missing}), so all of it is charged on a core`,
+  );
+  return {
+    ...fitted,
+    shm: {
+      ...fitted.shm,
+      oversubscribedMessageUs,
+      ...('us' in coreSwitch ? { oversubscribedSwitchUs: coreSwitch.us } : {}),
+    },
+  };
 }
 
 /**
@@ -236,11 +372,16 @@ export async function calibrate(detection: LocalDetection, runs: number, log: (l
  * outside those bounds a stall fell on one of them and all are timed again, each call keeping
  * its fastest (a stall only adds).
  */
-export async function timeConsistently(timeAll: () => Promise<number[]>, log: (line: string) => void): Promise<number[]> {
+export async function timeConsistently(
+  timeAll: () => Promise<number[]>,
+  log: (line: string) => void,
+): Promise<number[]> {
   let times = await timeAll();
   const contradict = () => times[1] < times[0] || times[1] > 2 * times[0];
   for (let retry = 0; retry < HAND_OFF_RETRIES && contradict(); retry++) {
-    log(`  the ring read ${times[1] < times[0] ? 'faster than recursive doubling' : 'over twice recursive doubling'}: timing the small calls again`);
+    log(
+      `  the ring read ${times[1] < times[0] ? 'faster than recursive doubling' : 'over twice recursive doubling'}: timing the small calls again`,
+    );
     times = fastestEach(times, await timeAll());
   }
   return times;
@@ -267,15 +408,22 @@ function fastestEach(times: readonly number[], again: readonly number[]): number
  * the same call path; recursive doubling is one message and the ring two, so their difference is
  * one hand-off and the rest the fixed cost of a call.
  */
-export function handOffOf(oneStep: number, twoSteps: number, log: (line: string) => void): { callUs: number; messageUs: number } {
+export function handOffOf(
+  oneStep: number,
+  twoSteps: number,
+  log: (line: string) => void,
+): { callUs: number; messageUs: number } {
   const messageUs = Math.max(0, twoSteps - oneStep);
   const callUs = Math.max(0, oneStep - messageUs);
   if (oneStep < messageUs) {
     // Two hand-offs took more than twice one: a stall, not the machine's costs.
-    log(`  warning: the ring took over twice recursive doubling, so the call cost reads as 0 us; the machine was busy: run again, with more --runs`);
+    log(
+      `  warning: the ring took over twice recursive doubling, so the call cost reads as 0 us; the machine was busy: run again, with more --runs`,
+    );
   } else if (twoSteps < oneStep) {
-    log(`  warning: the ring still read faster than recursive doubling, so the hand-off reads as 0 us; the machine was busy: run again, with more --runs`);
+    log(
+      `  warning: the ring still read faster than recursive doubling, so the hand-off reads as 0 us; the machine was busy: run again, with more --runs`,
+    );
   }
   return { callUs, messageUs };
 }
-

@@ -76,7 +76,9 @@ function folding(largest: number): Folding {
   const arena = Arena.create();
   const length = Math.ceil(largest / 3 / 16) * 4;
   const arrays = [0, 1, 2].map(() => arena.view(Float32Array, arena.allocate(length * 4), length, 4));
-  arrays.forEach((array, i) => { array.fill(i); });
+  arrays.forEach((array, i) => {
+    array.fill(i);
+  });
   return { sum: arenaKernels(arena).reduce('float32', 'sum'), arrays };
 }
 
@@ -128,12 +130,13 @@ export class CopyTierSampler {
   /** Samples every tier at `moments` moments `gapMs` apart. */
   async burst(moments = MOMENTS_PER_BURST, gapMs = MOMENT_GAP_MS): Promise<void> {
     this.memory ??= copyMemory(this.cores, Math.max(...this.tierMib) * MIB);
-    this.moments.push(...await sampleCopyTiers(this.memory, this.tierMib, this.sampleBytes, moments, gapMs));
+    this.moments.push(...(await sampleCopyTiers(this.memory, this.tierMib, this.sampleBytes, moments, gapMs)));
   }
 
   /** Each tier's rates over all the moments sampled so far. */
   tiers(): CopyTier[] {
-    if (this.moments.length === 0) throw new TscclError(ErrorCode.INTERNAL, 'tune: no moment of the copy tiers was measured');
+    if (this.moments.length === 0)
+      throw new TscclError(ErrorCode.INTERNAL, 'tune: no moment of the copy tiers was measured');
     return this.tierMib.map((mib, i) => ({
       bytes: mib * MIB,
       copyGBps: rateOfMeanTime(this.moments.map((tiers) => tiers[i].alone)),
@@ -159,21 +162,42 @@ interface CopyMemory {
 
 /** Buffers for `cores` threads copying working sets of up to `largest` bytes (each helper writes its own). */
 function copyMemory(cores: number, largest: number): CopyMemory {
-  const helpers = Array.from({ length: Math.max(0, Math.floor(cores) - 1) }, () => new SharedArrayBuffer(Math.ceil(largest / cores)));
+  const helpers = Array.from(
+    { length: Math.max(0, Math.floor(cores) - 1) },
+    () => new SharedArrayBuffer(Math.ceil(largest / cores)),
+  );
   return { own: new Uint8Array(new SharedArrayBuffer(largest)).fill(1), helpers, folds: folding(largest) };
 }
 
 /** Every tier's rates at `moments` moments `gapMs` apart, with a helper thread on each other core. */
-async function sampleCopyTiers(memory: CopyMemory, tierMib: readonly number[], sampleBytes: number, moments: number, gapMs: number): Promise<TierMoment[][]> {
+async function sampleCopyTiers(
+  memory: CopyMemory,
+  tierMib: readonly number[],
+  sampleBytes: number,
+  moments: number,
+  gapMs: number,
+): Promise<TierMoment[][]> {
   const { own, folds } = memory;
   const helpers = memory.helpers.length;
   const control = new Int32Array(new SharedArrayBuffer(4 * CONTROL_WORDS));
   const rates = new Float64Array(new SharedArrayBuffer(8 * Math.max(1, helpers)));
-  const workers = memory.helpers.map((helperMemory, slot) => new Worker(HELPER, {
-    eval: true, workerData: { control: control.buffer, rates: rates.buffer, memory: helperMemory, threads: helpers + 1, slot },
-  }));
+  const workers = memory.helpers.map(
+    (helperMemory, slot) =>
+      new Worker(HELPER, {
+        eval: true,
+        workerData: { control: control.buffer, rates: rates.buffer, memory: helperMemory, threads: helpers + 1, slot },
+      }),
+  );
   try {
-    await Promise.all(workers.map((w) => new Promise<void>((resolve, reject) => { w.once('online', resolve); w.once('error', reject); })));
+    await Promise.all(
+      workers.map(
+        (w) =>
+          new Promise<void>((resolve, reject) => {
+            w.once('online', resolve);
+            w.once('error', reject);
+          }),
+      ),
+    );
     let round = 0;
     /** Each core's rate, all copying `half` bytes `copies` times at once. */
     const together = (half: number, copies: number): number => {
@@ -186,26 +210,36 @@ async function sampleCopyTiers(memory: CopyMemory, tierMib: readonly number[], s
       Atomics.add(control, READY, 1);
       const giveUpAt = performance.now() + HELPER_TIMEOUT_MS;
       while (Atomics.load(control, READY) < helpers + 1) {
-        if (performance.now() > giveUpAt) throw new TscclError(ErrorCode.TIMEOUT, `tune: ${helpers} copy helper thread(s) did not start within ${HELPER_TIMEOUT_MS} ms`);
+        if (performance.now() > giveUpAt)
+          throw new TscclError(
+            ErrorCode.TIMEOUT,
+            `tune: ${helpers} copy helper thread(s) did not start within ${HELPER_TIMEOUT_MS} ms`,
+          );
       }
       const mine = copyRate(own, half, copies);
       while (Atomics.load(control, DONE) < helpers) {
-        if (performance.now() > giveUpAt) throw new TscclError(ErrorCode.TIMEOUT, `tune: ${helpers} copy helper thread(s) did not finish ${copies} copies of ${half} bytes within ${HELPER_TIMEOUT_MS} ms`);
+        if (performance.now() > giveUpAt)
+          throw new TscclError(
+            ErrorCode.TIMEOUT,
+            `tune: ${helpers} copy helper thread(s) did not finish ${copies} copies of ${half} bytes within ${HELPER_TIMEOUT_MS} ms`,
+          );
       }
       let sum = mine;
       for (let h = 0; h < helpers; h++) sum += rates[h];
       return sum / (helpers + 1);
     };
     // Per moment, each tier's rate alone and all cores at once.
-    return await sampleMoments(moments, gapMs, () => tierMib.map((mib) => {
-      const half = (mib * MIB) / 2;
-      const share = Math.floor(half / (helpers + 1));
-      return {
-        alone: copyRate(own, half, Math.max(2, Math.ceil(sampleBytes / half))),
-        shared: together(share, Math.max(2, Math.ceil(sampleBytes / (helpers + 1) / share))),
-        fold: foldRate(folds, mib * MIB, Math.max(2, Math.ceil((3 * sampleBytes) / (mib * MIB)))),
-      };
-    }));
+    return await sampleMoments(moments, gapMs, () =>
+      tierMib.map((mib) => {
+        const half = (mib * MIB) / 2;
+        const share = Math.floor(half / (helpers + 1));
+        return {
+          alone: copyRate(own, half, Math.max(2, Math.ceil(sampleBytes / half))),
+          shared: together(share, Math.max(2, Math.ceil(sampleBytes / (helpers + 1) / share))),
+          fold: foldRate(folds, mib * MIB, Math.max(2, Math.ceil((3 * sampleBytes) / (mib * MIB)))),
+        };
+      }),
+    );
   } finally {
     Atomics.store(control, ROUND, -1);
     Atomics.notify(control, ROUND);

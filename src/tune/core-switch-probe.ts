@@ -10,12 +10,25 @@ import { coreYield } from '../transport/sched-yield.js';
 const HAND_OFFS = 20_000;
 const WARM_UP = 2_000;
 
-interface Probe { readonly flag: SharedArrayBuffer; readonly me: number }
+interface Probe {
+  readonly flag: SharedArrayBuffer;
+  readonly me: number;
+}
 
 if (isMainThread) {
   const flag = new SharedArrayBuffer(4);
-  const workers = [0, 1].map((me) => new Worker(new URL(import.meta.url), { workerData: { flag, me } satisfies Probe }));
-  const results = await Promise.all(workers.map((w) => new Promise<{ us?: number; missing?: string }>((done, fail) => { w.once('message', done); w.once('error', fail); })));
+  const workers = [0, 1].map(
+    (me) => new Worker(new URL(import.meta.url), { workerData: { flag, me } satisfies Probe }),
+  );
+  const results = await Promise.all(
+    workers.map(
+      (w) =>
+        new Promise<{ us?: number; missing?: string }>((done, fail) => {
+          w.once('message', done);
+          w.once('error', fail);
+        }),
+    ),
+  );
   await Promise.all(workers.map((w) => w.terminate()));
   process.stdout.write(`${JSON.stringify(results[0])}\n`);
 } else {

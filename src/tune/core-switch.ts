@@ -15,13 +15,17 @@ import { median } from './median.js';
  */
 export function measureCoreSwitchUs(runs = 3): { us: number } | { missing: string } {
   const cpu = firstAllowedCpu();
-  if (cpu === undefined) return { missing: 'this process\'s CPU list (/proc/self/status)' };
+  if (cpu === undefined) return { missing: "this process's CPU list (/proc/self/status)" };
   const probe = fileURLToPath(new URL('./core-switch-probe.js', import.meta.url));
   const samples: number[] = [];
   for (let run = 0; run < runs; run++) {
-    const child = spawnSync('taskset', ['-c', String(cpu), process.execPath, probe], { encoding: 'utf8', timeout: 60_000 });
+    const child = spawnSync('taskset', ['-c', String(cpu), process.execPath, probe], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     if (child.error !== undefined) return { missing: `taskset (util-linux): ${child.error.message}` };
-    if (child.status !== 0) return { missing: `a pinned probe (exit ${child.status}): ${child.stderr.trim().split('\n').pop() ?? ''}` };
+    if (child.status !== 0)
+      return { missing: `a pinned probe (exit ${child.status}): ${child.stderr.trim().split('\n').pop() ?? ''}` };
     const result = JSON.parse(child.stdout) as { us?: number; missing?: string };
     if (result.us === undefined) return { missing: result.missing ?? 'a result from the probe' };
     samples.push(result.us);

@@ -16,9 +16,18 @@ const MAX_HAND_OFF_US = 100_000;
  * Returns the fitted value and whether the call ran faster than the model allows with no
  * hand-off at all (then 0).
  */
-export function fitOversubscribedHandOff(profile: LocalProfile, detection: LocalDetection, timed: TimedCall): { handOffUs: number; belowModel: boolean } {
-  const simulate = (handOffUs: number) => simulateTimed({ ...profile, shm: { ...profile.shm, oversubscribedMessageUs: handOffUs } }, detection, timed);
+export function fitOversubscribedHandOff(
+  profile: LocalProfile,
+  detection: LocalDetection,
+  timed: TimedCall,
+): { handOffUs: number; belowModel: boolean } {
+  const simulate = (handOffUs: number) =>
+    simulateTimed({ ...profile, shm: { ...profile.shm, oversubscribedMessageUs: handOffUs } }, detection, timed);
   // Within 0.1 us or 0.1%: far below what repeated runs of the ring agree on.
-  const { x, atZero } = solveIncreasing(simulate, timed.timeUs, { firstStep: 1, maxX: MAX_HAND_OFF_US, tolerance: (high) => Math.max(0.1, high * 1e-3) });
+  const { x, atZero } = solveIncreasing(simulate, timed.timeUs, {
+    firstStep: 1,
+    maxX: MAX_HAND_OFF_US,
+    tolerance: (high) => Math.max(0.1, high * 1e-3),
+  });
   return { handOffUs: x, belowModel: atZero };
 }

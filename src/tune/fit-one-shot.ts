@@ -18,9 +18,22 @@ export const MAX_ONE_SHOT_GBPS = 1000;
  * Returns the rate and whether the call ran faster than the model allows at any rate (then
  * MAX_ONE_SHOT_GBPS).
  */
-export function fitOneShotRate(profile: LocalProfile, detection: LocalDetection, timed: TimedCall): { gbps: number; belowModel: boolean } {
+export function fitOneShotRate(
+  profile: LocalProfile,
+  detection: LocalDetection,
+  timed: TimedCall,
+): { gbps: number; belowModel: boolean } {
   // x is ns per byte, 1 / GB/s; x = 0 is an unbounded rate.
-  const simulate = (x: number) => simulateTimed({ ...profile, shm: { ...profile.shm, oneShotGBps: x === 0 ? MAX_ONE_SHOT_GBPS : 1 / x } }, detection, timed);
-  const { x, atZero } = solveIncreasing(simulate, timed.timeUs, { firstStep: 1 / MAX_ONE_SHOT_GBPS, maxX: 1000, tolerance: (high) => high * 1e-3 });
+  const simulate = (x: number) =>
+    simulateTimed(
+      { ...profile, shm: { ...profile.shm, oneShotGBps: x === 0 ? MAX_ONE_SHOT_GBPS : 1 / x } },
+      detection,
+      timed,
+    );
+  const { x, atZero } = solveIncreasing(simulate, timed.timeUs, {
+    firstStep: 1 / MAX_ONE_SHOT_GBPS,
+    maxX: 1000,
+    tolerance: (high) => high * 1e-3,
+  });
   return atZero ? { gbps: MAX_ONE_SHOT_GBPS, belowModel: true } : { gbps: 1 / x, belowModel: false };
 }

@@ -49,14 +49,17 @@ for (let round = 1; ; round++) {
 /** What one moment measured: see measurePeerCacheMoments. */
 export type PeerCacheMoment = Required<Pick<LocalProfile['shm'], 'peerWrittenGBps' | 'invalidationTiers'>>;
 /** The moments' summary: the profile's figures, and the cheapest moment's tiers, which tune's fits may need. */
-export type PeerCache = PeerCacheMoment & Required<Pick<LocalProfile['shm'], 'worstInvalidationTiers' | 'worstPeerWrittenGBps'>> & { readonly bestInvalidationTiers: PeerCacheMoment['invalidationTiers'] };
+export type PeerCache = PeerCacheMoment &
+  Required<Pick<LocalProfile['shm'], 'worstInvalidationTiers' | 'worstPeerWrittenGBps'>> & {
+    readonly bestInvalidationTiers: PeerCacheMoment['invalidationTiers'];
+  };
 
 /** Moments of the peer cache taken in bursts (MOMENTS_PER_BURST back to back), kept for summarizePeerCache. */
 export class PeerCacheSampler {
   readonly moments: PeerCacheMoment[] = [];
 
   async burst(moments = MOMENTS_PER_BURST): Promise<void> {
-    this.moments.push(...await measurePeerCacheMoments(moments));
+    this.moments.push(...(await measurePeerCacheMoments(moments)));
   }
 }
 
@@ -74,7 +77,10 @@ export function summarizePeerCache(moments: readonly PeerCacheMoment[]): PeerCac
   const best = moments.reduce((a, b) => (cost(b) < cost(a) ? b : a));
   return {
     peerWrittenGBps: rateOfMeanTime(moments.map((m) => m.peerWrittenGBps)),
-    invalidationTiers: moments[0].invalidationTiers.map((tier, i) => ({ bytes: tier.bytes, nsPerByte: moments.reduce((sum, m) => sum + m.invalidationTiers[i].nsPerByte, 0) / moments.length })),
+    invalidationTiers: moments[0].invalidationTiers.map((tier, i) => ({
+      bytes: tier.bytes,
+      nsPerByte: moments.reduce((sum, m) => sum + m.invalidationTiers[i].nsPerByte, 0) / moments.length,
+    })),
     worstInvalidationTiers: worst.invalidationTiers,
     worstPeerWrittenGBps: worst.peerWrittenGBps,
     bestInvalidationTiers: best.invalidationTiers,
@@ -100,7 +106,10 @@ export async function measurePeerCacheMoments(count: number): Promise<PeerCacheM
   const target = new Uint8Array(new SharedArrayBuffer(bytes)).fill(1);
   // One writer and one set of buffers for the moments taken back to back: 4 x 64 MiB to allocate and fill.
   const writer = new Worker(WRITER, { eval: true, workerData: { memory, bytes } });
-  await new Promise<void>((resolve, reject) => { writer.once('online', resolve); writer.once('error', reject); });
+  await new Promise<void>((resolve, reject) => {
+    writer.once('online', resolve);
+    writer.once('error', reject);
+  });
   let round = 0;
   /** One moment: every size's rounds, the writer writing and this thread copying in every other one. */
   const moment = (): PeerCacheMoment => {
@@ -116,7 +125,11 @@ export async function measurePeerCacheMoments(count: number): Promise<PeerCacheM
         Atomics.store(flags, ASKED, ++round);
         const giveUpAt = performance.now() + WRITER_TIMEOUT_MS;
         while (Atomics.load(flags, WRITTEN) !== round) {
-          if (performance.now() > giveUpAt) throw new TscclError(ErrorCode.TIMEOUT, `tune: the writer thread did not fill ${size} bytes within ${WRITER_TIMEOUT_MS} ms`);
+          if (performance.now() > giveUpAt)
+            throw new TscclError(
+              ErrorCode.TIMEOUT,
+              `tune: the writer thread did not fill ${size} bytes within ${WRITER_TIMEOUT_MS} ms`,
+            );
         }
         // Round 0 of a size follows the last round of the size before, which copied other bytes.
         if (r > 0) (copied ? afterNone : afterCopy).push(flags[WRITE_NS]);
@@ -125,7 +138,10 @@ export async function measurePeerCacheMoments(count: number): Promise<PeerCacheM
         target.set(data.subarray(0, size));
         if (PEER_WRITTEN_SIZES.includes(size)) copyRates.push(size / ((performance.now() - start) * 1e6));
       }
-      invalidationTiers.push({ bytes: 2 * size, nsPerByte: Math.max(0, (median(afterCopy) - median(afterNone)) / size) });
+      invalidationTiers.push({
+        bytes: 2 * size,
+        nsPerByte: Math.max(0, (median(afterCopy) - median(afterNone)) / size),
+      });
     }
     return { peerWrittenGBps: median(copyRates), invalidationTiers };
   };

@@ -26,16 +26,28 @@ export interface SmallCallsJob {
  * for each call the median over blocks of the block's mean over ranks. Calls of a few us timed
  * in separate launches compare as the launches' moments do, not as the calls do (docs/tuning.md).
  */
-export async function timeSmallCalls(calls: readonly SmallCall[], options: { procs: boolean } & Omit<SmallCallsJob, 'calls'>): Promise<number[]> {
+export async function timeSmallCalls(
+  calls: readonly SmallCall[],
+  options: { procs: boolean } & Omit<SmallCallsJob, 'calls'>,
+): Promise<number[]> {
   const { procs, ...timing } = options;
   const job: SmallCallsJob = { calls, ...timing };
   const { results } = await launch({
-    nprocPerNode: 2, mode: procs ? 'processes' : 'threads', script: new URL('./small-calls-rank.js', import.meta.url).href,
-    args: [JSON.stringify(job)], output: 'prefix', timeoutMs: options.timeoutMs,
+    nprocPerNode: 2,
+    mode: procs ? 'processes' : 'threads',
+    script: new URL('./small-calls-rank.js', import.meta.url).href,
+    args: [JSON.stringify(job)],
+    output: 'prefix',
+    timeoutMs: options.timeoutMs,
   });
   return calls.map((call, i) => {
     const blocks = blockMeansOverRanks(results as (number[] | null)[][], i);
-    if (blocks === null) throw new TscclError(ErrorCode.INTERNAL, `tune: the ${call.op} of ${call.bytes} B by ${call.algorithm ?? 'the tuner'} was refused as invalid`, { op: call.op });
+    if (blocks === null)
+      throw new TscclError(
+        ErrorCode.INTERNAL,
+        `tune: the ${call.op} of ${call.bytes} B by ${call.algorithm ?? 'the tuner'} was refused as invalid`,
+        { op: call.op },
+      );
     return median(blocks);
   });
 }

@@ -13,7 +13,11 @@ export interface SolveBounds {
  * closed form over the call's steps inverts the simulator. `atZero` when f(0) already reaches
  * the target (x is then 0); x stops near maxX when even that falls short.
  */
-export function solveIncreasing(f: (x: number) => number, target: number, bounds: SolveBounds): { x: number; atZero: boolean } {
+export function solveIncreasing(
+  f: (x: number) => number,
+  target: number,
+  bounds: SolveBounds,
+): { x: number; atZero: boolean } {
   if (f(0) >= target) return { x: 0, atZero: true };
   let [low, high] = [0, bounds.firstStep];
   while (f(high) < target && high < bounds.maxX) [low, high] = [high, high * 2];

@@ -19,7 +19,14 @@ export interface TimedCall {
 export function simulateTimed(profile: LocalProfile, detection: LocalDetection, timed: TimedCall): number {
   const graph = new TopologyGraph(localTopology({ ranks: timed.ranks, transport: 'shm', profile, detection }));
   return predictOn(graph, {
-    collective: timed.collective, bytes: timed.bytes, elementBytes: 4, hostCount: 1, algorithm: timed.algorithm,
-    transport: 'shm', oversubscribed: timed.ranks > detection.cores, calls: timed.calls, oneShotCapacity: ONE_SHOT_CAPACITY.shm,
+    collective: timed.collective,
+    bytes: timed.bytes,
+    elementBytes: 4,
+    hostCount: 1,
+    algorithm: timed.algorithm,
+    transport: 'shm',
+    oversubscribed: timed.ranks > detection.cores,
+    calls: timed.calls,
+    oneShotCapacity: ONE_SHOT_CAPACITY.shm,
   }).timeUs;
 }

@@ -14,10 +14,17 @@ export function machineStates(machine: TopologyGraph): readonly TopologyGraph[] 
     const protocols = machine.topology.protocols ?? [];
     const worst = protocols.some((p) => p.worstInvalidationTiers !== undefined)
       ? new TopologyGraph({
-        ...machine.topology,
-        protocols: protocols.map((p) => (p.worstInvalidationTiers === undefined ? p
-          : { ...p, invalidationTiers: p.worstInvalidationTiers, freshReadGBps: p.worstFreshReadGBps ?? p.freshReadGBps })),
-      })
+          ...machine.topology,
+          protocols: protocols.map((p) =>
+            p.worstInvalidationTiers === undefined
+              ? p
+              : {
+                  ...p,
+                  invalidationTiers: p.worstInvalidationTiers,
+                  freshReadGBps: p.worstFreshReadGBps ?? p.freshReadGBps,
+                },
+          ),
+        })
       : undefined;
     states = worst === undefined ? [machine] : [machine, worst];
     statesOf.set(machine, states);

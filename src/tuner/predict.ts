@@ -9,7 +9,10 @@ import { TCP_ONE_SHOT_BYTES } from '../transport/tcp/tcp-low-latency.js';
 import { isOversubscribed } from '../transport/wait.js';
 
 /** What one message of each transport's one-shot path holds: the largest call it may carry. */
-export const ONE_SHOT_CAPACITY: Readonly<Record<'shm' | 'tcp', number>> = { shm: LL_SLOT_BYTES, tcp: TCP_ONE_SHOT_BYTES };
+export const ONE_SHOT_CAPACITY: Readonly<Record<'shm' | 'tcp', number>> = {
+  shm: LL_SLOT_BYTES,
+  tcp: TCP_ONE_SHOT_BYTES,
+};
 
 export interface PredictRequest {
   readonly collective: string;
@@ -91,13 +94,23 @@ export interface CallSelectionRequest {
 export function selectForCall(request: CallSelectionRequest): Selection {
   const { shape, transport, hostCount, algorithm } = request;
   const capacity = request.oneShotCapacity;
-  const oneShot = capacity === undefined || request.checksum === true || request.debugCheck === true
-    ? undefined : oneShotOffer(shape, request.elementBytes, capacity);
+  const oneShot =
+    capacity === undefined || request.checksum === true || request.debugCheck === true
+      ? undefined
+      : oneShotOffer(shape, request.elementBytes, capacity);
   // Thread ranks share one machine, whose model decides among the candidates; a forced algorithm needs none.
   const machine = transport === 'shm' && hostCount === 1 && algorithm === undefined ? request.machine?.() : undefined;
   return selectAlgorithm({
-    collective: shape.collective, nranks: shape.nranks, bytes: request.bytes, elementBytes: request.elementBytes, algorithm, hostCount,
-    oneShot, transport, oversubscribed: request.oversubscribed, machine,
+    collective: shape.collective,
+    nranks: shape.nranks,
+    bytes: request.bytes,
+    elementBytes: request.elementBytes,
+    algorithm,
+    hostCount,
+    oneShot,
+    transport,
+    oversubscribed: request.oversubscribed,
+    machine,
   });
 }
 
@@ -110,9 +123,17 @@ export function choiceOn(graph: TopologyGraph, request: PredictOnRequest): { sel
   const count = callCount(request.collective, request.bytes, request.elementBytes, nranks);
   const shape: CallShape = { collective: request.collective, nranks, count, root: 0, inPlace: false, chunkCount: 0 };
   const selection = selectForCall({
-    shape, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount, transport: request.transport,
-    oversubscribed: request.oversubscribed, algorithm: request.algorithm, oneShotCapacity: request.oneShotCapacity,
-    checksum: request.checksum, debugCheck: request.debugCheck, machine: () => graph,
+    shape,
+    bytes: request.bytes,
+    elementBytes: request.elementBytes,
+    hostCount: request.hostCount,
+    transport: request.transport,
+    oversubscribed: request.oversubscribed,
+    algorithm: request.algorithm,
+    oneShotCapacity: request.oneShotCapacity,
+    checksum: request.checksum,
+    debugCheck: request.debugCheck,
+    machine: () => graph,
   });
   return { selection, count };
 }
@@ -123,9 +144,19 @@ export function choiceOn(graph: TopologyGraph, request: PredictOnRequest): { sel
  * run would do, simulated. comm.predict and the prediction checks in bench/ all use this;
  * `tsccl sim` on CPU ranks runs the same choice.
  */
-export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { algorithm: string; chunkCount: number; timeUs: number } {
+export function predictOn(
+  graph: TopologyGraph,
+  request: PredictOnRequest,
+): { algorithm: string; chunkCount: number; timeUs: number } {
   const { selection, count } = choiceOn(graph, request);
-  const timeUs = machineTimeUs(graph, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm: selection.algorithm, chunkCount: selection.chunkCount, calls: request.calls });
+  const timeUs = machineTimeUs(graph, {
+    collective: request.collective,
+    count,
+    elementBytes: request.elementBytes,
+    algorithm: selection.algorithm,
+    chunkCount: selection.chunkCount,
+    calls: request.calls,
+  });
   return { algorithm: selection.algorithm, chunkCount: selection.chunkCount, timeUs };
 }
 
@@ -136,13 +167,25 @@ export function predictOn(graph: TopologyGraph, request: PredictOnRequest): { al
  */
 export function predictCall(request: PredictRequest): Prediction {
   const collective = COLLECTIVES.find((c) => c === request.collective);
-  if (collective === undefined) throw invalidArgument(`predict: '${request.collective}' is not a collective: expected one of ${COLLECTIVES.join(', ')}`, { argument: 'collective' });
-  if (!Number.isInteger(request.bytes) || request.bytes < 0) throw invalidArgument(`predict: bytes must be a non-negative integer, got ${request.bytes}`, { argument: 'bytes' });
+  if (collective === undefined)
+    throw invalidArgument(
+      `predict: '${request.collective}' is not a collective: expected one of ${COLLECTIVES.join(', ')}`,
+      { argument: 'collective' },
+    );
+  if (!Number.isInteger(request.bytes) || request.bytes < 0)
+    throw invalidArgument(`predict: bytes must be a non-negative integer, got ${request.bytes}`, { argument: 'bytes' });
   const local = localMachine(request.nranks, request.transport);
   const predicted = predictOn(local.graph, {
-    collective, bytes: request.bytes, elementBytes: request.elementBytes, hostCount: request.hostCount,
-    transport: request.transport, oversubscribed: request.oversubscribed ?? (request.transport === 'shm' && isOversubscribed(request.nranks)),
-    algorithm: request.algorithm, oneShotCapacity: request.oneShotCapacity, checksum: request.checksum, debugCheck: request.debugCheck,
+    collective,
+    bytes: request.bytes,
+    elementBytes: request.elementBytes,
+    hostCount: request.hostCount,
+    transport: request.transport,
+    oversubscribed: request.oversubscribed ?? (request.transport === 'shm' && isOversubscribed(request.nranks)),
+    algorithm: request.algorithm,
+    oneShotCapacity: request.oneShotCapacity,
+    checksum: request.checksum,
+    debugCheck: request.debugCheck,
   });
   return { collective, bytes: request.bytes, ...predicted, profile: local.profile };
 }

@@ -120,7 +120,9 @@ const PROTOCOL_CHOICES = ['auto', 'll', 'simple'] as const;
 function protocolParam(): (typeof PROTOCOL_CHOICES)[number] {
   const value = paramString('TSCCL_PROTO').toLowerCase();
   if (!(PROTOCOL_CHOICES as readonly string[]).includes(value)) {
-    throw invalidArgument(`TSCCL_PROTO=${value} must be one of ${PROTOCOL_CHOICES.join(', ')}`, { argument: 'TSCCL_PROTO' });
+    throw invalidArgument(`TSCCL_PROTO=${value} must be one of ${PROTOCOL_CHOICES.join(', ')}`, {
+      argument: 'TSCCL_PROTO',
+    });
   }
   return value as (typeof PROTOCOL_CHOICES)[number];
 }
@@ -141,18 +143,29 @@ export function selectableAlgorithms(collective: Collective): string[] {
  * unknown name with this one error; `argument` says where the name came from, `op` how the
  * caller spells the collective.
  */
-export function checkSelectable(collective: Collective, algorithm: string, where: { argument: string; op?: string }): void {
+export function checkSelectable(
+  collective: Collective,
+  algorithm: string,
+  where: { argument: string; op?: string },
+): void {
   const valid = selectableAlgorithms(collective);
   if (!valid.includes(algorithm)) {
-    throw invalidArgument(`${where.argument} '${algorithm}' is not available for ${where.op ?? collective}: expected one of ${valid.join(', ')}`,
-      { argument: where.argument, op: collective });
+    throw invalidArgument(
+      `${where.argument} '${algorithm}' is not available for ${where.op ?? collective}: expected one of ${valid.join(', ')}`,
+      { argument: where.argument, op: collective },
+    );
   }
 }
 
 /** The pipelining piece of a call, in elements: the same on every rank of it. */
-function chunkCountOf(request: Pick<SelectionRequest, 'collective' | 'nranks' | 'elementBytes' | 'transport' | 'oversubscribed'>): number {
-  const chunkBytes = request.oversubscribed ? OVERSUBSCRIBED_CHUNK_BYTES
-    : request.transport === 'tcp' && request.nranks === 2 && request.collective === 'allReduce' ? TCP_TWO_RANK_CHUNK_BYTES : CHUNK_BYTES;
+function chunkCountOf(
+  request: Pick<SelectionRequest, 'collective' | 'nranks' | 'elementBytes' | 'transport' | 'oversubscribed'>,
+): number {
+  const chunkBytes = request.oversubscribed
+    ? OVERSUBSCRIBED_CHUNK_BYTES
+    : request.transport === 'tcp' && request.nranks === 2 && request.collective === 'allReduce'
+      ? TCP_TWO_RANK_CHUNK_BYTES
+      : CHUNK_BYTES;
   return Math.max(1, Math.floor(chunkBytes / request.elementBytes));
 }
 
@@ -167,8 +180,11 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   if (request.algorithm !== undefined) {
     if (request.algorithm === ONE_SHOT) {
       if (!oneShotFits(request)) {
-        throw invalidArgument(`Algorithm '${ONE_SHOT}' needs a transport with a low-latency path (thread ranks, or process ranks over TCP alone) and a message of at most `
-          + `${request.oneShot?.capacity ?? 0} bytes; this ${request.collective} has ${request.oneShot?.bytes ?? request.bytes}`, { argument: 'algorithm', op: request.collective });
+        throw invalidArgument(
+          `Algorithm '${ONE_SHOT}' needs a transport with a low-latency path (thread ranks, or process ranks over TCP alone) and a message of at most ` +
+            `${request.oneShot?.capacity ?? 0} bytes; this ${request.collective} has ${request.oneShot?.bytes ?? request.bytes}`,
+          { argument: 'algorithm', op: request.collective },
+        );
       }
       return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
     }
@@ -179,8 +195,11 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
   if (oneShot && PROTOCOL === 'll') return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
   const hosts = request.hostCount ?? 1;
   const onOneHostOverTcp = request.transport === 'tcp' && hosts === 1;
-  if (oneShot && onOneHostOverTcp
-    && (TCP_ONE_SHOT.has(request.collective) || (request.collective === 'allReduce' && request.nranks === 2))) {
+  if (
+    oneShot &&
+    onOneHostOverTcp &&
+    (TCP_ONE_SHOT.has(request.collective) || (request.collective === 'allReduce' && request.nranks === 2))
+  ) {
     return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
   }
   if (request.machine !== undefined && hosts === 1) {
@@ -196,14 +215,16 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     const chain = request.nranks <= TCP_BROADCAST_CHAIN_MAX_RANKS && request.bytes <= TCP_BROADCAST_CHAIN_MAX_BYTES;
     return { algorithm: direct ? 'direct' : chain ? 'ring' : TCP_BROADCAST, chunkCount, protocol: 'simple' };
   }
-  if (onOneHostOverTcp && request.collective === 'allGather') return { algorithm: TCP_ALL_GATHER, chunkCount, protocol: 'simple' };
+  if (onOneHostOverTcp && request.collective === 'allGather')
+    return { algorithm: TCP_ALL_GATHER, chunkCount, protocol: 'simple' };
   if (request.collective === 'allReduce') {
     if (onOneHostOverTcp && request.nranks > 2 && request.bytes > TCP_TREE_ABOVE_BYTES) {
       return { algorithm: request.bytes <= TCP_TREE_MAX_BYTES ? 'tree' : 'direct', chunkCount, protocol: 'simple' };
     }
     // On 2 ranks recursive doubling is one exchange of the whole buffer, and direct two phases
     // moving the same bytes; over TCP the latter wins once halving the reduction outweighs a phase.
-    const twoRankExchange = request.nranks === 2 && !(request.transport === 'tcp' && request.bytes > TCP_TWO_RANK_DIRECT_BYTES);
+    const twoRankExchange =
+      request.nranks === 2 && !(request.transport === 'tcp' && request.bytes > TCP_TWO_RANK_DIRECT_BYTES);
     const algorithm = request.bytes <= SMALL_ALL_REDUCE_BYTES || twoRankExchange ? 'recursive_doubling' : 'direct';
     return { algorithm, chunkCount, protocol: 'simple' };
   }
@@ -222,19 +243,36 @@ const CHOICE_LIMIT = 4096;
  * a power of two), so a job with many sizes simulates a few dozen classes, not every size; every
  * rank ranks the same class the same way. A known class costs a lookup: this runs on every call, small ones included.
  */
-function fastestOn(machine: TopologyGraph, request: Pick<SelectionRequest, 'collective' | 'nranks' | 'bytes' | 'elementBytes'>, chunkCount: number, oneShot: boolean): string {
+function fastestOn(
+  machine: TopologyGraph,
+  request: Pick<SelectionRequest, 'collective' | 'nranks' | 'bytes' | 'elementBytes'>,
+  chunkCount: number,
+  oneShot: boolean,
+): string {
   const sizeClass = 2 ** Math.ceil(Math.log2(Math.max(request.bytes, request.elementBytes)));
   const key = `${request.collective}|${sizeClass}|${request.elementBytes}|${chunkCount}|${oneShot}`;
   let known = choices.get(machine);
-  if (known === undefined) choices.set(machine, known = new Map());
+  if (known === undefined) choices.set(machine, (known = new Map()));
   let best = known.get(key);
   if (best === undefined) {
-    const candidates = [...algorithmNames(request.collective).filter((a) => a !== 'hierarchical'), ...(oneShot ? [ONE_SHOT] : [])];
+    const candidates = [
+      ...algorithmNames(request.collective).filter((a) => a !== 'hierarchical'),
+      ...(oneShot ? [ONE_SHOT] : []),
+    ];
     best = candidates[0];
     if (candidates.length > 1 && request.nranks > 1) {
       const count = Math.max(1, callCount(request.collective, sizeClass, request.elementBytes, request.nranks));
-      const times = machineStates(machine).map((state) => candidates.map((algorithm) =>
-        machineTimeUs(state, { collective: request.collective, count, elementBytes: request.elementBytes, algorithm, chunkCount })));
+      const times = machineStates(machine).map((state) =>
+        candidates.map((algorithm) =>
+          machineTimeUs(state, {
+            collective: request.collective,
+            count,
+            elementBytes: request.elementBytes,
+            algorithm,
+            chunkCount,
+          }),
+        ),
+      );
       best = candidates[leastWorstRegret(times)];
     }
     if (known.size >= CHOICE_LIMIT) known.clear();
@@ -289,7 +327,9 @@ export function parseAlgorithmOverrides(text: string | undefined): Map<Collectiv
     const [name, algorithm] = part.split(':').map((s) => s.trim());
     const collective = known.get(normalize(name ?? ''));
     if (collective === undefined || !algorithm) {
-      throw invalidArgument(`TSCCL_ALGO entry '${part}' must be <collective>:<algorithm>, e.g. allreduce:ring`, { argument: 'TSCCL_ALGO' });
+      throw invalidArgument(`TSCCL_ALGO entry '${part}' must be <collective>:<algorithm>, e.g. allreduce:ring`, {
+        argument: 'TSCCL_ALGO',
+      });
     }
     checkSelectable(collective, algorithm, { argument: 'TSCCL_ALGO' });
     overrides.set(collective, algorithm);

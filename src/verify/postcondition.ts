@@ -23,28 +23,52 @@ export function checkPostcondition(shapes: readonly CallShape[], ranks: readonly
       const got = me.memory[me.base.output + index];
       if (got === null || got.length !== want.length || got.some((t, i) => t !== want[i])) {
         if (errors.length < 20) {
-          errors.push(`rank ${rank}: output[${index}] holds ${got === null ? 'nothing' : got.map(tokenName).join('+')}, expected ${want.map(tokenName).join('+')}`);
+          errors.push(
+            `rank ${rank}: output[${index}] holds ${got === null ? 'nothing' : got.map(tokenName).join('+')}, expected ${want.map(tokenName).join('+')}`,
+          );
         }
       }
     };
     switch (shape.collective) {
-      case 'allReduce': for (let i = 0; i < c; i++) expectOutput(i, all(i)); break;
-      case 'reduce': if (rank === shape.root) for (let i = 0; i < c; i++) expectOutput(i, all(i)); break;
-      case 'reduceScatter': for (let i = 0; i < c; i++) expectOutput(i, all(rank * c + i)); break;
-      case 'broadcast': for (let i = 0; i < c; i++) expectOutput(i, [token(shape.root, i)]); break;
-      case 'allGather': for (let p = 0; p < n; p++) for (let i = 0; i < c; i++) expectOutput(p * c + i, [token(p, i)]); break;
-      case 'gather': if (rank === shape.root) for (let p = 0; p < n; p++) for (let i = 0; i < c; i++) expectOutput(p * c + i, [token(p, i)]); break;
-      case 'scatter': for (let i = 0; i < c; i++) expectOutput(i, [token(shape.root, rank * c + i)]); break;
+      case 'allReduce':
+        for (let i = 0; i < c; i++) expectOutput(i, all(i));
+        break;
+      case 'reduce':
+        if (rank === shape.root) for (let i = 0; i < c; i++) expectOutput(i, all(i));
+        break;
+      case 'reduceScatter':
+        for (let i = 0; i < c; i++) expectOutput(i, all(rank * c + i));
+        break;
+      case 'broadcast':
+        for (let i = 0; i < c; i++) expectOutput(i, [token(shape.root, i)]);
+        break;
+      case 'allGather':
+        for (let p = 0; p < n; p++) for (let i = 0; i < c; i++) expectOutput(p * c + i, [token(p, i)]);
+        break;
+      case 'gather':
+        if (rank === shape.root)
+          for (let p = 0; p < n; p++) for (let i = 0; i < c; i++) expectOutput(p * c + i, [token(p, i)]);
+        break;
+      case 'scatter':
+        for (let i = 0; i < c; i++) expectOutput(i, [token(shape.root, rank * c + i)]);
+        break;
       case 'allToAll': {
         const mine = allToAllLayout(shape);
         for (let p = 0; p < n; p++) {
           const theirs = allToAllLayout(shapes[p]);
-          for (let i = 0; i < mine.recvCounts[p]; i++) expectOutput(mine.recvDispls[p] + i, [token(p, theirs.sendDispls[rank] + i)]);
+          for (let i = 0; i < mine.recvCounts[p]; i++)
+            expectOutput(mine.recvDispls[p] + i, [token(p, theirs.sendDispls[rank] + i)]);
         }
         break;
       }
       case 'barrier':
-        if (me.knows.size !== n) errors.push(`rank ${rank}: left the barrier without hearing from ranks ${all(0).map((t) => t / TOKEN_STRIDE).filter((r) => !me.knows.has(r)).join(', ')}`);
+        if (me.knows.size !== n)
+          errors.push(
+            `rank ${rank}: left the barrier without hearing from ranks ${all(0)
+              .map((t) => t / TOKEN_STRIDE)
+              .filter((r) => !me.knows.has(r))
+              .join(', ')}`,
+          );
         break;
     }
     if (!shape.inPlace) {

@@ -1,4 +1,11 @@
-import { type BufferId, type CallShape, MIN_SEND_QUEUE_DEPTH, type Schedule, type Slice, type Step } from '../algorithms/schedule.js';
+import {
+  type BufferId,
+  type CallShape,
+  MIN_SEND_QUEUE_DEPTH,
+  type Schedule,
+  type Slice,
+  type Step,
+} from '../algorithms/schedule.js';
 import { checkPostcondition } from './postcondition.js';
 import { type Value, rankMemory } from './symbolic-memory.js';
 
@@ -41,7 +48,9 @@ class RankState {
 
   where(s: Slice, rank: number, errors: string[]): number {
     if (s.offset < 0 || s.count < 0 || s.offset + s.count > this.size[s.buf]) {
-      errors.push(`rank ${rank}: slice ${s.buf}[${s.offset}, +${s.count}) is outside ${s.buf} of ${this.size[s.buf]} elements`);
+      errors.push(
+        `rank ${rank}: slice ${s.buf}[${s.offset}, +${s.count}) is outside ${s.buf} of ${this.size[s.buf]} elements`,
+      );
       return -1;
     }
     return this.base[s.buf] + s.offset;
@@ -49,7 +58,9 @@ class RankState {
 
   /** Would writing [start, start+count) overwrite data a posted send still covers? */
   blockedWrite(start: number, count: number): boolean {
-    return this.pendingSends.some((m) => !m.consumed && m.count > 0 && start < m.start + m.count && m.start < start + count);
+    return this.pendingSends.some(
+      (m) => !m.consumed && m.count > 0 && start < m.start + m.count && m.start < start + count,
+    );
   }
 }
 
@@ -81,7 +92,13 @@ export function verifySchedules(shapes: readonly CallShape[], schedules: readonl
         const q = queue(rank, step.peer, ch);
         if (q.filter((m) => !m.consumed).length >= MIN_SEND_QUEUE_DEPTH) return false;
         const start = me.where(step.src, rank, errors);
-        const message: Message = { from: rank, start, count: step.src.count, knows: new Set(me.knows), consumed: false };
+        const message: Message = {
+          from: rank,
+          start,
+          count: step.src.count,
+          knows: new Set(me.knows),
+          consumed: false,
+        };
         q.push(message);
         me.pendingSends.push(message);
         return true;
@@ -96,7 +113,9 @@ export function verifySchedules(shapes: readonly CallShape[], schedules: readonl
         if (dst >= 0 && me.blockedWrite(dst, step.dst.count)) return false;
         message.consumed = true;
         if (message.count !== step.dst.count) {
-          errors.push(`rank ${rank}: ${step.kind} of ${step.dst.count} elements from rank ${step.peer} matched a send of ${message.count}`);
+          errors.push(
+            `rank ${rank}: ${step.kind} of ${step.dst.count} elements from rank ${step.peer} matched a send of ${message.count}`,
+          );
           return true;
         }
         const src = step.kind === 'recvReduce' ? me.where(step.src, rank, errors) : 0;
@@ -145,8 +164,11 @@ export function verifySchedules(shapes: readonly CallShape[], schedules: readonl
   }
   if (errors.length > 0) return { ok: false, errors };
 
-  const stuck = ranks.flatMap((me, r) => me.schedule.channels.flatMap((steps, ch) =>
-    me.pc[ch] < steps.length ? [`rank ${r} channel ${ch} step ${me.pc[ch]} (${describe(steps[me.pc[ch]])})`] : []));
+  const stuck = ranks.flatMap((me, r) =>
+    me.schedule.channels.flatMap((steps, ch) =>
+      me.pc[ch] < steps.length ? [`rank ${r} channel ${ch} step ${me.pc[ch]} (${describe(steps[me.pc[ch]])})`] : [],
+    ),
+  );
   if (stuck.length > 0) return { ok: false, errors: [`deadlock: ${stuck.join('; ')}`] };
   for (const [key, q] of queues) {
     const left = q.filter((m) => !m.consumed).length;
@@ -158,9 +180,13 @@ export function verifySchedules(shapes: readonly CallShape[], schedules: readonl
 
 function describe(step: Step): string {
   switch (step.kind) {
-    case 'send': return `send to ${step.peer}`;
-    case 'recv': return `recv from ${step.peer}`;
-    case 'recvReduce': return `recvReduce from ${step.peer}`;
-    default: return step.kind;
+    case 'send':
+      return `send to ${step.peer}`;
+    case 'recv':
+      return `recv from ${step.peer}`;
+    case 'recvReduce':
+      return `recvReduce from ${step.peer}`;
+    default:
+      return step.kind;
   }
 }

@@ -23,23 +23,45 @@ export interface OneShotVerifyOptions {
 }
 
 /** Verifies the plans of one call (one plan and shape per rank). */
-export function verifyOneShotPlans(shapes: readonly CallShape[], plans: readonly OneShotPlan[], options: OneShotVerifyOptions): VerifyResult {
+export function verifyOneShotPlans(
+  shapes: readonly CallShape[],
+  plans: readonly OneShotPlan[],
+  options: OneShotVerifyOptions,
+): VerifyResult {
   const errors = checkStructure(shapes, plans);
   if (errors.length > 0) return { ok: false, errors };
   const initial = shapes.map((shape, r) => rankMemory(shape, r, 0));
-  const byReference = plans.map((plan, r) => options.byReference && plan.publishesData
-    && (!publishedUnderOutput(shapes[r], initial[r], plan) || plan.byReferenceOverOutput));
-  const messages = plans.map((plan, r) => initial[r].memory.slice(initial[r].base.input, initial[r].base.input + plan.messageCount));
+  const byReference = plans.map(
+    (plan, r) =>
+      options.byReference &&
+      plan.publishesData &&
+      (!publishedUnderOutput(shapes[r], initial[r], plan) || plan.byReferenceOverOutput),
+  );
+  const messages = plans.map((plan, r) =>
+    initial[r].memory.slice(initial[r].base.input, initial[r].base.input + plan.messageCount),
+  );
   // Every rank reads before any peer writes: by reference, its own message is read as it writes.
-  const early = plans.map((plan, r) => runReads(plan, initial[r], (peer, i) =>
-    (byReference[peer] && peer === r ? undefined : messages[peer][i])));
-  checkPostcondition(shapes, early.map((memory, r) => finalRank(initial[r], memory, plans[r])), errors);
+  const early = plans.map((plan, r) =>
+    runReads(plan, initial[r], (peer, i) => (byReference[peer] && peer === r ? undefined : messages[peer][i])),
+  );
+  checkPostcondition(
+    shapes,
+    early.map((memory, r) => finalRank(initial[r], memory, plans[r])),
+    errors,
+  );
   if (errors.length > 0 || !byReference.some((b) => b)) return { ok: errors.length === 0, errors };
   // Every rank reads after every peer wrote its output.
-  const late = plans.map((plan, r) => runReads(plan, initial[r], (peer, i) =>
-    (!byReference[peer] ? messages[peer][i] : peer === r ? undefined : early[peer][initial[peer].base.input + i])));
+  const late = plans.map((plan, r) =>
+    runReads(plan, initial[r], (peer, i) =>
+      !byReference[peer] ? messages[peer][i] : peer === r ? undefined : early[peer][initial[peer].base.input + i],
+    ),
+  );
   const lateErrors: string[] = [];
-  checkPostcondition(shapes, late.map((memory, r) => finalRank(initial[r], memory, plans[r])), lateErrors);
+  checkPostcondition(
+    shapes,
+    late.map((memory, r) => finalRank(initial[r], memory, plans[r])),
+    lateErrors,
+  );
   errors.push(...lateErrors.map((e) => `by reference, read after the publishers wrote their output: ${e}`));
   return { ok: errors.length === 0, errors };
 }
@@ -60,11 +82,15 @@ function checkStructure(shapes: readonly CallShape[], plans: readonly OneShotPla
   plans.forEach((plan, r) => {
     const shape = shapes[r];
     if (plan.rank !== r || plan.nranks !== n || plan.collective !== shape.collective || plan.count !== shape.count) {
-      errors.push(`rank ${r}: its plan is for ${plan.collective} of ${plan.count} on rank ${plan.rank} of ${plan.nranks}`);
+      errors.push(
+        `rank ${r}: its plan is for ${plan.collective} of ${plan.count} on rank ${plan.rank} of ${plan.nranks}`,
+      );
       return;
     }
     if (plan.messageCount !== plans[0].messageCount) {
-      errors.push(`rank ${r} publishes messages of ${plan.messageCount} elements, rank 0 of ${plans[0].messageCount}: every rank checks its peers' size`);
+      errors.push(
+        `rank ${r} publishes messages of ${plan.messageCount} elements, rank 0 of ${plans[0].messageCount}: every rank checks its peers' size`,
+      );
     }
     const counts = bufferCounts(shape, r);
     if (plan.publishesData && plan.messageCount > counts.input) {
@@ -72,7 +98,8 @@ function checkStructure(shapes: readonly CallShape[], plans: readonly OneShotPla
     }
     const awaited = new Set(plan.awaits);
     for (let peer = 0; peer < n; peer++) {
-      if (!awaited.has(peer)) errors.push(`rank ${r} does not wait for rank ${peer}: a rank that called something else would go unseen`);
+      if (!awaited.has(peer))
+        errors.push(`rank ${r} does not wait for rank ${peer}: a rank that called something else would go unseen`);
     }
     for (const read of plan.reads) {
       const { peer, offset, outputOffset } = read;
@@ -83,10 +110,14 @@ function checkStructure(shapes: readonly CallShape[], plans: readonly OneShotPla
       } else if (!plans[peer].publishesData && plan.count > 0) {
         errors.push(`rank ${r} reads rank ${peer}'s message, which carries no data`);
       } else if (offset < 0 || offset + plan.count > plan.messageCount) {
-        errors.push(`rank ${r} reads [${offset}, +${plan.count}) of rank ${peer}'s message of ${plan.messageCount} elements`);
+        errors.push(
+          `rank ${r} reads [${offset}, +${plan.count}) of rank ${peer}'s message of ${plan.messageCount} elements`,
+        );
       }
       if (plan.combine === 'reduce' && outputOffset !== 0) {
-        errors.push(`rank ${r} folds a piece at output offset ${outputOffset}: a reduction folds every piece onto the output's start`);
+        errors.push(
+          `rank ${r} folds a piece at output offset ${outputOffset}: a reduction folds every piece onto the output's start`,
+        );
       }
       if (outputOffset < 0 || outputOffset + plan.count > counts.output) {
         errors.push(`rank ${r} writes [${outputOffset}, +${plan.count}) of an output of ${counts.output} elements`);
@@ -99,8 +130,13 @@ function checkStructure(shapes: readonly CallShape[], plans: readonly OneShotPla
 /** Whether the elements a rank publishes lie under its output (an in-place call). */
 function publishedUnderOutput(shape: CallShape, memory: RankMemory, plan: OneShotPlan): boolean {
   const { base, size } = memory;
-  return shape.inPlace && plan.messageCount > 0 && size.output > 0
-    && base.input < base.output + size.output && base.output < base.input + plan.messageCount;
+  return (
+    shape.inPlace &&
+    plan.messageCount > 0 &&
+    size.output > 0 &&
+    base.input < base.output + size.output &&
+    base.output < base.input + plan.messageCount
+  );
 }
 
 /**
@@ -109,7 +145,11 @@ function publishedUnderOutput(shape: CallShape, memory: RankMemory, plan: OneSho
  * order. `element(peer, i)` is element i of peer's message; undefined: read this rank's own
  * memory where it lies, as it is at that moment.
  */
-function runReads(plan: OneShotPlan, start: RankMemory, element: (peer: number, i: number) => Value | undefined): Value[] {
+function runReads(
+  plan: OneShotPlan,
+  start: RankMemory,
+  element: (peer: number, i: number) => Value | undefined,
+): Value[] {
   const memory = start.memory.slice();
   const { input, output } = start.base;
   const source = (peer: number, i: number): Value => element(peer, i) ?? memory[input + i];

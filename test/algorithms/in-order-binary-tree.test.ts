@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { inOrderDepth, inOrderTree, secondTreePosition } from '../../src/algorithms/in-order-binary-tree.js';
 
-test('NCCL\'s in-order binary tree: one tree over every position, odd positions the leaves, depth at most ceil(log2 n)', () => {
+test("NCCL's in-order binary tree: one tree over every position, odd positions the leaves, depth at most ceil(log2 n)", () => {
   // The example trees.cc draws for 14 ranks.
   assert.deepEqual(inOrderTree(14, 0), { parent: undefined, children: [8] });
   assert.deepEqual(inOrderTree(14, 8), { parent: 0, children: [4, 12] });
@@ -16,7 +16,8 @@ test('NCCL\'s in-order binary tree: one tree over every position, odd positions 
         assert.ok(child > 0 && child < n, `n=${n}: child ${child} of ${p}`);
         assert.equal(inOrderTree(n, child).parent, p, `n=${n}: ${child}'s parent is not ${p}`);
       }
-      if (node.parent !== undefined) assert.ok(inOrderTree(n, node.parent).children.includes(p), `n=${n}: ${node.parent} does not list ${p}`);
+      if (node.parent !== undefined)
+        assert.ok(inOrderTree(n, node.parent).children.includes(p), `n=${n}: ${node.parent} does not list ${p}`);
       if (p % 2 === 1) assert.equal(node.children.length, 0, `n=${n}: odd ${p} has children`);
       assert.ok(inOrderDepth(n, p) <= Math.ceil(Math.log2(n)), `n=${n}: ${p} at depth ${inOrderDepth(n, p)}`);
     }

@@ -7,22 +7,48 @@ import { launchFixture, runFixture } from '../harness/ranks.js';
 // Outcomes are asserted by code, message and order of events, never by how long they took: the
 // machine may be loaded. A call that hung would end in a timeout, whose code the tests refuse.
 type Outcome = { code: string; message?: string; ms: number };
-const scenario = (name: string, n: number) => withMarks(async (marks) => (await runFixture('errors-rank', n, { scenario: name, marks })).results as Record<string, Outcome>[]);
+const scenario = (name: string, n: number) =>
+  withMarks(
+    async (marks) =>
+      (await runFixture('errors-rank', n, { scenario: name, marks })).results as Record<string, Outcome>[],
+  );
 
 test('bad input is refused on the calling rank before anything blocks, and names the argument', async () => {
   const results = await scenario('bad-input', 3);
   for (const [rank, out] of results.entries()) {
-    for (const key of ['wrongDType', 'avgOnInt', 'unknownOp', 'shortOutput', 'outputTypeMismatch', 'rootOutOfRange', 'peerOutOfRange',
-      'notTyped', 'ambiguousUint16', 'unevenBlocks', 'unknownAlgorithm', 'badTimeout', 'freePlain', 'freeTwice', 'freeNothing', 'scatterOutputType']) {
+    for (const key of [
+      'wrongDType',
+      'avgOnInt',
+      'unknownOp',
+      'shortOutput',
+      'outputTypeMismatch',
+      'rootOutOfRange',
+      'peerOutOfRange',
+      'notTyped',
+      'ambiguousUint16',
+      'unevenBlocks',
+      'unknownAlgorithm',
+      'badTimeout',
+      'freePlain',
+      'freeTwice',
+      'freeNothing',
+      'scatterOutputType',
+    ]) {
       assert.equal(out[key].code, ErrorCode.INVALID_ARGUMENT, `rank ${rank} ${key}: ${out[key].message}`);
     }
-    assert.match(out.shortOutput.message!, new RegExp(`Rank ${rank}: output holds ${8 * 3 - 1} elements but allGather of count 8 needs 24`));
+    assert.match(
+      out.shortOutput.message!,
+      new RegExp(`Rank ${rank}: output holds ${8 * 3 - 1} elements but allGather of count 8 needs 24`),
+    );
     assert.match(out.rootOutOfRange.message!, /root 3 is out of range: expected an integer in \[0, 2\]/);
     assert.equal(out.freeOnce.code, 'OK');
     assert.match(out.freePlain.message!, /free takes an array from alloc .* is not in the arena/);
     assert.match(out.freeTwice.message!, /was freed already/);
     assert.match(out.freeNothing.message!, /buffer must be a typed array/);
-    assert.match(out.scatterOutputType.message!, rank === 0 ? /does not split into/ : /output is a Uint8Array but the call's dtype is int64/);
+    assert.match(
+      out.scatterOutputType.message!,
+      rank === 0 ? /does not split into/ : /output is a Uint8Array but the call's dtype is int64/,
+    );
     assert.equal(out.preAborted.code, ErrorCode.ABORTED);
     assert.equal(out.afterwards.code, 'OK', out.afterwards.message); // the peers' all-reduce, waiting for this rank's turn, neither hung nor mismatched
     assert.equal(out.afterwardsValue.code, 'OK');
@@ -36,7 +62,12 @@ test('a rank that never arrives: the others time out, naming the operation, its 
     const o = results[rank].allReduce;
     assert.equal(o.code, ErrorCode.TIMEOUT);
     // Either this rank's own deadline passed, or a peer's passed first and ended this rank's wait.
-    assert.match(o.message!, new RegExp(`allReduce #1 on rank ${rank} of world (timed out after \\d+ ms \\(timeout 800 ms\\): |ended: rank \\d gave up on world at #1 with TSCCL_ERR_TIMEOUT; )rank 3 did not arrive \\(rank 3 last seen at #0\\)`));
+    assert.match(
+      o.message!,
+      new RegExp(
+        `allReduce #1 on rank ${rank} of world (timed out after \\d+ ms \\(timeout 800 ms\\): |ended: rank \\d gave up on world at #1 with TSCCL_ERR_TIMEOUT; )rank 3 did not arrive \\(rank 3 last seen at #0\\)`,
+      ),
+    );
     // Not before the deadline: the rank whose own deadline passed measured at least its timeout
     // (to the millisecond its timers round to).
     const own = /timed out after (\d+) ms/.exec(o.message!);
@@ -61,7 +92,10 @@ test('different counts on different ranks are reported as a mismatch, not a hang
     // A peer's failure must end the wait: it was not left to its (30 s) timeout.
     assert.notEqual(o.allReduce.code, ErrorCode.TIMEOUT, o.allReduce.message);
   }
-  assert.match(results.find((o) => o.allReduce.code === ErrorCode.MISMATCH)!.allReduce.message!, /of 64 bytes|of 32 bytes/);
+  assert.match(
+    results.find((o) => o.allReduce.code === ErrorCode.MISMATCH)!.allReduce.message!,
+    /of 64 bytes|of 32 bytes/,
+  );
 });
 
 test('different collectives on different ranks are reported, naming both sides', async () => {
@@ -73,25 +107,43 @@ test('different collectives on different ranks are reported, naming both sides',
 });
 
 test('over TCP, where small calls take the one-shot path: different counts, paths and collectives are mismatches, not hangs', async () => {
-  const tcp = async (name: string) => (await launchFixture('errors-rank', 2, { scenario: name })).results as Record<string, Outcome>[];
+  const tcp = async (name: string) =>
+    (await launchFixture('errors-rank', 2, { scenario: name })).results as Record<string, Outcome>[];
   // Both ranks one-shot: each reads the size the other declared.
   for (const [rank, o] of (await tcp('count-mismatch')).entries()) {
     assert.equal(o.allReduce.code, ErrorCode.MISMATCH, `rank ${rank}: ${o.allReduce.message}`);
-    assert.match(o.allReduce.message!, rank === 0 ? /expected allReduce #1 of 64 bytes from rank 1, but rank 1 sent allReduce #1 of 32 bytes/ : /of 32 bytes from rank 0, but rank 0 sent allReduce #1 of 64 bytes/);
+    assert.match(
+      o.allReduce.message!,
+      rank === 0
+        ? /expected allReduce #1 of 64 bytes from rank 1, but rank 1 sent allReduce #1 of 32 bytes/
+        : /of 32 bytes from rank 0, but rank 0 sent allReduce #1 of 64 bytes/,
+    );
   }
   // One rank one-shot, the other a schedule.
   for (const [rank, o] of (await tcp('path-mismatch')).entries()) {
     assert.equal(o.allReduce.code, ErrorCode.MISMATCH, `rank ${rank}: ${o.allReduce.message}`);
   }
-  assert.match((await tcp('path-mismatch'))[0].allReduce.message!, /of 4000 bytes from rank 1, but rank 1 sent allReduce #1 of 8000 bytes by another algorithm/);
+  assert.match(
+    (await tcp('path-mismatch'))[0].allReduce.message!,
+    /of 4000 bytes from rank 1, but rank 1 sent allReduce #1 of 8000 bytes by another algorithm/,
+  );
   // A one-shot broadcast whose ranks disagree on the root: the rank that needs data nobody sent says so.
-  const roots = (await launchFixture('errors-rank', 3, { scenario: 'root-mismatch' })).results as Record<string, Outcome>[];
+  const roots = (await launchFixture('errors-rank', 3, { scenario: 'root-mismatch' })).results as Record<
+    string,
+    Outcome
+  >[];
   assert.equal(roots[2].broadcast.code, ErrorCode.MISMATCH, roots[2].broadcast.message);
-  assert.match(roots[2].broadcast.message!, /Rank 2 needs rank 1's data for broadcast, but rank 1 sent none: the ranks called different roots/);
+  assert.match(
+    roots[2].broadcast.message!,
+    /Rank 2 needs rank 1's data for broadcast, but rank 1 sent none: the ranks called different roots/,
+  );
   // A broadcast's root sends and is done; the one-shot all-reduce on the other rank names both sides.
   const ops = await tcp('op-mismatch');
   assert.equal(ops[1].call.code, ErrorCode.MISMATCH);
-  assert.match(ops[1].call.message!, /expected allReduce #1 of 32 bytes from rank 0, but rank 0 sent broadcast #1 of 32 bytes by another algorithm/);
+  assert.match(
+    ops[1].call.message!,
+    /expected allReduce #1 of 32 bytes from rank 0, but rank 0 sent broadcast #1 of 32 bytes by another algorithm/,
+  );
 });
 
 test('an AbortSignal ends a pending call with TSCCL_ERR_ABORTED', async () => {
@@ -108,7 +160,11 @@ test('a rank that throws fails the job fast: the others end with PEER_LOST, run(
     assert.equal(err.code, ErrorCode.RANK_FAILED);
     assert.match(err.message, /^Rank 1 failed: rank 1 broke on purpose/);
     const ranks = err.details.ranks as { rank: number; ok: boolean; result?: Record<string, Outcome> }[];
-    for (const r of [0, 2]) assert.equal(ranks[r].result?.allReduce.code ?? (ranks[r] as { error?: TscclError }).error?.code, ErrorCode.PEER_LOST);
+    for (const r of [0, 2])
+      assert.equal(
+        ranks[r].result?.allReduce.code ?? (ranks[r] as { error?: TscclError }).error?.code,
+        ErrorCode.PEER_LOST,
+      );
     return true;
   });
 });

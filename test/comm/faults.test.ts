@@ -14,8 +14,34 @@ import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
 type Launcher = (scenario: string, n: number, env?: NodeJS.ProcessEnv) => Promise<(FaultReport | undefined)[]>;
 
 const transports: [string, Launcher][] = [
-  ['shm', (scenario, n, env) => withMarks((marks) => rankResults<FaultReport>(runFixture('faults-rank', n, { scenario, marks, processes: false }, { graceMs: 20_000, env: { ...process.env, ...env } })))],
-  ['tcp', (scenario, n, env) => withMarks((marks) => rankResults<FaultReport>(launchFixture('faults-rank', n, { scenario, marks, processes: true }, { graceMs: 20_000, env: { ...process.env, ...env } })))],
+  [
+    'shm',
+    (scenario, n, env) =>
+      withMarks((marks) =>
+        rankResults<FaultReport>(
+          runFixture(
+            'faults-rank',
+            n,
+            { scenario, marks, processes: false },
+            { graceMs: 20_000, env: { ...process.env, ...env } },
+          ),
+        ),
+      ),
+  ],
+  [
+    'tcp',
+    (scenario, n, env) =>
+      withMarks((marks) =>
+        rankResults<FaultReport>(
+          launchFixture(
+            'faults-rank',
+            n,
+            { scenario, marks, processes: true },
+            { graceMs: 20_000, env: { ...process.env, ...env } },
+          ),
+        ),
+      ),
+  ],
 ];
 
 for (const [name, job] of transports) {
@@ -104,7 +130,10 @@ for (const [name, job] of transports) {
     const all = await job('desync', 2, { TSCCL_DEBUG_CHECK: '1' });
     for (const r of all) {
       assert.equal(r!.code, ErrorCode.MISMATCH);
-      assert.match(r!.message, /Desync on world: rank 0 called allReduce #1\(float32, count 16, sum\) but rank 1 called allReduce #1\(int32, count 16, sum\)/);
+      assert.match(
+        r!.message,
+        /Desync on world: rank 0 called allReduce #1\(float32, count 16, sum\) but rank 1 called allReduce #1\(int32, count 16, sum\)/,
+      );
     }
   });
 }
@@ -112,7 +141,10 @@ for (const [name, job] of transports) {
 test('shm: with { checksum: true }, bytes that change after they were sent are refused (TSCCL_ERR_CHECKSUM)', async () => {
   const all = await transports[0][1]('race', 3);
   assert.equal(all[1]!.code, ErrorCode.CHECKSUM, all[1]!.message);
-  assert.match(all[1]!.message, /send #1 data from rank 0 \(4096 bytes at arena offset \d+\) changed after it was sent/);
+  assert.match(
+    all[1]!.message,
+    /send #1 data from rank 0 \(4096 bytes at arena offset \d+\) changed after it was sent/,
+  );
   assert.equal(all[0]!.code, ErrorCode.CHECKSUM); // the sender hears of it instead of waiting
   assert.equal(all[2]!.code, 'OK');
 });
@@ -121,7 +153,11 @@ test('tcp: a flipped bit is caught by the checksum (TSCCL_ERR_CHECKSUM), never d
   // Direct all-reduce, so rank 0 still needs rank 1 after the corrupted frame and must hear of
   // the failure. (With recursive doubling on 2 ranks, rank 0 received good data and may finish,
   // correctly, before rank 1's report arrives; its next call fails instead.)
-  const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'flip@0#1', TSCCL_ALGO: 'allreduce:direct', TSCCL_CHECKSUM: '1' });
+  const all = await transports[1][1]('corrupt', 2, {
+    TSCCL_TEST_FAULT: 'flip@0#1',
+    TSCCL_ALGO: 'allreduce:direct',
+    TSCCL_CHECKSUM: '1',
+  });
   assert.equal(all[1]!.code, ErrorCode.CHECKSUM, all[1]!.message);
   assert.match(all[1]!.message, /Rank 1, data from rank 0: TCP frame checksum mismatch/);
   assert.notEqual(all[0]!.code, 'OK'); // told by its peer, not left waiting
@@ -133,7 +169,11 @@ test('tcp: between processes of one machine frames carry no CRC unless asked (TS
   // the default reaches the wire. (Its first frame would not do: 1.0 with its lowest bit flipped,
   // plus 2.0, rounds back to 3.0.) Across machines the default is on (checksumsFrame, tested in
   // tcp-transport.test.ts).
-  const all = await transports[1][1]('corrupt', 2, { TSCCL_CHECKSUM: undefined, TSCCL_TEST_FAULT: 'flip@0#2', TSCCL_ALGO: 'allreduce:direct' });
+  const all = await transports[1][1]('corrupt', 2, {
+    TSCCL_CHECKSUM: undefined,
+    TSCCL_TEST_FAULT: 'flip@0#2',
+    TSCCL_ALGO: 'allreduce:direct',
+  });
   assert.match(all[1]!.message, /^WRONG /, `${all[1]!.code}: ${all[1]!.message}`);
 });
 

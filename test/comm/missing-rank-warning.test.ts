@@ -15,7 +15,9 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 // Rank 1 stays away from the all-reduce until rank 0's call has timed out, so its peers wait for it.
 const script = join(dir, 'late.mjs');
-writeFileSync(script, `import { init } from ${JSON.stringify(library)};
+writeFileSync(
+  script,
+  `import { init } from ${JSON.stringify(library)};
 import { mark, waitForMark } from ${JSON.stringify(marks)};
 const comm = await init();
 if (comm.rank === 1) {
@@ -29,13 +31,18 @@ try {
 } finally {
   mark(${JSON.stringify(dir)}, 'rank-0-gave-up');
 }
-`);
+`,
+);
 
 test('a collective waiting for a rank that never entered it warns once, naming the rank, before its timeout ends it', async () => {
-  const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, 'run', '-n', '2', script], { timeout: 120_000 })
-    .catch((err: { stdout: string; stderr: string }) => err);
+  const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, 'run', '-n', '2', script], {
+    timeout: 120_000,
+  }).catch((err: { stdout: string; stderr: string }) => err);
   const warnings = stderr.split('\n').filter((line) => /has waited/.test(line));
   assert.equal(warnings.length, 1, stderr);
-  assert.match(warnings[0], /^\[0\] tsccl WARN allReduce #1 on rank 0 of world has waited \d+\.\d s: rank 1 did not arrive \(rank 1 last seen at #0\); it gives up after 2\.0 s/);
+  assert.match(
+    warnings[0],
+    /^\[0\] tsccl WARN allReduce #1 on rank 0 of world has waited \d+\.\d s: rank 1 did not arrive \(rank 1 last seen at #0\); it gives up after 2\.0 s/,
+  );
   assert.match(stdout, /rank 0: TSCCL_ERR_TIMEOUT/);
 });

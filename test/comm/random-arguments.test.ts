@@ -15,7 +15,10 @@ function check(reports: (RandomArgumentsReport | undefined)[]): void {
     assert.deepEqual(report.failures, [], `rank ${rank}`);
     assert.equal(report.worldSum, (reports.length * (reports.length + 1)) / 2, `rank ${rank}`);
     // The draw made calls that worked and calls that were refused, so the run tested what it claims.
-    assert.ok((report.codes.OK ?? 0) >= 10 && (report.codes.TSCCL_ERR_INVALID_ARGUMENT ?? 0) >= 50, `rank ${rank}: ${JSON.stringify(report.codes)}`);
+    assert.ok(
+      (report.codes.OK ?? 0) >= 10 && (report.codes.TSCCL_ERR_INVALID_ARGUMENT ?? 0) >= 50,
+      `rank ${rank}: ${JSON.stringify(report.codes)}`,
+    );
   }
 }
 

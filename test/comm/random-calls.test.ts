@@ -17,8 +17,15 @@ test('random calls on 4 thread ranks, in flight on the world and on its halves a
 });
 
 test('random calls on 4 process ranks over TCP, 2 sockets per peer and 64 KiB pieces', async () => {
-  check(await launchFixture('random-calls-rank', 4, { calls: 80, seed: 2, maxLog2: 20 },
-    { env: { ...process.env, TSCCL_NSOCKS_PERPEER: '2', TSCCL_CHUNK_BYTES: '65536' } }), 80);
+  check(
+    await launchFixture(
+      'random-calls-rank',
+      4,
+      { calls: 80, seed: 2, maxLog2: 20 },
+      { env: { ...process.env, TSCCL_NSOCKS_PERPEER: '2', TSCCL_CHUNK_BYTES: '65536' } },
+    ),
+    80,
+  );
 });
 
 test('random calls on 2 processes x 2 thread ranks, hierarchical algorithms across the processes among them', async () => {

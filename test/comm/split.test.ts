@@ -4,7 +4,16 @@ import { runFixture } from '../harness/ranks.js';
 
 test('8 ranks split as 2 x 4 TP x DP groups run collectives concurrently, each with its own numbering', async () => {
   const { results } = await runFixture('split-rank', 8);
-  for (const [r, res] of (results as { tp: { rank: number; size: number; name: string }; dp: { rank: number; size: number }; noneIsNull: boolean; noneSize: number; sums: number[]; gathered: number[] }[]).entries()) {
+  for (const [r, res] of (
+    results as {
+      tp: { rank: number; size: number; name: string };
+      dp: { rank: number; size: number };
+      noneIsNull: boolean;
+      noneSize: number;
+      sums: number[];
+      gathered: number[];
+    }[]
+  ).entries()) {
     const tpBase = (r >> 2) * 4;
     assert.deepEqual({ rank: res.tp.rank, size: res.tp.size }, { rank: r - tpBase, size: 4 });
     assert.match(res.tp.name, /^world\.split0\.color[01]$/);
@@ -13,7 +22,11 @@ test('8 ranks split as 2 x 4 TP x DP groups run collectives concurrently, each w
     assert.equal(res.noneIsNull, r === 0);
     if (r !== 0) assert.equal(res.noneSize, 7);
     for (let i = 0; i < 20; i++) {
-      assert.equal(res.sums[2 * i], [0, 1, 2, 3].reduce((a, k) => a + tpBase + k + i, 0), `tp sum, iteration ${i}`);
+      assert.equal(
+        res.sums[2 * i],
+        [0, 1, 2, 3].reduce((a, k) => a + tpBase + k + i, 0),
+        `tp sum, iteration ${i}`,
+      );
       assert.equal(res.sums[2 * i + 1], ((r & 3) + 4) * 10 + i, `dp max, iteration ${i}`);
     }
     assert.deepEqual(res.gathered, [tpBase, tpBase + 1, tpBase + 2, tpBase + 3]);

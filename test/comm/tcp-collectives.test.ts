@@ -6,10 +6,19 @@ import { launchFixture, rankResults } from '../harness/ranks.js';
 // The same matrix as over shared memory, with ranks as processes meeting over TCP on loopback.
 for (const n of [2, 3, 4]) {
   test(`all collectives on ${n} process ranks over TCP${n === 2 ? ', 2 sockets per peer' : ''}`, async () => {
-    const { results } = await launchFixture('collectives-rank', n,
+    const { results } = await launchFixture(
+      'collectives-rank',
+      n,
       { counts: [0, 1, 7, 31], largeCount: n === 2 ? 1 << 18 : 4099, largeDTypes: ['float32'] },
       // 2 ranks: 1 MiB messages striped over 2 sockets per peer; 3 ranks: tiny chunks.
-      { env: { ...process.env, TSCCL_CHUNK_BYTES: n === 3 ? '64' : '524288', TSCCL_NSOCKS_PERPEER: n === 2 ? '2' : '1' } });
+      {
+        env: {
+          ...process.env,
+          TSCCL_CHUNK_BYTES: n === 3 ? '64' : '524288',
+          TSCCL_NSOCKS_PERPEER: n === 2 ? '2' : '1',
+        },
+      },
+    );
     for (const [rank, result] of (results as { cases: number; failures: string[] }[]).entries()) {
       assert.deepEqual(result.failures, [], `rank ${rank}`);
       assert.ok(result.cases > 400, `rank ${rank} ran only ${result.cases} cases`);
@@ -18,8 +27,12 @@ for (const n of [2, 3, 4]) {
 }
 
 test('all collectives on 3 process ranks over TCP, one-shot wherever the message fits one frame (TSCCL_PROTO=ll)', async () => {
-  const { results } = await launchFixture('collectives-rank', 3, { counts: [0, 1, 7, 31, 300], largeCount: 1100, largeDTypes: ['float32', 'float64'] },
-    { env: { ...process.env, TSCCL_PROTO: 'll' } });
+  const { results } = await launchFixture(
+    'collectives-rank',
+    3,
+    { counts: [0, 1, 7, 31, 300], largeCount: 1100, largeDTypes: ['float32', 'float64'] },
+    { env: { ...process.env, TSCCL_PROTO: 'll' } },
+  );
   for (const [rank, result] of (results as { cases: number; failures: string[] }[]).entries()) {
     assert.deepEqual(result.failures, [], `rank ${rank}`);
     assert.ok(result.cases > 400, `rank ${rank} ran only ${result.cases} cases`);
@@ -28,7 +41,11 @@ test('all collectives on 3 process ranks over TCP, one-shot wherever the message
 
 test('split groups over TCP: 8 process ranks as 2 x 4 TP x DP, running concurrently', async () => {
   const { results } = await launchFixture('split-rank', 8);
-  const r5 = results[5] as { tp: { rank: number; size: number }; dp: { rank: number; size: number }; gathered: number[] };
+  const r5 = results[5] as {
+    tp: { rank: number; size: number };
+    dp: { rank: number; size: number };
+    gathered: number[];
+  };
   assert.deepEqual({ rank: r5.tp.rank, size: r5.tp.size }, { rank: 1, size: 4 });
   assert.deepEqual(r5.dp, { rank: 0, size: 2 });
   assert.deepEqual(r5.gathered, [4, 5, 6, 7]);
@@ -53,16 +70,28 @@ test('a process rank that dies: the others fail with PEER_LOST at once, launch n
 test('after a rank dies, launch stops the survivors once its grace period is over, thread ranks of a process too', async () => {
   // The process's own grace (the environment's 60 s) would let rank 0 finish its 50 s; only
   // launch's grace of 300 ms can stop it first, however slowly the machine runs.
-  const job = launchFixture('outlives-rank', 1, { ms: 50_000 }, { threadsPerProc: 2, graceMs: 300, env: { ...process.env, TSCCL_RANK_GRACE_MS: '60000' } });
+  const job = launchFixture(
+    'outlives-rank',
+    1,
+    { ms: 50_000 },
+    { threadsPerProc: 2, graceMs: 300, env: { ...process.env, TSCCL_RANK_GRACE_MS: '60000' } },
+  );
   const ranks = await rankResults<string>(job);
   assert.deepEqual(ranks, [undefined, undefined]);
 });
 
 // Threads of several processes in one communicator: shared memory inside a process, TCP between.
-for (const [procs, threads] of [[2, 2], [3, 2]]) {
+for (const [procs, threads] of [
+  [2, 2],
+  [3, 2],
+]) {
   test(`all collectives on ${procs} processes x ${threads} thread ranks (mixed shared memory and TCP)`, async () => {
-    const { results } = await launchFixture('collectives-rank', procs,
-      { counts: [0, 1, 7, 31], largeCount: 4099, largeDTypes: ['float32'] }, { threadsPerProc: threads });
+    const { results } = await launchFixture(
+      'collectives-rank',
+      procs,
+      { counts: [0, 1, 7, 31], largeCount: 4099, largeDTypes: ['float32'] },
+      { threadsPerProc: threads },
+    );
     assert.equal(results.length, procs * threads);
     for (const [rank, result] of (results as { cases: number; failures: string[] }[]).entries()) {
       assert.deepEqual(result.failures, [], `rank ${rank}`);
@@ -73,13 +102,23 @@ for (const [procs, threads] of [[2, 2], [3, 2]]) {
 
 test('mixed job: 2 processes x 4 threads split as TP (inside a process) x DP (across processes)', async () => {
   const { results } = await launchFixture('split-rank', 2, {}, { threadsPerProc: 4 });
-  const all = results as { script: unknown; world: unknown; tp: { rank: number; size: number }; dp: { rank: number; size: number }; gathered: number[]; sums: number[] }[];
+  const all = results as {
+    script: unknown;
+    world: unknown;
+    tp: { rank: number; size: number };
+    dp: { rank: number; size: number };
+    gathered: number[];
+    sums: number[];
+  }[];
   assert.equal(all.length, 8);
   all.forEach((r, rank) => {
     assert.deepEqual(r.world, { rank, size: 8 });
     assert.deepEqual(r.script, { rank, size: 8 }, 'the rank and size a script is called with are its place in the job');
     assert.deepEqual({ rank: r.tp.rank, size: r.tp.size }, { rank: rank % 4, size: 4 });
-    assert.deepEqual(r.gathered, [0, 1, 2, 3].map((k) => (rank >> 2) * 4 + k));
+    assert.deepEqual(
+      r.gathered,
+      [0, 1, 2, 3].map((k) => (rank >> 2) * 4 + k),
+    );
     assert.equal(r.sums[1], ((rank & 3) + 4) * 10); // DP max across the two processes, iteration 0
   });
 });

@@ -23,12 +23,15 @@ test('a job is named by its launcher, torchrun, Slurm or its store, in that orde
 
 // Rank 0 writes its records after one collective: what a timeout or SIGUSR1 would write.
 const dumps = join(dir, 'dumps.mjs');
-writeFileSync(dumps, `import { init } from ${JSON.stringify(library)};
+writeFileSync(
+  dumps,
+  `import { init } from ${JSON.stringify(library)};
 import { dumpFlightRecords } from ${JSON.stringify(new URL('../../src/debug/flight-recorder.js', import.meta.url).href)};
 const comm = await init();
 await comm.allReduce(new Float32Array(4));
 console.log('records at', dumpFlightRecords('test'));
-`);
+`,
+);
 
 test('each job dumps into a directory of its own by default, and tsccl trace refuses a directory that mixes jobs', async () => {
   const root = mkdtempSync(join(dir, 'tmp-'));
@@ -40,7 +43,11 @@ test('each job dumps into a directory of its own by default, and tsccl trace ref
   }
   const jobs = readdirSync(join(root, 'tsccl-trace'));
   assert.equal(jobs.length, 2);
-  for (const p of paths) assert.ok(jobs.some((j) => p.startsWith(join(root, 'tsccl-trace', j))), p);
+  for (const p of paths)
+    assert.ok(
+      jobs.some((j) => p.startsWith(join(root, 'tsccl-trace', j))),
+      p,
+    );
   const first = JSON.parse(readFileSync(paths[0], 'utf8')) as { job: string; size: number };
   assert.equal(first.size, 4);
   // A directory holding records of both jobs, as one TSCCL_TRACE_DIR for all jobs would.
@@ -49,7 +56,10 @@ test('each job dumps into a directory of its own by default, and tsccl trace ref
   writeFileSync(join(mixed, 'rank-1.json'), readFileSync(paths[1]));
   const refused = await tsccl({}, 'trace', mixed);
   assert.equal(refused.code, 1);
-  assert.match(refused.stderr, /TSCCL_ERR_INVALID_ARGUMENT: .* holds the records of 2 jobs, which tsccl trace does not mix \(.* of 4 ranks: rank-0\.json; .* of 2 ranks: rank-1\.json\)/);
+  assert.match(
+    refused.stderr,
+    /TSCCL_ERR_INVALID_ARGUMENT: .* holds the records of 2 jobs, which tsccl trace does not mix \(.* of 4 ranks: rank-0\.json; .* of 2 ranks: rank-1\.json\)/,
+  );
   const alone = await tsccl({}, 'trace', join(paths[0], '..'));
   assert.equal(alone.code, 0);
 });

@@ -9,10 +9,27 @@ import type { RankDump } from '../../src/debug/flight-recorder.js';
 import { analyzeTraces } from '../../src/debug/trace-analysis.js';
 import { runFixture } from '../harness/ranks.js';
 
-const op = (seq: number, opName: string, state: 'done' | 'running' | 'failed', extra: Partial<{ dtype: string; count: number }> = {}) =>
-  ({ seq, op: opName, dtype: extra.dtype ?? 'float32', count: extra.count ?? 8, root: 0, redop: 'sum', state, queuedAt: 0 });
-const dump = (rank: number, records: ReturnType<typeof op>[]): RankDump =>
-  ({ rank, reason: 'test', time: '', comms: [{ name: 'world', rank, size: 3, records }] });
+const op = (
+  seq: number,
+  opName: string,
+  state: 'done' | 'running' | 'failed',
+  extra: Partial<{ dtype: string; count: number }> = {},
+) => ({
+  seq,
+  op: opName,
+  dtype: extra.dtype ?? 'float32',
+  count: extra.count ?? 8,
+  root: 0,
+  redop: 'sum',
+  state,
+  queuedAt: 0,
+});
+const dump = (rank: number, records: ReturnType<typeof op>[]): RankDump => ({
+  rank,
+  reason: 'test',
+  time: '',
+  comms: [{ name: 'world', rank, size: 3, records }],
+});
 
 test('trace analysis names the first divergence and who never arrived', () => {
   const [v] = analyzeTraces([
@@ -21,7 +38,10 @@ test('trace analysis names the first divergence and who never arrived', () => {
   ]);
   assert.deepEqual(v.ranksSeen, [0, 1]);
   assert.equal(v.divergence?.seq, 2);
-  assert.deepEqual(v.divergence?.calls.map((c) => c.call), ['allReduce(float32, count 16, sum)', 'allReduce(float32, count 8, sum)']);
+  assert.deepEqual(
+    v.divergence?.calls.map((c) => c.call),
+    ['allReduce(float32, count 16, sum)', 'allReduce(float32, count 8, sum)'],
+  );
   assert.equal(v.stuck?.seq, 2);
   assert.deepEqual(v.stuck?.neverArrived, [2]);
   assert.deepEqual(v.stuck?.unfinished, [0, 1]);
@@ -30,14 +50,24 @@ test('trace analysis names the first divergence and who never arrived', () => {
 test('a hang leaves flight records on each waiting rank, and tsccl trace says who never arrived', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tsccl-trace-test-'));
   try {
-    const { results } = await runFixture('trace-rank', 3, {}, { env: { ...process.env, TSCCL_TRACE_DIR: dir, TSCCL_DEBUG: 'NONE' } });
+    const { results } = await runFixture(
+      'trace-rank',
+      3,
+      {},
+      { env: { ...process.env, TSCCL_TRACE_DIR: dir, TSCCL_DEBUG: 'NONE' } },
+    );
     assert.deepEqual(results, ['TSCCL_ERR_TIMEOUT', 'TSCCL_ERR_TIMEOUT', 'stopped']);
     assert.deepEqual(readdirSync(dir).sort(), ['rank-0.json', 'rank-1.json']);
     const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
     const text = execFileSync(process.execPath, [bin, 'trace', dir]).toString();
     assert.match(text, /communicator world \(3 ranks; records from ranks 0, 1\)/);
-    assert.match(text, /stuck at #3 reduce\(float64, count 4, max, root 1\): ranks 2 never arrived; ranks 0, 1 did not finish/);
-    const json = JSON.parse(execFileSync(process.execPath, [bin, 'trace', dir, '--format', 'json']).toString()) as { communicators: { stuck: { neverArrived: number[] } }[] };
+    assert.match(
+      text,
+      /stuck at #3 reduce\(float64, count 4, max, root 1\): ranks 2 never arrived; ranks 0, 1 did not finish/,
+    );
+    const json = JSON.parse(execFileSync(process.execPath, [bin, 'trace', dir, '--format', 'json']).toString()) as {
+      communicators: { stuck: { neverArrived: number[] } }[];
+    };
     assert.deepEqual(json.communicators[0].stuck.neverArrived, [2]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -47,7 +77,11 @@ test('a hang leaves flight records on each waiting rank, and tsccl trace says wh
 test('the flight recorder keeps the last N calls, oldest first', async () => {
   const { FlightRecorder } = await import('../../src/debug/flight-recorder.js');
   const recorder = new FlightRecorder('ring-test', 0, 1, 3);
-  for (let seq = 1; seq <= 5; seq++) recorder.record({ seq, op: 'barrier', dtype: 'uint8', count: 0, root: 0, redop: 'none' });
-  assert.deepEqual(recorder.snapshot().records.map((r) => r.seq), [3, 4, 5]);
+  for (let seq = 1; seq <= 5; seq++)
+    recorder.record({ seq, op: 'barrier', dtype: 'uint8', count: 0, root: 0, redop: 'none' });
+  assert.deepEqual(
+    recorder.snapshot().records.map((r) => r.seq),
+    [3, 4, 5],
+  );
   recorder.retire();
 });

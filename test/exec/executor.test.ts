@@ -19,7 +19,10 @@ class HeldTransport implements Transport {
   readonly settled: number[] = [];
   /** For each posted receive, how many had settled before it was posted. */
   readonly settledBeforePost: number[] = [];
-  private readonly waiting = new Map<number, { bytes: number; consume: Consume; resolve: () => void; reject: (err: Error) => void }>();
+  private readonly waiting = new Map<
+    number,
+    { bytes: number; consume: Consume; resolve: () => void; reject: (err: Error) => void }
+  >();
 
   readonly concurrentRecvs: boolean;
   private readonly release: (posted: readonly number[]) => number[];
@@ -31,11 +34,22 @@ class HeldTransport implements Transport {
     this.failing = failing;
   }
 
-  async send(peer: number): Promise<SendHandle> { return { peer, channel: 0, ticket: 1 }; }
-  isDelivered(): boolean { return true; }
+  async send(peer: number): Promise<SendHandle> {
+    return { peer, channel: 0, ticket: 1 };
+  }
+  isDelivered(): boolean {
+    return true;
+  }
   async waitDelivered(): Promise<void> {}
 
-  recv(peer: number, _channel: number, bytes: number, _elementBytes: number, _tag: unknown, consume: Consume): Promise<void> {
+  recv(
+    peer: number,
+    _channel: number,
+    bytes: number,
+    _elementBytes: number,
+    _tag: unknown,
+    consume: Consume,
+  ): Promise<void> {
     this.posted.push(peer);
     this.settledBeforePost.push(this.settled.length);
     const done = new Promise<void>((resolve, reject) => this.waiting.set(peer, { bytes, consume, resolve, reject }));
@@ -59,16 +73,30 @@ class HeldTransport implements Transport {
 
 function run(transport: Transport, steps: Step[]): { promise: Promise<void>; output: Uint8Array } {
   const output = new Uint8Array(4 * BLOCK);
-  const schedule: Schedule = { collective: 'allGather', algorithm: 'direct', nranks: 4, rank: 0, channels: [steps], scratchCount: 0 };
+  const schedule: Schedule = {
+    collective: 'allGather',
+    algorithm: 'direct',
+    nranks: 4,
+    rank: 0,
+    channels: [steps],
+    scratchCount: 0,
+  };
   const dtype = dtypeInfo('uint8');
   const promise = executeSchedule({
-    schedule, dtype, kernel: () => {}, transport, tag: { seq: 1, opcode: 1 }, ctx, channelBase: 0,
+    schedule,
+    dtype,
+    kernel: () => {},
+    transport,
+    tag: { seq: 1, opcode: 1 },
+    ctx,
+    channelBase: 0,
     buffers: { input: new Uint8Array(BLOCK) as never, output: output as never, scratch: new Uint8Array(0) as never },
   });
   return { promise, output };
 }
 
-const recvs = (peers: number[]): Step[] => peers.map((peer) => ({ kind: 'recv', peer, dst: slice('output', peer * BLOCK, BLOCK) }));
+const recvs = (peers: number[]): Step[] =>
+  peers.map((peer) => ({ kind: 'recv', peer, dst: slice('output', peer * BLOCK, BLOCK) }));
 
 test('over a transport that allows it, plain receives from different peers wait together and fill their own bytes', async () => {
   // The peers' messages come only once all three receives are posted, last peer first.
@@ -95,7 +123,10 @@ test('receives that reduce, or come twice from one peer, keep the schedule order
   await run(transport, reducing).promise;
   assert.deepEqual(transport.settledBeforePost, [0, 1]);
   const twice = new HeldTransport(true, (posted) => [posted[posted.length - 1]]);
-  await run(twice, [{ kind: 'recv', peer: 1, dst: slice('output', 0, BLOCK) }, { kind: 'recv', peer: 1, dst: slice('output', BLOCK, BLOCK) }]).promise;
+  await run(twice, [
+    { kind: 'recv', peer: 1, dst: slice('output', 0, BLOCK) },
+    { kind: 'recv', peer: 1, dst: slice('output', BLOCK, BLOCK) },
+  ]).promise;
   assert.deepEqual(twice.settledBeforePost, [0, 1]);
 });
 
@@ -113,10 +144,16 @@ test('sends the peers consumed long ago are not asked about again at every later
   const pieces = 1000;
   let asked = 0;
   const transport: Transport = {
-    rank: 0, nranks: 2,
+    rank: 0,
+    nranks: 2,
     send: async (peer) => ({ peer, channel: 0, ticket: 1 }),
-    recv: async (_peer, _channel, bytes, _elementBytes, _tag, consume) => { consume(new Uint8Array(bytes), 0); },
-    isDelivered: () => { asked++; return true; },
+    recv: async (_peer, _channel, bytes, _elementBytes, _tag, consume) => {
+      consume(new Uint8Array(bytes), 0);
+    },
+    isDelivered: () => {
+      asked++;
+      return true;
+    },
     waitDelivered: async () => {},
   };
   const steps: Step[] = [];
@@ -124,20 +161,57 @@ test('sends the peers consumed long ago are not asked about again at every later
     steps.push({ kind: 'send', peer: 1, src: slice('output', 0, pieces) });
     steps.push({ kind: 'recv', peer: 1, dst: slice('output', i, 1) });
   }
-  const schedule: Schedule = { collective: 'allGather', algorithm: 'ring', nranks: 2, rank: 0, channels: [steps], scratchCount: 0 };
+  const schedule: Schedule = {
+    collective: 'allGather',
+    algorithm: 'ring',
+    nranks: 2,
+    rank: 0,
+    channels: [steps],
+    scratchCount: 0,
+  };
   await executeSchedule({
-    schedule, dtype: dtypeInfo('uint8'), kernel: () => {}, transport, tag: { seq: 1, opcode: 1 }, ctx, channelBase: 0,
-    buffers: { input: new Uint8Array(0) as never, output: new Uint8Array(pieces) as never, scratch: new Uint8Array(0) as never },
+    schedule,
+    dtype: dtypeInfo('uint8'),
+    kernel: () => {},
+    transport,
+    tag: { seq: 1, opcode: 1 },
+    ctx,
+    channelBase: 0,
+    buffers: {
+      input: new Uint8Array(0) as never,
+      output: new Uint8Array(pieces) as never,
+      scratch: new Uint8Array(0) as never,
+    },
   });
   assert.ok(asked < 100 * pieces, `${asked} questions for ${pieces} receives`);
 });
 
-test('a schedule with more channels than collectives own is refused before it posts anything, not run on point-to-point\'s queue', async () => {
+test("a schedule with more channels than collectives own is refused before it posts anything, not run on point-to-point's queue", async () => {
   const transport = new HeldTransport(true, () => []);
-  const schedule: Schedule = { collective: 'allGather', algorithm: 'two-channel', nranks: 4, rank: 0, channels: [recvs([1]), recvs([2])], scratchCount: 0 };
-  await assert.rejects(executeSchedule({
-    schedule, dtype: dtypeInfo('uint8'), kernel: () => {}, transport, tag: { seq: 1, opcode: 1 }, ctx, channelBase: 0,
-    buffers: { input: new Uint8Array(BLOCK) as never, output: new Uint8Array(4 * BLOCK) as never, scratch: new Uint8Array(0) as never },
-  }), { code: 'TSCCL_ERR_INTERNAL', message: /needs channels 0\.\.1/ });
+  const schedule: Schedule = {
+    collective: 'allGather',
+    algorithm: 'two-channel',
+    nranks: 4,
+    rank: 0,
+    channels: [recvs([1]), recvs([2])],
+    scratchCount: 0,
+  };
+  await assert.rejects(
+    executeSchedule({
+      schedule,
+      dtype: dtypeInfo('uint8'),
+      kernel: () => {},
+      transport,
+      tag: { seq: 1, opcode: 1 },
+      ctx,
+      channelBase: 0,
+      buffers: {
+        input: new Uint8Array(BLOCK) as never,
+        output: new Uint8Array(4 * BLOCK) as never,
+        scratch: new Uint8Array(0) as never,
+      },
+    }),
+    { code: 'TSCCL_ERR_INTERNAL', message: /needs channels 0\.\.1/ },
+  );
   assert.deepEqual(transport.posted, []);
 });

@@ -1,6 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type CallShape, COLLECTIVES, type Collective, bufferCounts, inPlaceExtent, inPlaceLayout } from '../../src/algorithms/schedule.js';
+import {
+  type CallShape,
+  COLLECTIVES,
+  type Collective,
+  bufferCounts,
+  inPlaceExtent,
+  inPlaceLayout,
+} from '../../src/algorithms/schedule.js';
 import { allocateMailbox, mailboxBytes } from '../../src/comm/shm-backend.js';
 import { CommStatus } from '../../src/comm/status.js';
 import { dtypeInfo } from '../../src/dtypes/dtype.js';
@@ -20,8 +27,12 @@ const ROOTED = new Set<Collective>(['broadcast', 'reduce', 'gather', 'scatter'])
 function context(): WaitContext {
   const deadline = performance.now() + 30_000;
   return {
-    spinMs: 0, spinYields: false, sliceMs: () => 5,
-    check: () => { if (performance.now() > deadline) throw new TscclError(ErrorCode.TIMEOUT, 'test deadline'); },
+    spinMs: 0,
+    spinYields: false,
+    sliceMs: () => 5,
+    check: () => {
+      if (performance.now() > deadline) throw new TscclError(ErrorCode.TIMEOUT, 'test deadline');
+    },
   };
 }
 
@@ -44,7 +55,10 @@ function shmWorld(n: number) {
 class CopyingSlots implements LowLatencySlots {
   readonly capacity = 1 << 20;
   private readonly rank: number;
-  private readonly world: { messages: Map<string, { opcode: number; bytes: number; data: Uint8Array }>; waiters: Map<string, () => void> };
+  private readonly world: {
+    messages: Map<string, { opcode: number; bytes: number; data: Uint8Array }>;
+    waiters: Map<string, () => void>;
+  };
 
   constructor(rank: number, world: CopyingSlots['world']) {
     this.rank = rank;
@@ -66,7 +80,8 @@ class CopyingSlots implements LowLatencySlots {
 
   read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array {
     const message = this.world.messages.get(`${peer}#${seq}`)!;
-    if (message.opcode !== opcode || message.bytes !== bytes) throw new TscclError(ErrorCode.MISMATCH, `rank ${peer} sent another call`);
+    if (message.opcode !== opcode || message.bytes !== bytes)
+      throw new TscclError(ErrorCode.MISMATCH, `rank ${peer} sent another call`);
     return message.data;
   }
 }
@@ -75,15 +90,27 @@ class CopyingSlots implements LowLatencySlots {
 function world(n: number, transport: Transport) {
   if (transport === 'shm') return shmWorld(n);
   const shared: CopyingSlots['world'] = { messages: new Map(), waiters: new Map() };
-  return { arena: Arena.create(), slots: Array.from({ length: n }, (_, r) => new CopyingSlots(r, shared)), status: undefined };
+  return {
+    arena: Arena.create(),
+    slots: Array.from({ length: n }, (_, r) => new CopyingSlots(r, shared)),
+    status: undefined,
+  };
 }
 
 type Transport = 'shm' | 'copying';
 type Memory = 'user' | 'registered';
 
 /** A rank's input and output views as a communicator makes them: two arrays, or two views of one (in place). */
-function views(arena: Arena, memory: Memory, shape: CallShape, rank: number): { input: Float64Array; output: Float64Array } {
-  const array = (length: number) => (memory === 'user' ? new Float64Array(length) : arena.view(Float64Array, arena.allocate(Math.max(8, length * 8)), length, 8));
+function views(
+  arena: Arena,
+  memory: Memory,
+  shape: CallShape,
+  rank: number,
+): { input: Float64Array; output: Float64Array } {
+  const array = (length: number) =>
+    memory === 'user'
+      ? new Float64Array(length)
+      : arena.view(Float64Array, arena.allocate(Math.max(8, length * 8)), length, 8);
   const counts = bufferCounts(shape, rank);
   if (!shape.inPlace) return { input: array(counts.input), output: array(counts.output) };
   const layout = inPlaceLayout(shape, rank);
@@ -101,29 +128,52 @@ function expected(shape: CallShape, rank: number, seq: number): number[] | undef
   const sum = (i: number) => ranks.reduce((s, r) => s + value(seq, r, i), 0);
   const each = (length: number, f: (i: number) => number) => Array.from({ length }, (_, i) => f(i));
   switch (op) {
-    case 'allReduce': return each(c, sum);
-    case 'reduce': return rank === root ? each(c, sum) : undefined;
-    case 'reduceScatter': return each(c, (i) => sum(rank * c + i));
-    case 'allGather': return each(n * c, (j) => value(seq, Math.floor(j / c), j % c));
-    case 'gather': return rank === root ? each(n * c, (j) => value(seq, Math.floor(j / c), j % c)) : undefined;
-    case 'allToAll': return each(n * c, (j) => value(seq, Math.floor(j / c), rank * c + (j % c)));
-    case 'broadcast': return each(c, (i) => value(seq, root, i));
-    case 'scatter': return each(c, (i) => value(seq, root, rank * c + i));
-    case 'barrier': return undefined;
+    case 'allReduce':
+      return each(c, sum);
+    case 'reduce':
+      return rank === root ? each(c, sum) : undefined;
+    case 'reduceScatter':
+      return each(c, (i) => sum(rank * c + i));
+    case 'allGather':
+      return each(n * c, (j) => value(seq, Math.floor(j / c), j % c));
+    case 'gather':
+      return rank === root ? each(n * c, (j) => value(seq, Math.floor(j / c), j % c)) : undefined;
+    case 'allToAll':
+      return each(n * c, (j) => value(seq, Math.floor(j / c), rank * c + (j % c)));
+    case 'broadcast':
+      return each(c, (i) => value(seq, root, i));
+    case 'scatter':
+      return each(c, (i) => value(seq, root, rank * c + i));
+    case 'barrier':
+      return undefined;
   }
 }
 
 /** Runs one call shape on every rank twice, each time with fresh inputs, checking every output; returns whether each rank went by reference. */
-async function runCalls(shape: CallShape, memory: Memory, transport: Transport = 'shm'): Promise<{ byReference: boolean[] }> {
+async function runCalls(
+  shape: CallShape,
+  memory: Memory,
+  transport: Transport = 'shm',
+): Promise<{ byReference: boolean[] }> {
   const { arena, slots, status } = world(shape.nranks, transport);
   const ranks = Array.from({ length: shape.nranks }, (_, r) => r);
   const buffers = ranks.map((r) => views(arena, memory, shape, r));
-  const calls = ranks.map((r) => new OneShotCall({
-    shape, rank: r, ...buffers[r], dtype: F64, kernel: SUM, slots: slots[r], opcode: OPCODES[shape.collective],
-  }));
+  const calls = ranks.map(
+    (r) =>
+      new OneShotCall({
+        shape,
+        rank: r,
+        ...buffers[r],
+        dtype: F64,
+        kernel: SUM,
+        slots: slots[r],
+        opcode: OPCODES[shape.collective],
+      }),
+  );
   const ctx = context();
   for (let seq = 1; seq <= 2; seq++) {
-    for (const r of ranks) buffers[r].input.set(Array.from({ length: buffers[r].input.length }, (_, i) => value(seq, r, i)));
+    for (const r of ranks)
+      buffers[r].input.set(Array.from({ length: buffers[r].input.length }, (_, i) => value(seq, r, i)));
     const inputs = buffers.map((b) => Array.from(b.input));
     for (const r of ranks) status?.[r].enter(seq);
     await Promise.all(calls.map((call) => call.run(seq, ctx)));
@@ -137,7 +187,15 @@ async function runCalls(shape: CallShape, memory: Memory, transport: Transport =
   return { byReference: calls.map((call) => call.byReference) };
 }
 
-const shape = (over: Partial<CallShape>): CallShape => ({ collective: 'allReduce', nranks: 2, count: 3, root: 0, inPlace: false, chunkCount: 0, ...over });
+const shape = (over: Partial<CallShape>): CallShape => ({
+  collective: 'allReduce',
+  nranks: 2,
+  count: 3,
+  root: 0,
+  inPlace: false,
+  chunkCount: 0,
+  ...over,
+});
 
 test('every collective the one-shot path runs gives its result, in and out of place, copied and by reference', async () => {
   for (const collective of COLLECTIVES) {
@@ -146,7 +204,8 @@ test('every collective the one-shot path runs gives its result, in and out of pl
       for (const count of collective === 'barrier' ? [0] : [3, 300]) {
         for (const root of ROOTED.has(collective) ? [0, n - 1] : [0]) {
           for (const inPlace of [false, true]) {
-            for (const memory of ['user', 'registered'] as const) await runCalls(shape({ collective, nranks: n, count, root, inPlace }), memory);
+            for (const memory of ['user', 'registered'] as const)
+              await runCalls(shape({ collective, nranks: n, count, root, inPlace }), memory);
             await runCalls(shape({ collective, nranks: n, count, root, inPlace }), 'user', 'copying');
           }
         }
@@ -161,15 +220,26 @@ test('registered memory goes by reference where the output leaves the published 
   assert.deepEqual((await runCalls(big({}), 'user')).byReference, [false, false, false]);
   // An in-place all-reduce overwrites what it published; an in-place all-gather writes its own block back onto itself.
   assert.deepEqual((await runCalls(big({ inPlace: true }), 'registered')).byReference, [false, false, false]);
-  assert.deepEqual((await runCalls(big({ collective: 'allGather', inPlace: true }), 'registered')).byReference, [true, true, true]);
+  assert.deepEqual((await runCalls(big({ collective: 'allGather', inPlace: true }), 'registered')).byReference, [
+    true,
+    true,
+    true,
+  ]);
   // Only the root holds broadcast data; small messages are copied.
-  assert.deepEqual((await runCalls(big({ collective: 'broadcast', root: 1 }), 'registered')).byReference, [false, true, false]);
+  assert.deepEqual((await runCalls(big({ collective: 'broadcast', root: 1 }), 'registered')).byReference, [
+    false,
+    true,
+    false,
+  ]);
   assert.deepEqual((await runCalls(big({ count: 3 }), 'registered')).byReference, [false, false, false]);
 });
 
 test('reductions fold in rank order on every rank', async () => {
   // A kernel that is not commutative shows the order: ((r0 . r1) . r2) . r3 with a . b = 10a + b.
-  const digits: ReduceKernel = (dst, a, b) => { for (let i = 0; i < dst.length; i++) (dst as Float64Array)[i] = (a as Float64Array)[i] * 10 + (b as Float64Array)[i]; };
+  const digits: ReduceKernel = (dst, a, b) => {
+    for (let i = 0; i < dst.length; i++)
+      (dst as Float64Array)[i] = (a as Float64Array)[i] * 10 + (b as Float64Array)[i];
+  };
   for (const collective of ['allReduce', 'reduceScatter'] as const) {
     const s = shape({ collective, nranks: 4, count: 2 });
     const { outputs } = await runCallsWith(s, digits);
@@ -182,8 +252,21 @@ async function runCallsWith(s: CallShape, kernel: ReduceKernel): Promise<{ outpu
   const { arena, slots, status } = shmWorld(s.nranks);
   const ranks = Array.from({ length: s.nranks }, (_, r) => r);
   const buffers = ranks.map((r) => views(arena, 'user', s, r));
-  buffers.forEach((b, r) => { b.input.fill(r + 1); });
-  const calls = ranks.map((r) => new OneShotCall({ shape: s, rank: r, ...buffers[r], dtype: F64, kernel, slots: slots[r], opcode: OPCODES[s.collective] }));
+  buffers.forEach((b, r) => {
+    b.input.fill(r + 1);
+  });
+  const calls = ranks.map(
+    (r) =>
+      new OneShotCall({
+        shape: s,
+        rank: r,
+        ...buffers[r],
+        dtype: F64,
+        kernel,
+        slots: slots[r],
+        opcode: OPCODES[s.collective],
+      }),
+  );
   for (const r of ranks) status[r].enter(1);
   await Promise.all(calls.map((call) => call.run(1, context())));
   return { outputs: calls.map((call) => call.output as Float64Array) };
@@ -193,9 +276,19 @@ test('a peer that called another collective is a MISMATCH', async () => {
   const { arena, slots, status } = shmWorld(2);
   const calls = (['allReduce', 'allGather'] as const).map((collective, r) => {
     const s = shape({ collective, count: 2 });
-    return new OneShotCall({ shape: s, rank: r, ...views(arena, 'user', s, r), dtype: F64, kernel: SUM, slots: slots[r], opcode: OPCODES[collective] });
+    return new OneShotCall({
+      shape: s,
+      rank: r,
+      ...views(arena, 'user', s, r),
+      dtype: F64,
+      kernel: SUM,
+      slots: slots[r],
+      opcode: OPCODES[collective],
+    });
   });
-  status.forEach((st) => { st.enter(1); });
+  status.forEach((st) => {
+    st.enter(1);
+  });
   const results = await Promise.allSettled(calls.map(async (call) => call.run(1, context())));
   for (const result of results) {
     assert.equal(result.status, 'rejected');
@@ -208,10 +301,26 @@ test('where a rank that holds no data sends none, a peer that called another roo
   const { arena, slots } = world(3, 'copying');
   const calls = [0, 0, 1].map((root, r) => {
     const s = shape({ collective: 'broadcast', nranks: 3, root });
-    return new OneShotCall({ shape: s, rank: r, ...views(arena, 'user', s, r), dtype: F64, kernel: SUM, slots: slots[r], opcode: OPCODES.broadcast });
+    return new OneShotCall({
+      shape: s,
+      rank: r,
+      ...views(arena, 'user', s, r),
+      dtype: F64,
+      kernel: SUM,
+      slots: slots[r],
+      opcode: OPCODES.broadcast,
+    });
   });
   const results = await Promise.allSettled(calls.map(async (call) => call.run(1, context())));
-  assert.deepEqual(results.map((result) => result.status), ['fulfilled', 'fulfilled', 'rejected']);
+  assert.deepEqual(
+    results.map((result) => result.status),
+    ['fulfilled', 'fulfilled', 'rejected'],
+  );
   const { reason } = results[2] as PromiseRejectedResult;
-  assert.ok(reason instanceof TscclError && reason.code === ErrorCode.MISMATCH && /rank 1 sent none: the ranks called different roots/.test(reason.message), String(reason));
+  assert.ok(
+    reason instanceof TscclError &&
+      reason.code === ErrorCode.MISMATCH &&
+      /rank 1 sent none: the ranks called different roots/.test(reason.message),
+    String(reason),
+  );
 });

@@ -13,9 +13,15 @@ export interface CliOutcome {
 }
 
 /** Runs `tsccl args...` with `env` added to this process's, killed after `timeoutMs` (a bound against hangs only). */
-export async function runTsccl(args: readonly string[], { env = {}, timeoutMs = 120_000 }: { env?: Record<string, string>; timeoutMs?: number } = {}): Promise<CliOutcome> {
+export async function runTsccl(
+  args: readonly string[],
+  { env = {}, timeoutMs = 120_000 }: { env?: Record<string, string>; timeoutMs?: number } = {},
+): Promise<CliOutcome> {
   try {
-    const { stdout, stderr } = await promisify(execFile)(process.execPath, [tscclBin, ...args], { timeout: timeoutMs, env: { ...process.env, ...env } });
+    const { stdout, stderr } = await promisify(execFile)(process.execPath, [tscclBin, ...args], {
+      timeout: timeoutMs,
+      env: { ...process.env, ...env },
+    });
     return { code: 0, stdout, stderr };
   } catch (err) {
     const e = err as { code: number | null; stdout: string; stderr: string };

@@ -16,7 +16,11 @@ export function mark(dir: string, name: string): void {
 }
 
 /** Resolves once `name` has been marked (or throws after the generous deadline of waitFor). */
-export function waitForMark(dir: string, name: string, { timeoutMs = 30_000 }: { timeoutMs?: number } = {}): Promise<void> {
+export function waitForMark(
+  dir: string,
+  name: string,
+  { timeoutMs = 30_000 }: { timeoutMs?: number } = {},
+): Promise<void> {
   return waitFor(() => existsSync(join(dir, name)), { timeoutMs, what: `mark ${name}` });
 }
 

@@ -32,7 +32,10 @@ export function netnsUnavailable(): string | undefined {
  */
 function waitForCarrier(ns: string, dev: string): void {
   const deadline = Date.now() + 30_000;
-  while (ip('-n', ns, 'link', 'show', dev).includes('NO-CARRIER') || !ip('-n', ns, 'link', 'show', dev).includes('LOWER_UP')) {
+  while (
+    ip('-n', ns, 'link', 'show', dev).includes('NO-CARRIER') ||
+    !ip('-n', ns, 'link', 'show', dev).includes('LOWER_UP')
+  ) {
     if (Date.now() > deadline) throw new Error(`link ${dev} in ${ns} has no carrier after 30 s`);
     execFileSync('sleep', ['0.05']);
   }
@@ -43,17 +46,55 @@ export function createNetnsPair(tag: string, rateLimit?: string): NetnsPair {
   const names: [string, string] = [`tsccl-${tag}-a`, `tsccl-${tag}-b`];
   const addresses: [string, string] = ['198.18.7.1', '198.18.7.2'];
   const veths = [`tv${tag}a`, `tv${tag}b`];
-  for (const n of names) { try { ip('netns', 'del', n); } catch { /* not there */ } }
+  for (const n of names) {
+    try {
+      ip('netns', 'del', n);
+    } catch {
+      /* not there */
+    }
+  }
   for (const n of names) ip('netns', 'add', n);
   ip('link', 'add', veths[0], 'netns', names[0], 'type', 'veth', 'peer', 'name', veths[1], 'netns', names[1]);
   names.forEach((n, i) => {
     ip('-n', n, 'link', 'set', 'lo', 'up');
     ip('-n', n, 'addr', 'add', `${addresses[i]}/24`, 'dev', veths[i]);
     ip('-n', n, 'link', 'set', veths[i], 'up');
-    if (rateLimit !== undefined) execFileSync('ip', ['netns', 'exec', n, 'tc', 'qdisc', 'add', 'dev', veths[i], 'root', 'tbf', 'rate', rateLimit, 'burst', '256kb', 'latency', '100ms']);
+    if (rateLimit !== undefined)
+      execFileSync('ip', [
+        'netns',
+        'exec',
+        n,
+        'tc',
+        'qdisc',
+        'add',
+        'dev',
+        veths[i],
+        'root',
+        'tbf',
+        'rate',
+        rateLimit,
+        'burst',
+        '256kb',
+        'latency',
+        '100ms',
+      ]);
   });
-  names.forEach((n, i) => { waitForCarrier(n, veths[i]); });
-  return { names, addresses, close: () => { for (const n of names) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
+  names.forEach((n, i) => {
+    waitForCarrier(n, veths[i]);
+  });
+  return {
+    names,
+    addresses,
+    close: () => {
+      for (const n of names) {
+        try {
+          ip('netns', 'del', n);
+        } catch {
+          /* gone */
+        }
+      }
+    },
+  };
 }
 
 export interface NetnsStar {
@@ -71,12 +112,36 @@ export function createNetnsStar(tag: string, count: number, rateLimit?: string):
   const bridgeNs = `tsccl-${tag}-br`;
   const names = Array.from({ length: count }, (_, i) => `tsccl-${tag}-${i}`);
   const addresses = names.map((_, i) => `198.18.9.${i + 1}`);
-  for (const n of [bridgeNs, ...names]) { try { ip('netns', 'del', n); } catch { /* not there */ } }
+  for (const n of [bridgeNs, ...names]) {
+    try {
+      ip('netns', 'del', n);
+    } catch {
+      /* not there */
+    }
+  }
   ip('netns', 'add', bridgeNs);
   ip('-n', bridgeNs, 'link', 'add', 'br0', 'type', 'bridge');
   ip('-n', bridgeNs, 'link', 'set', 'br0', 'up');
   const shape = (ns: string, dev: string) => {
-    if (rateLimit !== undefined) execFileSync('ip', ['netns', 'exec', ns, 'tc', 'qdisc', 'add', 'dev', dev, 'root', 'tbf', 'rate', rateLimit, 'burst', '256kb', 'latency', '100ms']);
+    if (rateLimit !== undefined)
+      execFileSync('ip', [
+        'netns',
+        'exec',
+        ns,
+        'tc',
+        'qdisc',
+        'add',
+        'dev',
+        dev,
+        'root',
+        'tbf',
+        'rate',
+        rateLimit,
+        'burst',
+        '256kb',
+        'latency',
+        '100ms',
+      ]);
   };
   names.forEach((n, i) => {
     ip('netns', 'add', n);
@@ -90,8 +155,22 @@ export function createNetnsStar(tag: string, count: number, rateLimit?: string):
     shape(n, hostSide);
     shape(bridgeNs, bridgeSide);
   });
-  names.forEach((n, i) => { waitForCarrier(n, `ts${tag}${i}h`); });
-  return { names, addresses, close: () => { for (const n of [...names, bridgeNs]) { try { ip('netns', 'del', n); } catch { /* gone */ } } } };
+  names.forEach((n, i) => {
+    waitForCarrier(n, `ts${tag}${i}h`);
+  });
+  return {
+    names,
+    addresses,
+    close: () => {
+      for (const n of [...names, bridgeNs]) {
+        try {
+          ip('netns', 'del', n);
+        } catch {
+          /* gone */
+        }
+      }
+    },
+  };
 }
 
 const tscclBin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
@@ -103,9 +182,17 @@ export interface NodeWatch {
 }
 
 /** Runs the tsccl CLI with `args` inside a namespace (one node of a job); resolves with its exit code and its output, both streams. */
-export function tscclInNamespace(ns: string, args: string[], env: NodeJS.ProcessEnv, watch: NodeWatch = {}): Promise<{ code: number | null; out: string }> {
+export function tscclInNamespace(
+  ns: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  watch: NodeWatch = {},
+): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, tscclBin, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn('ip', ['netns', 'exec', ns, process.execPath, tscclBin, ...args], {
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.on('data', (d) => {
       out += d;

@@ -12,7 +12,9 @@ const SIMD_TYPES: DType[] = ['float32', 'float64', 'int32', 'uint32', 'int8', 'u
 
 function fill(dtype: DType, arr: TypedArray, seed: number): void {
   const info = dtypeInfo(dtype);
-  const specials = info.isFloat ? [NaN, 0, -0, Infinity, -Infinity, 3.4e38, -1e-40, 1.5] : [0, 1, -1, 127, -128, 2 ** 31 - 1, -(2 ** 31), 255];
+  const specials = info.isFloat
+    ? [NaN, 0, -0, Infinity, -Infinity, 3.4e38, -1e-40, 1.5]
+    : [0, 1, -1, 127, -128, 2 ** 31 - 1, -(2 ** 31), 255];
   for (let i = 0; i < arr.length; i++) {
     const v = i % 7 === 0 ? specials[(i + seed) % specials.length] : ((i * 2654435761 + seed) % 1000) - 500;
     if (info.isBigInt) (arr as BigInt64Array)[i] = BigInt.asIntN(64, BigInt(Math.trunc(v)) * 0x100000001n);
@@ -20,7 +22,8 @@ function fill(dtype: DType, arr: TypedArray, seed: number): void {
   }
 }
 
-const same = (x: unknown, y: unknown) => Object.is(x, y) || (typeof x === 'number' && Number.isNaN(x) && Number.isNaN(y as number));
+const same = (x: unknown, y: unknown) =>
+  Object.is(x, y) || (typeof x === 'number' && Number.isNaN(x) && Number.isNaN(y as number));
 
 test('SIMD kernels match the JS kernels bit for bit: every type, op, tail length, and in place', () => {
   const arena = Arena.create();
@@ -33,14 +36,22 @@ test('SIMD kernels match the JS kernels bit for bit: every type, op, tail length
       if (op === 'avg' && !info.isFloat) continue;
       for (const n of [64, 65, 79, 1027]) {
         for (const inPlace of [false, true]) {
-          const view = () => arena.view(info.ctor as never, arena.allocate(n * info.bytes), n, info.bytes) as TypedArray;
-          const a = view(); const b = view(); const d = inPlace ? a : view();
-          fill(dtype, a, n); fill(dtype, b, n + 3);
-          const wantA = a.slice() as TypedArray; const want = new info.ctor(n) as TypedArray;
+          const view = () =>
+            arena.view(info.ctor as never, arena.allocate(n * info.bytes), n, info.bytes) as TypedArray;
+          const a = view();
+          const b = view();
+          const d = inPlace ? a : view();
+          fill(dtype, a, n);
+          fill(dtype, b, n + 3);
+          const wantA = a.slice() as TypedArray;
+          const want = new info.ctor(n) as TypedArray;
           reduceKernel(dtype, op)(want, wantA, b);
           kernels.reduce(dtype, op)(d, a, b);
           for (let i = 0; i < n; i++) {
-            assert.ok(same(d[i], want[i]), `${dtype} ${op} n=${n} inPlace=${inPlace} [${i}]: ${String(d[i])} vs ${String(want[i])}`);
+            assert.ok(
+              same(d[i], want[i]),
+              `${dtype} ${op} n=${n} inPlace=${inPlace} [${i}]: ${String(d[i])} vs ${String(want[i])}`,
+            );
           }
           checked++;
         }
@@ -54,12 +65,15 @@ test('plain arrays are staged through the arena block by block, in place too; sh
   const kernels = arenaKernels(Arena.create());
   for (const dtype of ['float32', 'float64', 'int32', 'uint8'] as DType[]) {
     const info = dtypeInfo(dtype);
-    for (const n of [(256 * 1024) / info.bytes * 2 + 13, 100]) { // three staging blocks; under 2 KiB
+    for (const n of [((256 * 1024) / info.bytes) * 2 + 13, 100]) {
+      // three staging blocks; under 2 KiB
       const [a, b, d, want] = [0, 1, 2, 3].map(() => new info.ctor(n) as TypedArray);
-      fill(dtype, a, 1); fill(dtype, b, 2);
+      fill(dtype, a, 1);
+      fill(dtype, b, 2);
       reduceKernel(dtype, 'max')(want, a, b);
       kernels.reduce(dtype, 'max')(d, a, b);
-      for (let i = 0; i < n; i++) assert.ok(same(d[i], want[i]), `${dtype} n=${n} [${i}]: ${String(d[i])} vs ${String(want[i])}`);
+      for (let i = 0; i < n; i++)
+        assert.ok(same(d[i], want[i]), `${dtype} n=${n} [${i}]: ${String(d[i])} vs ${String(want[i])}`);
       kernels.reduce(dtype, 'max')(a, a, b); // in place: each block read before it is written
       for (let i = 0; i < n; i++) assert.ok(same(a[i], want[i]), `${dtype} n=${n} in place [${i}]`);
     }
@@ -70,7 +84,12 @@ test('the committed kernel bytes match their source, and TSCCL_KERNEL=js turns t
   const script = fileURLToPath(new URL('../../../scripts/build-kernels.mjs', import.meta.url));
   assert.match(execFileSync(process.execPath, [script, '--check']).toString(), /kernels up to date/);
   const probe = `import('${new URL('../../src/kernels/simd-kernels.js', import.meta.url).href}').then(async (k) => { const { Arena } = await import('${new URL('../../src/memory/arena.js', import.meta.url).href}'); console.log(k.arenaKernels(Arena.create()).kind); })`;
-  assert.equal(execFileSync(process.execPath, ['-e', probe], { env: { ...process.env, TSCCL_KERNEL: 'js' } }).toString().trim(), 'js');
+  assert.equal(
+    execFileSync(process.execPath, ['-e', probe], { env: { ...process.env, TSCCL_KERNEL: 'js' } })
+      .toString()
+      .trim(),
+    'js',
+  );
 });
 
 test('an operand outside the arena (a TCP payload) is staged into it block by block, with the same result as the JS kernel', () => {
@@ -80,13 +99,16 @@ test('an operand outside the arena (a TCP payload) is staged into it block by bl
     const info = dtypeInfo(dtype);
     const n = (256 * 1024) / info.bytes + 77; // more than one staging block
     const inArena = () => arena.view(info.ctor as never, arena.allocate(n * info.bytes), n, info.bytes) as TypedArray;
-    const a = inArena(); const d = inArena();
+    const a = inArena();
+    const d = inArena();
     const foreign = new info.ctor(n) as TypedArray;
-    fill(dtype, a, 1); fill(dtype, foreign, 2);
+    fill(dtype, a, 1);
+    fill(dtype, foreign, 2);
     const want = new info.ctor(n) as TypedArray;
     reduceKernel(dtype, 'sum')(want, a, foreign);
     kernels.reduce(dtype, 'sum')(d, a, foreign);
-    for (let i = 0; i < n; i++) assert.ok(same(d[i], want[i]), `${dtype} [${i}]: ${String(d[i])} vs ${String(want[i])}`);
+    for (let i = 0; i < n; i++)
+      assert.ok(same(d[i], want[i]), `${dtype} [${i}]: ${String(d[i])} vs ${String(want[i])}`);
     kernels.reduce(dtype, 'sum')(d, foreign, a); // the foreign operand first
     for (let i = 0; i < n; i++) assert.ok(same(d[i], want[i]), `${dtype} swapped [${i}]`);
   }

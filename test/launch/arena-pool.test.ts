@@ -14,13 +14,20 @@ test('a kept arena comes back empty: bytes zeroed, allocation from the start, it
   assert.equal(second.memory, first.memory, 'the next job gets the same memory');
   assert.equal(second.memory.buffer.byteLength, grown);
   assert.ok(!second.anyLost() && !second.isLost(3), 'no rank of the new job is lost');
-  assert.ok(second.bytes(offset, grown - offset).every((b) => b === 0), 'every byte the first job had is zero');
+  assert.ok(
+    second.bytes(offset, grown - offset).every((b) => b === 0),
+    'every byte the first job had is zero',
+  );
   assert.equal(second.allocate(3 << 20), offset, 'allocation starts over');
   assert.notEqual(takeArena().memory, first.memory, 'taken once, it is no longer kept');
 });
 
 test('an arena whose job returned shared memory is not kept (a result may be a view into it)', () => {
-  for (const result of [new Float32Array(new SharedArrayBuffer(16)), { nested: [new Map([['view', new Uint8Array(new SharedArrayBuffer(4))]])] }, new Set([new SharedArrayBuffer(8)])]) {
+  for (const result of [
+    new Float32Array(new SharedArrayBuffer(16)),
+    { nested: [new Map([['view', new Uint8Array(new SharedArrayBuffer(4))]])] },
+    new Set([new SharedArrayBuffer(8)]),
+  ]) {
     const arena = takeArena();
     keepArena(arena, [undefined, result]);
     assert.notEqual(takeArena().memory, arena.memory);

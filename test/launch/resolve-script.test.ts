@@ -16,7 +16,11 @@ test('resolveScript gives the file: URL of a JavaScript module and refuses a mis
     writeFileSync(js, 'export default () => 1;\n');
     assert.equal(resolveScript(js), pathToFileURL(js).href);
     assert.equal(resolveScript(pathToFileURL(js).href), pathToFileURL(js).href);
-    assert.throws(() => resolveScript(join(dir, 'missing.mjs')), (err: Error & { code: string }) => err.code === 'TSCCL_ERR_INVALID_ARGUMENT' && /does not exist/.test(err.message));
+    assert.throws(
+      () => resolveScript(join(dir, 'missing.mjs')),
+      (err: Error & { code: string }) =>
+        err.code === 'TSCCL_ERR_INVALID_ARGUMENT' && /does not exist/.test(err.message),
+    );
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -32,8 +36,14 @@ test('resolveScript refuses a TypeScript script on a Node that does not strip ty
       if (stripsTypes) {
         assert.equal(resolveScript(file), pathToFileURL(file).href);
       } else {
-        assert.throws(() => resolveScript(file), (err: Error & { code: string }) => err.code === 'TSCCL_ERR_INVALID_ARGUMENT'
-          && err.message.includes(name) && /compile it first \(tsc\)/.test(err.message) && /Node >= 22\.6 with --experimental-strip-types/.test(err.message));
+        assert.throws(
+          () => resolveScript(file),
+          (err: Error & { code: string }) =>
+            err.code === 'TSCCL_ERR_INVALID_ARGUMENT' &&
+            err.message.includes(name) &&
+            /compile it first \(tsc\)/.test(err.message) &&
+            /Node >= 22\.6 with --experimental-strip-types/.test(err.message),
+        );
       }
     }
   } finally {
@@ -48,8 +58,17 @@ test('resolveScript takes a TypeScript script when a loader hook is given to Nod
     const file = join(dir, 'train.ts');
     writeFileSync(file, 'export default () => 1;\n');
     const run = new URL('../../src/launch/run.js', import.meta.url).href;
-    const child = spawnSync(process.execPath, ['--import', 'data:text/javascript,', '--input-type=module', '-e',
-      `const { resolveScript } = await import(${JSON.stringify(run)}); console.log(resolveScript(${JSON.stringify(file)}));`], { encoding: 'utf8' });
+    const child = spawnSync(
+      process.execPath,
+      [
+        '--import',
+        'data:text/javascript,',
+        '--input-type=module',
+        '-e',
+        `const { resolveScript } = await import(${JSON.stringify(run)}); console.log(resolveScript(${JSON.stringify(file)}));`,
+      ],
+      { encoding: 'utf8' },
+    );
     assert.equal(child.status, 0, child.stderr);
     assert.equal(child.stdout.trim(), pathToFileURL(file).href);
   } finally {

@@ -13,14 +13,17 @@ after(() => rmSync(dir, { recursive: true, force: true }));
 
 // Each rank makes one collective (so it has flight records), says it is ready, then waits forever.
 const waits = join(dir, 'waits.mjs');
-writeFileSync(waits, `import { writeFileSync } from 'node:fs';
+writeFileSync(
+  waits,
+  `import { writeFileSync } from 'node:fs';
 import { init } from ${JSON.stringify(library)};
 const comm = await init();
 await comm.allReduce(new Float32Array(4));
 writeFileSync(${JSON.stringify(dir)} + '/ready-' + comm.rank, String(process.pid));
 setInterval(() => {}, 1000);
 await new Promise(() => {});
-`);
+`,
+);
 
 /** Polls `ready` until it holds, failing after a deadline meant only to stop a hang. */
 async function waitFor(what: string, ready: () => boolean, deadlineMs = 60_000): Promise<void> {
@@ -31,16 +34,34 @@ async function waitFor(what: string, ready: () => boolean, deadlineMs = 60_000):
   }
 }
 
-function start(args: string[], env: Record<string, string> = {}): { child: ChildProcess; exited: Promise<{ code: number | null; stderr: string }> } {
-  const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+function start(
+  args: string[],
+  env: Record<string, string> = {},
+): { child: ChildProcess; exited: Promise<{ code: number | null; stderr: string }> } {
+  const child = spawn(process.execPath, [bin, ...args], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
   let stderr = '';
-  child.stderr!.on('data', (d) => { stderr += d; });
+  child.stderr!.on('data', (d) => {
+    stderr += d;
+  });
   return { child, exited: new Promise((resolve) => child.on('exit', (code) => resolve({ code, stderr }))) };
 }
 
-const alive = (pid: number): boolean => { try { process.kill(pid, 0); return true; } catch { return false; } };
-const readyPids = (n: number): number[] => Array.from({ length: n }, (_, r) => Number(readFileSync(join(dir, `ready-${r}`), 'utf8')));
-const clearReady = () => { for (const f of readdirSync(dir)) if (f.startsWith('ready-')) rmSync(join(dir, f)); };
+const alive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+const readyPids = (n: number): number[] =>
+  Array.from({ length: n }, (_, r) => Number(readFileSync(join(dir, `ready-${r}`), 'utf8')));
+const clearReady = () => {
+  for (const f of readdirSync(dir)) if (f.startsWith('ready-')) rmSync(join(dir, f));
+};
 
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   test(`tsccl launch passes ${signal} on: its ranks end and it exits with 128 + the signal's number`, async () => {
@@ -57,16 +78,26 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
   });
 }
 
-for (const launcher of [['run', '-n', '2'], ['launch', '--nproc-per-node', '2']]) {
+for (const launcher of [
+  ['run', '-n', '2'],
+  ['launch', '--nproc-per-node', '2'],
+]) {
   test(`SIGUSR1 to tsccl ${launcher[0]} makes every rank write its flight records, and the job goes on`, async () => {
     clearReady();
     const traces = mkdtempSync(join(dir, 'trace-'));
     const { child, exited } = start([...launcher, waits], { TSCCL_TRACE_DIR: traces });
     await waitFor('both ranks', () => existsSync(join(dir, 'ready-0')) && existsSync(join(dir, 'ready-1')));
     child.kill('SIGUSR1');
-    await waitFor('both ranks\' records', () => existsSync(join(traces, 'rank-0.json')) && existsSync(join(traces, 'rank-1.json')));
+    await waitFor(
+      "both ranks' records",
+      () => existsSync(join(traces, 'rank-0.json')) && existsSync(join(traces, 'rank-1.json')),
+    );
     for (const r of [0, 1]) {
-      const dump = JSON.parse(readFileSync(join(traces, `rank-${r}.json`), 'utf8')) as { rank: number; reason: string; comms: { records: { op: string }[] }[] };
+      const dump = JSON.parse(readFileSync(join(traces, `rank-${r}.json`), 'utf8')) as {
+        rank: number;
+        reason: string;
+        comms: { records: { op: string }[] }[];
+      };
       assert.equal(dump.rank, r);
       assert.equal(dump.reason, 'SIGUSR1');
       assert.ok(dump.comms[0].records.some((rec) => rec.op === 'allReduce'));

@@ -35,7 +35,7 @@ test('release returns an owned block at once, exactly once, and only blocks of a
 /** A deterministic stream of numbers in [0, 1). */
 function lcg(seed: number): () => number {
   let x = seed >>> 0;
-  return () => ((x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  return () => (x = (Math.imul(x, 1664525) + 1013904223) >>> 0) / 2 ** 32;
 }
 
 test('threads whose every request has another size share what they free: 8 threads stay far under 4 GiB', () => {
@@ -75,7 +75,10 @@ test('no two live blocks overlap while threads allocate and free in any order', 
       const sorted = [...live].sort((a, b) => a.offset - b.offset);
       for (let i = 1; i < sorted.length; i++) {
         const before = sorted[i - 1];
-        assert.ok(before.offset + before.bytes <= sorted[i].offset, `step ${step}: [${before.offset}, +${before.bytes}) overlaps ${sorted[i].offset}`);
+        assert.ok(
+          before.offset + before.bytes <= sorted[i].offset,
+          `step ${step}: [${before.offset}, +${before.bytes}) overlaps ${sorted[i].offset}`,
+        );
       }
       for (const b of sorted) assert.ok(b.offset >= 65536 && b.offset % 64 === 0, `step ${step}: offset ${b.offset}`);
     }
@@ -91,5 +94,9 @@ test('a block over the thread cache goes back to the bump pointer when it is the
   assert.equal(arena.allocate(4096), offset, 'the freed top block is where new memory starts again');
   const fresh = Arena.recycle(arena);
   const seen = fresh.bytes(offset, bytes);
-  assert.equal(seen.findIndex((b) => b !== 0), -1, 'every byte the job was handed is zero again');
+  assert.equal(
+    seen.findIndex((b) => b !== 0),
+    -1,
+    'every byte the job was handed is zero again',
+  );
 });

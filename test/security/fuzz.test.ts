@@ -26,10 +26,18 @@ process.env.TSCCL_DEBUG = 'NONE';
 function mutate(next: () => number, valid: Buffer): Buffer {
   const b = Buffer.from(valid);
   switch (Math.floor(next() * 4)) {
-    case 0: return b.subarray(0, Math.floor(next() * b.byteLength)); // truncated
-    case 1: { for (let k = 0; k < 3; k++) b[Math.floor(next() * b.byteLength)] = Math.floor(next() * 256); return b; } // flipped bytes
-    case 2: { b.writeUInt32LE(Math.floor(next() * 0xffffffff), 0); return b; } // any length prefix
-    default: return Buffer.from(Array.from({ length: Math.floor(next() * 64) }, () => Math.floor(next() * 256))); // noise
+    case 0:
+      return b.subarray(0, Math.floor(next() * b.byteLength)); // truncated
+    case 1: {
+      for (let k = 0; k < 3; k++) b[Math.floor(next() * b.byteLength)] = Math.floor(next() * 256);
+      return b;
+    } // flipped bytes
+    case 2: {
+      b.writeUInt32LE(Math.floor(next() * 0xffffffff), 0);
+      return b;
+    } // any length prefix
+    default:
+      return Buffer.from(Array.from({ length: Math.floor(next() * 64) }, () => Math.floor(next() * 256))); // noise
   }
 }
 
@@ -44,7 +52,10 @@ test(`store protocol decoders: ${CASES} random, truncated, mutated and oversized
   for (let i = 0; i < CASES; i++) {
     const input = mutate(next, valid[i % valid.length]);
     try {
-      for (const body of new FrameDecoder(1 << 16).push(input)) { decodeRequest(body); decodeResponse(body); }
+      for (const body of new FrameDecoder(1 << 16).push(input)) {
+        decodeRequest(body);
+        decodeResponse(body);
+      }
     } catch (err) {
       assert.ok(err instanceof TscclError, `case ${i} threw ${String(err)}`);
       refused++;
@@ -56,7 +67,18 @@ test(`store protocol decoders: ${CASES} random, truncated, mutated and oversized
 test(`TCP frame parser: ${CASES} random and corrupted streams fail only with TscclError`, () => {
   const next = random(11);
   const payload = Buffer.from('a payload of some length');
-  const valid = Buffer.concat([encodeHeader({ flags: 1, channel: 0, commId: 5, seq: 1, opcode: 0, length: payload.byteLength, checksum: crc32(payload) }), payload]);
+  const valid = Buffer.concat([
+    encodeHeader({
+      flags: 1,
+      channel: 0,
+      commId: 5,
+      seq: 1,
+      opcode: 0,
+      length: payload.byteLength,
+      checksum: crc32(payload),
+    }),
+    payload,
+  ]);
   let refused = 0;
   for (let i = 0; i < CASES; i++) {
     const parser = new FrameParser(1 << 16, crc32);
@@ -92,19 +114,29 @@ test('a live store server survives clients sending garbage and replayed handshak
       spy.on('error', () => {});
     });
     const replies: Buffer[] = [];
-    const attempts = Array.from({ length: 40 }, (_, i) => new Promise<void>((resolve) => {
-      const s = connect({ host: '127.0.0.1', port: server.port });
-      let got = Buffer.alloc(0);
-      s.on('data', (d) => { got = Buffer.concat([got, d]); });
-      s.on('error', () => {});
-      s.on('close', () => { if (i % 2 === 0) replies.push(got); resolve(); });
-      s.on('connect', () => {
-        const junk = i % 2 === 0 ? recorded : Buffer.from(Array.from({ length: 200 }, () => Math.floor(next() * 256)));
-        // Then end: the server reads the junk before the end, so it has answered (or refused) by
-        // the time the connection closes, however late it gets to it.
-        s.end(junk);
-      });
-    }));
+    const attempts = Array.from(
+      { length: 40 },
+      (_, i) =>
+        new Promise<void>((resolve) => {
+          const s = connect({ host: '127.0.0.1', port: server.port });
+          let got = Buffer.alloc(0);
+          s.on('data', (d) => {
+            got = Buffer.concat([got, d]);
+          });
+          s.on('error', () => {});
+          s.on('close', () => {
+            if (i % 2 === 0) replies.push(got);
+            resolve();
+          });
+          s.on('connect', () => {
+            const junk =
+              i % 2 === 0 ? recorded : Buffer.from(Array.from({ length: 200 }, () => Math.floor(next() * 256)));
+            // Then end: the server reads the junk before the end, so it has answered (or refused) by
+            // the time the connection closes, however late it gets to it.
+            s.end(junk);
+          });
+        }),
+    );
     await Promise.all(attempts);
     await good.set('still', Buffer.from('serving'));
     assert.equal(Buffer.from(await good.get('still')).toString(), 'serving');

@@ -17,7 +17,12 @@ import { type PublishedCase, simulateCase } from '../fixtures/simulate-case.js';
  * miss rounded up, so a regression still fails the test. TSCCL_CALIBRATION_REPORT=1 prints
  * every row's prediction (the table in docs/SIMULATOR.md).
  */
-interface Case extends PublishedCase { id: string; busbw?: number; timeUs?: number; tolerance: number }
+interface Case extends PublishedCase {
+  id: string;
+  busbw?: number;
+  timeUs?: number;
+  tolerance: number;
+}
 // nccl-tests' sizes are powers of two ("1 MB" is 2^20 bytes): C1 and C2 are the 1M, 16M, 134M, 1G
 // and 8G rows of Microsoft's ND A100 v4 and ND H100 v5 tables (Azure/AI-benchmarking-guide).
 const MiB = 2 ** 20;
@@ -29,7 +34,16 @@ const CASES: Case[] = [
   { id: 'C1 8 GB', topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: 8 * GiB, busbw: 231.6, tolerance: 0.1 },
   { id: 'C1 1 GB', topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: GiB, busbw: 228.1, tolerance: 0.1 },
   // The 16 MB run used the protocol of the large sizes: it lies on their line (next comment).
-  { id: 'C1 16 MB', topo: 'dgx-a100', options: {}, algorithm: 'ring', protocol: 'Simple', bytes: 16 * MiB, busbw: 109.2, tolerance: 0.1 },
+  {
+    id: 'C1 16 MB',
+    topo: 'dgx-a100',
+    options: {},
+    algorithm: 'ring',
+    protocol: 'Simple',
+    bytes: 16 * MiB,
+    busbw: 109.2,
+    tolerance: 0.1,
+  },
   { id: 'C1 1 MB', topo: 'dgx-a100', options: {}, algorithm: 'ring', bytes: MiB, busbw: 36.2, tolerance: 0.1 },
   { id: 'C2 8 GB', topo: 'dgx-h100', options: {}, algorithm: 'nvls', bytes: 8 * GiB, busbw: 478.9, tolerance: 0.1 },
   { id: 'C2 1 GB', topo: 'dgx-h100', options: {}, algorithm: 'nvls', bytes: GiB, busbw: 466.4, tolerance: 0.1 },
@@ -40,8 +54,26 @@ const CASES: Case[] = [
   { id: 'C4 16 GB', topo: 'mi300x', options: {}, algorithm: 'ring', bytes: 16 * GiB, busbw: 319.0, tolerance: 0.1 },
   { id: 'C4 1 GB', topo: 'mi300x', options: {}, algorithm: 'ring', bytes: GiB, busbw: 314.7, tolerance: 0.1 },
   // RCCL runs MSCCL's all-pairs all-reduce over Simple on one 8-GPU MI300X node from 512 KiB to 16 MiB.
-  { id: 'C4 16 MB', topo: 'mi300x', options: {}, algorithm: 'direct', protocol: 'Simple', bytes: 16 * MiB, busbw: 197.3, tolerance: 0.1 },
-  { id: 'C4 1 MB', topo: 'mi300x', options: {}, algorithm: 'direct', protocol: 'Simple', bytes: MiB, busbw: 66.9, tolerance: 0.18 },
+  {
+    id: 'C4 16 MB',
+    topo: 'mi300x',
+    options: {},
+    algorithm: 'direct',
+    protocol: 'Simple',
+    bytes: 16 * MiB,
+    busbw: 197.3,
+    tolerance: 0.1,
+  },
+  {
+    id: 'C4 1 MB',
+    topo: 'mi300x',
+    options: {},
+    algorithm: 'direct',
+    protocol: 'Simple',
+    bytes: MiB,
+    busbw: 66.9,
+    tolerance: 0.18,
+  },
   { id: 'C5 4 GB', topo: 'dgx-a100', options: C5, algorithm: 'ring', bytes: 4 * GiB, busbw: 86, tolerance: 0.13 },
   { id: 'C6 8 B', topo: hgx4, options: {}, algorithm: 'ring', bytes: 8, timeUs: 12.5, tolerance: 0.1 },
   { id: 'C7 8 B', topo: 'dgx-a100', options: C7, algorithm: 'ring', bytes: 8, timeUs: 93.1, tolerance: 0.1 },
@@ -55,8 +87,13 @@ for (const mode of ['flow', 'analytical'] as SimMode[]) {
       const row = simulateCase(c, mode);
       const [predicted, measured] = c.busbw !== undefined ? [row.busbwGBs, c.busbw] : [row.timeUs, c.timeUs!];
       const error = Math.abs(predicted - measured) / measured;
-      report.push(`${mode} ${c.id}: predicted ${predicted.toFixed(1)}, measured ${measured}, ${((predicted / measured - 1) * 100).toFixed(1)}%`);
-      if (error > c.tolerance) misses.push(`${c.id}: predicted ${predicted.toFixed(1)}, measured ${measured}, error ${(error * 100).toFixed(1)}% > ${c.tolerance * 100}%`);
+      report.push(
+        `${mode} ${c.id}: predicted ${predicted.toFixed(1)}, measured ${measured}, ${((predicted / measured - 1) * 100).toFixed(1)}%`,
+      );
+      if (error > c.tolerance)
+        misses.push(
+          `${c.id}: predicted ${predicted.toFixed(1)}, measured ${measured}, error ${(error * 100).toFixed(1)}% > ${c.tolerance * 100}%`,
+        );
     }
     if (process.env.TSCCL_CALIBRATION_REPORT) console.log(report.join('\n'));
     assert.deepEqual(misses, []);

@@ -31,7 +31,11 @@ test('across mesh servers every NIC carries its even share of channels each way'
     const leaving = new Map<string, number>();
     const entering = new Map<string, number>();
     for (const ring of rings) {
-      assert.deepEqual([...ring].sort((a, b) => a - b), ranks.map((_, r) => r), `${name}: a ring is a permutation of the ranks`);
+      assert.deepEqual(
+        [...ring].sort((a, b) => a - b),
+        ranks.map((_, r) => r),
+        `${name}: a ring is a permutation of the ranks`,
+      );
       ring.forEach((r, i) => {
         const next = ring[(i + 1) % ring.length];
         if (hostOf(r) === hostOf(next)) return;
@@ -40,16 +44,30 @@ test('across mesh servers every NIC carries its even share of channels each way'
       });
     }
     const cap = Math.ceil(rings.length / nics);
-    for (const [nic, count] of [...leaving, ...entering]) assert.ok(count <= cap, `${name}: ${nic} carries ${count} of ${rings.length} channels (even share ${cap})`);
+    for (const [nic, count] of [...leaving, ...entering])
+      assert.ok(count <= cap, `${name}: ${nic} carries ${count} of ${rings.length} channels (even share ${cap})`);
   }
 });
 
-test('a ring all-reduce across two MI300X servers runs at its links\' rate, as the analytical model prices it', () => {
+test("a ring all-reduce across two MI300X servers runs at its links' rate, as the analytical model prices it", () => {
   // It ran at 96.8 GB/s busbw when four of its eight channels left through one NIC.
   const graph = graphOf('mi300x', { nodes: 2 });
-  const run = (mode: 'flow' | 'analytical') => simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 2 ** 30, algorithm: 'ring', protocols: ['Simple'], mode, nvls: false, elementBytes: 4, root: 0 });
+  const run = (mode: 'flow' | 'analytical') =>
+    simulateRow(graph, graph.accelerators, {
+      op: 'all_reduce',
+      bytes: 2 ** 30,
+      algorithm: 'ring',
+      protocols: ['Simple'],
+      mode,
+      nvls: false,
+      elementBytes: 4,
+      root: 0,
+    });
   const flow = run('flow');
   const analytical = run('analytical');
   assert.ok(flow.busbwGBs > 250, `${flow.busbwGBs}`);
-  assert.ok(Math.abs(analytical.timeUs - flow.timeUs) / flow.timeUs < 0.1, `flow ${flow.timeUs}, analytical ${analytical.timeUs}`);
+  assert.ok(
+    Math.abs(analytical.timeUs - flow.timeUs) / flow.timeUs < 0.1,
+    `flow ${flow.timeUs}, analytical ${analytical.timeUs}`,
+  );
 });

@@ -18,15 +18,32 @@ function cpuRanks(ranks: number, cores: number): TopologyGraph {
   const detection = fakeDetection(cores);
   const base = defaultProfile(cores, 'h');
   const profile = {
-    ...base, reduceGBps: 1e9,
+    ...base,
+    reduceGBps: 1e9,
     // A 2-rank one-shot call measures its fixed cost and one wake-up.
-    shm: { ...base.shm, callUs: CALL_US, messageUs: WAKE_US, oversubscribedMessageUs: WAKE_US, releaseUs: RELEASE_US, copyGBps: 1e9, oneShotUs: CALL_US + WAKE_US, oneShotGBps: 1e9 },
+    shm: {
+      ...base.shm,
+      callUs: CALL_US,
+      messageUs: WAKE_US,
+      oversubscribedMessageUs: WAKE_US,
+      releaseUs: RELEASE_US,
+      copyGBps: 1e9,
+      oneShotUs: CALL_US + WAKE_US,
+      oneShotGBps: 1e9,
+    },
   };
   return new TopologyGraph(parseTopology(localTopology({ ranks, transport: 'shm', profile, detection }), 'local'));
 }
 
 const time = (graph: TopologyGraph, collective: Collective, algorithm: string) =>
-  simulateFlows(graph, graph.accelerators, { collective, count: 2, elementBytes: 4, root: 0, algorithm, protocol: 'shm' }).timeUs;
+  simulateFlows(graph, graph.accelerators, {
+    collective,
+    count: 2,
+    elementBytes: 4,
+    root: 0,
+    algorithm,
+    protocol: 'shm',
+  }).timeUs;
 
 test('a rank with a core pays a hand-off for every message it takes: a chain of hand-offs one each, messages posted together too', () => {
   const graph = cpuRanks(4, 4);
@@ -48,7 +65,7 @@ test('ranks that outnumber the cores are woken to begin and to take each message
   assert.ok(Math.abs(time(cpuRanks(4, 2), 'allGather', 'direct') - (CALL_US + 9 * WAKE_US)) < 1);
 });
 
-test('a call ends when the receivers have taken its sends, as the executor\'s does', () => {
+test("a call ends when the receivers have taken its sends, as the executor's does", () => {
   // On one core both ranks are woken to begin, one after the other. The root posts and is done
   // with its own part at once, but its buffer is read in place: it waits for the receiver, which
   // is woken to take the message, then is woken itself.
@@ -80,18 +97,43 @@ function copyingRanks(ranks: number, options: CopyingOptions = {}): TopologyGrap
   const detection = fakeDetection(cores);
   const base = defaultProfile(cores, 'h');
   const profile = {
-    ...base, reduceGBps: foldGBps ?? 1e9, memoryTiers: foldGBps === undefined ? undefined : [{ bytes: 1, copyGBps: 1, foldGBps }],
+    ...base,
+    reduceGBps: foldGBps ?? 1e9,
+    memoryTiers: foldGBps === undefined ? undefined : [{ bytes: 1, copyGBps: 1, foldGBps }],
     shm: {
-      ...base.shm, callUs: CALL_US, messageUs: handOffUs, oversubscribedMessageUs: handOffUs, releaseUs: 0, copyGBps: 1, peerWrittenGBps,
-      invalidationTiers: [{ bytes: 1, nsPerByte: invalidationNsPerByte }], ...(switchUs === undefined ? {} : { oversubscribedSwitchUs: switchUs }),
+      ...base.shm,
+      callUs: CALL_US,
+      messageUs: handOffUs,
+      oversubscribedMessageUs: handOffUs,
+      releaseUs: 0,
+      copyGBps: 1,
+      peerWrittenGBps,
+      invalidationTiers: [{ bytes: 1, nsPerByte: invalidationNsPerByte }],
+      ...(switchUs === undefined ? {} : { oversubscribedSwitchUs: switchUs }),
     },
   };
   return new TopologyGraph(parseTopology(localTopology({ ranks, transport: 'shm', profile, detection }), 'local'));
 }
 
-const copying = (ranks: number, collective: Collective, algorithm: string, count: number, options: CopyingOptions = {}) => {
+const copying = (
+  ranks: number,
+  collective: Collective,
+  algorithm: string,
+  count: number,
+  options: CopyingOptions = {},
+) => {
   const graph = copyingRanks(ranks, options);
-  return simulateFlows(graph, graph.accelerators, { collective, count, elementBytes: 4, root: 0, algorithm, protocol: 'shm', chunkCount: count }).timeUs - CALL_US;
+  return (
+    simulateFlows(graph, graph.accelerators, {
+      collective,
+      count,
+      elementBytes: 4,
+      root: 0,
+      algorithm,
+      protocol: 'shm',
+      chunkCount: count,
+    }).timeUs - CALL_US
+  );
 };
 
 test('thread ranks pull: each receiver copies on its own core, so a root feeds many at once', () => {
@@ -101,13 +143,13 @@ test('thread ranks pull: each receiver copies on its own core, so a root feeds m
   assert.ok(Math.abs(us - 4000) < 1, `${us}`);
 });
 
-test('thread ranks pull: a rank copies its own block and its peers\' one after the other', () => {
+test("thread ranks pull: a rank copies its own block and its peers' one after the other", () => {
   // 2 ranks gather 4 MB blocks: each copies its own block, then reads its peer's: 8 ms, not 4.
   const us = copying(2, 'allGather', 'direct', 1_000_000);
   assert.ok(Math.abs(us - 8000) < 1, `${us}`);
 });
 
-test('thread ranks pull: folding a message moves 1.5 times a copy\'s memory traffic', () => {
+test("thread ranks pull: folding a message moves 1.5 times a copy's memory traffic", () => {
   // 2 ranks, recursive doubling of 4 MB: each reads its peer's 4 MB and folds it into its own
   // (2 reads and a write, against a copy's read and write): 6 ms at 1 GB/s, not 4. The
   // reduction kernel itself is free here (1e9 GB/s).
@@ -122,14 +164,17 @@ test('thread ranks pull: where the profile measured folding, a fold loads the co
   assert.ok(Math.abs(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, { foldGBps: 0.5 }) - 8000) < 1);
 });
 
-test('thread ranks pull: a piece its sender wrote in the same call comes from the sender\'s cache, at the peer-written speed', () => {
+test("thread ranks pull: a piece its sender wrote in the same call comes from the sender's cache, at the peer-written speed", () => {
   // 2-rank ring of 4 MB: each folds its peer's input half (2 MB, 3 ms at 1 GB/s), then copies the
   // half its peer just reduced (2 MB): 2 ms at 1 GB/s, 4 at 0.5. Recursive doubling reads inputs only.
   const fast = copying(2, 'allReduce', 'ring', 1_000_000);
   const slow = copying(2, 'allReduce', 'ring', 1_000_000, { peerWrittenGBps: 0.5 });
   assert.ok(Math.abs(fast - 5000) < 1, `${fast}`);
   assert.ok(Math.abs(slow - 7000) < 1, `${slow}`);
-  assert.equal(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, { peerWrittenGBps: 0.5 }), copying(2, 'allReduce', 'recursive_doubling', 1_000_000));
+  assert.equal(
+    copying(2, 'allReduce', 'recursive_doubling', 1_000_000, { peerWrittenGBps: 0.5 }),
+    copying(2, 'allReduce', 'recursive_doubling', 1_000_000),
+  );
 });
 
 test('thread ranks pull: overwriting what a peer read costs the writer the invalidation, in every call of a run', () => {
@@ -137,9 +182,15 @@ test('thread ranks pull: overwriting what a peer read costs the writer the inval
   // the peer's cache holds those 2 MB when it writes them again: 0.5 ns per byte adds 1 ms.
   // Its other half, and everything recursive doubling writes, no peer reads.
   assert.ok(Math.abs(copying(2, 'allReduce', 'ring', 1_000_000, { invalidationNsPerByte: 0.5 }) - 6000) < 1);
-  assert.equal(copying(2, 'allReduce', 'recursive_doubling', 1_000_000, { invalidationNsPerByte: 0.5 }), copying(2, 'allReduce', 'recursive_doubling', 1_000_000));
+  assert.equal(
+    copying(2, 'allReduce', 'recursive_doubling', 1_000_000, { invalidationNsPerByte: 0.5 }),
+    copying(2, 'allReduce', 'recursive_doubling', 1_000_000),
+  );
   // Direct all-gather copies its peers' inputs, which nobody writes in a call.
-  assert.equal(copying(4, 'allGather', 'direct', 1_000_000, { invalidationNsPerByte: 0.5 }), copying(4, 'allGather', 'direct', 1_000_000));
+  assert.equal(
+    copying(4, 'allGather', 'direct', 1_000_000, { invalidationNsPerByte: 0.5 }),
+    copying(4, 'allGather', 'direct', 1_000_000),
+  );
 });
 
 test('ranks that outnumber the cores copy on them: their copies and hand-offs take turns, not overlap', () => {
@@ -158,21 +209,32 @@ test('ranks that outnumber the cores copy on them: their copies and hand-offs ta
   }
 });
 
-test('a crowded rank\'s hand-off whose latency is off the cores hides behind the other ranks\' copies, and only its switch takes a core', () => {
+test("a crowded rank's hand-off whose latency is off the cores hides behind the other ranks' copies, and only its switch takes a core", () => {
   // As above, 4 ranks on 2 cores, 100 KB blocks, 100 us hand-offs.
   for (const algorithm of ['direct', 'ring']) {
-    const run = (switchUs: number | undefined, count: number) => copying(4, 'allGather', algorithm, count, { cores: 2, handOffUs: 100, ...(switchUs === undefined ? {} : { switchUs }) });
+    const run = (switchUs: number | undefined, count: number) =>
+      copying(4, 'allGather', algorithm, count, {
+        cores: 2,
+        handOffUs: 100,
+        ...(switchUs === undefined ? {} : { switchUs }),
+      });
     const copies = copying(4, 'allGather', algorithm, 25_000, { cores: 2 });
     // All of it on a core: as without the split.
     assert.ok(Math.abs(run(100, 25_000) - run(undefined, 25_000)) < 1e-6, algorithm);
     // None of it on a core: each hand-off still waits its 100 us, but the cores copy meanwhile,
     // so the call takes less than its copies and hand-offs one after the other.
     const [latencyOnly, handOffsAlone] = [run(0, 25_000), run(0, 1)];
-    assert.ok(latencyOnly < copies + handOffsAlone - 100, `${algorithm}: ${latencyOnly} against ${copies} + ${handOffsAlone}`);
+    assert.ok(
+      latencyOnly < copies + handOffsAlone - 100,
+      `${algorithm}: ${latencyOnly} against ${copies} + ${handOffsAlone}`,
+    );
     assert.ok(latencyOnly >= copies, `${algorithm}: ${latencyOnly} under the copies' ${copies}`);
     // In between, in order.
     const half = run(50, 25_000);
-    assert.ok(latencyOnly < half && half < run(100, 25_000), `${algorithm}: ${latencyOnly} ${half} ${run(100, 25_000)}`);
+    assert.ok(
+      latencyOnly < half && half < run(100, 25_000),
+      `${algorithm}: ${latencyOnly} ${half} ${run(100, 25_000)}`,
+    );
   }
 });
 
@@ -182,14 +244,27 @@ test('the one-shot path: one wake-up per rank, and reads that grow with the peer
     assert.ok(Math.abs(time(graph, collective, ONE_SHOT) - (CALL_US + WAKE_US)) < 1, collective);
   }
   const detection = fakeDetection(4);
-  const slow = new TopologyGraph(parseTopology(localTopology({ ranks: 4, transport: 'shm', profile: { ...defaultProfile(4, 'h'), reduceGBps: 1 }, detection }), 'local'));
-  const big = (collective: Collective) => simulateFlows(slow, slow.accelerators, { collective, count: 2 ** 20, elementBytes: 4, root: 0, algorithm: ONE_SHOT, protocol: 'shm' }).timeUs;
+  const slow = new TopologyGraph(
+    parseTopology(
+      localTopology({ ranks: 4, transport: 'shm', profile: { ...defaultProfile(4, 'h'), reduceGBps: 1 }, detection }),
+      'local',
+    ),
+  );
+  const big = (collective: Collective) =>
+    simulateFlows(slow, slow.accelerators, {
+      collective,
+      count: 2 ** 20,
+      elementBytes: 4,
+      root: 0,
+      algorithm: ONE_SHOT,
+      protocol: 'shm',
+    }).timeUs;
   // At 1 GB/s, folding 3 peers' 4 MiB takes ~12.6 ms; a broadcast reads only the root's message.
   assert.ok(big('allReduce') > 12_000, `${big('allReduce')}`);
   assert.ok(big('broadcast') < big('allReduce') / 2, `${big('broadcast')} vs ${big('allReduce')}`);
 });
 
-test('the one-shot path pays for lines in a peer\'s cache as the schedules do where it copies through slots, and not where it publishes by reference', () => {
+test("the one-shot path pays for lines in a peer's cache as the schedules do where it copies through slots, and not where it publishes by reference", () => {
   const oneShot = (count: number, options: CopyingOptions) => copying(2, 'allGather', ONE_SHOT, count, options);
   // 1 KiB copied through the slots, at 1 GB/s: published over lines the peer read in the call
   // before (0.5 ns per byte is 0.51 us more), and read from the writer's cache at half the copy
@@ -197,8 +272,14 @@ test('the one-shot path pays for lines in a peer\'s cache as the schedules do wh
   const small = 256;
   assert.ok(small * 4 < BY_REFERENCE_MIN_BYTES);
   const plain = oneShot(small, {});
-  assert.ok(Math.abs(oneShot(small, { invalidationNsPerByte: 0.5 }) - plain - 0.512) < 0.01, `${oneShot(small, { invalidationNsPerByte: 0.5 })} vs ${plain}`);
-  assert.ok(Math.abs(oneShot(small, { peerWrittenGBps: 0.5 }) - plain - 1.024) < 0.01, `${oneShot(small, { peerWrittenGBps: 0.5 })} vs ${plain}`);
+  assert.ok(
+    Math.abs(oneShot(small, { invalidationNsPerByte: 0.5 }) - plain - 0.512) < 0.01,
+    `${oneShot(small, { invalidationNsPerByte: 0.5 })} vs ${plain}`,
+  );
+  assert.ok(
+    Math.abs(oneShot(small, { peerWrittenGBps: 0.5 }) - plain - 1.024) < 0.01,
+    `${oneShot(small, { peerWrittenGBps: 0.5 })} vs ${plain}`,
+  );
   // 4 MB by reference: nothing is written into a slot, and the reader takes the publisher's
   // input, which nobody wrote in the call.
   const large = 1_000_000;
@@ -212,9 +293,19 @@ test('over TCP each end spends its overhead on every message: the hand-off and t
   const [overheadUs, messageUs] = [15, 50];
   const oneShotUs = 70;
   const profile = { ...base, tcp: { ...base.tcp, callUs: CALL_US, messageUs, gbps: 1e9, overheadUs, oneShotUs } };
-  const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'tcp', profile, detection }), 'local'));
+  const graph = new TopologyGraph(
+    parseTopology(localTopology({ ranks: 2, transport: 'tcp', profile, detection }), 'local'),
+  );
   const run = (collective: Collective, algorithm: string, count: number, chunkCount?: number) =>
-    simulateFlows(graph, graph.accelerators, { collective, count, elementBytes: 4, root: 0, algorithm, protocol: 'tcp', ...(chunkCount ? { chunkCount } : {}) }).timeUs;
+    simulateFlows(graph, graph.accelerators, {
+      collective,
+      count,
+      elementBytes: 4,
+      root: 0,
+      algorithm,
+      protocol: 'tcp',
+      ...(chunkCount ? { chunkCount } : {}),
+    }).timeUs;
   // One exchange: each end's overhead sending and taking, and the wake-up between: the hand-off
   // (and the TCP stack's switching latency, 2 us).
   const exchange = run('allReduce', 'recursive_doubling', 2);
@@ -227,19 +318,39 @@ test('over TCP each end spends its overhead on every message: the hand-off and t
   // and one in (each an overhead) and one wake-up; 4 ranks send and take 3 frames each.
   const oneShot = run('allReduce', ONE_SHOT, 2);
   assert.ok(Math.abs(oneShot - oneShotUs) < 1, `${oneShot}`);
-  const fourRanks = new TopologyGraph(parseTopology(localTopology({ ranks: 4, transport: 'tcp', profile, detection: fakeDetection(4) }), 'local'));
-  const wider = simulateFlows(fourRanks, fourRanks.accelerators, { collective: 'allGather', count: 2, elementBytes: 4, root: 0, algorithm: ONE_SHOT, protocol: 'tcp' }).timeUs;
+  const fourRanks = new TopologyGraph(
+    parseTopology(localTopology({ ranks: 4, transport: 'tcp', profile, detection: fakeDetection(4) }), 'local'),
+  );
+  const wider = simulateFlows(fourRanks, fourRanks.accelerators, {
+    collective: 'allGather',
+    count: 2,
+    elementBytes: 4,
+    root: 0,
+    algorithm: ONE_SHOT,
+    protocol: 'tcp',
+  }).timeUs;
   assert.ok(Math.abs(wider - (oneShotUs + 4 * overheadUs)) < 1, `${wider}`);
 });
 
-test('over TCP a sender\'s thread copies its message into the socket before its own copy, and is free once it has, however slow the wire', () => {
+test("over TCP a sender's thread copies its message into the socket before its own copy, and is free once it has, however slow the wire", () => {
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
   const [streamGBps, copyGBps, bytes] = [2, 10, 64 * 2 ** 20];
-  const profile = { ...base, shm: { ...base.shm, copyGBps }, tcp: { ...base.tcp, callUs: 0, messageUs: 0, overheadUs: 0, gbps: 1, streamGBps, sizeTiers: undefined } };
+  const profile = {
+    ...base,
+    shm: { ...base.shm, copyGBps },
+    tcp: { ...base.tcp, callUs: 0, messageUs: 0, overheadUs: 0, gbps: 1, streamGBps, sizeTiers: undefined },
+  };
   const loopback = localTopology({ ranks: 2, transport: 'tcp', profile, detection });
   const broadcast = (graph: TopologyGraph) =>
-    simulateFlows(graph, graph.accelerators, { collective: 'broadcast', count: bytes / 4, elementBytes: 4, root: 0, algorithm: 'direct', protocol: 'tcp' }).timeUs;
+    simulateFlows(graph, graph.accelerators, {
+      collective: 'broadcast',
+      count: bytes / 4,
+      elementBytes: 4,
+      root: 0,
+      algorithm: 'direct',
+      protocol: 'tcp',
+    }).timeUs;
   // Over loopback the stream is the root's copy into its socket; its own output comes after.
   const [streamUs, rootCopyUs] = [bytes / (streamGBps * 1e3), bytes / (copyGBps * 1e3)];
   const local = broadcast(new TopologyGraph(parseTopology(loopback, 'local')));

@@ -30,18 +30,36 @@ test('NVLS bus bandwidth stops growing past 8 GPUs: the links bound it up to the
   const busGBps = (n: number, us: number) => (bytes * 2 * (n - 1)) / n / us / 1000;
   // On 8 GPUs the links carry (1 + 1/8) of the data; the saturated bus rate is what that gives.
   const linksAt8 = (bytes * (1 + 1 / 8)) / rate;
-  for (const n of [16, 72]) assert.ok(Math.abs(busGBps(n, nvlsSaturatedUs(bytes, n, rate)) - busGBps(8, linksAt8)) < 1e-6, `${n} GPUs`);
+  for (const n of [16, 72])
+    assert.ok(Math.abs(busGBps(n, nvlsSaturatedUs(bytes, n, rate)) - busGBps(8, linksAt8)) < 1e-6, `${n} GPUs`);
   const nvl72 = new TopologyGraph(loadTopology('gb200-nvl72'));
-  const row = simulateRow(nvl72, nvl72.accelerators, { op: 'all_reduce', bytes, algorithm: 'nvls', mode: 'flow', nvls: true, elementBytes: 4, root: 0 });
+  const row = simulateRow(nvl72, nvl72.accelerators, {
+    op: 'all_reduce',
+    bytes,
+    algorithm: 'nvls',
+    mode: 'flow',
+    nvls: true,
+    elementBytes: 4,
+    root: 0,
+  });
   assert.ok(row.busbwGBs < busGBps(8, linksAt8), `72 GPUs: ${row.busbwGBs} GB/s`);
 });
 
 test('flow engine and analytical model agree on NVLS from 1 MB to 8 GB', () => {
   const graph = new TopologyGraph(loadTopology('dgx-h100'));
   for (const bytes of [1e6, 16e6, 128e6, 1e9, 8e9]) {
-    const [flow, analytical] = (['flow', 'analytical'] as const).map((mode) => simulateRow(graph, graph.accelerators, {
-      op: 'all_reduce', bytes, algorithm: 'nvls', mode, nvls: true, elementBytes: 4, root: 0,
-    }).busbwGBs);
+    const [flow, analytical] = (['flow', 'analytical'] as const).map(
+      (mode) =>
+        simulateRow(graph, graph.accelerators, {
+          op: 'all_reduce',
+          bytes,
+          algorithm: 'nvls',
+          mode,
+          nvls: true,
+          elementBytes: 4,
+          root: 0,
+        }).busbwGBs,
+    );
     assert.ok(Math.abs(flow - analytical) / flow < 0.05, `${bytes} B: flow ${flow}, analytical ${analytical}`);
   }
 });

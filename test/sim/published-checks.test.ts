@@ -15,41 +15,177 @@ import { type PublishedCase, simulateCase } from '../fixtures/simulate-case.js';
  * servers of a kind differ from another's by several per cent (C5's 86 GB/s and the 91 below
  * are the same configuration). docs/SIMULATOR.md, "Checks on published figures".
  */
-interface Check extends PublishedCase { id: string; source: string; lowGBs: number; highGBs: number }
+interface Check extends PublishedCase {
+  id: string;
+  source: string;
+  lowGBs: number;
+  highGBs: number;
+}
 const CHECKS: Check[] = [
   // "On an Nvidia DGX-A100 system we have 8x200Gbit/s IB cards and we measure 192GB/s AllReduce BusBW."
-  { id: 'DGX A100, 2 nodes, 8 x HDR', source: 'NVIDIA/nccl issue 812 (NVIDIA, 2023-03-31)', topo: 'dgx-a100', options: { nodes: 2 }, algorithm: 'ring', bytes: 8e9, lowGBs: 192 * 0.95, highGBs: 192 * 1.05 },
+  {
+    id: 'DGX A100, 2 nodes, 8 x HDR',
+    source: 'NVIDIA/nccl issue 812 (NVIDIA, 2023-03-31)',
+    topo: 'dgx-a100',
+    options: { nodes: 2 },
+    algorithm: 'ring',
+    bytes: 8e9,
+    lowGBs: 192 * 0.95,
+    highGBs: 192 * 1.05,
+  },
   // NDR CX-7 NICs "should achieve up to 48-49GB/s per NIC" (issue 267); "46-48GB/s per NIC" (issue 290): 8 NICs.
-  { id: 'DGX H100, 2 nodes, 8 x NDR', source: 'NVIDIA/nccl-tests issues 267 and 290 (NVIDIA, 2025)', topo: 'dgx-h100', options: { nodes: 2 }, algorithm: 'ring', bytes: 8e9, lowGBs: 8 * 46, highGBs: 8 * 49 },
+  {
+    id: 'DGX H100, 2 nodes, 8 x NDR',
+    source: 'NVIDIA/nccl-tests issues 267 and 290 (NVIDIA, 2025)',
+    topo: 'dgx-h100',
+    options: { nodes: 2 },
+    algorithm: 'ring',
+    bytes: 8e9,
+    lowGBs: 8 * 46,
+    highGBs: 8 * 49,
+  },
   // Two HGX A100, four ConnectX-6 at 200 Gb/s each, 1-8 GB: "can reach 91GB/s in busbw".
-  { id: 'HGX A100, 2 nodes, 4 x HDR', source: 'NVIDIA/nccl-tests issue 100 (a user, 2022-01-17)', topo: 'dgx-a100', options: { nodes: 2, nicsPerNode: 4, nicGbps: 200 }, algorithm: 'ring', bytes: 8e9, lowGBs: 91 * 0.9, highGBs: 91 * 1.1 },
+  {
+    id: 'HGX A100, 2 nodes, 4 x HDR',
+    source: 'NVIDIA/nccl-tests issue 100 (a user, 2022-01-17)',
+    topo: 'dgx-a100',
+    options: { nodes: 2, nicsPerNode: 4, nicGbps: 200 },
+    algorithm: 'ring',
+    bytes: 8e9,
+    lowGBs: 91 * 0.9,
+    highGBs: 91 * 1.1,
+  },
   // All-to-all across N servers: only the share for other servers crosses the NICs, so busbw is
   // "N/(N-1)x the bandwidth per GPU" (NVIDIA, issue 130), from 2x on 2 servers down to one
   // NIC's rate on many (issue 267). With NDR's 46-49 GB/s: low is 46 x N/(N-1) x (n-1)/n, the
   // busbw factor the statement rounds away; high is 49 x N/(N-1). The simulator picks the algorithm.
-  { id: 'DGX H100, 2 nodes, 8 x NDR, all-to-all', source: 'NVIDIA/nccl-tests issues 130 and 267 (NVIDIA, 2023, 2024)', topo: 'dgx-h100', options: { nodes: 2 }, op: 'alltoall', bytes: 8e9, lowGBs: 46 * 2 * (15 / 16), highGBs: 49 * 2 },
-  { id: 'DGX H100, 6 nodes, 8 x NDR, all-to-all', source: 'NVIDIA/nccl-tests issues 130 and 267 (NVIDIA, 2023, 2024)', topo: 'dgx-h100', options: { nodes: 6 }, op: 'alltoall', bytes: 8e9, lowGBs: 46 * 1.2 * (47 / 48), highGBs: 49 * 1.2 },
+  {
+    id: 'DGX H100, 2 nodes, 8 x NDR, all-to-all',
+    source: 'NVIDIA/nccl-tests issues 130 and 267 (NVIDIA, 2023, 2024)',
+    topo: 'dgx-h100',
+    options: { nodes: 2 },
+    op: 'alltoall',
+    bytes: 8e9,
+    lowGBs: 46 * 2 * (15 / 16),
+    highGBs: 49 * 2,
+  },
+  {
+    id: 'DGX H100, 6 nodes, 8 x NDR, all-to-all',
+    source: 'NVIDIA/nccl-tests issues 130 and 267 (NVIDIA, 2023, 2024)',
+    topo: 'dgx-h100',
+    options: { nodes: 6 },
+    op: 'alltoall',
+    bytes: 8e9,
+    lowGBs: 46 * 1.2 * (47 / 48),
+    highGBs: 49 * 1.2,
+  },
   // One server or NVLink domain, where the scale-up links and switches bound the call; each a
   // single run, so +-10% of it. 8 H200, NCCL 2.20.3's choice (NVLS), peak at 4 GiB: 475 GB/s.
-  { id: 'HGX H200, 8 GPUs', source: 'NVIDIA/nccl-tests issue 272 (a user, 2024-11-27)', topo: 'hgx-h200', options: {}, bytes: 4 * 2 ** 30, lowGBs: 475 * 0.9, highGBs: 475 * 1.1 },
+  {
+    id: 'HGX H200, 8 GPUs',
+    source: 'NVIDIA/nccl-tests issue 272 (a user, 2024-11-27)',
+    topo: 'hgx-h200',
+    options: {},
+    bytes: 4 * 2 ** 30,
+    lowGBs: 475 * 0.9,
+    highGBs: 475 * 1.1,
+  },
   // 8 H800 (8 NVLink 4 links a GPU): "the reported allreduce busBW is 215 GB/s", NVLS.
-  { id: 'HGX H800, 8 GPUs, NVLS', source: 'NVIDIA/nccl issue 1374 (a user, 2024-07-24)', topo: 'hgx-h800', options: {}, algorithm: 'nvls', bytes: 8 * 2 ** 30, lowGBs: 215 * 0.9, highGBs: 215 * 1.1 },
+  {
+    id: 'HGX H800, 8 GPUs, NVLS',
+    source: 'NVIDIA/nccl issue 1374 (a user, 2024-07-24)',
+    topo: 'hgx-h800',
+    options: {},
+    algorithm: 'nvls',
+    bytes: 8 * 2 ** 30,
+    lowGBs: 215 * 0.9,
+    highGBs: 215 * 1.1,
+  },
   // 8 B200: "Ours is 830+" (NCCL 2.27.1).
-  { id: 'DGX B200, 8 GPUs', source: 'NVIDIA/nccl issue 1807 (a user, 2025-08-13)', topo: 'dgx-b200', options: {}, bytes: 8 * 2 ** 30, lowGBs: 830 * 0.9, highGBs: 830 * 1.1 },
+  {
+    id: 'DGX B200, 8 GPUs',
+    source: 'NVIDIA/nccl issue 1807 (a user, 2025-08-13)',
+    topo: 'dgx-b200',
+    options: {},
+    bytes: 8 * 2 ** 30,
+    lowGBs: 830 * 0.9,
+    highGBs: 830 * 1.1,
+  },
   // The 4 GPUs of one GB200 host (Azure ND GB200 v6, NCCL 2.25.1), ring, in place: 679.61 GB/s
   // at 8 GiB. The superchip's two GPUs talk over NVLink, not through their Grace's C2C links
   // (routed that way, the model put the ring at 360).
-  { id: 'GB200, 4 GPUs of one host, ring', source: 'Azure/AI-benchmarking-guide, Azure_Results/ND_GB200_v6_results.md (Microsoft, 2025)', topo: 'gb200-nvl72', options: { gpus: 4 }, algorithm: 'ring', bytes: 8 * 2 ** 30, lowGBs: 679.6 * 0.9, highGBs: 679.6 * 1.1 },
+  {
+    id: 'GB200, 4 GPUs of one host, ring',
+    source: 'Azure/AI-benchmarking-guide, Azure_Results/ND_GB200_v6_results.md (Microsoft, 2025)',
+    topo: 'gb200-nvl72',
+    options: { gpus: 4 },
+    algorithm: 'ring',
+    bytes: 8 * 2 ** 30,
+    lowGBs: 679.6 * 0.9,
+    highGBs: 679.6 * 1.1,
+  },
   // GB200 NVL72 partitions of 4 and 8 GPUs in three racks, joined only by each GPU's 400 Gb/s
   // NIC (NCCL 2.27.3, 16 GiB, NVLS off): ring 196.72 / 393.66, tree 234.43 / 485.68 GB/s.
-  { id: 'GB200, 3 partitions of 4 GPUs over IB, ring', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 4, nodes: 3 }, algorithm: 'ring', bytes: 16 * 2 ** 30, lowGBs: 196.7 * 0.9, highGBs: 196.7 * 1.1 },
-  { id: 'GB200, 3 partitions of 8 GPUs over IB, ring', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 8, nodes: 3 }, algorithm: 'ring', bytes: 16 * 2 ** 30, lowGBs: 393.7 * 0.9, highGBs: 393.7 * 1.1 },
-  { id: 'GB200, 3 partitions of 4 GPUs over IB, tree', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 4, nodes: 3 }, algorithm: 'tree', bytes: 16 * 2 ** 30, lowGBs: 234.4 * 0.9, highGBs: 234.4 * 1.1 },
-  { id: 'GB200, 3 partitions of 8 GPUs over IB, tree', source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)', topo: 'gb200-nvl72', options: { gpus: 8, nodes: 3 }, algorithm: 'tree', bytes: 16 * 2 ** 30, lowGBs: 485.7 * 0.9, highGBs: 485.7 * 1.1 },
+  {
+    id: 'GB200, 3 partitions of 4 GPUs over IB, ring',
+    source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)',
+    topo: 'gb200-nvl72',
+    options: { gpus: 4, nodes: 3 },
+    algorithm: 'ring',
+    bytes: 16 * 2 ** 30,
+    lowGBs: 196.7 * 0.9,
+    highGBs: 196.7 * 1.1,
+  },
+  {
+    id: 'GB200, 3 partitions of 8 GPUs over IB, ring',
+    source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)',
+    topo: 'gb200-nvl72',
+    options: { gpus: 8, nodes: 3 },
+    algorithm: 'ring',
+    bytes: 16 * 2 ** 30,
+    lowGBs: 393.7 * 0.9,
+    highGBs: 393.7 * 1.1,
+  },
+  {
+    id: 'GB200, 3 partitions of 4 GPUs over IB, tree',
+    source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)',
+    topo: 'gb200-nvl72',
+    options: { gpus: 4, nodes: 3 },
+    algorithm: 'tree',
+    bytes: 16 * 2 ** 30,
+    lowGBs: 234.4 * 0.9,
+    highGBs: 234.4 * 1.1,
+  },
+  {
+    id: 'GB200, 3 partitions of 8 GPUs over IB, tree',
+    source: 'NVIDIA/nccl issue 1801 (a user, 2025-08-06)',
+    topo: 'gb200-nvl72',
+    options: { gpus: 8, nodes: 3 },
+    algorithm: 'tree',
+    bytes: 16 * 2 ** 30,
+    lowGBs: 485.7 * 0.9,
+    highGBs: 485.7 * 1.1,
+  },
   // Two GB200 trays (4 GPUs each) joined by the rack's NVLink (MNNVL), all-reduce: 811 GB/s.
-  { id: 'GB200, 2 trays of 4 GPUs over NVLink', source: 'lixueduan.com, "GB200 MNNVL NCCL test" (a user, 2025)', topo: 'gb200-nvl72', options: { gpus: 8 }, bytes: 8 * 2 ** 30, lowGBs: 811 * 0.9, highGBs: 811 * 1.1 },
+  {
+    id: 'GB200, 2 trays of 4 GPUs over NVLink',
+    source: 'lixueduan.com, "GB200 MNNVL NCCL test" (a user, 2025)',
+    topo: 'gb200-nvl72',
+    options: { gpus: 8 },
+    bytes: 8 * 2 ** 30,
+    lowGBs: 811 * 0.9,
+    highGBs: 811 * 1.1,
+  },
   // A whole GB200 NVL72 rack, 72 GPUs, NCCL's choice (NVLS): 834.57 GB/s at 8 GiB, 839.16 at 4.
-  { id: 'GB200 NVL72, 72 GPUs', source: 'coreweave/nccl-tests pull request 43 (CoreWeave, 2025-02-20)', topo: 'gb200-nvl72', options: {}, bytes: 8 * 2 ** 30, lowGBs: 834.6 * 0.9, highGBs: 834.6 * 1.1 },
+  {
+    id: 'GB200 NVL72, 72 GPUs',
+    source: 'coreweave/nccl-tests pull request 43 (CoreWeave, 2025-02-20)',
+    topo: 'gb200-nvl72',
+    options: {},
+    bytes: 8 * 2 ** 30,
+    lowGBs: 834.6 * 0.9,
+    highGBs: 834.6 * 1.1,
+  },
 ];
 
 for (const mode of ['flow', 'analytical'] as SimMode[]) {
@@ -57,8 +193,14 @@ for (const mode of ['flow', 'analytical'] as SimMode[]) {
     const misses: string[] = [];
     for (const c of CHECKS) {
       const row = simulateCase(c, mode);
-      if (process.env.TSCCL_CALIBRATION_REPORT) console.log(`${mode} ${c.id}: predicted ${row.busbwGBs.toFixed(1)} GB/s, published ${c.lowGBs.toFixed(0)}-${c.highGBs.toFixed(0)} (${c.source})`);
-      if (row.busbwGBs < c.lowGBs || row.busbwGBs > c.highGBs) misses.push(`${c.id}: predicted ${row.busbwGBs.toFixed(1)} GB/s, outside ${c.lowGBs.toFixed(1)}-${c.highGBs.toFixed(1)} (${c.source})`);
+      if (process.env.TSCCL_CALIBRATION_REPORT)
+        console.log(
+          `${mode} ${c.id}: predicted ${row.busbwGBs.toFixed(1)} GB/s, published ${c.lowGBs.toFixed(0)}-${c.highGBs.toFixed(0)} (${c.source})`,
+        );
+      if (row.busbwGBs < c.lowGBs || row.busbwGBs > c.highGBs)
+        misses.push(
+          `${c.id}: predicted ${row.busbwGBs.toFixed(1)} GB/s, outside ${c.lowGBs.toFixed(1)}-${c.highGBs.toFixed(1)} (${c.source})`,
+        );
     }
     assert.deepEqual(misses, []);
   });

@@ -33,5 +33,8 @@ test('a write costs an invalidation for the bytes a peer read since the rank las
   assert.deepEqual(charged('recursive_doubling', 2), [0]);
   // 4-rank direct all-reduce: the first fold into the rank's quarter pays for it once, though
   // three peers copy it; the copies of the peers' quarters are read by nobody.
-  assert.deepEqual(charged('direct', 4).filter((bytes) => bytes > 0), [1024]);
+  assert.deepEqual(
+    charged('direct', 4).filter((bytes) => bytes > 0),
+    [1024],
+  );
 });

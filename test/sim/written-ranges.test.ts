@@ -15,7 +15,10 @@ test('written ranges: a slice overlaps what was written only where it shares an 
 
 test('written ranges agree with an element-by-element record over random writes', () => {
   let seed = 12345;
-  const random = (n: number) => { seed = (seed * 1103515245 + 12345) % 2 ** 31; return seed % n; };
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2 ** 31;
+    return seed % n;
+  };
   for (let trial = 0; trial < 50; trial++) {
     const ranges = new WrittenRanges();
     const written = new Uint8Array(200);
@@ -27,7 +30,11 @@ test('written ranges agree with an element-by-element record over random writes'
       for (let probe = 0; probe < 20; probe++) {
         const at = random(195);
         const length = 1 + random(5);
-        assert.equal(ranges.overlaps(at, length), written.subarray(at, at + length).includes(1), `trial ${trial}, [${at}, ${at + length})`);
+        assert.equal(
+          ranges.overlaps(at, length),
+          written.subarray(at, at + length).includes(1),
+          `trial ${trial}, [${at}, ${at + length})`,
+        );
       }
     }
   }

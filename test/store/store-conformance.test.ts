@@ -13,20 +13,39 @@ import { TcpStoreServer } from '../../src/store/tcp-store-server.js';
 const bytes = (s: string) => new Uint8Array(Buffer.from(s));
 const text = (b: Uint8Array) => Buffer.from(b).toString();
 
-interface Kind { name: string; open: () => Promise<{ a: Store; b: Store; close: () => Promise<void> }> }
+interface Kind {
+  name: string;
+  open: () => Promise<{ a: Store; b: Store; close: () => Promise<void> }>;
+}
 
 const kinds: Kind[] = [
-  { name: 'memory', open: async () => { const s = new MemoryStore(); return { a: s, b: s, close: () => s.close() }; } },
   {
-    name: 'tcp', open: async () => {
-      const server = await TcpStoreServer.listen({ token: 'secret' });
-      const a = await TcpStoreClient.connect({ host: '127.0.0.1', port: server.port, token: 'secret' });
-      const b = await TcpStoreClient.connect({ host: '127.0.0.1', port: server.port, token: 'secret' });
-      return { a, b, close: async () => { await a.close(); await b.close(); await server.close(); } };
+    name: 'memory',
+    open: async () => {
+      const s = new MemoryStore();
+      return { a: s, b: s, close: () => s.close() };
     },
   },
   {
-    name: 'file', open: async () => {
+    name: 'tcp',
+    open: async () => {
+      const server = await TcpStoreServer.listen({ token: 'secret' });
+      const a = await TcpStoreClient.connect({ host: '127.0.0.1', port: server.port, token: 'secret' });
+      const b = await TcpStoreClient.connect({ host: '127.0.0.1', port: server.port, token: 'secret' });
+      return {
+        a,
+        b,
+        close: async () => {
+          await a.close();
+          await b.close();
+          await server.close();
+        },
+      };
+    },
+  },
+  {
+    name: 'file',
+    open: async () => {
       const dir = await mkdtemp(join(tmpdir(), 'tsccl-store-'));
       const a = await FileStore.open(dir);
       const b = await FileStore.open(dir);
@@ -50,7 +69,10 @@ for (const kind of kinds) {
       assert.equal(await a.add('counter', 5), 5);
       assert.equal(await b.add('counter', -2), 3);
       const counted = await Promise.all(Array.from({ length: 10 }, (_, i) => (i % 2 ? a : b).add('race', 1)));
-      assert.deepEqual([...counted].sort((x, y) => x - y), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
+      assert.deepEqual(
+        [...counted].sort((x, y) => x - y),
+        [1, 2, 3, 4, 5, 6, 7, 8, 9, 10],
+      );
       assert.equal(text(await a.compareSet('cas', new Uint8Array(0), bytes('first'))), 'first');
       assert.equal(text(await b.compareSet('cas', bytes('wrong'), bytes('second'))), 'first');
       assert.equal(text(await b.compareSet('cas', bytes('first'), bytes('second'))), 'second');
@@ -65,7 +87,9 @@ for (const kind of kinds) {
       await assert.rejects(a.get('never', { timeoutMs: 100 }), { code: ErrorCode.TIMEOUT });
       const controller = new AbortController();
       setTimeout(() => controller.abort(), 50);
-      await assert.rejects(a.wait(['never'], { timeoutMs: 5000, signal: controller.signal }), { code: ErrorCode.ABORTED });
+      await assert.rejects(a.wait(['never'], { timeoutMs: 5000, signal: controller.signal }), {
+        code: ErrorCode.ABORTED,
+      });
       await assert.rejects(a.set('', bytes('x')), { code: ErrorCode.INVALID_ARGUMENT });
     } finally {
       await close();

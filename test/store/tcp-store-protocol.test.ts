@@ -4,20 +4,49 @@ import { test } from 'node:test';
 import { ErrorCode } from '../../src/errors.js';
 import { TcpStoreClient } from '../../src/store/tcp-store-client.js';
 import {
-  FrameDecoder, GREETING_BYTES, Op, Status, decodeRequest, decodeResponse, encodeGreeting, encodeRequest,
+  FrameDecoder,
+  GREETING_BYTES,
+  Op,
+  Status,
+  decodeRequest,
+  decodeResponse,
+  encodeGreeting,
+  encodeRequest,
 } from '../../src/store/tcp-store-protocol.js';
 import { TcpStoreServer } from '../../src/store/tcp-store-server.js';
 
 test('requests encode to the documented bytes', () => {
-  assert.deepEqual([...encodeRequest({ op: Op.SET, id: 7, key: 'ab', value: Uint8Array.of(1, 2, 3) })], [
-    18, 0, 0, 0, // body length: 1 + 4 + (4 + 2) + (4 + 3)
-    2, 7, 0, 0, 0, // SET, id 7
-    2, 0, 0, 0, 0x61, 0x62, // key "ab"
-    3, 0, 0, 0, 1, 2, 3, // value
-  ]);
-  assert.deepEqual([...encodeRequest({ op: Op.WAIT, id: 1, timeoutMs: 500, keys: ['k'] })], [
-    18, 0, 0, 0, 4, 1, 0, 0, 0, 0xf4, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0x6b,
-  ]);
+  assert.deepEqual(
+    [...encodeRequest({ op: Op.SET, id: 7, key: 'ab', value: Uint8Array.of(1, 2, 3) })],
+    [
+      18,
+      0,
+      0,
+      0, // body length: 1 + 4 + (4 + 2) + (4 + 3)
+      2,
+      7,
+      0,
+      0,
+      0, // SET, id 7
+      2,
+      0,
+      0,
+      0,
+      0x61,
+      0x62, // key "ab"
+      3,
+      0,
+      0,
+      0,
+      1,
+      2,
+      3, // value
+    ],
+  );
+  assert.deepEqual(
+    [...encodeRequest({ op: Op.WAIT, id: 1, timeoutMs: 500, keys: ['k'] })],
+    [18, 0, 0, 0, 4, 1, 0, 0, 0, 0xf4, 1, 0, 0, 1, 0, 0, 0, 1, 0, 0, 0, 0x6b],
+  );
   assert.deepEqual([...encodeGreeting(true, new Uint8Array(16).fill(9))].slice(0, 6), [0x54, 0x53, 0x53, 0x54, 1, 1]);
 });
 
@@ -40,7 +69,10 @@ test('malformed, truncated and oversized input is refused with an error', () => 
   assert.throws(() => decodeRequest(Uint8Array.of(2, 1, 0, 0, 0, 5, 0, 0, 0, 0x61)), /truncated frame/);
   assert.throws(() => decodeRequest(Uint8Array.of(99, 1, 0, 0, 0)), /unknown op 99/);
   assert.throws(() => decodeRequest(Uint8Array.of(7, 1, 0, 0, 0, 0, 0, 0, 0)), /empty key/);
-  assert.throws(() => decodeRequest(Buffer.concat([encodeRequest({ op: Op.DELETE, id: 2, key: 'y' }).subarray(4), Buffer.of(0)])), /trailing/);
+  assert.throws(
+    () => decodeRequest(Buffer.concat([encodeRequest({ op: Op.DELETE, id: 2, key: 'y' }).subarray(4), Buffer.of(0)])),
+    /trailing/,
+  );
   assert.throws(() => decodeResponse(Uint8Array.of(9, 0, 0, 0, 0)), /unknown status 9/);
 });
 
@@ -69,14 +101,20 @@ test('the server drops clients that break the protocol or fail authentication, a
     const unauthenticated = await raw(server.port);
     unauthenticated.send(encodeRequest({ op: Op.SET, id: 1, key: 'evil', value: Uint8Array.of(1) }));
     const reply = await unauthenticated.closed;
-    assert.equal(decodeResponse(new FrameDecoder().push(reply.subarray(GREETING_BYTES))[0]).status, Status.NOT_AUTHENTICATED);
+    assert.equal(
+      decodeResponse(new FrameDecoder().push(reply.subarray(GREETING_BYTES))[0]).status,
+      Status.NOT_AUTHENTICATED,
+    );
 
     const truncated = await raw(server.port);
     truncated.send(Uint8Array.of(200, 0, 0, 0, 1));
     await new Promise((r) => setTimeout(r, 50)); // a chance to choke on it; the server must serve on whenever it reads it
 
-    await assert.rejects(TcpStoreClient.connect({ host: '127.0.0.1', port: server.port, token: 'wrong' }),
-      (err: { code: string; message: string }) => err.code === ErrorCode.INVALID_ARGUMENT && /refused this client: wrong job token/.test(err.message));
+    await assert.rejects(
+      TcpStoreClient.connect({ host: '127.0.0.1', port: server.port, token: 'wrong' }),
+      (err: { code: string; message: string }) =>
+        err.code === ErrorCode.INVALID_ARGUMENT && /refused this client: wrong job token/.test(err.message),
+    );
     await assert.rejects(TcpStoreClient.connect({ host: '127.0.0.1', port: server.port }), /requires the job token/);
 
     await good.set('later', Uint8Array.of(42));

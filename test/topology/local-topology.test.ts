@@ -46,24 +46,57 @@ test('the local topology is a valid topology whose ranks reduce on their cores',
   const slow = { ...defaultProfile(2, 'h'), reduceGBps: 0.5 };
   const fast = { ...defaultProfile(2, 'h'), reduceGBps: 50 };
   const time = (profile: typeof slow) => {
-    const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile, detection }), 'local'));
+    const graph = new TopologyGraph(
+      parseTopology(localTopology({ ranks: 2, transport: 'shm', profile, detection }), 'local'),
+    );
     assert.equal(graph.accelerators.length, 2);
-    return simulateRow(graph, graph.accelerators, { op: 'all_reduce', bytes: 16 * 2 ** 20, algorithm: 'ring', mode: 'flow', nvls: false, elementBytes: 4, root: 0, chooser: tscclChooser }).timeUs;
+    return simulateRow(graph, graph.accelerators, {
+      op: 'all_reduce',
+      bytes: 16 * 2 ** 20,
+      algorithm: 'ring',
+      mode: 'flow',
+      nvls: false,
+      elementBytes: 4,
+      root: 0,
+      chooser: tscclChooser,
+    }).timeUs;
   };
   assert.ok(time(slow) > time(fast) + 10_000, 'reducing 8 MiB at 0.5 GB/s costs ~16 ms more');
   const tcp = parseTopology(localTopology({ ranks: 4, transport: 'tcp', profile: fast, detection }), 'local');
-  assert.deepEqual(tcp.protocols!.map((p) => p.name), ['tcp']);
+  assert.deepEqual(
+    tcp.protocols!.map((p) => p.name),
+    ['tcp'],
+  );
 });
 
-test('the TCP protocol splits the measured hand-off into both ends\' overhead and the wake-up, for this host and for emulated ones', () => {
+test("the TCP protocol splits the measured hand-off into both ends' overhead and the wake-up, for this host and for emulated ones", () => {
   const base = defaultProfile(2, 'h');
   const profile: LocalProfile = { ...base, tcp: { ...base.tcp, messageUs: 50, overheadUs: 10, oneShotUs: 65 } };
   // The one-shot call's own cost is what its measured 2-rank call leaves beside the hand-off.
   // The sender's thread copies a message into its socket at the stream's pace.
-  assert.deepEqual(tcpProtocol(profile, 1), { name: 'tcp', baseUs: base.tcp.callUs, stepUs: 0, netStepUs: 0, efficiency: 1, wakeUs: 30, rankCores: 1, overheadUs: 10, sendCopyGBps: base.tcp.streamGBps, oneShotUs: 15 });
-  assert.equal(tcpProtocol({ ...profile, tcp: { ...profile.tcp, messageUs: 15 } }, 1).wakeUs, 0, 'an overhead above half the hand-off leaves no negative wake-up');
+  assert.deepEqual(tcpProtocol(profile, 1), {
+    name: 'tcp',
+    baseUs: base.tcp.callUs,
+    stepUs: 0,
+    netStepUs: 0,
+    efficiency: 1,
+    wakeUs: 30,
+    rankCores: 1,
+    overheadUs: 10,
+    sendCopyGBps: base.tcp.streamGBps,
+    oneShotUs: 15,
+  });
+  assert.equal(
+    tcpProtocol({ ...profile, tcp: { ...profile.tcp, messageUs: 15 } }, 1).wakeUs,
+    0,
+    'an overhead above half the hand-off leaves no negative wake-up',
+  );
   const local = localTopology({ ranks: 4, transport: 'tcp', profile, detection: fakeDetection(2) });
-  assert.deepEqual(local.protocols, [tcpProtocol(profile, 2)], '--topo local uses the same protocol, on all the host\'s cores');
+  assert.deepEqual(
+    local.protocols,
+    [tcpProtocol(profile, 2)],
+    "--topo local uses the same protocol, on all the host's cores",
+  );
 });
 
 test('process ranks that outnumber the cores move together what the cores move', () => {
@@ -74,21 +107,52 @@ test('process ranks that outnumber the cores move together what the cores move',
     localTopology({ ranks, transport: 'tcp', profile: p, detection }).devices.find((d) => d.id === 'tcp-stack')!;
   assert.equal(stack(2, profile).forwardGBps, 3, 'as many processes as cores: cores x the rate of one pair');
   assert.equal(stack(4, profile).forwardGBps, 3, 'twice as many: the same cores, the same total');
-  assert.equal(stack(4, { ...profile, tcp: { ...profile.tcp, oversubscribedGBps: 2 } }).forwardGBps, 3, 'an older profile\'s ring figure is not read');
-  const socketEnd = (ranks: number) => localTopology({ ranks, transport: 'tcp', profile, detection }).devices.find((d) => d.id === 'rank0-socket')!;
-  assert.ok(stack(2, profile).loopbackTiers !== undefined, 'while each process has a core, all of them together move small messages faster');
-  assert.equal(stack(4, profile).loopbackTiers, undefined, 'processes taking turns on the cores move one speed together');
-  assert.deepEqual(socketEnd(4).loopbackTiers, socketEnd(2).loopbackTiers, 'each process still moves a small message faster');
+  assert.equal(
+    stack(4, { ...profile, tcp: { ...profile.tcp, oversubscribedGBps: 2 } }).forwardGBps,
+    3,
+    "an older profile's ring figure is not read",
+  );
+  const socketEnd = (ranks: number) =>
+    localTopology({ ranks, transport: 'tcp', profile, detection }).devices.find((d) => d.id === 'rank0-socket')!;
+  assert.ok(
+    stack(2, profile).loopbackTiers !== undefined,
+    'while each process has a core, all of them together move small messages faster',
+  );
+  assert.equal(
+    stack(4, profile).loopbackTiers,
+    undefined,
+    'processes taking turns on the cores move one speed together',
+  );
+  assert.deepEqual(
+    socketEnd(4).loopbackTiers,
+    socketEnd(2).loopbackTiers,
+    'each process still moves a small message faster',
+  );
   assert.ok(socketEnd(4).loopbackTiers !== undefined);
 });
 
 test('a process sends alone at its stream rate, and sends and receives together at the sendrecv rate each way', () => {
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
-  const profile: LocalProfile = { ...base, tcp: { ...base.tcp, callUs: 0, messageUs: 0, overheadUs: 0, gbps: 1.5, streamGBps: 2.5 } };
-  const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'tcp', profile, detection }), 'local'));
+  const profile: LocalProfile = {
+    ...base,
+    tcp: { ...base.tcp, callUs: 0, messageUs: 0, overheadUs: 0, gbps: 1.5, streamGBps: 2.5 },
+  };
+  const graph = new TopologyGraph(
+    parseTopology(localTopology({ ranks: 2, transport: 'tcp', profile, detection }), 'local'),
+  );
   const bytes = 64 * 2 ** 20;
-  const run = (op: 'broadcast' | 'all_gather') => simulateRow(graph, graph.accelerators, { op, bytes, algorithm: 'direct', mode: 'flow', nvls: false, elementBytes: 4, root: 0, chooser: tscclChooser }).timeUs;
+  const run = (op: 'broadcast' | 'all_gather') =>
+    simulateRow(graph, graph.accelerators, {
+      op,
+      bytes,
+      algorithm: 'direct',
+      mode: 'flow',
+      nvls: false,
+      elementBytes: 4,
+      root: 0,
+      chooser: tscclChooser,
+    }).timeUs;
   // Out of place the root copies its own output once its thread has sent: after the stream.
   const rootCopyUs = bytes / (base.shm.copyGBps * 1e3);
   const oneWay = bytes / (run('broadcast') - rootCopyUs) / 1e3;
@@ -102,8 +166,17 @@ test('the one-shot path costs what the profile measured it at: its own call cost
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
   const broadcast = (profile: LocalProfile, bytes: number) => {
-    const graph = new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile, detection }), 'local'));
-    return simulateFlows(graph, graph.accelerators, { collective: 'broadcast', count: bytes / 4, elementBytes: 4, root: 0, algorithm: ONE_SHOT, protocol: 'shm' }).timeUs;
+    const graph = new TopologyGraph(
+      parseTopology(localTopology({ ranks: 2, transport: 'shm', profile, detection }), 'local'),
+    );
+    return simulateFlows(graph, graph.accelerators, {
+      collective: 'broadcast',
+      count: bytes / 4,
+      elementBytes: 4,
+      root: 0,
+      algorithm: ONE_SHOT,
+      protocol: 'shm',
+    }).timeUs;
   };
   // Lines in the peer's cache cost nothing here (they add to the path's cost, cpu-ranks.test.ts).
   const free = { invalidationTiers: [{ bytes: 1, nsPerByte: 0 }], peerWrittenGBps: 1000 };
@@ -123,9 +196,19 @@ test('the one-shot path costs what the profile measured it at: its own call cost
 
 test('detection counts the cores this process may run on, as the ranks do, not every core of the machine', (t) => {
   // Without /sys, the one NUMA node still holds every core of the machine, bound or not.
-  const probe = spawnSync('taskset', ['-c', '0', process.execPath, '--input-type=module', '-e',
-    `import { detectLocal } from ${JSON.stringify(new URL('../../src/topology/local-topology.js', import.meta.url).href)};
-     const d = detectLocal('/nonexistent-sys'); console.log(d.cores, d.numaNodes[0].cpus.length === d.machineCores);`], { encoding: 'utf8' });
+  const probe = spawnSync(
+    'taskset',
+    [
+      '-c',
+      '0',
+      process.execPath,
+      '--input-type=module',
+      '-e',
+      `import { detectLocal } from ${JSON.stringify(new URL('../../src/topology/local-topology.js', import.meta.url).href)};
+     const d = detectLocal('/nonexistent-sys'); console.log(d.cores, d.numaNodes[0].cpus.length === d.machineCores);`,
+    ],
+    { encoding: 'utf8' },
+  );
   if (probe.error !== undefined) {
     t.skip(`taskset (util-linux) is not available: ${probe.error.message}`);
     return;

@@ -8,7 +8,8 @@ import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology, topologyJsonSchema } from '../../src/topology/topology-schema.js';
 
 /** The links of the route between accelerators a and b (by rank index), by name and by kind. */
-const routeLinks = (g: TopologyGraph, a: number, b: number) => Array.from(g.route(g.accelerators[a], g.accelerators[b]));
+const routeLinks = (g: TopologyGraph, a: number, b: number) =>
+  Array.from(g.route(g.accelerators[a], g.accelerators[b]));
 const routeNames = (g: TopologyGraph, a: number, b: number) => routeLinks(g, a, b).map((l) => g.linkName(l));
 const routeKinds = (g: TopologyGraph, a: number, b: number) => routeLinks(g, a, b).map((l) => g.link(l).kind);
 
@@ -27,27 +28,51 @@ test('every preset, alone and as a 2-node cluster, passes the schema and routes 
       const graph = new TopologyGraph(topology);
       const ranks = graph.accelerators;
       assert.ok(ranks.length >= 8 * nodes, `${name} x${nodes}`);
-      for (const dst of [ranks[1], ranks[ranks.length - 1]]) assert.ok(graph.route(ranks[0], dst).length > 0, `${name} x${nodes}`);
+      for (const dst of [ranks[1], ranks[ranks.length - 1]])
+        assert.ok(graph.route(ranks[0], dst).length > 0, `${name} x${nodes}`);
     }
   }
 });
 
 test('every preset option passes the schema, and every accelerator reaches its peers in and across servers', () => {
   const variants: PresetOptions[] = [
-    { gpus: 1 }, { gpus: 3 }, { nodes: 3, fabric: 'leaf-spine' }, { nodes: 40, fabric: 'rail' }, { nodes: 40, fabric: 'leaf-spine' },
-    { nodes: 2, nicKind: 'ethernet', nicGbps: 25 }, { nodes: 2, nicKind: 'efa' }, { nodes: 2, nicKind: 'roce' }, { nodes: 2, gpus: 5 },
+    { gpus: 1 },
+    { gpus: 3 },
+    { nodes: 3, fabric: 'leaf-spine' },
+    { nodes: 40, fabric: 'rail' },
+    { nodes: 40, fabric: 'leaf-spine' },
+    { nodes: 2, nicKind: 'ethernet', nicGbps: 25 },
+    { nodes: 2, nicKind: 'efa' },
+    { nodes: 2, nicKind: 'roce' },
+    { nodes: 2, gpus: 5 },
     { nodes: 2, gpus: 3 },
   ];
-  const fewerNics: PresetOptions[] = [{ nodes: 2, nicsPerNode: 1 }, { nodes: 2, nicsPerNode: 3 }, { nodes: 2, nicsPerNode: 2, gpus: 3 }, { nodes: 2, nicsPerNode: 3, gpus: 8 }];
-  const board: PresetOptions[] = [{ pcieGen: 3, gpusPerSwitch: 4, sockets: 1 }, { pcieGen: 6, gpusPerSwitch: 1, sockets: 2, gpus: 16, nodes: 2 }, { sockets: 4, gpusPerSwitch: 3, nodes: 2, nicsPerNode: 3 }];
+  const fewerNics: PresetOptions[] = [
+    { nodes: 2, nicsPerNode: 1 },
+    { nodes: 2, nicsPerNode: 3 },
+    { nodes: 2, nicsPerNode: 2, gpus: 3 },
+    { nodes: 2, nicsPerNode: 3, gpus: 8 },
+  ];
+  const board: PresetOptions[] = [
+    { pcieGen: 3, gpusPerSwitch: 4, sockets: 1 },
+    { pcieGen: 6, gpusPerSwitch: 1, sockets: 2, gpus: 16, nodes: 2 },
+    { sockets: 4, gpusPerSwitch: 3, nodes: 2, nicsPerNode: 3 },
+  ];
   for (const name of PRESET_NAMES) {
-    for (const options of [...variants, ...(PRESETS[name].fixedNics ? [] : fewerNics), ...(name === 'pcie-server' ? board : [])]) {
+    for (const options of [
+      ...variants,
+      ...(PRESETS[name].fixedNics ? [] : fewerNics),
+      ...(name === 'pcie-server' ? board : []),
+    ]) {
       const what = `${name} ${JSON.stringify(options)}`;
       const graph = new TopologyGraph(parseTopology(buildPreset(name, options), name));
       // Routes are found when a simulation first needs them; find them all here, where a missing one names the preset.
       const perNode = graph.accelerators.length / (options.nodes ?? 1);
       graph.accelerators.forEach((device, i) => {
-        const peers = [graph.accelerators[(i + 1) % perNode + i - (i % perNode)], graph.accelerators[(i + perNode) % graph.accelerators.length]];
+        const peers = [
+          graph.accelerators[((i + 1) % perNode) + i - (i % perNode)],
+          graph.accelerators[(i + perNode) % graph.accelerators.length],
+        ];
         for (const peer of peers) assert.doesNotThrow(() => graph.route(device, peer), what);
       });
     }
@@ -59,14 +84,21 @@ test('options a preset does not have are refused, not ignored', () => {
   assert.throws(() => buildPreset('mi300x', { pcieGen: 4 }), /--pcie-gen describes pcie-server only/);
   assert.throws(() => buildPreset('dgx-h100', { p2p: false }), /--p2p describes pcie-server only/);
   for (const name of ['ascend-910b', 'gb200-nvl72']) {
-    assert.throws(() => buildPreset(name, { nodes: 2, nicsPerNode: 3 }), (err: Error & { code: string }) => err.code === 'TSCCL_ERR_INVALID_ARGUMENT' && /one NIC per accelerator/.test(err.message));
+    assert.throws(
+      () => buildPreset(name, { nodes: 2, nicsPerNode: 3 }),
+      (err: Error & { code: string }) =>
+        err.code === 'TSCCL_ERR_INVALID_ARGUMENT' && /one NIC per accelerator/.test(err.message),
+    );
   }
 });
 
 test('presets have the link budgets of the hardware', () => {
   const budget = (name: string, options = {}) => {
     const graph = new TopologyGraph(buildPreset(name, options));
-    return graph.linksFrom(graph.accelerators[0]).filter((l) => l.family === 'scale-up').reduce((a, l) => a + l.count, 0);
+    return graph
+      .linksFrom(graph.accelerators[0])
+      .filter((l) => l.family === 'scale-up')
+      .reduce((a, l) => a + l.count, 0);
   };
   assert.equal(budget('dgx1-v100'), 6);
   assert.equal(budget('dgx-a100'), 12);
@@ -95,26 +127,69 @@ test('accelerators the scale-up fabric joins talk over it, even where a host pat
 });
 
 test('bad topology files are refused with the JSON path of each problem', () => {
-  assert.throws(() => parseTopology({ name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0 }], links: [{ a: 'g', b: 'x', kind: 'nvlink9' }] }, 'test'),
-    (err: Error & { code: string }) => err.code === 'TSCCL_ERR_INVALID_ARGUMENT' && /links\[0\]\.kind: Invalid option/.test(err.message));
-  assert.throws(() => parseTopology({ name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0 }, { id: 'g', kind: 'gpu', host: 0 }], links: [{ a: 'g', b: 'x', kind: 'nvlink3' }] }, 'test'),
-    (err: Error) => /devices\[1\]\.id: duplicate device id 'g'/.test(err.message) && /links\[0\]\.b: unknown device 'x'/.test(err.message));
-  assert.throws(() => parseTopology({ name: 't', devices: [{ id: 's', kind: 'switch' }], links: [] }, 'test'), /switchKind|at least one gpu/);
+  assert.throws(
+    () =>
+      parseTopology(
+        { name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0 }], links: [{ a: 'g', b: 'x', kind: 'nvlink9' }] },
+        'test',
+      ),
+    (err: Error & { code: string }) =>
+      err.code === 'TSCCL_ERR_INVALID_ARGUMENT' && /links\[0\]\.kind: Invalid option/.test(err.message),
+  );
+  assert.throws(
+    () =>
+      parseTopology(
+        {
+          name: 't',
+          devices: [
+            { id: 'g', kind: 'gpu', host: 0 },
+            { id: 'g', kind: 'gpu', host: 0 },
+          ],
+          links: [{ a: 'g', b: 'x', kind: 'nvlink3' }],
+        },
+        'test',
+      ),
+    (err: Error) =>
+      /devices\[1\]\.id: duplicate device id 'g'/.test(err.message) &&
+      /links\[0\]\.b: unknown device 'x'/.test(err.message),
+  );
+  assert.throws(
+    () => parseTopology({ name: 't', devices: [{ id: 's', kind: 'switch' }], links: [] }, 'test'),
+    /switchKind|at least one gpu/,
+  );
   assert.throws(() => loadTopology('no-such-preset'), /expected local, a \.json file or one of/);
   assert.throws(() => buildPreset('dgx-h100', { gpus: 9 }), /--gpus 9 must be an integer from 1 to 8/);
-  assert.throws(() => parseTopology({ name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0, stagingGBps: 10 }], links: [] }, 'test'),
-    /devices\[0\]\.stagingGBps: only a cpu stages messages in its memory/);
+  assert.throws(
+    () =>
+      parseTopology({ name: 't', devices: [{ id: 'g', kind: 'gpu', host: 0, stagingGBps: 10 }], links: [] }, 'test'),
+    /devices\[0\]\.stagingGBps: only a cpu stages messages in its memory/,
+  );
 });
 
 test('without peer-to-peer, a message between two GPUs of a host is staged in the memory of the CPU nearest its receiver', () => {
   // Two GPUs under one PCIe switch: up to their CPU, through its memory, and back down.
   const staged = new TopologyGraph(buildPreset('pcie-server', { p2p: false }));
-  assert.deepEqual(routeNames(staged, 0, 1), ['gpu0->pcisw0', 'pcisw0->cpu0', 'cpu0 (staging)', 'cpu0->pcisw0', 'pcisw0->gpu1']);
+  assert.deepEqual(routeNames(staged, 0, 1), [
+    'gpu0->pcisw0',
+    'pcisw0->cpu0',
+    'cpu0 (staging)',
+    'cpu0->pcisw0',
+    'pcisw0->gpu1',
+  ]);
   // Across sockets the message is staged at the receiver's socket, and only there.
-  assert.deepEqual(routeNames(staged, 0, 7), ['gpu0->pcisw0', 'pcisw0->cpu0', 'cpu0->cpu1', 'cpu1 (staging)', 'cpu1->pcisw3', 'pcisw3->gpu7']);
+  assert.deepEqual(routeNames(staged, 0, 7), [
+    'gpu0->pcisw0',
+    'pcisw0->cpu0',
+    'cpu0->cpu1',
+    'cpu1 (staging)',
+    'cpu1->pcisw3',
+    'pcisw3->gpu7',
+  ]);
   // The staging link carries half the CPU's memory rate (each byte is written and read).
-  const stage = Array.from(staged.route(staged.accelerators[0], staged.accelerators[1])).find((l) => staged.link(l).kind === 'staging')!;
-  assert.equal(staged.capacities[stage], 200 * 1000 / 2);
+  const stage = Array.from(staged.route(staged.accelerators[0], staged.accelerators[1])).find(
+    (l) => staged.link(l).kind === 'staging',
+  )!;
+  assert.equal(staged.capacities[stage], (200 * 1000) / 2);
   // With peer-to-peer, the same pair goes through the PCIe switch alone.
   assert.deepEqual(routeNames(new TopologyGraph(buildPreset('pcie-server')), 0, 1), ['gpu0->pcisw0', 'pcisw0->gpu1']);
 });

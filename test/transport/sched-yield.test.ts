@@ -11,7 +11,7 @@ test('coreYield gives the core away through WASI and reports success', () => {
   assert.equal(coreYield(), yieldCore, 'one instance per thread');
 });
 
-test('loading it prints nothing: node:wasi\'s experimental warning is dropped, other warnings pass', () => {
+test("loading it prints nothing: node:wasi's experimental warning is dropped, other warnings pass", () => {
   const module = new URL('../../src/transport/sched-yield.js', import.meta.url).href;
   const script = `import('${module}').then((m) => { m.coreYield()(); process.emitWarning('still here'); })`;
   const { stderr, status } = spawnSync(process.execPath, ['-e', script], { encoding: 'utf8' });
@@ -22,8 +22,14 @@ test('loading it prints nothing: node:wasi\'s experimental warning is dropped, o
 
 test('a worker thread gets its own', async () => {
   const module = new URL('../../src/transport/sched-yield.js', import.meta.url).href;
-  const worker = new Worker(`import('${module}').then((m) => require('node:worker_threads').parentPort.postMessage(m.coreYield()()))`, { eval: true });
-  const errno = await new Promise((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
+  const worker = new Worker(
+    `import('${module}').then((m) => require('node:worker_threads').parentPort.postMessage(m.coreYield()()))`,
+    { eval: true },
+  );
+  const errno = await new Promise((resolve, reject) => {
+    worker.once('message', resolve);
+    worker.once('error', reject);
+  });
   await worker.terminate();
   assert.equal(errno, 0);
 });

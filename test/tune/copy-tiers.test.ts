@@ -10,7 +10,10 @@ test('copy tiers: one core alone and every core at once, and one core folding, f
   await sampler.burst(2, 1);
   await sampler.burst(1, 1);
   const tiers = sampler.tiers();
-  assert.deepEqual(tiers.map((t) => t.bytes), [1 * MIB, 2 * MIB]);
+  assert.deepEqual(
+    tiers.map((t) => t.bytes),
+    [1 * MIB, 2 * MIB],
+  );
   for (const t of tiers) {
     assert.ok(Number.isFinite(t.copyGBps) && t.copyGBps > 0, `alone ${t.copyGBps}`);
     assert.ok(Number.isFinite(t.allCoresGBps) && t.allCoresGBps > 0, `all cores ${t.allCoresGBps}`);

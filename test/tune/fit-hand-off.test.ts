@@ -11,7 +11,10 @@ const ring = { collective: 'reduceScatter', ranks: 4, bytes: 1 << 20, algorithm:
 /** The 4-rank ring on 2 cores as the simulator times it with this hand-off. */
 function simulatedRing(handOffUs: number): number {
   const base = defaultProfile(2, 'h');
-  return simulateTimed({ ...base, shm: { ...base.shm, oversubscribedMessageUs: handOffUs } }, detection, { ...ring, timeUs: 0 });
+  return simulateTimed({ ...base, shm: { ...base.shm, oversubscribedMessageUs: handOffUs } }, detection, {
+    ...ring,
+    timeUs: 0,
+  });
 }
 
 test('the fitted oversubscribed hand-off is the one with which the simulator reproduces the timed ring', () => {
@@ -19,7 +22,10 @@ test('the fitted oversubscribed hand-off is the one with which the simulator rep
     const timeUs = simulatedRing(handOffUs);
     const fit = fitOversubscribedHandOff(defaultProfile(2, 'h'), detection, { ...ring, timeUs });
     assert.equal(fit.belowModel, false);
-    assert.ok(Math.abs(fit.handOffUs - handOffUs) <= Math.max(0.2, handOffUs * 0.002), `${handOffUs} us fitted as ${fit.handOffUs}`);
+    assert.ok(
+      Math.abs(fit.handOffUs - handOffUs) <= Math.max(0.2, handOffUs * 0.002),
+      `${handOffUs} us fitted as ${fit.handOffUs}`,
+    );
   }
 });
 

@@ -24,6 +24,9 @@ test('the fitted one-shot rate is the one with which the simulator reproduces th
 });
 
 test('an all-reduce faster than the model allows at any rate fits as the copy speed and says so', () => {
-  const fit = fitOneShotRate(defaultProfile(2, 'h'), detection, { ...allReduce, timeUs: simulated(MAX_ONE_SHOT_GBPS) / 2 });
+  const fit = fitOneShotRate(defaultProfile(2, 'h'), detection, {
+    ...allReduce,
+    timeUs: simulated(MAX_ONE_SHOT_GBPS) / 2,
+  });
   assert.deepEqual(fit, { gbps: MAX_ONE_SHOT_GBPS, belowModel: true });
 });

@@ -13,7 +13,11 @@ test('moments are taken in turn, the gap between them and not before the first',
   const start = performance.now();
   let returned = false;
   let firstBeforeReturn = false;
-  const sampling = sampleMoments(3, 30, async () => { if (at.length === 0) firstBeforeReturn = !returned; at.push(performance.now() - start); return at.length; });
+  const sampling = sampleMoments(3, 30, async () => {
+    if (at.length === 0) firstBeforeReturn = !returned;
+    at.push(performance.now() - start);
+    return at.length;
+  });
   returned = true;
   const samples = await sampling;
   assert.deepEqual(samples, [1, 2, 3]);

@@ -11,7 +11,10 @@ test('finds where an increasing function reaches the target, past the first brac
 });
 
 test('a target the function already reaches at 0 gives 0, and one it never reaches stops at the bound', () => {
-  assert.deepEqual(solveIncreasing((v) => v + 5, 3, bounds), { x: 0, atZero: true });
+  assert.deepEqual(
+    solveIncreasing((v) => v + 5, 3, bounds),
+    { x: 0, atZero: true },
+  );
   const capped = solveIncreasing((v) => Math.min(v, 10), 20, { ...bounds, maxX: 64 });
   assert.equal(capped.atZero, false);
   assert.ok(capped.x >= 32 && capped.x <= 64, `${capped.x}`);

@@ -10,16 +10,37 @@ import { fakeDetection } from '../fixtures/fake-detection.js';
 test('least worst regret: the fastest with one state; with two, the candidate never far behind', () => {
   assert.equal(leastWorstRegret([[10, 8, 9]]), 1);
   // Candidate 0 is 1.15x ahead in the first state and 1.8x behind in the second; 1 is the other way round.
-  assert.equal(leastWorstRegret([[87, 100], [184, 101]]), 1);
-  assert.equal(leastWorstRegret([[80, 100], [100, 101]]), 0);
+  assert.equal(
+    leastWorstRegret([
+      [87, 100],
+      [184, 101],
+    ]),
+    1,
+  );
+  assert.equal(
+    leastWorstRegret([
+      [80, 100],
+      [100, 101],
+    ]),
+    0,
+  );
   // Ties go to the earlier candidate.
-  assert.equal(leastWorstRegret([[5, 5], [7, 7]]), 0);
+  assert.equal(
+    leastWorstRegret([
+      [5, 5],
+      [7, 7],
+    ]),
+    0,
+  );
 });
 
 test('machine states: a profile without a costliest moment is one state; with one, the second carries its tiers and its copy of fresh bytes', () => {
   const detection = fakeDetection(2);
   const base = defaultProfile(2, 'h');
-  const graphOf = (shm: typeof base.shm) => new TopologyGraph(parseTopology(localTopology({ ranks: 2, transport: 'shm', profile: { ...base, shm }, detection }), 'local'));
+  const graphOf = (shm: typeof base.shm) =>
+    new TopologyGraph(
+      parseTopology(localTopology({ ranks: 2, transport: 'shm', profile: { ...base, shm }, detection }), 'local'),
+    );
   const one = graphOf(base.shm);
   assert.deepEqual(machineStates(one), [one]);
   const worst = [{ bytes: 65536, nsPerByte: 0.12 }];

@@ -35,7 +35,9 @@ export function nicLink(family: NicFamily, gbitsPerSecond: number): { kind: Link
   const gbps = gbitsPerSecond / 8;
   const exact = candidates.find((k) => LINK_KINDS[k].gbps === gbps);
   if (exact !== undefined) return { kind: exact };
-  const nearest = candidates.reduce((best, k) => (Math.abs(LINK_KINDS[k].gbps - gbps) < Math.abs(LINK_KINDS[best].gbps - gbps) ? k : best));
+  const nearest = candidates.reduce((best, k) =>
+    Math.abs(LINK_KINDS[k].gbps - gbps) < Math.abs(LINK_KINDS[best].gbps - gbps) ? k : best,
+  );
   return { kind: nearest, gbps };
 }
 
@@ -48,35 +50,58 @@ export function nicLink(family: NicFamily, gbitsPerSecond: number): { kind: Link
  * spreads flows over them.
  */
 export function buildCluster(
-  name: string, description: string, options: ClusterOptions, server: (ctx: ServerContext) => ServerResult,
+  name: string,
+  description: string,
+  options: ClusterOptions,
+  server: (ctx: ServerContext) => ServerResult,
 ): Topology {
   const builder = new TopologyBuilder();
   const nic = nicLink(options.nicFamily, options.nicGbps);
   const nicsByNode: (readonly string[])[] = [];
   for (let host = 0; host < options.nodes; host++) {
     const prefix = options.nodes > 1 ? `n${host}.` : '';
-    const result = server({ builder, host, prefix, accelerators: options.accelerators, nics: options.nicsPerNode, nicKind: nic.kind });
+    const result = server({
+      builder,
+      host,
+      prefix,
+      accelerators: options.accelerators,
+      nics: options.nicsPerNode,
+      nicKind: nic.kind,
+    });
     nicsByNode.push(result.nics);
   }
   if (options.nodes > 1) {
-    if (nicsByNode.some((nics) => nics.length === 0)) throw invalidArgument('--nodes > 1 needs --nics-per-node >= 1', { argument: '--nics-per-node' });
+    if (nicsByNode.some((nics) => nics.length === 0))
+      throw invalidArgument('--nodes > 1 needs --nics-per-node >= 1', { argument: '--nics-per-node' });
     connectFabric(builder, options, nicsByNode, nic);
   }
   return builder.build(name, description);
 }
 
-function connectFabric(builder: TopologyBuilder, options: ClusterOptions, nicsByNode: readonly (readonly string[])[], nic: { kind: LinkKindId; gbps?: number }): void {
+function connectFabric(
+  builder: TopologyBuilder,
+  options: ClusterOptions,
+  nicsByNode: readonly (readonly string[])[],
+  nic: { kind: LinkKindId; gbps?: number },
+): void {
   const switchKind = options.nicFamily === 'ib' ? 'ib-switch' : 'eth-switch';
   const leaves = new Map<string, string[]>();
-  nicsByNode.forEach((nics, host) => { nics.forEach((id, k) => {
-    const leafName = options.fabric === 'rail'
-      ? `rail${k}.leaf${Math.floor(host / options.leafDownPorts)}`
-      : `leaf${Math.floor((host * nics.length + k) / options.leafDownPorts)}`;
-    if (!leaves.has(leafName)) leaves.set(leafName, []);
-    leaves.get(leafName)!.push(id);
-  }); });
-  const spine = leaves.size > 1 ? builder.switchDevice('spine', undefined, switchKind, 'spine layer (ECMP over its switches)') : undefined;
-  const link = (a: string, b: string, count: number) => builder.links.push({ a, b, kind: nic.kind, count, ...(nic.gbps === undefined ? {} : { gbps: nic.gbps }) });
+  nicsByNode.forEach((nics, host) => {
+    nics.forEach((id, k) => {
+      const leafName =
+        options.fabric === 'rail'
+          ? `rail${k}.leaf${Math.floor(host / options.leafDownPorts)}`
+          : `leaf${Math.floor((host * nics.length + k) / options.leafDownPorts)}`;
+      if (!leaves.has(leafName)) leaves.set(leafName, []);
+      leaves.get(leafName)!.push(id);
+    });
+  });
+  const spine =
+    leaves.size > 1
+      ? builder.switchDevice('spine', undefined, switchKind, 'spine layer (ECMP over its switches)')
+      : undefined;
+  const link = (a: string, b: string, count: number) =>
+    builder.links.push({ a, b, kind: nic.kind, count, ...(nic.gbps === undefined ? {} : { gbps: nic.gbps }) });
   for (const [leafName, nics] of leaves) {
     const leaf = builder.switchDevice(leafName, undefined, switchKind);
     for (const id of nics) link(id, leaf, 1);

@@ -11,11 +11,15 @@ import { pcieTree } from './nvidia-servers.js';
 export function mi300xServer(ctx: ServerContext): ServerResult {
   const { builder: b, prefix, host } = ctx;
   const count = Math.min(ctx.accelerators, 8);
-  const gpus = Array.from({ length: count }, (_, i) => b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: 5300, label: 'MI300X' }));
+  const gpus = Array.from({ length: count }, (_, i) =>
+    b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: 5300, label: 'MI300X' }),
+  );
   for (let i = 0; i < count; i++) for (let j = i + 1; j < count; j++) b.link(gpus[i], gpus[j], 'xgmi3');
   const attachOf = gpus.map((_, i) => i);
   const pcieSwitches = pcieTree(ctx, 8, 'pcie5', 'upi');
-  gpus.forEach((gpu, i) => { b.link(gpu, pcieSwitches[i], 'pcie5'); });
+  gpus.forEach((gpu, i) => {
+    b.link(gpu, pcieSwitches[i], 'pcie5');
+  });
   return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, 'pcie5') };
 }
 
@@ -26,10 +30,14 @@ export function mi300xServer(ctx: ServerContext): ServerResult {
 export function ascend910bServer(ctx: ServerContext): ServerResult {
   const { builder: b, prefix, host } = ctx;
   const count = Math.min(ctx.accelerators, 8);
-  const npus = Array.from({ length: count }, (_, i) => b.device(`${prefix}npu${i}`, 'npu', host, { memoryGBps: 1600, label: 'Ascend 910B' }));
+  const npus = Array.from({ length: count }, (_, i) =>
+    b.device(`${prefix}npu${i}`, 'npu', host, { memoryGBps: 1600, label: 'Ascend 910B' }),
+  );
   for (let i = 0; i < count; i++) for (let j = i + 1; j < count; j++) b.link(npus[i], npus[j], 'hccs');
   const pcieSwitches = pcieTree(ctx, 4, 'pcie4', 'upi', 4);
-  npus.forEach((npu, i) => { b.link(npu, pcieSwitches[Math.floor(i / 2)], 'pcie4'); });
+  npus.forEach((npu, i) => {
+    b.link(npu, pcieSwitches[Math.floor(i / 2)], 'pcie4');
+  });
   const nics = npus.map((npu, i) => {
     // The RoCE port is on the NPU die: one NIC per NPU, joined on-package.
     const nic = b.device(`${prefix}roce${i}`, 'nic', host);

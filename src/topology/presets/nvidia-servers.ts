@@ -24,19 +24,36 @@ export interface SwitchedBoard {
 export function switchedServer(ctx: ServerContext, board: SwitchedBoard): ServerResult {
   const { builder: b, prefix, host } = ctx;
   const count = Math.min(ctx.accelerators, board.gpus);
-  const nvswitch = b.switchDevice(`${prefix}nvswitch`, host, board.nvswitch, 'NVSwitch chips of the baseboard, as one crossbar');
-  const gpus = Array.from({ length: count }, (_, i) => b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: board.memoryGBps, label: board.gpuLabel }));
+  const nvswitch = b.switchDevice(
+    `${prefix}nvswitch`,
+    host,
+    board.nvswitch,
+    'NVSwitch chips of the baseboard, as one crossbar',
+  );
+  const gpus = Array.from({ length: count }, (_, i) =>
+    b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: board.memoryGBps, label: board.gpuLabel }),
+  );
   for (const gpu of gpus) b.link(gpu, nvswitch, board.nvlink, board.linksPerGpu);
   const attachOf = gpus.map((_, i) => Math.floor(i / board.gpusPerPcieSwitch));
   const pcieSwitches = pcieTree(ctx, Math.ceil(board.gpus / board.gpusPerPcieSwitch), board.pcie, board.socketLink);
-  gpus.forEach((gpu, i) => { b.link(gpu, pcieSwitches[attachOf[i]], board.pcie); });
+  gpus.forEach((gpu, i) => {
+    b.link(gpu, pcieSwitches[attachOf[i]], board.pcie);
+  });
   return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, board.pcie) };
 }
 
 /** Two CPU sockets joined by their socket link, each with half of the PCIe switches below it. */
-export function pcieTree(ctx: ServerContext, switches: number, pcie: LinkKindId, socketLink: LinkKindId, sockets = 2): string[] {
+export function pcieTree(
+  ctx: ServerContext,
+  switches: number,
+  pcie: LinkKindId,
+  socketLink: LinkKindId,
+  sockets = 2,
+): string[] {
   const { builder: b, prefix, host } = ctx;
-  const cpus = Array.from({ length: sockets }, (_, s) => b.device(`${prefix}cpu${s}`, 'cpu', host, { memoryGBps: 200 }));
+  const cpus = Array.from({ length: sockets }, (_, s) =>
+    b.device(`${prefix}cpu${s}`, 'cpu', host, { memoryGBps: 200 }),
+  );
   for (let s = 1; s < cpus.length; s++) b.link(cpus[s - 1], cpus[s], socketLink, 2);
   return Array.from({ length: switches }, (_, k) => {
     const sw = b.switchDevice(`${prefix}pcisw${k}`, host, 'pcie-switch');
@@ -46,19 +63,40 @@ export function pcieTree(ctx: ServerContext, switches: number, pcie: LinkKindId,
 }
 
 export const DGX_A100: SwitchedBoard = {
-  gpuLabel: 'A100-SXM4-80GB', gpus: 8, nvlink: 'nvlink3', linksPerGpu: 12, nvswitch: 'nvswitch2', pcie: 'pcie4',
-  gpusPerPcieSwitch: 2, memoryGBps: 2039, socketLink: 'upi',
+  gpuLabel: 'A100-SXM4-80GB',
+  gpus: 8,
+  nvlink: 'nvlink3',
+  linksPerGpu: 12,
+  nvswitch: 'nvswitch2',
+  pcie: 'pcie4',
+  gpusPerPcieSwitch: 2,
+  memoryGBps: 2039,
+  socketLink: 'upi',
 };
 export const DGX_H100: SwitchedBoard = {
-  gpuLabel: 'H100-SXM5-80GB', gpus: 8, nvlink: 'nvlink4', linksPerGpu: 18, nvswitch: 'nvswitch3', pcie: 'pcie5',
-  gpusPerPcieSwitch: 2, memoryGBps: 3350, socketLink: 'upi',
+  gpuLabel: 'H100-SXM5-80GB',
+  gpus: 8,
+  nvlink: 'nvlink4',
+  linksPerGpu: 18,
+  nvswitch: 'nvswitch3',
+  pcie: 'pcie5',
+  gpusPerPcieSwitch: 2,
+  memoryGBps: 3350,
+  socketLink: 'upi',
 };
 export const HGX_H200: SwitchedBoard = { ...DGX_H100, gpuLabel: 'H200-SXM-141GB', memoryGBps: 4800 };
 /** The H100 board with the export part's NVLink: 8 NVLink 4 links a GPU, 400 GB/s both ways (hardware.md). */
 export const HGX_H800: SwitchedBoard = { ...DGX_H100, gpuLabel: 'H800-SXM5-80GB', linksPerGpu: 8 };
 export const DGX_B200: SwitchedBoard = {
-  gpuLabel: 'B200', gpus: 8, nvlink: 'nvlink5', linksPerGpu: 18, nvswitch: 'nvswitch4', pcie: 'pcie5',
-  gpusPerPcieSwitch: 2, memoryGBps: 8000, socketLink: 'upi',
+  gpuLabel: 'B200',
+  gpus: 8,
+  nvlink: 'nvlink5',
+  linksPerGpu: 18,
+  nvswitch: 'nvswitch4',
+  pcie: 'pcie5',
+  gpusPerPcieSwitch: 2,
+  memoryGBps: 8000,
+  socketLink: 'upi',
 };
 
 /**
@@ -67,23 +105,36 @@ export const DGX_B200: SwitchedBoard = {
  * go over PCIe and the CPUs.
  */
 const DGX1_NVLINKS: readonly (readonly [number, number, number])[] = [
-  [0, 1, 1], [0, 2, 1], [0, 3, 2], [0, 4, 2],
-  [1, 2, 2], [1, 3, 1], [1, 5, 2],
-  [2, 3, 2], [2, 6, 1],
+  [0, 1, 1],
+  [0, 2, 1],
+  [0, 3, 2],
+  [0, 4, 2],
+  [1, 2, 2],
+  [1, 3, 1],
+  [1, 5, 2],
+  [2, 3, 2],
+  [2, 6, 1],
   [3, 7, 1],
-  [4, 5, 1], [4, 6, 1], [4, 7, 2],
-  [5, 6, 2], [5, 7, 1],
+  [4, 5, 1],
+  [4, 6, 1],
+  [4, 7, 2],
+  [5, 6, 2],
+  [5, 7, 1],
   [6, 7, 2],
 ];
 
 export function dgx1Server(ctx: ServerContext): ServerResult {
   const { builder: b, prefix, host } = ctx;
   const count = Math.min(ctx.accelerators, 8);
-  const gpus = Array.from({ length: count }, (_, i) => b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: 900, label: 'V100-SXM2-32GB' }));
+  const gpus = Array.from({ length: count }, (_, i) =>
+    b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: 900, label: 'V100-SXM2-32GB' }),
+  );
   for (const [x, y, links] of DGX1_NVLINKS) if (x < count && y < count) b.link(gpus[x], gpus[y], 'nvlink2', links);
   const attachOf = gpus.map((_, i) => Math.floor(i / 2));
   const pcieSwitches = pcieTree(ctx, 4, 'pcie3', 'upi');
-  gpus.forEach((gpu, i) => { b.link(gpu, pcieSwitches[attachOf[i]], 'pcie3'); });
+  gpus.forEach((gpu, i) => {
+    b.link(gpu, pcieSwitches[attachOf[i]], 'pcie3');
+  });
   return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, 'pcie3') };
 }
 

@@ -16,14 +16,19 @@ export interface PcieServerOptions {
  * through it; others go up through the CPUs, which is what bounds collectives on such machines.
  */
 export function pcieServer(ctx: ServerContext, options: PcieServerOptions): ServerResult {
-  if (![3, 4, 5, 6].includes(options.gen)) throw invalidArgument(`--pcie-gen ${options.gen} must be 3, 4, 5 or 6`, { argument: '--pcie-gen' });
+  if (![3, 4, 5, 6].includes(options.gen))
+    throw invalidArgument(`--pcie-gen ${options.gen} must be 3, 4, 5 or 6`, { argument: '--pcie-gen' });
   const pcie = `pcie${options.gen}` as LinkKindId;
   const { builder: b, prefix, host } = ctx;
   const count = ctx.accelerators;
   const switches = Math.max(1, Math.ceil(count / options.gpusPerSwitch));
   const pcieSwitches = pcieTree(ctx, switches, pcie, 'upi', Math.min(options.sockets, switches));
-  const gpus = Array.from({ length: count }, (_, i) => b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: 1000, label: `PCIe Gen${options.gen} GPU` }));
+  const gpus = Array.from({ length: count }, (_, i) =>
+    b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: 1000, label: `PCIe Gen${options.gen} GPU` }),
+  );
   const attachOf = gpus.map((_, i) => Math.floor(i / options.gpusPerSwitch));
-  gpus.forEach((gpu, i) => { b.link(gpu, pcieSwitches[attachOf[i]], pcie); });
+  gpus.forEach((gpu, i) => {
+    b.link(gpu, pcieSwitches[attachOf[i]], pcie);
+  });
   return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, pcie) };
 }

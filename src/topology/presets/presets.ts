@@ -2,7 +2,17 @@ import { invalidArgument } from '../../errors.js';
 import type { Topology } from '../topology-schema.js';
 import { type ClusterOptions, type Fabric, type NicFamily, buildCluster } from './cluster.js';
 import { ascend910bServer, mi300xServer } from './mesh-servers.js';
-import { DGX_A100, DGX_B200, DGX_H100, HGX_H200, HGX_H800, type SwitchedBoard, dgx1Server, gb200Nvl72, switchedServer } from './nvidia-servers.js';
+import {
+  DGX_A100,
+  DGX_B200,
+  DGX_H100,
+  HGX_H200,
+  HGX_H800,
+  type SwitchedBoard,
+  dgx1Server,
+  gb200Nvl72,
+  switchedServer,
+} from './nvidia-servers.js';
 import { pcieServer } from './pcie-server.js';
 import type { ServerContext, ServerResult } from './topology-builder.js';
 
@@ -37,19 +47,98 @@ interface Preset {
 const board = (b: SwitchedBoard) => (ctx: ServerContext) => switchedServer(ctx, b);
 
 export const PRESETS: Readonly<Record<string, Preset>> = {
-  'dgx1-v100': { description: 'DGX-1: 8 V100, NVLink 2 hybrid cube-mesh, PCIe 3, 4 x EDR 100 Gb/s', accelerators: 8, nics: 4, nicKind: 'ib', nicGbps: 100, library: 'nccl', server: dgx1Server },
-  'dgx-a100': { description: 'DGX A100: 8 A100, 6 NVSwitch gen2 (12 NVLink 3 per GPU), PCIe 4, 8 x HDR 200 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 200, library: 'nccl', server: board(DGX_A100) },
-  'dgx-h100': { description: 'DGX H100: 8 H100, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x NDR 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(DGX_H100) },
-  'hgx-h200': { description: 'HGX H200: 8 H200, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(HGX_H200) },
-  'hgx-h800': { description: 'HGX H800: 8 H800, NVSwitch gen3 with NVLS (8 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(HGX_H800) },
-  'dgx-b200': { description: 'DGX B200: 8 B200, NVSwitch gen4 (18 NVLink 5 per GPU), PCIe 5, 8 x 400 Gb/s', accelerators: 8, nics: 8, nicKind: 'ib', nicGbps: 400, library: 'nccl', server: board(DGX_B200) },
-  'gb200-nvl72': { description: 'GB200 NVL72: 72 B200 on one NVLink 5 switch fabric, 36 Grace CPUs, one 400 Gb/s NIC per GPU', accelerators: 72, nics: 72, nicKind: 'ib', nicGbps: 400, fixedNics: true, library: 'nccl', server: gb200Nvl72 },
-  'mi300x': { description: 'AMD MI300X platform: 8 GPUs, xGMI full mesh (7 links each), PCIe 5, 8 x 400 Gb/s RoCE', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 400, library: 'rccl', server: mi300xServer },
-  'ascend-910b': { description: 'Ascend 910B server: 8 NPUs, HCCS full mesh (7 links each), one integrated 200 GbE RoCE port per NPU', accelerators: 8, nics: 8, nicKind: 'roce', nicGbps: 200, fixedNics: true, server: ascend910bServer },
+  'dgx1-v100': {
+    description: 'DGX-1: 8 V100, NVLink 2 hybrid cube-mesh, PCIe 3, 4 x EDR 100 Gb/s',
+    accelerators: 8,
+    nics: 4,
+    nicKind: 'ib',
+    nicGbps: 100,
+    library: 'nccl',
+    server: dgx1Server,
+  },
+  'dgx-a100': {
+    description: 'DGX A100: 8 A100, 6 NVSwitch gen2 (12 NVLink 3 per GPU), PCIe 4, 8 x HDR 200 Gb/s',
+    accelerators: 8,
+    nics: 8,
+    nicKind: 'ib',
+    nicGbps: 200,
+    library: 'nccl',
+    server: board(DGX_A100),
+  },
+  'dgx-h100': {
+    description: 'DGX H100: 8 H100, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x NDR 400 Gb/s',
+    accelerators: 8,
+    nics: 8,
+    nicKind: 'ib',
+    nicGbps: 400,
+    library: 'nccl',
+    server: board(DGX_H100),
+  },
+  'hgx-h200': {
+    description: 'HGX H200: 8 H200, 4 NVSwitch gen3 with NVLS (18 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s',
+    accelerators: 8,
+    nics: 8,
+    nicKind: 'ib',
+    nicGbps: 400,
+    library: 'nccl',
+    server: board(HGX_H200),
+  },
+  'hgx-h800': {
+    description: 'HGX H800: 8 H800, NVSwitch gen3 with NVLS (8 NVLink 4 per GPU), PCIe 5, 8 x 400 Gb/s',
+    accelerators: 8,
+    nics: 8,
+    nicKind: 'ib',
+    nicGbps: 400,
+    library: 'nccl',
+    server: board(HGX_H800),
+  },
+  'dgx-b200': {
+    description: 'DGX B200: 8 B200, NVSwitch gen4 (18 NVLink 5 per GPU), PCIe 5, 8 x 400 Gb/s',
+    accelerators: 8,
+    nics: 8,
+    nicKind: 'ib',
+    nicGbps: 400,
+    library: 'nccl',
+    server: board(DGX_B200),
+  },
+  'gb200-nvl72': {
+    description: 'GB200 NVL72: 72 B200 on one NVLink 5 switch fabric, 36 Grace CPUs, one 400 Gb/s NIC per GPU',
+    accelerators: 72,
+    nics: 72,
+    nicKind: 'ib',
+    nicGbps: 400,
+    fixedNics: true,
+    library: 'nccl',
+    server: gb200Nvl72,
+  },
+  mi300x: {
+    description: 'AMD MI300X platform: 8 GPUs, xGMI full mesh (7 links each), PCIe 5, 8 x 400 Gb/s RoCE',
+    accelerators: 8,
+    nics: 8,
+    nicKind: 'roce',
+    nicGbps: 400,
+    library: 'rccl',
+    server: mi300xServer,
+  },
+  'ascend-910b': {
+    description: 'Ascend 910B server: 8 NPUs, HCCS full mesh (7 links each), one integrated 200 GbE RoCE port per NPU',
+    accelerators: 8,
+    nics: 8,
+    nicKind: 'roce',
+    nicGbps: 200,
+    fixedNics: true,
+    server: ascend910bServer,
+  },
   'pcie-server': {
-    description: 'PCIe server: GPUs behind PCIe switches under CPU sockets (--pcie-gen, --gpus-per-switch, --sockets, --p2p), 1 x 100 GbE',
-    accelerators: 8, nics: 1, nicKind: 'ethernet', nicGbps: 100, library: 'nccl',
-    server: (ctx, o) => pcieServer(ctx, { gen: o.pcieGen ?? 4, gpusPerSwitch: o.gpusPerSwitch ?? 2, sockets: o.sockets ?? 2 }),
+    description:
+      'PCIe server: GPUs behind PCIe switches under CPU sockets (--pcie-gen, --gpus-per-switch, --sockets, --p2p), 1 x 100 GbE',
+    accelerators: 8,
+    nics: 1,
+    nicKind: 'ethernet',
+    nicGbps: 100,
+    library: 'nccl',
+    server: (ctx, o) =>
+      pcieServer(ctx, { gen: o.pcieGen ?? 4, gpusPerSwitch: o.gpusPerSwitch ?? 2, sockets: o.sockets ?? 2 }),
   },
 };
 
@@ -58,10 +147,16 @@ export const PRESET_NAMES = Object.keys(PRESETS);
 /** Builds a preset with options; errors name the option and the allowed range. */
 export function buildPreset(name: string, options: PresetOptions = {}): Topology {
   const preset = PRESETS[name];
-  if (preset === undefined) throw invalidArgument(`Unknown topology '${name}': expected a file path or one of ${PRESET_NAMES.join(', ')}`, { argument: '--topo' });
+  if (preset === undefined)
+    throw invalidArgument(`Unknown topology '${name}': expected a file path or one of ${PRESET_NAMES.join(', ')}`, {
+      argument: '--topo',
+    });
   const positive = (value: number | undefined, flag: string, max = Infinity) => {
     if (value !== undefined && !(Number.isInteger(value) && value >= 1 && value <= max)) {
-      throw invalidArgument(`${flag} ${value} must be an integer from 1 to ${max === Infinity ? 'any' : max} for ${name}`, { argument: flag });
+      throw invalidArgument(
+        `${flag} ${value} must be an integer from 1 to ${max === Infinity ? 'any' : max} for ${name}`,
+        { argument: flag },
+      );
     }
   };
   // Every preset but pcie-server is one fixed board: its accelerator count and layout are the hardware's.
@@ -69,15 +164,26 @@ export function buildPreset(name: string, options: PresetOptions = {}): Topology
   positive(options.gpus, '--gpus', fixedBoard ? preset.accelerators : 1024);
   positive(options.nodes, '--nodes', 65536);
   positive(options.nicsPerNode, '--nics-per-node', 1024);
-  if (options.nicGbps !== undefined && !(options.nicGbps > 0)) throw invalidArgument(`--nic-gbps ${options.nicGbps} must be positive`, { argument: '--nic-gbps' });
+  if (options.nicGbps !== undefined && !(options.nicGbps > 0))
+    throw invalidArgument(`--nic-gbps ${options.nicGbps} must be positive`, { argument: '--nic-gbps' });
   if (preset.fixedNics && options.nicsPerNode !== undefined && options.nicsPerNode !== preset.nics) {
-    throw invalidArgument(`${name} has one NIC per accelerator (${preset.nics}); --nics-per-node cannot change that`, { argument: '--nics-per-node' });
+    throw invalidArgument(`${name} has one NIC per accelerator (${preset.nics}); --nics-per-node cannot change that`, {
+      argument: '--nics-per-node',
+    });
   }
   if (fixedBoard) {
     // Silently dropping them would answer a question about another machine than the one asked.
-    const board = [['--pcie-gen', options.pcieGen], ['--gpus-per-switch', options.gpusPerSwitch], ['--sockets', options.sockets], ['--p2p', options.p2p]] as const;
+    const board = [
+      ['--pcie-gen', options.pcieGen],
+      ['--gpus-per-switch', options.gpusPerSwitch],
+      ['--sockets', options.sockets],
+      ['--p2p', options.p2p],
+    ] as const;
     const given = board.find(([, value]) => value !== undefined);
-    if (given !== undefined) throw invalidArgument(`${given[0]} describes pcie-server only; ${name} has a fixed board`, { argument: given[0] });
+    if (given !== undefined)
+      throw invalidArgument(`${given[0]} describes pcie-server only; ${name} has a fixed board`, {
+        argument: given[0],
+      });
   }
   const nodes = options.nodes ?? 1;
   const cluster: ClusterOptions = {
@@ -91,6 +197,13 @@ export function buildPreset(name: string, options: PresetOptions = {}): Topology
   };
   const shape = nodes > 1 ? `${nodes} x ` : '';
   const topology = buildCluster(`${shape}${name}`, preset.description, cluster, (ctx) => preset.server(ctx, options));
-  const staged = options.p2p === false ? { ...topology, peerToPeer: false, description: `${topology.description}; GPU peer-to-peer off: messages staged in host memory` } : topology;
+  const staged =
+    options.p2p === false
+      ? {
+          ...topology,
+          peerToPeer: false,
+          description: `${topology.description}; GPU peer-to-peer off: messages staged in host memory`,
+        }
+      : topology;
   return preset.library === undefined ? staged : { ...staged, library: preset.library };
 }

@@ -7,7 +7,17 @@ export class TopologyBuilder {
   readonly devices: Device[] = [];
   readonly links: Link[] = [];
 
-  device(id: string, kind: DeviceKind, host: number | undefined, extra: Partial<Pick<Device, 'switchKind' | 'nic' | 'memoryGBps' | 'reduceGBps' | 'forwardGBps' | 'cacheTiers' | 'loopbackTiers' | 'label'>> = {}): string {
+  device(
+    id: string,
+    kind: DeviceKind,
+    host: number | undefined,
+    extra: Partial<
+      Pick<
+        Device,
+        'switchKind' | 'nic' | 'memoryGBps' | 'reduceGBps' | 'forwardGBps' | 'cacheTiers' | 'loopbackTiers' | 'label'
+      >
+    > = {},
+  ): string {
     // Assigned field by field, not spread: a 100,000-GPU cluster builds ~300,000 devices.
     const device: Device = host === undefined ? { id, kind } : { id, kind, host };
     for (const key in extra) (device as Record<string, unknown>)[key] = extra[key as keyof typeof extra];
@@ -67,7 +77,11 @@ export interface ServerResult {
  * the NIC nearest it. `attachOf[i]` is accelerator i's attachment point.
  */
 export function attachNics(
-  ctx: ServerContext, points: readonly string[], accelerators: readonly string[], attachOf: readonly number[], busKind: LinkKindId,
+  ctx: ServerContext,
+  points: readonly string[],
+  accelerators: readonly string[],
+  attachOf: readonly number[],
+  busKind: LinkKindId,
 ): string[] {
   const nics: string[] = [];
   for (let k = 0; k < ctx.nics; k++) {
@@ -81,7 +95,10 @@ export function attachNics(
     // Among the NICs on this accelerator's attachment point, spread accelerators round-robin.
     const local = nics.filter((_, k) => Math.floor((k * points.length) / ctx.nics) === attachOf[i]);
     const peers = accelerators.filter((_, j) => attachOf[j] === attachOf[i]);
-    const choice = local.length > 0 ? local[peers.indexOf(acc) % local.length] : nics[Math.floor((i * nics.length) / accelerators.length)];
+    const choice =
+      local.length > 0
+        ? local[peers.indexOf(acc) % local.length]
+        : nics[Math.floor((i * nics.length) / accelerators.length)];
     ctx.builder.setNic(acc, choice);
   });
   return nics;

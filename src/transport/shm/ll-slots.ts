@@ -1,7 +1,18 @@
 import type { Arena } from '../../memory/arena.js';
 import { type LowLatencySlots, type WaitContext, messageMismatch } from '../transport.js';
 import { blockUntil, spinUntil, waitWhileEqual } from '../wait.js';
-import { LL_BYTES, LL_BY_REFERENCE, LL_DATA_OFFSET, LL_FLAG, LL_HEADER_WORDS, LL_OPCODE, LL_RELEASED, LL_SLOT_BYTES, STATUS_ENTERED_SEQ, llSlotIndex } from './mailbox.js';
+import {
+  LL_BYTES,
+  LL_BY_REFERENCE,
+  LL_DATA_OFFSET,
+  LL_FLAG,
+  LL_HEADER_WORDS,
+  LL_OPCODE,
+  LL_RELEASED,
+  LL_SLOT_BYTES,
+  STATUS_ENTERED_SEQ,
+  llSlotIndex,
+} from './mailbox.js';
 
 /**
  * The low-latency protocol of thread ranks (NCCL's LL idea: data and flag travel together, so a
@@ -90,8 +101,15 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     return -1;
   }
 
-  publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, ctx: WaitContext): Promise<void> | undefined {
-    if (bytes > LL_SLOT_BYTES) throw new RangeError(`low-latency slot holds ${LL_SLOT_BYTES} bytes, asked for ${bytes}`);
+  publish(
+    seq: number,
+    opcode: number,
+    bytes: number,
+    data: Uint8Array | undefined,
+    ctx: WaitContext,
+  ): Promise<void> | undefined {
+    if (bytes > LL_SLOT_BYTES)
+      throw new RangeError(`low-latency slot holds ${LL_SLOT_BYTES} bytes, asked for ${bytes}`);
     return this.publishOnceFree(seq, opcode, bytes, data, -1, ctx);
   }
 
@@ -104,7 +122,14 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   }
 
   /** Writes the slot (see write) once no peer still reads it: at once (undefined), or later. */
-  private publishOnceFree(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, byReferenceOffset: number, ctx: WaitContext): Promise<void> | undefined {
+  private publishOnceFree(
+    seq: number,
+    opcode: number,
+    bytes: number,
+    data: Uint8Array | undefined,
+    byReferenceOffset: number,
+    ctx: WaitContext,
+  ): Promise<void> | undefined {
     const pending = this.slotFree(seq, ctx);
     if (pending !== undefined) return pending.then(() => this.write(seq, opcode, bytes, data, byReferenceOffset));
     this.write(seq, opcode, bytes, data, byReferenceOffset);
@@ -131,7 +156,13 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   }
 
   /** Fills this rank's slot for call `seq`: `data` copied in, or (byReferenceOffset >= 0) where it lies in the arena. */
-  private write(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, byReferenceOffset: number): void {
+  private write(
+    seq: number,
+    opcode: number,
+    bytes: number,
+    data: Uint8Array | undefined,
+    byReferenceOffset: number,
+  ): void {
     const slot = this.bases[this.rank] + llSlotIndex(this.nranks, seq);
     if (data !== undefined && data.byteLength > 0) this.dataView(this.rank, seq, data.byteLength).set(data);
     this.words[slot + LL_BYTES] = bytes;

@@ -2,7 +2,15 @@ import { ErrorCode, TscclError } from '../../errors.js';
 import type { Arena } from '../../memory/arena.js';
 import { MIN_SEND_QUEUE_DEPTH } from '../../algorithms/schedule.js';
 import { ShmLowLatencySlots } from './ll-slots.js';
-import { type Consume, type MessageTag, type SendHandle, type Transport, type WaitContext, messageMismatch, opcodeName } from '../transport.js';
+import {
+  type Consume,
+  type MessageTag,
+  type SendHandle,
+  type Transport,
+  type WaitContext,
+  messageMismatch,
+  opcodeName,
+} from '../transport.js';
 import { waitWhileEqual } from '../wait.js';
 import { crc32 } from '../../kernels/crc32.js';
 import { CONSUMED, HEAD, QUEUE_DEPTH, SLOT_CHECKSUM, queueIndex, slotIndex } from './mailbox.js';
@@ -28,7 +36,13 @@ export class ShmTransport implements Transport {
   private readonly words: Int32Array;
   readonly lowLatency: ShmLowLatencySlots;
 
-  constructor(arena: Arena, rank: number, mailboxByteOffsets: readonly number[], mailboxBytes: number, channels: number) {
+  constructor(
+    arena: Arena,
+    rank: number,
+    mailboxByteOffsets: readonly number[],
+    mailboxBytes: number,
+    channels: number,
+  ) {
     this.arena = arena;
     this.rank = rank;
     this.nranks = mailboxByteOffsets.length;
@@ -68,14 +82,29 @@ export class ShmTransport implements Transport {
     return { peer, channel, ticket: next };
   }
 
-  async recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+  async recv(
+    peer: number,
+    channel: number,
+    bytes: number,
+    elementBytes: number,
+    tag: MessageTag,
+    consume: Consume,
+    ctx: WaitContext,
+  ): Promise<void> {
     while (!this.tryRecv(peer, channel, bytes, elementBytes, tag, consume)) {
       const queue = this.mailboxes[this.rank] + queueIndex(peer, channel);
       await waitWhileEqual(this.words, queue + HEAD, this.recvTickets[peer * this.channels + channel], ctx);
     }
   }
 
-  tryRecv(peer: number, channel: number, bytes: number, _elementBytes: number, tag: MessageTag, consume: Consume): boolean {
+  tryRecv(
+    peer: number,
+    channel: number,
+    bytes: number,
+    _elementBytes: number,
+    tag: MessageTag,
+    consume: Consume,
+  ): boolean {
     const words = this.words;
     const queue = this.mailboxes[this.rank] + queueIndex(peer, channel);
     const ticket = this.recvTickets[peer * this.channels + channel];
@@ -86,7 +115,12 @@ export class ShmTransport implements Transport {
     const seq = words[slot + 2];
     const opcode = words[slot + 3];
     if (length !== bytes || seq !== tag.seq || opcode !== tag.opcode) {
-      throw messageMismatch(this.rank, peer, { opcode: tag.opcode, seq: tag.seq, bytes }, { opcode, seq, bytes: length });
+      throw messageMismatch(
+        this.rank,
+        peer,
+        { opcode: tag.opcode, seq: tag.seq, bytes },
+        { opcode, seq, bytes: length },
+      );
     }
     if (length > 0) {
       const data = this.arena.bytes(byteOffset, length);
@@ -104,10 +138,12 @@ export class ShmTransport implements Transport {
    * after it posted them (a race in the caller). Read once more, as a retransmission would, then fail.
    */
   private verify(data: Uint8Array, expected: number, peer: number, tag: MessageTag, byteOffset: number): void {
-    if ((crc32(data) >>> 0) === expected || (crc32(data) >>> 0) === expected) return;
-    throw new TscclError(ErrorCode.CHECKSUM,
+    if (crc32(data) >>> 0 === expected || crc32(data) >>> 0 === expected) return;
+    throw new TscclError(
+      ErrorCode.CHECKSUM,
       `Rank ${this.rank}: ${opcodeName(tag.opcode)} #${tag.seq} data from rank ${peer} (${data.byteLength} bytes at arena offset ${byteOffset}) changed after it was sent: its checksum no longer matches`,
-      { rank: this.rank, peer, op: opcodeName(tag.opcode), seq: tag.seq, offset: byteOffset });
+      { rank: this.rank, peer, op: opcodeName(tag.opcode), seq: tag.seq, offset: byteOffset },
+    );
   }
 
   isDelivered(handle: SendHandle): boolean {

@@ -49,7 +49,10 @@ export class ControlChannel {
   startHeartbeat(timeoutMs: number): void {
     this.heartbeatTimeoutMs = timeoutMs;
     if (!Number.isFinite(timeoutMs) || this.links.every((l) => l.lanes.length === 0)) return;
-    this.heartbeatTimer = setInterval(() => this.toAll(CONTROL_OPCODES.HEARTBEAT, 0), Math.min(HEARTBEAT_MS, timeoutMs / 3));
+    this.heartbeatTimer = setInterval(
+      () => this.toAll(CONTROL_OPCODES.HEARTBEAT, 0),
+      Math.min(HEARTBEAT_MS, timeoutMs / 3),
+    );
     this.heartbeatTimer.unref();
   }
 
@@ -72,22 +75,49 @@ export class ControlChannel {
 
   /** The header of the goodbye frame that ends each socket this rank writes on. */
   goodbyeFrame(): Buffer {
-    return encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq: 0, opcode: CONTROL_OPCODES.GOODBYE, length: 0, checksum: 0 });
+    return encodeHeader({
+      flags: 0,
+      channel: CONTROL_CHANNEL,
+      commId: this.commId,
+      seq: 0,
+      opcode: CONTROL_OPCODES.GOODBYE,
+      length: 0,
+      checksum: 0,
+    });
   }
 
   private toAll(opcode: number, seq: number, payload = Buffer.alloc(0)): void {
     for (const link of this.links) {
       const socket = link.lanes[0];
       if (socket === undefined || link.error !== undefined || socket.destroyed) continue;
-      socket.write(Buffer.concat([encodeHeader({ flags: 0, channel: CONTROL_CHANNEL, commId: this.commId, seq, opcode, length: payload.byteLength, checksum: 0 }), payload]));
+      socket.write(
+        Buffer.concat([
+          encodeHeader({
+            flags: 0,
+            channel: CONTROL_CHANNEL,
+            commId: this.commId,
+            seq,
+            opcode,
+            length: payload.byteLength,
+            checksum: 0,
+          }),
+          payload,
+        ]),
+      );
     }
   }
 
   /** A control frame arrived from the link's peer. */
   receive(link: PeerLink, { header, payload }: Frame): void {
-    if (header.opcode === CONTROL_OPCODES.GOODBYE) { link.goodbye(); return; }
+    if (header.opcode === CONTROL_OPCODES.GOODBYE) {
+      link.goodbye();
+      return;
+    }
     if (header.opcode === CONTROL_OPCODES.HEARTBEAT) return;
-    if (header.opcode === CONTROL_OPCODES.ENTERED) { link.heardSeq(header.seq); return; }
+    if (header.opcode === CONTROL_OPCODES.ENTERED) {
+      link.heardSeq(header.seq);
+      return;
+    }
     const origin = payload.byteLength >= FAILURE.origin + 4 ? payload.readUInt32LE(FAILURE.origin) : link.peer;
     const ended = payload.byteLength >= FAILURE.ended + 4 ? payload.readInt32LE(FAILURE.ended) : 0;
     link.failure ??= { code: errorCodeOfWireNumber(header.opcode), seq: header.seq, origin, ended };
@@ -109,9 +139,11 @@ export class ControlChannel {
     for (const peer of peers) {
       const link = this.links[peer];
       const failure = link.failure;
-      if (failure !== undefined && (seq === undefined || ((failure.ended - seq) | 0) < 0)) return { rank: failure.origin, code: failure.code, seq: failure.seq };
+      if (failure !== undefined && (seq === undefined || ((failure.ended - seq) | 0) < 0))
+        return { rank: failure.origin, code: failure.code, seq: failure.seq };
       // A broken connection fails the call at once, unless the peer said first how far it got.
-      if (failure === undefined && link.broken && link.error!.code === ErrorCode.PEER_LOST) return { rank: link.peer, code: ErrorCode.PEER_LOST, seq: link.lastSeq };
+      if (failure === undefined && link.broken && link.error!.code === ErrorCode.PEER_LOST)
+        return { rank: link.peer, code: ErrorCode.PEER_LOST, seq: link.lastSeq };
     }
     return undefined;
   }
@@ -121,9 +153,13 @@ export class ControlChannel {
     const now = performance.now();
     for (const link of this.links) {
       if (link.lanes.length > 0 && link.state === LinkState.Open && now - link.lastHeard > this.heartbeatTimeoutMs) {
-        link.down(new TscclError(ErrorCode.PEER_LOST,
-          `Rank ${this.rank} has heard nothing from rank ${link.peer} for ${Math.round(now - link.lastHeard)} ms (heartbeat timeout ${this.heartbeatTimeoutMs} ms): its host is unreachable or it hangs`,
-          { rank: this.rank, peer: link.peer }));
+        link.down(
+          new TscclError(
+            ErrorCode.PEER_LOST,
+            `Rank ${this.rank} has heard nothing from rank ${link.peer} for ${Math.round(now - link.lastHeard)} ms (heartbeat timeout ${this.heartbeatTimeoutMs} ms): its host is unreachable or it hangs`,
+            { rank: this.rank, peer: link.peer },
+          ),
+        );
         link.wake();
       }
     }

@@ -50,13 +50,17 @@ export class FrameReader {
         }
         if (parser.stalled) holds.hold(link, connection, bytes.subarray(used), reader);
       },
-      get stalled() { return parser.stalled; },
+      get stalled() {
+        return parser.stalled;
+      },
     };
     intake.placement = () => {
       const frame = parser.current;
       if (frame === undefined || frame.left === 0) {
         const headerLeft = parser.headerLeft;
-        return headerLeft > 0 && parser.previousBytes >= HEADER_FIRST_MIN_BYTES ? buffers.read.subarray(0, headerLeft) : undefined;
+        return headerLeft > 0 && parser.previousBytes >= HEADER_FIRST_MIN_BYTES
+          ? buffers.read.subarray(0, headerLeft)
+          : undefined;
       }
       return frame.sink.place?.(frame.left) ?? buffers.read.subarray(0, Math.min(frame.left, buffers.read.byteLength));
     };
@@ -66,14 +70,22 @@ export class FrameReader {
 
   /** A socket this rank only writes on: the peer never sends on it, so bytes there are an error. */
   listenOutbound(link: PeerLink, { socket, intake }: Connection): void {
-    intake.attach(() => this.fail(link, socket, frameError(`rank ${link.peer} sent data on a socket it should only read`)));
+    intake.attach(() =>
+      this.fail(link, socket, frameError(`rank ${link.peer} sent data on a socket it should only read`)),
+    );
     this.watch(link, socket);
   }
 
   private fail(link: PeerLink, socket: Socket, err: unknown): void {
     const { rank } = this.parts;
     const base = internalError(err, 'receiving a frame', { peer: link.peer });
-    link.lose(new TscclError(base.code, `Rank ${rank}, data from rank ${link.peer}: ${base.message}`, { ...base.details, rank, peer: link.peer }));
+    link.lose(
+      new TscclError(base.code, `Rank ${rank}, data from rank ${link.peer}: ${base.message}`, {
+        ...base.details,
+        rank,
+        peer: link.peer,
+      }),
+    );
     socket.destroy();
   }
 
@@ -90,8 +102,16 @@ export class FrameReader {
       // parts of a message this rank waits for.
       if (link.saidGoodbye && link.inbound.some((c) => !c.socket.destroyed)) return;
       // A goodbye comes from destroy() and from a process that ends, so both are named.
-      const why = link.saidGoodbye ? `rank ${link.peer} destroyed the communicator or its script ended` : `Rank ${rank} lost its connection to rank ${link.peer}`;
-      link.lose(new TscclError(ErrorCode.PEER_LOST, link.saidGoodbye ? `Rank ${rank} needs data from rank ${link.peer}, but ${why}` : why, { rank, peer: link.peer }));
+      const why = link.saidGoodbye
+        ? `rank ${link.peer} destroyed the communicator or its script ended`
+        : `Rank ${rank} lost its connection to rank ${link.peer}`;
+      link.lose(
+        new TscclError(
+          ErrorCode.PEER_LOST,
+          link.saidGoodbye ? `Rank ${rank} needs data from rank ${link.peer}, but ${why}` : why,
+          { rank, peer: link.peer },
+        ),
+      );
     });
   }
 }

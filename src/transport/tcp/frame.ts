@@ -64,14 +64,20 @@ export function frameError(message: string): TscclError {
 
 export function decodeHeader(b: Buffer, maxPayloadBytes: number): FrameHeader {
   const magic = b.readUInt32LE(0);
-  if (magic !== FRAME_MAGIC) throw frameError(`bad magic 0x${magic.toString(16)} (not a tsccl peer, or the stream lost its place)`);
+  if (magic !== FRAME_MAGIC)
+    throw frameError(`bad magic 0x${magic.toString(16)} (not a tsccl peer, or the stream lost its place)`);
   const version = b.readUInt8(4);
   if (version !== FRAME_VERSION) throw frameError(`frame version ${version}, expected ${FRAME_VERSION}`);
   const length = b.readUInt32LE(12) * 2 ** 32 + b.readUInt32LE(24);
   if (length > maxPayloadBytes) throw frameError(`frame of ${length} bytes exceeds the limit of ${maxPayloadBytes}`);
   return {
-    flags: b.readUInt8(5), channel: b.readUInt16LE(6), commId: b.readUInt32LE(8), seq: b.readInt32LE(16),
-    opcode: b.readUInt32LE(20), length, checksum: b.readUInt32LE(28),
+    flags: b.readUInt8(5),
+    channel: b.readUInt16LE(6),
+    commId: b.readUInt32LE(8),
+    seq: b.readInt32LE(16),
+    opcode: b.readUInt32LE(20),
+    length,
+    checksum: b.readUInt32LE(28),
   };
 }
 
@@ -94,7 +100,10 @@ export function bufferingSink(header: FrameHeader, done: (frame: Frame) => void)
   const payload = Buffer.allocUnsafe(header.length);
   let filled = 0;
   return {
-    payload: (piece) => { payload.set(piece, filled); filled += piece.byteLength; },
+    payload: (piece) => {
+      payload.set(piece, filled);
+      filled += piece.byteLength;
+    },
     end: () => done({ header, payload }),
   };
 }
@@ -176,8 +185,12 @@ export class FrameParser {
       this.header = undefined;
       this.sink = undefined;
       this.endedBytes = header.length;
-      if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && (this.crc >>> 0) !== header.checksum) {
-        throw new TscclError(ErrorCode.CHECKSUM, `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes): the data was corrupted on the way`, { op: 'transport', seq: header.seq });
+      if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && this.crc >>> 0 !== header.checksum) {
+        throw new TscclError(
+          ErrorCode.CHECKSUM,
+          `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes): the data was corrupted on the way`,
+          { op: 'transport', seq: header.seq },
+        );
       }
       sink.end();
     }

@@ -71,11 +71,17 @@ export async function checkHello(socket: Socket, options: HandshakeOptions): Pro
   const intake = intakeOf(socket);
   const hello = await readExactly(socket, intake, HELLO_BYTES, options.timeoutMs);
   const mac = hello.subarray(HELLO.mac, HELLO.mac + MAC_BYTES);
-  const ok = options.token === undefined ? Buffer.from(mac).equals(NO_TOKEN_MAC) : checkProof(options.token, PURPOSE, nonce, mac);
+  const ok =
+    options.token === undefined
+      ? Buffer.from(mac).equals(NO_TOKEN_MAC)
+      : checkProof(options.token, PURPOSE, nonce, mac);
   if (!ok) throw new Error('wrong job token');
   if (hello.readUInt32LE(HELLO.commId) !== options.commId) throw new Error('it belongs to another communicator');
   const lanes = hello.readUInt32LE(HELLO.lanes);
-  if (lanes !== options.lanes) throw new Error(`it uses ${lanes} sockets per peer and this rank ${options.lanes}: set the same TSCCL_NSOCKS_PERPEER on every rank`);
+  if (lanes !== options.lanes)
+    throw new Error(
+      `it uses ${lanes} sockets per peer and this rank ${options.lanes}: set the same TSCCL_NSOCKS_PERPEER on every rank`,
+    );
   return { peer: hello.readUInt32LE(HELLO.rank), lane: hello.readUInt32LE(HELLO.lane), intake };
 }
 
@@ -85,12 +91,21 @@ export function acceptHello(socket: Socket): void {
 }
 
 /** The dialing side, on a connected socket: reads the greeting, proves the token, waits to be accepted. */
-export async function sayHello(socket: Socket, intake: Intake, to: { peer: number; lane: number; where: string }, options: HandshakeOptions): Promise<void> {
+export async function sayHello(
+  socket: Socket,
+  intake: Intake,
+  to: { peer: number; lane: number; where: string },
+  options: HandshakeOptions,
+): Promise<void> {
   const { peer, lane, where } = to;
   const greeting = await readExactly(socket, intake, GREETING_BYTES, options.timeoutMs);
-  if (greeting.toString('latin1', GREETING.magic, GREETING.magic + MAGIC.length) !== MAGIC) throw new TscclError(ErrorCode.PEER_LOST, `${where} is not a tsccl rank`, { peer });
+  if (greeting.toString('latin1', GREETING.magic, GREETING.magic + MAGIC.length) !== MAGIC)
+    throw new TscclError(ErrorCode.PEER_LOST, `${where} is not a tsccl rank`, { peer });
   if (greeting.readUInt8(GREETING.tokenRequired) === 1 && options.token === undefined) {
-    throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank ${peer} requires the job token: set TSCCL_JOB_TOKEN`, { rank: options.rank, peer });
+    throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank ${peer} requires the job token: set TSCCL_JOB_TOKEN`, {
+      rank: options.rank,
+      peer,
+    });
   }
   const hello = Buffer.alloc(HELLO_BYTES);
   const nonce = greeting.subarray(GREETING.nonce, GREETING_BYTES);
@@ -101,5 +116,10 @@ export async function sayHello(socket: Socket, intake: Intake, to: { peer: numbe
   hello.writeUInt32LE(options.lanes, HELLO.lanes);
   socket.write(hello);
   const answer = await readExactly(socket, intake, 1, options.timeoutMs).catch(() => Buffer.of(0));
-  if (answer[0] !== ACCEPTED) throw new TscclError(ErrorCode.INVALID_ARGUMENT, `Rank ${peer} refused rank ${options.rank}'s connection (wrong job token or communicator)`, { rank: options.rank, peer });
+  if (answer[0] !== ACCEPTED)
+    throw new TscclError(
+      ErrorCode.INVALID_ARGUMENT,
+      `Rank ${peer} refused rank ${options.rank}'s connection (wrong job token or communicator)`,
+      { rank: options.rank, peer },
+    );
 }

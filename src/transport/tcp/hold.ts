@@ -42,7 +42,12 @@ export class FrameHolds {
       if (!reader.stalled && !socket.destroyed) socket.resume();
     };
     link.held.add(resume);
-    setTimeout(() => { if (link.held.has(resume)) resume(true); }, this.deliveryWaits > 0 ? this.holdWhileSendingMs : HOLD_MS).unref();
+    setTimeout(
+      () => {
+        if (link.held.has(resume)) resume(true);
+      },
+      this.deliveryWaits > 0 ? this.holdWhileSendingMs : HOLD_MS,
+    ).unref();
   }
 
   /**

@@ -46,7 +46,15 @@ export class Intake {
  * (and other code runs) in between, so nothing may be left in shared memory for a later read.
  */
 export function readInto(buffer: Uint8Array, intake: Intake): { onread: OnReadOpts } {
-  return { onread: { buffer: () => (intake.nextRead = intake.placement?.() ?? buffer), callback: (n, buf) => { intake.feed(buf.subarray(0, n)); return true; } } };
+  return {
+    onread: {
+      buffer: () => (intake.nextRead = intake.placement?.() ?? buffer),
+      callback: (n, buf) => {
+        intake.feed(buf.subarray(0, n));
+        return true;
+      },
+    },
+  };
 }
 
 /** Not where the intrinsics are frozen (node --frozen-intrinsics): writing it would throw. */
@@ -62,7 +70,15 @@ const stackTraceLimitWritable = Object.getOwnPropertyDescriptor(Error, 'stackTra
  */
 export function readNow(socket: Socket, buffer: Uint8Array, intake: Intake): number | undefined {
   const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-  if (fd === undefined || fd < 0 || !intake.attached || socket.destroyed || socket.isPaused() || !within(intake.nextRead, buffer)) return undefined;
+  if (
+    fd === undefined ||
+    fd < 0 ||
+    !intake.attached ||
+    socket.destroyed ||
+    socket.isPaused() ||
+    !within(intake.nextRead, buffer)
+  )
+    return undefined;
   const stackTraceLimit = Error.stackTraceLimit;
   // A socket with nothing waiting throws EAGAIN, and a stack trace would be most of that cost.
   if (stackTraceLimitWritable) Error.stackTraceLimit = 0;
@@ -97,7 +113,8 @@ export function readExactly(socket: Socket, intake: Intake, n: number, timeoutMs
       intake.detach(rest);
       socket.off('close', onClose);
       socket.pause();
-      if (err) reject(err); else resolve(got);
+      if (err) reject(err);
+      else resolve(got);
     }
     socket.on('close', onClose);
     intake.attach((bytes) => {
@@ -112,5 +129,10 @@ export function readExactly(socket: Socket, intake: Intake, n: number, timeoutMs
 
 /** Whether `part` lies inside `whole` (the same memory: an arena holds both read buffers and receivers' data). */
 function within(part: Uint8Array | undefined, whole: Uint8Array): boolean {
-  return part !== undefined && part.buffer === whole.buffer && part.byteOffset >= whole.byteOffset && part.byteOffset + part.byteLength <= whole.byteOffset + whole.byteLength;
+  return (
+    part !== undefined &&
+    part.buffer === whole.buffer &&
+    part.byteOffset >= whole.byteOffset &&
+    part.byteOffset + part.byteLength <= whole.byteOffset + whole.byteLength
+  );
 }

@@ -13,7 +13,10 @@ export interface InterfaceAddress {
  * a leading `^` excludes the listed ones instead; a leading `=` makes the names exact.
  * Without a filter, loopback and docker bridges are skipped unless nothing else exists.
  */
-export function selectInterfaces(filter: string | undefined, available: InterfaceAddress[] = listInterfaces()): InterfaceAddress[] {
+export function selectInterfaces(
+  filter: string | undefined,
+  available: InterfaceAddress[] = listInterfaces(),
+): InterfaceAddress[] {
   if (filter === undefined || filter.trim() === '') {
     const preferred = available.filter((i) => !i.internal && !i.name.startsWith('docker'));
     return preferred.length > 0 ? preferred : available;
@@ -23,18 +26,28 @@ export function selectInterfaces(filter: string | undefined, available: Interfac
   if (exclude) spec = spec.slice(1);
   const exact = spec.startsWith('=');
   if (exact) spec = spec.slice(1);
-  const names = spec.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const matches = (name: string) => names.some((n) => (exact ? name === n : name.startsWith(n)));
   const chosen = available.filter((i) => matches(i.name) !== exclude);
   if (chosen.length === 0) {
     const have = [...new Set(available.map((i) => `${i.name} (${i.address})`))].join(', ');
-    throw invalidArgument(`TSCCL_SOCKET_IFNAME=${filter} matches no interface; this host has: ${have}`, { argument: 'TSCCL_SOCKET_IFNAME' });
+    throw invalidArgument(`TSCCL_SOCKET_IFNAME=${filter} matches no interface; this host has: ${have}`, {
+      argument: 'TSCCL_SOCKET_IFNAME',
+    });
   }
   return chosen;
 }
 
 export function listInterfaces(): InterfaceAddress[] {
-  return Object.entries(networkInterfaces()).flatMap(([name, infos]) => (infos ?? []).map((i: NetworkInterfaceInfo) => ({
-    name, address: i.address, family: i.family === 'IPv6' ? 'IPv6' as const : 'IPv4' as const, internal: i.internal,
-  })));
+  return Object.entries(networkInterfaces()).flatMap(([name, infos]) =>
+    (infos ?? []).map((i: NetworkInterfaceInfo) => ({
+      name,
+      address: i.address,
+      family: i.family === 'IPv6' ? ('IPv6' as const) : ('IPv4' as const),
+      internal: i.internal,
+    })),
+  );
 }

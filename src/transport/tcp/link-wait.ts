@@ -16,7 +16,13 @@ export function receivePollMs(bytes: number, budgetMs: number): number {
  * sockets without blocking), so the process stays on its core instead of sleeping in epoll
  * until the kernel wakes it; `pollYield` gives the core away on every turn (rankSpin).
  */
-export async function waitOnLink(link: PeerLink, ready: () => boolean, ctx: WaitContext, pollMs: number, pollYield: (() => number) | undefined): Promise<void> {
+export async function waitOnLink(
+  link: PeerLink,
+  ready: () => boolean,
+  ctx: WaitContext,
+  pollMs: number,
+  pollYield: (() => number) | undefined,
+): Promise<void> {
   const pollUntil = pollMs > 0 ? performance.now() + pollMs : 0;
   let nextCheck = 0;
   while (!ready()) {
@@ -29,7 +35,9 @@ export async function waitOnLink(link: PeerLink, ready: () => boolean, ctx: Wait
           nextCheck = now + POLL_CHECK_MS;
         }
         pollYield?.();
-        await new Promise<void>((resolve) => { setImmediate(resolve); });
+        await new Promise<void>((resolve) => {
+          setImmediate(resolve);
+        });
         continue;
       }
     }

@@ -19,11 +19,15 @@ export function registerLive(transport: LiveTransport): void {
   if (exitHooksInstalled) return;
   exitHooksInstalled = true;
   // A script that ends without destroying its communicators still leaves politely.
-  process.once('beforeExit', () => { void closeLiveTransports(); });
+  process.once('beforeExit', () => {
+    void closeLiveTransports();
+  });
   // One that calls process.exit (or throws) leaves at once: say how far it got, so that peers
   // still in a call it had ended finish it, and only later calls fail. Sockets with nothing
   // queued write synchronously, so the frame is out before the process is gone.
-  process.once('exit', () => { for (const t of live) t.announceExit(); });
+  process.once('exit', () => {
+    for (const t of live) t.announceExit();
+  });
 }
 
 export function forgetLive(transport: LiveTransport): void {

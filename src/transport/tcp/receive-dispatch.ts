@@ -40,10 +40,16 @@ export class ReceiveDispatch {
       // A striped message before this one is still assembling: keep the order.
       const slot: Slot = { frame: undefined };
       ordered.push(slot);
-      return bufferingSink(header, (frame) => { slot.frame = frame; this.flush(link, header.channel); });
+      return bufferingSink(header, (frame) => {
+        slot.frame = frame;
+        this.flush(link, header.channel);
+      });
     }
     const receiver = link.waiting[header.channel];
-    if (receiver === undefined) return patient && header.length >= HOLD_MIN_BYTES ? undefined : bufferingSink(header, (frame) => this.deliver(link, frame));
+    if (receiver === undefined)
+      return patient && header.length >= HOLD_MIN_BYTES
+        ? undefined
+        : bufferingSink(header, (frame) => this.deliver(link, frame));
     link.waiting[header.channel] = undefined;
     try {
       this.checkMatch(link, header, receiver.bytes, receiver.tag);
@@ -53,7 +59,10 @@ export class ReceiveDispatch {
       link.wake();
       return { payload: () => {}, end: () => {} };
     }
-    return streamingSink(receiver, this.buffers, () => { receiver.done = true; link.wake(); });
+    return streamingSink(receiver, this.buffers, () => {
+      receiver.done = true;
+      link.wake();
+    });
   }
 
   /** Hands over, in order, the messages of a channel whose parts have all arrived. */
@@ -65,8 +74,13 @@ export class ReceiveDispatch {
   /** Throws the mismatch if a frame is not the message a receive expects. */
   checkMatch(link: PeerLink, h: FrameHeader, bytes: number, tag: MessageTag): void {
     if (h.length !== bytes || h.seq !== tag.seq || h.opcode !== tag.opcode || h.commId !== this.commId) {
-      throw messageMismatch(this.rank, link.peer, { opcode: tag.opcode, seq: tag.seq, bytes }, { opcode: h.opcode, seq: h.seq, bytes: h.length },
-        h.commId !== this.commId ? ' on another communicator' : '');
+      throw messageMismatch(
+        this.rank,
+        link.peer,
+        { opcode: tag.opcode, seq: tag.seq, bytes },
+        { opcode: h.opcode, seq: h.seq, bytes: h.length },
+        h.commId !== this.commId ? ' on another communicator' : '',
+      );
     }
   }
 

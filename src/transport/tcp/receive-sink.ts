@@ -24,7 +24,11 @@ export interface ReceiveBuffers {
  * buffer of a read is chosen before the read waits), so memory of a receive that failed holds
  * whatever came. Measurements: docs/tcp-transport.md.
  */
-export function streamingSink(receiver: Pick<WaitingRecv, 'elementBytes' | 'consume' | 'cancelled'>, buffers: ReceiveBuffers, finished: () => void): FrameSink {
+export function streamingSink(
+  receiver: Pick<WaitingRecv, 'elementBytes' | 'consume' | 'cancelled'>,
+  buffers: ReceiveBuffers,
+  finished: () => void,
+): FrameSink {
   const into = receiver.consume.into;
   const e = into === undefined ? receiver.elementBytes : 1;
   const { read, align } = buffers;

@@ -80,33 +80,79 @@ export class SendPath {
     if (sendHook?.(this.outgoing(link, channel, data, tag, ticket, sum))) return ticket;
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
-      link.lanes[0].write(encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data));
+      link.lanes[0].write(
+        encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data),
+      );
       link.finish(ticket);
       return ticket;
     }
-    const parts = link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES ? stripes(data.byteLength, link.lanes.length) : [[0, data.byteLength]];
+    const parts =
+      link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES
+        ? stripes(data.byteLength, link.lanes.length)
+        : [[0, data.byteLength]];
     let unfinished = parts.length;
-    const written = (err: Error | null | undefined) => { if (!err && --unfinished === 0) link.finish(ticket); link.wake(); };
+    const written = (err: Error | null | undefined) => {
+      if (!err && --unfinished === 0) link.finish(ticket);
+      link.wake();
+    };
     parts.forEach(([start, end], lane) => {
       const part = data.subarray(start, end);
       const socket = link.lanes[lane];
       socket.cork();
-      socket.write(encodeHeader(this.header(channel, tag, part, sum ? crc32(part) : 0, (parts.length > 1 ? FLAG_STRIPE : 0) | (sum ? FLAG_CHECKSUM : 0))));
+      socket.write(
+        encodeHeader(
+          this.header(
+            channel,
+            tag,
+            part,
+            sum ? crc32(part) : 0,
+            (parts.length > 1 ? FLAG_STRIPE : 0) | (sum ? FLAG_CHECKSUM : 0),
+          ),
+        ),
+      );
       socket.write(part, written);
       socket.uncork();
     });
     return ticket;
   }
 
-  private header(channel: number, tag: MessageTag, data: Uint8Array, checksum: number, extraFlags: number): FrameHeader {
-    return { flags: extraFlags, channel, commId: this.commId, seq: tag.seq, opcode: tag.opcode, length: data.byteLength, checksum };
+  private header(
+    channel: number,
+    tag: MessageTag,
+    data: Uint8Array,
+    checksum: number,
+    extraFlags: number,
+  ): FrameHeader {
+    return {
+      flags: extraFlags,
+      channel,
+      commId: this.commId,
+      seq: tag.seq,
+      opcode: tag.opcode,
+      length: data.byteLength,
+      checksum,
+    };
   }
 
-  private outgoing(link: PeerLink, channel: number, data: Uint8Array, tag: MessageTag, ticket: number, sum: boolean): OutgoingFrame {
+  private outgoing(
+    link: PeerLink,
+    channel: number,
+    data: Uint8Array,
+    tag: MessageTag,
+    ticket: number,
+    sum: boolean,
+  ): OutgoingFrame {
     return {
-      sender: this, rank: this.rank, peer: link.peer, socket: link.lanes[0], data,
+      sender: this,
+      rank: this.rank,
+      peer: link.peer,
+      socket: link.lanes[0],
+      data,
       header: () => encodeHeader(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0)),
-      delivered: () => { link.finish(ticket); link.wake(); },
+      delivered: () => {
+        link.finish(ticket);
+        link.wake();
+      },
     };
   }
 }

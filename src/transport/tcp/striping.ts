@@ -19,8 +19,18 @@ export function stripes(total: number, k: number): [number, number][] {
  * Where one part of a striped message goes: its assembly. When every part is in, the whole
  * message takes its place in the channel's order and `order.flush` hands on what is ready.
  */
-export function openStripe(link: PeerLink, header: FrameHeader, lane: number, order: { flush(link: PeerLink, channel: number): void }): FrameSink {
-  if (!(header.flags & FLAG_STRIPE)) throw new TscclError(ErrorCode.MISMATCH, `TCP frame error: an unstriped frame on socket ${lane} of rank ${link.peer}`, { peer: link.peer });
+export function openStripe(
+  link: PeerLink,
+  header: FrameHeader,
+  lane: number,
+  order: { flush(link: PeerLink, channel: number): void },
+): FrameSink {
+  if (!(header.flags & FLAG_STRIPE))
+    throw new TscclError(
+      ErrorCode.MISMATCH,
+      `TCP frame error: an unstriped frame on socket ${lane} of rank ${link.peer}`,
+      { peer: link.peer },
+    );
   const ch = header.channel;
   let counts = link.stripeCounts.get(ch);
   if (counts === undefined) link.stripeCounts.set(ch, (counts = new Array<number>(link.lanes.length).fill(0)));
@@ -28,7 +38,11 @@ export function openStripe(link: PeerLink, header: FrameHeader, lane: number, or
   let assemblies = link.assemblies.get(ch);
   if (assemblies === undefined) link.assemblies.set(ch, (assemblies = new Map()));
   let assembly = assemblies.get(number);
-  if (assembly === undefined) assemblies.set(number, (assembly = { parts: new Array(link.lanes.length).fill(undefined), header: undefined, slot: undefined }));
+  if (assembly === undefined)
+    assemblies.set(
+      number,
+      (assembly = { parts: new Array(link.lanes.length).fill(undefined), header: undefined, slot: undefined }),
+    );
   if (lane === 0) {
     if (ch === 0) link.heardSeq(header.seq);
     assembly.header = header;

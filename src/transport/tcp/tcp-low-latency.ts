@@ -1,5 +1,11 @@
 import { ErrorCode, TscclError } from '../../errors.js';
-import { type LowLatencySlots, type MessageTag, type SendHandle, type WaitContext, messageMismatch } from '../transport.js';
+import {
+  type LowLatencySlots,
+  type MessageTag,
+  type SendHandle,
+  type WaitContext,
+  messageMismatch,
+} from '../transport.js';
 import { ONE_SHOT_CHANNEL } from '../channels.js';
 import type { Frame } from './frame.js';
 
@@ -51,14 +57,16 @@ export class TcpLowLatencySlots implements LowLatencySlots {
   }
 
   publish(seq: number, opcode: number, bytes: number, data: Uint8Array | undefined, _ctx: WaitContext): undefined {
-    if (bytes > this.capacity) throw new RangeError(`a one-shot TCP message holds ${this.capacity} bytes, asked for ${bytes}`);
+    if (bytes > this.capacity)
+      throw new RangeError(`a one-shot TCP message holds ${this.capacity} bytes, asked for ${bytes}`);
     this.ownWords.setUint32(0, bytes, true);
     this.ownWords.setUint32(4, MARKER, true);
     const length = data === undefined ? 0 : data.byteLength;
     if (length > 0) this.own.set(data!, LOW_LATENCY_PREFIX_BYTES);
     const message = this.own.subarray(0, LOW_LATENCY_PREFIX_BYTES + length);
     const tag = { seq, opcode };
-    for (let peer = 0; peer < this.links.nranks; peer++) if (peer !== this.links.rank) this.links.trySend(peer, ONE_SHOT_CHANNEL, message, tag);
+    for (let peer = 0; peer < this.links.nranks; peer++)
+      if (peer !== this.links.rank) this.links.trySend(peer, ONE_SHOT_CHANNEL, message, tag);
     return undefined;
   }
 
@@ -71,14 +79,30 @@ export class TcpLowLatencySlots implements LowLatencySlots {
   read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array {
     if (peer === this.links.rank) return this.own.subarray(LOW_LATENCY_PREFIX_BYTES, LOW_LATENCY_PREFIX_BYTES + bytes);
     const frame = this.links.takeMessage(peer, 0);
-    if (frame === undefined) throw new TscclError(ErrorCode.INTERNAL, `Rank ${this.links.rank} read rank ${peer}'s one-shot message of #${seq} before it arrived`, { rank: this.links.rank, peer, seq });
+    if (frame === undefined)
+      throw new TscclError(
+        ErrorCode.INTERNAL,
+        `Rank ${this.links.rank} read rank ${peer}'s one-shot message of #${seq} before it arrived`,
+        { rank: this.links.rank, peer, seq },
+      );
     const { header, payload } = frame;
     const marked = payload.byteLength >= LOW_LATENCY_PREFIX_BYTES && payload.readUInt32LE(4) === MARKER;
     const declared = marked ? payload.readUInt32LE(0) : undefined;
     const dataBytes = payload.byteLength - LOW_LATENCY_PREFIX_BYTES;
-    if (header.seq !== seq || header.opcode !== opcode || header.commId !== this.links.commId || declared !== bytes || (dataBytes !== 0 && dataBytes !== bytes)) {
-      throw messageMismatch(this.links.rank, peer, { opcode, seq, bytes }, { opcode: header.opcode, seq: header.seq, bytes: declared ?? header.length },
-        `${marked ? '' : ' by another algorithm'}${header.commId !== this.links.commId ? ' on another communicator' : ''}`);
+    if (
+      header.seq !== seq ||
+      header.opcode !== opcode ||
+      header.commId !== this.links.commId ||
+      declared !== bytes ||
+      (dataBytes !== 0 && dataBytes !== bytes)
+    ) {
+      throw messageMismatch(
+        this.links.rank,
+        peer,
+        { opcode, seq, bytes },
+        { opcode: header.opcode, seq: header.seq, bytes: declared ?? header.length },
+        `${marked ? '' : ' by another algorithm'}${header.commId !== this.links.commId ? ' on another communicator' : ''}`,
+      );
     }
     const data = payload.subarray(LOW_LATENCY_PREFIX_BYTES);
     // Node's small buffers start 8-byte aligned; a copy keeps a reader's typed view legal if one ever does not.

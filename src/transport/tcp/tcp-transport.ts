@@ -17,7 +17,13 @@ import { ReceiveDispatch } from './receive-dispatch.js';
 import type { ReceiveBuffers } from './receive-sink.js';
 import { SendPath } from './send-path.js';
 import { TcpLowLatencySlots } from './tcp-low-latency.js';
-import { HOLD_WHILE_SENDING_MS, LINGER_MS, MAX_PAYLOAD_BYTES, READ_BUFFER_BYTES, SPIN_READ_MS } from './tcp-tunables.js';
+import {
+  HOLD_WHILE_SENDING_MS,
+  LINGER_MS,
+  MAX_PAYLOAD_BYTES,
+  READ_BUFFER_BYTES,
+  SPIN_READ_MS,
+} from './tcp-tunables.js';
 
 export { closeLiveTransports } from './live-transports.js';
 
@@ -126,7 +132,14 @@ export class TcpTransport implements Transport {
     this.dispatch = new ReceiveDispatch(this.control, { rank, commId, buffers });
     this.sendPath = new SendPath(this.dispatch, { rank, commId, checksum: parts.checksum });
     this.holds = new FrameHolds(parts.holdWhileSendingMs);
-    this.reader = new FrameReader({ rank, dispatch: this.dispatch, holds: this.holds, buffers, maxPayloadBytes: parts.maxPayloadBytes, closing: () => this.closing });
+    this.reader = new FrameReader({
+      rank,
+      dispatch: this.dispatch,
+      holds: this.holds,
+      buffers,
+      maxPayloadBytes: parts.maxPayloadBytes,
+      closing: () => this.closing,
+    });
     this.lowLatency = new TcpLowLatencySlots(this);
   }
 
@@ -137,16 +150,30 @@ export class TcpTransport implements Transport {
     const readBuffer = readMemory(READ_BUFFER_BYTES);
     const mesh = await buildMesh({ ...options, commId, lanes: options.socketsPerPeer ?? 1, readBuffer });
     const machine = machineOf(mesh.hostKeys[rank]);
-    const links = Array.from({ length: nranks }, (_, peer) => new PeerLink(peer, {
-      lanes: peer === rank ? [] : mesh.outbound.get(peer)!.map((c) => c.socket), inbound: peer === rank ? [] : mesh.inbound.get(peer)!,
-      sameMachine: machineOf(mesh.hostKeys[peer]) === machine,
-    }));
+    const links = Array.from(
+      { length: nranks },
+      (_, peer) =>
+        new PeerLink(peer, {
+          lanes: peer === rank ? [] : mesh.outbound.get(peer)!.map((c) => c.socket),
+          inbound: peer === rank ? [] : mesh.inbound.get(peer)!,
+          sameMachine: machineOf(mesh.hostKeys[peer]) === machine,
+        }),
+    );
     const transport = new TcpTransport({
-      rank, nranks, commId, links, hostKeys: mesh.hostKeys, buffers: { read: readBuffer, align: readMemory(READ_BUFFER_BYTES) }, checksum: options.checksum,
-      holdWhileSendingMs: options.holdWhileSendingMs ?? HOLD_WHILE_SENDING_MS, maxPayloadBytes: options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES,
+      rank,
+      nranks,
+      commId,
+      links,
+      hostKeys: mesh.hostKeys,
+      buffers: { read: readBuffer, align: readMemory(READ_BUFFER_BYTES) },
+      checksum: options.checksum,
+      holdWhileSendingMs: options.holdWhileSendingMs ?? HOLD_WHILE_SENDING_MS,
+      maxPayloadBytes: options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES,
     });
     for (const link of links) {
-      link.inbound.forEach((c, lane) => { transport.reader.listen(link, c, lane); });
+      link.inbound.forEach((c, lane) => {
+        transport.reader.listen(link, c, lane);
+      });
       for (const c of mesh.outbound.get(link.peer) ?? []) transport.reader.listenOutbound(link, c);
     }
     registerLive(transport);
@@ -166,7 +193,14 @@ export class TcpTransport implements Transport {
   }
 
   /** Takes the channel's next message if it has arrived whole; false if not. */
-  tryRecv(peer: number, channel: number, bytes: number, _elementBytes: number, tag: MessageTag, consume: Consume): boolean {
+  tryRecv(
+    peer: number,
+    channel: number,
+    bytes: number,
+    _elementBytes: number,
+    tag: MessageTag,
+    consume: Consume,
+  ): boolean {
     const frame = this.takeMessage(peer, channel);
     if (frame === undefined) return false;
     this.dispatch.checkMatch(this.links[peer], frame.header, bytes, tag);
@@ -192,7 +226,12 @@ export class TcpTransport implements Transport {
   spinForMessage(peer: number, channel: number): boolean {
     const link = this.links[peer];
     const connection = link.inbound[0];
-    if (connection === undefined || this.pollYield !== undefined || link.lanes.some((socket) => socket.writableLength > 0)) return link.hasMessage(channel);
+    if (
+      connection === undefined ||
+      this.pollYield !== undefined ||
+      link.lanes.some((socket) => socket.writableLength > 0)
+    )
+      return link.hasMessage(channel);
     const until = performance.now() + SPIN_READ_MS;
     do {
       const read = readNow(connection.socket, this.buffers.read, connection.intake);
@@ -205,14 +244,36 @@ export class TcpTransport implements Transport {
   /** Waits until a message from `peer` is in on `channel`; a message of up to `bytes` polls as a receive of that size does. */
   async waitForMessage(peer: number, channel: number, bytes: number, ctx: WaitContext): Promise<void> {
     const link = this.links[peer];
-    await waitOnLink(link, () => link.hasMessage(channel), ctx, receivePollMs(bytes, this.pollBudgetMs), this.pollYield);
+    await waitOnLink(
+      link,
+      () => link.hasMessage(channel),
+      ctx,
+      receivePollMs(bytes, this.pollBudgetMs),
+      this.pollYield,
+    );
   }
 
-  async recv(peer: number, channel: number, bytes: number, elementBytes: number, tag: MessageTag, consume: Consume, ctx: WaitContext): Promise<void> {
+  async recv(
+    peer: number,
+    channel: number,
+    bytes: number,
+    elementBytes: number,
+    tag: MessageTag,
+    consume: Consume,
+    ctx: WaitContext,
+  ): Promise<void> {
     if (this.tryRecv(peer, channel, bytes, elementBytes, tag, consume)) return;
     const link = this.links[peer];
     // Nothing queued: wait for the next frame of this channel to stream straight into `consume`.
-    const receiver: WaitingRecv = { bytes, elementBytes, tag, consume, done: false, error: undefined, cancelled: false };
+    const receiver: WaitingRecv = {
+      bytes,
+      elementBytes,
+      tag,
+      consume,
+      done: false,
+      error: undefined,
+      cancelled: false,
+    };
     link.waiting[channel] = receiver;
     link.releaseHeld(false);
     try {
@@ -233,7 +294,9 @@ export class TcpTransport implements Transport {
   async waitDelivered(handle: SendHandle, ctx: WaitContext): Promise<void> {
     const link = this.links[handle.peer];
     if (link.written >= handle.ticket) return;
-    await this.holds.whileSending(this.links, () => waitOnLink(link, () => link.written >= handle.ticket, ctx, 0, this.pollYield));
+    await this.holds.whileSending(this.links, () =>
+      waitOnLink(link, () => link.written >= handle.ticket, ctx, 0, this.pollYield),
+    );
   }
 
   /** Peers whose connection broke (or fell silent) without a goodbye: dead, as far as this rank can tell. */
@@ -286,12 +349,24 @@ export class TcpTransport implements Transport {
       forgetLive(this);
       // Goodbye and end on the sockets this rank writes; its inbound ones close when each peer ends its side.
       const outbound = new Set(this.links.flatMap((l) => l.lanes));
-      const sockets = this.links.flatMap((l) => [...l.lanes, ...l.inbound.map((c) => c.socket)]).filter((socket) => !socket.destroyed);
-      this.closed = Promise.all(sockets.map((socket) => new Promise<void>((resolve) => {
-        const timer = setTimeout(() => { socket.destroy(); }, LINGER_MS);
-        socket.once('close', () => { clearTimeout(timer); resolve(); });
-        if (outbound.has(socket)) socket.end(this.control.goodbyeFrame());
-      }))).then(() => undefined);
+      const sockets = this.links
+        .flatMap((l) => [...l.lanes, ...l.inbound.map((c) => c.socket)])
+        .filter((socket) => !socket.destroyed);
+      this.closed = Promise.all(
+        sockets.map(
+          (socket) =>
+            new Promise<void>((resolve) => {
+              const timer = setTimeout(() => {
+                socket.destroy();
+              }, LINGER_MS);
+              socket.once('close', () => {
+                clearTimeout(timer);
+                resolve();
+              });
+              if (outbound.has(socket)) socket.end(this.control.goodbyeFrame());
+            }),
+        ),
+      ).then(() => undefined);
     }
     return this.closed;
   }

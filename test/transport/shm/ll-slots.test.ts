@@ -26,7 +26,9 @@ function context(timeoutMs: number): WaitContext {
     spinMs: 0,
     spinYields: false,
     sliceMs: () => 5,
-    check: () => { if (performance.now() > deadline) throw new TscclError(ErrorCode.TIMEOUT, 'test deadline'); },
+    check: () => {
+      if (performance.now() > deadline) throw new TscclError(ErrorCode.TIMEOUT, 'test deadline');
+    },
   };
 }
 
@@ -48,9 +50,17 @@ test('a different operation or size on the peer is a MISMATCH naming both sides'
   status[0].enter(1);
   status[1].enter(1);
   slots[0].publish(1, OPCODE, 8, new Uint8Array(8), context(SUCCESS_MS));
-  assert.throws(() => slots[1].read(0, 1, OPCODE, 4), (err: unknown) => err instanceof TscclError && err.code === ErrorCode.MISMATCH
-    && /expected allReduce #1 of 4 bytes from rank 0, but rank 0 sent allReduce #1 of 8 bytes/.test(err.message));
-  assert.throws(() => slots[1].read(0, 1, 1, 8), /expected broadcast #1 of 8 bytes from rank 0, but rank 0 sent allReduce #1/);
+  assert.throws(
+    () => slots[1].read(0, 1, OPCODE, 4),
+    (err: unknown) =>
+      err instanceof TscclError &&
+      err.code === ErrorCode.MISMATCH &&
+      /expected allReduce #1 of 4 bytes from rank 0, but rank 0 sent allReduce #1 of 8 bytes/.test(err.message),
+  );
+  assert.throws(
+    () => slots[1].read(0, 1, 1, 8),
+    /expected broadcast #1 of 8 bytes from rank 0, but rank 0 sent allReduce #1/,
+  );
 });
 
 test('a slot is reused only once every peer has entered the call after the one that last wrote it', async () => {
@@ -69,14 +79,17 @@ test('a slot is reused only once every peer has entered the call after the one t
   assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
 });
 
-test('a peer that enters the call between the publisher\'s look and its wait is not waited for again', async () => {
+test("a peer that enters the call between the publisher's look and its wait is not waited for again", async () => {
   // The lost wake-up that hung an 8-rank all-gather until its timeout: the reader's status word
   // changed after slotReader read it and before the wait took its value, and it changes next only
   // when the reader enters the following call, which needs this message.
   const { slots, status } = pair();
   status[0].enter(3);
   status[1].enter(1);
-  const publisher = slots[0] as unknown as { slotReader(seq: number): number; slotFreeLater(seq: number, ctx: WaitContext): Promise<void> };
+  const publisher = slots[0] as unknown as {
+    slotReader(seq: number): number;
+    slotFreeLater(seq: number, ctx: WaitContext): Promise<void>;
+  };
   const look = publisher.slotReader.bind(publisher);
   publisher.slotReader = (seq) => {
     const reader = look(seq);
@@ -89,7 +102,7 @@ test('a peer that enters the call between the publisher\'s look and its wait is 
   assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
 });
 
-test('waiting for a peer that never publishes ends with the context\'s error, and a message larger than a slot is refused', async () => {
+test("waiting for a peer that never publishes ends with the context's error, and a message larger than a slot is refused", async () => {
   const { slots, status } = pair();
   status[0].enter(1);
   await assert.rejects(slots[0].arrived(1, 1, context(30))!, /test deadline/);
@@ -104,18 +117,24 @@ test('a message published by reference is read where it lies, and its owner wait
   registered.set([5, 6, 7, 8], 4);
   const data = registered.subarray(4, 8);
   assert.equal(slots[0].readsInPlace(data), true);
-  assert.equal(slots[0].readsInPlace(new Uint8Array(new SharedArrayBuffer(4))), false, 'shared memory outside the arena is not readable by peers');
+  assert.equal(
+    slots[0].readsInPlace(new Uint8Array(new SharedArrayBuffer(4))),
+    false,
+    'shared memory outside the arena is not readable by peers',
+  );
   assert.equal(slots[0].publishByReference(1, OPCODE, data, context(SUCCESS_MS)), undefined);
   assert.equal(slots[1].arrived(0, 1, context(SUCCESS_MS)), undefined);
   const read = slots[1].read(0, 1, OPCODE, 4);
   assert.deepEqual([...read], [5, 6, 7, 8]);
   registered[5] = 60;
-  assert.equal(read[1], 60, 'the reader sees the owner\'s memory itself, not a copy');
+  assert.equal(read[1], 60, "the reader sees the owner's memory itself, not a copy");
   // Rank 1 has not released call 1, so rank 0 may not touch its data yet.
   const waiting = slots[0].released(1, context(SUCCESS_MS));
   assert.ok(waiting instanceof Promise, 'the owner must wait for the reader');
   let done = false;
-  void waiting.then(() => { done = true; });
+  void waiting.then(() => {
+    done = true;
+  });
   await new Promise((r) => setTimeout(r, 20)); // a chance to be wrong: nothing may end the wait before the release
   assert.equal(done, false);
   slots[1].release(1);
@@ -125,5 +144,9 @@ test('a message published by reference is read where it lies, and its owner wait
   status[1].enter(3);
   slots[0].publish(3, OPCODE, 4, new Uint8Array([9, 9, 9, 9]), context(SUCCESS_MS));
   assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [9, 9, 9, 9]);
-  await assert.rejects(slots[0].released(3, context(30))!, /test deadline/, 'a release of call 1 does not count for call 3');
+  await assert.rejects(
+    slots[0].released(3, context(30))!,
+    /test deadline/,
+    'a release of call 1 does not count for call 3',
+  );
 });

@@ -1,7 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { crc32 } from 'node:zlib';
-import { FLAG_CHECKSUM, type Frame, FrameParser, HEADER_BYTES, bufferingSink, encodeHeader } from '../../../src/transport/tcp/frame.js';
+import {
+  FLAG_CHECKSUM,
+  type Frame,
+  FrameParser,
+  HEADER_BYTES,
+  bufferingSink,
+  encodeHeader,
+} from '../../../src/transport/tcp/frame.js';
 
 /** Feeds chunks and collects whole frames, as the transport does when no receiver waits. */
 function parse(parser: FrameParser, ...chunks: Uint8Array[]): Frame[] {
@@ -10,15 +17,54 @@ function parse(parser: FrameParser, ...chunks: Uint8Array[]): Frame[] {
   return frames;
 }
 
-const header = (length: number, checksum = 0) => ({ flags: checksum ? FLAG_CHECKSUM : 0, channel: 1, commId: 0xabcdef01, seq: 5, opcode: 2, length, checksum });
+const header = (length: number, checksum = 0) => ({
+  flags: checksum ? FLAG_CHECKSUM : 0,
+  channel: 1,
+  commId: 0xabcdef01,
+  seq: 5,
+  opcode: 2,
+  length,
+  checksum,
+});
 
 test('the header encodes to the documented 32 bytes', () => {
-  assert.deepEqual([...encodeHeader(header(0x1_0000_0002))], [
-    0x54, 0x53, 0x43, 0x4c, 1, 0, 1, 0, // "TSCL", version 1, flags 0, channel 1
-    0x01, 0xef, 0xcd, 0xab, 1, 0, 0, 0, // comm id, length high
-    5, 0, 0, 0, 2, 0, 0, 0, // seq, opcode
-    2, 0, 0, 0, 0, 0, 0, 0, // length low, checksum
-  ]);
+  assert.deepEqual(
+    [...encodeHeader(header(0x1_0000_0002))],
+    [
+      0x54,
+      0x53,
+      0x43,
+      0x4c,
+      1,
+      0,
+      1,
+      0, // "TSCL", version 1, flags 0, channel 1
+      0x01,
+      0xef,
+      0xcd,
+      0xab,
+      1,
+      0,
+      0,
+      0, // comm id, length high
+      5,
+      0,
+      0,
+      0,
+      2,
+      0,
+      0,
+      0, // seq, opcode
+      2,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0,
+      0, // length low, checksum
+    ],
+  );
 });
 
 test('frames parse the same fed byte by byte or all at once', () => {
@@ -26,18 +72,55 @@ test('frames parse the same fed byte by byte or all at once', () => {
   const stream = Buffer.concat(payloads.flatMap((p) => [encodeHeader(header(p.byteLength, crc32(p))), p]));
   const whole = parse(new FrameParser(1 << 20, crc32), stream);
   const pieces = parse(new FrameParser(1 << 20, crc32), ...[...stream].map((b) => Uint8Array.of(b)));
-  assert.deepEqual(whole.map((f) => f.payload), payloads);
-  assert.deepEqual(pieces.map((f) => f.payload), payloads);
+  assert.deepEqual(
+    whole.map((f) => f.payload),
+    payloads,
+  );
+  assert.deepEqual(
+    pieces.map((f) => f.payload),
+    payloads,
+  );
   assert.equal(whole[0].header.seq, 5);
 });
 
 test('bad magic, bad version, oversized frames and flipped bits are refused', () => {
   const good = Buffer.concat([encodeHeader(header(4, crc32(Buffer.from('abcd')))), Buffer.from('abcd')]);
-  const bad = (mutate: (b: Buffer) => void) => { const b = Buffer.from(good); mutate(b); return b; };
-  assert.throws(() => parse(new FrameParser(100, crc32), bad((b) => { b[0] = 0; })), /bad magic/);
-  assert.throws(() => parse(new FrameParser(100, crc32), bad((b) => { b[4] = 9; })), /frame version 9/);
+  const bad = (mutate: (b: Buffer) => void) => {
+    const b = Buffer.from(good);
+    mutate(b);
+    return b;
+  };
+  assert.throws(
+    () =>
+      parse(
+        new FrameParser(100, crc32),
+        bad((b) => {
+          b[0] = 0;
+        }),
+      ),
+    /bad magic/,
+  );
+  assert.throws(
+    () =>
+      parse(
+        new FrameParser(100, crc32),
+        bad((b) => {
+          b[4] = 9;
+        }),
+      ),
+    /frame version 9/,
+  );
   assert.throws(() => parse(new FrameParser(3, crc32), good), /exceeds the limit of 3/);
-  assert.throws(() => parse(new FrameParser(100, crc32), bad((b) => { b[HEADER_BYTES + 1] ^= 4; })), /checksum mismatch on channel 1 seq 5/);
+  assert.throws(
+    () =>
+      parse(
+        new FrameParser(100, crc32),
+        bad((b) => {
+          b[HEADER_BYTES + 1] ^= 4;
+        }),
+      ),
+    /checksum mismatch on channel 1 seq 5/,
+  );
   assert.deepEqual(parse(new FrameParser(100, crc32), good.subarray(0, HEADER_BYTES + 2)), []);
 });
 
@@ -48,19 +131,37 @@ test('a payload streams into its sink piece by piece, and the checksum is checke
   let ended = 0;
   const parser = new FrameParser(1 << 20, crc32);
   for (let at = 0; at < stream.byteLength; at += 97) {
-    parser.push(stream.subarray(at, at + 97), () => ({ payload: (p) => pieces.push(p.byteLength), end: () => { ended++; } }));
+    parser.push(stream.subarray(at, at + 97), () => ({
+      payload: (p) => pieces.push(p.byteLength),
+      end: () => {
+        ended++;
+      },
+    }));
   }
   assert.equal(ended, 1);
-  assert.equal(pieces.reduce((a, b) => a + b, 0), 1000);
+  assert.equal(
+    pieces.reduce((a, b) => a + b, 0),
+    1000,
+  );
   assert.ok(pieces.length > 5);
 });
 
 test('a header whose sink is not named yet stops the parser right after it, until a later push names one', () => {
   const payload = Buffer.from('abcdefgh');
-  const stream = Buffer.concat([encodeHeader(header(payload.byteLength, crc32(payload))), payload, encodeHeader(header(0))]);
+  const stream = Buffer.concat([
+    encodeHeader(header(payload.byteLength, crc32(payload))),
+    payload,
+    encodeHeader(header(0)),
+  ]);
   const parser = new FrameParser(1 << 20, crc32);
   let asked = 0;
-  assert.equal(parser.push(stream, () => { asked++; return undefined; }), HEADER_BYTES);
+  assert.equal(
+    parser.push(stream, () => {
+      asked++;
+      return undefined;
+    }),
+    HEADER_BYTES,
+  );
   assert.ok(parser.stalled);
   const left = () => parser.current?.left;
   assert.equal(left(), undefined);
@@ -73,7 +174,10 @@ test('a header whose sink is not named yet stops the parser right after it, unti
   assert.equal(left(), payload.byteLength - 3);
   assert.equal(parser.push(stream.subarray(HEADER_BYTES + 3), open), stream.byteLength - HEADER_BYTES - 3);
   assert.ok(!parser.stalled);
-  assert.deepEqual(frames.map((f) => f.payload), [payload, Buffer.alloc(0)]);
+  assert.deepEqual(
+    frames.map((f) => f.payload),
+    [payload, Buffer.alloc(0)],
+  );
 });
 
 test('between frames the parser says how much of the next header is still to come (0 inside a frame) and how large the frame that ended last was', () => {

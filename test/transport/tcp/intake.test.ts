@@ -20,7 +20,10 @@ test('intake: bytes that come before a handler are kept, copied, and handed over
 test('intake: a handler that detaches with the rest of a chunk leaves it first in line for the next', () => {
   const intake = new Intake();
   const first: number[] = [];
-  intake.attach((bytes) => { first.push(bytes[0], bytes[1]); intake.detach(bytes.subarray(2)); });
+  intake.attach((bytes) => {
+    first.push(bytes[0], bytes[1]);
+    intake.detach(bytes.subarray(2));
+  });
   intake.feed(new Uint8Array([1, 2, 3, 4]));
   intake.feed(new Uint8Array([5]));
   const second: number[] = [];
@@ -41,16 +44,30 @@ async function readingPair() {
   const server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
-  const reader = connect({ host: '127.0.0.1', port: (server.address() as { port: number }).port, ...readInto(buffer, intake) });
+  const reader = connect({
+    host: '127.0.0.1',
+    port: (server.address() as { port: number }).port,
+    ...readInto(buffer, intake),
+  });
   await new Promise<void>((resolve) => reader.once('connect', resolve));
   const writer = await accepted;
   writer.setNoDelay(true);
-  const close = () => { reader.destroy(); writer.destroy(); server.close(); };
+  const close = () => {
+    reader.destroy();
+    writer.destroy();
+    server.close();
+  };
   return { buffer, intake, seen, reader, writer, close };
 }
 
 /** readNow until `want` bytes came (loopback hands them over within microseconds), at most `tries` times; undefined if it may not read. */
-function readNowUntil(reader: Socket, buffer: Uint8Array, intake: Intake, want: number, tries = 100000): number | undefined {
+function readNowUntil(
+  reader: Socket,
+  buffer: Uint8Array,
+  intake: Intake,
+  want: number,
+  tries = 100000,
+): number | undefined {
   let got = 0;
   for (let i = 0; i < tries && got < want; i++) {
     const read = readNow(reader, buffer, intake);
@@ -60,7 +77,7 @@ function readNowUntil(reader: Socket, buffer: Uint8Array, intake: Intake, want: 
   return got;
 }
 
-test('readNow: takes what the socket holds at once, in order with Node\'s own reads, and finds nothing without throwing', async () => {
+test("readNow: takes what the socket holds at once, in order with Node's own reads, and finds nothing without throwing", async () => {
   const { buffer, intake, seen, reader, writer, close } = await readingPair();
   try {
     const stackTraceLimit = Error.stackTraceLimit;
@@ -79,16 +96,22 @@ test('readNow: takes what the socket holds at once, in order with Node\'s own re
   }
 });
 
-test('readNow: leaves the socket to Node while its next read goes to a receiver\'s memory, or while nobody listens', async () => {
+test("readNow: leaves the socket to Node while its next read goes to a receiver's memory, or while nobody listens", async () => {
   const { buffer, intake, seen, reader, writer, close } = await readingPair();
   const destination = new Uint8Array(64);
   try {
     // Node asks for the next read's memory after a read: from then on it holds the destination.
     intake.placement = () => destination;
     writer.write(Buffer.from([1]));
-    await waitFor(() => seen.length === 1 && intake.nextRead === destination, { what: 'Node to read and take the destination for its next read' });
+    await waitFor(() => seen.length === 1 && intake.nextRead === destination, {
+      what: 'Node to read and take the destination for its next read',
+    });
     writer.write(Buffer.from([2, 3])); // no turn of the event loop from here: Node cannot read them first
-    assert.equal(readNowUntil(reader, buffer, intake, 1, 1000), undefined, 'a read now would put later bytes behind what lands in the destination');
+    assert.equal(
+      readNowUntil(reader, buffer, intake, 1, 1000),
+      undefined,
+      'a read now would put later bytes behind what lands in the destination',
+    );
     intake.placement = undefined;
     await waitFor(() => seen.length === 3, { what: 'Node to read into the destination' });
     assert.deepEqual(seen, [1, 2, 3]);
@@ -122,6 +145,10 @@ test('readNow: works where the intrinsics are frozen (Error.stackTraceLimit cann
         server.close();
       });
     });`;
-  const out = execFileSync(process.execPath, ['--frozen-intrinsics', '--no-warnings', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 60_000 });
+  const out = execFileSync(
+    process.execPath,
+    ['--frozen-intrinsics', '--no-warnings', '--input-type=module', '-e', script],
+    { encoding: 'utf8', timeout: 60_000 },
+  );
   assert.equal(out.trim(), '0', 'nothing waiting, and no TypeError from writing a frozen property');
 });

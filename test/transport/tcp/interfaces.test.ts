@@ -18,5 +18,8 @@ test('TSCCL_SOCKET_IFNAME follows NCCL_SOCKET_IFNAME: prefixes, ^ to exclude, = 
   assert.deepEqual(names('ib,lo'), ['lo', 'ib0']);
   assert.deepEqual(names('^docker,lo'), ['eth0', 'eth10', 'ib0']);
   assert.deepEqual(names('^=eth0'), ['lo', 'eth10', 'ib0', 'docker0']);
-  assert.throws(() => names('wlan'), /TSCCL_SOCKET_IFNAME=wlan matches no interface; this host has: lo \(127\.0\.0\.1\), eth0 \(10\.1\.0\.5\)/);
+  assert.throws(
+    () => names('wlan'),
+    /TSCCL_SOCKET_IFNAME=wlan matches no interface; this host has: lo \(127\.0\.0\.1\), eth0 \(10\.1\.0\.5\)/,
+  );
 });

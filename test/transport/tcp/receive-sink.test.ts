@@ -16,8 +16,13 @@ test('tcp: a reduction whose reads end inside an element gets every later piece 
   const received = new Uint8Array(message.byteLength);
   const pieces: Uint8Array[] = [];
   let ended = false;
-  const consume = (piece: Uint8Array, offset: number) => { pieces.push(piece); received.set(piece, offset); };
-  const sink = streamingSink({ elementBytes: 4, consume, cancelled: false }, buffers, () => { ended = true; });
+  const consume = (piece: Uint8Array, offset: number) => {
+    pieces.push(piece);
+    received.set(piece, offset);
+  };
+  const sink = streamingSink({ elementBytes: 4, consume, cancelled: false }, buffers, () => {
+    ended = true;
+  });
   // Reads of odd lengths, as loopback hands out its 65483-byte segments: each goes where the sink places it.
   let sent = 0;
   for (const length of [7, 333, 1021, 2, 1, 999, 637]) {
@@ -34,12 +39,23 @@ test('tcp: a reduction whose reads end inside an element gets every later piece 
   sink.end();
   assert.ok(ended);
   assert.deepEqual(received, message);
-  for (const piece of pieces) assert.equal(piece.byteOffset % 4, 0, 'every piece is whole elements at an aligned address');
-  const bytesWithin = (region: Uint8Array) => pieces.filter((p) => p.buffer === memory.buffer && p.byteOffset >= region.byteOffset && p.byteOffset < region.byteOffset + region.byteLength)
-    .reduce((sum, p) => sum + p.byteLength, 0);
+  for (const piece of pieces)
+    assert.equal(piece.byteOffset % 4, 0, 'every piece is whole elements at an aligned address');
+  const bytesWithin = (region: Uint8Array) =>
+    pieces
+      .filter(
+        (p) =>
+          p.buffer === memory.buffer &&
+          p.byteOffset >= region.byteOffset &&
+          p.byteOffset < region.byteOffset + region.byteLength,
+      )
+      .reduce((sum, p) => sum + p.byteLength, 0);
   const [fromReads, fromAlign] = [bytesWithin(buffers.read), bytesWithin(buffers.align)];
   assert.equal(fromReads, Math.floor(sent / 4) * 4, 'every read element was handed over from the read memory');
-  assert.ok(fromAlign > 0 && fromAlign <= message.byteLength - sent + 3, `only the piece from elsewhere was copied (${fromAlign} bytes)`);
+  assert.ok(
+    fromAlign > 0 && fromAlign <= message.byteLength - sent + 3,
+    `only the piece from elsewhere was copied (${fromAlign} bytes)`,
+  );
 });
 
 test('tcp: a plain receive whose reads end inside an element keeps reading straight into its destination', () => {
@@ -51,29 +67,43 @@ test('tcp: a plain receive whose reads end inside an element keeps reading strai
   const destination = new Uint8Array(message.byteLength);
   const pieces: Uint8Array[] = [];
   const copy = copyInto(destination);
-  const consume = Object.assign((piece: Uint8Array, offset: number) => { pieces.push(piece); copy(piece, offset); }, { into: destination });
+  const consume = Object.assign(
+    (piece: Uint8Array, offset: number) => {
+      pieces.push(piece);
+      copy(piece, offset);
+    },
+    { into: destination },
+  );
   const sink = streamingSink({ elementBytes: 4, consume, cancelled: false }, buffers, () => undefined);
   let sent = 0;
   for (const length of [7, 333, 1, 659]) {
     const place = sink.place!(message.byteLength - sent);
-    assert.ok(place !== undefined && place.buffer === destination.buffer && place.byteOffset === sent, `read ${sent} goes to its place in the destination`);
+    assert.ok(
+      place !== undefined && place.buffer === destination.buffer && place.byteOffset === sent,
+      `read ${sent} goes to its place in the destination`,
+    );
     place.set(message.subarray(sent, sent + length));
     sink.payload(place.subarray(0, length));
     sent += length;
   }
   sink.end();
   assert.deepEqual(destination, message);
-  assert.ok(pieces.every((p) => p.buffer === destination.buffer), 'nothing went through the read or align memory');
+  assert.ok(
+    pieces.every((p) => p.buffer === destination.buffer),
+    'nothing went through the read or align memory',
+  );
 });
 
-test('tcp: a reduction\'s carried bytes survive another socket\'s read into the shared read memory between its placement and its read', () => {
+test("tcp: a reduction's carried bytes survive another socket's read into the shared read memory between its placement and its read", () => {
   // Node asks a socket for its next read's memory right after its previous read, and every
   // inbound socket of a transport reads into the same memory: another peer's frame (here a
   // header, "TSCL...") may land at its start before this socket's read lands behind the carry.
   const { buffers } = sinkMemory();
   const message = new Uint8Array(new Float32Array([1, 2, 1, 2, 1, 2, 1, 2]).buffer);
   const received = new Uint8Array(message.byteLength);
-  const consume = (piece: Uint8Array, offset: number) => { received.set(piece, offset); };
+  const consume = (piece: Uint8Array, offset: number) => {
+    received.set(piece, offset);
+  };
   const sink = streamingSink({ elementBytes: 4, consume, cancelled: false }, buffers, () => undefined);
   const first = sink.place!(message.byteLength) ?? buffers.read;
   first.set(message.subarray(0, 7));

@@ -18,12 +18,24 @@ test('frames carry a CRC32 to other machines by default, and as asked otherwise'
 
 test('tcp: a test send hook sees the frames to other processes; a bit it flips is caught by the checksum', async () => {
   const store = new MemoryStore();
-  const make = (rank: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'hook', host: '127.0.0.1', timeoutMs: 2000, checksum: true });
+  const make = (rank: number) =>
+    TcpTransport.create({
+      rank,
+      nranks: 2,
+      store,
+      commName: 'hook',
+      host: '127.0.0.1',
+      timeoutMs: 2000,
+      checksum: true,
+    });
   const [a, b] = await Promise.all([make(0), make(1)]);
   injectFrameFault({ kind: 'flip', rank: 0, frame: 1 });
   try {
     const handle = a.trySend(1, 0, new Uint8Array(64).fill(7), { seq: 1, opcode: 0 });
-    await assert.rejects(b.recv(0, 0, 64, 1, { seq: 1, opcode: 0 }, () => {}, ctx(5000)), (err: { code: string }) => err.code === ErrorCode.CHECKSUM);
+    await assert.rejects(
+      b.recv(0, 0, 64, 1, { seq: 1, opcode: 0 }, () => {}, ctx(5000)),
+      (err: { code: string }) => err.code === ErrorCode.CHECKSUM,
+    );
     await a.waitDelivered(handle, ctx(5000));
   } finally {
     injectFrameFault(undefined);

@@ -11,41 +11,99 @@ import { rankSpin } from '../../../src/transport/wait.js';
 import { ctx, transportConformance } from '../conformance.js';
 import { waitFor } from '../../harness/wait-for.js';
 
-const pair = async (token?: string, tokens: [string?, string?] = [token, token], socketsPerPeer = 1, readMemory?: (bytes: number) => Uint8Array, holdWhileSendingMs?: number) => {
+const pair = async (
+  token?: string,
+  tokens: [string?, string?] = [token, token],
+  socketsPerPeer = 1,
+  readMemory?: (bytes: number) => Uint8Array,
+  holdWhileSendingMs?: number,
+) => {
   const store = new MemoryStore();
-  const make = (rank: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'test', host: '127.0.0.1', token: tokens[rank], timeoutMs: 20_000, socketsPerPeer, readMemory, holdWhileSendingMs });
+  const make = (rank: number) =>
+    TcpTransport.create({
+      rank,
+      nranks: 2,
+      store,
+      commName: 'test',
+      host: '127.0.0.1',
+      token: tokens[rank],
+      timeoutMs: 20_000,
+      socketsPerPeer,
+      readMemory,
+      holdWhileSendingMs,
+    });
   return { store, transports: await Promise.all([make(0), make(1)]) };
 };
 
 transportConformance('tcp', async () => {
-  const { transports: [a, b] } = await pair('job-secret');
-  return { a, b, sendable: (n) => new Uint8Array(n), close: async () => { await a.close(); await b.close(); } };
+  const {
+    transports: [a, b],
+  } = await pair('job-secret');
+  return {
+    a,
+    b,
+    sendable: (n) => new Uint8Array(n),
+    close: async () => {
+      await a.close();
+      await b.close();
+    },
+  };
 });
 
 transportConformance('tcp, 3 sockets per peer', async () => {
-  const { transports: [a, b] } = await pair('job-secret', undefined, 3);
-  return { a, b, sendable: (n) => new Uint8Array(n), close: async () => { await a.close(); await b.close(); } };
+  const {
+    transports: [a, b],
+  } = await pair('job-secret', undefined, 3);
+  return {
+    a,
+    b,
+    sendable: (n) => new Uint8Array(n),
+    close: async () => {
+      await a.close();
+      await b.close();
+    },
+  };
 });
 
 const arena = Arena.create();
 const inArena = (bytes: number) => arena.allocateOwned(Uint8Array, bytes, 1);
 
 transportConformance('tcp, reading into arena memory', async () => {
-  const { transports: [a, b] } = await pair('job-secret', undefined, 1, inArena);
-  return { a, b, sendable: (n) => new Uint8Array(n), close: async () => { await a.close(); await b.close(); } };
+  const {
+    transports: [a, b],
+  } = await pair('job-secret', undefined, 1, inArena);
+  return {
+    a,
+    b,
+    sendable: (n) => new Uint8Array(n),
+    close: async () => {
+      await a.close();
+      await b.close();
+    },
+  };
 });
 
 test('tcp: a waiting receiver is handed pieces that sit in the read memory, so reductions need no staging', async () => {
-  const { transports: [a, b] } = await pair(undefined, undefined, 1, inArena);
+  const {
+    transports: [a, b],
+  } = await pair(undefined, undefined, 1, inArena);
   const message = new Uint8Array(4 << 20).map((_, i) => (i * 13) & 255);
   const received = new Uint8Array(message.byteLength);
   let pieces = 0;
   let outside = 0;
-  const receiving = b.recv(0, 0, message.byteLength, 4, { seq: 1, opcode: 0 }, (piece, offset) => {
-    pieces++;
-    if (!arena.contains(piece)) outside++;
-    received.set(piece, offset);
-  }, ctx());
+  const receiving = b.recv(
+    0,
+    0,
+    message.byteLength,
+    4,
+    { seq: 1, opcode: 0 },
+    (piece, offset) => {
+      pieces++;
+      if (!arena.contains(piece)) outside++;
+      received.set(piece, offset);
+    },
+    ctx(),
+  );
   await new Promise((r) => setImmediate(r)); // the receiver waits from its call on; a turn of the event loop to be sure
   await a.send(1, 0, message, { seq: 1, opcode: 0 }, ctx());
   await receiving;
@@ -62,16 +120,21 @@ const countingReceive = (bytes: number) => {
   const dst = new Uint8Array(bytes);
   const plain = copyInto(dst);
   const seen = { dst, inPlace: 0, pieces: 0 };
-  const consume = Object.assign((piece: Uint8Array, offset: number) => {
-    seen.pieces++;
-    if (piece.buffer === dst.buffer && piece.byteOffset === offset) seen.inPlace += piece.byteLength;
-    plain(piece, offset);
-  }, { into: dst });
+  const consume = Object.assign(
+    (piece: Uint8Array, offset: number) => {
+      seen.pieces++;
+      if (piece.buffer === dst.buffer && piece.byteOffset === offset) seen.inPlace += piece.byteLength;
+      plain(piece, offset);
+    },
+    { into: dst },
+  );
   return { seen, consume };
 };
 
 test('tcp: a plain receive reads every byte straight into its destination, and the message behind waits in the socket for its receive', async () => {
-  const { transports: [a, b] } = await pair();
+  const {
+    transports: [a, b],
+  } = await pair();
   const messages = [1, 2].map((m) => new Uint8Array(1 << 20).map((_, i) => (i * 7 + m) & 255));
   const receive = (i: number) => {
     const { seen, consume } = countingReceive(messages[i].byteLength);
@@ -99,7 +162,9 @@ const UNBUFFERED_BYTES = 48 << 20;
 
 test('tcp: a frame that comes while this rank waits for its own send to be taken waits in the socket, then streams into the receive posted after', async () => {
   // The hold is made long here so that the test does not race it; by default it ends after 1 ms.
-  const { transports: [a, b] } = await pair(undefined, undefined, 1, undefined, 10_000);
+  const {
+    transports: [a, b],
+  } = await pair(undefined, undefined, 1, undefined, 10_000);
   const big = new Uint8Array(UNBUFFERED_BYTES).fill(7);
   const reply = new Uint8Array(1 << 20).map((_, i) => (i * 11) & 255);
   const sent = await b.send(0, 0, big, { seq: 1, opcode: 0 }, ctx());
@@ -138,7 +203,9 @@ test('tcp: two ranks that each wait for their own large send to be taken before 
 });
 
 test('tcp: one-shot messages of 4 KiB are copies: calls published back to back each arrive intact', async () => {
-  const { transports: [a, b] } = await pair();
+  const {
+    transports: [a, b],
+  } = await pair();
   try {
     assert.equal(a.lowLatency.capacity, 4096);
     const messages = [1, 2, 3].map((seq) => new Uint8Array(4096).map((_, i) => (i * seq + seq) & 255));
@@ -155,10 +222,12 @@ test('tcp: one-shot messages of 4 KiB are copies: calls published back to back e
   }
 });
 
-test('tcp: a one-shot wait reads its peer\'s socket in place for a few microseconds, and not while it owes that peer bytes', async (t) => {
+test("tcp: a one-shot wait reads its peer's socket in place for a few microseconds, and not while it owes that peer bytes", async (t) => {
   // Where 2 ranks outnumber the cores the spin is off: its empty reads would take the peer's CPU.
   if (rankSpin(2).spinYields) return t.skip('this machine has one core: the transport does not spin here');
-  const { transports: [a, b] } = await pair();
+  const {
+    transports: [a, b],
+  } = await pair();
   try {
     const start = performance.now();
     assert.equal(a.spinForMessage(1, 0), false, 'nothing sent');
@@ -185,7 +254,9 @@ test('tcp: a one-shot wait reads its peer\'s socket in place for a few microseco
 });
 
 test('tcp: striped and small messages on several channels keep their order per channel', async () => {
-  const { transports: [a, b] } = await pair('s', undefined, 3);
+  const {
+    transports: [a, b],
+  } = await pair('s', undefined, 3);
   const sizes = [10, STRIPE_MIN_BYTES * 2 + 7, 5, STRIPE_MIN_BYTES, 3];
   const sent = sizes.map((n, i) => new Uint8Array(n).fill(i + 1));
   for (const [i, m] of sent.entries()) await a.send(1, i % 2, m, { seq: i + 1, opcode: 0 }, ctx());
@@ -203,51 +274,94 @@ test('tcp: striped and small messages on several channels keep their order per c
 
 test('tcp: ranks that disagree on sockets per peer are refused with the reason', async () => {
   const store = new MemoryStore();
-  const make = (rank: number, socketsPerPeer: number) => TcpTransport.create({ rank, nranks: 2, store, commName: 'k', host: '127.0.0.1', timeoutMs: 1000, socketsPerPeer });
+  const make = (rank: number, socketsPerPeer: number) =>
+    TcpTransport.create({ rank, nranks: 2, store, commName: 'k', host: '127.0.0.1', timeoutMs: 1000, socketsPerPeer });
   const results = await Promise.allSettled([make(0, 2), make(1, 1)]);
   assert.ok(results.every((r) => r.status === 'rejected'));
 });
 
 test('tcp: a peer with the wrong job token is refused before it reaches a collective', async () => {
-  await assert.rejects(pair(undefined, ['right', 'wrong']), (err: { code: string; message: string }) =>
-    [ErrorCode.INVALID_ARGUMENT, ErrorCode.TIMEOUT].includes(err.code as never) && /refused|timed out/.test(err.message));
+  await assert.rejects(
+    pair(undefined, ['right', 'wrong']),
+    (err: { code: string; message: string }) =>
+      [ErrorCode.INVALID_ARGUMENT, ErrorCode.TIMEOUT].includes(err.code as never) &&
+      /refused|timed out/.test(err.message),
+  );
 });
 
 test('tcp: a stranger connecting to a rank is refused and the rank keeps working', async () => {
   const store = new MemoryStore();
-  const rank0 = TcpTransport.create({ rank: 0, nranks: 2, store, commName: 'c', host: '127.0.0.1', token: 't', timeoutMs: 20_000 });
+  const rank0 = TcpTransport.create({
+    rank: 0,
+    nranks: 2,
+    store,
+    commName: 'c',
+    host: '127.0.0.1',
+    token: 't',
+    timeoutMs: 20_000,
+  });
   const where = JSON.parse(Buffer.from(await store.get('tcp/c/0')).toString()) as { port: number };
   const stranger = connect({ host: '127.0.0.1', port: where.port });
   stranger.on('error', () => {});
   // A whole hello (48 bytes) with a bogus proof: refused for it, not left to time out reading the rest.
   stranger.on('data', () => stranger.write(Buffer.alloc(48, 7)));
   const closed = new Promise((r) => stranger.on('close', r));
-  const rank1 = TcpTransport.create({ rank: 1, nranks: 2, store, commName: 'c', host: '127.0.0.1', token: 't', timeoutMs: 20_000 });
+  const rank1 = TcpTransport.create({
+    rank: 1,
+    nranks: 2,
+    store,
+    commName: 'c',
+    host: '127.0.0.1',
+    token: 't',
+    timeoutMs: 20_000,
+  });
   const [a, b] = await Promise.all([rank0, rank1]);
   await closed;
   const m = Uint8Array.of(1, 2, 3);
   await a.send(1, 0, m, { seq: 1, opcode: 0 }, ctx());
   let got: number[] = [];
-  await b.recv(0, 0, 3, 1, { seq: 1, opcode: 0 }, (p) => { got = [...p]; }, ctx());
+  await b.recv(
+    0,
+    0,
+    3,
+    1,
+    { seq: 1, opcode: 0 },
+    (p) => {
+      got = [...p];
+    },
+    ctx(),
+  );
   assert.deepEqual(got, [1, 2, 3]);
   await a.close();
   await b.close();
 });
 
 test('tcp: a peer that goes away fails pending receives with PEER_LOST', async () => {
-  const { transports: [a, b] } = await pair('s');
+  const {
+    transports: [a, b],
+  } = await pair('s');
   const pending = b.recv(0, 0, 4, 1, { seq: 1, opcode: 0 }, () => {}, ctx());
   await new Promise((r) => setImmediate(r)); // the receive waits from its call on
   (a as unknown as { links: { lanes: { destroy(): void }[] }[] }).links[1].lanes[0].destroy();
-  await assert.rejects(pending, (err: { code: string; message: string }) => err.code === ErrorCode.PEER_LOST && /Rank 1 lost its connection to rank 0/.test(err.message));
+  await assert.rejects(
+    pending,
+    (err: { code: string; message: string }) =>
+      err.code === ErrorCode.PEER_LOST && /Rank 1 lost its connection to rank 0/.test(err.message),
+  );
   await a.close();
   await b.close();
 });
 
 test('tcp: a peer that destroys its communicator after a striped send: the parts still on their way arrive, then receives fail with PEER_LOST', async () => {
-  const { transports: [a, b] } = await pair('s', undefined, 3);
+  const {
+    transports: [a, b],
+  } = await pair('s', undefined, 3);
   // Lane 1 lags (as on a slow link): lane 0 brings its part, the goodbye and its close first.
-  const inbound = (b as unknown as { links: { inbound: { socket: { pause(): void; resume(): void; readableEnded: boolean; destroyed: boolean } }[] }[] }).links[0].inbound;
+  const inbound = (
+    b as unknown as {
+      links: { inbound: { socket: { pause(): void; resume(): void; readableEnded: boolean; destroyed: boolean } }[] }[];
+    }
+  ).links[0].inbound;
   const [lane0, lane1] = [inbound[0].socket, inbound[1].socket];
   lane1.pause();
   const sent = new Uint8Array(STRIPE_MIN_BYTES * 2).map((_, i) => (i * 7) & 255);
@@ -258,8 +372,11 @@ test('tcp: a peer that destroys its communicator after a striped send: the parts
   const got = new Uint8Array(sent.byteLength);
   await b.recv(0, 0, sent.byteLength, 1, { seq: 1, opcode: 0 }, (p, o) => got.set(p, o), ctx());
   assert.deepEqual(got, sent);
-  await assert.rejects(b.recv(0, 0, 4, 1, { seq: 2, opcode: 0 }, () => {}, ctx()),
-    (err: { code: string; message: string }) => err.code === ErrorCode.PEER_LOST && /rank 0 destroyed the communicator/.test(err.message));
+  await assert.rejects(
+    b.recv(0, 0, 4, 1, { seq: 2, opcode: 0 }, () => {}, ctx()),
+    (err: { code: string; message: string }) =>
+      err.code === ErrorCode.PEER_LOST && /rank 0 destroyed the communicator/.test(err.message),
+  );
   await closing;
   await b.close();
 });
