@@ -1,6 +1,6 @@
 import { type Collective, REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
-import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import { TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
 import { scaleKernel } from '../kernels/reduce-kernel.js';
 import type { Arena } from '../memory/arena.js';
@@ -542,16 +542,10 @@ export class Communicator {
       this.failures.ensureUsable();
       const call = checkOptions(name, options, this.where);
       const plan = makePlan();
-      // Refused calls take no sequence number: every check that can refuse one runs before it.
+      // Refused calls take no sequence number: every check that can refuse one (checkOptions refuses
+      // an already aborted signal) runs before it.
       if (plan.algorithm !== undefined)
         checkSelectable(plan.collective, plan.algorithm, { argument: 'algorithm', op: name });
-      if (call.signal?.aborted) {
-        throw new TscclError(
-          ErrorCode.ABORTED,
-          `${name} on rank ${this.rank} of ${this.name} was not started: its signal was already aborted: ${String(call.signal.reason)}`,
-          { rank: this.rank, op: name },
-        );
-      }
       const seq = ++this.seq;
       const record = this.recorder.record({
         seq,
