@@ -116,7 +116,9 @@ export class OpContext implements WaitContext {
     }
     const failed = this.failedPeer();
     if (failed !== undefined) {
-      const missing = this.missingRanks();
+      // A lost rank explains the failure by itself; the ranks this one has not yet heard enter the
+      // call (over TCP, only a wait that runs long announces it) would be named as absent wrongly.
+      const missing = failed.code === ErrorCode.PEER_LOST ? [] : this.missingRanks().filter((r) => r !== failed.rank);
       throw this.gaveUp(failed, missing.length > 0 ? `; ${this.describeMissing(missing)}` : '', missing);
     }
     const now = performance.now();

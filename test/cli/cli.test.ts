@@ -250,6 +250,8 @@ test('the elastic example loses a rank and the survivors finish on 3 ranks (thre
     const { code, stdout, stderr } = await tsccl(...args);
     assert.equal(code, 1); // the launcher reports the crashed rank
     assert.match(stderr, /Rank 3 failed: Rank 3 exited with code 1/);
+    // Rank 3 died: no survivor's message calls it, or a survivor, absent.
+    assert.doesNotMatch(stderr, /did not arrive/);
     for (const r of [0, 1, 2]) {
       assert.match(stdout, new RegExp(`^\\[${r}\\] rank ${r}: lost rank 3 in step 3; going on without it$`, 'm'));
       assert.match(stdout, new RegExp(`^\\[${r}\\] rank ${r}: step 5 on 3 ranks, mean gradient 2$`, 'm'));
