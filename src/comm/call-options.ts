@@ -2,6 +2,7 @@ import { type DType, type TypedArray, isTypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import type { ReduceOp } from '../kernels/reduce-op.js';
 import { describe } from './validate.js';
+import { closestName } from '../config/closest-name.js';
 
 /**
  * The options object of every public call, and the one check that knows which keys each call
@@ -186,29 +187,4 @@ function unknownOption(call: OptionsCall, key: string, on: string, rank: number 
   return invalidArgument(`${on}unknown option '${key}' for ${call}; ${hint}`, { rank, argument: key, op: call });
 }
 
-/** The valid name nearest `name` by edit distance (a swap of neighbours counts once), if it is near enough to be a slip. */
-export function closestName(name: string, valid: readonly string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const candidate of valid) {
-    const d = editDistance(name.toLowerCase(), candidate.toLowerCase());
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return bestDistance <= Math.max(1, Math.floor(Math.max(name.length, best?.length ?? 0) / 3)) ? best : undefined;
-}
-
-/** Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps. */
-function editDistance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) =>
-    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
-  );
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  }
-  return d[a.length][b.length];
-}
+export { closestName };

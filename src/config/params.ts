@@ -1,4 +1,5 @@
 import { invalidArgument } from '../errors.js';
+import { nearestName } from './closest-name.js';
 
 /**
  * What a variable accepts: returns what was expected when `text` (never empty: unset and empty
@@ -234,27 +235,9 @@ export function unknownParams(env: NodeJS.ProcessEnv = process.env): { name: str
     }));
 }
 
-/** The candidate with the fewest single-character edits from `name`. */
+/** The declared name nearest `name`, however far: a TSCCL_ variable is reported with it either way. */
 export function closestName(name: string, candidates: readonly string[]): string {
-  let best = candidates[0];
-  let bestDistance = Number.POSITIVE_INFINITY;
-  for (const candidate of candidates) {
-    const d = editDistance(name, candidate);
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best;
-}
-
-function editDistance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      current[j] = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
-    }
-    previous = current;
-  }
-  return previous[b.length];
+  return nearestName(name, candidates).name;
 }
 
 export function paramString(name: string, env: NodeJS.ProcessEnv = process.env): string {
