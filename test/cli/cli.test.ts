@@ -5,24 +5,15 @@ import { tmpdir } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { promisify } from 'node:util';
+import { runTsccl, tscclBin } from '../harness/cli.js';
 
-const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+const bin = tscclBin;
 const example = fileURLToPath(new URL('../../../examples/hello-allreduce.mjs', import.meta.url));
 /** Runs the CLI, killing it after `timeoutMs` (code null then), with `env` added to this process's. */
 const cli =
   (timeoutMs: number, env: Record<string, string> = {}) =>
-  async (...args: string[]) => {
-    try {
-      const { stdout, stderr } = await promisify(execFile)(process.execPath, [bin, ...args], {
-        timeout: timeoutMs,
-        env: { ...process.env, ...env },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code: number; stdout: string; stderr: string };
-      return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-    }
-  };
+  (...args: string[]) =>
+    runTsccl(args, { env, timeoutMs });
 // Bounds only end a hung command; a loaded machine may take minutes where an idle one takes seconds.
 const tsccl = cli(300_000);
 // tune measures for about 55 s on an idle 2-core machine, over 120 s beside one busy process, and
