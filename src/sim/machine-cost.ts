@@ -2,6 +2,7 @@ import type { Collective } from '../algorithms/schedule.js';
 import { isChain } from './pipeline-chunks.js';
 import { type SimOutcome, simulateFlows } from './flow-sim.js';
 import { topologyProtocols } from './protocols.js';
+import { workingSetSaturationBytes } from './working-set.js';
 import { loadLocalTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
 
@@ -51,19 +52,17 @@ const CHAIN_STAND_IN_PIECES = 8;
 
 /** The whole flow simulation behind machineTimeUs: its time, and what each link carried. */
 export function machineOutcome(graph: TopologyGraph, call: MachineCall): SimOutcome {
-  const simulate = (count: number) =>
-    simulateFlows(graph, graph.accelerators, {
-      ...call,
-      count,
-      workingSetCount: call.count,
-      root: 0,
-      protocol: Object.keys(topologyProtocols(graph.topology))[0],
-    });
+  const protocol = Object.keys(topologyProtocols(graph.topology))[0];
   const unit = call.chunkCount * graph.accelerators.length;
   const pieces = isChain(call) ? CHAIN_STAND_IN_PIECES : STAND_IN_PIECES;
   const standIn =
     Math.max(pieces, Math.min(STAND_IN_MAX_PIECES, Math.ceil(STAND_IN_MIN_BYTES / call.elementBytes / unit))) * unit;
-  if (call.count <= 4 * standIn) return simulate(call.count);
+  if (call.count <= 4 * standIn)
+    return simulateFlows(graph, graph.accelerators, { ...call, workingSetCount: call.count, root: 0, protocol });
+  // Past the bytes where the machine's speeds stop depending on the working set, every larger call's stand-ins are the same two.
+  const saturated = workingSetSaturationBytes(graph, topologyProtocols(graph.topology)[protocol]) / call.elementBytes;
+  const workingSetCount = Math.min(call.count, Math.max(2 * standIn, Math.ceil(saturated)));
+  const simulate = (count: number) => standInOutcome(graph, { ...call, count }, { protocol, workingSetCount });
   const [small, large] = [standIn, 2 * standIn].map(simulate);
   const ahead = (call.count - 2 * standIn) / standIn;
   const extend = (a: number, b: number) => b + (b - a) * ahead;
@@ -72,8 +71,29 @@ export function machineOutcome(graph: TopologyGraph, call: MachineCall): SimOutc
     rankCallUs: extend(small.rankCallUs, large.rankCallUs),
     channels: large.channels,
     linkBytes: large.linkBytes.map((bytes, i) => extend(small.linkBytes[i], bytes)),
-    capacities: large.capacities,
+    capacities: Float64Array.from(large.capacities),
   };
+}
+
+/** Stand-in simulations per machine: every class past the machine's last cache tier repeats the same two. */
+const standIns = new WeakMap<TopologyGraph, Map<string, SimOutcome>>();
+const STAND_IN_MEMO_LIMIT = 1024;
+
+function standInOutcome(
+  graph: TopologyGraph,
+  call: MachineCall,
+  { protocol, workingSetCount }: { protocol: string; workingSetCount: number },
+): SimOutcome {
+  let known = standIns.get(graph);
+  if (known === undefined) standIns.set(graph, (known = new Map()));
+  const key = `${call.collective}|${call.algorithm}|${call.count}|${call.elementBytes}|${call.chunkCount}|${call.calls ?? 1}|${protocol}|${workingSetCount}`;
+  let outcome = known.get(key);
+  if (outcome === undefined) {
+    outcome = simulateFlows(graph, graph.accelerators, { ...call, workingSetCount, root: 0, protocol });
+    if (known.size >= STAND_IN_MEMO_LIMIT) known.clear();
+    known.set(key, outcome);
+  }
+  return outcome;
 }
 
 const machines = new Map<string, { graph: TopologyGraph; profile: string }>();

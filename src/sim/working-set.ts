@@ -132,3 +132,17 @@ export function peerReadWriteCosts(
   }
   return costs;
 }
+
+/**
+ * The working set past which neither callRates nor peerReadWriteCosts change: the largest bytes
+ * of any tier (cache, loopback, invalidation), as every tier holds its scale past the last and
+ * each rank's buffers hold at least the call's count. 0 where nothing depends on the working set.
+ */
+export function workingSetSaturationBytes(graph: TopologyGraph, protocol: Protocol | undefined): number {
+  let bytes = 0;
+  for (const device of graph.devices)
+    for (const tier of [...(device.cacheTiers ?? []), ...(device.loopbackTiers ?? [])])
+      bytes = Math.max(bytes, tier.bytes);
+  for (const tier of protocol?.invalidationTiers ?? []) bytes = Math.max(bytes, tier.bytes);
+  return bytes;
+}
