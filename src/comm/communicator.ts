@@ -4,9 +4,9 @@ import { TscclError, invalidArgument } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
 import { scaleKernel } from '../kernels/reduce-kernel.js';
 import type { Arena } from '../memory/arena.js';
-import { localMachine } from '../sim/machine-cost.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
-import { checkSelectable, prepareChoices } from '../tuner/select.js';
+import { checkSelectable } from '../tuner/select.js';
+import { prepareThreadChoices } from './thread-choices.js';
 import { childName } from './comm-name.js';
 import { log } from '../log.js';
 import { type CommScope, OpContext } from './op-context.js';
@@ -122,13 +122,11 @@ export class Communicator {
       failures: this.failures,
       defaultTimeoutMs: this.defaultTimeoutMs,
     });
-    // Thread ranks rank the tuner's small size classes now, so that no small call runs the cost model.
+    // Thread ranks rank every size class now, so that no call runs the cost model.
     if (this.backend.kind === 'shm')
-      prepareChoices(localMachine(this.size, 'shm').graph, {
-        nranks: this.size,
-        transport: 'shm',
+      prepareThreadChoices(this.size, {
         oversubscribed: this.backend.oversubscribed,
-        oneShot: this.backend.transport.lowLatency !== undefined,
+        oneShotCapacity: this.backend.transport.lowLatency?.capacity,
       });
     installSignalDump();
   }

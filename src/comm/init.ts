@@ -7,6 +7,7 @@ import { Arena } from '../memory/arena.js';
 import { checkOptions } from './call-options.js';
 import { Communicator } from './communicator.js';
 import { ShmBackend, allocateMailbox } from './shm-backend.js';
+import { adoptThreadWorldChoices } from './thread-choices.js';
 
 export interface InitOptions {
   /** Default timeout of every call on the world communicator (default TSCCL_TIMEOUT_MS). */
@@ -40,6 +41,7 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
       boot.worldMailboxes.map((_, r) => offset + r),
     );
     if (global === undefined) {
+      adoptThreadWorldChoices(boot.size, boot.choices);
       world = new Communicator({ arena, backend: shm, name: 'world', defaultTimeoutMs: timeoutMs });
       return world;
     }

@@ -1,4 +1,5 @@
 import { workerData } from 'node:worker_threads';
+import type { ChoiceTable } from '../tuner/select.js';
 import type { EnvJob } from './env-job.js';
 
 /** What a thread rank receives from the launcher through workerData. */
@@ -17,6 +18,8 @@ export interface ThreadRankBootstrap {
    * above are then the thread's place in its process, and this its place in the job.
    */
   readonly global?: GlobalPlacement;
+  /** The tuner's size classes for the world, ranked once by the starting thread (comm/thread-choices.ts). */
+  readonly choices?: ChoiceTable;
 }
 
 export interface GlobalPlacement {

@@ -5,6 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Worker, isMainThread } from 'node:worker_threads';
 import { allocateMailbox } from '../comm/shm-backend.js';
+import { threadWorldChoices } from '../comm/thread-choices.js';
 import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { keepArena, takeArena } from './arena-pool.js';
@@ -71,6 +72,8 @@ export async function run(options: RunOptions): Promise<RunResult> {
   const baseEnv = options.env ?? process.env;
   const env = baseEnv.TSCCL_JOB_ID ? baseEnv : { ...baseEnv, TSCCL_JOB_ID: newJobId() };
 
+  // Ranked here once for every rank; threads of a multi-process job run no cost model.
+  const choices = options.global === undefined ? threadWorldChoices(ranks) : undefined;
   const workers = Array.from({ length: ranks }, (_, rank) => {
     const tsccl: ThreadRankBootstrap = {
       kind: 'tsccl-thread-rank',
@@ -82,6 +85,7 @@ export async function run(options: RunOptions): Promise<RunResult> {
       args: options.args ?? [],
       timeoutMs: options.timeoutMs,
       global: options.global,
+      choices,
     };
     const shown = (options.global?.rankOffset ?? 0) + rank;
     const mode = options.output ?? 'prefix';

@@ -157,16 +157,22 @@ export function checkSelectable(
   }
 }
 
-/** The pipelining piece of a call, in elements: the same on every rank of it. */
-function chunkCountOf(
-  request: Pick<SelectionRequest, 'collective' | 'nranks' | 'elementBytes' | 'transport' | 'oversubscribed'>,
+/** The pipelining piece of a call in bytes, before it is cut to whole elements. */
+function chunkBytesOf(
+  request: Pick<SelectionRequest, 'collective' | 'nranks' | 'transport' | 'oversubscribed'>,
 ): number {
-  const chunkBytes = request.oversubscribed
+  return request.oversubscribed
     ? OVERSUBSCRIBED_CHUNK_BYTES
     : request.transport === 'tcp' && request.nranks === 2 && request.collective === 'allReduce'
       ? TCP_TWO_RANK_CHUNK_BYTES
       : CHUNK_BYTES;
-  return Math.max(1, Math.floor(chunkBytes / request.elementBytes));
+}
+
+/** The pipelining piece of a call, in elements: the same on every rank of it. */
+function chunkCountOf(
+  request: Pick<SelectionRequest, 'collective' | 'nranks' | 'elementBytes' | 'transport' | 'oversubscribed'>,
+): number {
+  return Math.max(1, Math.floor(chunkBytesOf(request) / request.elementBytes));
 }
 
 /**
@@ -203,7 +209,7 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
     return { algorithm: ONE_SHOT, chunkCount, protocol: 'll' };
   }
   if (request.machine !== undefined && hosts === 1) {
-    const algorithm = fastestOn(request.machine, request, chunkCount, oneShot);
+    const algorithm = fastestOn(request.machine, request, chunkBytesOf(request), oneShot);
     return { algorithm, chunkCount, protocol: algorithm === ONE_SHOT ? 'll' : 'simple' };
   }
   if (HIERARCHICAL.has(request.collective) && hosts > 1 && hosts < request.nranks) {
@@ -233,6 +239,7 @@ export function selectAlgorithm(request: SelectionRequest): Selection {
 
 /** Choices made, per machine: the same call size is ranked once. */
 const choices = new WeakMap<TopologyGraph, Map<string, string>>();
+/** Far above what one machine's prepared table holds (collectives x 41 classes x 2 offers). */
 const CHOICE_LIMIT = 4096;
 
 /**
@@ -240,77 +247,144 @@ const CHOICE_LIMIT = 4096;
  * hierarchical ones, which need several hosts, and the one-shot path where offered), ties to the
  * earlier one; where the machine was measured in two states, the one that loses least to the
  * fastest in either (machine-states.ts). Calls are ranked by size class (the bytes rounded up to
- * a power of two), so a job with many sizes simulates a few dozen classes, not every size; every
- * rank ranks the same class the same way. A known class costs a lookup: this runs on every call, small ones included.
+ * a power of two) whatever their element type: the model prices bytes, so a class is simulated
+ * once, in bytes, and every rank ranks it the same way. A known class costs a lookup: this runs
+ * on every call, small ones included.
  */
 function fastestOn(
   machine: TopologyGraph,
-  request: Pick<SelectionRequest, 'collective' | 'nranks' | 'bytes' | 'elementBytes'>,
-  chunkCount: number,
+  request: Pick<SelectionRequest, 'collective' | 'nranks' | 'bytes'>,
+  chunkBytes: number,
   oneShot: boolean,
 ): string {
-  const sizeClass = 2 ** Math.ceil(Math.log2(Math.max(request.bytes, request.elementBytes)));
-  const key = `${request.collective}|${sizeClass}|${request.elementBytes}|${chunkCount}|${oneShot}`;
-  let known = choices.get(machine);
-  if (known === undefined) choices.set(machine, (known = new Map()));
+  const sizeClass = sizeClassOf(request.bytes);
+  const known = knownChoices(machine);
+  const key = choiceKey(request.collective, sizeClass, chunkBytes, oneShot);
   let best = known.get(key);
   if (best === undefined) {
-    const candidates = [
-      ...algorithmNames(request.collective).filter((a) => a !== 'hierarchical'),
-      ...(oneShot ? [ONE_SHOT] : []),
-    ];
-    best = candidates[0];
-    if (candidates.length > 1 && request.nranks > 1) {
-      const count = Math.max(1, callCount(request.collective, sizeClass, request.elementBytes, request.nranks));
-      const times = machineStates(machine).map((state) =>
-        candidates.map((algorithm) =>
-          machineTimeUs(state, {
-            collective: request.collective,
-            count,
-            elementBytes: request.elementBytes,
-            algorithm,
-            chunkCount,
-          }),
-        ),
-      );
-      best = candidates[leastWorstRegret(times)];
-    }
+    rankedOnDemand++;
+    [best] = rankClass(machine, { ...request, sizeClass }, chunkBytes, [oneShot]);
     if (known.size >= CHOICE_LIMIT) known.clear();
     known.set(key, best);
   }
   return best;
 }
 
+function knownChoices(machine: TopologyGraph): Map<string, string> {
+  let known = choices.get(machine);
+  if (known === undefined) choices.set(machine, (known = new Map()));
+  return known;
+}
+
+const choiceKey = (collective: Collective, sizeClass: number, chunkBytes: number, oneShot: boolean): string =>
+  `${collective}|${sizeClass}|${chunkBytes}|${oneShot}`;
+
+/** The power of two a call's bytes round up to: the tuner's unit of choice. */
+function sizeClassOf(bytes: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(bytes, 1)));
+}
+
 /**
- * What a communicator of thread ranks ranks when it is created: the size classes of the latency
- * range (a call costs microseconds there, and ranking its class inside it would cost it
- * milliseconds), for float32, the element size most calls use, with the one-shot path offered
- * as an ordinary call offers it. Each class costs a few simulations (docs/tuning.md: the whole
- * range for every element size and both offers took seconds per rank); other keys are ranked on
- * their first call, the same on every rank.
+ * Simulates every candidate on a class of bytes (one-byte elements, pieces of chunkBytes) and
+ * picks one for each offer of the one-shot path: the schedules' times serve both offers.
  */
-export const PREPARED_MAX_BYTES = 64 * 1024;
-const PREPARED_ELEMENT_BYTES = 4;
+function rankClass(
+  machine: TopologyGraph,
+  request: Pick<SelectionRequest, 'collective' | 'nranks'> & { readonly sizeClass: number },
+  chunkBytes: number,
+  offers: readonly boolean[],
+): string[] {
+  const schedules = algorithmNames(request.collective).filter((a) => a !== 'hierarchical');
+  const candidates = offers.includes(true) ? [...schedules, ONE_SHOT] : schedules;
+  if (candidates.length === 1 || request.nranks === 1) return offers.map(() => candidates[0]);
+  const count = Math.max(1, callCount(request.collective, request.sizeClass, 1, request.nranks));
+  const times = machineStates(machine).map((state) =>
+    candidates.map((algorithm) =>
+      machineTimeUs(state, {
+        collective: request.collective,
+        count,
+        elementBytes: 1,
+        algorithm,
+        chunkCount: chunkBytes,
+      }),
+    ),
+  );
+  return offers.map((oneShot) => {
+    const offered = oneShot ? candidates.length : schedules.length;
+    return candidates[offered === 1 ? 0 : leastWorstRegret(times.map((state) => state.slice(0, offered)))];
+  });
+}
+
+/** Classes ranked inside a call because no communicator prepared them (tests assert it stays 0 on thread ranks). */
+let rankedOnDemand = 0;
+export function classesRankedOnDemand(): number {
+  return rankedOnDemand;
+}
+
+/**
+ * The largest class a communicator ranks when it is created: a call of more than 2^40 bytes
+ * (1 TiB) cannot be allocated, and past the machine's last cache tier every class reuses the
+ * same stand-in simulations (sim/machine-cost.ts), so the top classes cost little.
+ */
+const PREPARED_MAX_CLASS = 2 ** 40;
 
 export interface PrepareRequest {
   readonly nranks: number;
   readonly transport: 'shm' | 'tcp';
   readonly oversubscribed: boolean;
-  /** The transport has a low-latency path, so a small call is offered the one-shot path. */
-  readonly oneShot: boolean;
+  /** What one low-latency message holds, where the transport has the one-shot path. */
+  readonly oneShotCapacity?: number;
 }
 
-/** Ranks the size classes PREPARED_MAX_BYTES covers on the machine, as selectAlgorithm would on a call. */
+/**
+ * Ranks every size class a call of the communicator can have, with and without the one-shot
+ * path where it could fit, as selectAlgorithm would on a call: so no call of thread ranks runs
+ * the cost model. A call's one-shot message is at least its bytes over the ranks, so past
+ * twice the capacity times the ranks no class is offered the one-shot path.
+ */
 export function prepareChoices(machine: TopologyGraph, request: PrepareRequest): void {
   if (request.nranks < 2) return;
-  const elementBytes = PREPARED_ELEMENT_BYTES;
-  const oneShot = PROTOCOL !== 'simple' && request.oneShot;
-  for (const collective of COLLECTIVES) {
-    const chunkCount = chunkCountOf({ ...request, collective, elementBytes });
-    for (let bytes = elementBytes; bytes <= PREPARED_MAX_BYTES; bytes *= 2) {
-      fastestOn(machine, { collective, nranks: request.nranks, bytes, elementBytes }, chunkCount, oneShot);
+  const capacity = PROTOCOL === 'simple' ? 0 : (request.oneShotCapacity ?? 0);
+  const known = knownChoices(machine);
+  for (let sizeClass = 1; sizeClass <= PREPARED_MAX_CLASS; sizeClass *= 2) {
+    for (const collective of COLLECTIVES) {
+      const chunkBytes = chunkBytesOf({ ...request, collective });
+      const offers = (sizeClass < 2 * capacity * request.nranks ? [false, true] : [false]).filter(
+        (oneShot) => !known.has(choiceKey(collective, sizeClass, chunkBytes, oneShot)),
+      );
+      if (offers.length === 0) continue;
+      const picks = rankClass(machine, { collective, nranks: request.nranks, sizeClass }, chunkBytes, offers);
+      for (const [i, oneShot] of offers.entries())
+        known.set(choiceKey(collective, sizeClass, chunkBytes, oneShot), picks[i]);
     }
   }
+}
+
+/** A machine's ranked classes as one thread hands them to others: valid only on the same machine. */
+export interface ChoiceTable {
+  /** The machine's topology as JSON: a table ranked on another machine is not adopted. */
+  readonly machine: string;
+  readonly entries: readonly (readonly [string, string])[];
+}
+
+const machineJson = new WeakMap<TopologyGraph, string>();
+function machineIdentity(machine: TopologyGraph): string {
+  let json = machineJson.get(machine);
+  if (json === undefined) machineJson.set(machine, (json = JSON.stringify(machine.topology)));
+  return json;
+}
+
+/** What has been ranked on the machine, to hand to threads that model the same machine. */
+export function choiceTable(machine: TopologyGraph): ChoiceTable {
+  return { machine: machineIdentity(machine), entries: [...knownChoices(machine)] };
+}
+
+/** Takes another thread's ranked classes where they were ranked on this same machine; says whether it did. */
+export function adoptChoices(machine: TopologyGraph, table: ChoiceTable): boolean {
+  if (table.machine !== machineIdentity(machine)) return false;
+  const known = knownChoices(machine);
+  for (const [key, algorithm] of table.entries) known.set(key, algorithm);
+  return true;
 }
 
 /**

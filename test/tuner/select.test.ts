@@ -8,7 +8,9 @@ import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { parseTopology } from '../../src/topology/topology-schema.js';
 import { callCount } from '../../src/sim/machine-cost.js';
 import {
-  PREPARED_MAX_BYTES,
+  adoptChoices,
+  choiceTable,
+  classesRankedOnDemand,
   parseAlgorithmOverrides,
   prepareChoices,
   selectAlgorithm,
@@ -289,31 +291,71 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
 test('the size classes a communicator prepares are the choices its calls would make, and its calls then run no simulation', () => {
   const prepared = machine(4);
   const fresh = machine(4);
-  const offer = (bytes: number) => ({ bytes, capacity: PREPARED_MAX_BYTES });
-  let started = performance.now();
-  prepareChoices(prepared, { nranks: 4, transport: 'shm', oversubscribed: true, oneShot: true });
-  const prepareMs = performance.now() - started;
-  let lookupMs = 0;
+  const capacity = 4096;
+  prepareChoices(prepared, { nranks: 4, transport: 'shm', oversubscribed: true, oneShotCapacity: capacity });
   for (const collective of ['allReduce', 'broadcast', 'allGather', 'reduceScatter', 'allToAll'] as const) {
-    for (let bytes = 4; bytes <= PREPARED_MAX_BYTES; bytes *= 4) {
-      const request = {
-        collective,
-        nranks: 4,
-        bytes,
-        elementBytes: 4,
-        transport: 'shm',
-        oversubscribed: true,
-        oneShot: offer(bytes),
-      } as const;
-      started = performance.now();
-      const chosen = selectAlgorithm({ ...request, machine: prepared });
-      lookupMs += performance.now() - started;
-      assert.deepEqual(chosen, selectAlgorithm({ ...request, machine: fresh }), `${collective} ${bytes}`);
+    for (const elementBytes of [1, 2, 4, 8]) {
+      for (let bytes = elementBytes; bytes <= 2 ** 34; bytes *= 8) {
+        const count =
+          collective === 'reduceScatter' || collective === 'allToAll' ? bytes / elementBytes / 4 : bytes / elementBytes;
+        const shape = {
+          collective,
+          nranks: 4,
+          count: Math.max(1, Math.floor(count)),
+          root: 0,
+          inPlace: false,
+          chunkCount: 0,
+        };
+        const request = {
+          collective,
+          nranks: 4,
+          bytes: bytes + elementBytes,
+          elementBytes,
+          transport: 'shm',
+          oversubscribed: true,
+          oneShot: oneShotOffer(shape, elementBytes, capacity),
+        } as const;
+        const before = classesRankedOnDemand();
+        const chosen = selectAlgorithm({ ...request, machine: prepared });
+        assert.equal(
+          classesRankedOnDemand(),
+          before,
+          `${collective} of ${bytes} bytes in ${elementBytes}-byte elements ran the cost model`,
+        );
+        assert.deepEqual(chosen, selectAlgorithm({ ...request, machine: fresh }), `${collective} ${bytes}`);
+      }
     }
   }
-  // Lookups, not simulations: far below what ranking the classes took.
-  assert.ok(
-    lookupMs < prepareMs / 4,
-    `lookups ${lookupMs.toFixed(1)} ms against ${prepareMs.toFixed(1)} ms to prepare`,
-  );
+  // The counter does count: an unprepared machine ranks on the call.
+  const before = classesRankedOnDemand();
+  selectAlgorithm({
+    collective: 'allReduce',
+    nranks: 4,
+    bytes: 3 << 20,
+    elementBytes: 2,
+    transport: 'shm',
+    machine: machine(4),
+  });
+  assert.equal(classesRankedOnDemand(), before + 1);
+});
+
+test('a table ranked by one thread is adopted by another only for the same machine, and then spares it every simulation', () => {
+  const ranked = machine(4);
+  prepareChoices(ranked, { nranks: 4, transport: 'shm', oversubscribed: true, oneShotCapacity: 4096 });
+  const table = choiceTable(ranked);
+  assert.equal(adoptChoices(machine(2), table), false, 'a table of another machine was adopted');
+  const adopter = machine(4);
+  assert.equal(adoptChoices(adopter, table), true);
+  const before = classesRankedOnDemand();
+  for (const bytes of [8, 5000, 3 << 20, 2 ** 33])
+    selectAlgorithm({
+      collective: 'allReduce',
+      nranks: 4,
+      bytes,
+      elementBytes: 2,
+      transport: 'shm',
+      oversubscribed: true,
+      machine: adopter,
+    });
+  assert.equal(classesRankedOnDemand(), before);
 });
