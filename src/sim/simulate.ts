@@ -6,6 +6,7 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { machineOutcome } from './machine-cost.js';
 import { analyticalTime } from './analytical.js';
 import { libraryAlgorithms } from './libraries.js';
+import { libraryChannelCount } from './library-channels.js';
 import { SHIFT, sendRecvShift } from './send-recv-shift.js';
 import { type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
 import { type Protocol, topologyProtocols } from './protocols.js';
@@ -199,11 +200,12 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     chosen.linkBytes === undefined || chosen.capacities === undefined
       ? []
       : linkLoads(graph, chosen.linkBytes, chosen.timeUs, chosen.capacities);
+  const libraryChannels = libraryChannelCount(graph, rankDevices, { ...chosen.call, nranks: n });
   return rowOf(request, n, counts, {
     timeUs: chosen.timeUs,
     algorithm: chosen.call.algorithm,
     protocol: chosen.call.protocol,
-    channels: chosen.channels,
+    channels: libraryChannels ?? chosen.channels,
     bound: chosen.bound,
     links,
   });

@@ -238,6 +238,15 @@ export const topologySchema = z
       .describe(
         "false: accelerators of one host cannot reach each other's memory (consumer GPUs, or NCCL_P2P_DISABLE=1), so every message between two of them is staged in the memory of the CPU nearest its receiver, over PCIe both ways; absent or true: they exchange directly (GPUDirect P2P over PCIe, NVLink, xGMI)",
       ),
+    libraryChannels: z
+      .number()
+      .int()
+      .min(1)
+      .max(64)
+      .optional()
+      .describe(
+        "the channels the library sets up for rings and trees on this machine (what NCCL prints at init as coll channels): `tsccl sim` reports how many of them a call runs on by the library's size rule; absent: the distinct ring orders the model runs",
+      ),
     library: z
       .enum(['nccl', 'rccl'])
       .optional()

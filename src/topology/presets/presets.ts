@@ -41,10 +41,19 @@ interface Preset {
   readonly fixedNics?: boolean;
   /** The collective library its accelerators run, whose choices `tsccl sim` predicts. */
   readonly library?: Topology['library'];
+  /** The channels that library sets up on the board (docs/SIMULATOR.md: where each count comes from). */
+  readonly libraryChannels?: Topology['libraryChannels'];
   server(ctx: ServerContext, options: PresetOptions): ServerResult;
 }
 
 const board = (b: SwitchedBoard) => (ctx: ServerContext) => switchedServer(ctx, b);
+
+/**
+ * NCCL's ring and tree channels on an NVSwitch board: two per NVLink of a GPU, at most its 32
+ * (MAXCHANNELS); NVLS channels are the switch's (catalog.ts). Sources in docs/SIMULATOR.md.
+ */
+const nvlinkChannels = (linksPerGpu: number): number => Math.min(NCCL_MAX_CHANNELS, 2 * linksPerGpu);
+const NCCL_MAX_CHANNELS = 32;
 
 export const PRESETS: Readonly<Record<string, Preset>> = {
   'dgx1-v100': {
@@ -63,6 +72,7 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
     nicKind: 'ib',
     nicGbps: 200,
     library: 'nccl',
+    libraryChannels: nvlinkChannels(DGX_A100.linksPerGpu),
     server: board(DGX_A100),
   },
   'dgx-h100': {
@@ -72,6 +82,7 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
     nicKind: 'ib',
     nicGbps: 400,
     library: 'nccl',
+    libraryChannels: nvlinkChannels(DGX_H100.linksPerGpu),
     server: board(DGX_H100),
   },
   'hgx-h200': {
@@ -81,6 +92,7 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
     nicKind: 'ib',
     nicGbps: 400,
     library: 'nccl',
+    libraryChannels: nvlinkChannels(HGX_H200.linksPerGpu),
     server: board(HGX_H200),
   },
   'hgx-h800': {
@@ -90,6 +102,7 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
     nicKind: 'ib',
     nicGbps: 400,
     library: 'nccl',
+    libraryChannels: nvlinkChannels(HGX_H800.linksPerGpu),
     server: board(HGX_H800),
   },
   'dgx-b200': {
@@ -99,6 +112,7 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
     nicKind: 'ib',
     nicGbps: 400,
     library: 'nccl',
+    libraryChannels: nvlinkChannels(DGX_B200.linksPerGpu),
     server: board(DGX_B200),
   },
   'gb200-nvl72': {
@@ -205,5 +219,8 @@ export function buildPreset(name: string, options: PresetOptions = {}): Topology
           description: `${topology.description}; GPU peer-to-peer off: messages staged in host memory`,
         }
       : topology;
-  return preset.library === undefined ? staged : { ...staged, library: preset.library };
+  if (preset.library === undefined) return staged;
+  return preset.libraryChannels === undefined
+    ? { ...staged, library: preset.library }
+    : { ...staged, library: preset.library, libraryChannels: preset.libraryChannels };
 }
