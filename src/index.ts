@@ -1,4 +1,5 @@
-export { init, type InitOptions } from './comm/init.js';
+export { init, type InitOptions } from './progress/init.js';
+export { EngineCommunicator } from './progress/engine-communicator.js';
 export {
   Communicator,
   type AllToAllOptions,

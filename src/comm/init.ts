@@ -26,7 +26,20 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
   const { timeoutMs: defaultTimeoutMs } = checkOptions('init', options, {
     defaultTimeoutMs: paramInt('TSCCL_TIMEOUT_MS'),
   });
-  if (world !== undefined) return world;
+  world ??= (await openWorld({ defaultTimeoutMs })).comm;
+  return world;
+}
+
+/**
+ * Builds this rank's world communicator and names the arena its buffers live in: init's work,
+ * and the progress engine's, whose thread drives the rank's calls beside the rank's own thread
+ * (so the rank's threads count twice against the cores: `busyThreadsPerRank`).
+ */
+export async function openWorld(where: {
+  defaultTimeoutMs: number;
+  busyThreadsPerRank?: number;
+}): Promise<{ comm: Communicator; arena: Arena }> {
+  const { defaultTimeoutMs } = where;
   const boot = threadRankBootstrap();
   if (boot !== undefined) {
     const arena = Arena.attach(boot.memory);
@@ -37,13 +50,12 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
       arena,
       boot.rank,
       boot.worldMailboxes,
-      boot.size,
+      boot.size * (where.busyThreadsPerRank ?? 1),
       boot.worldMailboxes.map((_, r) => offset + r),
     );
     if (global === undefined) {
       adoptThreadWorldChoices(boot.size, boot.choices);
-      world = new Communicator({ arena, backend: shm, name: 'world', defaultTimeoutMs: timeoutMs });
-      return world;
+      return { comm: new Communicator({ arena, backend: shm, name: 'world', defaultTimeoutMs: timeoutMs }), arena };
     }
     // Threads of one of several processes: shared memory inside the process, TCP between them.
     const tcp = await connectTcpWorld(global.job, {
@@ -53,25 +65,12 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
       defaultTimeoutMs: timeoutMs,
     });
     const processOf = Array.from({ length: global.size }, (_, r) => Math.floor(r / global.threadsPerProcess));
-    world = new Communicator({
-      arena,
-      backend: new MixedBackend(shm, tcp, processOf),
-      name: 'world',
-      defaultTimeoutMs: timeoutMs,
-    });
-    return world;
-  }
-  const job = jobFromEnv();
-  if (job !== undefined && job.size > 1) {
-    world = await createTcpWorld(job, defaultTimeoutMs);
-    return world;
+    const backend = new MixedBackend(shm, tcp, processOf);
+    return { comm: new Communicator({ arena, backend, name: 'world', defaultTimeoutMs: timeoutMs }), arena };
   }
   const arena = Arena.create();
-  world = new Communicator({
-    arena,
-    backend: new ShmBackend(arena, 0, [allocateMailbox(arena, 1)], 1, [0]),
-    name: 'world',
-    defaultTimeoutMs,
-  });
-  return world;
+  const job = jobFromEnv();
+  if (job !== undefined && job.size > 1) return { comm: await createTcpWorld(job, { defaultTimeoutMs, arena }), arena };
+  const backend = new ShmBackend(arena, 0, [allocateMailbox(arena, 1)], 1, [0]);
+  return { comm: new Communicator({ arena, backend, name: 'world', defaultTimeoutMs }), arena };
 }

@@ -14,8 +14,10 @@ import { TcpBackend } from './tcp-backend.js';
  * The world communicator of a process rank: rank 0 serves the store unless a launcher does,
  * every rank connects to it, and the ranks build a TCP mesh through it.
  */
-export async function createTcpWorld(job: EnvJob, defaultTimeoutMs: number): Promise<Communicator> {
-  const arena = Arena.create();
+export async function createTcpWorld(
+  job: EnvJob,
+  { defaultTimeoutMs, arena = Arena.create() }: { defaultTimeoutMs: number; arena?: Arena },
+): Promise<Communicator> {
   const backend = await connectTcpWorld(job, { rank: job.rank, size: job.size, arena, defaultTimeoutMs });
   return new Communicator({ arena, backend, name: 'world', defaultTimeoutMs });
 }

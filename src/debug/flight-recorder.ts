@@ -150,6 +150,7 @@ export function traceDirectory(): string {
  * the path (undefined when there is nothing to dump or the write failed).
  */
 export function dumpFlightRecords(reason: string): string | undefined {
+  for (const forward of dumpForwarders) forward(reason);
   const recorders = [...registry];
   const world = recorders.find((r) => r.name === 'world') ?? recorders[0];
   if (world === undefined) return undefined;
@@ -176,6 +177,17 @@ export function dumpFlightRecords(reason: string): string | undefined {
     log('WARN', () => `rank ${world.rank}: could not write flight records to ${path}: ${(err as Error).message}`);
     return undefined;
   }
+}
+
+/** Threads whose recorders a dump of this thread's must reach (a rank's progress engine). */
+const dumpForwarders = new Set<(reason: string) => void>();
+
+/** Passes every dump of this thread on with `forward`, until the returned function is called. */
+export function forwardDumps(forward: (reason: string) => void): () => void {
+  dumpForwarders.add(forward);
+  return () => {
+    dumpForwarders.delete(forward);
+  };
 }
 
 let signalHookInstalled = false;

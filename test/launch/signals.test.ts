@@ -24,6 +24,9 @@ setInterval(() => {}, 1000);
 await new Promise(() => {});
 `,
 );
+// The same rank with its calls on a progress engine: the records live on the engine's thread.
+const waitsOnEngine = join(dir, 'waits-engine.mjs');
+writeFileSync(waitsOnEngine, readFileSync(waits, 'utf8').replace('await init()', "await init({ progress: 'engine' })"));
 
 /** Polls `ready` until it holds, failing after a deadline meant only to stop a hang. */
 async function waitFor(what: string, ready: () => boolean, deadlineMs = 60_000): Promise<void> {
@@ -81,29 +84,32 @@ for (const signal of ['SIGTERM', 'SIGINT'] as const) {
 for (const launcher of [
   ['run', '-n', '2'],
   ['launch', '--nproc-per-node', '2'],
-]) {
-  test(`SIGUSR1 to tsccl ${launcher[0]} makes every rank write its flight records, and the job goes on`, async () => {
-    clearReady();
-    const traces = mkdtempSync(join(dir, 'trace-'));
-    const { child, exited } = start([...launcher, waits], { TSCCL_TRACE_DIR: traces });
-    await waitFor('both ranks', () => existsSync(join(dir, 'ready-0')) && existsSync(join(dir, 'ready-1')));
-    child.kill('SIGUSR1');
-    await waitFor(
-      "both ranks' records",
-      () => existsSync(join(traces, 'rank-0.json')) && existsSync(join(traces, 'rank-1.json')),
-    );
-    for (const r of [0, 1]) {
-      const dump = JSON.parse(readFileSync(join(traces, `rank-${r}.json`), 'utf8')) as {
-        rank: number;
-        reason: string;
-        comms: { records: { op: string }[] }[];
-      };
-      assert.equal(dump.rank, r);
-      assert.equal(dump.reason, 'SIGUSR1');
-      assert.ok(dump.comms[0].records.some((rec) => rec.op === 'allReduce'));
-    }
-    assert.equal(child.exitCode, null); // still running: the signal did not stop it (nor open an inspector)
-    child.kill('SIGTERM');
-    await exited;
-  });
-}
+])
+  for (const [progress, script] of [
+    ['', waits],
+    [' (calls on progress engines)', waitsOnEngine],
+  ])
+    test(`SIGUSR1 to tsccl ${launcher[0]} makes every rank write its flight records, and the job goes on${progress}`, async () => {
+      clearReady();
+      const traces = mkdtempSync(join(dir, 'trace-'));
+      const { child, exited } = start([...launcher, script], { TSCCL_TRACE_DIR: traces });
+      await waitFor('both ranks', () => existsSync(join(dir, 'ready-0')) && existsSync(join(dir, 'ready-1')));
+      child.kill('SIGUSR1');
+      await waitFor(
+        "both ranks' records",
+        () => existsSync(join(traces, 'rank-0.json')) && existsSync(join(traces, 'rank-1.json')),
+      );
+      for (const r of [0, 1]) {
+        const dump = JSON.parse(readFileSync(join(traces, `rank-${r}.json`), 'utf8')) as {
+          rank: number;
+          reason: string;
+          comms: { records: { op: string }[] }[];
+        };
+        assert.equal(dump.rank, r);
+        assert.equal(dump.reason, 'SIGUSR1');
+        assert.ok(dump.comms[0].records.some((rec) => rec.op === 'allReduce'));
+      }
+      assert.equal(child.exitCode, null); // still running: the signal did not stop it (nor open an inspector)
+      child.kill('SIGTERM');
+      await exited;
+    });

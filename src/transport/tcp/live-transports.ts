@@ -25,9 +25,12 @@ export function registerLive(transport: LiveTransport): void {
   // One that calls process.exit (or throws) leaves at once: say how far it got, so that peers
   // still in a call it had ended finish it, and only later calls fail. Sockets with nothing
   // queued write synchronously, so the frame is out before the process is gone.
-  process.once('exit', () => {
-    for (const t of live) t.announceExit();
-  });
+  process.once('exit', announceExits);
+}
+
+/** Tells every peer of every open transport of this thread, synchronously, that it is leaving. */
+export function announceExits(): void {
+  for (const t of live) t.announceExit();
 }
 
 export function forgetLive(transport: LiveTransport): void {

@@ -25,7 +25,7 @@ import {
   SPIN_READ_MS,
 } from './tcp-tunables.js';
 
-export { closeLiveTransports } from './live-transports.js';
+export { announceExits, closeLiveTransports } from './live-transports.js';
 
 export interface TcpTransportOptions {
   readonly rank: number;

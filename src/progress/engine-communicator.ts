@@ -1,0 +1,409 @@
+import { Worker } from 'node:worker_threads';
+import {
+  type AllToAllOptions,
+  type CallOptions,
+  type CollectiveOptions,
+  type OptionsCall,
+  type PredictOptions,
+  type ReduceOptions,
+  type RootedOptions,
+  type RootedReduceOptions,
+  type ShrinkOptions,
+  type SplitOptions,
+  checkOptions,
+} from '../comm/call-options.js';
+import { type CommRecord, forwardDumps, installSignalDump } from '../debug/flight-recorder.js';
+import { type DType, type DTypeArrayMap, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
+import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import { threadRankBootstrap } from '../job/bootstrap.js';
+import { Arena } from '../memory/arena.js';
+import { type LiveTransport, forgetLive, registerLive } from '../transport/tcp/live-transports.js';
+import type { Prediction } from '../tuner/predict.js';
+import {
+  type ArenaBuffer,
+  type EngineCall,
+  type EngineCommInfo,
+  type FromEngine,
+  TYPED_ARRAY_NAMES,
+  type ToEngine,
+  type TypedArrayName,
+} from './engine-protocol.js';
+import { type EngineData, readReply, replyBuffer } from './engine-reply.js';
+
+/** How long a query of the engine's local state may take before it counts as lost. */
+const QUERY_TIMEOUT_MS = 30_000;
+/** How long an exiting process waits for its engine to tell the peers: past it, they learn from the broken sockets. */
+const EXIT_ANNOUNCE_MS = 2000;
+
+interface Pending {
+  readonly resolve: (comm: EngineCommInfo | null | undefined) => void;
+  readonly reject: (err: Error) => void;
+  /** Runs on completion before the call resolves: copies staged results back to the caller's arrays. */
+  readonly finish?: () => void;
+  /** Staged copies of the call: after a failure a peer may still read them, so they are never reused. */
+  readonly staged?: readonly TypedArray[];
+}
+
+/** One rank's engine thread and the calls it holds for the rank. */
+class Engine implements LiveTransport {
+  readonly worker: Worker;
+  readonly reply = replyBuffer();
+  arena!: Arena;
+  private nextCall = 0;
+  private readonly pending = new Map<number, Pending>();
+  /** Communicators of this rank the engine holds and that were not destroyed. */
+  live = 0;
+  private failure: Error | undefined;
+  private stopForwarding: () => unknown = () => undefined;
+  /** Staged arrays of failed calls, kept from the arena's reuse. */
+  private readonly retained: TypedArray[] = [];
+
+  constructor(defaultTimeoutMs: number) {
+    const data: EngineData = { tsccl: threadRankBootstrap(), engine: { defaultTimeoutMs, reply: this.reply } };
+    this.worker = new Worker(new URL('./engine-worker.js', import.meta.url), { workerData: data });
+    this.worker.on('error', (err) => this.failAll(err));
+    this.worker.on('exit', (code) =>
+      this.failAll(new TscclError(ErrorCode.INTERNAL, `progress engine exited (${code})`)),
+    );
+  }
+
+  /** Resolves with the world once the engine has joined it. */
+  started(): Promise<EngineCommInfo> {
+    return new Promise((resolve, reject) => {
+      const first = (message: FromEngine) => {
+        this.worker.off('message', first);
+        if (message.kind === 'ready') {
+          this.arena = Arena.attach(message.memory);
+          this.worker.on('message', (m: FromEngine) => this.settle(m));
+          this.live = 1;
+          this.stopForwarding = forwardDumps((reason) => this.post({ kind: 'dump', reason }));
+          // The engine's sockets leave with the rank: politely when its script ends, at once when its process exits.
+          registerLive(this);
+          installSignalDump();
+          this.idle();
+          resolve(message.world);
+        } else {
+          void this.worker.terminate();
+          reject(message.kind === 'startFailed' ? revive(message.error) : new Error(`unexpected ${message.kind}`));
+        }
+      };
+      this.worker.on('message', first);
+    });
+  }
+
+  /** Posts a call; the promise settles when the engine has finished it. */
+  call(
+    message: Omit<Extract<ToEngine, { kind: 'call' }>, 'kind' | 'id'>,
+    options: { signal?: AbortSignal; finish?: () => void; staged?: readonly TypedArray[] },
+  ) {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    const id = this.nextCall++;
+    return new Promise<EngineCommInfo | null | undefined>((resolve, reject) => {
+      const { signal, finish, staged } = options;
+      const onAbort = () =>
+        this.worker.postMessage({
+          kind: 'abortCall',
+          id,
+          reason: String(signal?.reason ?? 'aborted'),
+        } satisfies ToEngine);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const done = () => signal?.removeEventListener('abort', onAbort);
+      this.pending.set(id, {
+        resolve: (value) => {
+          done();
+          resolve(value);
+        },
+        reject: (err) => {
+          done();
+          reject(err);
+        },
+        finish,
+        staged,
+      });
+      // A call in flight keeps the process alive, as a socket would; an idle engine does not.
+      if (this.pending.size === 1) this.worker.ref();
+      this.worker.postMessage({ kind: 'call', id, ...message } satisfies ToEngine);
+    });
+  }
+
+  post(message: ToEngine): void {
+    this.worker.postMessage(message);
+  }
+
+  /** Says goodbye on every socket the engine holds (the rank's script ended). */
+  async close(): Promise<void> {
+    if (this.failure !== undefined) return;
+    const id = this.nextCall++;
+    await new Promise<unknown>((resolve, reject) => {
+      this.pending.set(id, { resolve, reject });
+      this.worker.ref();
+      this.worker.postMessage({ kind: 'leave', id } satisfies ToEngine);
+    });
+  }
+
+  /** The process is exiting: the engine tells its peers how far this rank got before the thread is gone. */
+  announceExit(): void {
+    if (this.failure !== undefined) return;
+    this.worker.postMessage({ kind: 'announceExit' } satisfies ToEngine);
+    readReply(this.reply, EXIT_ANNOUNCE_MS);
+  }
+
+  /** Asks the engine about a communicator's local state and waits for the answer (it never communicates). */
+  query(message: Omit<Extract<ToEngine, { kind: 'query' }>, 'kind'>): unknown {
+    this.worker.postMessage({ kind: 'query', ...message } satisfies ToEngine);
+    const answer = readReply(this.reply, QUERY_TIMEOUT_MS) as { value?: unknown; error?: unknown } | undefined;
+    if (answer === undefined)
+      throw new TscclError(
+        ErrorCode.INTERNAL,
+        `progress engine did not answer ${message.what} within ${QUERY_TIMEOUT_MS} ms`,
+      );
+    if (answer.error !== undefined) throw revive(answer.error);
+    return answer.value;
+  }
+
+  private settle(message: FromEngine): void {
+    if (message.kind !== 'done' && message.kind !== 'failed') return;
+    const pending = this.pending.get(message.id);
+    if (pending === undefined) return;
+    this.pending.delete(message.id);
+    this.idle();
+    if (message.kind === 'failed') {
+      this.retained.push(...(pending.staged ?? []));
+      pending.reject(revive(message.error));
+      return;
+    }
+    try {
+      pending.finish?.();
+    } catch (err) {
+      pending.reject(err as Error);
+      return;
+    }
+    pending.resolve(message.comm);
+  }
+
+  private idle(): void {
+    if (this.pending.size === 0) this.worker.unref();
+  }
+
+  private failAll(err: Error): void {
+    this.failure ??= err;
+    for (const pending of this.pending.values()) pending.reject(this.failure);
+    this.pending.clear();
+  }
+
+  /** The rank's last communicator of this engine is gone: the thread ends. */
+  retire(): void {
+    if (--this.live > 0) return;
+    this.stopForwarding();
+    forgetLive(this);
+    void this.worker.terminate();
+  }
+}
+
+function revive(error: unknown): Error {
+  if (TscclError.isJSON(error)) return TscclError.fromJSON(error);
+  const plain = error as { message?: string; stack?: string };
+  const err = new Error(plain?.message ?? String(error));
+  if (plain?.stack) err.stack = plain.stack;
+  return err;
+}
+
+/** A call's arrays that are not in the arena: their arena copies, and what completion does with them. */
+interface Staging {
+  readonly copies: (() => void)[];
+  readonly staged: TypedArray[];
+}
+
+function typedArrayName(array: TypedArray): TypedArrayName {
+  const name = array.constructor.name as TypedArrayName;
+  return (TYPED_ARRAY_NAMES as readonly string[]).includes(name) ? name : 'Uint8Array';
+}
+
+/**
+ * A communicator whose calls a progress engine runs: the same calls, options and errors as a
+ * Communicator's, but a call moves while this thread computes, and its promise settles when
+ * this thread's event loop next runs. Arrays from `alloc` go to the engine in place; any other
+ * array is copied into the arena when the call is issued and its result copied back when it
+ * completes (one copy each way).
+ */
+export class EngineCommunicator {
+  readonly rank: number;
+  readonly size: number;
+  readonly name: string;
+  readonly transportKind: 'shm' | 'tcp';
+  private readonly engine: Engine;
+  private readonly comm: number;
+  private readonly defaultTimeoutMs: number;
+  private readonly dtypes = new WeakMap<TypedArray, DType>();
+  private destroyed = false;
+
+  private constructor(engine: Engine, info: EngineCommInfo, defaultTimeoutMs: number) {
+    this.engine = engine;
+    this.comm = info.comm;
+    this.rank = info.rank;
+    this.size = info.size;
+    this.name = info.name;
+    this.transportKind = info.transportKind;
+    this.defaultTimeoutMs = defaultTimeoutMs;
+  }
+
+  /** Starts this rank's engine, which joins the world as this rank. */
+  static async start(defaultTimeoutMs: number): Promise<EngineCommunicator> {
+    const engine = new Engine(defaultTimeoutMs);
+    return new EngineCommunicator(engine, await engine.started(), defaultTimeoutMs);
+  }
+
+  /** A typed array in the shared arena: the engine reads and writes it in place, with no copy. */
+  alloc<D extends DType>(dtype: D, count: number): DTypeArrayMap[D] {
+    const info = dtypeInfo(dtype);
+    if (!Number.isInteger(count) || count < 0) {
+      throw invalidArgument(`Rank ${this.rank}: alloc count must be a non-negative integer, got ${count}`, {
+        rank: this.rank,
+        argument: 'count',
+      });
+    }
+    const array = this.engine.arena.allocateOwned(info.ctor as never, count, info.bytes) as TypedArray;
+    this.dtypes.set(array, dtype);
+    return array as DTypeArrayMap[D];
+  }
+
+  /** Returns an array from `alloc` once every call that uses it has resolved. */
+  free(buffer: TypedArray): void {
+    if (!this.engine.arena.release(buffer)) {
+      throw invalidArgument(`Rank ${this.rank}: free takes an array from alloc that was not freed yet`, {
+        rank: this.rank,
+        argument: 'buffer',
+      });
+    }
+  }
+
+  /** This rank's flight record of the communicator, as the engine that ran its calls keeps it. */
+  flightRecords(): CommRecord {
+    return this.engine.query({ comm: this.comm, what: 'flightRecords' }) as CommRecord;
+  }
+
+  /** What a call of `bytes` would cost and which algorithm would run it (Communicator.predict). */
+  predict(collective: string, bytes: number, options: PredictOptions = {}): Prediction {
+    return this.engine.query({
+      comm: this.comm,
+      what: 'predict',
+      args: { collective, bytes, options: { ...options } },
+    }) as Prediction;
+  }
+
+  allReduce(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
+    return this.collective('allReduce', buffer, options);
+  }
+  broadcast(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
+    return this.collective('broadcast', buffer, options);
+  }
+  reduce(buffer: TypedArray, options: RootedReduceOptions = {}): Promise<void> {
+    return this.collective('reduce', buffer, options);
+  }
+  allGather(buffer: TypedArray, options: CollectiveOptions = {}): Promise<void> {
+    return this.collective('allGather', buffer, options);
+  }
+  reduceScatter(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
+    return this.collective('reduceScatter', buffer, options);
+  }
+  allToAll(buffer: TypedArray, options: AllToAllOptions = {}): Promise<void> {
+    return this.collective('allToAll', buffer, options);
+  }
+  gather(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
+    return this.collective('gather', buffer, options);
+  }
+  scatter(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
+    return this.collective('scatter', buffer, options);
+  }
+  barrier(options: CallOptions = {}): Promise<void> {
+    return this.issue('barrier', { options }).then(() => undefined);
+  }
+  send(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
+    return this.issue('send', { buffer, peer, options, writes: false }).then(() => undefined);
+  }
+  recv(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
+    return this.issue('recv', { buffer, peer, options, writes: true }).then(() => undefined);
+  }
+
+  async split(options: SplitOptions): Promise<EngineCommunicator | null> {
+    const info = await this.issue('split', { options });
+    if (info === null || info === undefined) return null;
+    this.engine.live++;
+    return new EngineCommunicator(this.engine, info, this.defaultTimeoutMs);
+  }
+
+  async shrink(options: ShrinkOptions): Promise<EngineCommunicator> {
+    const info = await this.issue('shrink', { options });
+    this.engine.live++;
+    return new EngineCommunicator(this.engine, info as EngineCommInfo, this.defaultTimeoutMs);
+  }
+
+  /** Waits for pending calls, retires the communicator, and ends the engine with the rank's last one. */
+  async destroy(): Promise<void> {
+    if (this.destroyed) return;
+    this.destroyed = true;
+    try {
+      await this.issue('destroy', { options: {} });
+    } finally {
+      this.engine.retire();
+    }
+  }
+
+  /** Ends every pending call of this communicator on this rank (TSCCL_ERR_ABORTED) and tells the peers. */
+  abort(reason = 'aborted by the application'): void {
+    this.engine.post({ kind: 'abortComm', comm: this.comm, reason });
+  }
+
+  private collective(call: OptionsCall & EngineCall, buffer: TypedArray, options: CollectiveOptions): Promise<void> {
+    // A buffer the call does not write back to: the input of an out-of-place call.
+    const writes = options.output === undefined;
+    return this.issue(call, { buffer, options, writes }).then(() => undefined);
+  }
+
+  /**
+   * Checks the options here (so bad input fails as it would inline, before anything moves), puts
+   * every array in the arena, and posts the call.
+   */
+  private issue(
+    call: (OptionsCall & EngineCall) | 'destroy',
+    what: { buffer?: TypedArray; peer?: number; options: CallOptions & { output?: TypedArray }; writes?: boolean },
+  ): Promise<EngineCommInfo | null | undefined> {
+    try {
+      if (this.destroyed && call !== 'destroy')
+        throw new TscclError(ErrorCode.DESTROYED, `Communicator ${this.name} on rank ${this.rank} was destroyed`, {
+          rank: this.rank,
+        });
+      if (call !== 'destroy')
+        checkOptions(call, what.options, { rank: this.rank, defaultTimeoutMs: this.defaultTimeoutMs });
+      const { signal, output, ...rest } = what.options;
+      const staging: Staging = { copies: [], staged: [] };
+      const buffer = what.buffer === undefined ? undefined : this.place(what.buffer, what.writes === true, staging);
+      const placedOutput = output === undefined ? undefined : this.place(output, true, staging);
+      const finish = () => {
+        for (const copy of staging.copies) copy();
+      };
+      return this.engine.call(
+        { comm: this.comm, call, buffer, output: placedOutput, peer: what.peer, options: rest },
+        { signal, finish: staging.copies.length === 0 ? undefined : finish, staged: staging.staged },
+      );
+    } catch (err) {
+      return Promise.reject(err);
+    }
+  }
+
+  /** Where the engine finds `array`: in place if it is in the arena, else a staged copy (copied back on completion if written). */
+  private place(array: TypedArray, writes: boolean, staging: Staging): ArenaBuffer {
+    const ctor = typedArrayName(array);
+    const arena = this.engine.arena;
+    if (arena.contains(array))
+      return { byteOffset: array.byteOffset, length: array.length, ctor, dtype: this.dtypes.get(array) };
+    const staged = arena.allocateOwned(array.constructor as never, array.length, array.BYTES_PER_ELEMENT) as TypedArray;
+    (staged as Uint8Array).set(array as Uint8Array);
+    staging.staged.push(staged);
+    staging.copies.push(() => {
+      if (writes) (array as Uint8Array).set(staged as Uint8Array);
+      arena.release(staged);
+    });
+    return { byteOffset: staged.byteOffset, length: staged.length, ctor, dtype: this.dtypes.get(array) };
+  }
+}
