@@ -1,0 +1,18 @@
+// One rank of bench/overlap/call-cost.mjs: the time per call of back-to-back small all-reduces.
+import { init } from '../../dist/src/progress/init.js';
+
+export default async function main({ args }) {
+  const { progress, bytes, calls } = JSON.parse(args[0]);
+  const comm = progress === 'engine' ? await init({ progress, timeoutMs: 600_000 }) : await init({ timeoutMs: 600_000 });
+  const buffer = comm.alloc('float32', Math.max(1, bytes / 4));
+  for (let i = 0; i < 200; i++) await comm.allReduce(buffer);
+  const perCall = [];
+  for (let round = 0; round < 5; round++) {
+    await comm.barrier();
+    const start = performance.now();
+    for (let i = 0; i < calls; i++) await comm.allReduce(buffer);
+    perCall.push(((performance.now() - start) * 1000) / calls);
+  }
+  await comm.destroy();
+  return { us: perCall.sort((a, b) => a - b)[2] };
+}

@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// Compute-communication overlap: each rank issues a 64 MiB all-reduce, computes for about as
+// long as the all-reduce takes alone, then awaits it. Reports step / max(compute alone,
+// all-reduce alone) per configuration, inline and with the progress engine (1.0: fully hidden;
+// 2.0: nothing hidden). Configurations: 2 and 4 thread ranks, 2 process ranks over loopback TCP,
+// and 2 hosts x 1 process over network namespaces with the link shaped to 1 Gbit/s (needs root
+// and iproute2; skipped with the reason otherwise).
+// Usage: node bench/overlap/overlap.mjs [--mib 64] [--reps 3] [--only threads|tcp|netns]
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { launch } from '../../dist/src/launch/launch.js';
+import { run } from '../../dist/src/launch/run.js';
+import { createNetnsStar, netnsUnavailable } from '../../dist/test/harness/netns.js';
+
+const { values } = parseArgs({
+  options: { mib: { type: 'string', default: '64' }, reps: { type: 'string', default: '3' }, only: { type: 'string' } },
+});
+const mib = Number(values.mib);
+const reps = Number(values.reps);
+const script = fileURLToPath(new URL('./overlap-rank.mjs', import.meta.url));
+const bin = fileURLToPath(new URL('../../bin/tsccl.js', import.meta.url));
+
+/** The slowest rank's figures: a step ends when every rank's has. */
+function slowest(results) {
+  const max = (key) => Math.max(...results.map((r) => r[key]));
+  return { allReduceMs: max('allReduceMs'), computeMs: max('computeMs'), stepMs: max('stepMs') };
+}
+
+function row(config, progress, r) {
+  const ratio = r.stepMs / Math.max(r.allReduceMs, r.computeMs);
+  console.log(
+    `| ${config} | ${progress} | ${r.allReduceMs.toFixed(0)} | ${r.computeMs.toFixed(0)} | ${r.stepMs.toFixed(0)} | ${ratio.toFixed(2)} |`,
+  );
+}
+
+async function netnsJob(progress, star, port) {
+  const node = (i) =>
+    new Promise((resolve) => {
+      const child = spawn(
+        'ip',
+        [
+          'netns',
+          'exec',
+          star.names[i],
+          process.execPath,
+          bin,
+          'launch',
+          '--nnodes',
+          '2',
+          '--node-rank',
+          String(i),
+          '--nproc-per-node',
+          '1',
+          '--master-addr',
+          star.addresses[0],
+          '--master-port',
+          String(port),
+          script,
+          JSON.stringify({ progress, mib, reps }),
+        ],
+        { env: { ...process.env, TSCCL_JOB_TOKEN: 'overlap-netns' } },
+      );
+      let out = '';
+      child.stdout.on('data', (d) => {
+        out += d;
+      });
+      child.stderr.on('data', (d) => process.stderr.write(d));
+      child.on('exit', () => resolve(out));
+    });
+  const outs = await Promise.all([0, 1].map(node));
+  return [...outs.join('').matchAll(/^\[(\d+)\] result: (.*)$/gm)].map((m) => JSON.parse(m[2]));
+}
+
+console.log(`# ${mib} MiB all-reduce, median of ${reps}; ms; ${new Date().toISOString()}`);
+console.log(
+  '| configuration | progress | all-reduce alone | compute alone | step | step / max |\n|---|---|---:|---:|---:|---:|',
+);
+for (const progress of ['inline', 'engine']) {
+  const jobArgs = [JSON.stringify({ progress, mib, reps })];
+  if (!values.only || values.only === 'threads')
+    for (const ranks of [2, 4]) {
+      const { results } = await run({ ranks, script, args: jobArgs, output: 'silent', timeoutMs: 600_000 });
+      row(`${ranks} thread ranks`, progress, slowest(results));
+    }
+  if (!values.only || values.only === 'tcp') {
+    const { results } = await launch({
+      nprocPerNode: 2,
+      mode: 'processes',
+      script,
+      args: jobArgs,
+      output: 'silent',
+      timeoutMs: 600_000,
+    });
+    row('2 process ranks, loopback TCP', progress, slowest(results));
+  }
+}
+if (!values.only || values.only === 'netns') {
+  const why = netnsUnavailable();
+  if (why) console.log(`\n# 2 hosts x 1 process over namespaces skipped: ${why}`);
+  else {
+    const star = createNetnsStar('ov', 2, '1gbit');
+    try {
+      let port = 29850;
+      for (const progress of ['inline', 'engine'])
+        row('2 hosts x 1 process, veth 1 Gbit/s', progress, slowest(await netnsJob(progress, star, port++)));
+    } finally {
+      star.close();
+    }
+  }
+}
