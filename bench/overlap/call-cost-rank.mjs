@@ -3,7 +3,8 @@ import { init } from '../../dist/src/progress/init.js';
 
 export default async function main({ args }) {
   const { progress, bytes, calls } = JSON.parse(args[0]);
-  const comm = progress === 'engine' ? await init({ progress, timeoutMs: 600_000 }) : await init({ timeoutMs: 600_000 });
+  const comm =
+    progress === 'engine' ? await init({ progress, timeoutMs: 600_000 }) : await init({ timeoutMs: 600_000 });
   const buffer = comm.alloc('float32', Math.max(1, bytes / 4));
   for (let i = 0; i < 200; i++) await comm.allReduce(buffer);
   const perCall = [];

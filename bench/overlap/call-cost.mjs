@@ -26,5 +26,7 @@ for (const [label, start] of [
       const { results } = await start([JSON.stringify({ progress, bytes, calls: bytes > 65536 ? calls / 5 : calls })]);
       us[progress] = results[0].us;
     }
-    console.log(`| ${label} | ${bytes} | ${us.inline.toFixed(1)} | ${us.engine.toFixed(1)} | ${(us.engine / us.inline).toFixed(2)} |`);
+    console.log(
+      `| ${label} | ${bytes} | ${us.inline.toFixed(1)} | ${us.engine.toFixed(1)} | ${(us.engine / us.inline).toFixed(2)} |`,
+    );
   }

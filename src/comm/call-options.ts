@@ -124,6 +124,7 @@ const KEYS = {
   shrink: [...CALL, 'exclude'],
   predict: ['dtype', 'algorithm', 'checksum'],
   init: ['timeoutMs'],
+  group: ['timeoutMs', 'signal'],
 } satisfies Record<string, Key[]>;
 
 /** A public call that takes an options object. */

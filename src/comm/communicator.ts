@@ -14,6 +14,7 @@ import type { CommBackend } from './backend.js';
 import { type CommRecord, type OpRecord, FlightRecorder, installSignalDump } from '../debug/flight-recorder.js';
 import { checkSameCall } from './desync-check.js';
 import { algorithmOverrides, checksumDefault, debugCheck } from './call-defaults.js';
+import { type Group, runGroup } from './call-group.js';
 import {
   type AllToAllOptions,
   type CallOptions,
@@ -411,6 +412,24 @@ export class Communicator {
   /** Receives into `buffer` from `peer`; the sender's count must equal buffer.length. */
   recv(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
     return this.p2p.start('recv', buffer, peer, options);
+  }
+
+  /**
+   * Issues the calls `build` records as one (ncclGroupStart/End): small all-reduces fused into
+   * few calls, sends and receives posted together so that no order of them deadlocks; under
+   * TSCCL_DEBUG_CHECK the ranks compare their groups first (TSCCL_ERR_MISMATCH where they
+   * differ). Resolves when every call of the group has; `timeoutMs` and `signal` bound each.
+   */
+  group(
+    build: (group: Group) => void | Promise<void>,
+    options: Pick<CallOptions, 'timeoutMs' | 'signal'> = {},
+  ): Promise<void> {
+    try {
+      checkOptions('group', options, this.where);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return runGroup(this, build, { ...options, check: debugCheck, name: this.name });
   }
 
   /**

@@ -12,6 +12,8 @@ import {
   type SplitOptions,
   checkOptions,
 } from '../comm/call-options.js';
+import { debugCheck } from '../comm/call-defaults.js';
+import { type Group, runGroup } from '../comm/call-group.js';
 import { type CommRecord, forwardDumps, installSignalDump } from '../debug/flight-recorder.js';
 import { type DType, type DTypeArrayMap, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
@@ -323,6 +325,19 @@ export class EngineCommunicator {
   }
   recv(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
     return this.issue('recv', { buffer, peer, options, writes: true }).then(() => undefined);
+  }
+
+  /** Issues the calls `build` records as one (Communicator.group); each call runs on the engine. */
+  group(
+    build: (group: Group) => void | Promise<void>,
+    options: Pick<CallOptions, 'timeoutMs' | 'signal'> = {},
+  ): Promise<void> {
+    try {
+      checkOptions('group', options, { rank: this.rank, defaultTimeoutMs: this.defaultTimeoutMs });
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return runGroup(this, build, { ...options, check: debugCheck, name: this.name });
   }
 
   async split(options: SplitOptions): Promise<EngineCommunicator | null> {

@@ -1,0 +1,253 @@
+import type { DType, TypedArray } from '../dtypes/dtype.js';
+import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import type {
+  AllToAllOptions,
+  CallOptions,
+  CollectiveOptions,
+  ReduceOptions,
+  RootedOptions,
+  RootedReduceOptions,
+} from './call-options.js';
+
+/** What a group needs of a communicator: its public calls (a Communicator, or one on a progress engine). */
+export interface GroupTarget {
+  readonly rank: number;
+  readonly size: number;
+  alloc(dtype: DType, count: number): TypedArray;
+  free(buffer: TypedArray): void;
+  allReduce(buffer: TypedArray, options?: ReduceOptions): Promise<void>;
+  broadcast(buffer: TypedArray, options?: RootedOptions): Promise<void>;
+  reduce(buffer: TypedArray, options?: RootedReduceOptions): Promise<void>;
+  allGather(buffer: TypedArray, options?: CollectiveOptions): Promise<void>;
+  reduceScatter(buffer: TypedArray, options?: ReduceOptions): Promise<void>;
+  allToAll(buffer: TypedArray, options?: AllToAllOptions): Promise<void>;
+  send(buffer: TypedArray, peer: number, options?: CallOptions): Promise<void>;
+  recv(buffer: TypedArray, peer: number, options?: CallOptions): Promise<void>;
+}
+
+type GroupOptions = Pick<CallOptions, 'timeoutMs' | 'signal'>;
+
+/** The calls a group takes: the communicator's, recorded, issued together when the group's function returns. */
+export interface Group {
+  allReduce(buffer: TypedArray, options?: Omit<ReduceOptions, keyof GroupOptions>): void;
+  broadcast(buffer: TypedArray, options?: Omit<RootedOptions, keyof GroupOptions>): void;
+  reduce(buffer: TypedArray, options?: Omit<RootedReduceOptions, keyof GroupOptions>): void;
+  allGather(buffer: TypedArray, options?: Omit<CollectiveOptions, keyof GroupOptions>): void;
+  reduceScatter(buffer: TypedArray, options?: Omit<ReduceOptions, keyof GroupOptions>): void;
+  allToAll(buffer: TypedArray, options?: Omit<AllToAllOptions, keyof GroupOptions>): void;
+  send(buffer: TypedArray, peer: number): void;
+  recv(buffer: TypedArray, peer: number): void;
+}
+
+type CollectiveName = 'allReduce' | 'broadcast' | 'reduce' | 'allGather' | 'reduceScatter' | 'allToAll';
+const COLLECTIVE_NUMBERS: Readonly<Record<CollectiveName, number>> = {
+  allReduce: 1,
+  broadcast: 2,
+  reduce: 3,
+  allGather: 4,
+  reduceScatter: 5,
+  allToAll: 6,
+};
+
+type Recorded =
+  | {
+      readonly kind: 'collective';
+      readonly name: CollectiveName;
+      readonly buffer: TypedArray;
+      readonly options: CollectiveOptions;
+    }
+  | { readonly kind: 'send' | 'recv'; readonly buffer: TypedArray; readonly peer: number };
+
+/**
+ * At most this many bytes a fused call: a group's extra arena memory stays bounded, and a
+ * large all-reduce gains nothing from fusing (its time is its bytes, not its calls). PyTorch
+ * DDP's default gradient bucket is 25 MiB.
+ */
+export const FUSED_MAX_BYTES = 16 << 20;
+
+/**
+ * Runs `build` to record calls, then issues them as one (ncclGroupStart/End, torch's coalescing
+ * manager): all-reduces of the same element type and operation, in place and without an
+ * algorithm of their own, fused into buckets of one call each (copied into the arena, reduced
+ * once, copied back), the other collectives in the order recorded, and every send and receive
+ * posted together, so that no order of them can deadlock. With `check` (TSCCL_DEBUG_CHECK), the
+ * ranks first compare what their groups hold and all fail with TSCCL_ERR_MISMATCH, naming the
+ * ranks, where they differ. Resolves when every call has.
+ */
+export async function runGroup(
+  comm: GroupTarget,
+  build: (group: Group) => void | Promise<void>,
+  options: GroupOptions & { readonly check: boolean; readonly name: string },
+): Promise<void> {
+  const recorded: Recorded[] = [];
+  const collective =
+    (name: CollectiveName) =>
+    (buffer: TypedArray, callOptions: CollectiveOptions = {}) => {
+      for (const key of ['timeoutMs', 'signal'] as const)
+        if (key in callOptions)
+          throw invalidArgument(`Rank ${comm.rank}: ${key} is the group's option, not ${name}'s inside it`, {
+            rank: comm.rank,
+            argument: key,
+          });
+      recorded.push({ kind: 'collective', name, buffer, options: callOptions });
+    };
+  const group: Group = {
+    allReduce: collective('allReduce'),
+    broadcast: collective('broadcast'),
+    reduce: collective('reduce'),
+    allGather: collective('allGather'),
+    reduceScatter: collective('reduceScatter'),
+    allToAll: collective('allToAll'),
+    send: (buffer, peer) => {
+      recorded.push({ kind: 'send', buffer, peer });
+    },
+    recv: (buffer, peer) => {
+      recorded.push({ kind: 'recv', buffer, peer });
+    },
+  };
+  await build(group);
+  const call: GroupOptions = {};
+  if (options.timeoutMs !== undefined) call.timeoutMs = options.timeoutMs;
+  if (options.signal !== undefined) call.signal = options.signal;
+  if (options.check) await compareGroups(comm, recorded, { call, name: options.name });
+  const running: Promise<void>[] = [];
+  for (const bucket of buckets(recorded)) running.push(runBucket(comm, bucket, call));
+  for (const r of recorded) {
+    if (r.kind !== 'collective') running.push(comm[r.kind](r.buffer, r.peer, call));
+    else if (!isFused(r)) running.push(comm[r.name](r.buffer, { ...r.options, ...call }));
+  }
+  // Every call runs to its end before the group reports, so no buffer is still in use when it does.
+  const outcomes = await Promise.allSettled(running);
+  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
+}
+
+type Fusable = Extract<Recorded, { kind: 'collective' }>;
+
+/** An all-reduce in place that names nothing of its own (algorithm, checksum): it may share a call with others. */
+function isFused(r: Fusable): boolean {
+  return (
+    r.name === 'allReduce' &&
+    r.options.output === undefined &&
+    r.options.algorithm === undefined &&
+    r.options.checksum === undefined
+  );
+}
+
+function fusable(r: Recorded): r is Fusable {
+  return r.kind === 'collective' && isFused(r);
+}
+
+/** The group's fusable all-reduces by element type and operation, cut into buckets of at most FUSED_MAX_BYTES. */
+function buckets(recorded: readonly Recorded[]): Fusable[][] {
+  const byKind = new Map<string, Fusable[][]>();
+  for (const r of recorded) {
+    if (!fusable(r)) continue;
+    const key = `${r.buffer.constructor.name}|${r.options.dtype ?? ''}|${(r.options as ReduceOptions).op ?? 'sum'}`;
+    const list = byKind.get(key) ?? byKind.set(key, [[]]).get(key)!;
+    let last = list[list.length - 1];
+    const bytes = last.reduce((sum, x) => sum + x.buffer.byteLength, 0);
+    if (last.length > 0 && bytes + r.buffer.byteLength > FUSED_MAX_BYTES) list.push((last = []));
+    last.push(r);
+  }
+  return [...byKind.values()].flat().filter((b) => b.length > 0);
+}
+
+/** One all-reduce for a bucket: alone as it is, or fused through one arena buffer. */
+async function runBucket(comm: GroupTarget, bucket: Fusable[], call: GroupOptions): Promise<void> {
+  const first = bucket[0];
+  if (bucket.length === 1) return comm.allReduce(first.buffer, { ...first.options, ...call });
+  const ctor = first.buffer.constructor as new (n: number) => TypedArray;
+  const total = bucket.reduce((sum, r) => sum + r.buffer.length, 0);
+  const dtype = (first.options.dtype ?? dtypeOfArray(first.buffer)) as DType;
+  const fused = comm.alloc(dtype, total);
+  if (fused.constructor !== ctor)
+    throw new TscclError(ErrorCode.INTERNAL, `fused buffer of ${dtype} is not a ${ctor.name}`);
+  let at = 0;
+  for (const r of bucket) {
+    (fused as Uint8Array).set(r.buffer as Uint8Array, at);
+    at += r.buffer.length;
+  }
+  // After a failure a peer may still read the fused buffer: it is then left to the collector.
+  await comm.allReduce(fused, { ...first.options, ...call });
+  at = 0;
+  for (const r of bucket) {
+    (r.buffer as Uint8Array).set((fused as Uint8Array).subarray(at, at + r.buffer.length));
+    at += r.buffer.length;
+  }
+  comm.free(fused);
+}
+
+const ARRAY_DTYPES: Readonly<Record<string, DType>> = {
+  Float32Array: 'float32',
+  Float64Array: 'float64',
+  Int8Array: 'int8',
+  Uint8Array: 'uint8',
+  Int32Array: 'int32',
+  Uint32Array: 'uint32',
+  BigInt64Array: 'int64',
+  BigUint64Array: 'uint64',
+};
+
+function dtypeOfArray(buffer: TypedArray): DType {
+  const dtype = ARRAY_DTYPES[buffer.constructor.name];
+  if (dtype === undefined)
+    throw invalidArgument(`a ${buffer.constructor.name} in a group needs { dtype } (float16, bfloat16 or uint16)`, {
+      argument: 'dtype',
+    });
+  return dtype;
+}
+
+/**
+ * Every rank's group in numbers: its collectives' fingerprint (each call's kind, element size and
+ * count, in order) and, per peer, the messages and bytes it sends and receives. A rank's sends to
+ * a peer must be that peer's receives from it; the collectives must be the same everywhere.
+ */
+async function compareGroups(
+  comm: GroupTarget,
+  recorded: readonly Recorded[],
+  { call, name }: { readonly call: GroupOptions; readonly name: string },
+): Promise<void> {
+  const n = comm.size;
+  const width = 2 + 4 * n;
+  const mine = new Float64Array(width);
+  let fingerprint = 0;
+  let collectives = 0;
+  for (const r of recorded) {
+    if (r.kind === 'collective') {
+      collectives++;
+      fingerprint =
+        (fingerprint * 31 + COLLECTIVE_NUMBERS[r.name] * 1009 + r.buffer.BYTES_PER_ELEMENT * 17 + r.buffer.length) %
+        2 ** 40;
+    } else {
+      const at = 2 + 4 * r.peer + (r.kind === 'send' ? 0 : 2);
+      mine[at] += 1;
+      mine[at + 1] += r.buffer.byteLength;
+    }
+  }
+  mine[0] = collectives;
+  mine[1] = fingerprint;
+  const all = new Float64Array(width * n);
+  await comm.allGather(mine, { ...call, output: all });
+  const problems: string[] = [];
+  for (let r = 1; r < n; r++)
+    if (all[r * width] !== all[0] || all[r * width + 1] !== all[1])
+      problems.push(`rank ${r}'s collectives (${all[r * width]}) differ from rank 0's (${all[0]})`);
+  for (let from = 0; from < n; from++)
+    for (let to = 0; to < n; to++) {
+      const sends = all[from * width + 2 + 4 * to];
+      const sent = all[from * width + 3 + 4 * to];
+      const recvs = all[to * width + 4 + 4 * from];
+      const received = all[to * width + 5 + 4 * from];
+      if (sends !== recvs || sent !== received)
+        problems.push(
+          `rank ${from} sends rank ${to} ${sends} message(s) of ${sent} bytes, rank ${to} receives ${recvs} of ${received}`,
+        );
+    }
+  if (problems.length > 0)
+    throw new TscclError(
+      ErrorCode.MISMATCH,
+      `Rank ${comm.rank}: the groups on ${name} do not match (TSCCL_DEBUG_CHECK=1): ${problems.slice(0, 4).join('; ')}`,
+      { rank: comm.rank, op: 'group' },
+    );
+}

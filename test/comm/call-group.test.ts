@@ -1,0 +1,30 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ErrorCode } from '../../src/errors.js';
+import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
+
+type Report = { failures: string[]; code?: string };
+
+const allCorrect = (results: unknown[]) => {
+  for (const [rank, r] of (results as Report[]).entries()) assert.deepEqual(r.failures, [], `rank ${rank}`);
+};
+
+for (const ranks of [2, 3, 5])
+  test(`random groups of collectives, sends and receives on ${ranks} thread ranks are all correct`, async () => {
+    allCorrect((await runFixture('group-rank', ranks, { seed: 11 * ranks, groups: 12 })).results);
+  });
+
+test('random groups on 3 process ranks over TCP are all correct', async () => {
+  allCorrect((await launchFixture('group-rank', 3, { seed: 7, groups: 10 })).results);
+});
+
+test('random groups on 3 thread ranks through their progress engines are all correct', async () => {
+  allCorrect((await runFixture('group-rank', 3, { seed: 9, groups: 10, progress: 'engine' })).results);
+});
+
+for (const mismatch of ['extra-send', 'other-count'] as const)
+  test(`groups that differ between ranks (${mismatch}) fail on every rank with MISMATCH under TSCCL_DEBUG_CHECK, not a hang`, async () => {
+    const env = { ...process.env, TSCCL_DEBUG_CHECK: '1' };
+    const results = await rankResults<Report>(runFixture('group-rank', 3, { seed: 1, groups: 0, mismatch }, { env }));
+    for (const [rank, r] of results.entries()) assert.equal(r?.code, ErrorCode.MISMATCH, `rank ${rank}`);
+  });
