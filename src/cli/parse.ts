@@ -14,6 +14,13 @@ export function parseNonNegativeInt(value: string, flag: string): number {
   return n;
 }
 
+/** A fraction in (0, 1], such as a utilisation. */
+export function parseFraction(value: string, flag: string): number {
+  const f = Number(value);
+  if (!(f > 0 && f <= 1)) throw new InvalidArgumentError(`${flag} must be a number in (0, 1], got '${value}'`);
+  return f;
+}
+
 /** Runs a parser from the library inside a commander option, so its message becomes commander's usage error. */
 export function guard<T>(parse: () => T): T {
   try {

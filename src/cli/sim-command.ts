@@ -5,11 +5,11 @@ import { formatSimTable } from '../sim/format-sim.js';
 import { type GroupKind, layoutGroups, linkUsage } from '../sim/link-usage.js';
 import { protocolsFrom } from '../sim/protocols.js';
 import { type SimMode, type SimRow, ranksRunTsccl, simulateRow } from '../sim/simulate.js';
-import { MODELS, trainingStep } from '../sim/training.js';
+import { DEFAULT_BUCKET_BYTES, DEFAULT_MFU, MODELS, type TrainingTimeline, trainingStep } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
 import { tscclChooser } from '../tuner/sim-chooser.js';
-import { guard, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
+import { guard, parseFraction, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
 import { inSimWorker, runSimInWorker } from './sim-worker.js';
 import { addTopologyOptions, presetOptions } from './topology-options.js';
 
@@ -86,7 +86,19 @@ export function simCommand(
         (v) => parsePositiveInt(v, '--grad-bytes'),
         2,
       )
-      .option('--sequence-parallel', 'train: TP uses all-gather + reduce-scatter'),
+      .option('--sequence-parallel', 'train: TP uses all-gather + reduce-scatter')
+      .option(
+        '--mfu <fraction>',
+        `train: model FLOPs utilisation of the step's compute (default ${DEFAULT_MFU})`,
+        (v) => parseFraction(v, '--mfu'),
+        DEFAULT_MFU,
+      )
+      .option(
+        '--bucket-mb <n>',
+        `train: gradient bucket of the data-parallel reduction, MiB (default ${DEFAULT_BUCKET_BYTES / 2 ** 20}, as PyTorch DDP)`,
+        (v) => parsePositiveInt(v, '--bucket-mb'),
+        DEFAULT_BUCKET_BYTES / 2 ** 20,
+      ),
   ).addOption(format());
   sim.action(async (what: string | undefined, flags: Record<string, unknown>) => {
     const topology = loadTopology(flags.topo as string, presetOptions(flags));
@@ -245,7 +257,7 @@ export function simCommand(
         },
         mode,
         nvls,
-        { chooser: tscclChooser },
+        { chooser: tscclChooser, mfu: flags.mfu as number, bucketBytes: (flags.bucketMb as number) * 2 ** 20 },
       );
       if (json) {
         write(JSON.stringify({ tool: 'tsccl sim train', topology: topology.name, ...report }, null, 2));
@@ -265,10 +277,40 @@ export function simCommand(
         write(`#${''.padStart(14)}${c.purpose}`);
       }
       write(`# communication per step: ${(report.totalUs / 1000).toFixed(1)} ms if nothing overlaps`);
+      writeStep(write, report.step);
       return;
     }
     throw invalidArgument(`tsccl sim ${what}: expected nothing, "links" or "train"`, { argument: 'what' });
   });
+}
+
+const ms = (us: number) => (us / 1000).toFixed(1);
+
+/** The step's timeline: compute, what communication leaves on it, and rank 0's gradient buckets. */
+function writeStep(write: (line: string) => void, step: TrainingTimeline | undefined): void {
+  if (step === undefined) {
+    write('# step time: the topology gives no accelerator peak (bf16Tflops), so compute is not modelled');
+    return;
+  }
+  write(
+    `# compute per step: ${ms(step.computeUs)} ms (${step.tflops} TFLOPS x MFU ${step.mfu}, 6 FLOPs per active parameter and token, with the pipeline's idle slots)`,
+  );
+  const buckets = step.dpBuckets;
+  if (buckets.length > 0) {
+    write(
+      `# data-parallel gradients: ${buckets.length} buckets, reduced while the last micro-batch's backward runs (${ms(step.backwardUs)} ms); timeline of every data-parallel rank, ms from that backward's start:`,
+    );
+    const shown = buckets.length <= 6 ? buckets : [...buckets.slice(0, 3), undefined, ...buckets.slice(-2)];
+    for (const b of shown)
+      write(
+        b === undefined
+          ? '#   ...'
+          : `#   bucket of ${(b.bytes / 2 ** 20).toFixed(1)} MiB ready ${ms(b.readyUs)}, reduced ${ms(b.startUs)}-${ms(b.endUs)}`,
+      );
+  }
+  write(
+    `# step: compute ${ms(step.computeUs)} + TP/PP/EP communication ${ms(step.criticalCommUs)} + data-parallel left after backward ${ms(step.dpExposedUs)} = ${ms(step.stepUs)} ms (${ms(step.serialStepUs)} ms if no communication overlapped)`,
+  );
 }
 
 function parseGroups(text: string): number[][] {

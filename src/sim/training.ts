@@ -1,3 +1,4 @@
+import { type BucketSpan, backwardOverlap } from './backward-overlap.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type GroupKind, layoutGroups } from './link-usage.js';
@@ -111,7 +112,39 @@ export interface TrainingReport {
   readonly collectives: readonly TrainingCollective[];
   /** Sum of all communication, assuming none of it overlaps compute or other communication. */
   readonly totalUs: number;
+  /** The step with compute, where the accelerators' peak is known (bf16Tflops). */
+  readonly step?: TrainingTimeline;
 }
+
+/**
+ * A step's time on rank 0 (every data-parallel rank runs the same timeline in this model): its
+ * compute, the tensor-, pipeline- and expert-parallel communication on the critical path, and
+ * the data-parallel gradient reduction overlapped with the last micro-batch's backward pass.
+ */
+export interface TrainingTimeline {
+  readonly tflops: number;
+  readonly mfu: number;
+  /** Forward and backward of every micro-batch, with the pipeline's (pp - 1) idle slots (1F1B). */
+  readonly computeUs: number;
+  /** The last micro-batch's backward, which the gradient reduction overlaps. */
+  readonly backwardUs: number;
+  /** TP, PP and EP communication, not overlapped. */
+  readonly criticalCommUs: number;
+  readonly dpBuckets: readonly BucketSpan[];
+  /** Data-parallel reduction left after backward (expert gradients' reduction after it, whole). */
+  readonly dpExposedUs: number;
+  readonly stepUs: number;
+  /** The step if no communication overlapped compute. */
+  readonly serialStepUs: number;
+}
+
+/**
+ * Model FLOPs utilisation assumed for a step's compute: Meta reports 38-43% BF16 MFU training
+ * Llama 3 405B on up to 16K H100s (The Llama 3 Herd of Models, 2024, table 4).
+ */
+export const DEFAULT_MFU = 0.4;
+/** PyTorch DDP's default gradient bucket (bucket_cap_mb). */
+export const DEFAULT_BUCKET_BYTES = 25 * 2 ** 20;
 
 /**
  * The communication of one training step of rank 0, per parallel dimension (Megatron-LM's
@@ -127,7 +160,7 @@ export function trainingStep(
   layout: TrainingLayout,
   mode: SimMode,
   nvls: boolean,
-  options: { chooser?: TscclChooser } = {},
+  options: { chooser?: TscclChooser; mfu?: number; bucketBytes?: number } = {},
 ): TrainingReport {
   const { tp, pp, dp, ep } = layout;
   const world = tp * pp * dp;
@@ -250,11 +283,56 @@ export function trainingStep(
       (activation * model.topK) / tp,
     );
   }
+  const totalUs = collectives.reduce((a, c) => a + c.timePerStepUs, 0);
+  const tflops = graph.devices[graph.accelerators[0]].bf16Tflops;
+  const report = { model, layout, microBatchesPerStep: m, collectives, totalUs };
+  if (tflops === undefined) return report;
+  // Training costs 6 FLOPs per active parameter per token: 2 forward, 4 backward.
+  const mfu = options.mfu ?? DEFAULT_MFU;
+  const flopsPerMicroBatch = (6 * model.activeParameters * layout.microBatch * model.sequence) / (tp * pp);
+  const microBatchUs = (flopsPerMicroBatch / (tflops * 1e12 * mfu)) * 1e6;
+  const computeUs = microBatchUs * (m + pp - 1);
+  const backwardUs = (microBatchUs * 4) / 6;
+  const [gradients, ...expertGradients] = collectives.filter((c) => c.group === 'dp');
+  const dpDevices = dpGroup.map((r) => graph.accelerators[r]);
+  const times = new Map<number, number>();
+  const timeOf = (bytes: number) => {
+    let t = times.get(bytes);
+    if (t === undefined) {
+      const row = simulateRow(graph, dpDevices, {
+        op: 'all_reduce',
+        bytes,
+        mode: dpDevices.length > 64 ? 'analytical' : mode,
+        nvls,
+        elementBytes: 2,
+        root: 0,
+        chooser: options.chooser,
+      });
+      times.set(bytes, (t = row.timeUs));
+    }
+    return t;
+  };
+  const overlap =
+    gradients === undefined
+      ? { buckets: [], exposedUs: 0 }
+      : backwardOverlap(backwardUs, gradients.bytesPerCall, {
+          bucketBytes: options.bucketBytes ?? DEFAULT_BUCKET_BYTES,
+          timeOf,
+        });
+  const criticalCommUs = collectives.filter((c) => c.group !== 'dp').reduce((a, c) => a + c.timePerStepUs, 0);
+  const dpExposedUs = overlap.exposedUs + expertGradients.reduce((a, c) => a + c.timePerStepUs, 0);
   return {
-    model,
-    layout,
-    microBatchesPerStep: m,
-    collectives,
-    totalUs: collectives.reduce((a, c) => a + c.timePerStepUs, 0),
+    ...report,
+    step: {
+      tflops,
+      mfu,
+      computeUs,
+      backwardUs,
+      criticalCommUs,
+      dpBuckets: overlap.buckets,
+      dpExposedUs,
+      stepUs: computeUs + criticalCommUs + dpExposedUs,
+      serialStepUs: computeUs + totalUs,
+    },
   };
 }

@@ -31,6 +31,13 @@ const deviceSchema = z
       .optional()
       .describe('for kind "switch": which switch chip (latency, in-switch reduction)'),
     nic: z.string().optional().describe('for an accelerator: the NIC its traffic to other hosts leaves by'),
+    bf16Tflops: z
+      .number()
+      .positive()
+      .optional()
+      .describe(
+        "for an accelerator: dense BF16 peak in TFLOPS (the vendor datasheet), from which `tsccl sim train` times a step's compute",
+      ),
     memoryGBps: z
       .number()
       .positive()

@@ -52,3 +52,57 @@ test('sim train with expert parallelism reduces only the shared parameters over 
     /must divide the 8 experts/,
   );
 });
+
+test('sim train overlaps the data-parallel gradient buckets with the last backward: the step pays only what is left after it', () => {
+  const graph = new TopologyGraph(buildPreset('dgx-h100', { nodes: 2 }));
+  const layout = {
+    tp: 8,
+    pp: 1,
+    dp: 2,
+    ep: 1,
+    microBatch: 1,
+    globalBatch: 16,
+    activationBytes: 2,
+    gradientBytes: 2,
+    sequenceParallel: false,
+  };
+  const bucketBytes = 256 * 2 ** 20;
+  const report = trainingStep(graph, MODELS['llama-70b'], layout, 'analytical', true, { bucketBytes });
+  const step = report.step!;
+  assert.equal(step.tflops, 989);
+  const gradients = report.collectives.find((c) => c.group === 'dp')!;
+  assert.equal(
+    step.dpBuckets.reduce((a, b) => a + b.bytes, 0),
+    gradients.bytesPerCall,
+  );
+  // Buckets are reduced one after another, none before it is ready.
+  for (const [i, b] of step.dpBuckets.entries()) {
+    assert.ok(b.startUs >= b.readyUs, `bucket ${i}`);
+    if (i > 0) assert.ok(b.startUs >= step.dpBuckets[i - 1].endUs, `bucket ${i}`);
+  }
+  const last = step.dpBuckets.at(-1)!;
+  assert.equal(step.dpExposedUs, Math.max(0, last.endUs - step.backwardUs));
+  assert.ok(step.dpExposedUs >= last.endUs - last.startUs, 'less than the last bucket left after backward');
+  assert.ok(step.stepUs < step.serialStepUs, `${step.stepUs} against ${step.serialStepUs} without overlap`);
+  assert.equal(step.stepUs, step.computeUs + step.criticalCommUs + step.dpExposedUs);
+  // A lower utilisation stretches compute, and with it the backward that hides the reduction.
+  const slow = trainingStep(graph, MODELS['llama-70b'], layout, 'analytical', true, { bucketBytes, mfu: 0.2 }).step!;
+  assert.ok(Math.abs(slow.computeUs / step.computeUs - 2) < 1e-9);
+  assert.ok(slow.dpExposedUs <= step.dpExposedUs);
+});
+
+test('sim train without an accelerator peak says compute is not modelled rather than guessing', () => {
+  const graph = new TopologyGraph(buildPreset('pcie-server'));
+  const layout = {
+    tp: 1,
+    pp: 1,
+    dp: graph.accelerators.length,
+    ep: 1,
+    microBatch: 1,
+    globalBatch: graph.accelerators.length,
+    activationBytes: 2,
+    gradientBytes: 2,
+    sequenceParallel: false,
+  };
+  assert.equal(trainingStep(graph, MODELS['llama-70b'], layout, 'analytical', true).step, undefined);
+});

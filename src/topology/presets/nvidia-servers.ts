@@ -18,6 +18,8 @@ export interface SwitchedBoard {
   /** GPUs (and as many NICs) behind each PCIe switch. */
   readonly gpusPerPcieSwitch: number;
   readonly memoryGBps: number;
+  /** Dense BF16 peak of one GPU, TFLOPS, from NVIDIA's datasheets (docs/SIMULATOR.md). */
+  readonly bf16Tflops: number;
   readonly socketLink: LinkKindId;
 }
 
@@ -31,7 +33,11 @@ export function switchedServer(ctx: ServerContext, board: SwitchedBoard): Server
     'NVSwitch chips of the baseboard, as one crossbar',
   );
   const gpus = Array.from({ length: count }, (_, i) =>
-    b.device(`${prefix}gpu${i}`, 'gpu', host, { memoryGBps: board.memoryGBps, label: board.gpuLabel }),
+    b.device(`${prefix}gpu${i}`, 'gpu', host, {
+      memoryGBps: board.memoryGBps,
+      bf16Tflops: board.bf16Tflops,
+      label: board.gpuLabel,
+    }),
   );
   for (const gpu of gpus) b.link(gpu, nvswitch, board.nvlink, board.linksPerGpu);
   const attachOf = gpus.map((_, i) => Math.floor(i / board.gpusPerPcieSwitch));
@@ -64,6 +70,7 @@ export function pcieTree(
 
 export const DGX_A100: SwitchedBoard = {
   gpuLabel: 'A100-SXM4-80GB',
+  bf16Tflops: 312,
   gpus: 8,
   nvlink: 'nvlink3',
   linksPerGpu: 12,
@@ -75,6 +82,7 @@ export const DGX_A100: SwitchedBoard = {
 };
 export const DGX_H100: SwitchedBoard = {
   gpuLabel: 'H100-SXM5-80GB',
+  bf16Tflops: 989,
   gpus: 8,
   nvlink: 'nvlink4',
   linksPerGpu: 18,
@@ -89,6 +97,7 @@ export const HGX_H200: SwitchedBoard = { ...DGX_H100, gpuLabel: 'H200-SXM-141GB'
 export const HGX_H800: SwitchedBoard = { ...DGX_H100, gpuLabel: 'H800-SXM5-80GB', linksPerGpu: 8 };
 export const DGX_B200: SwitchedBoard = {
   gpuLabel: 'B200',
+  bf16Tflops: 2250,
   gpus: 8,
   nvlink: 'nvlink5',
   linksPerGpu: 18,

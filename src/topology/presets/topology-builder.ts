@@ -14,7 +14,15 @@ export class TopologyBuilder {
     extra: Partial<
       Pick<
         Device,
-        'switchKind' | 'nic' | 'memoryGBps' | 'reduceGBps' | 'forwardGBps' | 'cacheTiers' | 'loopbackTiers' | 'label'
+        | 'switchKind'
+        | 'nic'
+        | 'memoryGBps'
+        | 'bf16Tflops'
+        | 'reduceGBps'
+        | 'forwardGBps'
+        | 'cacheTiers'
+        | 'loopbackTiers'
+        | 'label'
       >
     > = {},
   ): string {

@@ -1,0 +1,46 @@
+/** One gradient bucket's all-reduce on a rank's timeline, in us from the start of the last backward pass. */
+export interface BucketSpan {
+  readonly bytes: number;
+  /** Backward has produced every gradient of the bucket. */
+  readonly readyUs: number;
+  /** The all-reduce starts: the bucket is ready and the previous bucket's all-reduce is done (one stream). */
+  readonly startUs: number;
+  readonly endUs: number;
+}
+
+export interface BackwardOverlap {
+  readonly buckets: readonly BucketSpan[];
+  /** Time from the end of backward until the last bucket's all-reduce ends: what overlap leaves on the step. */
+  readonly exposedUs: number;
+  /** What the all-reduces take back to back: what the step would pay without overlap. */
+  readonly serialUs: number;
+}
+
+/**
+ * Data parallelism's gradient reduction overlapped with backward, as PyTorch DDP does it:
+ * backward produces the gradients from the last layer to the first, evenly over `backwardUs`;
+ * they are reduced in buckets of `bucketBytes` (the first layers' bucket last, maybe smaller),
+ * each all-reduce starting once its bucket is ready and the previous one has ended. `timeOf`
+ * gives an all-reduce's time by its bytes.
+ */
+export function backwardOverlap(
+  backwardUs: number,
+  gradientBytes: number,
+  { bucketBytes, timeOf }: { readonly bucketBytes: number; readonly timeOf: (bytes: number) => number },
+): BackwardOverlap {
+  const buckets: BucketSpan[] = [];
+  let produced = 0;
+  let streamFree = 0;
+  let serialUs = 0;
+  while (produced < gradientBytes) {
+    const bytes = Math.min(bucketBytes, gradientBytes - produced);
+    produced += bytes;
+    const readyUs = (backwardUs * produced) / gradientBytes;
+    const startUs = Math.max(readyUs, streamFree);
+    const timeUs = timeOf(bytes);
+    serialUs += timeUs;
+    streamFree = startUs + timeUs;
+    buckets.push({ bytes, readyUs, startUs, endUs: streamFree });
+  }
+  return { buckets, exposedUs: Math.max(0, streamFree - backwardUs), serialUs };
+}
