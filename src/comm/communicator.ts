@@ -1,7 +1,7 @@
 import { type Collective, REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { TscclError, invalidArgument } from '../errors.js';
-import { executeSchedule } from '../exec/executor.js';
+import { bytesOverlap, executeSchedule } from '../exec/executor.js';
 import { scaleKernel } from '../kernels/reduce-kernel.js';
 import type { Arena } from '../memory/arena.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
@@ -15,6 +15,7 @@ import { type CommRecord, type OpRecord, FlightRecorder, installSignalDump } fro
 import { checkSameCall } from './desync-check.js';
 import { algorithmOverrides, checksumDefault, debugCheck } from './call-defaults.js';
 import { type Group, runGroup } from './call-group.js';
+import { InFlightGuard } from './in-flight-guard.js';
 import {
   type AllToAllOptions,
   type CallOptions,
@@ -87,6 +88,8 @@ export class Communicator {
    * size, op, algorithm): a stream of small calls then checks, selects and builds views once.
    */
   private readonly plans: PlanMemo;
+  /** Under TSCCL_DEBUG_CHECK: what the calls queued or running on this communicator write. */
+  private readonly queuedWrites = new Set<TypedArray>();
   private lastPrepared: PreparedCall | undefined;
   /** What every call's wait context shares. */
   private readonly scope: CommScope;
@@ -572,14 +575,45 @@ export class Communicator {
         root: plan.shape.root,
         redop: REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none',
       });
-      return this.queue.enqueue(() => this.runCollective(plan, seq, record, call));
+      const guard = debugCheck ? this.guardInput(plan, seq) : undefined;
+      return this.queue.enqueue(() => this.runCollective(plan, seq, record, call, guard));
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
+  /**
+   * The watch TSCCL_DEBUG_CHECK keeps on a call's input (none for a call without one). Calls
+   * queued before it may write its input (a second in-place all-reduce of the same array), so
+   * its input is compared at its start only where none of them writes there.
+   */
+  private guardInput(plan: CallPlan, seq: number): InFlightGuard | undefined {
+    const { input, output } = plan;
+    if (input === undefined || input.byteLength === 0) return undefined;
+    const overlapping = (a: TypedArray, b: TypedArray) =>
+      bytesOverlap(a.buffer, a.byteOffset, a.byteOffset + a.byteLength, b);
+    const readOnly = output !== undefined && !overlapping(output, input);
+    const writtenBefore = [...this.queuedWrites].some((w) => overlapping(w, input));
+    const written = output ?? input;
+    this.queuedWrites.add(written);
+    return new InFlightGuard(input, {
+      rank: this.rank,
+      op: plan.label,
+      seq,
+      readOnly,
+      checkAtStart: !writtenBefore,
+      release: () => this.queuedWrites.delete(written),
+    });
+  }
+
   /** Runs a call; DONE when it finished without waiting. */
-  private runCollective(plan: CallPlan, seq: number, record: OpRecord, call: CallSettings): Promise<void> {
+  private runCollective(
+    plan: CallPlan,
+    seq: number,
+    record: OpRecord,
+    call: CallSettings,
+    guard: InFlightGuard | undefined,
+  ): Promise<void> {
     record.state = 'running';
     record.startedAt = Date.now();
     let pending: Promise<void> | undefined;
@@ -594,9 +628,14 @@ export class Communicator {
         collective: true,
         participants: this.allRanks,
       });
+      guard?.started();
       pending = this.execute(plan, seq, ctx, record, call.checksum ?? checksumDefault);
-      if (pending === undefined) ctx.endReads();
+      if (pending === undefined) {
+        ctx.endReads();
+        guard?.ended();
+      }
     } catch (err) {
+      guard?.failed();
       return Promise.reject(this.ended(record, seq, err));
     }
     if (pending === undefined) {
@@ -607,12 +646,14 @@ export class Communicator {
       () => {
         try {
           ctx.endReads();
+          guard?.ended();
         } catch (err) {
           throw this.ended(record, seq, err);
         }
         this.ended(record, seq, undefined);
       },
       (err: unknown) => {
+        guard?.failed();
         throw this.ended(record, seq, err);
       },
     );

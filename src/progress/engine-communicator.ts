@@ -14,10 +14,12 @@ import {
 } from '../comm/call-options.js';
 import { debugCheck } from '../comm/call-defaults.js';
 import { type Group, runGroup } from '../comm/call-group.js';
+import { registerCompletionProbe, shareCompletionProbe } from '../comm/work.js';
 import { type CommRecord, forwardDumps, installSignalDump } from '../debug/flight-recorder.js';
 import { type DType, type DTypeArrayMap, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { threadRankBootstrap } from '../job/bootstrap.js';
+import { crc32 } from '../kernels/crc32.js';
 import { Arena } from '../memory/arena.js';
 import { type LiveTransport, forgetLive, registerLive } from '../transport/tcp/live-transports.js';
 import type { Prediction } from '../tuner/predict.js';
@@ -30,7 +32,7 @@ import {
   type ToEngine,
   type TypedArrayName,
 } from './engine-protocol.js';
-import { type EngineData, readReply, replyBuffer } from './engine-reply.js';
+import { type EngineData, completionFlags, isFinished, readReply, replyBuffer } from './engine-reply.js';
 
 /** How long a query of the engine's local state may take before it counts as lost. */
 const QUERY_TIMEOUT_MS = 30_000;
@@ -50,6 +52,8 @@ interface Pending {
 class Engine implements LiveTransport {
   readonly worker: Worker;
   readonly reply = replyBuffer();
+  readonly completions = completionFlags();
+  private readonly flags = new Int32Array(this.completions);
   arena!: Arena;
   private nextCall = 0;
   private readonly pending = new Map<number, Pending>();
@@ -61,7 +65,10 @@ class Engine implements LiveTransport {
   private readonly retained: TypedArray[] = [];
 
   constructor(defaultTimeoutMs: number) {
-    const data: EngineData = { tsccl: threadRankBootstrap(), engine: { defaultTimeoutMs, reply: this.reply } };
+    const data: EngineData = {
+      tsccl: threadRankBootstrap(),
+      engine: { defaultTimeoutMs, reply: this.reply, completions: this.completions },
+    };
     this.worker = new Worker(new URL('./engine-worker.js', import.meta.url), { workerData: data });
     this.worker.on('error', (err) => this.failAll(err));
     this.worker.on('exit', (code) =>
@@ -100,7 +107,7 @@ class Engine implements LiveTransport {
   ) {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     const id = this.nextCall++;
-    return new Promise<EngineCommInfo | null | undefined>((resolve, reject) => {
+    const call = new Promise<EngineCommInfo | null | undefined>((resolve, reject) => {
       const { signal, finish, staged } = options;
       const onAbort = () =>
         this.worker.postMessage({
@@ -126,6 +133,9 @@ class Engine implements LiveTransport {
       if (this.pending.size === 1) this.worker.ref();
       this.worker.postMessage({ kind: 'call', id, ...message } satisfies ToEngine);
     });
+    // A staged result is the caller's only once copied back, on this thread: then the promise says.
+    if (options.finish === undefined) registerCompletionProbe(call, () => isFinished(this.flags, id));
+    return call;
   }
 
   post(message: ToEngine): void {
@@ -202,6 +212,13 @@ class Engine implements LiveTransport {
   }
 }
 
+/** A call's promise without its value, finishing (for Work.track) when the call does. */
+function settled(call: Promise<unknown>): Promise<void> {
+  const done = call.then(() => undefined);
+  shareCompletionProbe(call, done);
+  return done;
+}
+
 function revive(error: unknown): Error {
   if (TscclError.isJSON(error)) return TscclError.fromJSON(error);
   const plain = error as { message?: string; stack?: string };
@@ -212,9 +229,12 @@ function revive(error: unknown): Error {
 
 /** A call's arrays that are not in the arena: their arena copies, and what completion does with them. */
 interface Staging {
+  readonly call: string;
   readonly copies: (() => void)[];
   readonly staged: TypedArray[];
 }
+
+const bytesOf = (v: TypedArray) => new Uint8Array(v.buffer, v.byteOffset, v.byteLength);
 
 function typedArrayName(array: TypedArray): TypedArrayName {
   const name = array.constructor.name as TypedArrayName;
@@ -318,13 +338,13 @@ export class EngineCommunicator {
     return this.collective('scatter', buffer, options);
   }
   barrier(options: CallOptions = {}): Promise<void> {
-    return this.issue('barrier', { options }).then(() => undefined);
+    return settled(this.issue('barrier', { options }));
   }
   send(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
-    return this.issue('send', { buffer, peer, options, writes: false }).then(() => undefined);
+    return settled(this.issue('send', { buffer, peer, options, writes: false }));
   }
   recv(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
-    return this.issue('recv', { buffer, peer, options, writes: true }).then(() => undefined);
+    return settled(this.issue('recv', { buffer, peer, options, writes: true }));
   }
 
   /** Issues the calls `build` records as one (Communicator.group); each call runs on the engine. */
@@ -372,7 +392,7 @@ export class EngineCommunicator {
   private collective(call: OptionsCall & EngineCall, buffer: TypedArray, options: CollectiveOptions): Promise<void> {
     // A buffer the call does not write back to: the input of an out-of-place call.
     const writes = options.output === undefined;
-    return this.issue(call, { buffer, options, writes }).then(() => undefined);
+    return settled(this.issue(call, { buffer, options, writes }));
   }
 
   /**
@@ -391,7 +411,7 @@ export class EngineCommunicator {
       if (call !== 'destroy')
         checkOptions(call, what.options, { rank: this.rank, defaultTimeoutMs: this.defaultTimeoutMs });
       const { signal, output, ...rest } = what.options;
-      const staging: Staging = { copies: [], staged: [] };
+      const staging: Staging = { call, copies: [], staged: [] };
       const buffer = what.buffer === undefined ? undefined : this.place(what.buffer, what.writes === true, staging);
       const placedOutput = output === undefined ? undefined : this.place(output, true, staging);
       const finish = () => {
@@ -415,7 +435,17 @@ export class EngineCommunicator {
     const staged = arena.allocateOwned(array.constructor as never, array.length, array.BYTES_PER_ELEMENT) as TypedArray;
     (staged as Uint8Array).set(array as Uint8Array);
     staging.staged.push(staged);
+    // The engine works on the copy, so a change to the caller's array while the call runs would be
+    // lost, or overwritten by the result: under TSCCL_DEBUG_CHECK it is an error.
+    const issued = debugCheck ? crc32(bytesOf(array)) >>> 0 : 0;
     staging.copies.push(() => {
+      if (debugCheck && crc32(bytesOf(array)) >>> 0 !== issued) {
+        throw new TscclError(
+          ErrorCode.CHECKSUM,
+          `Rank ${this.rank}: an array handed to ${staging.call} changed while the call ran (TSCCL_DEBUG_CHECK=1): a buffer handed to a call must not be written until the call resolves`,
+          { rank: this.rank, op: staging.call, argument: 'buffer' },
+        );
+      }
       if (writes) (array as Uint8Array).set(staged as Uint8Array);
       arena.release(staged);
     });

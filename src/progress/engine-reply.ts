@@ -8,6 +8,8 @@ export interface EngineData {
     readonly defaultTimeoutMs: number;
     /** Where the engine answers a query the rank waits for synchronously (see readReply). */
     readonly reply: SharedArrayBuffer;
+    /** Int32 completion flags by call id (see markFinished). */
+    readonly completions: SharedArrayBuffer;
   };
 }
 
@@ -50,4 +52,21 @@ export function readReply(reply: SharedArrayBuffer, timeoutMs: number): unknown 
   const text = new TextDecoder().decode(new Uint8Array(reply, DATA_OFFSET, length).slice());
   Atomics.store(words, STATE, EMPTY);
   return JSON.parse(text);
+}
+
+/** Calls whose completion flags live at once; a call's slot is its id modulo this. */
+export const COMPLETION_SLOTS = 4096;
+
+export function completionFlags(): SharedArrayBuffer {
+  return new SharedArrayBuffer(COMPLETION_SLOTS * 4);
+}
+
+/** The engine's side: call `id` has ended, before the rank hears of it. */
+export function markFinished(completions: SharedArrayBuffer, id: number): void {
+  Atomics.store(new Int32Array(completions), id % COMPLETION_SLOTS, id + 1);
+}
+
+/** The rank's side: has call `id` ended? (False once a later call took its slot: the promise then says.) */
+export function isFinished(flags: Int32Array, id: number): boolean {
+  return Atomics.load(flags, id % COMPLETION_SLOTS) === id + 1;
 }

@@ -9,7 +9,7 @@ import { TscclError } from '../errors.js';
 import type { Arena } from '../memory/arena.js';
 import { announceExits, closeLiveTransports } from '../transport/tcp/tcp-transport.js';
 import type { ArenaBuffer, EngineCommInfo, FromEngine, ToEngine } from './engine-protocol.js';
-import { type EngineData, writeReply } from './engine-reply.js';
+import { type EngineData, markFinished, writeReply } from './engine-reply.js';
 
 /**
  * A rank's progress engine: a thread that holds the rank's communicators and runs the calls the
@@ -83,10 +83,12 @@ port.on('message', (message: ToEngine) => {
       running.then(
         (comm) => {
           inFlight.delete(message.id);
+          markFinished(data.engine.completions, message.id);
           post({ kind: 'done', id: message.id, comm });
         },
         (err: unknown) => {
           inFlight.delete(message.id);
+          markFinished(data.engine.completions, message.id);
           post({ kind: 'failed', id: message.id, error: errorJSON(err) });
         },
       );
