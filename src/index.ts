@@ -1,7 +1,7 @@
 export { init, type InitOptions } from './progress/init.js';
 export { EngineCommunicator } from './progress/engine-communicator.js';
 export { Work } from './comm/work.js';
-export type { Group } from './comm/call-group.js';
+export type { Group, GroupCallPrediction, GroupPrediction } from './comm/call-group.js';
 export {
   Communicator,
   type AllToAllOptions,

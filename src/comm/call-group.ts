@@ -1,5 +1,6 @@
 import type { DType, TypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import type { Prediction } from '../tuner/predict.js';
 import type {
   AllToAllOptions,
   CallOptions,
@@ -79,33 +80,7 @@ export async function runGroup(
   build: (group: Group) => void | Promise<void>,
   options: GroupOptions & { readonly check: boolean; readonly name: string },
 ): Promise<void> {
-  const recorded: Recorded[] = [];
-  const collective =
-    (name: CollectiveName) =>
-    (buffer: TypedArray, callOptions: CollectiveOptions = {}) => {
-      for (const key of ['timeoutMs', 'signal'] as const)
-        if (key in callOptions)
-          throw invalidArgument(`Rank ${comm.rank}: ${key} is the group's option, not ${name}'s inside it`, {
-            rank: comm.rank,
-            argument: key,
-          });
-      recorded.push({ kind: 'collective', name, buffer, options: callOptions });
-    };
-  const group: Group = {
-    allReduce: collective('allReduce'),
-    broadcast: collective('broadcast'),
-    reduce: collective('reduce'),
-    allGather: collective('allGather'),
-    reduceScatter: collective('reduceScatter'),
-    allToAll: collective('allToAll'),
-    send: (buffer, peer) => {
-      recorded.push({ kind: 'send', buffer, peer });
-    },
-    recv: (buffer, peer) => {
-      recorded.push({ kind: 'recv', buffer, peer });
-    },
-  };
-  await build(group);
+  const recorded = await recordGroup(comm.rank, build);
   const call: GroupOptions = {};
   if (options.timeoutMs !== undefined) call.timeoutMs = options.timeoutMs;
   if (options.signal !== undefined) call.signal = options.signal;
@@ -120,6 +95,94 @@ export async function runGroup(
   const outcomes = await Promise.allSettled(running);
   const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (failed !== undefined) throw failed.reason;
+}
+
+/** Runs `build` against a recorder: the calls it makes, in order. */
+async function recordGroup(rank: number, build: (group: Group) => void | Promise<void>): Promise<Recorded[]> {
+  const recorded: Recorded[] = [];
+  const collective =
+    (name: CollectiveName) =>
+    (buffer: TypedArray, callOptions: CollectiveOptions = {}) => {
+      for (const key of ['timeoutMs', 'signal'] as const)
+        if (key in callOptions)
+          throw invalidArgument(`Rank ${rank}: ${key} is the group's option, not ${name}'s inside it`, {
+            rank,
+            argument: key,
+          });
+      recorded.push({ kind: 'collective', name, buffer, options: callOptions });
+    };
+  await build({
+    allReduce: collective('allReduce'),
+    broadcast: collective('broadcast'),
+    reduce: collective('reduce'),
+    allGather: collective('allGather'),
+    reduceScatter: collective('reduceScatter'),
+    allToAll: collective('allToAll'),
+    send: (buffer, peer) => {
+      recorded.push({ kind: 'send', buffer, peer });
+    },
+    recv: (buffer, peer) => {
+      recorded.push({ kind: 'recv', buffer, peer });
+    },
+  });
+  return recorded;
+}
+
+/** One call of a group as it would run: a fused bucket of all-reduces or a collective alone. */
+export interface GroupCallPrediction {
+  readonly collective: CollectiveName;
+  /** The call's size as the tuner sizes it (the root's input). */
+  readonly bytes: number;
+  /** The recorded calls it runs (several for a fused bucket). */
+  readonly tensors: number;
+  readonly algorithm: string;
+  readonly timeUs: number;
+}
+
+export interface GroupPrediction {
+  /** The group's calls one after another, as they run on the communicator. */
+  readonly timeUs: number;
+  readonly calls: readonly GroupCallPrediction[];
+  /** Sends and receives, which the cost model does not price. */
+  readonly unpriced: number;
+}
+
+/** What a group would run and cost (comm.predictGroup): the same buckets runGroup makes, each priced by `predict`. */
+export async function priceGroup(
+  comm: {
+    readonly rank: number;
+    readonly size: number;
+    predict(collective: string, bytes: number, options?: { dtype?: DType }): Prediction;
+  },
+  build: (group: Group) => void | Promise<void>,
+): Promise<GroupPrediction> {
+  const recorded = await recordGroup(comm.rank, build);
+  const calls: GroupCallPrediction[] = [];
+  const price = (
+    name: CollectiveName,
+    bytes: number,
+    buffer: TypedArray,
+    options: CollectiveOptions,
+    tensors: number,
+  ) => {
+    const prediction = comm.predict(name, bytes, { dtype: (options.dtype ?? dtypeOfArray(buffer)) as DType });
+    calls.push({ collective: name, bytes, tensors, algorithm: prediction.algorithm, timeUs: prediction.timeUs });
+  };
+  for (const bucket of buckets(recorded)) {
+    const bytes = bucket.reduce((sum, r) => sum + r.buffer.byteLength, 0);
+    price('allReduce', bytes, bucket[0].buffer, bucket[0].options, bucket.length);
+  }
+  let unpriced = 0;
+  for (const r of recorded) {
+    if (r.kind !== 'collective') unpriced++;
+    else if (!isFused(r)) price(r.name, inputBytes(r, comm.size), r.buffer, r.options, 1);
+  }
+  return { timeUs: calls.reduce((sum, c) => sum + c.timeUs, 0), calls, unpriced };
+}
+
+/** A recorded collective's size as the tuner sizes a call: the root's input (one block of an in-place all-gather). */
+function inputBytes(r: Fusable, size: number): number {
+  return r.name === 'allGather' && r.options.output === undefined ? r.buffer.byteLength / size : r.buffer.byteLength;
 }
 
 type Fusable = Extract<Recorded, { kind: 'collective' }>;

@@ -14,7 +14,7 @@ import type { CommBackend } from './backend.js';
 import { type CommRecord, type OpRecord, FlightRecorder, installSignalDump } from '../debug/flight-recorder.js';
 import { checkSameCall } from './desync-check.js';
 import { algorithmOverrides, checksumDefault, debugCheck } from './call-defaults.js';
-import { type Group, runGroup } from './call-group.js';
+import { type Group, type GroupPrediction, priceGroup, runGroup } from './call-group.js';
 import { InFlightGuard } from './in-flight-guard.js';
 import {
   type AllToAllOptions,
@@ -433,6 +433,14 @@ export class Communicator {
       return Promise.reject(err);
     }
     return runGroup(this, build, { ...options, check: debugCheck, name: this.name });
+  }
+
+  /**
+   * What `group(build)` would run and cost, without communicating: its fused buckets and other
+   * collectives, each priced as `predict` prices a call (sends and receives are counted, not priced).
+   */
+  predictGroup(build: (group: Group) => void | Promise<void>): Promise<GroupPrediction> {
+    return priceGroup(this, build);
   }
 
   /**

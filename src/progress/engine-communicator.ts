@@ -13,7 +13,7 @@ import {
   checkOptions,
 } from '../comm/call-options.js';
 import { debugCheck } from '../comm/call-defaults.js';
-import { type Group, runGroup } from '../comm/call-group.js';
+import { type Group, type GroupPrediction, priceGroup, runGroup } from '../comm/call-group.js';
 import { registerCompletionProbe, shareCompletionProbe } from '../comm/work.js';
 import { type CommRecord, forwardDumps, installSignalDump } from '../debug/flight-recorder.js';
 import { type DType, type DTypeArrayMap, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
@@ -358,6 +358,11 @@ export class EngineCommunicator {
       return Promise.reject(err);
     }
     return runGroup(this, build, { ...options, check: debugCheck, name: this.name });
+  }
+
+  /** What `group(build)` would run and cost, without communicating (Communicator.predictGroup). */
+  predictGroup(build: (group: Group) => void | Promise<void>): Promise<GroupPrediction> {
+    return priceGroup(this, build);
   }
 
   async split(options: SplitOptions): Promise<EngineCommunicator | null> {

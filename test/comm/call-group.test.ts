@@ -28,3 +28,30 @@ for (const mismatch of ['extra-send', 'other-count'] as const)
     const results = await rankResults<Report>(runFixture('group-rank', 3, { seed: 1, groups: 0, mismatch }, { env }));
     for (const [rank, r] of results.entries()) assert.equal(r?.code, ErrorCode.MISMATCH, `rank ${rank}`);
   });
+
+test('predictGroup prices a group as it would run: one fused bucket for 200 gradients, other collectives alone, sends counted', async () => {
+  const { results } = await runFixture('predict-group-rank', 2);
+  const r = results[0] as {
+    prediction: {
+      timeUs: number;
+      calls: { collective: string; bytes: number; tensors: number; timeUs: number }[];
+      unpriced: number;
+    };
+    total: number;
+    whole: number;
+    broadcast: number;
+    separately: number;
+  };
+  assert.deepEqual(
+    r.prediction.calls.map((c) => [c.collective, c.bytes, c.tensors]),
+    [
+      ['allReduce', r.total, 200],
+      ['broadcast', 800, 1],
+    ],
+  );
+  assert.equal(r.prediction.calls[0].timeUs, r.whole);
+  assert.equal(r.prediction.timeUs, r.whole + r.broadcast);
+  assert.equal(r.prediction.unpriced, 1);
+  // The model too says a group is cheaper than its calls one by one.
+  assert.ok(r.whole < r.separately, `${r.whole} us fused against ${r.separately} us one by one`);
+});

@@ -13,35 +13,26 @@ import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
  */
 type Launcher = (scenario: string, n: number, env?: NodeJS.ProcessEnv) => Promise<(FaultReport | undefined)[]>;
 
+/** The scenarios on both transports, inline and with every rank's calls on its progress engine. */
+const launcher =
+  (processes: boolean, progress?: 'engine'): Launcher =>
+  (scenario, n, env) =>
+    withMarks((marks) =>
+      rankResults<FaultReport>(
+        (processes ? launchFixture : runFixture)(
+          'faults-rank',
+          n,
+          { scenario, marks, processes, progress },
+          { graceMs: 20_000, env: { ...process.env, ...env } },
+        ),
+      ),
+    );
+
 const transports: [string, Launcher][] = [
-  [
-    'shm',
-    (scenario, n, env) =>
-      withMarks((marks) =>
-        rankResults<FaultReport>(
-          runFixture(
-            'faults-rank',
-            n,
-            { scenario, marks, processes: false },
-            { graceMs: 20_000, env: { ...process.env, ...env } },
-          ),
-        ),
-      ),
-  ],
-  [
-    'tcp',
-    (scenario, n, env) =>
-      withMarks((marks) =>
-        rankResults<FaultReport>(
-          launchFixture(
-            'faults-rank',
-            n,
-            { scenario, marks, processes: true },
-            { graceMs: 20_000, env: { ...process.env, ...env } },
-          ),
-        ),
-      ),
-  ],
+  ['shm', launcher(false)],
+  ['tcp', launcher(true)],
+  ['shm with engines', launcher(false, 'engine')],
+  ['tcp with engines', launcher(true, 'engine')],
 ];
 
 for (const [name, job] of transports) {
