@@ -2,10 +2,12 @@
 import { init } from '../../dist/src/progress/init.js';
 
 export default async function main({ args }) {
-  const { progress, bytes, calls } = JSON.parse(args[0]);
+  const { progress, bytes, calls, memory = 'alloc' } = JSON.parse(args[0]);
   const comm =
     progress === 'engine' ? await init({ progress, timeoutMs: 600_000 }) : await init({ timeoutMs: 600_000 });
-  const buffer = comm.alloc('float32', Math.max(1, bytes / 4));
+  const count = Math.max(1, bytes / 4);
+  // 'plain': an ordinary array, which an engine stages (copied into the arena and back per call).
+  const buffer = memory === 'plain' ? new Float32Array(count) : comm.alloc('float32', count);
   for (let i = 0; i < 200; i++) await comm.allReduce(buffer);
   const perCall = [];
   for (let round = 0; round < 5; round++) {

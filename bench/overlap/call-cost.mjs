@@ -2,6 +2,7 @@
 // What the progress engine costs a call: back-to-back all-reduces of 8 B-1 MiB, inline and on
 // the engine, 2 thread ranks and 2 process ranks over loopback TCP, in one run. Each figure is
 // the median of 5 rounds of rank 0's time per call.
+// Then what staging a plain array costs a call on the engine, against an array from comm.alloc.
 // Usage: node bench/overlap/call-cost.mjs [--calls 500]
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -30,3 +31,18 @@ for (const [label, start] of [
       `| ${label} | ${bytes} | ${us.inline.toFixed(1)} | ${us.engine.toFixed(1)} | ${(us.engine / us.inline).toFixed(2)} |`,
     );
   }
+
+// What staging costs on the engine: the same calls on a plain array (copied into the arena at issue
+// and back at completion) against an array from comm.alloc (read in place).
+console.log('\n| ranks | bytes | engine, comm.alloc | engine, plain array | plain / alloc |\n|---|---:|---:|---:|---:|');
+for (const bytes of [64 * 1024, 1 << 20, 16 << 20]) {
+  const us = {};
+  for (const memory of ['alloc', 'plain']) {
+    const args = [JSON.stringify({ progress: 'engine', bytes, calls: bytes > 65536 ? 50 : calls, memory })];
+    const { results } = await run({ ranks: 2, script, args, output: 'silent', timeoutMs: 600_000 });
+    us[memory] = results[0].us;
+  }
+  console.log(
+    `| 2 thread ranks | ${bytes} | ${us.alloc.toFixed(1)} | ${us.plain.toFixed(1)} | ${(us.plain / us.alloc).toFixed(2)} |`,
+  );
+}
