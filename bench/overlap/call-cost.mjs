@@ -34,7 +34,9 @@ for (const [label, start] of [
 
 // What staging costs on the engine: the same calls on a plain array (copied into the arena at issue
 // and back at completion) against an array from comm.alloc (read in place).
-console.log('\n| ranks | bytes | engine, comm.alloc | engine, plain array | plain / alloc |\n|---|---:|---:|---:|---:|');
+console.log(
+  '\n| ranks | bytes | engine, comm.alloc | engine, plain array | plain / alloc |\n|---|---:|---:|---:|---:|',
+);
 for (const bytes of [64 * 1024, 1 << 20, 16 << 20]) {
   const us = {};
   for (const memory of ['alloc', 'plain']) {

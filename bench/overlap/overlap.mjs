@@ -6,12 +6,11 @@
 // and 2 hosts x 1 process over network namespaces with the link shaped to 1 Gbit/s (needs root
 // and iproute2; skipped with the reason otherwise).
 // Usage: node bench/overlap/overlap.mjs [--mib 64] [--reps 3] [--only threads|tcp|netns]
-import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { launch } from '../../dist/src/launch/launch.js';
 import { run } from '../../dist/src/launch/run.js';
-import { createNetnsStar, netnsUnavailable } from '../../dist/test/harness/netns.js';
+import { createNetnsStar, netnsUnavailable, tscclInNamespace } from '../../dist/test/harness/netns.js';
 
 const { values } = parseArgs({
   options: { mib: { type: 'string', default: '64' }, reps: { type: 'string', default: '3' }, only: { type: 'string' } },
@@ -19,7 +18,6 @@ const { values } = parseArgs({
 const mib = Number(values.mib);
 const reps = Number(values.reps);
 const script = fileURLToPath(new URL('./overlap-rank.mjs', import.meta.url));
-const bin = fileURLToPath(new URL('../../bin/tsccl.js', import.meta.url));
 
 /** The slowest rank's figures: a step ends when every rank's has. */
 function slowest(results) {
@@ -34,42 +32,35 @@ function row(config, progress, r) {
   );
 }
 
+/** One job on the namespaces: a launch in each, one process rank per "host"; every rank's result. */
 async function netnsJob(progress, star, port) {
   const node = (i) =>
-    new Promise((resolve) => {
-      const child = spawn(
-        'ip',
-        [
-          'netns',
-          'exec',
-          star.names[i],
-          process.execPath,
-          bin,
-          'launch',
-          '--nnodes',
-          '2',
-          '--node-rank',
-          String(i),
-          '--nproc-per-node',
-          '1',
-          '--master-addr',
-          star.addresses[0],
-          '--master-port',
-          String(port),
-          script,
-          JSON.stringify({ progress, mib, reps }),
-        ],
-        { env: { ...process.env, TSCCL_JOB_TOKEN: 'overlap-netns' } },
-      );
-      let out = '';
-      child.stdout.on('data', (d) => {
-        out += d;
-      });
-      child.stderr.on('data', (d) => process.stderr.write(d));
-      child.on('exit', () => resolve(out));
-    });
+    tscclInNamespace(
+      star.names[i],
+      [
+        'launch',
+        '--nnodes',
+        '2',
+        '--node-rank',
+        String(i),
+        '--nproc-per-node',
+        '1',
+        '--master-addr',
+        star.addresses[0],
+        '--master-port',
+        String(port),
+        script,
+        JSON.stringify({ progress, mib, reps }),
+      ],
+      { ...process.env, TSCCL_JOB_TOKEN: 'overlap-netns' },
+    );
   const outs = await Promise.all([0, 1].map(node));
-  return [...outs.join('').matchAll(/^\[(\d+)\] result: (.*)$/gm)].map((m) => JSON.parse(m[2]));
+  return [
+    ...outs
+      .map((o) => o.out)
+      .join('')
+      .matchAll(/^\[(\d+)\] result: (.*)$/gm),
+  ].map((m) => JSON.parse(m[2]));
 }
 
 console.log(`# ${mib} MiB all-reduce, median of ${reps}; ms; ${new Date().toISOString()}`);

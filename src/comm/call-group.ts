@@ -1,13 +1,14 @@
 import type { DType, TypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import type { Prediction } from '../tuner/predict.js';
-import type {
-  AllToAllOptions,
-  CallOptions,
-  CollectiveOptions,
-  ReduceOptions,
-  RootedOptions,
-  RootedReduceOptions,
+import {
+  type AllToAllOptions,
+  type CallOptions,
+  type CollectiveOptions,
+  type ReduceOptions,
+  type RootedOptions,
+  type RootedReduceOptions,
+  checkOptions,
 } from './call-options.js';
 
 /** What a group needs of a communicator: its public calls (a Communicator, or one on a progress engine). */
@@ -78,13 +79,15 @@ export const FUSED_MAX_BYTES = 16 << 20;
 export async function runGroup(
   comm: GroupTarget,
   build: (group: Group) => void | Promise<void>,
-  options: GroupOptions & { readonly check: boolean; readonly name: string },
+  options: GroupOptions & { readonly check: boolean; readonly name: string; readonly defaultTimeoutMs: number },
 ): Promise<void> {
+  const { check, name, defaultTimeoutMs, ...given } = options;
+  checkOptions('group', given, { rank: comm.rank, defaultTimeoutMs });
   const recorded = await recordGroup(comm.rank, build);
   const call: GroupOptions = {};
   if (options.timeoutMs !== undefined) call.timeoutMs = options.timeoutMs;
   if (options.signal !== undefined) call.signal = options.signal;
-  if (options.check) await compareGroups(comm, recorded, { call, name: options.name });
+  if (check) await compareGroups(comm, recorded, { call, name });
   const running: Promise<void>[] = [];
   for (const bucket of buckets(recorded)) running.push(runBucket(comm, bucket, call));
   for (const r of recorded) {

@@ -427,12 +427,12 @@ export class Communicator {
     build: (group: Group) => void | Promise<void>,
     options: Pick<CallOptions, 'timeoutMs' | 'signal'> = {},
   ): Promise<void> {
-    try {
-      checkOptions('group', options, this.where);
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return runGroup(this, build, { ...options, check: debugCheck, name: this.name });
+    return runGroup(this, build, {
+      ...options,
+      check: debugCheck,
+      name: this.name,
+      defaultTimeoutMs: this.defaultTimeoutMs,
+    });
   }
 
   /**

@@ -352,12 +352,12 @@ export class EngineCommunicator {
     build: (group: Group) => void | Promise<void>,
     options: Pick<CallOptions, 'timeoutMs' | 'signal'> = {},
   ): Promise<void> {
-    try {
-      checkOptions('group', options, { rank: this.rank, defaultTimeoutMs: this.defaultTimeoutMs });
-    } catch (err) {
-      return Promise.reject(err);
-    }
-    return runGroup(this, build, { ...options, check: debugCheck, name: this.name });
+    return runGroup(this, build, {
+      ...options,
+      check: debugCheck,
+      name: this.name,
+      defaultTimeoutMs: this.defaultTimeoutMs,
+    });
   }
 
   /** What `group(build)` would run and cost, without communicating (Communicator.predictGroup). */
