@@ -88,8 +88,8 @@ export class Communicator {
    * size, op, algorithm): a stream of small calls then checks, selects and builds views once.
    */
   private readonly plans: PlanMemo;
-  /** Under TSCCL_DEBUG_CHECK: what the calls queued or running on this communicator write. */
-  private readonly queuedWrites = new Set<TypedArray>();
+  /** Under TSCCL_DEBUG_CHECK: what each call queued or running on this communicator writes (one entry per call). */
+  private readonly queuedWrites = new Set<{ readonly written: TypedArray }>();
   private lastPrepared: PreparedCall | undefined;
   /** What every call's wait context shares. */
   private readonly scope: CommScope;
@@ -601,16 +601,17 @@ export class Communicator {
     const overlapping = (a: TypedArray, b: TypedArray) =>
       bytesOverlap(a.buffer, a.byteOffset, a.byteOffset + a.byteLength, b);
     const readOnly = output !== undefined && !overlapping(output, input);
-    const writtenBefore = [...this.queuedWrites].some((w) => overlapping(w, input));
-    const written = output ?? input;
-    this.queuedWrites.add(written);
+    const writtenBefore = [...this.queuedWrites].some(({ written }) => overlapping(written, input));
+    // Its own entry: two queued calls may write the same array, and the first to end must not remove the other's.
+    const entry = { written: output ?? input };
+    this.queuedWrites.add(entry);
     return new InFlightGuard(input, {
       rank: this.rank,
       op: plan.label,
       seq,
       readOnly,
       checkAtStart: !writtenBefore,
-      release: () => this.queuedWrites.delete(written),
+      release: () => this.queuedWrites.delete(entry),
     });
   }
 

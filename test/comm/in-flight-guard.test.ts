@@ -31,6 +31,13 @@ test('under TSCCL_DEBUG_CHECK, the same array in place in two queued calls is no
   }
 });
 
+test('under TSCCL_DEBUG_CHECK, a third call on an array a queued call still writes is no error when the first call has ended', async () => {
+  for (const [rank, r] of (await job('same-array-thrice')).entries()) {
+    assert.deepEqual(r!.outcomes, ['OK', 'OK', 'OK'], `rank ${rank}`);
+    assert.deepEqual(r!.values, [12, 12], `rank ${rank}`);
+  }
+});
+
 test('under TSCCL_DEBUG_CHECK, on a progress engine, writing a staged array while its call runs fails the call with CHECKSUM', async () => {
   const [writer] = await job('staged', 'engine');
   assert.match(
