@@ -10,6 +10,7 @@ import {
   type RootedReduceOptions,
   checkOptions,
 } from './call-options.js';
+import { resolveDType } from './validate.js';
 
 /** What a group needs of a communicator: its public calls (a Communicator, or one on a progress engine). */
 export interface GroupTarget {
@@ -51,14 +52,23 @@ const COLLECTIVE_NUMBERS: Readonly<Record<CollectiveName, number>> = {
   allToAll: 6,
 };
 
+interface RecordedCollective {
+  readonly kind: 'collective';
+  readonly name: CollectiveName;
+  readonly buffer: TypedArray;
+  readonly options: CollectiveOptions;
+}
+
 type Recorded =
-  | {
-      readonly kind: 'collective';
-      readonly name: CollectiveName;
-      readonly buffer: TypedArray;
-      readonly options: CollectiveOptions;
-    }
+  | RecordedCollective
   | { readonly kind: 'send' | 'recv'; readonly buffer: TypedArray; readonly peer: number };
+
+/** Fusable all-reduces of one element type and operation, fused into one call. */
+interface Bucket {
+  readonly dtype: DType;
+  readonly members: RecordedCollective[];
+  bytes: number;
+}
 
 /**
  * At most this many bytes a fused call: a group's extra arena memory stays bounded, and a
@@ -84,15 +94,17 @@ export async function runGroup(
   const { check, name, defaultTimeoutMs, ...given } = options;
   checkOptions('group', given, { rank: comm.rank, defaultTimeoutMs });
   const recorded = await recordGroup(comm.rank, build);
+  // Checked before anything is issued: every rank refuses the same group alike.
+  const fused = buckets(recorded, comm.rank);
   const call: GroupOptions = {};
   if (options.timeoutMs !== undefined) call.timeoutMs = options.timeoutMs;
   if (options.signal !== undefined) call.signal = options.signal;
   if (check) await compareGroups(comm, recorded, { call, name });
   const running: Promise<void>[] = [];
-  for (const bucket of buckets(recorded)) running.push(runBucket(comm, bucket, call));
+  for (const bucket of fused) running.push(runBucket(comm, bucket, call));
   for (const r of recorded) {
     if (r.kind !== 'collective') running.push(comm[r.kind](r.buffer, r.peer, call));
-    else if (!isFused(r)) running.push(comm[r.name](r.buffer, { ...r.options, ...call }));
+    else if (!fusable(r)) running.push(comm[r.name](r.buffer, { ...r.options, ...call }));
   }
   // Every call runs to its end before the group reports, so no buffer is still in use when it does.
   const outcomes = await Promise.allSettled(running);
@@ -161,37 +173,32 @@ export async function priceGroup(
 ): Promise<GroupPrediction> {
   const recorded = await recordGroup(comm.rank, build);
   const calls: GroupCallPrediction[] = [];
-  const price = (
-    name: CollectiveName,
-    bytes: number,
-    buffer: TypedArray,
-    options: CollectiveOptions,
-    tensors: number,
-  ) => {
-    const prediction = comm.predict(name, bytes, { dtype: (options.dtype ?? dtypeOfArray(buffer)) as DType });
+  const price = (name: CollectiveName, bytes: number, dtype: DType, tensors: number) => {
+    const prediction = comm.predict(name, bytes, { dtype });
     calls.push({ collective: name, bytes, tensors, algorithm: prediction.algorithm, timeUs: prediction.timeUs });
   };
-  for (const bucket of buckets(recorded)) {
-    const bytes = bucket.reduce((sum, r) => sum + r.buffer.byteLength, 0);
-    price('allReduce', bytes, bucket[0].buffer, bucket[0].options, bucket.length);
-  }
+  for (const bucket of buckets(recorded, comm.rank))
+    price('allReduce', bucket.bytes, bucket.dtype, bucket.members.length);
   let unpriced = 0;
   for (const r of recorded) {
     if (r.kind !== 'collective') unpriced++;
-    else if (!isFused(r)) price(r.name, inputBytes(r, comm.size), r.buffer, r.options, 1);
+    else if (!fusable(r)) price(r.name, inputBytes(r, comm.size), dtypeOf(r, comm.rank), 1);
   }
   return { timeUs: calls.reduce((sum, c) => sum + c.timeUs, 0), calls, unpriced };
 }
 
 /** A recorded collective's size as the tuner sizes a call: the root's input (one block of an in-place all-gather). */
-function inputBytes(r: Fusable, size: number): number {
+function inputBytes(r: RecordedCollective, size: number): number {
   return r.name === 'allGather' && r.options.output === undefined ? r.buffer.byteLength / size : r.buffer.byteLength;
 }
 
-type Fusable = Extract<Recorded, { kind: 'collective' }>;
+/** The call's element type as the communicator resolves it: the dtype option, or the array's own. */
+function dtypeOf(r: RecordedCollective, rank: number): DType {
+  return resolveDType(r.buffer, r.options.dtype, 'buffer', rank).name as DType;
+}
 
 /** An all-reduce in place that names nothing of its own (algorithm, checksum): it may share a call with others. */
-function isFused(r: Fusable): boolean {
+function fusable(r: RecordedCollective): boolean {
   return (
     r.name === 'allReduce' &&
     r.options.output === undefined &&
@@ -200,68 +207,45 @@ function isFused(r: Fusable): boolean {
   );
 }
 
-function fusable(r: Recorded): r is Fusable {
-  return r.kind === 'collective' && isFused(r);
-}
-
 /** The group's fusable all-reduces by element type and operation, cut into buckets of at most FUSED_MAX_BYTES. */
-function buckets(recorded: readonly Recorded[]): Fusable[][] {
-  const byKind = new Map<string, Fusable[][]>();
+function buckets(recorded: readonly Recorded[], rank: number): Bucket[] {
+  const all: Bucket[] = [];
+  const open = new Map<string, Bucket>();
   for (const r of recorded) {
-    if (!fusable(r)) continue;
-    const key = `${r.buffer.constructor.name}|${r.options.dtype ?? ''}|${(r.options as ReduceOptions).op ?? 'sum'}`;
-    const list = byKind.get(key) ?? byKind.set(key, [[]]).get(key)!;
-    let last = list[list.length - 1];
-    const bytes = last.reduce((sum, x) => sum + x.buffer.byteLength, 0);
-    if (last.length > 0 && bytes + r.buffer.byteLength > FUSED_MAX_BYTES) list.push((last = []));
-    last.push(r);
+    if (r.kind !== 'collective' || !fusable(r)) continue;
+    const dtype = dtypeOf(r, rank);
+    const key = `${dtype}|${(r.options as ReduceOptions).op ?? 'sum'}`;
+    let bucket = open.get(key);
+    if (bucket === undefined || bucket.bytes + r.buffer.byteLength > FUSED_MAX_BYTES) {
+      bucket = { dtype, members: [], bytes: 0 };
+      open.set(key, bucket);
+      all.push(bucket);
+    }
+    bucket.members.push(r);
+    bucket.bytes += r.buffer.byteLength;
   }
-  return [...byKind.values()].flat().filter((b) => b.length > 0);
+  return all;
 }
 
 /** One all-reduce for a bucket: alone as it is, or fused through one arena buffer. */
-async function runBucket(comm: GroupTarget, bucket: Fusable[], call: GroupOptions): Promise<void> {
-  const first = bucket[0];
-  if (bucket.length === 1) return comm.allReduce(first.buffer, { ...first.options, ...call });
-  const ctor = first.buffer.constructor as new (n: number) => TypedArray;
-  const total = bucket.reduce((sum, r) => sum + r.buffer.length, 0);
-  const dtype = (first.options.dtype ?? dtypeOfArray(first.buffer)) as DType;
-  const fused = comm.alloc(dtype, total);
-  if (fused.constructor !== ctor)
-    throw new TscclError(ErrorCode.INTERNAL, `fused buffer of ${dtype} is not a ${ctor.name}`);
+async function runBucket(comm: GroupTarget, bucket: Bucket, call: GroupOptions): Promise<void> {
+  const [first] = bucket.members;
+  if (bucket.members.length === 1) return comm.allReduce(first.buffer, { ...first.options, ...call });
+  const total = bucket.members.reduce((sum, r) => sum + r.buffer.length, 0);
+  const fused = comm.alloc(bucket.dtype, total);
   let at = 0;
-  for (const r of bucket) {
+  for (const r of bucket.members) {
     (fused as Uint8Array).set(r.buffer as Uint8Array, at);
     at += r.buffer.length;
   }
   // After a failure a peer may still read the fused buffer: it is then left to the collector.
   await comm.allReduce(fused, { ...first.options, ...call });
   at = 0;
-  for (const r of bucket) {
+  for (const r of bucket.members) {
     (r.buffer as Uint8Array).set((fused as Uint8Array).subarray(at, at + r.buffer.length));
     at += r.buffer.length;
   }
   comm.free(fused);
-}
-
-const ARRAY_DTYPES: Readonly<Record<string, DType>> = {
-  Float32Array: 'float32',
-  Float64Array: 'float64',
-  Int8Array: 'int8',
-  Uint8Array: 'uint8',
-  Int32Array: 'int32',
-  Uint32Array: 'uint32',
-  BigInt64Array: 'int64',
-  BigUint64Array: 'uint64',
-};
-
-function dtypeOfArray(buffer: TypedArray): DType {
-  const dtype = ARRAY_DTYPES[buffer.constructor.name];
-  if (dtype === undefined)
-    throw invalidArgument(`a ${buffer.constructor.name} in a group needs { dtype } (float16, bfloat16 or uint16)`, {
-      argument: 'dtype',
-    });
-  return dtype;
 }
 
 /**
