@@ -121,3 +121,20 @@ export function rankList(ranks: readonly number[]): string {
 export function invalidArgument(message: string, details: TscclErrorDetails = {}): TscclError {
   return new TscclError(ErrorCode.INVALID_ARGUMENT, message, details);
 }
+
+/** Any error as plain data that crosses a thread or process boundary (a TscclError keeps its code and details). */
+export function serializeError(err: unknown): unknown {
+  if (err instanceof TscclError) return err.toJSON();
+  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
+  return { name: 'Error', message: String(err) };
+}
+
+/** The error `serializeError` made plain, on the other side of the boundary. */
+export function reviveError(value: unknown): Error {
+  if (TscclError.isJSON(value)) return TscclError.fromJSON(value);
+  const plain = value as { name?: string; message?: string; stack?: string };
+  const err = new Error(plain?.message ?? String(value));
+  if (plain?.name) err.name = plain.name;
+  if (plain?.stack) err.stack = plain.stack;
+  return err;
+}

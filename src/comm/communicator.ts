@@ -16,6 +16,7 @@ import { checkSameCall } from './desync-check.js';
 import { algorithmOverrides, checksumDefault, debugCheck } from './call-defaults.js';
 import { type Group, type GroupPrediction, priceGroup, runGroup } from './call-group.js';
 import { InFlightGuard } from './in-flight-guard.js';
+import { allocArray, freeArray } from './arena-arrays.js';
 import {
   type AllToAllOptions,
   type CallOptions,
@@ -37,7 +38,7 @@ import { FailurePolicy } from './failure-policy.js';
 import { PointToPoint } from './point-to-point.js';
 import { type PreparedCall, type SelectionSite, prepareCall, selectionSite } from './prepared-call.js';
 import { Workspaces, stageCall } from './staging.js';
-import { allocatedDTypes, checkCounts, checkRank, checkSameType, checkTypedArray, resolveDType } from './validate.js';
+import { checkCounts, checkRank, checkSameType, checkTypedArray, resolveDType } from './validate.js';
 
 export type {
   AllToAllOptions,
@@ -180,16 +181,7 @@ export class Communicator {
    * array is garbage collected, which may come late: the collector does not see the arena fill.
    */
   alloc<D extends DType>(dtype: D, count: number): DTypeArrayMap[D] {
-    const info = dtypeInfo(dtype);
-    if (!Number.isInteger(count) || count < 0) {
-      throw invalidArgument(`Rank ${this.rank}: alloc count must be a non-negative integer, got ${count}`, {
-        rank: this.rank,
-        argument: 'count',
-      });
-    }
-    const array = this.arena.allocateOwned(info.ctor as never, count, info.bytes) as TypedArray;
-    allocatedDTypes.set(array, info);
-    return array as DTypeArrayMap[D];
+    return allocArray(this.arena, dtype, count, this.rank);
   }
 
   /**
@@ -197,13 +189,7 @@ export class Communicator {
    * that uses the array has resolved, and do not use the array after.
    */
   free(buffer: TypedArray): void {
-    checkTypedArray(buffer, 'buffer', this.rank);
-    if (!this.arena.release(buffer)) {
-      throw invalidArgument(
-        `Rank ${this.rank}: free takes an array from alloc that was not freed yet; this one ${this.arena.contains(buffer) ? 'was freed already or is a view into one' : 'is not in the arena'}`,
-        { rank: this.rank, argument: 'buffer' },
-      );
-    }
+    freeArray(this.arena, buffer, this.rank);
   }
 
   /** Reduces `buffer` across ranks; the result lands in options.output, or in `buffer` itself. */

@@ -1,12 +1,12 @@
 import { type ChildProcess, fork } from 'node:child_process';
 import { paramInt } from '../config/params.js';
-import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import { ErrorCode, TscclError, invalidArgument, reviveError } from '../errors.js';
 import { anyAddressFor, isLoopbackAddress, loopbackFor, newJobToken } from '../security/job-token.js';
 import { TcpStoreServer } from '../store/tcp-store-server.js';
 import { MAX_PORT, isPort } from '../job/env-job.js';
 import { newJobId } from '../debug/flight-recorder.js';
 import { JobFailure } from './job-failure.js';
-import { type RankOutcomeMessage, reviveError } from './rank-script.js';
+import type { RankOutcomeMessage } from './rank-script.js';
 import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
 
 export interface LaunchOptions {

@@ -1,6 +1,6 @@
-import { TscclError } from '../errors.js';
+import { TscclError, serializeError } from '../errors.js';
 import { jobFromEnv } from '../job/env-job.js';
-import { type RankOutcomeMessage, runRankScript, serializeError } from './rank-script.js';
+import { type RankOutcomeMessage, runRankScript } from './rank-script.js';
 import { type RankOutcome, run } from './run.js';
 
 /**

@@ -1,4 +1,4 @@
-import { TscclError } from '../errors.js';
+import { serializeError } from '../errors.js';
 import { closeLiveTransports } from '../transport/tcp/tcp-transport.js';
 import { syntaxErrorLocation } from './syntax-error-location.js';
 
@@ -37,19 +37,4 @@ export async function runRankScript(scriptUrl: string, context: RankScriptContex
   } catch (err) {
     return { type: 'error', error: serializeError(err) };
   }
-}
-
-export function serializeError(err: unknown): unknown {
-  if (err instanceof TscclError) return err.toJSON();
-  if (err instanceof Error) return { name: err.name, message: err.message, stack: err.stack };
-  return { name: 'Error', message: String(err) };
-}
-
-export function reviveError(value: unknown): Error {
-  if (TscclError.isJSON(value)) return TscclError.fromJSON(value);
-  const plain = value as { name?: string; message?: string; stack?: string };
-  const err = new Error(plain?.message ?? String(value));
-  if (plain?.name) err.name = plain.name;
-  if (plain?.stack) err.stack = plain.stack;
-  return err;
 }

@@ -7,12 +7,12 @@ import { Worker, isMainThread } from 'node:worker_threads';
 import { allocateMailbox } from '../comm/shm-backend.js';
 import { threadWorldChoices } from '../comm/thread-choices.js';
 import { paramInt } from '../config/params.js';
-import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import { ErrorCode, TscclError, invalidArgument, reviveError } from '../errors.js';
 import { keepArena, takeArena } from './arena-pool.js';
 import type { GlobalPlacement, ThreadRankBootstrap } from '../job/bootstrap.js';
 import { newJobId } from '../debug/flight-recorder.js';
 import { JobFailure } from './job-failure.js';
-import { DUMP_FLIGHT_RECORDS, reviveError } from './rank-script.js';
+import { DUMP_FLIGHT_RECORDS } from './rank-script.js';
 
 export interface RunOptions {
   /** Number of thread ranks. */

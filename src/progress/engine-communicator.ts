@@ -15,9 +15,11 @@ import {
 import { debugCheck } from '../comm/call-defaults.js';
 import { type Group, type GroupPrediction, priceGroup, runGroup } from '../comm/call-group.js';
 import { registerCompletionProbe, shareCompletionProbe } from '../comm/work.js';
+import { allocArray, freeArray } from '../comm/arena-arrays.js';
+import { allocatedDTypes } from '../comm/validate.js';
 import { type CommRecord, forwardDumps, installSignalDump } from '../debug/flight-recorder.js';
-import { type DType, type DTypeArrayMap, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
-import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import type { DType, DTypeArrayMap, TypedArray } from '../dtypes/dtype.js';
+import { ErrorCode, TscclError, reviveError } from '../errors.js';
 import { threadRankBootstrap } from '../job/bootstrap.js';
 import { crc32 } from '../kernels/crc32.js';
 import { Arena } from '../memory/arena.js';
@@ -93,7 +95,7 @@ class Engine implements LiveTransport {
           resolve(message.world);
         } else {
           void this.worker.terminate();
-          reject(message.kind === 'startFailed' ? revive(message.error) : new Error(`unexpected ${message.kind}`));
+          reject(message.kind === 'startFailed' ? reviveError(message.error) : new Error(`unexpected ${message.kind}`));
         }
       };
       this.worker.on('message', first);
@@ -169,7 +171,7 @@ class Engine implements LiveTransport {
         ErrorCode.INTERNAL,
         `progress engine did not answer ${message.what} within ${QUERY_TIMEOUT_MS} ms`,
       );
-    if (answer.error !== undefined) throw revive(answer.error);
+    if (answer.error !== undefined) throw reviveError(answer.error);
     return answer.value;
   }
 
@@ -181,7 +183,7 @@ class Engine implements LiveTransport {
     this.idle();
     if (message.kind === 'failed') {
       this.retained.push(...(pending.staged ?? []));
-      pending.reject(revive(message.error));
+      pending.reject(reviveError(message.error));
       return;
     }
     try {
@@ -219,14 +221,6 @@ function settled(call: Promise<unknown>): Promise<void> {
   return done;
 }
 
-function revive(error: unknown): Error {
-  if (TscclError.isJSON(error)) return TscclError.fromJSON(error);
-  const plain = error as { message?: string; stack?: string };
-  const err = new Error(plain?.message ?? String(error));
-  if (plain?.stack) err.stack = plain.stack;
-  return err;
-}
-
 /** A call's arrays that are not in the arena: their arena copies, and what completion does with them. */
 interface Staging {
   readonly call: string;
@@ -256,7 +250,6 @@ export class EngineCommunicator {
   private readonly engine: Engine;
   private readonly comm: number;
   private readonly defaultTimeoutMs: number;
-  private readonly dtypes = new WeakMap<TypedArray, DType>();
   private destroyed = false;
 
   private constructor(engine: Engine, info: EngineCommInfo, defaultTimeoutMs: number) {
@@ -277,26 +270,12 @@ export class EngineCommunicator {
 
   /** A typed array in the shared arena: the engine reads and writes it in place, with no copy. */
   alloc<D extends DType>(dtype: D, count: number): DTypeArrayMap[D] {
-    const info = dtypeInfo(dtype);
-    if (!Number.isInteger(count) || count < 0) {
-      throw invalidArgument(`Rank ${this.rank}: alloc count must be a non-negative integer, got ${count}`, {
-        rank: this.rank,
-        argument: 'count',
-      });
-    }
-    const array = this.engine.arena.allocateOwned(info.ctor as never, count, info.bytes) as TypedArray;
-    this.dtypes.set(array, dtype);
-    return array as DTypeArrayMap[D];
+    return allocArray(this.engine.arena, dtype, count, this.rank);
   }
 
   /** Returns an array from `alloc` once every call that uses it has resolved. */
   free(buffer: TypedArray): void {
-    if (!this.engine.arena.release(buffer)) {
-      throw invalidArgument(`Rank ${this.rank}: free takes an array from alloc that was not freed yet`, {
-        rank: this.rank,
-        argument: 'buffer',
-      });
-    }
+    freeArray(this.engine.arena, buffer, this.rank);
   }
 
   /** This rank's flight record of the communicator, as the engine that ran its calls keeps it. */
@@ -436,7 +415,12 @@ export class EngineCommunicator {
     const ctor = typedArrayName(array);
     const arena = this.engine.arena;
     if (arena.contains(array))
-      return { byteOffset: array.byteOffset, length: array.length, ctor, dtype: this.dtypes.get(array) };
+      return {
+        byteOffset: array.byteOffset,
+        length: array.length,
+        ctor,
+        dtype: allocatedDTypes.get(array)?.name as DType | undefined,
+      };
     const staged = arena.allocateOwned(array.constructor as never, array.length, array.BYTES_PER_ELEMENT) as TypedArray;
     (staged as Uint8Array).set(array as Uint8Array);
     staging.staged.push(staged);
@@ -454,6 +438,11 @@ export class EngineCommunicator {
       if (writes) (array as Uint8Array).set(staged as Uint8Array);
       arena.release(staged);
     });
-    return { byteOffset: staged.byteOffset, length: staged.length, ctor, dtype: this.dtypes.get(array) };
+    return {
+      byteOffset: staged.byteOffset,
+      length: staged.length,
+      ctor,
+      dtype: allocatedDTypes.get(array)?.name as DType | undefined,
+    };
   }
 }

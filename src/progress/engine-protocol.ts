@@ -1,5 +1,4 @@
 import type { DType } from '../dtypes/dtype.js';
-import type { TscclErrorJSON } from '../errors.js';
 
 /**
  * Messages between a rank's thread and its progress engine (engine-worker.ts). Every field is
@@ -90,10 +89,7 @@ export interface EngineCommInfo {
 /** From the engine to its rank. */
 export type FromEngine =
   | { readonly kind: 'ready'; readonly memory: WebAssembly.Memory; readonly world: EngineCommInfo }
-  | { readonly kind: 'startFailed'; readonly error: TscclErrorJSON | { message: string; stack?: string } }
+  /** `error` here and below: what errors.ts's serializeError made of the error. */
+  | { readonly kind: 'startFailed'; readonly error: unknown }
   | { readonly kind: 'done'; readonly id: number; readonly comm?: EngineCommInfo | null }
-  | {
-      readonly kind: 'failed';
-      readonly id: number;
-      readonly error: TscclErrorJSON | { message: string; stack?: string };
-    };
+  | { readonly kind: 'failed'; readonly id: number; readonly error: unknown };

@@ -5,7 +5,7 @@ import { openWorld } from '../comm/init.js';
 import { allocatedDTypes } from '../comm/validate.js';
 import { dumpFlightRecords } from '../debug/flight-recorder.js';
 import { type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
-import { TscclError } from '../errors.js';
+import { serializeError } from '../errors.js';
 import type { Arena } from '../memory/arena.js';
 import { announceExits, closeLiveTransports } from '../transport/tcp/tcp-transport.js';
 import type { ArenaBuffer, EngineCommInfo, FromEngine, ToEngine } from './engine-protocol.js';
@@ -29,12 +29,6 @@ function describe(comm: Communicator): EngineCommInfo {
   const id = nextComm++;
   comms.set(id, comm);
   return { comm: id, rank: comm.rank, size: comm.size, name: comm.name, transportKind: comm.transportKind };
-}
-
-function errorJSON(err: unknown) {
-  if (err instanceof TscclError) return err.toJSON();
-  const plain = err as { message?: string; stack?: string };
-  return { message: plain?.message ?? String(err), stack: plain?.stack };
 }
 
 /** The rank's array, seen from here: the same arena bytes. */
@@ -89,7 +83,7 @@ port.on('message', (message: ToEngine) => {
         (err: unknown) => {
           inFlight.delete(message.id);
           markFinished(data.engine.completions, message.id);
-          post({ kind: 'failed', id: message.id, error: errorJSON(err) });
+          post({ kind: 'failed', id: message.id, error: serializeError(err) });
         },
       );
       return;
@@ -106,7 +100,7 @@ port.on('message', (message: ToEngine) => {
     case 'leave':
       void closeLiveTransports().then(
         () => post({ kind: 'done', id: message.id }),
-        (err: unknown) => post({ kind: 'failed', id: message.id, error: errorJSON(err) }),
+        (err: unknown) => post({ kind: 'failed', id: message.id, error: serializeError(err) }),
       );
       return;
     case 'announceExit':
@@ -121,7 +115,7 @@ port.on('message', (message: ToEngine) => {
         const value = message.what === 'predict' ? comm.predict(collective, bytes, options) : comm.flightRecords();
         writeReply(data.engine.reply, { value });
       } catch (err) {
-        writeReply(data.engine.reply, { error: errorJSON(err) });
+        writeReply(data.engine.reply, { error: serializeError(err) });
       }
       return;
     }
@@ -133,5 +127,5 @@ try {
   arena = world.arena;
   post({ kind: 'ready', memory: arena.memory, world: describe(world.comm) });
 } catch (err) {
-  post({ kind: 'startFailed', error: errorJSON(err) });
+  post({ kind: 'startFailed', error: serializeError(err) });
 }
