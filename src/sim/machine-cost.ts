@@ -52,7 +52,8 @@ const CHAIN_STAND_IN_PIECES = 8;
 
 /** The whole flow simulation behind machineTimeUs: its time, and what each link carried. */
 export function machineOutcome(graph: TopologyGraph, call: MachineCall): SimOutcome {
-  const protocol = Object.keys(topologyProtocols(graph.topology))[0];
+  const protocols = topologyProtocols(graph.topology);
+  const protocol = Object.keys(protocols)[0];
   const unit = call.chunkCount * graph.accelerators.length;
   const pieces = isChain(call) ? CHAIN_STAND_IN_PIECES : STAND_IN_PIECES;
   const standIn =
@@ -60,7 +61,7 @@ export function machineOutcome(graph: TopologyGraph, call: MachineCall): SimOutc
   if (call.count <= 4 * standIn)
     return simulateFlows(graph, graph.accelerators, { ...call, workingSetCount: call.count, root: 0, protocol });
   // Past the bytes where the machine's speeds stop depending on the working set, every larger call's stand-ins are the same two.
-  const saturated = workingSetSaturationBytes(graph, topologyProtocols(graph.topology)[protocol]) / call.elementBytes;
+  const saturated = workingSetSaturationBytes(graph, protocols[protocol]) / call.elementBytes;
   const workingSetCount = Math.min(call.count, Math.max(2 * standIn, Math.ceil(saturated)));
   const simulate = (count: number) => standInOutcome(graph, { ...call, count }, { protocol, workingSetCount });
   const [small, large] = [standIn, 2 * standIn].map(simulate);

@@ -185,6 +185,21 @@ export function trainingStep(
   const layersPerStage = model.layers / pp;
   const activation = layout.microBatch * model.sequence * model.hidden * layout.activationBytes;
   const collectives: TrainingCollective[] = [];
+  /** One call of a group, simulated (analytically past 64 ranks). */
+  const simulateOn = (devices: readonly number[], op: BenchOpName, bytes: number) => {
+    const groupMode: SimMode = devices.length > 64 ? 'analytical' : mode;
+    return op === 'sendrecv'
+      ? simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2, chooser: options.chooser })
+      : simulateRow(graph, devices, {
+          op,
+          bytes,
+          mode: groupMode,
+          nvls,
+          elementBytes: 2,
+          root: 0,
+          chooser: options.chooser,
+        });
+  };
   const add = (
     group: GroupKind | 'ep',
     ranks: readonly number[],
@@ -194,20 +209,11 @@ export function trainingStep(
     bytes: number,
   ) => {
     if (ranks.length < 2 || calls === 0) return;
-    const devices = ranks.map((r) => graph.accelerators[r]);
-    const groupMode: SimMode = devices.length > 64 ? 'analytical' : mode;
-    const row =
-      op === 'sendrecv'
-        ? simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2, chooser: options.chooser })
-        : simulateRow(graph, devices, {
-            op,
-            bytes,
-            mode: groupMode,
-            nvls,
-            elementBytes: 2,
-            root: 0,
-            chooser: options.chooser,
-          });
+    const row = simulateOn(
+      ranks.map((r) => graph.accelerators[r]),
+      op,
+      bytes,
+    );
     const bottleneck =
       row.bottleneck === undefined ? `${row.bound} (analytical)` : `${row.bottleneck.link} ${row.bottleneck.kind}`;
     collectives.push({
@@ -298,18 +304,7 @@ export function trainingStep(
   const times = new Map<number, number>();
   const timeOf = (bytes: number) => {
     let t = times.get(bytes);
-    if (t === undefined) {
-      const row = simulateRow(graph, dpDevices, {
-        op: 'all_reduce',
-        bytes,
-        mode: dpDevices.length > 64 ? 'analytical' : mode,
-        nvls,
-        elementBytes: 2,
-        root: 0,
-        chooser: options.chooser,
-      });
-      times.set(bytes, (t = row.timeUs));
-    }
+    if (t === undefined) times.set(bytes, (t = simulateOn(dpDevices, 'all_reduce', bytes).timeUs));
     return t;
   };
   const overlap =

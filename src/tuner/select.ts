@@ -346,9 +346,9 @@ export function prepareChoices(machine: TopologyGraph, request: PrepareRequest):
   if (request.nranks < 2) return;
   const capacity = PROTOCOL === 'simple' ? 0 : (request.oneShotCapacity ?? 0);
   const known = knownChoices(machine);
-  for (let sizeClass = 1; sizeClass <= PREPARED_MAX_CLASS; sizeClass *= 2) {
-    for (const collective of COLLECTIVES) {
-      const chunkBytes = chunkBytesOf({ ...request, collective });
+  for (const collective of COLLECTIVES) {
+    const chunkBytes = chunkBytesOf({ ...request, collective });
+    for (let sizeClass = 1; sizeClass <= PREPARED_MAX_CLASS; sizeClass *= 2) {
       const offers = (sizeClass < 2 * capacity * request.nranks ? [false, true] : [false]).filter(
         (oneShot) => !known.has(choiceKey(collective, sizeClass, chunkBytes, oneShot)),
       );

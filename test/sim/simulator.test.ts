@@ -603,7 +603,8 @@ test('sim train: GPT-3 175B on 64 DGX H100 with tp 8, pp 8, dp 8 reports TP, PP 
   );
 });
 
-test('messages between one pair move in order, so a pipelined tree forwards chunks while the root still sends', () => {
+/** Four single-core hosts on one switch, 1 Gbit/s links, a protocol without per-step costs. */
+function gigabitStar(): TopologyGraph {
   const devices = [
     { id: 'sw', kind: 'switch', switchKind: 'eth-switch' },
     ...[0, 1, 2, 3].map((i) => ({ id: `r${i}`, kind: 'core', host: i })),
@@ -616,12 +617,16 @@ test('messages between one pair move in order, so a pipelined tree forwards chun
     efficiency: 1,
     latencyUs: 0,
   }));
-  const graph = new TopologyGraph(
+  return new TopologyGraph(
     parseTopology(
       { name: 'star', devices, links, protocols: [{ name: 'p', baseUs: 0, stepUs: 0, netStepUs: 0, efficiency: 1 }] },
       'test',
     ),
   );
+}
+
+test('messages between one pair move in order, so a pipelined tree forwards chunks while the root still sends', () => {
+  const graph = gigabitStar();
   const bytes = 64 * 2 ** 20;
   const { timeUs } = simulateFlows(graph, graph.accelerators, {
     collective: 'broadcast',
@@ -638,24 +643,7 @@ test('messages between one pair move in order, so a pipelined tree forwards chun
 });
 
 test("back-to-back calls: a broadcast root runs ahead, so a benchmark sees its link's bound, not one call's depth", () => {
-  const devices = [
-    { id: 'sw', kind: 'switch', switchKind: 'eth-switch' },
-    ...[0, 1, 2, 3].map((i) => ({ id: `r${i}`, kind: 'core', host: i })),
-  ];
-  const links = [0, 1, 2, 3].map((i) => ({
-    a: `r${i}`,
-    b: 'sw',
-    kind: 'eth-10',
-    gbps: 1,
-    efficiency: 1,
-    latencyUs: 0,
-  }));
-  const graph = new TopologyGraph(
-    parseTopology(
-      { name: 'star', devices, links, protocols: [{ name: 'p', baseUs: 0, stepUs: 0, netStepUs: 0, efficiency: 1 }] },
-      'test',
-    ),
-  );
+  const graph = gigabitStar();
   const bytes = 2 ** 20;
   const run = (calls: number) =>
     simulateFlows(graph, graph.accelerators, {
