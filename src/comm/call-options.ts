@@ -101,6 +101,7 @@ const TYPES = {
   color: { expected: 'an integer or null', test: (v) => v === null || Number.isInteger(v) },
   key: { expected: 'an integer', test: isInteger },
   exclude: { expected: 'an array of integers', test: isIntegerArray },
+  progress: { expected: "'inline' or 'engine'", test: (v) => v === 'inline' || v === 'engine' },
 } satisfies Record<string, KeyType>;
 
 type Key = keyof typeof TYPES;
@@ -123,7 +124,7 @@ const KEYS = {
   split: [...CALL, 'color', 'key'],
   shrink: [...CALL, 'exclude'],
   predict: ['dtype', 'algorithm', 'checksum'],
-  init: ['timeoutMs'],
+  init: ['timeoutMs', 'progress'],
   group: ['timeoutMs', 'signal'],
 } satisfies Record<string, Key[]>;
 

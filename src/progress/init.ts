@@ -1,7 +1,7 @@
 import type { Communicator } from '../comm/communicator.js';
 import { type InitOptions as InlineInitOptions, init as initInline } from '../comm/init.js';
 import { paramInt } from '../config/params.js';
-import { invalidArgument } from '../errors.js';
+import { checkOptions } from '../comm/call-options.js';
 import { EngineCommunicator } from './engine-communicator.js';
 
 export interface InitOptions extends InlineInitOptions {
@@ -23,15 +23,14 @@ let engineWorld: Promise<EngineCommunicator> | undefined;
 export function init(options: InitOptions & { progress: 'engine' }): Promise<EngineCommunicator>;
 export function init(options?: InitOptions): Promise<Communicator>;
 export function init(options: InitOptions = {}): Promise<Communicator | EngineCommunicator> {
-  const { progress, ...rest } = options;
-  if (progress === undefined || progress === 'inline') return initInline(rest);
-  if (progress !== 'engine') {
-    return Promise.reject(
-      invalidArgument(`init progress must be 'inline' or 'engine', got ${JSON.stringify(progress)}`, {
-        argument: 'progress',
-      }),
-    );
+  let timeoutMs: number;
+  try {
+    ({ timeoutMs } = checkOptions('init', options, { defaultTimeoutMs: paramInt('TSCCL_TIMEOUT_MS') }));
+  } catch (err) {
+    return Promise.reject(err);
   }
-  engineWorld ??= EngineCommunicator.start(rest.timeoutMs ?? paramInt('TSCCL_TIMEOUT_MS'));
+  const { progress, ...rest } = options;
+  if (progress !== 'engine') return initInline(rest);
+  engineWorld ??= EngineCommunicator.start(timeoutMs);
   return engineWorld;
 }
