@@ -129,55 +129,27 @@ test('a call that runs past its timeout while its data still moves says so, not 
 
 test('a bad TSCCL_* setting is refused as a bad flag is, not with a stack', async () => {
   // The library reads these as its modules load, before the command parses anything.
-  const algo = await cli(300_000, { TSCCL_ALGO: 'allreduce:bogus' })(
-    'bench',
-    '-o',
-    'all_reduce',
-    '-g',
-    '2',
-    '-b',
-    '8',
-    '-e',
-    '8',
-  );
-  assert.equal(algo.code, 1);
-  assert.equal(
-    algo.stderr,
-    "tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_ALGO 'bogus' is not available for allReduce: expected one of ring, recursive_doubling, direct, hierarchical, tree, one_shot\n",
-  );
-  const chunk = await cli(300_000, { TSCCL_CHUNK_BYTES: '4M' })(
-    'bench',
-    '-o',
-    'all_reduce',
-    '-g',
-    '2',
-    '-b',
-    '8',
-    '-e',
-    '8',
-  );
-  assert.equal(chunk.code, 1);
-  assert.equal(
-    chunk.stderr,
-    'tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_CHUNK_BYTES=4M must be an integer of at least 1\n',
-  );
-  // A piece of 0 bytes once ran as pieces of one element: an 8 MB call of 2 million steps.
-  const zero = await cli(300_000, { TSCCL_CHUNK_BYTES: '0' })(
-    'bench',
-    '-o',
-    'all_reduce',
-    '-g',
-    '2',
-    '-b',
-    '8',
-    '-e',
-    '8',
-  );
-  assert.equal(zero.code, 1);
-  assert.equal(
-    zero.stderr,
-    'tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_CHUNK_BYTES=0 must be an integer of at least 1\n',
-  );
+  const refusal = (env: Record<string, string>) =>
+    cli(300_000, env)('bench', '-o', 'all_reduce', '-g', '2', '-b', '8', '-e', '8');
+  for (const [env, stderr] of [
+    [
+      { TSCCL_ALGO: 'allreduce:bogus' },
+      "tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_ALGO 'bogus' is not available for allReduce: expected one of ring, recursive_doubling, direct, hierarchical, tree, one_shot\n",
+    ],
+    [
+      { TSCCL_CHUNK_BYTES: '4M' },
+      'tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_CHUNK_BYTES=4M must be an integer of at least 1\n',
+    ],
+    // A piece of 0 bytes once ran as pieces of one element: an 8 MB call of 2 million steps.
+    [
+      { TSCCL_CHUNK_BYTES: '0' },
+      'tsccl: TSCCL_ERR_INVALID_ARGUMENT: TSCCL_CHUNK_BYTES=0 must be an integer of at least 1\n',
+    ],
+  ] as const) {
+    const refused = await refusal(env);
+    assert.equal(refused.code, 1, JSON.stringify(env));
+    assert.equal(refused.stderr, stderr);
+  }
 });
 
 test('tsccl bench refuses bad flags with a clear message', async () => {
