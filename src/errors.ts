@@ -15,6 +15,7 @@ export const ErrorCode = {
   OUT_OF_MEMORY: 'TSCCL_ERR_OUT_OF_MEMORY',
   INTERNAL: 'TSCCL_ERR_INTERNAL',
   RANK_FAILED: 'TSCCL_ERR_RANK_FAILED',
+  UNAVAILABLE: 'TSCCL_ERR_UNAVAILABLE',
 } as const;
 
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
@@ -36,6 +37,7 @@ const ERROR_WIRE_NUMBERS: Readonly<Record<ErrorCodeValue, number>> = {
   [ErrorCode.OUT_OF_MEMORY]: 9,
   [ErrorCode.INTERNAL]: 10,
   [ErrorCode.RANK_FAILED]: 11,
+  [ErrorCode.UNAVAILABLE]: 12,
 };
 
 const ERROR_CODE_BY_WIRE_NUMBER = new Map<number, ErrorCodeValue>(

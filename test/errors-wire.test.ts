@@ -29,6 +29,7 @@ test('error codes have fixed wire numbers, and every code has one', () => {
       ['TSCCL_ERR_OUT_OF_MEMORY', 9],
       ['TSCCL_ERR_INTERNAL', 10],
       ['TSCCL_ERR_RANK_FAILED', 11],
+      ['TSCCL_ERR_UNAVAILABLE', 12],
     ],
   );
   for (const code of Object.values(ErrorCode)) assert.equal(errorCodeOfWireNumber(errorWireNumber(code)), code);

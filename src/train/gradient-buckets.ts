@@ -1,0 +1,144 @@
+import type { Variable } from '@tensorflow/tfjs';
+import type { DType, DTypeArrayMap, TypedArray } from '../dtypes/dtype.js';
+import { bfloat16ToFloat, floatToBfloat16, floatToHalf, halfDecodeTable } from '../dtypes/half.js';
+import { invalidArgument } from '../errors.js';
+import type { LayeredModel } from './layered-model.js';
+
+/** What gradients cross the wire as: 'none' sends float32; 'fp16'/'bf16' halve the bytes (PyTorch's fp16/bf16 compress hooks). */
+export type GradientHook = 'none' | 'fp16' | 'bf16';
+export const GRADIENT_HOOKS: readonly GradientHook[] = ['none', 'fp16', 'bf16'];
+
+/** Where a bucket's arrays come from: a communicator's alloc, so a progress engine reduces them in place. */
+export interface BucketMemory {
+  alloc<D extends DType>(dtype: D, count: number): DTypeArrayMap[D];
+  free(buffer: TypedArray): void;
+}
+
+export interface Bucket {
+  readonly params: readonly Variable[];
+  readonly offsets: readonly number[];
+  /** The bucket's gradients, float32, in the order of `params`. */
+  readonly grads: Float32Array;
+  /** What goes on the wire when a hook compresses (float16 or bfloat16 bits), else `grads` itself. */
+  readonly wire: Float32Array | Uint16Array;
+  /** Parameters whose gradient this backward pass has not written yet. */
+  missing: number;
+}
+
+/**
+ * Gradients grouped into buckets of at most `capBytes` of float32 in reverse layer order (the
+ * order backward produces them, as PyTorch DDP's buckets), so each bucket can be all-reduced as
+ * soon as its last gradient exists. A parameter larger than the cap gets a bucket of its own.
+ */
+export class GradientBuckets {
+  readonly buckets: Bucket[] = [];
+  private readonly place = new Map<Variable, { bucket: Bucket; offset: number }>();
+  readonly hook: GradientHook;
+  private readonly memory: BucketMemory;
+
+  constructor(model: LayeredModel, capBytes: number, hook: GradientHook, memory: BucketMemory) {
+    this.hook = hook;
+    this.memory = memory;
+    if (!(capBytes > 0))
+      throw invalidArgument(`bucketCapMb must be positive, got ${capBytes / 2 ** 20}`, { argument: 'bucketCapMb' });
+    if (!GRADIENT_HOOKS.includes(hook)) {
+      throw invalidArgument(`gradientHook must be one of ${GRADIENT_HOOKS.join(', ')}, got ${String(hook)}`, {
+        argument: 'gradientHook',
+      });
+    }
+    let group: Variable[] = [];
+    let elements = 0;
+    const close = () => {
+      if (group.length > 0) this.addBucket(group);
+      group = [];
+      elements = 0;
+    };
+    for (const layer of [...model.layers].reverse()) {
+      for (const param of layer.params) {
+        if (elements > 0 && (elements + param.size) * 4 > capBytes) close();
+        group.push(param);
+        elements += param.size;
+      }
+    }
+    close();
+  }
+
+  private addBucket(params: Variable[]): void {
+    const offsets: number[] = [];
+    let elements = 0;
+    for (const p of params) {
+      offsets.push(elements);
+      elements += p.size;
+    }
+    const grads = this.memory.alloc('float32', elements);
+    const wire =
+      this.hook === 'fp16'
+        ? this.memory.alloc('float16', elements)
+        : this.hook === 'bf16'
+          ? this.memory.alloc('bfloat16', elements)
+          : grads;
+    const bucket: Bucket = { params, offsets, grads, wire, missing: params.length };
+    this.buckets.push(bucket);
+    for (const [i, p] of params.entries()) this.place.set(p, { bucket, offset: offsets[i] });
+  }
+
+  /**
+   * Writes (or, while accumulating, adds) one parameter's gradient; returns its bucket when
+   * that was the bucket's last missing gradient.
+   */
+  write(param: Variable, gradient: Float32Array, accumulate: boolean): Bucket | undefined {
+    const { bucket, offset } = this.place.get(param) as { bucket: Bucket; offset: number };
+    if (accumulate) {
+      const g = bucket.grads;
+      for (let i = 0; i < gradient.length; i++) g[offset + i] += gradient[i];
+    } else {
+      bucket.grads.set(gradient, offset);
+    }
+    bucket.missing--;
+    return bucket.missing === 0 ? bucket : undefined;
+  }
+
+  /** Fills the wire array from the gradients (a hook's compression). */
+  encode(bucket: Bucket): void {
+    if (this.hook === 'none') return;
+    const { grads, wire } = bucket;
+    const encode = this.hook === 'fp16' ? floatToHalf : floatToBfloat16;
+    for (let i = 0; i < grads.length; i++) wire[i] = encode(grads[i]);
+  }
+
+  /** Reads the reduced wire array back into the gradients. */
+  decode(bucket: Bucket): void {
+    if (this.hook === 'none') return;
+    const { grads, wire } = bucket;
+    if (this.hook === 'fp16') {
+      const table = halfDecodeTable();
+      for (let i = 0; i < grads.length; i++) grads[i] = table[wire[i]];
+    } else {
+      for (let i = 0; i < grads.length; i++) grads[i] = bfloat16ToFloat(wire[i]);
+    }
+  }
+
+  /** A parameter's gradient, a view into its bucket. */
+  gradientOf(param: Variable): Float32Array {
+    const { bucket, offset } = this.place.get(param) as { bucket: Bucket; offset: number };
+    return bucket.grads.subarray(offset, offset + param.size);
+  }
+
+  /** Ready for the next backward pass. */
+  rearm(): void {
+    for (const bucket of this.buckets) bucket.missing = bucket.params.length;
+  }
+
+  get bytes(): number {
+    return this.buckets.reduce((n, b) => n + b.grads.byteLength + (b.wire === b.grads ? 0 : b.wire.byteLength), 0);
+  }
+
+  dispose(): void {
+    for (const bucket of this.buckets) {
+      this.memory.free(bucket.grads);
+      if (bucket.wire !== bucket.grads) this.memory.free(bucket.wire);
+    }
+    this.buckets.length = 0;
+    this.place.clear();
+  }
+}

@@ -1,0 +1,15 @@
+// tsccl/train: training TensorFlow.js models over tsccl communicators. TensorFlow.js is an
+// optional peer dependency, loaded only through this entry point.
+export { loadTf, type LoadTfOptions, type Tf, type TrainBackend } from './load-tf.js';
+export { type LayeredModel, type ModelLayer, modelParams, parameterCount } from './layered-model.js';
+export { createGpt, type GptConfig } from './gpt.js';
+export { TextCorpus, generateText, type BatchOptions, type TokenBatch } from './text-corpus.js';
+export { GRADIENT_HOOKS, type GradientHook } from './gradient-buckets.js';
+export {
+  DataParallel,
+  type Batch,
+  type DataParallelOptions,
+  type StepOptions,
+  type StepReport,
+  type TrainingComm,
+} from './data-parallel.js';

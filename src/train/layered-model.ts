@@ -1,0 +1,33 @@
+import type { Tensor, Variable } from '@tensorflow/tfjs';
+import type { Tf } from './load-tf.js';
+
+/**
+ * One stage of a model's forward pass with the parameters it owns. Backward runs layer by layer
+ * (a vector-Jacobian product per layer), so a layer's gradients exist, and can be sent, while
+ * the layers before it are still running backward.
+ */
+export interface ModelLayer {
+  readonly name: string;
+  readonly params: readonly Variable[];
+  /** The layer's output; `input` is the previous layer's output (for the first layer, the batch's inputs). */
+  forward(input: Tensor, params: readonly Tensor[]): Tensor;
+}
+
+/** A model as a chain of layers and a loss on the last layer's output. */
+export interface LayeredModel {
+  /** The TensorFlow.js the model's tensors belong to. */
+  readonly tf: Tf;
+  readonly layers: readonly ModelLayer[];
+  /** The mean loss of the last layer's output against the targets, a scalar. */
+  loss(output: Tensor, targets: Tensor): Tensor;
+}
+
+/** Every parameter of the model, in layer order. */
+export function modelParams(model: LayeredModel): Variable[] {
+  return model.layers.flatMap((layer) => layer.params);
+}
+
+/** How many numbers the model trains. */
+export function parameterCount(model: LayeredModel): number {
+  return modelParams(model).reduce((n, p) => n + p.size, 0);
+}
