@@ -1,4 +1,4 @@
-import type { Tensor } from '@tensorflow/tfjs';
+import type { GradSaveFunc, Tensor } from '@tensorflow/tfjs';
 import { invalidArgument } from '../errors.js';
 import type { LayeredModel, ModelLayer } from './layered-model.js';
 import type { Tf } from './load-tf.js';
@@ -47,7 +47,7 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
     forward(ids, [tokens, positions]) {
       const [rows, t] = ids.shape as number[];
       // A one-hot product rather than a gather: the gather's gradient (UnsortedSegmentSum) has no wasm kernel.
-      const looked = tf.matMul(tf.oneHot(tf.reshape(ids, [rows * t]), vocabSize), tokens);
+      const looked = matMul(tf, tf.oneHot(tf.reshape(ids, [rows * t]), vocabSize), tokens);
       return tf.add(tf.reshape(looked, [rows, t, dim]), tf.slice(positions, [0, 0], [t, dim]));
     },
   };
@@ -77,7 +77,7 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
     params: [filled([dim], 1), filled([dim], 0), normal([dim, vocabSize])],
     forward(x, [gain, bias, out]) {
       const [rows, t] = x.shape as number[];
-      return tf.reshape(tf.matMul(tf.reshape(layerNorm(tf, x, gain, bias), [rows * t, dim]), out), [
+      return tf.reshape(matMul(tf, tf.reshape(layerNorm(tf, x, gain, bias), [rows * t, dim]), out), [
         rows,
         t,
         vocabSize,
@@ -97,6 +97,22 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
   };
 }
 
+/**
+ * A 2-D product whose gradient transposes explicitly and multiplies plainly: TensorFlow.js's own
+ * gradient uses transposed products, which the wasm backend runs 15-40x slower than a transpose
+ * and a plain product (measured shapes in docs/TRAINING.md).
+ */
+function matMul(tf: Tf, a: Tensor, b: Tensor): Tensor {
+  const product = tf.customGrad(((x: Tensor, w: Tensor, save: GradSaveFunc) => {
+    save([x, w]);
+    return {
+      value: tf.matMul(x, w),
+      gradFunc: (dy: Tensor, [sx, sw]: Tensor[]) => [tf.matMul(dy, tf.transpose(sw)), tf.matMul(tf.transpose(sx), dy)],
+    };
+  }) as unknown as Parameters<Tf['customGrad']>[0]);
+  return product(a, b) as Tensor;
+}
+
 function layerNorm(tf: Tf, x: Tensor, gain: Tensor, bias: Tensor): Tensor {
   const { mean, variance } = tf.moments(x, -1, true);
   return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, 1e-5))), gain), bias);
@@ -104,7 +120,7 @@ function layerNorm(tf: Tf, x: Tensor, gain: Tensor, bias: Tensor): Tensor {
 
 /** GPT-2's tanh approximation of GELU, from plain ops (TensorFlow.js has no GELU kernel). */
 function gelu(tf: Tf, x: Tensor): Tensor {
-  const inner = tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.pow(x, 3))));
+  const inner = tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.mul(x, tf.mul(x, x)))));
   return tf.mul(tf.mul(0.5, x), tf.add(1, tf.tanh(inner)));
 }
 
@@ -113,7 +129,7 @@ function block(tf: Tf, x: Tensor, p: readonly Tensor[], heads: number): Tensor {
   const [rows, t, dim] = x.shape as number[];
   const headDim = dim / heads;
   const flat = (v: Tensor) => tf.reshape(v, [rows * t, v.shape[v.rank - 1] as number]);
-  const dense = (v: Tensor, w: Tensor, b: Tensor) => tf.add(tf.matMul(v, w), b);
+  const dense = (v: Tensor, w: Tensor, b: Tensor) => tf.add(matMul(tf, v, w), b);
   const splitHeads = (v: Tensor) => tf.transpose(tf.reshape(v, [rows, t, heads, headDim]), [0, 2, 1, 3]);
 
   const [q, k, v] = tf.split(dense(flat(layerNorm(tf, x, ln1g, ln1b)), wqkv, bqkv), 3, 1).map(splitHeads);

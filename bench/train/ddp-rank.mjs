@@ -1,0 +1,41 @@
+// One rank of bench/train/ddp.mjs: a small GPT trained data-parallel; medians of the timed steps.
+import { init } from '../../dist/src/progress/init.js';
+import {
+  DataParallel,
+  TextCorpus,
+  createGpt,
+  generateText,
+  loadTf,
+  parameterCount,
+} from '../../dist/src/train/index.js';
+
+export default async function main({ args }) {
+  const { progress, steps, warm, dim, layers, seqLen, rowsPerRank, bucketMb, backend } = JSON.parse(args[0]);
+  const tf = await loadTf({ backend });
+  const comm = await init({ progress, timeoutMs: 600_000 });
+  const corpus = new TextCorpus(generateText(100_000));
+  const model = createGpt(tf, { vocabSize: corpus.vocabSize, seqLen, dim, heads: 4, layers });
+  const ddp = new DataParallel(comm, model, { optimizer: tf.train.adam(1e-3), bucketCapMb: bucketMb });
+  await ddp.broadcastParameters();
+  const reports = [];
+  for (let step = 0; step < warm + steps; step++) {
+    const batch = corpus.batch(step, { batchSize: rowsPerRank * comm.size, seqLen, rank: comm.rank, ranks: comm.size });
+    const started = performance.now();
+    const report = await ddp.step(batch);
+    if (step >= warm) reports.push({ ...report, stepMs: performance.now() - started });
+  }
+  const median = (key) => reports.map((r) => r[key]).sort((a, b) => a - b)[reports.length >> 1];
+  const result = {
+    params: parameterCount(model),
+    buckets: reports[0].buckets,
+    wireBytes: reports[0].wireBytes,
+    forwardMs: median('forwardMs'),
+    backwardMs: median('backwardMs'),
+    exposedCommMs: median('exposedCommMs'),
+    optimizerMs: median('optimizerMs'),
+    stepMs: median('stepMs'),
+  };
+  ddp.dispose();
+  await comm.destroy();
+  return result;
+}
