@@ -13,11 +13,37 @@ export interface ModelLayer {
   forward(input: Tensor, params: readonly Tensor[]): Tensor;
 }
 
+/** A layer's backward: the gradient of its input (when asked for) and of each of its parameters, in order. */
+export interface LayerGradients {
+  readonly dx: Tensor | undefined;
+  readonly grads: readonly Tensor[];
+}
+
+/** A layer that has run forward: its output, and its backward with what it kept for it. */
+export interface Forwarded {
+  readonly output: Tensor;
+  backward(dy: Tensor, wantDx: boolean): Promise<LayerGradients>;
+  /** Frees what forward kept, where backward will not run (a failed step). */
+  release(): void;
+}
+
+/**
+ * A layer whose forward or backward communicates (a tensor-parallel block's all-reduces), so it
+ * cannot be one synchronous TensorFlow.js function: it keeps what backward needs itself.
+ */
+export interface CommLayer {
+  readonly name: string;
+  readonly params: readonly Variable[];
+  run(input: Tensor): Promise<Forwarded>;
+}
+
+export type Layer = ModelLayer | CommLayer;
+
 /** A model as a chain of layers and a loss on the last layer's output. */
 export interface LayeredModel {
   /** The TensorFlow.js the model's tensors belong to. */
   readonly tf: Tf;
-  readonly layers: readonly ModelLayer[];
+  readonly layers: readonly Layer[];
   /** The mean loss of the last layer's output against the targets, a scalar. */
   loss(output: Tensor, targets: Tensor): Tensor;
 }

@@ -1,0 +1,179 @@
+import type { NamedTensorMap, Optimizer, Tensor, Variable } from '@tensorflow/tfjs';
+import type { CallOptions, ReduceOptions, RootedOptions } from '../comm/call-options.js';
+import type { TypedArray } from '../dtypes/dtype.js';
+import { invalidArgument } from '../errors.js';
+import { type BucketMemory, GradientBuckets, type GradientHook } from './gradient-buckets.js';
+import type { LayeredModel } from './layered-model.js';
+
+/** What training needs of a communicator: an inline one or one on a progress engine. */
+export interface TrainingComm extends BucketMemory {
+  readonly rank: number;
+  readonly size: number;
+  allReduce(buffer: TypedArray, options?: ReduceOptions): Promise<void>;
+  broadcast(buffer: TypedArray, options?: RootedOptions): Promise<void>;
+  send(buffer: TypedArray, peer: number, options?: CallOptions): Promise<void>;
+  recv(buffer: TypedArray, peer: number, options?: CallOptions): Promise<void>;
+}
+
+export interface GradientSyncOptions extends CallOptions {
+  /** A TensorFlow.js optimizer (tf.train.sgd, tf.train.adam, ...): every rank applies the same averaged gradients. */
+  optimizer: Optimizer;
+  /** Largest gradient bucket, MiB of float32; 25 as PyTorch DDP's bucket_cap_mb. */
+  bucketCapMb?: number;
+  gradientHook?: GradientHook;
+}
+
+/** What one update's gradient communication did on this rank. */
+export interface SyncReport {
+  /** Time spent waiting for gradient all-reduces after the last backward ended: communication compute did not hide. */
+  exposedCommMs: number;
+  optimizerMs: number;
+  /** Gradient all-reduces issued, and the bytes they carried from this rank. */
+  buckets: number;
+  wireBytes: number;
+}
+
+const DEFAULT_BUCKET_CAP_MB = 25;
+
+/**
+ * The data-parallel half of training: gradients gathered into buckets over one or more backward
+ * passes; on the pass that ends an update, each bucket is all-reduced (averaged over the
+ * communicator's ranks) as soon as its last gradient exists; then the optimizer applies the
+ * mean over ranks and passes. With a communicator of one rank it only accumulates and updates.
+ */
+export class GradientSync {
+  readonly comm: TrainingComm;
+  private readonly buckets: GradientBuckets;
+  private readonly optimizer: Optimizer;
+  private readonly params: readonly Variable[];
+  private readonly tf: LayeredModel['tf'];
+  private readonly callDefaults: CallOptions;
+  private inFlight: Promise<void>[] = [];
+  private wireBytes = 0;
+  private bucketCalls = 0;
+  /** Backward passes whose gradients the buckets hold since the last update. */
+  private passes = 0;
+  private syncing = false;
+
+  constructor(comm: TrainingComm, model: LayeredModel, options: GradientSyncOptions) {
+    if (options?.optimizer === undefined || typeof options.optimizer.applyGradients !== 'function') {
+      throw invalidArgument('training needs options.optimizer, a TensorFlow.js optimizer (tf.train.adam(...))', {
+        argument: 'optimizer',
+        rank: comm.rank,
+      });
+    }
+    this.comm = comm;
+    this.optimizer = options.optimizer;
+    this.tf = model.tf;
+    this.params = model.layers.flatMap((layer) => layer.params);
+    const capMb = options.bucketCapMb ?? DEFAULT_BUCKET_CAP_MB;
+    this.buckets = new GradientBuckets(model, capMb * 2 ** 20, options.gradientHook ?? 'none', comm);
+    this.callDefaults = { timeoutMs: options.timeoutMs, signal: options.signal };
+  }
+
+  /** Rank 0's parameters to every rank of the communicator, so all start equal. */
+  async broadcastParameters(options: CallOptions = {}): Promise<void> {
+    const { tf, params } = this;
+    const flat = this.comm.alloc('float32', params.reduce((n, p) => n + p.size, 0));
+    try {
+      let offset = 0;
+      if (this.comm.rank === 0) {
+        for (const p of params) {
+          flat.set(p.dataSync() as Float32Array, offset);
+          offset += p.size;
+        }
+      }
+      await this.comm.broadcast(flat, { ...this.callDefaults, ...options, root: 0 });
+      offset = 0;
+      for (const p of params) {
+        const slice = flat.subarray(offset, offset + p.size);
+        tf.tidy(() => p.assign(tf.tensor(slice, p.shape, 'float32')));
+        offset += p.size;
+      }
+    } finally {
+      this.comm.free(flat);
+    }
+  }
+
+  /** Starts a backward pass; `sync` marks the pass that ends an update (its buckets are sent as they fill). */
+  beginPass(sync: boolean, options: CallOptions = {}): void {
+    this.syncing = sync;
+    this.currentCall = { ...this.callDefaults, ...definedOnly(options), op: 'avg' };
+  }
+
+  private currentCall: ReduceOptions = {};
+
+  /** Issues an all-reduce that the update waits for (a loss, a metric) on the same communicator. */
+  issue(buffer: TypedArray, options: CallOptions = {}): void {
+    this.wireBytes += buffer.byteLength;
+    const call = this.comm.allReduce(buffer, { ...this.currentCall, ...definedOnly(options), op: 'avg' });
+    // Failures are collected by finishPass, so none is left unobserved meanwhile.
+    call.catch(() => {});
+    this.inFlight.push(call);
+  }
+
+  /** One layer's parameter gradients, in the layer's parameter order; the tensors are disposed. */
+  add(params: readonly Variable[], grads: readonly Tensor[]): void {
+    const accumulate = this.passes > 0;
+    params.forEach((param, j) => {
+      const full = this.buckets.write(param, grads[j].dataSync() as Float32Array, accumulate);
+      grads[j].dispose();
+      if (full !== undefined && this.syncing) {
+        this.buckets.encode(full);
+        this.issue(full.wire);
+        this.bucketCalls++;
+      }
+    });
+  }
+
+  /**
+   * Ends a backward pass; on a synchronising one, waits for its all-reduces and applies the
+   * optimizer to the mean gradients. A failed all-reduce rejects with its error.
+   */
+  async finishPass(): Promise<SyncReport> {
+    this.buckets.rearm();
+    this.passes++;
+    const waitFrom = performance.now();
+    const calls = this.inFlight;
+    const { bucketCalls, wireBytes } = this;
+    this.inFlight = [];
+    this.wireBytes = 0;
+    this.bucketCalls = 0;
+    const settled = await Promise.allSettled(calls);
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    const exposedCommMs = performance.now() - waitFrom;
+    if (!this.syncing) return { exposedCommMs, optimizerMs: 0, buckets: 0, wireBytes: 0 };
+    const optimizerFrom = performance.now();
+    this.update();
+    return { exposedCommMs, optimizerMs: performance.now() - optimizerFrom, buckets: bucketCalls, wireBytes };
+  }
+
+  /** Bytes this rank keeps for gradients (buckets and their compressed copies). */
+  get gradientBytes(): number {
+    return this.buckets.bytes;
+  }
+
+  dispose(): void {
+    this.buckets.dispose();
+  }
+
+  private update(): void {
+    const { tf } = this;
+    const scale = 1 / this.passes;
+    for (const bucket of this.buckets.buckets) {
+      this.buckets.decode(bucket);
+      if (scale !== 1) for (let i = 0; i < bucket.grads.length; i++) bucket.grads[i] *= scale;
+    }
+    const named: NamedTensorMap = {};
+    for (const param of this.params) named[param.name] = tf.tensor(this.buckets.gradientOf(param), param.shape, 'float32');
+    this.optimizer.applyGradients(named);
+    for (const tensor of Object.values(named)) tensor.dispose();
+    this.passes = 0;
+  }
+}
+
+/** The call options a caller set (a step's options hold more than calls take). */
+function definedOnly({ timeoutMs, signal }: CallOptions): CallOptions {
+  return Object.fromEntries(Object.entries({ timeoutMs, signal }).filter(([, v]) => v !== undefined));
+}
