@@ -66,7 +66,10 @@ export class DataParallel {
   async step(batch: Batch, options: StepOptions = {}): Promise<StepReport> {
     const sync = options.sync ?? true;
     if (typeof sync !== 'boolean') {
-      throw invalidArgument(`step: sync must be a boolean, got ${String(sync)}`, { argument: 'sync', rank: this.comm.rank });
+      throw invalidArgument(`step: sync must be a boolean, got ${String(sync)}`, {
+        argument: 'sync',
+        rank: this.comm.rank,
+      });
     }
     const { tf, layers } = this.model;
     const { inputs, targets } = batchTensors(this.model, batch);

@@ -22,7 +22,8 @@ const INIT_STD = 0.02;
 /**
  * A small GPT-style decoder (token and position embeddings, pre-norm blocks of causal
  * self-attention and a GELU MLP, a final layer norm and an output projection), as layers:
- * 'embed', 'block0'..'blockN-1', 'head'. Inputs are token ids [rows, seqLen] (int32), targets
+ * 'embed', then 'attn<i>' and 'mlp<i>' (each a residual branch with its layer norm) for every
+ * block, then 'head'. Inputs are token ids [rows, seqLen] (int32), targets
  * the next token of each position.
  */
 export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
@@ -51,10 +52,9 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
       return tf.add(tf.reshape(looked, [rows, t, dim]), tf.slice(positions, [0, 0], [t, dim]));
     },
   };
-  const blocks = Array.from(
-    { length: layers },
-    (_, i): ModelLayer => ({
-      name: `block${i}`,
+  const blocks = Array.from({ length: layers }, (_, i): ModelLayer[] => [
+    {
+      name: `attn${i}`,
       params: [
         filled([dim], 1),
         filled([dim], 0),
@@ -62,6 +62,13 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
         filled([3 * dim], 0),
         normal([dim, dim]),
         filled([dim], 0),
+      ],
+      forward: (x, [gain, bias, wqkv, bqkv, wo, bo]) =>
+        tf.add(x, tf.add(attention(tf, layerNorm(tf, x, gain, bias), wqkv, bqkv, wo, heads), bo)),
+    },
+    {
+      name: `mlp${i}`,
+      params: [
         filled([dim], 1),
         filled([dim], 0),
         normal([dim, hidden]),
@@ -69,9 +76,10 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
         normal([hidden, dim]),
         filled([dim], 0),
       ],
-      forward: (x, p) => block(tf, x, p, heads),
-    }),
-  );
+      forward: (x, [gain, bias, w1, b1, w2, b2]) =>
+        tf.add(x, tf.add(mlp(tf, layerNorm(tf, x, gain, bias), w1, b1, w2), b2)),
+    },
+  ]).flat();
   const head: ModelLayer = {
     name: 'head',
     params: [filled([dim], 1), filled([dim], 0), normal([dim, vocabSize])],
@@ -113,7 +121,7 @@ function matMul(tf: Tf, a: Tensor, b: Tensor): Tensor {
   return product(a, b) as Tensor;
 }
 
-function layerNorm(tf: Tf, x: Tensor, gain: Tensor, bias: Tensor): Tensor {
+export function layerNorm(tf: Tf, x: Tensor, gain: Tensor, bias: Tensor): Tensor {
   const { mean, variance } = tf.moments(x, -1, true);
   return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, 1e-5))), gain), bias);
 }
@@ -124,19 +132,28 @@ function gelu(tf: Tf, x: Tensor): Tensor {
   return tf.mul(tf.mul(0.5, x), tf.add(1, tf.tanh(inner)));
 }
 
-function block(tf: Tf, x: Tensor, p: readonly Tensor[], heads: number): Tensor {
-  const [ln1g, ln1b, wqkv, bqkv, wo, bo, ln2g, ln2b, w1, b1, w2, b2] = p;
-  const [rows, t, dim] = x.shape as number[];
-  const headDim = dim / heads;
-  const flat = (v: Tensor) => tf.reshape(v, [rows * t, v.shape[v.rank - 1] as number]);
-  const dense = (v: Tensor, w: Tensor, b: Tensor) => tf.add(matMul(tf, v, w), b);
+/**
+ * Causal self-attention of `h` [rows, t, dim] without the output bias: the heads are those whose
+ * query, key and value columns `wqkv` holds ([dim, 3 * heads * headDim], q then k then v), and
+ * `wo` maps them back to the model's width, so a tensor-parallel rank with a share of the heads
+ * gets its share of the sum.
+ */
+export function attention(tf: Tf, h: Tensor, wqkv: Tensor, bqkv: Tensor, wo: Tensor, heads: number): Tensor {
+  const [rows, t, dim] = h.shape as number[];
+  const width = (wqkv.shape[1] as number) / 3;
+  const headDim = width / heads;
   const splitHeads = (v: Tensor) => tf.transpose(tf.reshape(v, [rows, t, heads, headDim]), [0, 2, 1, 3]);
-
-  const [q, k, v] = tf.split(dense(flat(layerNorm(tf, x, ln1g, ln1b)), wqkv, bqkv), 3, 1).map(splitHeads);
+  const qkv = tf.add(matMul(tf, tf.reshape(h, [rows * t, dim]), wqkv), bqkv);
+  const [q, k, v] = tf.split(qkv, 3, 1).map(splitHeads);
   const causal = tf.mul(tf.sub(1, tf.linalg.bandPart(tf.ones([t, t]), -1, 0)), -1e9);
   const scores = tf.add(tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(headDim)), causal);
-  const attended = tf.reshape(tf.transpose(tf.matMul(tf.softmax(scores), v), [0, 2, 1, 3]), [rows * t, dim]);
-  const x1 = tf.add(x, tf.reshape(dense(attended, wo, bo), [rows, t, dim]));
-  const mlp = dense(gelu(tf, dense(flat(layerNorm(tf, x1, ln2g, ln2b)), w1, b1)), w2, b2);
-  return tf.add(x1, tf.reshape(mlp, [rows, t, dim]));
+  const attended = tf.reshape(tf.transpose(tf.matMul(tf.softmax(scores), v), [0, 2, 1, 3]), [rows * t, width]);
+  return tf.reshape(matMul(tf, attended, wo), [rows, t, dim]);
+}
+
+/** The MLP of `h` without its output bias: GELU(h w1 + b1) w2, a share of the sum when w1's columns and w2's rows are a share. */
+export function mlp(tf: Tf, h: Tensor, w1: Tensor, b1: Tensor, w2: Tensor): Tensor {
+  const [rows, t, dim] = h.shape as number[];
+  const inner = gelu(tf, tf.add(matMul(tf, tf.reshape(h, [rows * t, dim]), w1), b1));
+  return tf.reshape(matMul(tf, inner, w2), [rows, t, dim]);
 }

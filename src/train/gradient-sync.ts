@@ -74,7 +74,10 @@ export class GradientSync {
   /** Rank 0's parameters to every rank of the communicator, so all start equal. */
   async broadcastParameters(options: CallOptions = {}): Promise<void> {
     const { tf, params } = this;
-    const flat = this.comm.alloc('float32', params.reduce((n, p) => n + p.size, 0));
+    const flat = this.comm.alloc(
+      'float32',
+      params.reduce((n, p) => n + p.size, 0),
+    );
     try {
       let offset = 0;
       if (this.comm.rank === 0) {
@@ -166,7 +169,8 @@ export class GradientSync {
       if (scale !== 1) for (let i = 0; i < bucket.grads.length; i++) bucket.grads[i] *= scale;
     }
     const named: NamedTensorMap = {};
-    for (const param of this.params) named[param.name] = tf.tensor(this.buckets.gradientOf(param), param.shape, 'float32');
+    for (const param of this.params)
+      named[param.name] = tf.tensor(this.buckets.gradientOf(param), param.shape, 'float32');
     this.optimizer.applyGradients(named);
     for (const tensor of Object.values(named)) tensor.dispose();
     this.passes = 0;

@@ -5,7 +5,14 @@ export { type LayeredModel, type ModelLayer, modelParams, parameterCount } from 
 export { createGpt, type GptConfig } from './gpt.js';
 export { TextCorpus, generateText, type BatchOptions, type TokenBatch } from './text-corpus.js';
 export { GRADIENT_HOOKS, type GradientHook } from './gradient-buckets.js';
-export { DataParallel, batchTensors, type Batch, type DataParallelOptions, type StepOptions, type StepReport } from './data-parallel.js';
+export {
+  DataParallel,
+  batchTensors,
+  type Batch,
+  type DataParallelOptions,
+  type StepOptions,
+  type StepReport,
+} from './data-parallel.js';
 export { GradientSync, type GradientSyncOptions, type SyncReport, type TrainingComm } from './gradient-sync.js';
 export { forwardLayer } from './layer-runner.js';
 export type { CommLayer, Forwarded, Layer, LayerGradients } from './layered-model.js';

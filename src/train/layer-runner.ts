@@ -19,7 +19,11 @@ export async function forwardLayer(tf: Tf, layer: Layer, input: Tensor): Promise
     output,
     async backward(dy, wantDx) {
       const params = [...layer.params];
-      if (!wantDx) return { dx: undefined, grads: tf.tidy(() => tf.grads((...p: Tensor[]) => layer.forward(input, p))(params, dy)) };
+      if (!wantDx)
+        return {
+          dx: undefined,
+          grads: tf.tidy(() => tf.grads((...p: Tensor[]) => layer.forward(input, p))(params, dy)),
+        };
       const [dx, ...grads] = tf.tidy(() =>
         tf.grads((x: Tensor, ...p: Tensor[]) => layer.forward(x, p))([input, ...params], dy),
       );
