@@ -1,7 +1,10 @@
-import type { GradSaveFunc, Tensor } from '@tensorflow/tfjs';
 import { invalidArgument } from '../errors.js';
-import type { LayeredModel, ModelLayer } from './layered-model.js';
+import type { Layer, LayeredModel, ModelLayer } from './layered-model.js';
 import type { Tf } from './load-tf.js';
+import type { Tensor, Variable } from '@tensorflow/tfjs';
+import type { CallOptions } from '../comm/call-options.js';
+import { attention, layerNorm, matMul, mlp } from './gpt-ops.js';
+import { type TensorParallelComm, columnShare, rowShare, tensorParallelResidual } from './tensor-parallel.js';
 
 export interface GptConfig {
   vocabSize: number;
@@ -15,6 +18,13 @@ export interface GptConfig {
   mlpRatio?: number;
   /** Seed of the initial weights: equal seeds give equal models on every rank and machine. */
   seed?: number;
+  /**
+   * The tensor-parallel group: each attention and MLP layer is split over its ranks (heads and
+   * MLP columns divide evenly), holding its share of the weights the same seed gives one rank.
+   */
+  tensorParallel?: TensorParallelComm;
+  /** timeoutMs and signal of the tensor-parallel all-reduces. */
+  callOptions?: CallOptions;
 }
 
 const INIT_STD = 0.02;
@@ -52,34 +62,79 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
       return tf.add(tf.reshape(looked, [rows, t, dim]), tf.slice(positions, [0, 0], [t, dim]));
     },
   };
-  const blocks = Array.from({ length: layers }, (_, i): ModelLayer[] => [
-    {
-      name: `attn${i}`,
-      params: [
-        filled([dim], 1),
-        filled([dim], 0),
-        normal([dim, 3 * dim]),
-        filled([3 * dim], 0),
-        normal([dim, dim]),
-        filled([dim], 0),
-      ],
-      forward: (x, [gain, bias, wqkv, bqkv, wo, bo]) =>
-        tf.add(x, tf.add(attention(tf, layerNorm(tf, x, gain, bias), wqkv, bqkv, wo, heads), bo)),
-    },
-    {
-      name: `mlp${i}`,
-      params: [
-        filled([dim], 1),
-        filled([dim], 0),
-        normal([dim, hidden]),
-        filled([hidden], 0),
-        normal([hidden, dim]),
-        filled([dim], 0),
-      ],
-      forward: (x, [gain, bias, w1, b1, w2, b2]) =>
-        tf.add(x, tf.add(mlp(tf, layerNorm(tf, x, gain, bias), w1, b1, w2), b2)),
-    },
-  ]).flat();
+  const tp = config.tensorParallel;
+  if (tp !== undefined && (heads % tp.size !== 0 || hidden % tp.size !== 0)) {
+    throw invalidArgument(
+      `createGpt: heads (${heads}) and the MLP's width (${hidden}) must divide over the ${tp.size} tensor-parallel ranks`,
+      { argument: 'tensorParallel' },
+    );
+  }
+  /** A rank's share of a weight the seed made whole (so every group size starts from the same model). */
+  const shareOf = (whole: Variable, cut: (w: Tensor) => Tensor) => {
+    const share = tf.variable(cut(whole));
+    whole.dispose();
+    return share;
+  };
+  const blocks = Array.from({ length: layers }, (_, i): Layer[] => {
+    const attn = [
+      filled([dim], 1),
+      filled([dim], 0),
+      normal([dim, 3 * dim]),
+      filled([3 * dim], 0),
+      normal([dim, dim]),
+      filled([dim], 0),
+    ];
+    const ffn = [
+      filled([dim], 1),
+      filled([dim], 0),
+      normal([dim, hidden]),
+      filled([hidden], 0),
+      normal([hidden, dim]),
+      filled([dim], 0),
+    ];
+    if (tp === undefined) {
+      return [
+        {
+          name: `attn${i}`,
+          params: attn,
+          forward: (x, [gain, bias, wqkv, bqkv, wo, bo]) =>
+            tf.add(x, tf.add(attention(tf, layerNorm(tf, x, gain, bias), wqkv, bqkv, wo, heads), bo)),
+        },
+        {
+          name: `mlp${i}`,
+          params: ffn,
+          forward: (x, [gain, bias, w1, b1, w2, b2]) =>
+            tf.add(x, tf.add(mlp(tf, layerNorm(tf, x, gain, bias), w1, b1, w2), b2)),
+        },
+      ];
+    }
+    const { rank, size } = tp;
+    const columns = (w: Variable, parts = 1) => shareOf(w, (v) => columnShare(tf, v, rank, size, parts));
+    const rows = (w: Variable) => shareOf(w, (v) => rowShare(tf, v, rank, size));
+    return [
+      tensorParallelResidual(
+        tf,
+        tp,
+        `attn${i}`,
+        {
+          gain: attn[0],
+          bias: attn[1],
+          share: [columns(attn[2], 3), columns(attn[3], 3), rows(attn[4])],
+          outBias: attn[5],
+        },
+        (h, [wqkv, bqkv, wo]) => attention(tf, h, wqkv, bqkv, wo, heads / size),
+        config.callOptions,
+      ),
+      tensorParallelResidual(
+        tf,
+        tp,
+        `mlp${i}`,
+        { gain: ffn[0], bias: ffn[1], share: [columns(ffn[2]), columns(ffn[3]), rows(ffn[4])], outBias: ffn[5] },
+        (h, [w1, b1, w2]) => mlp(tf, h, w1, b1, w2),
+        config.callOptions,
+      ),
+    ];
+  }).flat();
   const head: ModelLayer = {
     name: 'head',
     params: [filled([dim], 1), filled([dim], 0), normal([dim, vocabSize])],
@@ -103,57 +158,4 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
       );
     },
   };
-}
-
-/**
- * A 2-D product whose gradient transposes explicitly and multiplies plainly: TensorFlow.js's own
- * gradient uses transposed products, which the wasm backend runs 15-40x slower than a transpose
- * and a plain product (measured shapes in docs/TRAINING.md).
- */
-function matMul(tf: Tf, a: Tensor, b: Tensor): Tensor {
-  const product = tf.customGrad(((x: Tensor, w: Tensor, save: GradSaveFunc) => {
-    save([x, w]);
-    return {
-      value: tf.matMul(x, w),
-      gradFunc: (dy: Tensor, [sx, sw]: Tensor[]) => [tf.matMul(dy, tf.transpose(sw)), tf.matMul(tf.transpose(sx), dy)],
-    };
-  }) as unknown as Parameters<Tf['customGrad']>[0]);
-  return product(a, b) as Tensor;
-}
-
-export function layerNorm(tf: Tf, x: Tensor, gain: Tensor, bias: Tensor): Tensor {
-  const { mean, variance } = tf.moments(x, -1, true);
-  return tf.add(tf.mul(tf.div(tf.sub(x, mean), tf.sqrt(tf.add(variance, 1e-5))), gain), bias);
-}
-
-/** GPT-2's tanh approximation of GELU, from plain ops (TensorFlow.js has no GELU kernel). */
-function gelu(tf: Tf, x: Tensor): Tensor {
-  const inner = tf.mul(Math.sqrt(2 / Math.PI), tf.add(x, tf.mul(0.044715, tf.mul(x, tf.mul(x, x)))));
-  return tf.mul(tf.mul(0.5, x), tf.add(1, tf.tanh(inner)));
-}
-
-/**
- * Causal self-attention of `h` [rows, t, dim] without the output bias: the heads are those whose
- * query, key and value columns `wqkv` holds ([dim, 3 * heads * headDim], q then k then v), and
- * `wo` maps them back to the model's width, so a tensor-parallel rank with a share of the heads
- * gets its share of the sum.
- */
-export function attention(tf: Tf, h: Tensor, wqkv: Tensor, bqkv: Tensor, wo: Tensor, heads: number): Tensor {
-  const [rows, t, dim] = h.shape as number[];
-  const width = (wqkv.shape[1] as number) / 3;
-  const headDim = width / heads;
-  const splitHeads = (v: Tensor) => tf.transpose(tf.reshape(v, [rows, t, heads, headDim]), [0, 2, 1, 3]);
-  const qkv = tf.add(matMul(tf, tf.reshape(h, [rows * t, dim]), wqkv), bqkv);
-  const [q, k, v] = tf.split(qkv, 3, 1).map(splitHeads);
-  const causal = tf.mul(tf.sub(1, tf.linalg.bandPart(tf.ones([t, t]), -1, 0)), -1e9);
-  const scores = tf.add(tf.mul(tf.matMul(q, k, false, true), 1 / Math.sqrt(headDim)), causal);
-  const attended = tf.reshape(tf.transpose(tf.matMul(tf.softmax(scores), v), [0, 2, 1, 3]), [rows * t, width]);
-  return tf.reshape(matMul(tf, attended, wo), [rows, t, dim]);
-}
-
-/** The MLP of `h` without its output bias: GELU(h w1 + b1) w2, a share of the sum when w1's columns and w2's rows are a share. */
-export function mlp(tf: Tf, h: Tensor, w1: Tensor, b1: Tensor, w2: Tensor): Tensor {
-  const [rows, t, dim] = h.shape as number[];
-  const inner = gelu(tf, tf.add(matMul(tf, tf.reshape(h, [rows * t, dim]), w1), b1));
-  return tf.reshape(matMul(tf, inner, w2), [rows, t, dim]);
 }

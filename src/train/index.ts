@@ -16,3 +16,15 @@ export {
 export { GradientSync, type GradientSyncOptions, type SyncReport, type TrainingComm } from './gradient-sync.js';
 export { forwardLayer } from './layer-runner.js';
 export type { CommLayer, Forwarded, Layer, LayerGradients } from './layered-model.js';
+export {
+  PipelineParallel,
+  PIPELINE_SCHEDULES,
+  evenStageLayers,
+  pipelineOrder,
+  type PipelineOptions,
+  type PipelineSchedule,
+  type PipelineStepReport,
+} from './pipeline-parallel.js';
+export { parallelGroups, type ParallelGroups, type ParallelSizes, type Splittable } from './parallel-groups.js';
+export { columnShare, rowShare, tensorParallelResidual, type TensorParallelComm } from './tensor-parallel.js';
+export { SoloComm } from './solo-comm.js';
