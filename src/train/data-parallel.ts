@@ -1,7 +1,7 @@
 import type { Tensor } from '@tensorflow/tfjs';
 import type { CallOptions } from '../comm/call-options.js';
 import { invalidArgument } from '../errors.js';
-import { GradientSync, type GradientSyncOptions, type SyncReport, type TrainingComm } from './gradient-sync.js';
+import { GradientSync, type GradientSyncOptions, type SyncReport, type TrainingComm, type TrainingMemory } from './gradient-sync.js';
 import { forwardLayer } from './layer-runner.js';
 import type { Forwarded, LayerGradients, LayeredModel } from './layered-model.js';
 import type { TokenBatch } from './text-corpus.js';
@@ -114,9 +114,9 @@ export class DataParallel {
     return { ...report, loss: sync ? this.lossBuffer[0] : localLoss, forwardMs, backwardMs };
   }
 
-  /** Bytes this rank keeps for gradients (buckets and their compressed copies). */
-  get gradientBytes(): number {
-    return this.sync.gradientBytes;
+  /** What this rank holds for training, in bytes. */
+  memory(): Promise<TrainingMemory> {
+    return this.sync.memory();
   }
 
   /** Returns the buckets' shared memory to the communicator; the object is unusable after. */

@@ -36,7 +36,11 @@ export class GradientBuckets {
   readonly hook: GradientHook;
   private readonly memory: BucketMemory;
 
-  constructor(model: LayeredModel, capBytes: number, hook: GradientHook, memory: BucketMemory) {
+  /** Each bucket's length is a multiple of this (zeros after the last gradient), so it splits into equal shards. */
+  private readonly multipleOf: number;
+
+  constructor(model: LayeredModel, capBytes: number, hook: GradientHook, memory: BucketMemory, multipleOf = 1) {
+    this.multipleOf = multipleOf;
     this.hook = hook;
     this.memory = memory;
     if (!(capBytes > 0))
@@ -70,6 +74,7 @@ export class GradientBuckets {
       offsets.push(elements);
       elements += p.size;
     }
+    elements = Math.ceil(elements / this.multipleOf) * this.multipleOf;
     const grads = this.memory.alloc('float32', elements);
     const wire =
       this.hook === 'fp16'

@@ -1,15 +1,18 @@
 import type { NamedTensorMap, Optimizer, Tensor, Variable } from '@tensorflow/tfjs';
-import type { CallOptions, ReduceOptions, RootedOptions } from '../comm/call-options.js';
+import type { CallOptions, CollectiveOptions, ReduceOptions, RootedOptions } from '../comm/call-options.js';
 import type { TypedArray } from '../dtypes/dtype.js';
 import { invalidArgument } from '../errors.js';
 import { type BucketMemory, GradientBuckets, type GradientHook } from './gradient-buckets.js';
 import type { LayeredModel } from './layered-model.js';
+import { ZeroShards } from './zero-shards.js';
 
 /** What training needs of a communicator: an inline one or one on a progress engine. */
 export interface TrainingComm extends BucketMemory {
   readonly rank: number;
   readonly size: number;
   allReduce(buffer: TypedArray, options?: ReduceOptions): Promise<void>;
+  reduceScatter(buffer: TypedArray, options?: ReduceOptions): Promise<void>;
+  allGather(buffer: TypedArray, options?: CollectiveOptions): Promise<void>;
   broadcast(buffer: TypedArray, options?: RootedOptions): Promise<void>;
   send(buffer: TypedArray, peer: number, options?: CallOptions): Promise<void>;
   recv(buffer: TypedArray, peer: number, options?: CallOptions): Promise<void>;
@@ -21,6 +24,23 @@ export interface GradientSyncOptions extends CallOptions {
   /** Largest gradient bucket, MiB of float32; 25 as PyTorch DDP's bucket_cap_mb. */
   bucketCapMb?: number;
   gradientHook?: GradientHook;
+  /**
+   * Shard the update over the ranks (ZeRO): gradients reduce-scattered instead of all-reduced,
+   * each rank keeping the optimizer state of its 1/size of the parameters, parameters
+   * all-gathered after the update.
+   */
+  zero?: boolean;
+}
+
+/** What a rank holds for training, in bytes. */
+export interface TrainingMemory {
+  parameters: number;
+  /** Gradient buckets and their compressed copies. */
+  gradients: number;
+  /** The optimizer's state (Adam's moments), of the whole model or, under ZeRO, of this rank's shard. */
+  optimizerState: number;
+  /** Under ZeRO: this rank's master blocks and the all-gather buffers. */
+  shards: number;
 }
 
 /** What one update's gradient communication did on this rank. */
@@ -44,6 +64,7 @@ const DEFAULT_BUCKET_CAP_MB = 25;
 export class GradientSync {
   readonly comm: TrainingComm;
   private readonly buckets: GradientBuckets;
+  private readonly zero: ZeroShards | undefined;
   private readonly optimizer: Optimizer;
   private readonly params: readonly Variable[];
   private readonly tf: LayeredModel['tf'];
@@ -67,7 +88,10 @@ export class GradientSync {
     this.tf = model.tf;
     this.params = model.layers.flatMap((layer) => layer.params);
     const capMb = options.bucketCapMb ?? DEFAULT_BUCKET_CAP_MB;
-    this.buckets = new GradientBuckets(model, capMb * 2 ** 20, options.gradientHook ?? 'none', comm);
+    const zero = options.zero ?? false;
+    if (typeof zero !== 'boolean') throw invalidArgument(`zero must be a boolean, got ${String(zero)}`, { argument: 'zero', rank: comm.rank });
+    this.buckets = new GradientBuckets(model, capMb * 2 ** 20, options.gradientHook ?? 'none', comm, zero ? comm.size : 1);
+    this.zero = zero ? new ZeroShards(model.tf, comm, this.buckets, options.optimizer) : undefined;
     this.callDefaults = { timeoutMs: options.timeoutMs, signal: options.signal };
   }
 
@@ -106,10 +130,10 @@ export class GradientSync {
 
   private currentCall: ReduceOptions = {};
 
-  /** Issues an all-reduce that the update waits for (a loss, a metric) on the same communicator. */
-  issue(buffer: TypedArray, options: CallOptions = {}): void {
+  /** Issues an average (an all-reduce, or a reduce-scatter) that the update waits for (a loss, a metric) on the same communicator. */
+  issue(buffer: TypedArray, options: CallOptions = {}, collective: 'allReduce' | 'reduceScatter' = 'allReduce'): void {
     this.wireBytes += buffer.byteLength;
-    const call = this.comm.allReduce(buffer, { ...this.currentCall, ...definedOnly(options), op: 'avg' });
+    const call = this.comm[collective](buffer, { ...this.currentCall, ...definedOnly(options), op: 'avg' });
     // Failures are collected by finishPass, so none is left unobserved meanwhile.
     call.catch(() => {});
     this.inFlight.push(call);
@@ -123,7 +147,7 @@ export class GradientSync {
       grads[j].dispose();
       if (full !== undefined && this.syncing) {
         this.buckets.encode(full);
-        this.issue(full.wire);
+        this.issue(full.wire, {}, this.zero === undefined ? 'allReduce' : 'reduceScatter');
         this.bucketCalls++;
       }
     });
@@ -148,16 +172,30 @@ export class GradientSync {
     const exposedCommMs = performance.now() - waitFrom;
     if (!this.syncing) return { exposedCommMs, optimizerMs: 0, buckets: 0, wireBytes: 0 };
     const optimizerFrom = performance.now();
+    if (this.zero !== undefined) {
+      const passes = this.passes;
+      this.passes = 0;
+      const gatherMs = await this.zero.update(1 / passes, this.currentCall);
+      const optimizerMs = performance.now() - optimizerFrom - gatherMs;
+      return { exposedCommMs: exposedCommMs + gatherMs, optimizerMs, buckets: bucketCalls, wireBytes };
+    }
     this.update();
     return { exposedCommMs, optimizerMs: performance.now() - optimizerFrom, buckets: bucketCalls, wireBytes };
   }
 
-  /** Bytes this rank keeps for gradients (buckets and their compressed copies). */
-  get gradientBytes(): number {
-    return this.buckets.bytes;
+  /** What this rank holds for training (the optimizer's state is read from the optimizer, so this waits for it). */
+  async memory(): Promise<TrainingMemory> {
+    const weights = await this.optimizer.getWeights();
+    return {
+      parameters: this.params.reduce((n, p) => n + p.size * 4, 0),
+      gradients: this.buckets.bytes,
+      optimizerState: weights.reduce((n, w) => n + w.tensor.size * 4, 0),
+      shards: this.zero?.bytes ?? 0,
+    };
   }
 
   dispose(): void {
+    this.zero?.dispose();
     this.buckets.dispose();
   }
 

@@ -2,7 +2,7 @@ import type { Tensor } from '@tensorflow/tfjs';
 import type { CallOptions } from '../comm/call-options.js';
 import { invalidArgument } from '../errors.js';
 import { type Batch, batchTensors } from './data-parallel.js';
-import { GradientSync, type GradientSyncOptions, type SyncReport, type TrainingComm } from './gradient-sync.js';
+import { GradientSync, type GradientSyncOptions, type SyncReport, type TrainingComm, type TrainingMemory } from './gradient-sync.js';
 import { forwardLayer } from './layer-runner.js';
 import type { Forwarded, LayeredModel } from './layered-model.js';
 import { SoloComm } from './solo-comm.js';
@@ -293,6 +293,11 @@ export class PipelineParallel {
       waitMs,
       stepMs: performance.now() - started,
     };
+  }
+
+  /** What this rank holds for training, in bytes. */
+  memory(): Promise<TrainingMemory> {
+    return this.sync.memory();
   }
 
   /** Returns the gradient buckets' shared memory; the object is unusable after. */

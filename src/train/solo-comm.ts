@@ -20,6 +20,10 @@ export class SoloComm implements TrainingComm {
 
   async allReduce(): Promise<void> {}
 
+  async reduceScatter(): Promise<void> {}
+
+  async allGather(): Promise<void> {}
+
   async broadcast(): Promise<void> {}
 
   send(_buffer: TypedArray, peer: number): Promise<void> {

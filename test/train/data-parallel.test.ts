@@ -30,6 +30,20 @@ for (const [name, ranks, args, processes] of modes) {
   });
 }
 
+test('ZeRO on 2 and 4 ranks: gradients reduce-scattered, each rank updating its shard, trains as one rank does with a share of the optimizer state', async () => {
+  const ref = await referenceRun();
+  for (const ranks of [2, 4]) {
+    const results = await trained(ranks, { steps: STEPS, zero: true, bucketCapMb: 0.02 });
+    assertTrainsAsReference(results, ref);
+    for (const [rank, r] of results.entries()) {
+      assert.deepEqual(r.weights, results[0].weights, `rank ${rank} holds rank 0's weights exactly`);
+      // Adam's two moments of this rank's blocks only (blocks are padded to split evenly, and the optimizer keeps a step count).
+      const share = r.memory.optimizerState / ref.memory.optimizerState;
+      assert.ok(share > 1 / ranks - 0.01 && share < 1 / ranks + 0.02, `${ranks} ranks, rank ${rank}: optimizer state ${share} of one rank's`);
+    }
+  }
+});
+
 test('fp16 and bf16 gradient hooks train close to fp32, every rank with the same weights', async () => {
   const ref = await referenceRun();
   for (const gradientHook of ['fp16', 'bf16'] as const) {

@@ -1,0 +1,93 @@
+import type { NamedTensorMap, Optimizer, Variable } from '@tensorflow/tfjs';
+import type { CallOptions } from '../comm/call-options.js';
+import type { GradientBuckets } from './gradient-buckets.js';
+import type { TrainingComm } from './gradient-sync.js';
+import type { Tf } from './load-tf.js';
+
+/**
+ * ZeRO-style sharding of the update (DeepSpeed's stage 1, with reduce-scattered gradients):
+ * each bucket's averaged gradients arrive reduce-scattered, so rank r holds block r of each;
+ * rank r keeps the master copy and the optimizer's state of that block only, updates it, and
+ * an all-gather of every bucket's parameters gives each rank the whole model again. The
+ * optimizer's state per rank is 1/size of the unsharded one; the update's arithmetic is the
+ * same (an element-wise optimizer such as Adam or SGD), so the weights are too.
+ */
+export class ZeroShards {
+  private readonly tf: Tf;
+  private readonly comm: TrainingComm;
+  private readonly buckets: GradientBuckets;
+  private readonly optimizer: Optimizer;
+  /** Per bucket: the parameters in the bucket's layout (all-gathered after each update), and this rank's master block. */
+  private shards: { params: Float32Array; master: Variable }[] | undefined;
+
+  constructor(tf: Tf, comm: TrainingComm, buckets: GradientBuckets, optimizer: Optimizer) {
+    this.tf = tf;
+    this.comm = comm;
+    this.buckets = buckets;
+    this.optimizer = optimizer;
+  }
+
+  /**
+   * Updates this rank's blocks with their averaged gradients, then all-gathers the parameters
+   * into the model; returns the time spent waiting for the all-gathers.
+   */
+  async update(scale: number, call: CallOptions): Promise<number> {
+    const { tf, comm } = this;
+    const shards = this.ensureShards();
+    // One call for every block: TensorFlow.js optimizers keep their state by the position of a variable in the call.
+    const gradients: NamedTensorMap = {};
+    this.buckets.buckets.forEach((bucket, b) => {
+      this.buckets.decode(bucket);
+      const block = bucket.grads.length / comm.size;
+      const grad = bucket.grads.subarray(comm.rank * block, (comm.rank + 1) * block);
+      if (scale !== 1) for (let i = 0; i < grad.length; i++) grad[i] *= scale;
+      gradients[shards[b].master.name] = tf.tensor(grad, [block], 'float32');
+    });
+    this.optimizer.applyGradients(gradients);
+    for (const tensor of Object.values(gradients)) tensor.dispose();
+    const gathers = shards.map(({ params, master }) => {
+      params.set(master.dataSync() as Float32Array, comm.rank * master.size);
+      return comm.allGather(params, { timeoutMs: call.timeoutMs, signal: call.signal });
+    });
+    const waitFrom = performance.now();
+    const settled = await Promise.allSettled(gathers);
+    const waitMs = performance.now() - waitFrom;
+    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+    if (failed !== undefined) throw failed.reason;
+    this.buckets.buckets.forEach((bucket, b) => {
+      const { params } = shards[b];
+      bucket.params.forEach((param, i) => {
+        const values = params.subarray(bucket.offsets[i], bucket.offsets[i] + param.size);
+        tf.tidy(() => param.assign(tf.tensor(values, param.shape, 'float32')));
+      });
+    });
+    return waitMs;
+  }
+
+  /** Bytes of this rank's master blocks and of the all-gather buffers. */
+  get bytes(): number {
+    return (this.shards ?? []).reduce((n, s) => n + s.master.size * 4 + s.params.byteLength, 0);
+  }
+
+  dispose(): void {
+    for (const { params, master } of this.shards ?? []) {
+      this.comm.free(params);
+      master.dispose();
+    }
+    this.shards = undefined;
+  }
+
+  /** The master blocks, from the parameters as they are at the first update (equal on every rank after the broadcast). */
+  private ensureShards(): { params: Float32Array; master: Variable }[] {
+    if (this.shards !== undefined) return this.shards;
+    const { tf, comm } = this;
+    this.shards = this.buckets.buckets.map((bucket) => {
+      const params = comm.alloc('float32', bucket.grads.length).fill(0);
+      bucket.params.forEach((param, i) => params.set(param.dataSync() as Float32Array, bucket.offsets[i]));
+      const block = params.length / comm.size;
+      const master = tf.variable(tf.tensor(params.slice(comm.rank * block, (comm.rank + 1) * block), [block], 'float32'));
+      return { params, master };
+    });
+    return this.shards;
+  }
+}
