@@ -1,7 +1,13 @@
 import type { Tensor } from '@tensorflow/tfjs';
 import type { CallOptions } from '../comm/call-options.js';
 import { invalidArgument } from '../errors.js';
-import { GradientSync, type GradientSyncOptions, type SyncReport, type TrainingComm, type TrainingMemory } from './gradient-sync.js';
+import {
+  GradientSync,
+  type GradientSyncOptions,
+  type SyncReport,
+  type TrainingComm,
+  type TrainingMemory,
+} from './gradient-sync.js';
 import { forwardLayer } from './layer-runner.js';
 import type { Forwarded, LayerGradients, LayeredModel } from './layered-model.js';
 import type { TokenBatch } from './text-corpus.js';
@@ -112,6 +118,19 @@ export class DataParallel {
     }
     const report = await this.sync.finishPass();
     return { ...report, loss: sync ? this.lossBuffer[0] : localLoss, forwardMs, backwardMs };
+  }
+
+  /**
+   * Saves parameters and optimizer state with the step to resume at: one file written by rank 0
+   * of the replicas, or one per rank under ZeRO (`path.rank<r>`). Resolves once it is written everywhere.
+   */
+  saveCheckpoint(path: string, options: CallOptions & { step: number }): Promise<void> {
+    return this.sync.save(path, options.step, options);
+  }
+
+  /** Loads a checkpoint `saveCheckpoint` wrote with the same layout of ranks; resolves with the step to resume at. */
+  loadCheckpoint(path: string): Promise<number> {
+    return this.sync.load(path);
   }
 
   /** What this rank holds for training, in bytes. */

@@ -1,7 +1,8 @@
 import type { NamedTensorMap, Optimizer, Tensor, Variable } from '@tensorflow/tfjs';
 import type { CallOptions, CollectiveOptions, ReduceOptions, RootedOptions } from '../comm/call-options.js';
 import type { TypedArray } from '../dtypes/dtype.js';
-import { invalidArgument } from '../errors.js';
+import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
+import { type CheckpointEntry, readCheckpoint, writeCheckpoint } from './checkpoint-file.js';
 import { type BucketMemory, GradientBuckets, type GradientHook } from './gradient-buckets.js';
 import type { LayeredModel } from './layered-model.js';
 import { ZeroShards } from './zero-shards.js';
@@ -89,8 +90,15 @@ export class GradientSync {
     this.params = model.layers.flatMap((layer) => layer.params);
     const capMb = options.bucketCapMb ?? DEFAULT_BUCKET_CAP_MB;
     const zero = options.zero ?? false;
-    if (typeof zero !== 'boolean') throw invalidArgument(`zero must be a boolean, got ${String(zero)}`, { argument: 'zero', rank: comm.rank });
-    this.buckets = new GradientBuckets(model, capMb * 2 ** 20, options.gradientHook ?? 'none', comm, zero ? comm.size : 1);
+    if (typeof zero !== 'boolean')
+      throw invalidArgument(`zero must be a boolean, got ${String(zero)}`, { argument: 'zero', rank: comm.rank });
+    this.buckets = new GradientBuckets(
+      model,
+      capMb * 2 ** 20,
+      options.gradientHook ?? 'none',
+      comm,
+      zero ? comm.size : 1,
+    );
     this.zero = zero ? new ZeroShards(model.tf, comm, this.buckets, options.optimizer) : undefined;
     this.callDefaults = { timeoutMs: options.timeoutMs, signal: options.signal };
   }
@@ -192,6 +200,88 @@ export class GradientSync {
       optimizerState: weights.reduce((n, w) => n + w.tensor.size * 4, 0),
       shards: this.zero?.bytes ?? 0,
     };
+  }
+
+  /**
+   * Saves the training state: the parameters, the optimizer's state and, under ZeRO, this rank's
+   * master blocks. Replicas hold the same state, so rank 0 writes `path` alone; under ZeRO each
+   * rank writes its own share to `path.rank<r>`. Resolves on every rank once every file is
+   * written, and rejects on every rank if one could not be.
+   */
+  async save(path: string, step: number, call: CallOptions = {}): Promise<void> {
+    const sharded = this.zero !== undefined;
+    let failure: unknown;
+    if (sharded || this.comm.rank === 0) {
+      try {
+        await writeCheckpoint(sharded ? `${path}.rank${this.comm.rank}` : path, {
+          step,
+          entries: await this.checkpointEntries(),
+        });
+      } catch (err) {
+        failure = err;
+      }
+    }
+    const failed = new Int32Array([failure === undefined ? 0 : 1]);
+    await this.comm.allReduce(failed, { ...this.callDefaults, ...definedOnly(call), op: 'max' });
+    if (failure !== undefined) throw failure;
+    if (failed[0] !== 0) {
+      throw new TscclError(
+        ErrorCode.RANK_FAILED,
+        `Rank ${this.comm.rank}: another rank could not write its part of checkpoint ${path}`,
+        {
+          rank: this.comm.rank,
+          argument: 'path',
+        },
+      );
+    }
+  }
+
+  /** Loads what `save` wrote into this rank's model, optimizer and shards; returns the step saved with it. */
+  async load(path: string): Promise<number> {
+    const checkpoint = await readCheckpoint(this.zero !== undefined ? `${path}.rank${this.comm.rank}` : path);
+    const { tf, params } = this;
+    const of = (kind: CheckpointEntry['kind']) =>
+      checkpoint.entries.filter((e) => e.kind === kind).sort((a, b) => a.index - b.index);
+    const saved = of('param');
+    const mismatch =
+      saved.length !== params.length ? -1 : saved.findIndex((e, i) => e.shape.join() !== params[i].shape.join());
+    if (saved.length !== params.length || mismatch >= 0) {
+      throw invalidArgument(
+        `Rank ${this.comm.rank}: checkpoint ${path} holds ${saved.length} parameters, this model ${params.length}${mismatch >= 0 ? `; parameter ${mismatch} is [${saved[mismatch].shape}] there, [${params[mismatch].shape}] here` : ''}`,
+        { rank: this.comm.rank, argument: 'path' },
+      );
+    }
+    saved.forEach((e, i) => tf.tidy(() => params[i].assign(tf.tensor(e.values, e.shape as number[], 'float32'))));
+    const state = of('optimizer');
+    if (state.length > 0)
+      await this.optimizer.setWeights(
+        state.map((e) => ({ name: e.name, tensor: tf.tensor(e.values, e.shape as number[], 'float32') })),
+      );
+    this.zero?.restoreMasters(of('master').map((e) => e.values));
+    return checkpoint.step;
+  }
+
+  private async checkpointEntries(): Promise<CheckpointEntry[]> {
+    const entries: CheckpointEntry[] = this.params.map((p, index) => ({
+      kind: 'param',
+      index,
+      name: p.name,
+      shape: p.shape,
+      values: p.dataSync() as Float32Array,
+    }));
+    for (const [index, w] of (await this.optimizer.getWeights()).entries()) {
+      entries.push({
+        kind: 'optimizer',
+        index,
+        name: w.name,
+        shape: w.tensor.shape,
+        values: Float32Array.from(await w.tensor.data()),
+      });
+    }
+    for (const [index, values] of (this.zero?.masters() ?? []).entries()) {
+      entries.push({ kind: 'master', index, name: `master${index}`, shape: [values.length], values });
+    }
+    return entries;
   }
 
   dispose(): void {

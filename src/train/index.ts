@@ -13,7 +13,13 @@ export {
   type StepOptions,
   type StepReport,
 } from './data-parallel.js';
-export { GradientSync, type GradientSyncOptions, type SyncReport, type TrainingComm, type TrainingMemory } from './gradient-sync.js';
+export {
+  GradientSync,
+  type GradientSyncOptions,
+  type SyncReport,
+  type TrainingComm,
+  type TrainingMemory,
+} from './gradient-sync.js';
 export { forwardLayer } from './layer-runner.js';
 export type { CommLayer, Forwarded, Layer, LayerGradients } from './layered-model.js';
 export {

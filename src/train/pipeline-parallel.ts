@@ -2,7 +2,13 @@ import type { Tensor } from '@tensorflow/tfjs';
 import type { CallOptions } from '../comm/call-options.js';
 import { invalidArgument } from '../errors.js';
 import { type Batch, batchTensors } from './data-parallel.js';
-import { GradientSync, type GradientSyncOptions, type SyncReport, type TrainingComm, type TrainingMemory } from './gradient-sync.js';
+import {
+  GradientSync,
+  type GradientSyncOptions,
+  type SyncReport,
+  type TrainingComm,
+  type TrainingMemory,
+} from './gradient-sync.js';
 import { forwardLayer } from './layer-runner.js';
 import type { Forwarded, LayeredModel } from './layered-model.js';
 import { SoloComm } from './solo-comm.js';
@@ -293,6 +299,19 @@ export class PipelineParallel {
       waitMs,
       stepMs: performance.now() - started,
     };
+  }
+
+  /**
+   * Saves parameters and optimizer state with the step to resume at: one file written by rank 0
+   * of the replicas, or one per rank under ZeRO (each stage to `path.stage<s>`, `path.rank<r>`). Resolves once it is written everywhere.
+   */
+  saveCheckpoint(path: string, options: CallOptions & { step: number }): Promise<void> {
+    return this.sync.save(`${path}.stage${this.stage}`, options.step, options);
+  }
+
+  /** Loads a checkpoint `saveCheckpoint` wrote with the same layout of ranks; resolves with the step to resume at. */
+  loadCheckpoint(path: string): Promise<number> {
+    return this.sync.load(`${path}.stage${this.stage}`);
   }
 
   /** What this rank holds for training, in bytes. */

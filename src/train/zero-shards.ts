@@ -1,5 +1,6 @@
 import type { NamedTensorMap, Optimizer, Variable } from '@tensorflow/tfjs';
 import type { CallOptions } from '../comm/call-options.js';
+import { invalidArgument } from '../errors.js';
 import type { GradientBuckets } from './gradient-buckets.js';
 import type { TrainingComm } from './gradient-sync.js';
 import type { Tf } from './load-tf.js';
@@ -64,6 +65,24 @@ export class ZeroShards {
     return waitMs;
   }
 
+  /** This rank's master blocks, for a checkpoint. */
+  masters(): Float32Array[] {
+    return this.ensureShards().map(({ master }) => master.dataSync() as Float32Array);
+  }
+
+  /** Puts a checkpoint's master blocks back (after the model's parameters are back). */
+  restoreMasters(blocks: readonly Float32Array[]): void {
+    this.dispose();
+    const shards = this.ensureShards();
+    if (blocks.length !== shards.length || blocks.some((b, i) => b.length !== shards[i].master.size)) {
+      throw invalidArgument(
+        `the checkpoint's ZeRO blocks (${blocks.map((b) => b.length)}) are not this rank's (${shards.map((s) => s.master.size)}): was it written with other ranks or buckets?`,
+        { rank: this.comm.rank, argument: 'path' },
+      );
+    }
+    shards.forEach(({ master }, b) => master.assign(this.tf.tensor(blocks[b], [blocks[b].length], 'float32')));
+  }
+
   /** Bytes of this rank's master blocks and of the all-gather buffers. */
   get bytes(): number {
     return (this.shards ?? []).reduce((n, s) => n + s.master.size * 4 + s.params.byteLength, 0);
@@ -85,7 +104,9 @@ export class ZeroShards {
       const params = comm.alloc('float32', bucket.grads.length).fill(0);
       bucket.params.forEach((param, i) => params.set(param.dataSync() as Float32Array, bucket.offsets[i]));
       const block = params.length / comm.size;
-      const master = tf.variable(tf.tensor(params.slice(comm.rank * block, (comm.rank + 1) * block), [block], 'float32'));
+      const master = tf.variable(
+        tf.tensor(params.slice(comm.rank * block, (comm.rank + 1) * block), [block], 'float32'),
+      );
       return { params, master };
     });
     return this.shards;

@@ -1,4 +1,7 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import type { TrainArgs } from '../fixtures/train-rank.js';
 import { STEPS, assertClose, assertTrainsAsReference, referenceRun, trained } from './train-harness.js';
@@ -39,8 +42,51 @@ test('ZeRO on 2 and 4 ranks: gradients reduce-scattered, each rank updating its 
       assert.deepEqual(r.weights, results[0].weights, `rank ${rank} holds rank 0's weights exactly`);
       // Adam's two moments of this rank's blocks only (blocks are padded to split evenly, and the optimizer keeps a step count).
       const share = r.memory.optimizerState / ref.memory.optimizerState;
-      assert.ok(share > 1 / ranks - 0.01 && share < 1 / ranks + 0.02, `${ranks} ranks, rank ${rank}: optimizer state ${share} of one rank's`);
+      assert.ok(
+        share > 1 / ranks - 0.01 && share < 1 / ranks + 0.02,
+        `${ranks} ranks, rank ${rank}: optimizer state ${share} of one rank's`,
+      );
     }
+  }
+});
+
+test('a checkpoint saved mid-training resumes on the same curve: replicas (rank 0 writes), ZeRO (each rank its share), a pipeline (each stage)', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-checkpoint-'));
+  try {
+    const layouts: [string, TrainArgs][] = [
+      ['replicas', { steps: STEPS }],
+      ['ZeRO', { steps: STEPS, zero: true }],
+      ['pipeline', { steps: STEPS, pipeline: 2, microBatches: 2 }],
+    ];
+    for (const [name, args] of layouts) {
+      const path = join(dir, `${name}.ckpt`);
+      const whole = await trained(2, { ...args, checkpoint: { path, saveAt: STEPS / 2 } });
+      const files = readdirSync(dir).filter((f) => f.startsWith(`${name}.ckpt`));
+      assert.deepEqual(
+        files.sort(),
+        name === 'replicas'
+          ? [`${name}.ckpt`]
+          : name === 'ZeRO'
+            ? [`${name}.ckpt.rank0`, `${name}.ckpt.rank1`]
+            : [`${name}.ckpt.stage0`, `${name}.ckpt.stage1`],
+      );
+      const resumed = await trained(2, { ...args, checkpoint: { path, resume: true } });
+      for (const [rank, r] of resumed.entries()) {
+        assert.deepEqual(
+          r.losses,
+          whole[rank].losses.slice(STEPS / 2),
+          `${name}: rank ${rank}'s losses after resuming`,
+        );
+        assert.deepEqual(r.weights, whole[rank].weights, `${name}: rank ${rank}'s final weights`);
+      }
+    }
+    // A checkpoint of another model is refused with the parameter that differs, on every rank, before training.
+    await assert.rejects(
+      trained(2, { steps: STEPS, tensor: 2, checkpoint: { path: join(dir, 'replicas.ckpt'), resume: true } }),
+      /parameter \d+ is \[/,
+    );
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
   }
 });
 
