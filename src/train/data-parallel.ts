@@ -51,16 +51,53 @@ export function batchTensors(model: LayeredModel, batch: Batch): { inputs: Tenso
  * reduction of the last layers' gradients runs while the first layers are still in backward.
  */
 export class DataParallel {
-  readonly comm: TrainingComm;
   readonly model: LayeredModel;
-  private readonly sync: GradientSync;
-  private readonly lossBuffer: Float32Array;
+  private readonly options: DataParallelOptions;
+  private world: TrainingComm;
+  private sync: GradientSync;
+  private lossBuffer: Float32Array;
 
   constructor(comm: TrainingComm, model: LayeredModel, options: DataParallelOptions) {
-    this.comm = comm;
+    this.world = comm;
     this.model = model;
+    this.options = options;
     this.sync = new GradientSync(comm, model, options);
     this.lossBuffer = comm.alloc('float32', 1);
+  }
+
+  /** The communicator the replicas average over. */
+  get comm(): TrainingComm {
+    return this.world;
+  }
+
+  /**
+   * Goes on after a failure on `comm`, a communicator of the survivors (`comm.shrink`): the
+   * gradients of the step that failed are dropped, and its rank 0's parameters and optimizer
+   * state go to every survivor, so all resume from one state whichever of them had updated.
+   * Every survivor calls it; then redo the step that failed, splitting the batch over `comm`.
+   */
+  async recover(comm: TrainingComm, options: CallOptions = {}): Promise<void> {
+    if (this.options.zero) {
+      // Each survivor's optimizer state covers its old block; the new blocks need the whole of it.
+      throw invalidArgument(
+        `Rank ${this.world.rank}: recover does not re-shard ZeRO state; resume from a checkpoint instead`,
+        {
+          rank: this.world.rank,
+          argument: 'zero',
+        },
+      );
+    }
+    const old = this.world;
+    try {
+      this.sync.dispose();
+      old.free(this.lossBuffer);
+    } catch {
+      // The failed communicator's memory returns when collected.
+    }
+    this.world = comm;
+    this.sync = new GradientSync(comm, this.model, this.options);
+    this.lossBuffer = comm.alloc('float32', 1);
+    await this.sync.broadcastState(options);
   }
 
   /** Rank 0's parameters to every rank, so all start equal (as DDP does when it wraps a model). */
@@ -74,7 +111,7 @@ export class DataParallel {
     if (typeof sync !== 'boolean') {
       throw invalidArgument(`step: sync must be a boolean, got ${String(sync)}`, {
         argument: 'sync',
-        rank: this.comm.rank,
+        rank: this.world.rank,
       });
     }
     const { tf, layers } = this.model;
@@ -141,6 +178,6 @@ export class DataParallel {
   /** Returns the buckets' shared memory to the communicator; the object is unusable after. */
   dispose(): void {
     this.sync.dispose();
-    this.comm.free(this.lossBuffer);
+    this.world.free(this.lossBuffer);
   }
 }

@@ -130,6 +130,37 @@ export class GradientSync {
     }
   }
 
+  /** Rank 0's parameters and optimizer state to every rank (after a shrink, when survivors may have stopped at different points). */
+  async broadcastState(options: CallOptions = {}): Promise<void> {
+    await this.broadcastParameters(options);
+    const { tf, comm } = this;
+    const weights = await this.optimizer.getWeights();
+    const sizes = new Int32Array([weights.length, weights.reduce((n, w) => n + w.tensor.size, 0)]);
+    const mine = sizes.join();
+    await comm.broadcast(sizes, { ...this.callDefaults, ...definedOnly(options), root: 0 });
+    if (sizes.join() !== mine) {
+      throw new TscclError(
+        ErrorCode.MISMATCH,
+        `Rank ${comm.rank}: rank 0's optimizer holds ${sizes[0]} tensors of ${sizes[1]} numbers, this rank's ${mine.replace(',', ' of ')}`,
+        { rank: comm.rank },
+      );
+    }
+    const flat = new Float32Array(sizes[1]);
+    let offset = 0;
+    for (const w of weights) {
+      flat.set(await w.tensor.data(), offset);
+      offset += w.tensor.size;
+    }
+    await comm.broadcast(flat, { ...this.callDefaults, ...definedOnly(options), root: 0 });
+    offset = 0;
+    const values = weights.map((w) => {
+      const tensor = tf.tensor(flat.subarray(offset, offset + w.tensor.size), w.tensor.shape, 'float32');
+      offset += w.tensor.size;
+      return { name: w.name, tensor };
+    });
+    if (values.length > 0) await this.optimizer.setWeights(values);
+  }
+
   /** Starts a backward pass; `sync` marks the pass that ends an update (its buckets are sent as they fill). */
   beginPass(sync: boolean, options: CallOptions = {}): void {
     this.syncing = sync;

@@ -3,7 +3,8 @@ import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
-import type { TrainArgs } from '../fixtures/train-rank.js';
+import type { TrainArgs, Trained } from '../fixtures/train-rank.js';
+import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
 import { STEPS, assertClose, assertTrainsAsReference, referenceRun, trained } from './train-harness.js';
 
 test('one rank trains a small GPT on the whole global batch: the loss falls', async () => {
@@ -89,6 +90,22 @@ test('a checkpoint saved mid-training resumes on the same curve: replicas (rank 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+for (const processes of [false, true]) {
+  test(`a rank that dies mid-training (${processes ? 'process' : 'thread'} ranks): the survivors shrink, take rank 0's state, and go on along the same curve`, async () => {
+    const args: TrainArgs = { steps: STEPS, globalBatch: 12, victim: 3, dieBefore: STEPS / 2 };
+    const job = processes ? launchFixture('train-rank', 4, args) : runFixture('train-rank', 4, args);
+    const results = await rankResults<Trained>(job);
+    assert.equal(results[3], undefined, 'the victim returned nothing');
+    const [reference] = await trained(1, { steps: STEPS, globalBatch: 12 });
+    for (const rank of [0, 1, 2]) {
+      const r = results[rank] as Trained;
+      assert.equal(r.shrunkTo, 3, `rank ${rank} went on with 3 ranks`);
+      assertClose(r.losses as number[], reference.losses as number[], `rank ${rank} losses`);
+      assert.deepEqual(r.weights, (results[0] as Trained).weights, `rank ${rank} holds rank 0's weights exactly`);
+    }
+  });
+}
 
 test('fp16 and bf16 gradient hooks train close to fp32, every rank with the same weights', async () => {
   const ref = await referenceRun();
