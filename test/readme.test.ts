@@ -33,6 +33,7 @@ const EXPECTED: [block: RegExp, output: RegExp][] = [
   [/tsccl\.js sim /, /# tsccl sim/],
   [/tsccl\.js params/, /TSCCL_TIMEOUT_MS/],
   [/tsccl\.js bench/, /Avg bus bandwidth/],
+  [/train-ddp\.mjs/, /step \d+ loss \d+\.\d{3}/],
 ];
 
 function hasTool(tool: string): boolean {

@@ -17,12 +17,25 @@ export default async function main({ args }) {
   const model = createGpt(tf, { vocabSize: corpus.vocabSize, seqLen, dim, heads: 4, layers });
   const ddp = new DataParallel(comm, model, { optimizer: tf.train.adam(1e-3), bucketCapMb: bucketMb });
   await ddp.broadcastParameters();
+  // Synchronised steps alternate with steps without communication (no_sync: forward, backward,
+  // no update), so that drift in the machine's speed falls on both alike.
   const reports = [];
+  const noSync = [];
   for (let step = 0; step < warm + steps; step++) {
-    const batch = corpus.batch(step, { batchSize: rowsPerRank * comm.size, seqLen, rank: comm.rank, ranks: comm.size });
-    const started = performance.now();
-    const report = await ddp.step(batch);
-    if (step >= warm) reports.push({ ...report, stepMs: performance.now() - started });
+    for (const sync of [true, false]) {
+      const batch = corpus.batch(step, {
+        batchSize: rowsPerRank * comm.size,
+        seqLen,
+        rank: comm.rank,
+        ranks: comm.size,
+      });
+      const started = performance.now();
+      const report = await ddp.step(batch, { sync });
+      const stepMs = performance.now() - started;
+      if (step < warm) continue;
+      if (sync) reports.push({ ...report, stepMs });
+      else noSync.push(stepMs);
+    }
   }
   const median = (key) => reports.map((r) => r[key]).sort((a, b) => a - b)[reports.length >> 1];
   const result = {
@@ -34,6 +47,8 @@ export default async function main({ args }) {
     exposedCommMs: median('exposedCommMs'),
     optimizerMs: median('optimizerMs'),
     stepMs: median('stepMs'),
+    noSyncStepMs: noSync.sort((a, b) => a - b)[noSync.length >> 1],
+    vocab: corpus.vocabSize,
   };
   ddp.dispose();
   await comm.destroy();
