@@ -10,7 +10,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { launch } from '../../dist/src/launch/launch.js';
 import { run } from '../../dist/src/launch/run.js';
-import { createNetnsStar, netnsUnavailable, tscclInNamespace } from '../../dist/test/harness/netns.js';
+import { createNetnsStar, netnsUnavailable } from '../../dist/test/harness/netns.js';
+import { netnsJob } from '../lib/netns-job.mjs';
 
 const { values } = parseArgs({
   options: { mib: { type: 'string', default: '64' }, reps: { type: 'string', default: '3' }, only: { type: 'string' } },
@@ -30,37 +31,6 @@ function row(config, progress, r) {
   console.log(
     `| ${config} | ${progress} | ${r.allReduceMs.toFixed(0)} | ${r.computeMs.toFixed(0)} | ${r.stepMs.toFixed(0)} | ${ratio.toFixed(2)} |`,
   );
-}
-
-/** One job on the namespaces: a launch in each, one process rank per "host"; every rank's result. */
-async function netnsJob(progress, star, port) {
-  const node = (i) =>
-    tscclInNamespace(
-      star.names[i],
-      [
-        'launch',
-        '--nnodes',
-        '2',
-        '--node-rank',
-        String(i),
-        '--nproc-per-node',
-        '1',
-        '--master-addr',
-        star.addresses[0],
-        '--master-port',
-        String(port),
-        script,
-        JSON.stringify({ progress, mib, reps }),
-      ],
-      { ...process.env, TSCCL_JOB_TOKEN: 'overlap-netns' },
-    );
-  const outs = await Promise.all([0, 1].map(node));
-  return [
-    ...outs
-      .map((o) => o.out)
-      .join('')
-      .matchAll(/^\[(\d+)\] result: (.*)$/gm),
-  ].map((m) => JSON.parse(m[2]));
 }
 
 console.log(`# ${mib} MiB all-reduce, median of ${reps}; ms; ${new Date().toISOString()}`);
@@ -94,7 +64,18 @@ if (!values.only || values.only === 'netns') {
     try {
       let port = 29850;
       for (const progress of ['inline', 'engine'])
-        row('2 hosts x 1 process, veth 1 Gbit/s', progress, slowest(await netnsJob(progress, star, port++)));
+        row(
+          '2 hosts x 1 process, veth 1 Gbit/s',
+          progress,
+          slowest(
+            await netnsJob(star, {
+              script,
+              args: [JSON.stringify({ progress, mib, reps })],
+              port: port++,
+              token: 'overlap-netns',
+            }),
+          ),
+        );
     } finally {
       star.close();
     }

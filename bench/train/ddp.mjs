@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { launch } from '../../dist/src/launch/launch.js';
 import { run } from '../../dist/src/launch/run.js';
-import { createNetnsStar, netnsUnavailable, tscclInNamespace } from '../../dist/test/harness/netns.js';
+import { createNetnsStar, netnsUnavailable } from '../../dist/test/harness/netns.js';
+import { netnsJob } from '../lib/netns-job.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -59,36 +60,6 @@ function row(config, ranks, progress, r) {
   );
 }
 
-async function netnsJob(progress, star, port) {
-  const node = (i) =>
-    tscclInNamespace(
-      star.names[i],
-      [
-        'launch',
-        '--nnodes',
-        '2',
-        '--node-rank',
-        String(i),
-        '--nproc-per-node',
-        '1',
-        '--master-addr',
-        star.addresses[0],
-        '--master-port',
-        String(port),
-        script,
-        ...jobArgs(progress),
-      ],
-      { ...process.env, TSCCL_JOB_TOKEN: 'train-netns' },
-    );
-  const outs = await Promise.all([0, 1].map(node));
-  return [
-    ...outs
-      .map((o) => o.out)
-      .join('')
-      .matchAll(/^\[(\d+)\] result: (.*)$/gm),
-  ].map((m) => JSON.parse(m[2]));
-}
-
 const single = (await run({ ranks: 1, script, args: jobArgs('inline'), output: 'silent', timeoutMs: 600_000 }))
   .results[0];
 console.log(
@@ -124,7 +95,12 @@ if (!values.only || values.only === 'netns') {
     try {
       let port = 29870;
       for (const progress of ['inline', 'engine'])
-        row('2 hosts x 1 process, veth 1 Gbit/s', 2, progress, slowest(await netnsJob(progress, star, port++)));
+        row(
+          '2 hosts x 1 process, veth 1 Gbit/s',
+          2,
+          progress,
+          slowest(await netnsJob(star, { script, args: jobArgs(progress), port: port++, token: 'train-netns' })),
+        );
     } finally {
       star.close();
     }

@@ -12,7 +12,8 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { launch } from '../../dist/src/launch/launch.js';
 import { TextCorpus, generateText } from '../../dist/src/train/index.js';
-import { createNetnsStar, netnsUnavailable, tscclInNamespace } from '../../dist/test/harness/netns.js';
+import { createNetnsStar, netnsUnavailable } from '../../dist/test/harness/netns.js';
+import { netnsJob } from '../lib/netns-job.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -113,30 +114,13 @@ else {
     let port = 29940;
     for (const progress of ['inline', 'engine']) {
       const p = port++;
-      const outs = await Promise.all(
-        [0, 1].map((i) =>
-          tscclInNamespace(
-            star.names[i],
-            [
-              'launch',
-              '--nnodes',
-              '2',
-              '--node-rank',
-              String(i),
-              '--nproc-per-node',
-              '1',
-              '--master-addr',
-              star.addresses[0],
-              '--master-port',
-              String(p),
-              tsScript,
-              tsArgs(progress),
-            ],
-            { ...process.env, TSCCL_JOB_TOKEN: 'versus-torch' },
-          ),
-        ),
-      );
-      row('2 hosts x 1 process, veth 1 Gbit/s', `tsccl ${progress}`, merge(resultsOf(outs.map((o) => o.out).join(''))));
+      const results = await netnsJob(star, {
+        script: tsScript,
+        args: [tsArgs(progress)],
+        port: p,
+        token: 'versus-torch',
+      });
+      row('2 hosts x 1 process, veth 1 Gbit/s', `tsccl ${progress}`, merge(results));
     }
     const outs = await Promise.all([0, 1].map((i) => python(star.names[i], i, port, star.addresses[0], `tsvt${i}h`)));
     row('2 hosts x 1 process, veth 1 Gbit/s', 'PyTorch DDP, Gloo', merge(resultsOf(outs.join(''))));

@@ -1,4 +1,5 @@
 import type { TopologyGraph } from '../topology/topology-graph.js';
+import { seededRandom } from '../seeded-random.js';
 
 /**
  * Ring orders for the simulator's channels, found in the topology the way NCCL searches its
@@ -161,18 +162,6 @@ function meshCycles(graph: TopologyGraph, rankDevices: readonly number[], member
     if (cycles.length > best.length) best = cycles;
   }
   return best.length > 0 ? best : [[...members]];
-}
-
-/** A small deterministic generator (mulberry32), so ring search gives the same rings every run. */
-function seededRandom(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** A Hamiltonian cycle over arcs with residual > 0, by depth-first search with a work limit. */

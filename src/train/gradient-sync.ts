@@ -282,7 +282,8 @@ export class GradientSync {
         { rank: this.comm.rank, argument: 'path' },
       );
     }
-    saved.forEach((e, i) => tf.tidy(() => params[i].assign(tf.tensor(e.values, e.shape as number[], 'float32'))));
+    for (const [i, e] of saved.entries())
+      tf.tidy(() => params[i].assign(tf.tensor(e.values, e.shape as number[], 'float32')));
     const state = of('optimizer');
     if (state.length > 0)
       await this.optimizer.setWeights(

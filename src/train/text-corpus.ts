@@ -1,4 +1,5 @@
 import { invalidArgument } from '../errors.js';
+import { seededRandom } from '../seeded-random.js';
 
 /** A batch of token ids: `rows` sequences of `seqLen` inputs and, for each, the token that follows it. */
 export interface TokenBatch {
@@ -18,18 +19,6 @@ export interface BatchOptions {
   seed?: number;
 }
 
-/** A deterministic generator (mulberry32): the same seed gives the same text and batches everywhere. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const SUBJECTS = ['the cat', 'a dog', 'the old man', 'my sister', 'the bird', 'a child', 'the farmer', 'our teacher'];
 const VERBS = ['sees', 'finds', 'likes', 'carries', 'watches', 'paints', 'follows', 'hears'];
 const OBJECTS = ['the red ball', 'a small house', 'the river', 'an apple', 'the moon', 'a green hat', 'the road'];
@@ -40,7 +29,7 @@ const ENDINGS = ['.', ' today.', ' at night.', ' in the garden.', ' again.'];
  * with structure to learn and nothing to download.
  */
 export function generateText(characters: number, seed = 0): string {
-  const next = random(seed);
+  const next = seededRandom(seed);
   const pick = (words: readonly string[]) => words[Math.floor(next() * words.length)];
   const parts: string[] = [];
   let length = 0;
@@ -93,7 +82,7 @@ export class TextCorpus {
       });
     }
     const rows = batchSize / ranks;
-    const next = random((seed * 1_000_003 + step) >>> 0);
+    const next = seededRandom((seed * 1_000_003 + step) >>> 0);
     const starts = Array.from({ length: batchSize }, () => Math.floor(next() * (this.tokens.length - seqLen)));
     const inputs = new Int32Array(rows * seqLen);
     const targets = new Int32Array(rows * seqLen);

@@ -80,7 +80,8 @@ export class ZeroShards {
         { rank: this.comm.rank, argument: 'path' },
       );
     }
-    shards.forEach(({ master }, b) => master.assign(this.tf.tensor(blocks[b], [blocks[b].length], 'float32')));
+    for (const [b, { master }] of shards.entries())
+      master.assign(this.tf.tensor(blocks[b], [blocks[b].length], 'float32'));
   }
 
   /** Bytes of this rank's master blocks and of the all-gather buffers. */
