@@ -103,7 +103,7 @@ export class ZeroShards {
     const { tf, comm } = this;
     this.shards = this.buckets.buckets.map((bucket) => {
       const params = comm.alloc('float32', bucket.grads.length).fill(0);
-      bucket.params.forEach((param, i) => params.set(param.dataSync() as Float32Array, bucket.offsets[i]));
+      for (const [i, param] of bucket.params.entries()) params.set(param.dataSync() as Float32Array, bucket.offsets[i]);
       const block = params.length / comm.size;
       const master = tf.variable(
         tf.tensor(params.slice(comm.rank * block, (comm.rank + 1) * block), [block], 'float32'),
