@@ -9,6 +9,7 @@ import {
   type TrainingMemory,
 } from './gradient-sync.js';
 import { forwardLayer } from './layer-runner.js';
+import { type StepTrace, epochMs } from './step-trace.js';
 import type { Forwarded, LayerGradients, LayeredModel } from './layered-model.js';
 import type { TokenBatch } from './text-corpus.js';
 
@@ -20,6 +21,8 @@ export interface StepOptions extends CallOptions {
    * communicate nor update (PyTorch's no_sync); the next synchronised step averages them all.
    */
   sync?: boolean;
+  /** Records the step's compute, waits and calls (docs/TRAINING.md, "Traces"). */
+  trace?: StepTrace;
 }
 
 /** One step, as this rank saw it. */
@@ -125,7 +128,9 @@ export class DataParallel {
     try {
       let x = inputs;
       for (const layer of layers) {
+        const from = epochMs();
         forwarded.push(await forwardLayer(tf, layer, x));
+        options.trace?.span('compute', `forward ${layer.name}`, from, epochMs());
         x = forwarded[forwarded.length - 1].output;
       }
       const { value, grads } = tf.tidy(() => tf.valueAndGrads((out: Tensor) => this.model.loss(out, targets))([x]));
@@ -139,10 +144,12 @@ export class DataParallel {
       forwardMs = afterForward - started;
       let dy: Tensor | undefined = grads[0];
       for (let i = layers.length - 1; i >= 0; i--) {
+        const from = epochMs();
         const { dx, grads: paramGrads }: LayerGradients = await forwarded[i].backward(dy as Tensor, i > 0);
         (dy as Tensor).dispose();
         dy = dx;
         this.sync.add(layers[i].params, paramGrads);
+        options.trace?.span('compute', `backward ${layers[i].name}`, from, epochMs());
       }
       backwardMs = performance.now() - afterForward;
     } finally {
@@ -153,7 +160,14 @@ export class DataParallel {
       inputs.dispose();
       targets.dispose();
     }
+    const waitFrom = epochMs();
     const report = await this.sync.finishPass();
+    if (options.trace !== undefined) {
+      const { trace } = options;
+      trace.span('wait', 'gradients', waitFrom, waitFrom + report.exposedCommMs);
+      if (report.optimizerMs > 0) trace.span('compute', 'update', epochMs() - report.optimizerMs, epochMs());
+      trace.collectCalls();
+    }
     return { ...report, loss: sync ? this.lossBuffer[0] : localLoss, forwardMs, backwardMs };
   }
 

@@ -34,3 +34,4 @@ export {
 export { parallelGroups, type ParallelGroups, type ParallelSizes, type Splittable } from './parallel-groups.js';
 export { columnShare, rowShare, tensorParallelResidual, type TensorParallelComm } from './tensor-parallel.js';
 export { SoloComm } from './solo-comm.js';
+export { StepTrace, epochMs, writeTrace, type TraceEvent, type TraceWorld, type TracedComm } from './step-trace.js';

@@ -12,6 +12,7 @@ import {
 import { forwardLayer } from './layer-runner.js';
 import type { Forwarded, LayeredModel } from './layered-model.js';
 import { SoloComm } from './solo-comm.js';
+import { type StepTrace, epochMs } from './step-trace.js';
 
 export type PipelineSchedule = 'gpipe' | '1f1b';
 export const PIPELINE_SCHEDULES: readonly PipelineSchedule[] = ['gpipe', '1f1b'];
@@ -149,7 +150,8 @@ export class PipelineParallel {
   }
 
   /** One step: every micro-batch forward and backward in the schedule's order, then the update. */
-  async step(batch: Batch, options: CallOptions = {}): Promise<PipelineStepReport> {
+  async step(batch: Batch, options: CallOptions & { trace?: StepTrace } = {}): Promise<PipelineStepReport> {
+    const { trace } = options;
     const { tf } = this.model;
     const call: CallOptions = { timeoutMs: options.timeoutMs, signal: options.signal };
     const first = this.stage === 0;
@@ -178,9 +180,11 @@ export class PipelineParallel {
     };
     let waitMs = 0;
     const received = async (data: Float32Array | Int32Array, peer: number) => {
-      const from = performance.now();
+      const from = epochMs();
       await this.comm.recv(data, peer, call);
-      waitMs += performance.now() - from;
+      const to = epochMs();
+      waitMs += to - from;
+      trace?.span('wait', `recv from stage ${peer}`, from, to);
     };
     let forwardMs = 0;
     let backwardMs = 0;
@@ -202,6 +206,7 @@ export class PipelineParallel {
             input = tf.tensor(data, shape, 'float32');
           }
           const from = performance.now();
+          const spanFrom = epochMs();
           const forwarded: Forwarded[] = [];
           let x = input;
           for (const layer of this.stageModel.layers) {
@@ -233,6 +238,7 @@ export class PipelineParallel {
             send(data, this.stage + 1);
           }
           kept.set(op.micro, entry);
+          trace?.span('compute', `F${op.micro}`, spanFrom, epochMs());
         } else {
           const entry = kept.get(op.micro) as {
             forwarded: Forwarded[];
@@ -249,6 +255,7 @@ export class PipelineParallel {
             dy = tf.tensor(data, entry.outShape, 'float32');
           }
           const from = performance.now();
+          const spanFrom = epochMs();
           const finalPass = ++backwards === this.microBatches;
           this.sync.beginPass(finalPass, call);
           if (finalPass && last) {
@@ -270,6 +277,7 @@ export class PipelineParallel {
             send(data, this.stage - 1);
           }
           backwardMs += performance.now() - from;
+          trace?.span('compute', `B${op.micro}`, spanFrom, epochMs());
           // The update waits for the data-parallel all-reduces; the micro-batches before it only accumulate.
           const passReport = await this.sync.finishPass();
           if (finalPass) report = passReport;
@@ -291,6 +299,7 @@ export class PipelineParallel {
       targets.dispose();
     }
     const done = report as SyncReport;
+    trace?.collectCalls();
     return {
       ...done,
       loss: last ? this.lossBuffer[0] : undefined,

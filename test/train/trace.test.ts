@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { TraceEvent } from '../../src/train/step-trace.js';
+import { trained } from './train-harness.js';
+
+function traceOf(path: string): TraceEvent[] {
+  return (JSON.parse(readFileSync(path, 'utf8')) as { traceEvents: TraceEvent[] }).traceEvents;
+}
+
+const trackNames = (events: TraceEvent[], pid: number) =>
+  new Map(
+    events
+      .filter((e) => e.ph === 'M' && e.name === 'thread_name' && e.pid === pid)
+      .map((e) => [e.tid, e.args?.name as string]),
+  );
+
+test('a trace of data-parallel steps: per rank, each layer forward and backward, the wait for gradients, and the all-reduces', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-trace-'));
+  try {
+    const path = join(dir, 'trace.json');
+    await trained(2, { steps: 2, progress: 'engine', trace: path });
+    assert.deepEqual(readdirSync(dir), ['trace.json'], 'the parts were merged and removed');
+    const events = traceOf(path);
+    for (const pid of [0, 1]) {
+      const tracks = trackNames(events, pid);
+      const on = (track: string) =>
+        events.filter((e) => e.ph === 'X' && e.pid === pid && tracks.get(e.tid) === track).map((e) => e.name);
+      const compute = on('compute');
+      assert.equal(compute.filter((n) => n === 'forward embed').length, 2, `rank ${pid}: ${compute}`);
+      assert.equal(compute.filter((n) => n === 'backward head').length, 2);
+      assert.ok(compute.indexOf('backward head') < compute.indexOf('backward embed'), 'backward runs from the head');
+      assert.deepEqual(on('wait'), ['gradients', 'gradients']);
+      assert.ok(
+        on('comm data').filter((n) => n === 'allReduce').length >= 4,
+        `rank ${pid}: the loss's and the gradients' all-reduces`,
+      );
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a trace of a pipeline of tensor-parallel stages: micro-batches, waits for the neighbour stage, and each group’s calls', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-trace-'));
+  try {
+    const path = join(dir, 'trace.json');
+    await trained(4, { steps: 1, tensor: 2, pipeline: 2, microBatches: 2, trace: path });
+    const events = traceOf(path);
+    for (const pid of [0, 1, 2, 3]) {
+      const tracks = trackNames(events, pid);
+      const on = (track: string) =>
+        events.filter((e) => e.ph === 'X' && e.pid === pid && tracks.get(e.tid) === track).map((e) => e.name);
+      assert.deepEqual(on('compute').sort(), ['B0', 'B1', 'F0', 'F1'], `rank ${pid}`);
+      const stage = pid < 2 ? 0 : 1;
+      assert.ok(
+        on('wait').every((n) => n === `recv from stage ${1 - stage}`) && on('wait').length > 0,
+        `rank ${pid}: ${on('wait')}`,
+      );
+      assert.ok(on('comm tensor').includes('allReduce'), `rank ${pid}: tensor-parallel all-reduces`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
