@@ -7,16 +7,18 @@ import {
   generateText,
   loadTf,
   parameterCount,
+  writeModelSpec,
 } from '../../dist/src/train/index.js';
 
 export default async function main({ args }) {
-  const { progress, steps, warm, dim, layers, seqLen, rowsPerRank, bucketMb, backend } = JSON.parse(args[0]);
+  const { progress, steps, warm, dim, layers, seqLen, rowsPerRank, bucketMb, backend, specPath } = JSON.parse(args[0]);
   const tf = await loadTf({ backend });
   const comm = await init({ progress, timeoutMs: 600_000 });
   const corpus = new TextCorpus(generateText(100_000));
   const model = createGpt(tf, { vocabSize: corpus.vocabSize, seqLen, dim, heads: 4, layers });
   const ddp = new DataParallel(comm, model, { optimizer: tf.train.adam(1e-3), bucketCapMb: bucketMb });
   await ddp.broadcastParameters();
+  if (specPath && comm.rank === 0) await writeModelSpec(model, specPath, `gpt dim ${dim} x ${layers}`);
   // Synchronised steps alternate with steps without communication (no_sync: forward, backward,
   // no update), so that drift in the machine's speed falls on both alike.
   const reports = [];
@@ -37,6 +39,16 @@ export default async function main({ args }) {
       else noSync.push(stepMs);
     }
   }
+  // One all-reduce of every gradient at once, as the simulator prices the step's reduction, after a barrier each.
+  const whole = comm.alloc('float32', parameterCount(model));
+  const lone = [];
+  for (let i = 0; i < (specPath ? 20 : 0); i++) {
+    await comm.barrier();
+    const started = performance.now();
+    await comm.allReduce(whole, { op: 'avg' });
+    lone.push(performance.now() - started);
+  }
+  comm.free(whole);
   const median = (key) => reports.map((r) => r[key]).sort((a, b) => a - b)[reports.length >> 1];
   const result = {
     params: parameterCount(model),
@@ -49,6 +61,7 @@ export default async function main({ args }) {
     stepMs: median('stepMs'),
     noSyncStepMs: noSync.sort((a, b) => a - b)[noSync.length >> 1],
     vocab: corpus.vocabSize,
+    loneAllReduceMs: lone.length > 0 ? lone.sort((a, b) => a - b)[lone.length >> 1] : undefined,
   };
   ddp.dispose();
   await comm.destroy();

@@ -5,6 +5,7 @@ import { formatSimTable } from '../sim/format-sim.js';
 import { type GroupKind, layoutGroups, linkUsage } from '../sim/link-usage.js';
 import { protocolsFrom } from '../sim/protocols.js';
 import { type SimMode, type SimRow, ranksRunTsccl, simulateRow } from '../sim/simulate.js';
+import { readModelFile } from '../sim/model-file.js';
 import { DEFAULT_BUCKET_BYTES, DEFAULT_MFU, MODELS, type TrainingTimeline, trainingStep } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
@@ -76,6 +77,10 @@ export function simCommand(
         64 * 1024 ** 2,
       )
       .option('--model <name>', `train: ${Object.keys(MODELS).join(', ')}`, 'gpt3-175b')
+      .option(
+        '--model-file <path>',
+        "train: a model's shape as JSON, in place of --model (tsccl/train's modelSpec writes one)",
+      )
       .option('--micro-batch <n>', 'train: sequences per micro-batch', (v) => parsePositiveInt(v, '--micro-batch'), 1)
       .option('--global-batch <n>', 'train: sequences per step (default: 8 micro-batches per pipeline)', (v) =>
         parsePositiveInt(v, '--global-batch'),
@@ -233,7 +238,8 @@ export function simCommand(
       return;
     }
     if (what === 'train') {
-      const model = MODELS[flags.model as string];
+      const model =
+        flags.modelFile === undefined ? MODELS[flags.model as string] : readModelFile(flags.modelFile as string);
       if (model === undefined)
         throw invalidArgument(
           `--model ${flags.model as string} is not known: expected one of ${Object.keys(MODELS).join(', ')}`,

@@ -149,6 +149,7 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
   };
   return {
     tf,
+    shape: { blocks: layers, hidden: dim, sequence: seqLen },
     layers: [embed, ...blocks, head],
     loss(logits, targets) {
       const rows = targets.size;

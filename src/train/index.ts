@@ -35,3 +35,4 @@ export { parallelGroups, type ParallelGroups, type ParallelSizes, type Splittabl
 export { columnShare, rowShare, tensorParallelResidual, type TensorParallelComm } from './tensor-parallel.js';
 export { SoloComm } from './solo-comm.js';
 export { StepTrace, epochMs, writeTrace, type TraceEvent, type TraceWorld, type TracedComm } from './step-trace.js';
+export { modelSpec, writeModelSpec } from './model-spec.js';

@@ -44,6 +44,8 @@ export interface LayeredModel {
   /** The TensorFlow.js the model's tensors belong to. */
   readonly tf: Tf;
   readonly layers: readonly Layer[];
+  /** A transformer's shape, for the simulator (`modelSpec`): its blocks, width and sequence length. */
+  readonly shape?: { readonly blocks: number; readonly hidden: number; readonly sequence: number };
   /** The mean loss of the last layer's output against the targets, a scalar. */
   loss(output: Tensor, targets: Tensor): Tensor;
 }
