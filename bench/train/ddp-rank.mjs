@@ -45,7 +45,7 @@ export default async function main({ args }) {
   for (let i = 0; i < (specPath ? 20 : 0); i++) {
     await comm.barrier();
     const started = performance.now();
-    await comm.allReduce(whole, { op: 'avg' });
+    await comm.allReduce(whole, { op: 'sum' });
     lone.push(performance.now() - started);
   }
   comm.free(whole);

@@ -170,9 +170,14 @@ export class GradientSync {
   private currentCall: ReduceOptions = {};
 
   /** Issues an average (an all-reduce, or a reduce-scatter) that the update waits for (a loss, a metric) on the same communicator. */
-  issue(buffer: TypedArray, options: CallOptions = {}, collective: 'allReduce' | 'reduceScatter' = 'allReduce'): void {
+  issue(
+    buffer: TypedArray,
+    options: CallOptions = {},
+    collective: 'allReduce' | 'reduceScatter' = 'allReduce',
+    op: 'avg' | 'sum' = 'avg',
+  ): void {
     this.wireBytes += buffer.byteLength;
-    const call = this.comm[collective](buffer, { ...this.currentCall, ...definedOnly(options), op: 'avg' });
+    const call = this.comm[collective](buffer, { ...this.currentCall, ...definedOnly(options), op });
     // Failures are collected by finishPass, so none is left unobserved meanwhile.
     call.catch(() => {});
     this.inFlight.push(call);
@@ -186,7 +191,9 @@ export class GradientSync {
       grads[j].dispose();
       if (full !== undefined && this.syncing) {
         this.buckets.encode(full);
-        this.issue(full.wire, {}, this.zero === undefined ? 'allReduce' : 'reduceScatter');
+        // Summed, not averaged: the update scales by 1 / (passes x ranks) in one multiplying pass,
+        // cheaper than the dividing pass an 'avg' call runs after its sum (bench/RESULTS.md, "Training").
+        this.issue(full.wire, {}, this.zero === undefined ? 'allReduce' : 'reduceScatter', 'sum');
         this.bucketCalls++;
       }
     });
@@ -214,7 +221,7 @@ export class GradientSync {
     if (this.zero !== undefined) {
       const passes = this.passes;
       this.passes = 0;
-      const gatherMs = await this.zero.update(1 / passes, this.currentCall);
+      const gatherMs = await this.zero.update(1 / (passes * this.comm.size), this.currentCall);
       const optimizerMs = performance.now() - optimizerFrom - gatherMs;
       return { exposedCommMs: exposedCommMs + gatherMs, optimizerMs, buckets: bucketCalls, wireBytes };
     }
@@ -323,7 +330,7 @@ export class GradientSync {
 
   private update(): void {
     const { tf } = this;
-    const scale = 1 / this.passes;
+    const scale = 1 / (this.passes * this.comm.size);
     for (const bucket of this.buckets.buckets) {
       this.buckets.decode(bucket);
       if (scale !== 1) for (let i = 0; i < bucket.grads.length; i++) bucket.grads[i] *= scale;
