@@ -8,8 +8,10 @@ import {
   type ReduceOptions,
   type RootedOptions,
   type RootedReduceOptions,
+  callOptionsOf,
   checkOptions,
 } from './call-options.js';
+import { settleAll } from './settle-all.js';
 import { resolveDType } from './validate.js';
 
 /** What a group needs of a communicator: its public calls (a Communicator, or one on a progress engine). */
@@ -96,9 +98,7 @@ export async function runGroup(
   const recorded = await recordGroup(comm.rank, build);
   // Checked before anything is issued: every rank refuses the same group alike.
   const fused = buckets(recorded, comm.rank);
-  const call: GroupOptions = {};
-  if (options.timeoutMs !== undefined) call.timeoutMs = options.timeoutMs;
-  if (options.signal !== undefined) call.signal = options.signal;
+  const call: GroupOptions = callOptionsOf(options);
   if (check) await compareGroups(comm, recorded, { call, name });
   const running: Promise<void>[] = [];
   for (const bucket of fused) running.push(runBucket(comm, bucket, call));
@@ -107,9 +107,7 @@ export async function runGroup(
     else if (!fusable(r)) running.push(comm[r.name](r.buffer, { ...r.options, ...call }));
   }
   // Every call runs to its end before the group reports, so no buffer is still in use when it does.
-  const outcomes = await Promise.allSettled(running);
-  const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected');
-  if (failed !== undefined) throw failed.reason;
+  await settleAll(running);
 }
 
 /** Runs `build` against a recorder: the calls it makes, in order. */

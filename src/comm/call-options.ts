@@ -20,6 +20,14 @@ export interface CallOptions {
   checksum?: boolean;
 }
 
+/** The `timeoutMs` and `signal` that `options` sets, and no other key: what a caller passes on to the calls it makes. */
+export function callOptionsOf({ timeoutMs, signal }: CallOptions): CallOptions {
+  const call: CallOptions = {};
+  if (timeoutMs !== undefined) call.timeoutMs = timeoutMs;
+  if (signal !== undefined) call.signal = signal;
+  return call;
+}
+
 /** Options of every collective that moves data. */
 export interface CollectiveOptions extends CallOptions {
   /** Result buffer; omit for in place. */

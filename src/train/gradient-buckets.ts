@@ -111,15 +111,19 @@ export class GradientBuckets {
     for (let i = 0; i < grads.length; i++) wire[i] = encode(grads[i]);
   }
 
-  /** Reads the reduced wire array back into the gradients. */
-  decode(bucket: Bucket): void {
-    if (this.hook === 'none') return;
+  /**
+   * The reduced sums of [from, to) as the gradients' mean: read back from the wire array (a
+   * hook's decompression) and multiplied by `scale` (1 / the ranks and passes summed), in one pass.
+   */
+  mean(bucket: Bucket, scale: number, from = 0, to = bucket.grads.length): void {
     const { grads, wire } = bucket;
     if (this.hook === 'fp16') {
       const table = halfDecodeTable();
-      for (let i = 0; i < grads.length; i++) grads[i] = table[wire[i]];
-    } else {
-      for (let i = 0; i < grads.length; i++) grads[i] = bfloat16ToFloat(wire[i]);
+      for (let i = from; i < to; i++) grads[i] = table[wire[i]] * scale;
+    } else if (this.hook === 'bf16') {
+      for (let i = from; i < to; i++) grads[i] = bfloat16ToFloat(wire[i]) * scale;
+    } else if (scale !== 1) {
+      for (let i = from; i < to; i++) grads[i] *= scale;
     }
   }
 

@@ -1,5 +1,12 @@
 import type { NamedTensorMap, Optimizer, Tensor, Variable } from '@tensorflow/tfjs';
-import type { CallOptions, CollectiveOptions, ReduceOptions, RootedOptions } from '../comm/call-options.js';
+import {
+  type CallOptions,
+  type CollectiveOptions,
+  type ReduceOptions,
+  type RootedOptions,
+  callOptionsOf,
+} from '../comm/call-options.js';
+import { settleAll } from '../comm/settle-all.js';
 import type { TypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { type CheckpointEntry, readCheckpoint, writeCheckpoint } from './checkpoint-file.js';
@@ -137,7 +144,7 @@ export class GradientSync {
     const weights = await this.optimizer.getWeights();
     const sizes = new Int32Array([weights.length, weights.reduce((n, w) => n + w.tensor.size, 0)]);
     const mine = sizes.join();
-    await comm.broadcast(sizes, { ...this.callDefaults, ...definedOnly(options), root: 0 });
+    await comm.broadcast(sizes, { ...this.callDefaults, ...callOptionsOf(options), root: 0 });
     if (sizes.join() !== mine) {
       throw new TscclError(
         ErrorCode.MISMATCH,
@@ -151,7 +158,7 @@ export class GradientSync {
       flat.set(await w.tensor.data(), offset);
       offset += w.tensor.size;
     }
-    await comm.broadcast(flat, { ...this.callDefaults, ...definedOnly(options), root: 0 });
+    await comm.broadcast(flat, { ...this.callDefaults, ...callOptionsOf(options), root: 0 });
     offset = 0;
     const values = weights.map((w) => {
       const tensor = tf.tensor(flat.subarray(offset, offset + w.tensor.size), w.tensor.shape, 'float32');
@@ -164,7 +171,7 @@ export class GradientSync {
   /** Starts a backward pass; `sync` marks the pass that ends an update (its buckets are sent as they fill). */
   beginPass(sync: boolean, options: CallOptions = {}): void {
     this.syncing = sync;
-    this.currentCall = { ...this.callDefaults, ...definedOnly(options), op: 'avg' };
+    this.currentCall = { ...this.callDefaults, ...callOptionsOf(options), op: 'avg' };
   }
 
   private currentCall: ReduceOptions = {};
@@ -177,7 +184,7 @@ export class GradientSync {
     op: 'avg' | 'sum' = 'avg',
   ): void {
     this.wireBytes += buffer.byteLength;
-    const call = this.comm[collective](buffer, { ...this.currentCall, ...definedOnly(options), op });
+    const call = this.comm[collective](buffer, { ...this.currentCall, ...callOptionsOf(options), op });
     // Failures are collected by finishPass, so none is left unobserved meanwhile.
     call.catch(() => {});
     this.inFlight.push(call);
@@ -212,9 +219,7 @@ export class GradientSync {
     this.inFlight = [];
     this.wireBytes = 0;
     this.bucketCalls = 0;
-    const settled = await Promise.allSettled(calls);
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
+    await settleAll(calls);
     const exposedCommMs = performance.now() - waitFrom;
     if (!this.syncing) return { exposedCommMs, optimizerMs: 0, buckets: 0, wireBytes: 0 };
     const optimizerFrom = performance.now();
@@ -260,7 +265,7 @@ export class GradientSync {
       }
     }
     const failed = new Int32Array([failure === undefined ? 0 : 1]);
-    await this.comm.allReduce(failed, { ...this.callDefaults, ...definedOnly(call), op: 'max' });
+    await this.comm.allReduce(failed, { ...this.callDefaults, ...callOptionsOf(call), op: 'max' });
     if (failure !== undefined) throw failure;
     if (failed[0] !== 0) {
       throw new TscclError(
@@ -331,10 +336,7 @@ export class GradientSync {
   private update(): void {
     const { tf } = this;
     const scale = 1 / (this.passes * this.comm.size);
-    for (const bucket of this.buckets.buckets) {
-      this.buckets.decode(bucket);
-      if (scale !== 1) for (let i = 0; i < bucket.grads.length; i++) bucket.grads[i] *= scale;
-    }
+    for (const bucket of this.buckets.buckets) this.buckets.mean(bucket, scale);
     const named: NamedTensorMap = {};
     for (const param of this.params)
       named[param.name] = tf.tensor(this.buckets.gradientOf(param), param.shape, 'float32');
@@ -342,9 +344,4 @@ export class GradientSync {
     for (const tensor of Object.values(named)) tensor.dispose();
     this.passes = 0;
   }
-}
-
-/** The call options a caller set (a step's options hold more than calls take). */
-function definedOnly({ timeoutMs, signal }: CallOptions): CallOptions {
-  return Object.fromEntries(Object.entries({ timeoutMs, signal }).filter(([, v]) => v !== undefined));
 }

@@ -1,5 +1,6 @@
 import type { Tensor } from '@tensorflow/tfjs';
-import type { CallOptions } from '../comm/call-options.js';
+import { type CallOptions, callOptionsOf } from '../comm/call-options.js';
+import { settleAll } from '../comm/settle-all.js';
 import { invalidArgument } from '../errors.js';
 import { type Batch, batchTensors } from './data-parallel.js';
 import {
@@ -153,7 +154,7 @@ export class PipelineParallel {
   async step(batch: Batch, options: CallOptions & { trace?: StepTrace } = {}): Promise<PipelineStepReport> {
     const { trace } = options;
     const { tf } = this.model;
-    const call: CallOptions = { timeoutMs: options.timeoutMs, signal: options.signal };
+    const call = callOptionsOf(options);
     const first = this.stage === 0;
     const last = this.stage === this.stages - 1;
     const { inputs, targets } = batchTensors(this.model, batch);
@@ -283,9 +284,7 @@ export class PipelineParallel {
           if (finalPass) report = passReport;
         }
       }
-      const sent = await Promise.allSettled(sends);
-      const failed = sent.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-      if (failed !== undefined) throw failed.reason;
+      await settleAll(sends);
     } finally {
       for (const entry of kept.values()) {
         for (const f of entry.forwarded) {

@@ -1,5 +1,6 @@
 import type { NamedTensorMap, Optimizer, Variable } from '@tensorflow/tfjs';
-import type { CallOptions } from '../comm/call-options.js';
+import { type CallOptions, callOptionsOf } from '../comm/call-options.js';
+import { settleAll } from '../comm/settle-all.js';
 import { invalidArgument } from '../errors.js';
 import type { GradientBuckets } from './gradient-buckets.js';
 import type { TrainingComm } from './gradient-sync.js';
@@ -38,23 +39,21 @@ export class ZeroShards {
     // One call for every block: TensorFlow.js optimizers keep their state by the position of a variable in the call.
     const gradients: NamedTensorMap = {};
     this.buckets.buckets.forEach((bucket, b) => {
-      this.buckets.decode(bucket);
       const block = bucket.grads.length / comm.size;
+      // Only this rank's block of the reduce-scatter's result is its to read.
+      this.buckets.mean(bucket, scale, comm.rank * block, (comm.rank + 1) * block);
       const grad = bucket.grads.subarray(comm.rank * block, (comm.rank + 1) * block);
-      if (scale !== 1) for (let i = 0; i < grad.length; i++) grad[i] *= scale;
       gradients[shards[b].master.name] = tf.tensor(grad, [block], 'float32');
     });
     this.optimizer.applyGradients(gradients);
     for (const tensor of Object.values(gradients)) tensor.dispose();
     const gathers = shards.map(({ params, master }) => {
       params.set(master.dataSync() as Float32Array, comm.rank * master.size);
-      return comm.allGather(params, { timeoutMs: call.timeoutMs, signal: call.signal });
+      return comm.allGather(params, callOptionsOf(call));
     });
     const waitFrom = performance.now();
-    const settled = await Promise.allSettled(gathers);
+    await settleAll(gathers);
     const waitMs = performance.now() - waitFrom;
-    const failed = settled.find((s): s is PromiseRejectedResult => s.status === 'rejected');
-    if (failed !== undefined) throw failed.reason;
     this.buckets.buckets.forEach((bucket, b) => {
       const { params } = shards[b];
       bucket.params.forEach((param, i) => {
