@@ -19,6 +19,12 @@ export { ErrorCode, TscclError, type ErrorCodeValue, type TscclErrorDetails } fr
 export { DTYPE_NAMES, type DType, type DTypeArrayMap, type TypedArray } from './dtypes/dtype.js';
 export { REDUCE_OPS, type ReduceOp } from './kernels/reduce-op.js';
 export { bfloat16ToFloat, floatToBfloat16, floatToHalf, halfToFloat } from './dtypes/half.js';
+export {
+  float8e4m3ToFloat,
+  float8e5m2ToFloat,
+  floatToFloat8e4m3,
+  floatToFloat8e5m2,
+} from './dtypes/float8.js';
 export { launch, type LaunchOptions } from './launch/launch.js';
 export { MemoryStore } from './store/memory-store.js';
 export { FileStore } from './store/file-store.js';

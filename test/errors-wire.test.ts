@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import { ErrorCode, TscclError, errorCodeOfWireNumber, errorWireNumber, internalError } from '../src/errors.js';
 import { FINGERPRINT_DTYPES, FINGERPRINT_REDUCE_OPS } from '../src/comm/desync-check.js';
 import { DTYPE_NAMES } from '../src/dtypes/dtype.js';
+import { COMPRESSION_FORMATS } from '../src/compress/compression-spec.js';
 import { REDUCE_OPS } from '../src/kernels/reduce-op.js';
 import {
   COLLECTIVE_CHANNELS,
@@ -50,10 +51,15 @@ test('opcodes have fixed wire numbers', () => {
     barrier: 8,
     send: 9,
     check: 10,
+    compressed: 11,
   });
   assert.equal(opcodeOf('barrier'), 8);
   assert.equal(opcodeName(9), 'send');
   assert.equal(opcodeName(77), 'op#77');
+});
+
+test('compression formats have fixed wire numbers', () => {
+  assert.deepEqual(COMPRESSION_FORMATS, { fp16: 1, bf16: 2, fp8e4m3: 3, fp8e5m2: 4, int8: 5, int4: 6 });
 });
 
 test('the desync fingerprint numbers every data type and reduction, each once', () => {

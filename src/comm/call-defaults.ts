@@ -1,4 +1,5 @@
 import type { Collective } from '../algorithms/schedule.js';
+import { type CompressionSpec, parseCompression } from '../compress/compression-spec.js';
 import { paramString } from '../config/params.js';
 import { parseAlgorithmOverrides } from '../tuner/select.js';
 
@@ -10,3 +11,13 @@ export const algorithmOverrides: ReadonlyMap<Collective, string> = parseAlgorith
 export const debugCheck = paramString('TSCCL_DEBUG_CHECK') === '1';
 /** TSCCL_CHECKSUM=1 or 0 decides for every transport; unset leaves each its default (TCP to other machines on, else off). */
 export const checksumDefault = paramString('TSCCL_CHECKSUM') === '' ? undefined : paramString('TSCCL_CHECKSUM') === '1';
+/** TSCCL_COMPRESSION_SHADOW=1: compressed calls also compute the exact result and report the error. */
+export const compressionShadowDefault = paramString('TSCCL_COMPRESSION_SHADOW') === '1';
+/** TSCCL_COMPRESSION (with TSCCL_COMPRESSION_BLOCK): the wire format of calls that do not choose one. */
+export const compressionDefault: CompressionSpec | undefined = ((format) =>
+  format === '' || format === 'none'
+    ? undefined
+    : parseCompression(
+        { format, blockSize: Number(paramString('TSCCL_COMPRESSION_BLOCK') || 256) },
+        { argument: 'TSCCL_COMPRESSION', defaultShadow: compressionShadowDefault },
+      ))(paramString('TSCCL_COMPRESSION').toLowerCase());

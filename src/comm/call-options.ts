@@ -3,6 +3,7 @@ import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import type { ReduceOp } from '../kernels/reduce-op.js';
 import { describe } from './validate.js';
 import { closestName } from '../config/closest-name.js';
+import type { CompressionOption } from '../compress/compression-spec.js';
 
 /**
  * The options object of every public call, and the one check that knows which keys each call
@@ -36,6 +37,12 @@ export interface CollectiveOptions extends CallOptions {
   dtype?: DType;
   /** Force an algorithm (as TSCCL_ALGO does); the tuner's choice otherwise. */
   algorithm?: string;
+  /**
+   * allReduce, reduceScatter, reduce, allGather and broadcast of float32, float16 or bfloat16
+   * data: the wire format ('fp16', 'bf16', 'fp8e4m3', 'fp8e5m2', 'int8', 'int4', or 'none'), or
+   * { format, blockSize, shadow } (default from TSCCL_COMPRESSION). See docs/COMPRESSION.md.
+   */
+  compression?: CompressionOption | 'none';
 }
 
 /** allReduce and reduceScatter. */
@@ -101,6 +108,10 @@ const TYPES = {
   output: { expected: 'a typed array', test: isTypedArray },
   dtype: { expected: 'the name of a dtype', test: isString },
   algorithm: { expected: 'the name of an algorithm', test: isString },
+  compression: {
+    expected: 'a format name or { format, blockSize, shadow }',
+    test: (v) => isString(v) || (typeof v === 'object' && v !== null && !Array.isArray(v)),
+  },
   root: { expected: 'an integer', test: isInteger },
   sendCounts: { expected: 'an array of integers', test: isIntegerArray },
   recvCounts: { expected: 'an array of integers', test: isIntegerArray },
@@ -118,13 +129,13 @@ const COLLECTIVE: Key[] = [...CALL, 'output', 'dtype', 'algorithm'];
 
 /** The keys each public call takes (the option interfaces above, as data). */
 const KEYS = {
-  allReduce: [...COLLECTIVE, 'op'],
-  reduceScatter: [...COLLECTIVE, 'op'],
-  reduce: [...COLLECTIVE, 'op', 'root'],
-  broadcast: [...COLLECTIVE, 'root'],
+  allReduce: [...COLLECTIVE, 'op', 'compression'],
+  reduceScatter: [...COLLECTIVE, 'op', 'compression'],
+  reduce: [...COLLECTIVE, 'op', 'root', 'compression'],
+  broadcast: [...COLLECTIVE, 'root', 'compression'],
   gather: [...COLLECTIVE, 'root'],
   scatter: [...COLLECTIVE, 'root'],
-  allGather: COLLECTIVE,
+  allGather: [...COLLECTIVE, 'compression'],
   allToAll: [...COLLECTIVE, 'sendCounts', 'recvCounts', 'sendDispls', 'recvDispls'],
   barrier: CALL,
   send: CALL,

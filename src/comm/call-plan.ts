@@ -1,6 +1,8 @@
 import { type CallShape, type Collective, bufferCounts, inPlaceExtent, inPlaceLayout } from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
+import type { CompressionSpec } from '../compress/compression-spec.js';
+import { invalidArgument } from '../errors.js';
 import { checkLength, checkSameType, checkTypedArray } from './validate.js';
 
 /** A call after argument checks: what to run and on which memory. */
@@ -13,6 +15,8 @@ export interface CallPlan {
   readonly input: TypedArray | undefined;
   readonly output: TypedArray | undefined;
   readonly algorithm: string | undefined;
+  /** The wire format the call compresses to (compressed-call), if any. */
+  readonly compression: CompressionSpec | undefined;
 }
 
 /** A call's arguments as its public method resolved them. */
@@ -30,6 +34,7 @@ export interface PlanRequest {
   readonly algorithm: string | undefined;
   /** All-to-all-v's counts and displacements; equal blocks when absent. */
   readonly variable?: Partial<CallShape>;
+  readonly compression?: CompressionSpec;
 }
 
 /** The communicator a call is planned on. */
@@ -50,6 +55,7 @@ export function planCall(request: PlanRequest, site: PlanSite): CallPlan {
   const { rank } = site;
   const op = parseReduceOp(request.op ?? 'sum');
   checkOpForType(op, dtype);
+  if (request.compression !== undefined) checkCompressible(request, op, rank);
   if (output !== undefined) checkTypedArray(output, 'output', rank);
   const inPlace = output === undefined || output === input;
   const shape: CallShape = {
@@ -76,7 +82,37 @@ export function planCall(request: PlanRequest, site: PlanSite): CallPlan {
     checkLength(input, needed.input, 'buffer', rank, `${collective} of count ${count}`);
     checkLength(output, needed.output, 'output', rank, `${collective} of count ${count}`);
   }
-  return { collective, label: collective, dtype, op, shape, input, output: inPlace ? undefined : output, algorithm };
+  return {
+    collective,
+    label: collective,
+    dtype,
+    op,
+    shape,
+    input,
+    output: inPlace ? undefined : output,
+    algorithm,
+    compression: request.compression,
+  };
+}
+
+const COMPRESSIBLE_DTYPES = new Set(['float32', 'float16', 'bfloat16']);
+
+/** The dtypes a compressed call takes. */
+export const isCompressible = (dtype: DTypeInfo): boolean => COMPRESSIBLE_DTYPES.has(dtype.name);
+
+/** Compression takes float data, sums or averages, and runs its own schedule. */
+function checkCompressible(request: PlanRequest, op: ReduceOp, rank: number): void {
+  const refuse = (why: string) =>
+    invalidArgument(`Rank ${rank}: ${request.collective} with compression ${request.compression!.format}: ${why}`, {
+      rank,
+      argument: 'compression',
+      op: request.collective,
+    });
+  if (!COMPRESSIBLE_DTYPES.has(request.dtype.name))
+    throw refuse(`the buffer is ${request.dtype.name}; compression takes float32, float16 or bfloat16 data`);
+  if (op !== 'sum' && op !== 'avg') throw refuse(`op is '${op}'; compressed reductions take 'sum' or 'avg'`);
+  if (request.algorithm !== undefined)
+    throw refuse(`algorithm '${request.algorithm}' was given; a compressed call runs its own schedule`);
 }
 
 /** A call's input and output views on `rank`: over `user` alone when in place, else over both arrays. */

@@ -3,6 +3,7 @@ import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeI
 import { TscclError, invalidArgument } from '../errors.js';
 import { bytesOverlap, executeSchedule } from '../exec/executor.js';
 import { scaleKernel } from '../kernels/reduce-kernel.js';
+import { arenaKernels } from '../kernels/simd-kernels.js';
 import type { Arena } from '../memory/arena.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
 import { checkSelectable } from '../tuner/select.js';
@@ -13,7 +14,15 @@ import { type CommScope, OpContext } from './op-context.js';
 import type { CommBackend } from './backend.js';
 import { type CommRecord, type OpRecord, FlightRecorder, installSignalDump } from '../debug/flight-recorder.js';
 import { checkSameCall } from './desync-check.js';
-import { algorithmOverrides, checksumDefault, debugCheck } from './call-defaults.js';
+import {
+  algorithmOverrides,
+  checksumDefault,
+  compressionDefault,
+  compressionShadowDefault,
+  debugCheck,
+} from './call-defaults.js';
+import { type CompressionSpec, compressionLabel, parseCompression } from '../compress/compression-spec.js';
+import { CompressedCall } from './compressed-call.js';
 import { type Group, type GroupPrediction, priceGroup, runGroup } from './call-group.js';
 import { InFlightGuard } from './in-flight-guard.js';
 import { allocArray, freeArray } from './arena-arrays.js';
@@ -31,7 +40,7 @@ import {
   type SplitOptions,
   checkOptions,
 } from './call-options.js';
-import type { CallPlan } from './call-plan.js';
+import { type CallPlan, isCompressible } from './call-plan.js';
 import { PlanMemo } from './plan-memo.js';
 import { CallQueue, DONE } from './call-queue.js';
 import { FailurePolicy } from './failure-policy.js';
@@ -92,6 +101,7 @@ export class Communicator {
   /** Under TSCCL_DEBUG_CHECK: what each call queued or running on this communicator writes (one entry per call). */
   private readonly queuedWrites = new Set<{ readonly written: TypedArray }>();
   private lastPrepared: PreparedCall | undefined;
+  private lastCompressed: { plan: CallPlan; call: CompressedCall } | undefined;
   /** What every call's wait context shares. */
   private readonly scope: CommScope;
 
@@ -205,6 +215,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
+        compression: this.compressionFor(options, dtype),
       });
     });
   }
@@ -224,6 +235,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
+        compression: this.compressionFor(options, dtype),
       });
     });
   }
@@ -242,6 +254,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
+        compression: this.compressionFor(options, dtype),
       });
     });
   }
@@ -262,6 +275,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
+        compression: this.compressionFor(options, dtype),
       });
     });
   }
@@ -282,6 +296,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
+        compression: this.compressionFor(options, dtype),
       });
     });
   }
@@ -534,6 +549,17 @@ export class Communicator {
     return new Communicator({ arena: this.arena, backend, name, defaultTimeoutMs: this.defaultTimeoutMs });
   }
 
+  /** A call's wire format: its compression option, else TSCCL_COMPRESSION where the call can take it. */
+  private compressionFor(options: CollectiveOptions & { op?: unknown }, dtype: DTypeInfo): CompressionSpec | undefined {
+    const option = options.compression;
+    if (option === 'none') return undefined;
+    if (option !== undefined)
+      return parseCompression(option, { rank: this.rank, defaultShadow: compressionShadowDefault });
+    const job = compressionDefault;
+    const summing = options.op === undefined || options.op === 'sum' || options.op === 'avg';
+    return job !== undefined && isCompressible(dtype) && summing && options.algorithm === undefined ? job : undefined;
+  }
+
   /** The call's buffer, checked, and its dtype. */
   private typed(buffer: TypedArray, dtype: DType | undefined): { input: TypedArray; dtype: DTypeInfo } {
     const input = checkTypedArray(buffer, 'buffer', this.rank);
@@ -676,6 +702,8 @@ export class Communicator {
     record: OpRecord,
     checksum: boolean | undefined,
   ): Promise<void> | undefined {
+    if (plan.compression !== undefined)
+      return this.executeCompressed(plan, plan.compression, seq, ctx, record, checksum);
     const last = this.lastPrepared;
     const prepared =
       last !== undefined && last.plan === plan && last.checksum === checksum
@@ -735,5 +763,50 @@ export class Communicator {
       if (scale) scaleKernel(dtype.name)(buffers.exec.output, this.size);
       buffers.copyBack();
     })();
+  }
+
+  /** Runs a compressed call (compressed-call): its own byte schedules, under the call's sequence number. */
+  private async executeCompressed(
+    plan: CallPlan,
+    spec: CompressionSpec,
+    seq: number,
+    ctx: OpContext,
+    record: OpRecord,
+    checksum: boolean | undefined,
+  ): Promise<void> {
+    const last = this.lastCompressed;
+    const call =
+      last !== undefined && last.plan === plan
+        ? last.call
+        : new CompressedCall(plan, spec, {
+            rank: this.rank,
+            size: this.size,
+            hosts: this.backend.hosts,
+            workspaces: this.workspaces,
+            transport: this.backend.transport,
+            site: this.site,
+            kernel: arenaKernels(this.arena).reduce('uint8', 'sum'),
+          });
+    this.lastCompressed = { plan, call };
+    record.algorithm = call.algorithms;
+    record.compression = compressionLabel(spec);
+    record.wireBytes = call.encodedBytes;
+    log(
+      'INFO',
+      () =>
+        `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${plan.shape.count} ${plan.dtype.name} compressed ${call.algorithms}, ${call.encodedBytes} B encoded`,
+    );
+    this.backend.status.enter(seq);
+    if (debugCheck) {
+      await checkSameCall(plan, {
+        seq,
+        ctx,
+        rank: this.rank,
+        name: this.name,
+        transport: this.backend.transport,
+        workspaces: this.workspaces,
+      });
+    }
+    await call.run(seq, ctx, checksum);
   }
 }

@@ -1,6 +1,7 @@
 import { buildSchedule } from '../algorithms/registry.js';
 import { type CallShape, REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
 import { type DType, dtypeInfo } from '../dtypes/dtype.js';
+import { COMPRESSION_FORMATS } from '../compress/compression-spec.js';
 import { ErrorCode, TscclError } from '../errors.js';
 import { executeSchedule } from '../exec/executor.js';
 import { reduceKernel } from '../kernels/reduce-kernel.js';
@@ -21,13 +22,19 @@ export const FINGERPRINT_DTYPES: Readonly<Record<DType, number>> = {
   uint64: 7,
   float16: 8,
   bfloat16: 9,
+  float8e4m3: 10,
+  float8e5m2: 11,
 };
 export const FINGERPRINT_REDUCE_OPS: Readonly<Record<ReduceOp, number>> = { sum: 0, prod: 1, min: 2, max: 3, avg: 4 };
 
 const dtypeOfNumber = new Map(Object.entries(FINGERPRINT_DTYPES).map(([name, n]) => [n, name]));
+const formatOfNumber = new Map<number, string>(Object.entries(COMPRESSION_FORMATS).map(([name, n]) => [n, name]));
 const reduceOpOfNumber = new Map(Object.entries(FINGERPRINT_REDUCE_OPS).map(([name, n]) => [n, name]));
 
-/** Eight numbers that describe a collective call; ranks compare them under TSCCL_DEBUG_CHECK. */
+/**
+ * Eight numbers that describe a collective call; ranks compare them under TSCCL_DEBUG_CHECK. The
+ * seventh is the wire format of a compressed call (COMPRESSION_FORMATS), 0 for none.
+ */
 export function fingerprintOf(
   seq: number,
   op: OpcodeName,
@@ -36,6 +43,7 @@ export function fingerprintOf(
   root: number,
   redop: ReduceOp,
   reduces: boolean,
+  compression = 0,
 ): number[] {
   return [
     seq,
@@ -44,7 +52,7 @@ export function fingerprintOf(
     count,
     root,
     reduces ? FINGERPRINT_REDUCE_OPS[redop] : -1,
-    0,
+    compression,
     0,
   ];
 }
@@ -52,7 +60,8 @@ export function fingerprintOf(
 function describe(f: Float64Array, at: number): string {
   const op = opcodeName(f[at + 1]);
   const rooted = op === 'broadcast' || op === 'reduce' || op === 'gather' || op === 'scatter';
-  return `${op} #${f[at]}(${dtypeOfNumber.get(f[at + 2]) ?? '?'}, count ${f[at + 3]}${f[at + 5] >= 0 ? `, ${reduceOpOfNumber.get(f[at + 5])}` : ''}${rooted ? `, root ${f[at + 4]}` : ''})`;
+  const compression = f[at + 6] > 0 ? `, compressed ${formatOfNumber.get(f[at + 6]) ?? '?'}` : '';
+  return `${op} #${f[at]}(${dtypeOfNumber.get(f[at + 2]) ?? '?'}, count ${f[at + 3]}${f[at + 5] >= 0 ? `, ${reduceOpOfNumber.get(f[at + 5])}` : ''}${rooted ? `, root ${f[at + 4]}` : ''}${compression})`;
 }
 
 /** Throws on every rank alike if any rank's fingerprint differs from rank 0's. */
@@ -61,7 +70,7 @@ export function checkFingerprints(all: Float64Array, rank: number, commName: str
   // All-to-all-v counts legitimately differ between ranks; everything else must agree.
   const variableCount = opcodeName(all[1]) === 'allToAll';
   for (let r = 1; r < n; r++) {
-    for (let k = 0; k < 6; k++) {
+    for (let k = 0; k < 7; k++) {
       if (k === 3 && variableCount) continue;
       if (all[r * 8 + k] !== all[k]) {
         throw new TscclError(
@@ -96,6 +105,7 @@ export async function checkSameCall(
       plan.shape.root,
       plan.op,
       REDUCING_COLLECTIVES.has(plan.collective),
+      plan.compression === undefined ? 0 : COMPRESSION_FORMATS[plan.compression.format],
     ),
   );
   const shape: CallShape = { collective: 'allGather', nranks: size, count: 8, root: 0, inPlace: false, chunkCount: 0 };

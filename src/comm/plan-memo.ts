@@ -48,6 +48,9 @@ function sameCall(a: PlanRequest, b: PlanRequest): boolean {
     a.dtype === b.dtype &&
     a.count === b.count &&
     a.root === b.root &&
-    a.algorithm === b.algorithm
+    a.algorithm === b.algorithm &&
+    a.compression?.format === b.compression?.format &&
+    a.compression?.blockSize === b.compression?.blockSize &&
+    a.compression?.shadow === b.compression?.shadow
   );
 }

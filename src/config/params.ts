@@ -148,6 +148,27 @@ export const PARAMS: readonly Param[] = [
     check: FLAG,
   },
   {
+    name: 'TSCCL_COMPRESSION',
+    defaultValue: '',
+    doc: 'Wire format of every float32/float16/bfloat16 sum or average collective of the job (allReduce, reduceScatter, reduce, allGather, broadcast) that does not set { compression }: fp16, bf16, fp8e4m3, fp8e5m2, int8, int4 or none',
+    check: oneOf('none', 'fp16', 'bf16', 'fp8e4m3', 'fp8e5m2', 'int8', 'int4'),
+  },
+  {
+    name: 'TSCCL_COMPRESSION_BLOCK',
+    defaultValue: '256',
+    doc: 'Elements per scale of the blockwise formats (int8, int4, fp8), even, from 2 to 1048576',
+    check: (text) =>
+      /^\d+$/.test(text) && Number(text) >= 2 && Number(text) <= 1 << 20 && Number(text) % 2 === 0
+        ? undefined
+        : 'an even integer from 2 to 1048576',
+  },
+  {
+    name: 'TSCCL_COMPRESSION_SHADOW',
+    defaultValue: '0',
+    doc: '1: every compressed call also computes the exact result and reports the error compression made (comm.compressionReports(), TSCCL_DEBUG=INFO)',
+    check: FLAG,
+  },
+  {
     name: 'TSCCL_TRACE_DIR',
     defaultValue: '',
     doc: 'Where flight records are dumped on timeout, abort or SIGUSR1 (default: <tmpdir>/tsccl-trace/<job id>, a directory per job)',

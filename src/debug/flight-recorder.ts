@@ -19,6 +19,9 @@ export interface OpRecord {
   root: number;
   redop: string;
   algorithm?: string;
+  /** The wire format of a compressed call (int8/256), and the bytes its data took encoded. */
+  compression?: string;
+  wireBytes?: number;
   state: 'queued' | 'running' | 'done' | 'failed';
   queuedAt: number;
   startedAt?: number;

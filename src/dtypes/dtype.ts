@@ -12,6 +12,8 @@ export const DTYPE_NAMES = [
   'uint64',
   'float16',
   'bfloat16',
+  'float8e4m3',
+  'float8e5m2',
 ] as const;
 export type DType = (typeof DTYPE_NAMES)[number];
 
@@ -26,7 +28,7 @@ export type TypedArray =
   | BigUint64Array
   | Uint16Array;
 
-/** The typed array that holds each dtype (16-bit floats as raw bits). */
+/** The typed array that holds each dtype (16- and 8-bit floats as raw bits). */
 export interface DTypeArrayMap {
   float32: Float32Array;
   float64: Float64Array;
@@ -38,6 +40,8 @@ export interface DTypeArrayMap {
   uint64: BigUint64Array;
   float16: Uint16Array;
   bfloat16: Uint16Array;
+  float8e4m3: Uint8Array;
+  float8e5m2: Uint8Array;
 }
 
 type TypedArrayConstructor = {
@@ -76,6 +80,8 @@ const TABLE: Record<DType, DTypeInfo> = {
   uint64: info('uint64', BigUint64Array, false, 'uint64'),
   float16: info('float16', Uint16Array, true, 'half'),
   bfloat16: info('bfloat16', Uint16Array, true, 'bfloat16'),
+  float8e4m3: info('float8e4m3', Uint8Array, true, 'fp8_e4m3'),
+  float8e5m2: info('float8e5m2', Uint8Array, true, 'fp8_e5m2'),
 };
 
 const ALIASES: Record<string, DType> = {
@@ -89,6 +95,10 @@ const ALIASES: Record<string, DType> = {
   int: 'int32',
   uint: 'uint32',
   char: 'int8',
+  fp8_e4m3: 'float8e4m3',
+  fp8_e5m2: 'float8e5m2',
+  float8_e4m3fn: 'float8e4m3',
+  float8_e5m2: 'float8e5m2',
 };
 
 export function isDType(name: unknown): name is DType {
@@ -106,7 +116,8 @@ export function dtypeInfo(name: string, argument = 'dtype'): DTypeInfo {
 
 /**
  * The dtype a typed array holds when the caller did not say: Uint16Array is ambiguous between
- * float16 and bfloat16 and needs an explicit dtype.
+ * float16 and bfloat16 and needs an explicit dtype; a Uint8Array is uint8 unless the call says
+ * float8e4m3 or float8e5m2 (or the array came from comm.alloc).
  */
 export function inferDType(array: TypedArray, argument: string): DType {
   if (array instanceof Float32Array) return 'float32';

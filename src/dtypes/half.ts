@@ -34,7 +34,11 @@ export function halfDecodeTable(): Float32Array {
 
 export function floatToHalf(value: number): number {
   f32[0] = value;
-  const x = u32[0];
+  return halfFromFloatBits(u32[0]);
+}
+
+/** The float16 bits of the float32 whose bits are `x`: what whole-array encoders call. */
+export function halfFromFloatBits(x: number): number {
   const sign = (x >>> 16) & 0x8000;
   const exp = (x >>> 23) & 0xff;
   let mant = x & 0x7fffff;
@@ -66,7 +70,11 @@ export function bfloat16ToFloat(bits: number): number {
 
 export function floatToBfloat16(value: number): number {
   f32[0] = value;
-  const x = u32[0];
+  return bfloat16FromFloatBits(u32[0]);
+}
+
+/** The bfloat16 bits of the float32 whose bits are `x`. */
+export function bfloat16FromFloatBits(x: number): number {
   if ((x & 0x7f800000) === 0x7f800000 && (x & 0x7fffff) !== 0) return ((x >>> 16) | 0x40) & 0xffff;
   return ((x + 0x7fff + ((x >>> 16) & 1)) >>> 16) & 0xffff;
 }

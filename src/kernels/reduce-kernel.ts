@@ -1,4 +1,5 @@
 import type { DType, TypedArray } from '../dtypes/dtype.js';
+import { type Float8Format, float8Encoder, float8Tables } from '../dtypes/float8.js';
 import { bfloat16ToFloat, floatToBfloat16, floatToHalf, halfDecodeTable } from '../dtypes/half.js';
 import type { ReduceOp } from './reduce-op.js';
 
@@ -82,6 +83,19 @@ function bfloat16Kernel(op: 'sum' | 'prod' | 'min' | 'max'): ReduceKernel {
   };
 }
 
+// The operation in double precision, rounded once to fp8 (NCCL rounds fp8 the same way per hop).
+function float8Kernel(format: Float8Format, op: 'sum' | 'prod' | 'min' | 'max'): ReduceKernel {
+  const f = scalarOps[op];
+  const table = float8Tables(format).decode;
+  const encode = float8Encoder(format);
+  return (d, a, b) => {
+    const dd = d as Uint8Array,
+      aa = a as Uint8Array,
+      bb = b as Uint8Array;
+    for (let i = 0; i < dd.length; i++) dd[i] = encode(f(table[aa[i]], table[bb[i]]));
+  };
+}
+
 const cache = new Map<string, ReduceKernel>();
 
 export function reduceKernel(dtype: DType, op: ReduceOp): ReduceKernel {
@@ -100,6 +114,10 @@ function buildKernel(dtype: DType, op: 'sum' | 'prod' | 'min' | 'max'): ReduceKe
       return halfKernel(op);
     case 'bfloat16':
       return bfloat16Kernel(op);
+    case 'float8e4m3':
+      return float8Kernel('e4m3', op);
+    case 'float8e5m2':
+      return float8Kernel('e5m2', op);
     case 'int64':
     case 'uint64':
       return bigKernels[op] as ReduceKernel;
@@ -126,6 +144,16 @@ export function scaleKernel(dtype: DType): (x: TypedArray, divisor: number) => v
         const h = x as Uint16Array;
         for (let i = 0; i < h.length; i++) h[i] = floatToBfloat16(bfloat16ToFloat(h[i]) / n);
       };
+    case 'float8e4m3':
+    case 'float8e5m2': {
+      const format = dtype === 'float8e4m3' ? 'e4m3' : 'e5m2';
+      const table = float8Tables(format).decode;
+      const encode = float8Encoder(format);
+      return (x, n) => {
+        const h = x as Uint8Array;
+        for (let i = 0; i < h.length; i++) h[i] = encode(table[h[i]] / n);
+      };
+    }
     case 'float32':
     case 'float64':
       return (x, n) => {

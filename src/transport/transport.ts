@@ -166,6 +166,8 @@ export const OPCODES = {
   barrier: 8,
   send: 9,
   check: 10,
+  /** Both phases of a compressed collective (its bytes, not the caller's): a peer that called it uncompressed is named. */
+  compressed: 11,
 } as const;
 
 export type OpcodeName = keyof typeof OPCODES;

@@ -1,0 +1,108 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { COMPRESSION_FORMATS } from '../../src/compress/compression-spec.js';
+import { launchFixture, runFixture } from '../harness/ranks.js';
+
+type Result = { cases: number; failures: string[]; digests: string[] };
+const FORMATS = Object.keys(COMPRESSION_FORMATS);
+
+/** Every rank within the bound, and every rank that holds a result holding the same bits. */
+function assertSound(results: Result[], minCases: number): void {
+  for (const [rank, result] of results.entries()) {
+    assert.deepEqual(result.failures, [], `rank ${rank}`);
+    assert.ok(result.cases >= minCases, `rank ${rank} ran only ${result.cases} cases`);
+  }
+  const byCase = new Map<string, Set<string>>();
+  for (const result of results)
+    for (const line of result.digests) {
+      const [label, digest] = line.split(': ');
+      if (!byCase.has(label)) byCase.set(label, new Set());
+      byCase.get(label)!.add(digest);
+    }
+  for (const [label, digests] of byCase) {
+    // A reduce-scatter leaves each rank its own block; everything else is the same on every rank.
+    if (label.includes('reduceScatter')) continue;
+    assert.equal(digests.size, 1, `${label}: ranks hold different results`);
+  }
+}
+
+// Block boundaries (255, 256, 257 with blocks of 256) and counts that split unevenly over the ranks.
+const COUNTS = [0, 1, 7, 255, 256, 257, 1000];
+
+for (const n of [1, 2, 3, 4, 5]) {
+  test(`every compression format x collective on ${n} thread rank(s): within the stated bound, the same bits on every rank`, async () => {
+    const { results } = await runFixture('compression-rank', n, {
+      formats: FORMATS,
+      counts: COUNTS,
+      blockSize: 256,
+      dtypes: n === 2 ? ['float32', 'float16', 'bfloat16'] : ['float32'],
+    });
+    assertSound(results as Result[], FORMATS.length * 5 * COUNTS.length * 3);
+  });
+}
+
+test('compression over TCP: 3 process ranks, small blocks', async () => {
+  const { results } = await launchFixture('compression-rank', 3, {
+    formats: FORMATS,
+    counts: [1, 33, 64, 65, 1000],
+    blockSize: 32,
+    dtypes: ['float32', 'bfloat16'],
+  });
+  assertSound(results as Result[], FORMATS.length * 2 * 5 * 5 * 3);
+});
+
+test('compression on 2 processes x 2 thread ranks (shared memory inside, TCP between)', async () => {
+  const { results } = await launchFixture(
+    'compression-rank',
+    2,
+    { formats: FORMATS, counts: [5, 256, 1000], blockSize: 64, dtypes: ['float32'] },
+    { threadsPerProc: 2 },
+  );
+  assert.equal(results.length, 4);
+  assertSound(results as Result[], FORMATS.length * 5 * 3 * 3);
+});
+
+test('bad compression arguments are refused on the calling rank, naming the argument, and lose nothing', async () => {
+  type Refusals = { refusals: string[]; sum: number[]; mismatch: string };
+  const { results } = await runFixture('compression-refusals-rank', 2, {}, { timeoutMs: 60_000 });
+  const [first, second] = results as Refusals[];
+  const expected = [
+    /^TSCCL_ERR_INVALID_ARGUMENT compression: Rank 0: allReduce with compression int8: the buffer is int32; compression takes float32, float16 or bfloat16 data$/,
+    /^TSCCL_ERR_INVALID_ARGUMENT compression: Rank 0: compression format 'int7' is unknown: expected one of fp16, bf16, fp8e4m3, fp8e5m2, int8, int4$/,
+    /^TSCCL_ERR_INVALID_ARGUMENT compression: .*op is 'max'; compressed reductions take 'sum' or 'avg'$/,
+    /^TSCCL_ERR_INVALID_ARGUMENT compression: .*algorithm 'ring' was given; a compressed call runs its own schedule$/,
+    /^TSCCL_ERR_INVALID_ARGUMENT compression: Rank 0: compression blockSize must be an even integer from 2 to 1048576, got 7$/,
+    /^TSCCL_ERR_INVALID_ARGUMENT compression: Rank 0: unknown option 'compression' for gather/,
+    /^TSCCL_ERR_INVALID_ARGUMENT compression: .*the buffer is float8e4m3/,
+  ];
+  assert.equal(first.refusals.length, expected.length);
+  for (const [i, pattern] of expected.entries()) assert.match(first.refusals[i], pattern);
+  // int8 of 1x and 2x the same ramp: within half a step of the block's largest sum (27).
+  for (const result of [first, second])
+    for (let i = 0; i < 10; i++)
+      assert.ok(Math.abs(result.sum[i] - 3 * i) <= 27 / 254 + 1e-6, `element ${i}: ${result.sum[i]}`);
+  assert.deepEqual(first.sum, second.sum);
+  // Neither side completes or waits out its timeout; at least one reads the other's message and
+  // names both operations (the other may learn of the failure from it first).
+  for (const result of [first, second])
+    assert.match(result.mismatch, /^TSCCL_ERR_(MISMATCH|ABORTED|PEER_LOST|COMM_FAILED|RANK_FAILED)/);
+  assert.ok(
+    /^TSCCL_ERR_MISMATCH: Rank 0 expected compressed #\d+ .* but rank 1 sent allReduce/.test(first.mismatch) ||
+      /^TSCCL_ERR_MISMATCH: Rank 1 expected allReduce #\d+ .* but rank 0 sent compressed/.test(second.mismatch),
+    `${first.mismatch} / ${second.mismatch}`,
+  );
+});
+
+test('TSCCL_DEBUG_CHECK names a call one rank compressed and another did not', async () => {
+  const { results } = await runFixture(
+    'compression-refusals-rank',
+    2,
+    {},
+    { timeoutMs: 60_000, env: { ...process.env, TSCCL_DEBUG_CHECK: '1' } },
+  );
+  for (const result of results as { mismatch: string }[])
+    assert.match(
+      result.mismatch,
+      /^TSCCL_ERR_MISMATCH: Desync on world: rank 0 called allReduce #\d+\(float32, count 262144, sum, compressed bf16\) but rank 1 called allReduce #\d+\(float32, count 262144, sum\)/,
+    );
+});
