@@ -786,6 +786,7 @@ export class Communicator {
             transport: this.backend.transport,
             site: this.site,
             kernel: arenaKernels(this.arena).reduce('uint8', 'sum'),
+            simd: arenaKernels(this.arena).codecs,
           });
     this.lastCompressed = { plan, call };
     record.algorithm = call.algorithms;

@@ -1,37 +1,51 @@
-import { buildSchedule } from '../algorithms/registry.js';
-import { type CallShape, type Range, type Schedule, bufferCounts, splitEven } from '../algorithms/schedule.js';
 import { type Codec, codecFor } from '../compress/codec.js';
 import { type CompressionSpec, compressionLabel } from '../compress/compression-spec.js';
 import { type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { bfloat16FromFloatBits, bfloat16ToFloat, halfDecodeTable, halfFromFloatBits } from '../dtypes/half.js';
+import { paramInt } from '../config/params.js';
 import { executeSchedule } from '../exec/executor.js';
+import type { CodecSimd } from '../kernels/codec-simd.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
 import { type Transport, type WaitContext, opcodeOf } from '../transport/transport.js';
-import { selectForCall } from '../tuner/predict.js';
 import { type CallPlan, callViews } from './call-plan.js';
-import type { SelectionSite } from './prepared-call.js';
+import { type BytePhase, type LayoutSite, type PieceLayout, pieceLayout } from './compressed-layout.js';
 import type { Workspaces } from './staging.js';
 
 const BYTES = dtypeInfo('uint8');
 const FLOAT32 = dtypeInfo('float32');
 const OPCODE = opcodeOf('compressed');
+/**
+ * Elements per piece (TSCCL_COMPRESSION_PIECE): a large call runs as a pipeline of pieces, so that
+ * encoding the next piece and reducing or decoding the last run while a piece is on the wire.
+ */
+const PIECE_ELEMENTS = paramInt('TSCCL_COMPRESSION_PIECE', process.env, 1);
 
 /** What a compressed call runs with on its communicator. */
-export interface CompressedSite {
-  readonly rank: number;
-  readonly size: number;
-  readonly hosts: readonly number[] | undefined;
+export interface CompressedSite extends LayoutSite {
   readonly workspaces: Workspaces;
   readonly transport: Transport;
-  readonly site: SelectionSite;
   /** The byte phases reduce nothing; the executor still takes a kernel. */
   readonly kernel: ReduceKernel;
+  /** The arena's SIMD codec loops (undefined: JavaScript only); they run on arrays in the arena. */
+  readonly simd: CodecSimd | undefined;
 }
 
-interface Phase {
-  readonly schedule: Schedule;
-  readonly shape: CallShape;
+type Compressible = 'allReduce' | 'reduce' | 'reduceScatter' | 'allGather' | 'broadcast';
+
+interface Piece {
+  readonly index: number;
+  /** First element of the piece in the message (in each block, for reduceScatter and allGather). */
+  readonly offset: number;
+  readonly layout: PieceLayout;
 }
+
+/** One step on the wire: piece `piece`'s exchange or spread. Steps run one at a time, in the same order on every rank. */
+interface WireStep {
+  readonly kind: 'exchange' | 'spread';
+  readonly piece: number;
+}
+
+type Tag = { readonly seq: number; readonly opcode: number; readonly checksum: boolean | undefined };
 
 /**
  * A collective whose data crosses the wire encoded (compress/), with a schedule that quantises
@@ -43,153 +57,265 @@ interface Phase {
  * - reduce: the same, then a gather of the owners' encoded sums to the root;
  * - allGather and broadcast: each block encoded once by its owner, decoded by every rank (the
  *   owner too, so that every rank holds the same values).
+ * A large call runs piece by piece: the wire steps go one at a time (one channel, matched in
+ * order), and while one is in flight this rank encodes, reduces or decodes the pieces around it.
  */
 export class CompressedCall {
   readonly codec: Codec;
-  /** The algorithms of the byte phases, for logs and flight records. */
+  /** The wire format and the algorithms of the byte phases, for logs and flight records. */
   readonly algorithms: string;
   /** Encoded bytes of the whole message (what the caller's bytes became). */
   readonly encodedBytes: number;
   private readonly plan: CallPlan;
+  private readonly collective: Compressible;
   private readonly on: CompressedSite;
-  /** Elements each rank owns (reductions) or the one block (allGather, broadcast). */
-  private readonly chunks: readonly Range[];
-  private readonly encoded: readonly number[];
-  private readonly widest: number;
-  private readonly phases: readonly Phase[];
+  private readonly pieces: readonly Piece[];
+  private readonly steps: readonly WireStep[];
 
   constructor(plan: CallPlan, spec: CompressionSpec, on: CompressedSite) {
     this.plan = plan;
     this.on = on;
-    this.codec = codecFor(spec);
-    const { shape } = plan;
-    const { size } = on;
-    const c = shape.count;
-    this.chunks =
-      shape.collective === 'reduceScatter'
-        ? Array.from({ length: size }, (_, j) => ({ offset: j * c, count: c }))
-        : shape.collective === 'allReduce' || shape.collective === 'reduce'
-          ? splitEven(c, size)
-          : [{ offset: 0, count: c }];
-    this.encoded = this.chunks.map((chunk) => this.codec.encodedBytes(chunk.count));
-    this.widest = Math.max(...this.encoded);
-    this.phases = this.buildPhases();
-    this.encodedBytes = this.encoded.reduce((a, b) => a + b, 0) * (shape.collective === 'allGather' ? size : 1);
-    this.algorithms = `${compressionLabel(spec)}: ${this.phases.map((p) => `${p.shape.collective} ${p.schedule.algorithm}`).join(', ')}`;
-  }
-
-  private buildPhases(): Phase[] {
-    const { shape } = this.plan;
-    const { size, rank, hosts } = this.on;
-    const base = { nranks: size, root: shape.root, inPlace: false, chunkCount: 0, ...(hosts ? { hosts } : {}) };
-    const exchange = (): CallShape => {
-      const displs = (counts: readonly number[]) => counts.map((_, i) => counts.slice(0, i).reduce((a, b) => a + b, 0));
-      const recvCounts = Array.from({ length: size }, () => this.encoded[rank]);
-      return {
-        ...base,
-        collective: 'allToAll',
-        count: 0,
-        sendCounts: this.encoded,
-        sendDispls: displs(this.encoded),
-        recvCounts,
-        recvDispls: displs(recvCounts),
-      };
+    this.collective = plan.collective as Compressible;
+    this.codec = codecFor(spec, on.simd);
+    const { count, root } = plan.shape;
+    const layouts = new Map<number, PieceLayout>();
+    const layoutOf = (elements: number) => {
+      let layout = layouts.get(elements);
+      if (layout === undefined) {
+        layout = pieceLayout(this.collective, elements, root, this.codec, on);
+        layouts.set(elements, layout);
+      }
+      return layout;
     };
-    switch (shape.collective) {
-      case 'allReduce':
-        return [this.phase(exchange()), this.phase({ ...base, collective: 'allGather', count: this.widest })];
-      case 'reduce':
-        return [this.phase(exchange()), this.phase({ ...base, collective: 'gather', count: this.widest })];
-      case 'reduceScatter':
-        return [this.phase(exchange())];
-      case 'allGather':
-        return [this.phase({ ...base, collective: 'allGather', count: this.widest })];
-      case 'broadcast':
-        return [this.phase({ ...base, collective: 'broadcast', count: this.widest })];
-      default:
-        throw new Error(`CompressedCall: ${shape.collective} has no compressed schedule`);
-    }
-  }
-
-  /** The tuner's algorithm for a byte phase (the same on every rank: its sizes are). */
-  private phase(shape: CallShape): Phase {
-    const selection = selectForCall({
-      ...this.on.site,
-      oneShotCapacity: undefined,
-      shape,
-      bytes: bufferCounts(shape, shape.root).input,
-      elementBytes: 1,
+    const pieceCount = Math.max(1, Math.ceil(count / PIECE_ELEMENTS));
+    this.pieces = Array.from({ length: pieceCount }, (_, index) => {
+      const offset = index * PIECE_ELEMENTS;
+      return { index, offset, layout: layoutOf(Math.min(PIECE_ELEMENTS, count - offset)) };
     });
-    const chunked = { ...shape, chunkCount: selection.chunkCount };
-    return { shape: chunked, schedule: buildSchedule(chunked, this.on.rank, selection.algorithm) };
+    this.steps = wireOrder(this.collective, pieceCount);
+    const perBlock = this.pieces.reduce((a, p) => a + p.layout.encoded.reduce((x, y) => x + y, 0), 0);
+    this.encodedBytes = perBlock * (this.collective === 'allGather' ? on.size : 1);
+    const first = this.pieces[0].layout;
+    const phases = [first.exchange, first.spread].filter((p): p is BytePhase => p !== undefined);
+    this.algorithms = `${compressionLabel(spec)}: ${phases.map((p) => `${p.shape.collective} ${p.schedule.algorithm}`).join(', ')}${pieceCount > 1 ? `, ${pieceCount} pieces` : ''}`;
   }
 
   async run(seq: number, ctx: WaitContext, checksum: boolean | undefined): Promise<void> {
-    const { shape } = this.plan;
-    const views = callViews(shape, this.on.rank, { user: this.plan.input!, output: this.plan.output });
-    const { collective } = shape;
-    const tag = { seq, opcode: OPCODE, checksum };
-    if (collective === 'allReduce' || collective === 'reduce' || collective === 'reduceScatter') {
-      const sum = await this.reduceOwnChunk(this.asFloat32(views.input, 'compress-in32'), tag, ctx);
-      if (collective === 'reduceScatter') {
-        this.store(sum, views.output);
-        return;
-      }
-      const own = this.on.workspaces.get('compress-own', BYTES, this.widest) as Uint8Array;
-      this.codec.encode(sum, own.subarray(0, this.encoded[this.on.rank]));
-      const gathered = await this.runPhase(this.phases[1], own, this.on.size * this.widest, tag, ctx);
-      if (collective === 'reduce' && this.on.rank !== shape.root) return;
-      this.decodeBlocks(gathered, views.output, this.chunks);
+    const tag: Tag = { seq, opcode: OPCODE, checksum };
+    const run = new PipelineRun(
+      this,
+      callViews(this.plan.shape, this.on.rank, { user: this.plan.input!, output: this.plan.output }),
+    );
+    const { steps } = this;
+    for (let k = 0; k < steps.length; k++) {
+      run.prepare(steps[k]);
+      const running = run.start(steps[k], tag, ctx);
+      // While the step is on the wire: what the next step needs, and results of finished pieces.
+      if (k + 1 < steps.length) run.prepareIfReady(steps[k + 1]);
+      run.finishReady();
+      await running;
+      run.completed(steps[k]);
+    }
+    run.finishAll();
+  }
+
+  /** @internal what PipelineRun reads. */
+  get internals() {
+    return { plan: this.plan, collective: this.collective, on: this.on, pieces: this.pieces, codec: this.codec };
+  }
+}
+
+/**
+ * The order of wire steps: reductions exchange piece s+1 before spreading piece s, so that each
+ * piece's reduction runs while the next piece's exchange is on the wire.
+ */
+function wireOrder(collective: Compressible, pieces: number): WireStep[] {
+  const steps: WireStep[] = [];
+  const exchanges = collective === 'allReduce' || collective === 'reduce' || collective === 'reduceScatter';
+  const spreads = collective !== 'reduceScatter';
+  for (let s = 0; s <= pieces; s++) {
+    if (exchanges && s < pieces) steps.push({ kind: 'exchange', piece: s });
+    const spread = exchanges ? s - 1 : s;
+    if (spreads && spread >= 0 && spread < pieces) steps.push({ kind: 'spread', piece: spread });
+  }
+  return steps;
+}
+
+/**
+ * The state of one call's pipeline: which pieces are encoded, exchanged, reduced, spread and
+ * decoded (each a count of pieces, as they complete in order), and the two sets of buffers
+ * pieces alternate between.
+ */
+class PipelineRun {
+  private readonly call: CompressedCall['internals'];
+  private readonly views: { input: TypedArray; output: TypedArray };
+  private encoded = 0;
+  private exchanged = 0;
+  private reduced = 0;
+  private spread = 0;
+  private decoded = 0;
+  private readonly send: Uint8Array[];
+  private readonly received: Uint8Array[];
+  private readonly own: Uint8Array[];
+  private readonly gathered: Uint8Array[];
+  private readonly scratch: TypedArray;
+  private readonly sum: Float32Array;
+  private readonly staged: Float32Array;
+
+  constructor(call: CompressedCall, views: { input: TypedArray; output: TypedArray }) {
+    this.call = call.internals;
+    this.views = views;
+    const { workspaces, size } = this.call.on;
+    const first = this.call.pieces[0].layout;
+    const sendBytes = first.encoded.reduce((a, b) => a + b, 0);
+    const slots = this.call.pieces.length > 1 ? 2 : 1;
+    const buffers = (name: string, bytes: number) =>
+      Array.from({ length: slots }, (_, i) => workspaces.get(`compress-${name}${i}`, BYTES, bytes) as Uint8Array);
+    this.send = buffers('send', sendBytes);
+    this.received = buffers('received', size * first.widest);
+    this.own = buffers('own', first.widest);
+    this.gathered = buffers('gathered', size * first.widest);
+    const scratchCount = Math.max(first.exchange?.schedule.scratchCount ?? 0, first.spread?.schedule.scratchCount ?? 0);
+    this.scratch = workspaces.get('compress-scratch', BYTES, scratchCount);
+    const ownChunk = Math.max(...first.chunks.map((c) => c.count));
+    this.sum = workspaces.get('compress-sum', FLOAT32, ownChunk) as Float32Array;
+    const stagedCount = this.call.collective === 'reduceScatter' ? size * first.count : first.count;
+    this.staged = workspaces.get('compress-staged', FLOAT32, stagedCount) as Float32Array;
+  }
+
+  /** Runs whatever step `step` still needs, now. */
+  prepare(step: WireStep): void {
+    // An exchange writes into the buffer of the piece two before it: that piece must be reduced.
+    if (step.kind === 'exchange') while (this.reduced < step.piece - 1) this.reducePiece(this.reduced++);
+    if (step.kind === 'exchange' || !this.reduces) while (this.encoded <= step.piece) this.encodePiece(this.encoded++);
+    else while (this.reduced <= step.piece) this.reducePiece(this.reduced++);
+    // A spread writes into the buffer of the piece two before it: that piece must be decoded.
+    if (step.kind === 'spread') while (this.decoded < step.piece - 1) this.decodePiece(this.decoded++);
+  }
+
+  /** Prepares `step` if what it needs has arrived (its piece exchanged, for a spread). */
+  prepareIfReady(step: WireStep): void {
+    if (step.kind === 'spread' && this.reduces && this.exchanged <= step.piece) return;
+    this.prepare(step);
+  }
+
+  start(step: WireStep, tag: Tag, ctx: WaitContext): Promise<void> {
+    const piece = this.call.pieces[step.piece];
+    const slot = step.piece % this.send.length;
+    const { layout } = piece;
+    if (step.kind === 'exchange')
+      return this.runPhase(layout.exchange!, this.send[slot], this.received[slot], tag, ctx);
+    return this.runPhase(layout.spread!, this.own[slot], this.gathered[slot], tag, ctx);
+  }
+
+  completed(step: WireStep): void {
+    if (step.kind === 'exchange') this.exchanged++;
+    else this.spread++;
+  }
+
+  /** Reduces exchanged pieces (reduceScatter: into the output) and decodes spread ones. */
+  finishReady(): void {
+    if (this.call.collective === 'reduceScatter')
+      while (this.reduced < this.exchanged) this.reducePiece(this.reduced++);
+    while (this.decoded < this.spread) this.decodePiece(this.decoded++);
+  }
+
+  finishAll(): void {
+    this.finishReady();
+  }
+
+  private get reduces(): boolean {
+    const c = this.call.collective;
+    return c === 'allReduce' || c === 'reduce' || c === 'reduceScatter';
+  }
+
+  /** Encodes piece s's input: every chunk into the send buffer (reductions), or this rank's block (gathers). */
+  private encodePiece(s: number): void {
+    const { codec, collective, on } = this.call;
+    const piece = this.call.pieces[s];
+    const slot = s % this.send.length;
+    const { layout } = piece;
+    if (!this.reduces) {
+      if (collective === 'broadcast' && on.rank !== this.call.plan.shape.root) return;
+      const source = this.inputRange(piece.offset, layout.count, 0);
+      codec.encode(source, this.own[slot].subarray(0, layout.encoded[0]));
       return;
     }
-    const own = this.on.workspaces.get('compress-own', BYTES, this.widest) as Uint8Array;
-    const isSource = collective === 'allGather' || this.on.rank === shape.root;
-    if (isSource) this.codec.encode(this.asFloat32(views.input, 'compress-in32'), own.subarray(0, this.encoded[0]));
-    const blocks = collective === 'allGather' ? this.on.size : 1;
-    const received = await this.runPhase(this.phases[0], own, blocks * this.widest, tag, ctx);
-    const count = shape.count;
-    this.decodeBlocks(
-      received,
-      views.output,
-      Array.from({ length: blocks }, (_, j) => ({ offset: j * count, count })),
-    );
-  }
-
-  /** The all-to-all of encoded chunks, and this rank's chunk accumulated from every rank in rank order (avg divided here). */
-  private async reduceOwnChunk(input: Float32Array, tag: Tag, ctx: WaitContext): Promise<Float32Array> {
-    const { rank, size, workspaces } = this.on;
-    const total = this.encoded.reduce((a, b) => a + b, 0);
-    const send = workspaces.get('compress-send', BYTES, total) as Uint8Array;
+    const blockStride = this.call.plan.shape.count;
     let at = 0;
-    this.chunks.forEach((chunk, j) => {
-      this.codec.encode(
-        input.subarray(chunk.offset, chunk.offset + chunk.count),
-        send.subarray(at, at + this.encoded[j]),
-      );
-      at += this.encoded[j];
+    layout.chunks.forEach((chunk, j) => {
+      const start = collective === 'reduceScatter' ? j * blockStride + piece.offset : piece.offset + chunk.offset;
+      const source = this.inputRange(start, chunk.count, chunk.offset);
+      codec.encode(source, this.send[slot].subarray(at, at + layout.encoded[j]));
+      at += layout.encoded[j];
     });
-    const mine = this.encoded[rank];
-    const received = await this.runPhase(this.phases[0], send, size * mine, tag, ctx);
-    const sum = workspaces.get('compress-sum', FLOAT32, this.chunks[rank].count) as Float32Array;
-    sum.fill(0);
-    for (let k = 0; k < size; k++) this.codec.accumulate(received.subarray(k * mine, (k + 1) * mine), sum);
-    if (this.plan.op === 'avg') for (let i = 0; i < sum.length; i++) sum[i] = sum[i] / size;
-    return sum;
   }
 
-  private async runPhase(
-    phase: Phase,
-    input: Uint8Array,
-    outputBytes: number,
-    tag: Tag,
-    ctx: WaitContext,
-  ): Promise<Uint8Array> {
-    const { workspaces, transport, kernel } = this.on;
-    const output = workspaces.get('compress-recv', BYTES, outputBytes) as Uint8Array;
-    const scratch = workspaces.get('compress-scratch', BYTES, phase.schedule.scratchCount);
-    await executeSchedule({
+  /** Accumulates piece s's exchanged chunk from every rank in rank order; stores it (reduceScatter) or encodes it for the spread. */
+  private reducePiece(s: number): void {
+    const { codec, collective, on, plan } = this.call;
+    const piece = this.call.pieces[s];
+    const slot = s % this.send.length;
+    const { layout } = piece;
+    const mine = layout.encoded[on.rank];
+    const sum = this.sum.subarray(0, layout.chunks[on.rank].count);
+    sum.fill(0);
+    for (let k = 0; k < on.size; k++) codec.accumulate(this.received[slot].subarray(k * mine, (k + 1) * mine), sum);
+    if (plan.op === 'avg') for (let i = 0; i < sum.length; i++) sum[i] = sum[i] / on.size;
+    if (collective === 'reduceScatter') {
+      storeFloat32(plan.dtype, sum, this.views.output.subarray(piece.offset, piece.offset + sum.length) as TypedArray);
+      return;
+    }
+    codec.encode(sum, this.own[slot].subarray(0, mine));
+  }
+
+  /** Decodes piece s's spread blocks into the output (on the root only, for reduce). */
+  private decodePiece(s: number): void {
+    const { codec, collective, on, plan } = this.call;
+    if (collective === 'reduce' && on.rank !== plan.shape.root) return;
+    const piece = this.call.pieces[s];
+    const slot = s % this.send.length;
+    const { layout } = piece;
+    const blocks = collective === 'allGather' ? on.size : collective === 'broadcast' ? 1 : layout.chunks.length;
+    for (let j = 0; j < blocks; j++) {
+      const range =
+        collective === 'allGather'
+          ? { offset: j * plan.shape.count + piece.offset, count: layout.count }
+          : collective === 'broadcast'
+            ? { offset: piece.offset, count: layout.count }
+            : { offset: piece.offset + layout.chunks[j].offset, count: layout.chunks[j].count };
+      const bytes = layout.encoded[collective === 'allGather' || collective === 'broadcast' ? 0 : j];
+      const encoded = this.gathered[slot].subarray(j * layout.widest, j * layout.widest + bytes);
+      const target = this.views.output.subarray(range.offset, range.offset + range.count) as TypedArray;
+      if (this.direct(target)) codec.decode(encoded, target as Float32Array);
+      else {
+        const staged = this.staged.subarray(0, range.count);
+        codec.decode(encoded, staged);
+        storeFloat32(plan.dtype, staged, target);
+      }
+    }
+  }
+
+  /** Whether the codec works on `array` itself: float32 in the arena, where the SIMD loops reach it. */
+  private direct(array: TypedArray): boolean {
+    const { plan, on } = this.call;
+    return plan.dtype.name === 'float32' && (on.simd === undefined || on.simd.contains(array));
+  }
+
+  /** count input elements from `start` as float32 where the codec reaches them: themselves, or staged at stagedAt. */
+  private inputRange(start: number, count: number, stagedAt: number): Float32Array {
+    const view = this.views.input.subarray(start, start + count) as TypedArray;
+    if (this.direct(view)) return view as Float32Array;
+    const staged = this.staged.subarray(stagedAt, stagedAt + count);
+    loadFloat32(this.call.plan.dtype, view, staged);
+    return staged;
+  }
+
+  private runPhase(phase: BytePhase, input: Uint8Array, output: Uint8Array, tag: Tag, ctx: WaitContext): Promise<void> {
+    const { transport, kernel } = this.call.on;
+    return executeSchedule({
       schedule: phase.schedule,
-      buffers: { input, output, scratch },
+      buffers: { input, output, scratch: this.scratch },
       dtype: BYTES,
       kernel,
       transport,
@@ -197,49 +323,24 @@ export class CompressedCall {
       ctx,
       channelBase: 0,
     });
-    return output;
-  }
-
-  /** Block j of `encoded` (at j * widest) decoded into output[ranges[j]]. */
-  private decodeBlocks(encoded: Uint8Array, output: TypedArray, ranges: readonly Range[]): void {
-    const total = ranges.reduce((a, r) => Math.max(a, r.offset + r.count), 0);
-    const out =
-      this.plan.dtype.name === 'float32'
-        ? (output as Float32Array)
-        : (this.on.workspaces.get('compress-out32', FLOAT32, total) as Float32Array);
-    ranges.forEach((range, j) => {
-      const bytes = this.codec.encodedBytes(range.count);
-      this.codec.decode(
-        encoded.subarray(j * this.widest, j * this.widest + bytes),
-        out.subarray(range.offset, range.offset + range.count),
-      );
-    });
-    if (out !== output) this.store(out.subarray(0, total), output);
-  }
-
-  /** `values` into `output` in the call's dtype (float16 and bfloat16 rounded to nearest even). */
-  private store(values: Float32Array, output: TypedArray): void {
-    storeFloat32(this.plan.dtype, values, output);
-  }
-
-  /** The call's input as float32: itself, or decoded from 16-bit floats into a workspace. */
-  private asFloat32(input: TypedArray, slot: string): Float32Array {
-    const { dtype } = this.plan;
-    if (dtype.name === 'float32') return input as Float32Array;
-    const out = this.on.workspaces.get(slot, FLOAT32, input.length) as Float32Array;
-    const bits = input as Uint16Array;
-    if (dtype.name === 'bfloat16') for (let i = 0; i < bits.length; i++) out[i] = bfloat16ToFloat(bits[i]);
-    else {
-      const table = halfDecodeTable();
-      for (let i = 0; i < bits.length; i++) out[i] = table[bits[i]];
-    }
-    return out;
   }
 }
 
-type Tag = { readonly seq: number; readonly opcode: number; readonly checksum: boolean | undefined };
+/** float32, float16 or bfloat16 values into a float32 array. */
+function loadFloat32(dtype: DTypeInfo, input: TypedArray, out: Float32Array): void {
+  if (dtype.name === 'float32') {
+    out.set(input as Float32Array);
+    return;
+  }
+  const bits = input as Uint16Array;
+  if (dtype.name === 'bfloat16') for (let i = 0; i < bits.length; i++) out[i] = bfloat16ToFloat(bits[i]);
+  else {
+    const table = halfDecodeTable();
+    for (let i = 0; i < bits.length; i++) out[i] = table[bits[i]];
+  }
+}
 
-/** float32 values stored in a float32, float16 or bfloat16 array. */
+/** float32 values stored in a float32, float16 or bfloat16 array (16-bit floats rounded to nearest even). */
 export function storeFloat32(dtype: DTypeInfo, values: Float32Array, output: TypedArray): void {
   if (dtype.name === 'float32') {
     (output as Float32Array).set(values);

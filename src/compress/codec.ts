@@ -1,3 +1,4 @@
+import type { CodecSimd } from '../kernels/codec-simd.js';
 import type { CompressionSpec } from './compression-spec.js';
 import { blockIntCodec } from './block-int-codec.js';
 import { float16Codec } from './float16-codec.js';
@@ -24,17 +25,21 @@ export interface Codec {
   elementError(x: number, blockMax: number): number;
 }
 
-export function codecFor(spec: CompressionSpec): Codec {
+/**
+ * The codec of a spec; with `simd` (an arena's codec loops), arrays in that arena are encoded
+ * and decoded in WebAssembly SIMD (int8, int4, bf16, fp16), the rest in JavaScript.
+ */
+export function codecFor(spec: CompressionSpec, simd?: CodecSimd): Codec {
   switch (spec.format) {
     case 'fp16':
     case 'bf16':
-      return float16Codec(spec);
+      return float16Codec(spec, simd);
     case 'fp8e4m3':
     case 'fp8e5m2':
       return scaledFloat8Codec(spec);
     case 'int8':
     case 'int4':
-      return blockIntCodec(spec);
+      return blockIntCodec(spec, simd);
   }
 }
 

@@ -163,6 +163,12 @@ export const PARAMS: readonly Param[] = [
         : 'an even integer from 2 to 1048576',
   },
   {
+    name: 'TSCCL_COMPRESSION_PIECE',
+    defaultValue: '524288',
+    doc: 'Elements per piece of a compressed call: pieces are encoded, sent, reduced and decoded as a pipeline, so the codecs run while the wire is busy',
+    check: intAtLeast(1),
+  },
+  {
     name: 'TSCCL_COMPRESSION_SHADOW',
     defaultValue: '0',
     doc: '1: every compressed call also computes the exact result and reports the error compression made (comm.compressionReports(), TSCCL_DEBUG=INFO)',

@@ -4,6 +4,8 @@ import type { Arena } from '../memory/arena.js';
 import { type ReduceKernel, reduceKernel } from './reduce-kernel.js';
 import type { ReduceOp } from './reduce-op.js';
 import { REDUCE_SIMD_WASM } from './reduce-simd-wasm.js';
+import type { CodecSimd } from './codec-simd.js';
+import { CODEC_SIMD_WASM } from './codec-simd-wasm.js';
 
 /**
  * Reductions in WebAssembly SIMD, run directly on the shared arena (the kernel module imports the
@@ -28,16 +30,17 @@ const WASM_NAMES: Partial<Record<DType, string>> = {
   uint64: 'u64',
 };
 
-let compiled: WebAssembly.Module | null | undefined;
+const compiled = new Map<string, WebAssembly.Module | null>();
 
-/** The kernel module, or null where SIMD is missing or TSCCL_KERNEL=js. */
-function kernelModule(): WebAssembly.Module | null {
-  if (compiled === undefined) {
-    const bytes = Buffer.from(REDUCE_SIMD_WASM, 'base64');
-    compiled =
-      paramString('TSCCL_KERNEL') !== 'js' && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+/** A kernel module, or null where SIMD is missing or TSCCL_KERNEL=js. */
+function kernelModule(base64: string): WebAssembly.Module | null {
+  let module = compiled.get(base64);
+  if (module === undefined) {
+    const bytes = Buffer.from(base64, 'base64');
+    module = paramString('TSCCL_KERNEL') !== 'js' && WebAssembly.validate(bytes) ? new WebAssembly.Module(bytes) : null;
+    compiled.set(base64, module);
   }
-  return compiled;
+  return module;
 }
 
 type WasmReduce = (d: number, a: number, b: number, n: number) => void;
@@ -53,10 +56,31 @@ export class ArenaKernels {
 
   constructor(arena: Arena) {
     this.arena = arena;
-    const module = kernelModule();
+    const module = kernelModule(REDUCE_SIMD_WASM);
     this.exports =
       module === null ? undefined : new WebAssembly.Instance(module, { env: { memory: arena.memory } }).exports;
     this.kind = this.exports === undefined ? 'js' : 'simd';
+  }
+
+  private codecLoops: CodecSimd | null | undefined;
+
+  /** The compression codecs' SIMD loops on this arena (undefined where the JS loops run), instantiated on first use. */
+  get codecs(): CodecSimd | undefined {
+    if (this.codecLoops === undefined) {
+      const module = kernelModule(CODEC_SIMD_WASM);
+      const arena = this.arena;
+      this.codecLoops =
+        module === null
+          ? null
+          : {
+              ...(new WebAssembly.Instance(module, { env: { memory: arena.memory } }).exports as unknown as Omit<
+                CodecSimd,
+                'contains'
+              >),
+              contains: (view) => arena.contains(view),
+            };
+    }
+    return this.codecLoops ?? undefined;
   }
 
   /** dst = a (op) b, as reduceKernel, using SIMD when all three live in the arena. */

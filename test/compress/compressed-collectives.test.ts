@@ -5,6 +5,8 @@ import { launchFixture, runFixture } from '../harness/ranks.js';
 
 type Result = { cases: number; failures: string[]; digests: string[] };
 const FORMATS = Object.keys(COMPRESSION_FORMATS);
+/** TSCCL_COMPRESSION_PIECE's default: calls of these tests fit one piece. */
+const DEFAULT_PIECE = 524288;
 
 /** Every rank within the bound, and every rank that holds a result holding the same bits. */
 function assertSound(results: Result[], minCases: number): void {
@@ -36,6 +38,7 @@ for (const n of [1, 2, 3, 4, 5]) {
       counts: COUNTS,
       blockSize: 256,
       dtypes: n === 2 ? ['float32', 'float16', 'bfloat16'] : ['float32'],
+      piece: DEFAULT_PIECE,
     });
     assertSound(results as Result[], FORMATS.length * 5 * COUNTS.length * 3);
   });
@@ -47,6 +50,7 @@ test('compression over TCP: 3 process ranks, small blocks', async () => {
     counts: [1, 33, 64, 65, 1000],
     blockSize: 32,
     dtypes: ['float32', 'bfloat16'],
+    piece: DEFAULT_PIECE,
   });
   assertSound(results as Result[], FORMATS.length * 2 * 5 * 5 * 3);
 });
@@ -55,12 +59,32 @@ test('compression on 2 processes x 2 thread ranks (shared memory inside, TCP bet
   const { results } = await launchFixture(
     'compression-rank',
     2,
-    { formats: FORMATS, counts: [5, 256, 1000], blockSize: 64, dtypes: ['float32'] },
-    { threadsPerProc: 2 },
+    { formats: FORMATS, counts: [5, 256, 1000], blockSize: 64, dtypes: ['float32'], piece: 96 },
+    { threadsPerProc: 2, env: { ...process.env, TSCCL_COMPRESSION_PIECE: '96' } },
   );
   assert.equal(results.length, 4);
   assertSound(results as Result[], FORMATS.length * 5 * 3 * 3);
 });
+
+// Pieces of 100 elements: up to 10 pieces in flight order, each with its own chunks and blocks
+// (blocks of 32 end inside pieces), on threads and over TCP.
+for (const transport of ['threads', 'tcp'] as const) {
+  test(`a compressed call in pieces (a pipeline of 100-element pieces) on 3 ${transport === 'tcp' ? 'process' : 'thread'} ranks`, async () => {
+    const args = {
+      formats: FORMATS,
+      counts: [99, 100, 101, 1000],
+      blockSize: 32,
+      dtypes: ['float32', 'float16'],
+      piece: 100,
+    };
+    const env = { ...process.env, TSCCL_COMPRESSION_PIECE: '100' };
+    const { results } =
+      transport === 'tcp'
+        ? await launchFixture('compression-rank', 3, args, { env })
+        : await runFixture('compression-rank', 3, args, { env });
+    assertSound(results as Result[], FORMATS.length * 2 * 5 * 4 * 3);
+  });
+}
 
 test('bad compression arguments are refused on the calling rank, naming the argument, and lose nothing', async () => {
   type Refusals = { refusals: string[]; sum: number[]; mismatch: string };
