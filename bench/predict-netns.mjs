@@ -6,22 +6,14 @@
 // algorithm the real run recorded and the tuner's chunk for it. Needs root and iproute2.
 // Usage: node bench/predict-netns.mjs [rate]   (run `tsccl tune` first for this machine's TCP costs)
 import { spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { BENCH_OPS } from '../dist/src/algorithms/bench-ops.js';
 import { aggregateRows } from '../dist/src/bench/run-bench.js';
 import { predictOn } from '../dist/src/tuner/predict.js';
-import { loadProfile } from '../dist/src/topology/local-profile.js';
-import { detectLocal, tcpProtocol } from '../dist/src/topology/local-topology.js';
-import { loadTopology } from '../dist/src/topology/load-topology.js';
-import { TopologyGraph } from '../dist/src/topology/topology-graph.js';
 import { createNetnsStar, netnsUnavailable } from '../dist/test/harness/netns.js';
+import { netnsTopology } from './lib/netns-topology.mjs';
 
 const rate = process.argv[2] ?? '1gbit';
-const gbitPerSecond =
-  Number(/^(\d+(?:\.\d+)?)gbit$/.exec(rate)?.[1] ?? NaN) || Number(/^(\d+)mbit$/.exec(rate)?.[1] ?? NaN) / 1000;
 const why = netnsUnavailable();
 if (why) {
   console.error(`predict-netns: ${why}`);
@@ -30,67 +22,8 @@ if (why) {
 const HOSTS = 4;
 const PER_HOST = 2;
 const n = HOSTS * PER_HOST;
-const detection = detectLocal();
-const { profile, source } = loadProfile(detection.cores, detection.host);
-
-// The cluster as a topology file: per host, two ranks on the host's TCP stack, one veth NIC to
-// the bridge. All namespaces share this machine's cores, so each host's stack forwards at most
-// its share of them (cores / hosts x the per-rank TCP rate); ranks reduce and copy at cores / ranks.
-// The protocol is --topo local's TCP protocol (a CPU overhead at both ends of every message, a
-// wake-up for a receiver that waited), on the cores the host's ranks share: one per namespace,
-// the nearest whole share of this machine's.
-const share = Math.min(1, detection.cores / n);
-const devices = [{ id: 'bridge', kind: 'switch', switchKind: 'eth-switch', label: 'Linux bridge' }];
-const links = [];
-for (let h = 0; h < HOSTS; h++) {
-  devices.push({
-    id: `h${h}.tcp`,
-    kind: 'switch',
-    host: h,
-    switchKind: 'eth-switch',
-    label: 'TCP/IP stack',
-    forwardGBps: (profile.tcp.gbps * detection.cores) / HOSTS,
-  });
-  devices.push({ id: `h${h}.veth`, kind: 'nic', host: h });
-  links.push({ a: `h${h}.tcp`, b: `h${h}.veth`, kind: 'on-package' });
-  links.push({ a: `h${h}.veth`, b: 'bridge', kind: 'eth-1', gbps: gbitPerSecond / 8 });
-  for (let r = 0; r < PER_HOST; r++) {
-    devices.push({
-      id: `h${h}.rank${r}`,
-      kind: 'core',
-      host: h,
-      nic: `h${h}.veth`,
-      reduceGBps: profile.reduceGBps * share,
-      memoryGBps: profile.shm.copyGBps * share,
-    });
-    links.push({
-      a: `h${h}.rank${r}`,
-      b: `h${h}.tcp`,
-      kind: 'eth-100',
-      gbps: profile.tcp.gbps,
-      efficiency: 1,
-      latencyUs: 0,
-    });
-  }
-}
-// Written outside the repository: the file carries this machine's profile. The copy in
-// bench/topologies/ is the one a run without a profile writes.
-const file = join(tmpdir(), `tsccl-netns-${HOSTS}x${PER_HOST}-${rate}.json`);
-writeFileSync(
-  file,
-  `${JSON.stringify(
-    {
-      name: `${HOSTS} namespaces x ${PER_HOST} process ranks, veth + bridge, tbf ${rate}`,
-      description: `emulated cluster of bench/predict-netns.mjs; TCP costs from ${source}`,
-      devices,
-      links,
-      protocols: [tcpProtocol(profile, Math.max(1, Math.floor(detection.cores / HOSTS)))],
-    },
-    null,
-    1,
-  )}\n`,
-);
-const graph = new TopologyGraph(loadTopology(file));
+// The cluster as a topology file (bench/lib/netns-topology.mjs).
+const { graph, file, source } = netnsTopology({ hosts: HOSTS, perHost: PER_HOST, rate });
 
 const bin = fileURLToPath(new URL('../bin/tsccl.js', import.meta.url));
 const rankScript = fileURLToPath(new URL('../dist/src/bench/bench-rank.js', import.meta.url));

@@ -18,6 +18,12 @@ export { run, type RankOutcome, type RunOptions, type RunResult } from './launch
 export { ErrorCode, TscclError, type ErrorCodeValue, type TscclErrorDetails } from './errors.js';
 export { DTYPE_NAMES, type DType, type DTypeArrayMap, type TypedArray } from './dtypes/dtype.js';
 export { REDUCE_OPS, type ReduceOp } from './kernels/reduce-op.js';
+export type { CompressionReport } from './comm/compression-shadow.js';
+export {
+  COMPRESSION_FORMATS,
+  type CompressionFormat,
+  type CompressionOption,
+} from './compress/compression-spec.js';
 export { bfloat16ToFloat, floatToBfloat16, floatToHalf, halfToFloat } from './dtypes/half.js';
 export {
   float8e4m3ToFloat,

@@ -2,12 +2,20 @@
 // All-reduce of float32 data between two "hosts" (network namespaces on one bridge, links shaped
 // with tc to --rate), uncompressed and in each compression format, side by side in one run.
 // Prints the time per call, the speed-up over uncompressed, and the largest error relative to
-// the largest exact value. Needs root and iproute2.
+// the largest exact value, and beside each the simulator's prediction of the same call
+// (`tsccl sim --compression` on the emulated cluster's topology, bench/lib/netns-topology.mjs).
+// Needs root and iproute2.
 // Usage: node bench/compression/netns.mjs [--rate 1gbit] [--per-host 1] [--sizes 1,16,64,256] [--iters 3]
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createNetnsStar, netnsUnavailable } from '../../dist/test/harness/netns.js';
 import { netnsJob } from '../lib/netns-job.mjs';
+import { netnsTopology } from '../lib/netns-topology.mjs';
+import { measureCodecGBps } from '../../dist/src/bench/codec-speed.js';
+import { parseCompression } from '../../dist/src/compress/compression-spec.js';
+import { simulateCompressedRow } from '../../dist/src/sim/compressed-row.js';
+import { simulateRow } from '../../dist/src/sim/simulate.js';
+import { tscclChooser } from '../../dist/src/tuner/sim-chooser.js';
 
 const { values } = parseArgs({
   options: {
@@ -41,14 +49,36 @@ try {
 } finally {
   star.close();
 }
+// The same calls predicted on the cluster's topology, codecs at the speed measured here now.
+const { graph } = netnsTopology({ hosts: 2, perHost: Number(values['per-host']), rate: values.rate });
+const codecGBps = new Map();
+const predictMs = (row) => {
+  const request = {
+    op: 'all_reduce',
+    bytes: row.mib * 2 ** 20,
+    mode: 'flow',
+    nvls: false,
+    elementBytes: 4,
+    root: 0,
+    chooser: tscclChooser,
+  };
+  if (row.format === 'none') return simulateRow(graph, graph.accelerators, request).timeUs / 1000;
+  const compression = parseCompression(row.format, {});
+  if (!codecGBps.has(row.format)) codecGBps.set(row.format, measureCodecGBps(compression));
+  const codec = codecGBps.get(row.format);
+  return simulateCompressedRow(graph, graph.accelerators, { ...request, compression, codecGBps: codec }).timeUs / 1000;
+};
 console.log(
   `# all-reduce float32, 2 hosts x ${values['per-host']} process(es), links ${values.rate}, ${new Date().toISOString().slice(0, 10)}`,
 );
-console.log('| size | format | ms per call | speed-up vs none | max error / max |exact| |');
-console.log('|---:|---|---:|---:|---:|');
+console.log('| size | format | ms per call | speed-up vs none | max error / max exact | predicted ms |');
+console.log('|---:|---|---:|---:|---:|---:|');
 for (const row of rows) {
   const base = rows.find((r) => r.mib === row.mib && r.format === 'none');
   console.log(
-    `| ${row.mib} MiB | ${row.format} | ${row.ms.toFixed(1)} | ${(base.ms / row.ms).toFixed(2)}x | ${row.format === 'none' ? '0' : row.maxError.toExponential(2)} |`,
+    `| ${row.mib} MiB | ${row.format} | ${row.ms.toFixed(1)} | ${(base.ms / row.ms).toFixed(2)}x | ${row.format === 'none' ? '0' : row.maxError.toExponential(2)} | ${predictMs(row).toFixed(1)} |`,
   );
 }
+console.log(
+  `# codecs measured here: ${[...codecGBps].map(([f, g]) => `${f} ${g.toFixed(1)} GB/s per pass`).join(', ')}`,
+);

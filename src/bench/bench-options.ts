@@ -1,6 +1,7 @@
 import type { DType } from '../dtypes/dtype.js';
 import type { ReduceOp } from '../kernels/reduce-op.js';
 import type { BenchOpName } from '../algorithms/bench-ops.js';
+import type { CompressionFormat } from '../compress/compression-spec.js';
 
 /** One benchmark run, as `tsccl bench` flags describe it. */
 export interface BenchOptions {
@@ -22,6 +23,8 @@ export interface BenchOptions {
   readonly timeoutMs: number;
   /** Ranks as processes over TCP instead of threads over shared memory. */
   readonly procs?: boolean;
+  /** The wire format of the timed calls (compressible ops only). */
+  readonly compression?: CompressionFormat;
 }
 
 /** One placement (out-of-place or in-place) of one size, as a rank measured it. */
@@ -30,6 +33,9 @@ export interface RankMeasurement {
   readonly wrong: number;
   /** What ran the last timed call on this rank (the tuner's choice unless forced). */
   readonly algorithm?: string;
+  /** Compressed calls: the encoded bytes of the message, and the checked call's largest error over the largest exact value. */
+  readonly wireBytes?: number;
+  readonly maxError?: number;
 }
 
 export interface BenchRow {
@@ -49,4 +55,7 @@ export interface BenchRow {
   readonly ranks: number;
   /** What ran the calls on rank 0 (the tuner's choice unless forced); JSON only, as nccl-tests has no column for it. */
   readonly algorithm?: string;
+  /** Compressed calls: the encoded bytes of the message on rank 0, and the largest error over the ranks (relative to the largest exact value; null when not checked). */
+  readonly wireBytes?: number;
+  readonly maxError?: number | null;
 }

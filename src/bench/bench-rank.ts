@@ -6,12 +6,16 @@ import { type BenchOp, type BenchOpName, BENCH_OPS, sweepSizes } from '../algori
 import type { BenchOptions, RankMeasurement } from './bench-options.js';
 import { concatenate, countDifferences, makeData, referenceReduce } from './pattern.js';
 import { warmupCallsFor } from './warm-up.js';
+import { compareResults } from '../comm/compression-shadow.js';
 
 /** One prepared placement: the call to time, how to load check data, how to count wrong elements. */
 export interface Prepared {
   readonly call: () => Promise<void>;
   readonly fill: () => void;
+  /** Elements that differ from the reference (a compressed call's differences are its error, counted by `error` instead). */
   readonly wrong: () => number;
+  /** Compressed calls: the largest |result - reference| over the largest |reference|. */
+  readonly error?: () => number;
 }
 
 /**
@@ -46,10 +50,12 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
         continue;
       }
       let wrong = 0;
+      let maxError: number | undefined;
       if (options.check) {
         prepared.fill();
         await prepared.call();
-        wrong = prepared.wrong();
+        if (prepared.error === undefined) wrong = prepared.wrong();
+        else maxError = prepared.error();
       }
       // nccl-tests warms up, then meets in a host barrier outside NCCL. Here the barrier is a
       // collective of the library under test, and a different call between the warm-up and the
@@ -63,7 +69,14 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
       const start = performance.now();
       for (let i = 0; i < options.iters; i++) await prepared.call();
       const timeUs = ((performance.now() - start) * 1000) / Math.max(1, options.iters);
-      row.push({ timeUs, wrong, algorithm: comm.flightRecords().records.at(-1)?.algorithm });
+      const last = comm.flightRecords().records.at(-1);
+      row.push({
+        timeUs,
+        wrong,
+        algorithm: last?.algorithm,
+        ...(last?.wireBytes === undefined ? {} : { wireBytes: last.wireBytes }),
+        ...(maxError === undefined ? {} : { maxError }),
+      });
     }
     rows.push(row);
   }
@@ -142,37 +155,66 @@ export function prepare(
   const result = (offset: number, length: number) =>
     (output ?? input).subarray(output ? 0 : offset, (output ? 0 : offset) + length) as TypedArray;
   const isRoot = me === root;
+  const compression = options.compression;
+  // Compressed results are close, not equal: their check measures how close.
+  const compare = (got: () => TypedArray, want: () => TypedArray): Pick<Prepared, 'wrong' | 'error'> =>
+    compression === undefined
+      ? { wrong: () => countDifferences(got(), want()) }
+      : { wrong: () => 0, error: () => compareResults(info, got(), want()).relativeError };
+  const nothing = compression === undefined ? { wrong: () => 0 } : { wrong: () => 0, error: () => 0 };
   switch (name) {
     case 'all_reduce':
       return {
-        call: () => comm.allReduce(input, { op: redop, output, algorithm, dtype }),
+        call: () => comm.allReduce(input, { op: redop, output, algorithm, dtype, compression }),
         fill: () => input.set(data(me, total) as never),
-        wrong: () => countDifferences(result(0, total), referenceReduce(dtype, redop, all(total))),
+        ...compare(
+          () => result(0, total),
+          () => referenceReduce(dtype, redop, all(total)),
+        ),
       };
     case 'reduce':
       return {
-        call: () => comm.reduce(input, { op: redop, root, output, algorithm, dtype }),
+        call: () => comm.reduce(input, { op: redop, root, output, algorithm, dtype, compression }),
         fill: () => input.set(data(me, total) as never),
-        wrong: () => (isRoot ? countDifferences(result(0, total), referenceReduce(dtype, redop, all(total))) : 0),
+        ...(isRoot
+          ? compare(
+              () => result(0, total),
+              () => referenceReduce(dtype, redop, all(total)),
+            )
+          : nothing),
       };
     case 'broadcast':
       return {
-        call: () => comm.broadcast(input, { root, output, algorithm, dtype }),
+        call: () => comm.broadcast(input, { root, output, algorithm, dtype, compression }),
         fill: () => input.set((isRoot ? data(root, total) : new info.ctor(total)) as never),
-        wrong: () => countDifferences(result(0, total), data(root, total)),
+        ...compare(
+          () => result(0, total),
+          () => data(root, total),
+        ),
       };
     case 'all_gather':
       return {
         call: () =>
-          comm.allGather(inPlace ? input : (input.subarray(0, b) as TypedArray), { output, algorithm, dtype }),
+          comm.allGather(inPlace ? input : (input.subarray(0, b) as TypedArray), {
+            output,
+            algorithm,
+            dtype,
+            compression,
+          }),
         fill: () => input.set(data(me, b) as never, inPlace ? me * b : 0),
-        wrong: () => countDifferences(result(0, n * b), concatenate(dtype, all(b))),
+        ...compare(
+          () => result(0, n * b),
+          () => concatenate(dtype, all(b)),
+        ),
       };
     case 'reduce_scatter':
       return {
-        call: () => comm.reduceScatter(input, { op: redop, output, algorithm, dtype }),
+        call: () => comm.reduceScatter(input, { op: redop, output, algorithm, dtype, compression }),
         fill: () => input.set(data(me, n * b) as never),
-        wrong: () => countDifferences(result(me * b, b), block(referenceReduce(dtype, redop, all(n * b)), me, b)),
+        ...compare(
+          () => result(me * b, b),
+          () => block(referenceReduce(dtype, redop, all(n * b)), me, b),
+        ),
       };
     case 'alltoall':
       return {

@@ -54,6 +54,12 @@ export function aggregateRows(
         wrong: options.check ? measured.reduce((a, m) => a + m!.wrong, 0) : null,
         ranks: n,
         ...(measured[0]!.algorithm === undefined ? {} : { algorithm: measured[0]!.algorithm }),
+        ...(options.compression === undefined
+          ? {}
+          : {
+              wireBytes: measured[0]!.wireBytes ?? 0,
+              maxError: options.check ? Math.max(...measured.map((m) => m!.maxError ?? 0)) : null,
+            }),
       });
     }
   });

@@ -13,6 +13,7 @@ import { checkSelectable } from '../tuner/select.js';
 import { ONE_SHOT_CAPACITY } from '../tuner/predict.js';
 import { ONE_SHOT, oneShotOffer } from '../exec/one-shot.js';
 import { guard, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
+import { type CompressionFormat, parseCompression } from '../compress/compression-spec.js';
 
 export function benchCommand(program: Command, format: Option, setExitCode: (code: number) => void): void {
   program
@@ -62,6 +63,11 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
     )
     .option('-r, --root <rank>', 'root of rooted collectives', (v) => parseNonNegativeInt(v, '--root'), 0)
     .option('--algo <name>', "force an algorithm instead of the tuner's choice")
+    .option(
+      '--compression <format>',
+      'compress all_reduce, reduce_scatter, reduce, all_gather, broadcast on the wire: fp16, bf16, fp8e4m3, fp8e5m2, int8, int4 (adds wire bytes and max error columns)',
+      (v) => guard(() => parseCompression(v, { argument: '--compression' }).format),
+    )
     .option('--timeout-ms <ms>', 'timeout of each call', (v) => parsePositiveInt(v, '--timeout-ms'), 120_000)
     .option('--procs', 'ranks as processes over TCP (default: threads over shared memory)')
     .addOption(format)
@@ -83,6 +89,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
         algorithm: flags.algo as string | undefined,
         timeoutMs: flags.timeoutMs as number,
         procs: flags.procs === true,
+        ...(flags.compression === undefined ? {} : { compression: flags.compression as CompressionFormat }),
       };
       const job = jobFromEnv();
       const inJob = job !== undefined && job.size > 1;
@@ -95,6 +102,7 @@ export function benchCommand(program: Command, format: Option, setExitCode: (cod
         });
       if (BENCH_OPS[options.op].reduces) checkOpForType(options.redop, dtypeInfo(options.dtype), '--op-reduce');
       if (options.algorithm !== undefined) checkAlgorithm(options.op, options.algorithm);
+      if (options.compression !== undefined) checkCompressible(options);
       if (options.algorithm === ONE_SHOT && !inJob) checkOneShotFits(options);
       let rows: Awaited<ReturnType<typeof runBench>>;
       if (inJob) {
@@ -128,6 +136,23 @@ function checkAlgorithm(op: BenchOptions['op'], algorithm: string): void {
   if (collective === undefined)
     throw invalidArgument(`--algo does not apply to ${op}: it is point-to-point`, { argument: '--algo' });
   checkSelectable(collective, algorithm, { argument: '--algo', op });
+}
+
+/** Before any rank starts: compression takes float data of the five collectives that reduce or spread it. */
+function checkCompressible(options: BenchOptions): void {
+  const compressible = ['all_reduce', 'reduce_scatter', 'reduce', 'all_gather', 'broadcast'];
+  if (!compressible.includes(options.op))
+    throw invalidArgument(`--compression applies to ${compressible.join(', ')}, not ${options.op}`, {
+      argument: '--compression',
+    });
+  if (!['float32', 'float16', 'bfloat16'].includes(options.dtype))
+    throw invalidArgument(`--compression takes float32, float16 or bfloat16 data, not ${options.dtype}`, {
+      argument: '--compression',
+    });
+  if (BENCH_OPS[options.op].reduces && options.redop !== 'sum' && options.redop !== 'avg')
+    throw invalidArgument(`--compression reduces with sum or avg, not ${options.redop}`, { argument: '--compression' });
+  if (options.algorithm !== undefined)
+    throw invalidArgument('--compression runs its own schedule: drop --algo', { argument: '--compression' });
 }
 
 /**

@@ -5,6 +5,9 @@ import { formatSimTable } from '../sim/format-sim.js';
 import { type GroupKind, layoutGroups, linkUsage } from '../sim/link-usage.js';
 import { protocolsFrom } from '../sim/protocols.js';
 import { type SimMode, type SimRow, ranksRunTsccl, simulateRow } from '../sim/simulate.js';
+import { simulateCompressedRow } from '../sim/compressed-row.js';
+import { type CompressionSpec, compressionLabel, parseCompression } from '../compress/compression-spec.js';
+import { measureCodecGBps } from '../bench/codec-speed.js';
 import { readModelFile } from '../sim/model-file.js';
 import { DEFAULT_BUCKET_BYTES, DEFAULT_MFU, MODELS, type TrainingTimeline, trainingStep } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
@@ -60,6 +63,19 @@ export function simCommand(
           .default('auto'),
       )
       .option('--links', 'also print the per-link utilisation of the largest size')
+      .option(
+        '--compression <format>',
+        'price the call (train: the data-parallel gradient reduction) compressed on the wire: fp16, bf16, fp8e4m3, fp8e5m2, int8, int4',
+        (v) => guard(() => parseCompression(v, { argument: '--compression' }).format),
+      )
+      .option('--compression-block <n>', 'elements per scale of the blockwise formats', (v) =>
+        parsePositiveInt(v, '--compression-block'),
+      )
+      .option(
+        '--codec-gbps <GB/s>',
+        `the codecs' speed, GB/s of values per pass (default: measured now where ranks run tsccl, else ${ACCELERATOR_CODEC_GBPS})`,
+        (v) => parsePositiveInt(v, '--codec-gbps'),
+      )
       .option('--tp <n>', 'links/train: tensor-parallel size', (v) => parsePositiveInt(v, '--tp'), 1)
       .option('--pp <n>', 'links/train: pipeline-parallel size', (v) => parsePositiveInt(v, '--pp'), 1)
       .option('--dp <n>', 'links/train: data-parallel size (train: default fills the topology)', (v) =>
@@ -118,6 +134,7 @@ export function simCommand(
     }
     const nvls = flags.nvls === 'on';
     const json = flags.format === 'json';
+    const compression = compressionPricing(flags, graph, ranks);
     if (what === undefined) {
       const op = flags.op as SimRow['op'];
       if (BENCH_OPS[op].rooted && (flags.root as number) >= ranks.length)
@@ -131,8 +148,8 @@ export function simCommand(
         flags.maxbytes as number,
         flags.stepfactor as number,
         flags.stepbytes as number,
-      ).map((bytes) =>
-        simulateRow(graph, ranks, {
+      ).map((bytes) => {
+        const request = {
           op,
           bytes,
           algorithm: flags.algo as string | undefined,
@@ -142,8 +159,15 @@ export function simCommand(
           elementBytes: 4,
           root: flags.root as number,
           chooser: tscclChooser,
-        }),
-      );
+        };
+        return compression === undefined
+          ? simulateRow(graph, ranks, request)
+          : simulateCompressedRow(graph, ranks, {
+              ...request,
+              compression: compression.spec,
+              codecGBps: compression.codecGBps,
+            });
+      });
       const seconds = (performance.now() - started) / 1000;
       if (json) {
         write(
@@ -182,6 +206,11 @@ export function simCommand(
         formatSimTable(rows, [
           `tsccl sim ${op} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`,
           `${chooser}; simulated in ${seconds.toFixed(2)} s`,
+          ...(compression === undefined
+            ? []
+            : [
+                `compressed ${compressionLabel(compression.spec)}: byte phases simulated as the collectives they are, codecs at ${compression.codecGBps.toFixed(1)} GB/s per pass (${compression.source}), pipelined in pieces`,
+              ]),
         ]),
       );
       if (flags.links && rows.length > 0) {
@@ -263,7 +292,12 @@ export function simCommand(
         },
         mode,
         nvls,
-        { chooser: tscclChooser, mfu: flags.mfu as number, bucketBytes: (flags.bucketMb as number) * 2 ** 20 },
+        {
+          chooser: tscclChooser,
+          mfu: flags.mfu as number,
+          bucketBytes: (flags.bucketMb as number) * 2 ** 20,
+          ...(compression === undefined ? {} : { compression }),
+        },
       );
       if (json) {
         write(JSON.stringify({ tool: 'tsccl sim train', topology: topology.name, ...report }, null, 2));
@@ -359,4 +393,30 @@ function groupsOf(flags: Record<string, unknown>, available: number): number[][]
       { argument: '--tp' },
     );
   return layoutGroups({ tp, pp, dp }, flags.group as GroupKind);
+}
+
+/**
+ * What a codec pass costs an accelerator, GB/s of values: a quantising kernel reads 4 bytes and
+ * writes 1-2 per value, so it runs at a fraction of device memory bandwidth (docs/SIMULATOR.md).
+ */
+const ACCELERATOR_CODEC_GBPS = 300;
+
+/** --compression's spec and the codecs' speed: --codec-gbps, else measured here where the ranks run tsccl, else stated. */
+function compressionPricing(
+  flags: Record<string, unknown>,
+  graph: TopologyGraph,
+  ranks: readonly number[],
+): { spec: CompressionSpec; codecGBps: number; source: string } | undefined {
+  if (flags.compression === undefined) return undefined;
+  const spec = parseCompression(
+    {
+      format: flags.compression,
+      ...(flags.compressionBlock === undefined ? {} : { blockSize: flags.compressionBlock }),
+    },
+    { argument: '--compression' },
+  );
+  if (flags.codecGbps !== undefined) return { spec, codecGBps: flags.codecGbps as number, source: '--codec-gbps' };
+  if (ranksRunTsccl(graph, ranks))
+    return { spec, codecGBps: measureCodecGBps(spec), source: 'measured on this machine now' };
+  return { spec, codecGBps: ACCELERATOR_CODEC_GBPS, source: 'stated for accelerators' };
 }

@@ -1,4 +1,11 @@
-import { type CallShape, type Collective, bufferCounts, inPlaceExtent, inPlaceLayout } from '../algorithms/schedule.js';
+import {
+  type CallShape,
+  type Collective,
+  REDUCING_COLLECTIVES,
+  bufferCounts,
+  inPlaceExtent,
+  inPlaceLayout,
+} from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
 import { type ReduceOp, checkOpForType, parseReduceOp } from '../kernels/reduce-op.js';
 import type { CompressionSpec } from '../compress/compression-spec.js';
@@ -55,7 +62,7 @@ export function planCall(request: PlanRequest, site: PlanSite): CallPlan {
   const { rank } = site;
   const op = parseReduceOp(request.op ?? 'sum');
   checkOpForType(op, dtype);
-  if (request.compression !== undefined) checkCompressible(request, op, rank);
+  if (request.compression !== undefined) checkCompressible(request, op, site);
   if (output !== undefined) checkTypedArray(output, 'output', rank);
   const inPlace = output === undefined || output === input;
   const shape: CallShape = {
@@ -101,7 +108,8 @@ const COMPRESSIBLE_DTYPES = new Set(['float32', 'float16', 'bfloat16']);
 export const isCompressible = (dtype: DTypeInfo): boolean => COMPRESSIBLE_DTYPES.has(dtype.name);
 
 /** Compression takes float data, sums or averages, and runs its own schedule. */
-function checkCompressible(request: PlanRequest, op: ReduceOp, rank: number): void {
+function checkCompressible(request: PlanRequest, op: ReduceOp, site: PlanSite): void {
+  const { rank } = site;
   const refuse = (why: string) =>
     invalidArgument(`Rank ${rank}: ${request.collective} with compression ${request.compression!.format}: ${why}`, {
       rank,
@@ -113,6 +121,16 @@ function checkCompressible(request: PlanRequest, op: ReduceOp, rank: number): vo
   if (op !== 'sum' && op !== 'avg') throw refuse(`op is '${op}'; compressed reductions take 'sum' or 'avg'`);
   if (request.algorithm !== undefined)
     throw refuse(`algorithm '${request.algorithm}' was given; a compressed call runs its own schedule`);
+  const { residual } = request.compression!;
+  if (residual !== undefined) {
+    if (!REDUCING_COLLECTIVES.has(request.collective))
+      throw refuse('a residual (error feedback) belongs to reductions; allGather and broadcast send each value once');
+    const inputs = request.collective === 'reduceScatter' ? request.count * site.size : request.count;
+    if (residual.length !== inputs)
+      throw refuse(
+        `the residual holds ${residual.length} elements but the input has ${inputs}: one error term per input element`,
+      );
+  }
 }
 
 /** A call's input and output views on `rank`: over `user` alone when in place, else over both arrays. */

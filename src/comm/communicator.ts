@@ -1,4 +1,4 @@
-import { type Collective, REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
+import { type Collective, REDUCING_COLLECTIVES, bufferCounts } from '../algorithms/schedule.js';
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { TscclError, invalidArgument } from '../errors.js';
 import { bytesOverlap, executeSchedule } from '../exec/executor.js';
@@ -23,6 +23,9 @@ import {
 } from './call-defaults.js';
 import { type CompressionSpec, compressionLabel, parseCompression } from '../compress/compression-spec.js';
 import { CompressedCall } from './compressed-call.js';
+import { compressionHierarchy } from '../tuner/compression-hierarchy.js';
+import { type CompressionReport, compareResults } from './compression-shadow.js';
+import { settleAll } from './settle-all.js';
 import { type Group, type GroupPrediction, priceGroup, runGroup } from './call-group.js';
 import { InFlightGuard } from './in-flight-guard.js';
 import { allocArray, freeArray } from './arena-arrays.js';
@@ -40,7 +43,7 @@ import {
   type SplitOptions,
   checkOptions,
 } from './call-options.js';
-import { type CallPlan, isCompressible } from './call-plan.js';
+import { type CallPlan, callViews, isCompressible } from './call-plan.js';
 import { PlanMemo } from './plan-memo.js';
 import { CallQueue, DONE } from './call-queue.js';
 import { FailurePolicy } from './failure-policy.js';
@@ -62,6 +65,8 @@ export type {
 } from './call-options.js';
 
 const EMPTY = new Uint8Array(0);
+/** Shadow reports a communicator keeps. */
+const MAX_REPORTS = 64;
 
 /**
  * A group of ranks that run collectives together. Calls on one communicator run one after
@@ -102,6 +107,7 @@ export class Communicator {
   private readonly queuedWrites = new Set<{ readonly written: TypedArray }>();
   private lastPrepared: PreparedCall | undefined;
   private lastCompressed: { plan: CallPlan; call: CompressedCall } | undefined;
+  private readonly reports: CompressionReport[] = [];
   /** What every call's wait context shares. */
   private readonly scope: CommScope;
 
@@ -586,20 +592,70 @@ export class Communicator {
       // an already aborted signal) runs before it.
       if (plan.algorithm !== undefined)
         checkSelectable(plan.collective, plan.algorithm, { argument: 'algorithm', op: name });
-      const seq = ++this.seq;
-      const record = this.recorder.record({
-        seq,
-        op: plan.label,
-        dtype: plan.dtype.name,
-        count: plan.shape.count,
-        root: plan.shape.root,
-        redop: REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none',
-      });
-      const guard = debugCheck ? this.guardInput(plan, seq) : undefined;
-      return this.queue.enqueue(() => this.runCollective(plan, seq, record, call, guard));
+      if (plan.compression?.shadow) return this.shadowed(plan, call);
+      return this.enqueuePlan(plan, call).done;
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  /** Numbers, records and queues a checked plan. */
+  private enqueuePlan(plan: CallPlan, call: CallSettings): { done: Promise<void>; record: OpRecord; seq: number } {
+    const seq = ++this.seq;
+    const record = this.recorder.record({
+      seq,
+      op: plan.label,
+      dtype: plan.dtype.name,
+      count: plan.shape.count,
+      root: plan.shape.root,
+      redop: REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none',
+    });
+    const guard = debugCheck ? this.guardInput(plan, seq) : undefined;
+    return { done: this.queue.enqueue(() => this.runCollective(plan, seq, record, call, guard)), record, seq };
+  }
+
+  /**
+   * A compressed call in shadow mode: the same call uncompressed into a scratch array first (it
+   * reads the input before the compressed call may overwrite it), then the compressed one, and
+   * the difference reported (compressionReports, the flight record, TSCCL_DEBUG=INFO).
+   */
+  private shadowed(plan: CallPlan, call: CallSettings): Promise<void> {
+    const views = callViews(plan.shape, this.rank, { user: plan.input!, output: plan.output });
+    const exactOutput = new plan.dtype.ctor(bufferCounts(plan.shape, this.rank).output);
+    const exactPlan = this.plans.planUncached({
+      collective: plan.collective,
+      dtype: plan.dtype,
+      op: plan.op,
+      count: plan.shape.count,
+      root: plan.shape.root,
+      input: views.input,
+      output: exactOutput,
+      algorithm: undefined,
+    });
+    const exact = this.enqueuePlan(exactPlan, call);
+    const compressed = this.enqueuePlan(plan, call);
+    return settleAll([exact.done, compressed.done]).then(() => {
+      if (exactOutput.length === 0) return;
+      const report: CompressionReport = {
+        seq: compressed.seq,
+        op: plan.label,
+        compression: compressionLabel(plan.compression!),
+        ...compareResults(plan.dtype, views.output.subarray(0, exactOutput.length) as TypedArray, exactOutput),
+      };
+      compressed.record.shadowError = report.relativeError;
+      this.reports.push(report);
+      if (this.reports.length > MAX_REPORTS) this.reports.shift();
+      log(
+        'INFO',
+        () =>
+          `${this.name} rank ${this.rank}: ${plan.label} #${report.seq} ${report.compression} shadow: max error ${report.maxAbsError.toExponential(3)} (${report.relativeError.toExponential(3)} of the largest exact value), ${report.nonFinite} non-finite mismatches`,
+      );
+    });
+  }
+
+  /** What shadowed compressed calls measured on this rank, oldest first (the last 64). */
+  compressionReports(): CompressionReport[] {
+    return [...this.reports];
   }
 
   /**
@@ -785,8 +841,10 @@ export class Communicator {
             workspaces: this.workspaces,
             transport: this.backend.transport,
             site: this.site,
-            kernel: arenaKernels(this.arena).reduce('uint8', 'sum'),
+            sumKernel: arenaKernels(this.arena).reduce('float32', 'sum'),
             simd: arenaKernels(this.arena).codecs,
+            // Error feedback keeps a residual per input value, which the flat schedule encodes.
+            hierarchy: spec.residual === undefined ? compressionHierarchy(this.backend.hosts, this.rank) : undefined,
           });
     this.lastCompressed = { plan, call };
     record.algorithm = call.algorithms;

@@ -33,6 +33,11 @@ export class PlanMemo {
     return plan;
   }
 
+  /** A plan made without touching the memo (a call the library issues itself). */
+  planUncached(request: PlanRequest): CallPlan {
+    return planCall(request, this.site);
+  }
+
   /** Lets go of the last call's buffers. */
   forget(): void {
     this.last = undefined;
@@ -51,6 +56,7 @@ function sameCall(a: PlanRequest, b: PlanRequest): boolean {
     a.algorithm === b.algorithm &&
     a.compression?.format === b.compression?.format &&
     a.compression?.blockSize === b.compression?.blockSize &&
-    a.compression?.shadow === b.compression?.shadow
+    a.compression?.shadow === b.compression?.shadow &&
+    a.compression?.residual === b.compression?.residual
   );
 }

@@ -88,7 +88,7 @@ function quantise8(src: Float32Array, codes: Int8Array, start: number, end: numb
       continue;
     }
     const q = Math.round(x * inverse);
-    codes[i] = q > 127 ? 127 : q < -127 ? -127 : q;
+    codes[i] = Math.max(-127, Math.min(127, q));
   }
 }
 
@@ -117,7 +117,7 @@ function dequantise8(
 function nibble(x: number, inverse: number): number {
   if (x - x !== 0) return 0;
   const q = Math.round(x * inverse);
-  return (q > 7 ? 7 : q < -7 ? -7 : q) + 8;
+  return Math.max(-7, Math.min(7, q)) + 8;
 }
 
 function quantise4(src: Float32Array, codes: Int8Array, start: number, end: number, inverse: number): void {

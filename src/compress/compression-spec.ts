@@ -21,14 +21,22 @@ export type CompressionFormat = keyof typeof COMPRESSION_FORMATS;
 export const DEFAULT_BLOCK_SIZE = 256;
 export const MAX_BLOCK_SIZE = 1 << 20;
 
-/** What a call asked for: `compression: 'int8'` or `{ format: 'int8', blockSize: 128 }`. */
-export type CompressionOption = CompressionFormat | { format: CompressionFormat; blockSize?: number; shadow?: boolean };
+/** What a call asked for: `compression: 'int8'` or `{ format: 'int8', blockSize: 128, residual }`. */
+export type CompressionOption =
+  | CompressionFormat
+  | { format: CompressionFormat; blockSize?: number; shadow?: boolean; residual?: Float32Array };
 
 export interface CompressionSpec {
   readonly format: CompressionFormat;
   readonly blockSize: number;
   /** Also compute the exact result and report the error compression made (comm.compressionReports). */
   readonly shadow: boolean;
+  /**
+   * Error feedback (reductions): the caller's array, one float32 per input element, zeros at
+   * first. The call adds it to the input before encoding and leaves in it what this rank's
+   * encoding lost, so the next call carries that error instead of dropping it.
+   */
+  readonly residual?: Float32Array;
 }
 
 export function isCompressionFormat(name: unknown): name is CompressionFormat {
@@ -53,13 +61,14 @@ export function parseCompression(
         : undefined;
   if (given === undefined) throw refuse(`must be a format name or { format, blockSize }, got ${String(option)}`);
   for (const key of Object.keys(given)) {
-    if (key !== 'format' && key !== 'blockSize' && key !== 'shadow')
-      throw refuse(`has an unknown key '${key}': it takes format, blockSize and shadow`);
+    if (key !== 'format' && key !== 'blockSize' && key !== 'shadow' && key !== 'residual')
+      throw refuse(`has an unknown key '${key}': it takes format, blockSize, shadow and residual`);
   }
   const {
     format,
     blockSize = DEFAULT_BLOCK_SIZE,
     shadow = on.defaultShadow ?? false,
+    residual,
   } = given as Record<string, unknown>;
   if (!isCompressionFormat(format))
     throw refuse(`format '${String(format)}' is unknown: expected one of ${FORMAT_LIST}`);
@@ -71,7 +80,11 @@ export function parseCompression(
   )
     throw refuse(`blockSize must be an even integer from 2 to ${MAX_BLOCK_SIZE}, got ${String(blockSize)}`);
   if (typeof shadow !== 'boolean') throw refuse(`shadow must be true or false, got ${String(shadow)}`);
-  return { format, blockSize: blockSize as number, shadow };
+  if (residual !== undefined && !(residual instanceof Float32Array))
+    throw refuse(`residual must be a Float32Array (one error term per input element), got ${String(residual)}`);
+  return residual === undefined
+    ? { format, blockSize: blockSize as number, shadow }
+    : { format, blockSize: blockSize as number, shadow, residual };
 }
 
 /** How a spec reads in logs and flight records: `int8/256`. */

@@ -13,7 +13,7 @@ export function float16Codec(spec: CompressionSpec, simd?: CodecSimd): Codec {
   const brain = spec.format === 'bf16';
   // Elements (a multiple of 8) the SIMD loops take when both arrays are in their arena.
   const simdCount = (a: ArrayBufferView, b: ArrayBufferView, count: number) =>
-    simd !== undefined && simd.contains(a) && simd.contains(b) ? count & ~7 : 0;
+    simd?.contains(a) && simd.contains(b) ? count & ~7 : 0;
   const halves = (bytes: Uint8Array, count: number) => new Uint16Array(bytes.buffer, bytes.byteOffset, count);
   const bitsOf = (f: Float32Array) => new Uint32Array(f.buffer, f.byteOffset, f.length);
   const table = halfDecodeTable();

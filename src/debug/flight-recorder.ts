@@ -22,6 +22,8 @@ export interface OpRecord {
   /** The wire format of a compressed call (int8/256), and the bytes its data took encoded. */
   compression?: string;
   wireBytes?: number;
+  /** Shadow mode: the largest error of the compressed result over the largest exact value. */
+  shadowError?: number;
   state: 'queued' | 'running' | 'done' | 'failed';
   queuedAt: number;
   startedAt?: number;

@@ -19,7 +19,7 @@ import { allocArray, freeArray } from '../comm/arena-arrays.js';
 import { allocatedDTypes } from '../comm/validate.js';
 import { type CommRecord, forwardDumps, installSignalDump } from '../debug/flight-recorder.js';
 import type { DType, DTypeArrayMap, TypedArray } from '../dtypes/dtype.js';
-import { ErrorCode, TscclError, reviveError } from '../errors.js';
+import { ErrorCode, TscclError, invalidArgument, reviveError } from '../errors.js';
 import { threadRankBootstrap } from '../job/bootstrap.js';
 import { crc32 } from '../kernels/crc32.js';
 import { Arena } from '../memory/arena.js';
@@ -376,6 +376,14 @@ export class EngineCommunicator {
   private collective(call: OptionsCall & EngineCall, buffer: TypedArray, options: CollectiveOptions): Promise<void> {
     // A buffer the call does not write back to: the input of an out-of-place call.
     const writes = options.output === undefined;
+    const residual = typeof options.compression === 'object' ? options.compression.residual : undefined;
+    if (residual !== undefined && !(residual.buffer instanceof SharedArrayBuffer))
+      return Promise.reject(
+        invalidArgument(
+          `Rank ${this.rank}: ${call} runs on the progress engine, which writes the compression residual from its own thread: allocate it with comm.alloc('float32', n)`,
+          { rank: this.rank, argument: 'compression' },
+        ),
+      );
     return settled(this.issue(call, { buffer, options, writes }));
   }
 

@@ -3,6 +3,8 @@ import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type GroupKind, layoutGroups } from './link-usage.js';
 import { type SimMode, type TscclChooser, simulateExchange, simulateRow } from './simulate.js';
+import { simulateCompressedRow } from './compressed-row.js';
+import type { CompressionSpec } from '../compress/compression-spec.js';
 import type { BenchOpName } from '../algorithms/bench-ops.js';
 
 /** A transformer, as far as its communication is concerned. */
@@ -160,7 +162,13 @@ export function trainingStep(
   layout: TrainingLayout,
   mode: SimMode,
   nvls: boolean,
-  options: { chooser?: TscclChooser; mfu?: number; bucketBytes?: number } = {},
+  options: {
+    chooser?: TscclChooser;
+    mfu?: number;
+    bucketBytes?: number;
+    /** The data-parallel gradient reduction compressed to this format (simulateCompressedRow). */
+    compression?: { spec: CompressionSpec; codecGBps: number };
+  } = {},
 ): TrainingReport {
   const { tp, pp, dp, ep } = layout;
   const world = tp * pp * dp;
@@ -186,19 +194,18 @@ export function trainingStep(
   const activation = layout.microBatch * model.sequence * model.hidden * layout.activationBytes;
   const collectives: TrainingCollective[] = [];
   /** One call of a group, simulated (analytically past 64 ranks). */
-  const simulateOn = (devices: readonly number[], op: BenchOpName, bytes: number) => {
+  const simulateOn = (devices: readonly number[], op: BenchOpName, bytes: number, gradients = false) => {
     const groupMode: SimMode = devices.length > 64 ? 'analytical' : mode;
-    return op === 'sendrecv'
-      ? simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2, chooser: options.chooser })
-      : simulateRow(graph, devices, {
-          op,
-          bytes,
-          mode: groupMode,
-          nvls,
-          elementBytes: 2,
-          root: 0,
-          chooser: options.chooser,
-        });
+    const request = { op, bytes, mode: groupMode, nvls, elementBytes: 2, root: 0, chooser: options.chooser };
+    if (op === 'sendrecv')
+      return simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2, chooser: options.chooser });
+    if (gradients && options.compression !== undefined)
+      return simulateCompressedRow(graph, devices, {
+        ...request,
+        compression: options.compression.spec,
+        codecGBps: options.compression.codecGBps,
+      });
+    return simulateRow(graph, devices, request);
   };
   const add = (
     group: GroupKind | 'ep',
@@ -213,6 +220,7 @@ export function trainingStep(
       ranks.map((r) => graph.accelerators[r]),
       op,
       bytes,
+      group === 'dp' && op === 'all_reduce',
     );
     const bottleneck =
       row.bottleneck === undefined ? `${row.bound} (analytical)` : `${row.bottleneck.link} ${row.bottleneck.kind}`;
@@ -304,7 +312,7 @@ export function trainingStep(
   const times = new Map<number, number>();
   const timeOf = (bytes: number) => {
     let t = times.get(bytes);
-    if (t === undefined) times.set(bytes, (t = simulateOn(dpDevices, 'all_reduce', bytes).timeUs));
+    if (t === undefined) times.set(bytes, (t = simulateOn(dpDevices, 'all_reduce', bytes, true).timeUs));
     return t;
   };
   const overlap =

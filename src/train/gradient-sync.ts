@@ -10,7 +10,13 @@ import { settleAll } from '../comm/settle-all.js';
 import type { TypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument } from '../errors.js';
 import { type CheckpointEntry, readCheckpoint, writeCheckpoint } from './checkpoint-file.js';
-import { type BucketMemory, GradientBuckets, type GradientHook } from './gradient-buckets.js';
+import { type Bucket, type BucketMemory, GradientBuckets, type GradientHook } from './gradient-buckets.js';
+import {
+  type CompressionFormat,
+  type CompressionOption,
+  type CompressionSpec,
+  parseCompression,
+} from '../compress/compression-spec.js';
 import type { LayeredModel } from './layered-model.js';
 import { ZeroShards } from './zero-shards.js';
 
@@ -33,6 +39,14 @@ export interface GradientSyncOptions extends CallOptions {
   bucketCapMb?: number;
   gradientHook?: GradientHook;
   /**
+   * The library's wire compression of gradient buckets ('int8', 'bf16', ... or { format,
+   * blockSize }; docs/COMPRESSION.md): each rank's gradients quantised once, the sums once. Takes
+   * the place of gradientHook, which must then be 'none'.
+   */
+  compression?: CompressionFormat | { format: CompressionFormat; blockSize?: number };
+  /** With compression: a residual per bucket carries each update's rounding into the next (error feedback). */
+  errorFeedback?: boolean;
+  /**
    * Shard the update over the ranks (ZeRO): gradients reduce-scattered instead of all-reduced,
    * each rank keeping the optimizer state of its 1/size of the parameters, parameters
    * all-gathered after the update.
@@ -43,7 +57,7 @@ export interface GradientSyncOptions extends CallOptions {
 /** What a rank holds for training, in bytes. */
 export interface TrainingMemory {
   parameters: number;
-  /** Gradient buckets and their compressed copies. */
+  /** Gradient buckets, their compressed copies and error-feedback residuals. */
   gradients: number;
   /** The optimizer's state (Adam's moments), of the whole model or, under ZeRO, of this rank's shard. */
   optimizerState: number;
@@ -83,6 +97,9 @@ export class GradientSync {
   /** Backward passes whose gradients the buckets hold since the last update. */
   private passes = 0;
   private syncing = false;
+  private readonly compression: CompressionSpec | undefined;
+  private readonly errorFeedback: boolean;
+  private readonly residuals = new Map<Bucket, Float32Array>();
 
   constructor(comm: TrainingComm, model: LayeredModel, options: GradientSyncOptions) {
     if (options?.optimizer === undefined || typeof options.optimizer.applyGradients !== 'function') {
@@ -107,6 +124,19 @@ export class GradientSync {
       zero ? comm.size : 1,
     );
     this.zero = zero ? new ZeroShards(model.tf, comm, this.buckets, options.optimizer) : undefined;
+    this.compression =
+      options.compression === undefined ? undefined : parseCompression(options.compression, { rank: comm.rank });
+    this.errorFeedback = options.errorFeedback ?? false;
+    if (this.compression !== undefined && (options.gradientHook ?? 'none') !== 'none')
+      throw invalidArgument(
+        `Rank ${comm.rank}: gradientHook '${options.gradientHook}' and compression '${this.compression.format}' both compress gradients: choose one`,
+        { argument: 'compression', rank: comm.rank },
+      );
+    if (typeof this.errorFeedback !== 'boolean' || (this.errorFeedback && this.compression === undefined))
+      throw invalidArgument(`Rank ${comm.rank}: errorFeedback (true or false) needs compression to feed back`, {
+        argument: 'errorFeedback',
+        rank: comm.rank,
+      });
     this.callDefaults = { timeoutMs: options.timeoutMs, signal: options.signal };
   }
 
@@ -176,15 +206,41 @@ export class GradientSync {
 
   private currentCall: ReduceOptions = {};
 
-  /** Issues an average (an all-reduce, or a reduce-scatter) that the update waits for (a loss, a metric) on the same communicator. */
-  issue(
-    buffer: TypedArray,
-    options: CallOptions = {},
-    collective: 'allReduce' | 'reduceScatter' = 'allReduce',
-    op: 'avg' | 'sum' = 'avg',
-  ): void {
+  /** Issues an average all-reduce that the update waits for (a loss, a metric) on the same communicator. */
+  issue(buffer: TypedArray, options: CallOptions = {}): void {
+    this.track(this.comm.allReduce(buffer, { ...this.currentCall, ...callOptionsOf(options), op: 'avg' }), buffer);
+  }
+
+  /**
+   * A full bucket's gradients summed over the ranks (reduce-scattered under ZeRO): summed, not
+   * averaged, because the update scales by 1 / (passes x ranks) in one multiplying pass, cheaper
+   * than the dividing pass an 'avg' call runs after its sum (bench/RESULTS.md, "Training").
+   */
+  private issueBucket(bucket: Bucket): void {
+    const options: ReduceOptions = { ...this.currentCall, op: 'sum' };
+    if (this.compression !== undefined) options.compression = this.compressionOf(bucket);
+    const call =
+      this.zero === undefined
+        ? this.comm.allReduce(bucket.wire, options)
+        : this.comm.reduceScatter(bucket.wire, options);
+    this.track(call, bucket.wire);
+  }
+
+  /** The bucket's compression, with its residual when error feedback is on (zeros at first). */
+  private compressionOf(bucket: Bucket): CompressionOption {
+    const { format, blockSize } = this.compression!;
+    if (!this.errorFeedback) return { format, blockSize };
+    let residual = this.residuals.get(bucket);
+    if (residual === undefined) {
+      residual = this.comm.alloc('float32', bucket.wire.length);
+      residual.fill(0);
+      this.residuals.set(bucket, residual);
+    }
+    return { format, blockSize, residual };
+  }
+
+  private track(call: Promise<void>, buffer: TypedArray): void {
     this.wireBytes += buffer.byteLength;
-    const call = this.comm[collective](buffer, { ...this.currentCall, ...callOptionsOf(options), op });
     // Failures are collected by finishPass, so none is left unobserved meanwhile.
     call.catch(() => {});
     this.inFlight.push(call);
@@ -198,9 +254,7 @@ export class GradientSync {
       grads[j].dispose();
       if (full !== undefined && this.syncing) {
         this.buckets.encode(full);
-        // Summed, not averaged: the update scales by 1 / (passes x ranks) in one multiplying pass,
-        // cheaper than the dividing pass an 'avg' call runs after its sum (bench/RESULTS.md, "Training").
-        this.issue(full.wire, {}, this.zero === undefined ? 'allReduce' : 'reduceScatter', 'sum');
+        this.issueBucket(full);
         this.bucketCalls++;
       }
     });
@@ -239,7 +293,7 @@ export class GradientSync {
     const weights = await this.optimizer.getWeights();
     return {
       parameters: this.params.reduce((n, p) => n + p.size * 4, 0),
-      gradients: this.buckets.bytes,
+      gradients: this.buckets.bytes + [...this.residuals.values()].reduce((n, r) => n + r.byteLength, 0),
       optimizerState: weights.reduce((n, w) => n + w.tensor.size * 4, 0),
       shards: this.zero?.bytes ?? 0,
     };
@@ -331,6 +385,8 @@ export class GradientSync {
   dispose(): void {
     this.zero?.dispose();
     this.buckets.dispose();
+    for (const residual of this.residuals.values()) this.comm.free(residual);
+    this.residuals.clear();
   }
 
   private update(): void {

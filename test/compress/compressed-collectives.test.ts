@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { COMPRESSION_FORMATS } from '../../src/compress/compression-spec.js';
-import { launchFixture, runFixture } from '../harness/ranks.js';
+import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
 
 type Result = { cases: number; failures: string[]; digests: string[] };
 const FORMATS = Object.keys(COMPRESSION_FORMATS);
@@ -129,4 +129,114 @@ test('TSCCL_DEBUG_CHECK names a call one rank compressed and another did not', a
       result.mismatch,
       /^TSCCL_ERR_MISMATCH: Desync on world: rank 0 called allReduce #\d+\(float32, count 262144, sum, compressed bf16\) but rank 1 called allReduce #\d+\(float32, count 262144, sum\)/,
     );
+});
+
+test('TSCCL_COMPRESSION compresses the float calls of a job, and TSCCL_COMPRESSION_SHADOW reports the error each made', async () => {
+  const { results } = await runFixture(
+    'compression-shadow-rank',
+    2,
+    {},
+    { env: { ...process.env, TSCCL_COMPRESSION: 'int8', TSCCL_COMPRESSION_SHADOW: '1' } },
+  );
+  for (const result of results as {
+    reports: {
+      op: string;
+      compression: string;
+      elements: number;
+      maxAbsError: number;
+      relativeError: number;
+      nonFinite: number;
+    }[];
+    records: { op: string; compression?: string; shadowError?: number; wireBytes?: number }[];
+    ints: number[];
+    same: boolean;
+    exactError: number;
+  }[]) {
+    // The shadowed call: an exact allReduce, then the compressed one, which the report describes.
+    assert.equal(result.reports.length, 1);
+    const [report] = result.reports;
+    assert.equal(report.compression, 'int8/256');
+    assert.equal(report.elements, 3000);
+    assert.equal(report.nonFinite, 0);
+    // The compressed result differs from the exact one by what the unshadowed call shows too.
+    assert.equal(report.maxAbsError, result.exactError);
+    assert.ok(report.relativeError > 0 && report.relativeError < 4 / 254, `relative error ${report.relativeError}`);
+    assert.ok(result.same, 'shadowing does not change the result');
+    assert.deepEqual(result.ints, [1, 3, 5, 7, 9], 'integers are not compressed');
+    assert.deepEqual(
+      result.records.map((r) => [r.op, r.compression ?? 'none']),
+      [
+        ['allReduce', 'none'],
+        ['allReduce', 'int8/256'],
+        ['allReduce', 'none'],
+        ['allReduce', 'int8/256'],
+        ['allReduce', 'none'],
+      ],
+    );
+    assert.equal(result.records[1].shadowError, report.relativeError);
+    // 3000 elements over 2 ranks: 2 chunks of 1500 codes and 6 scales each, word-aligned.
+    assert.equal(result.records[1].wireBytes, 2 * (1500 + 6 * 4));
+  }
+});
+
+test("error feedback: a residual carries each step's rounding into the next, so the mean over steps converges to the exact sum", async () => {
+  const steps = 40;
+  const { results } = await runFixture('compression-feedback-rank', 3, { steps });
+  for (const result of results as { withFeedback: number; without: number; exact: number[]; refusals: string[] }[]) {
+    // Each rank's last residual is at most half a step of its block's scale: 7 steps of at most
+    // max |x + r| <= 1.6 + 0.2 here.
+    const lastResiduals = (3 * 1.8) / 14;
+    assert.ok(result.withFeedback <= lastResiduals / steps + 1e-5, `with feedback ${result.withFeedback}`);
+    assert.ok(result.without > 5 * result.withFeedback, `without ${result.without}, with ${result.withFeedback}`);
+    assert.match(
+      result.refusals[0],
+      /^TSCCL_ERR_INVALID_ARGUMENT: .*the residual holds 9 elements but the input has 10/,
+    );
+    assert.match(
+      result.refusals[1],
+      /^TSCCL_ERR_INVALID_ARGUMENT: .*a residual \(error feedback\) belongs to reductions/,
+    );
+    assert.match(result.refusals[2], /^TSCCL_ERR_INVALID_ARGUMENT: .*residual must be a Float32Array/);
+  }
+});
+
+test('NaN and Inf through a compressed all-reduce: NaN stays NaN; Inf stays Inf where the format has one, else NaN; their blocks stay finite', async () => {
+  const { results } = await runFixture('compression-integrity-rank', 3, { mode: 'nonfinite' });
+  for (const result of results as Record<string, string[]>[]) {
+    for (const format of FORMATS) {
+      const [nan, inf, neighbour, sameBlock] = result[format];
+      assert.equal(nan, 'NaN', format);
+      assert.equal(inf, format === 'fp16' || format === 'bf16' || format === 'fp8e5m2' ? 'Infinity' : 'NaN', format);
+      assert.ok(
+        Number.isFinite(Number(neighbour)) && Number.isFinite(Number(sameBlock)),
+        `${format}: ${result[format]}`,
+      );
+    }
+    assert.deepEqual(result, (results as Record<string, string[]>[])[0], 'every rank holds the same');
+  }
+});
+
+test('compressed frames are checksummed: a flipped bit is TSCCL_ERR_CHECKSUM, never decoded as data', async () => {
+  const all = await rankResults<{ code: string; message: string }>(
+    launchFixture(
+      'compression-integrity-rank',
+      2,
+      { mode: 'corrupt' },
+      { env: { ...process.env, TSCCL_TEST_FAULT: 'flip@0#1', TSCCL_CHECKSUM: '1' } },
+    ),
+  );
+  assert.equal(all[1]!.code, 'TSCCL_ERR_CHECKSUM', all[1]!.message);
+  assert.match(all[1]!.message, /Rank 1, data from rank 0: TCP frame checksum mismatch/);
+  assert.notEqual(all[0]!.code, 'OK');
+  assert.notEqual(all[0]!.code, 'TSCCL_ERR_TIMEOUT', all[0]!.message);
+});
+
+test('TSCCL_KERNEL=js: the JavaScript codecs give results within the same bounds, the same bits on every rank', async () => {
+  const { results } = await runFixture(
+    'compression-rank',
+    2,
+    { formats: FORMATS, counts: [7, 256, 1000], blockSize: 64, dtypes: ['float32'], piece: DEFAULT_PIECE },
+    { env: { ...process.env, TSCCL_KERNEL: 'js' } },
+  );
+  assertSound(results as Result[], FORMATS.length * 5 * 3 * 3);
 });
