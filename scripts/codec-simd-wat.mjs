@@ -9,52 +9,85 @@ const splatI32 = (v) => `(i32x4.splat (i32.const ${v}))`;
 const narrow4 = (a, b, c, d) =>
   `(i8x16.narrow_i16x8_s (i16x8.narrow_i32x4_s ${a} ${b}) (i16x8.narrow_i32x4_s ${c} ${d}))`;
 
-/** The finite-absolute-maximum pass over one block at $p0 ($block elements), into $max. */
+/**
+ * The finite-absolute-maximum pass over one block at $p0 ($block elements), into $max; $finite
+ * is 1 when every element of the block is finite ($raw keeps a lane set while its elements were).
+ */
 const blockAbsMax = `
       (local.set $m (v128.const i32x4 0 0 0 0))
+      (local.set $raw (v128.const i32x4 -1 -1 -1 -1))
       (local.set $p (local.get $p0))
       (local.set $i (i32.const 0))
       (block $d1 (loop $l1
         (br_if $d1 (i32.ge_u (local.get $i) (local.get $block)))
         (local.set $x (f32x4.abs (v128.load (local.get $p))))
-        ;; NaN and Inf lanes compare false and count as 0.
-        (local.set $m (f32x4.max (local.get $m)
-          (v128.and (local.get $x) (f32x4.lt (local.get $x) (v128.const f32x4 inf inf inf inf)))))
+        ;; Finite lanes compare below Inf (NaN does not); the others count as 0, and clear $raw's lane.
+        (local.set $fin (f32x4.lt (local.get $x) (v128.const f32x4 inf inf inf inf)))
+        (local.set $raw (v128.and (local.get $raw) (local.get $fin)))
+        (local.set $m (f32x4.pmax (local.get $m) (v128.and (local.get $x) (local.get $fin))))
         (local.set $p (i32.add (local.get $p) (i32.const 16)))
         (local.set $i (i32.add (local.get $i) (i32.const 4)))
         (br $l1)))
       (local.set $max (f32.max
         (f32.max (f32x4.extract_lane 0 (local.get $m)) (f32x4.extract_lane 1 (local.get $m)))
-        (f32.max (f32x4.extract_lane 2 (local.get $m)) (f32x4.extract_lane 3 (local.get $m)))))`;
+        (f32.max (f32x4.extract_lane 2 (local.get $m)) (f32x4.extract_lane 3 (local.get $m)))))
+      (local.set $finite (i32x4.all_true (local.get $raw)))`;
 
-/** Vector k (0..3) of the 16 elements at $p: clamped codes into $q<k>, non-finite lanes into $bad<k>. */
-const quantiseVector = (k, levels) => `
-        (local.set $x (v128.load offset=${k * 16} (local.get $p)))
-        (local.set $bad${k} (f32x4.ne (f32x4.sub (local.get $x) (local.get $x)) (v128.const i32x4 0 0 0 0)))
+/**
+ * Vector k (0..3) of the 16 elements at $p: clamped codes into $q<k>, and (unless the block is
+ * all finite) its non-finite lanes into $bad<k>.
+ */
+const quantiseVector = (k, levels, finite) => `
+        (local.set $x (v128.load offset=${k * 16} (local.get $p)))${
+          finite
+            ? ''
+            : `
+        (local.set $bad${k} (f32x4.ne (f32x4.sub (local.get $x) (local.get $x)) (v128.const i32x4 0 0 0 0)))`
+        }
+        ;; Round to nearest even by adding 1.5 x 2^23 (the integer lands in the mantissa bits).
         (local.set $q${k} (i32x4.max_s (i32x4.min_s
-          (i32x4.trunc_sat_f32x4_s (f32x4.nearest (f32x4.mul (local.get $x) (local.get $inv))))
+          (i32x4.sub (f32x4.add (f32x4.mul (local.get $x) (local.get $inv)) ${splatI32(0x4b400000)}) ${splatI32(0x4b400000)})
           ${splatI32(levels)}) ${splatI32(-levels)}))`;
 
 /** Encoder of blockwise int8 (levels 127) or int4 (levels 7). */
 function intEncode(name, levels) {
-  const store =
+  const codes = narrow4('(local.get $q0)', '(local.get $q1)', '(local.get $q2)', '(local.get $q3)');
+  const bad = narrow4('(local.get $bad0)', '(local.get $bad1)', '(local.get $bad2)', '(local.get $bad3)');
+  const store = (finite) =>
     levels === 127
-      ? `(v128.store (local.get $c) (v128.bitselect (v128.const i8x16 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128)
-            ${narrow4('(local.get $q0)', '(local.get $q1)', '(local.get $q2)', '(local.get $q3)')}
-            ${narrow4('(local.get $bad0)', '(local.get $bad1)', '(local.get $bad2)', '(local.get $bad3)')}))
+      ? `(v128.store (local.get $c) ${
+          finite
+            ? codes
+            : `(v128.bitselect (v128.const i8x16 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128 -128)
+            ${codes}
+            ${bad})`
+        })
         (local.set $c (i32.add (local.get $c) (i32.const 16)))`
       : `;; Nibbles q + 8 (0 marks a non-finite element), element 2k low and 2k+1 high in byte k.
-        (local.set $x (v128.andnot
-          (i8x16.add ${narrow4('(local.get $q0)', '(local.get $q1)', '(local.get $q2)', '(local.get $q3)')} (i8x16.splat (i32.const 8)))
-          ${narrow4('(local.get $bad0)', '(local.get $bad1)', '(local.get $bad2)', '(local.get $bad3)')}))
+        (local.set $x (i8x16.add ${codes} (i8x16.splat (i32.const 8))))${
+          finite
+            ? ''
+            : `
+        (local.set $x (v128.andnot (local.get $x) ${bad}))`
+        }
         (local.set $x (v128.or (v128.and (local.get $x) (i16x8.splat (i32.const 0x000f)))
           (v128.and (i16x8.shr_u (local.get $x) (i32.const 4)) (i16x8.splat (i32.const 0x00f0)))))
         (i64.store (local.get $c) (i64x2.extract_lane 0 (i8x16.narrow_i16x8_u (local.get $x) (local.get $x))))
         (local.set $c (i32.add (local.get $c) (i32.const 8)))`;
+  // The block's quantising loop: without the non-finite masks when every element is finite.
+  const loop = (finite, label) => `
+      (local.set $p (local.get $p0))
+      (local.set $i (i32.const 0))
+      (block $${label}d (loop $${label}l
+        (br_if $${label}d (i32.ge_u (local.get $i) (local.get $block)))${[0, 1, 2, 3].map((k) => quantiseVector(k, levels, finite)).join('')}
+        ${store(finite)}
+        (local.set $p (i32.add (local.get $p) (i32.const 64)))
+        (local.set $i (i32.add (local.get $i) (i32.const 16)))
+        (br $${label}l)))`;
   return `
   (func (export "${name}") (param $src i32) (param $scales i32) (param $codes i32) (param $blocks i32) (param $block i32)
     (local $b i32) (local $i i32) (local $p i32) (local $p0 i32) (local $c i32) (local $m v128) (local $x v128)
-    (local $max f32) (local $scale f32) (local $inv v128)
+    (local $max f32) (local $scale f32) (local $inv v128) (local $raw v128) (local $fin v128) (local $finite i32)
     (local $q0 v128) (local $q1 v128) (local $q2 v128) (local $q3 v128)
     (local $bad0 v128) (local $bad1 v128) (local $bad2 v128) (local $bad3 v128)
     (local.set $p0 (local.get $src))
@@ -65,14 +98,7 @@ function intEncode(name, levels) {
       (f32.store (i32.add (local.get $scales) (i32.shl (local.get $b) (i32.const 2))) (local.get $scale))
       (local.set $inv (f32x4.splat (select (f32.div (f32.const 1) (local.get $scale)) (f32.const 0)
         (f32.gt (local.get $scale) (f32.const 0)))))
-      (local.set $p (local.get $p0))
-      (local.set $i (i32.const 0))
-      (block $d2 (loop $l2
-        (br_if $d2 (i32.ge_u (local.get $i) (local.get $block)))${[0, 1, 2, 3].map((k) => quantiseVector(k, levels)).join('')}
-        ${store}
-        (local.set $p (i32.add (local.get $p) (i32.const 64)))
-        (local.set $i (i32.add (local.get $i) (i32.const 16)))
-        (br $l2)))
+      (if (local.get $finite) (then${loop(true, 'f')}) (else${loop(false, 'n')}))
       (local.set $p0 (local.get $p))
       (local.set $b (i32.add (local.get $b) (i32.const 1)))
       (br $blk))))`;

@@ -6,6 +6,7 @@
 // (`tsccl sim --compression` on the emulated cluster's topology, bench/lib/netns-topology.mjs).
 // Needs root and iproute2.
 // Usage: node bench/compression/netns.mjs [--rate 1gbit] [--per-host 1] [--sizes 1,16,64,256] [--iters 3]
+//        [--formats none,int8,...] [--alloc: buffers from comm.alloc]
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createNetnsStar, netnsUnavailable } from '../../dist/test/harness/netns.js';
@@ -24,6 +25,7 @@ const { values } = parseArgs({
     sizes: { type: 'string', default: '1,16,64,256' },
     iters: { type: 'string', default: '3' },
     formats: { type: 'string', default: 'none,fp16,bf16,fp8e4m3,fp8e5m2,int8,int4' },
+    alloc: { type: 'boolean', default: false },
   },
 });
 const why = netnsUnavailable();
@@ -32,7 +34,14 @@ if (why) {
   process.exit(2);
 }
 const formats = values.formats.split(',');
-const args = [JSON.stringify({ sizesMiB: values.sizes.split(',').map(Number), formats, iters: Number(values.iters) })];
+const args = [
+  JSON.stringify({
+    sizesMiB: values.sizes.split(',').map(Number),
+    formats,
+    iters: Number(values.iters),
+    alloc: values.alloc,
+  }),
+];
 const star = createNetnsStar('cz', 2, values.rate);
 let rows;
 try {
@@ -69,7 +78,7 @@ const predictMs = (row) => {
   return simulateCompressedRow(graph, graph.accelerators, { ...request, compression, codecGBps: codec }).timeUs / 1000;
 };
 console.log(
-  `# all-reduce float32, 2 hosts x ${values['per-host']} process(es), links ${values.rate}, ${new Date().toISOString().slice(0, 10)}`,
+  `# all-reduce float32, 2 hosts x ${values['per-host']} process(es), links ${values.rate}, ${values.alloc ? 'buffers from comm.alloc' : 'plain Float32Array buffers'}, ${new Date().toISOString().slice(0, 10)}`,
 );
 console.log('| size | format | ms per call | speed-up vs none | max error / max exact | predicted ms |');
 console.log('|---:|---|---:|---:|---:|---:|');

@@ -1,10 +1,11 @@
 // One rank of bench/compression/netns.mjs: all-reduce of float32 gradient-like data, uncompressed
 // and in each compression format, at each size; returns the time per call (median of the timed
-// calls) and the error against the uncompressed result. Args: JSON { sizesMiB, formats, iters }.
+// calls) and the error against the uncompressed result. Args: JSON { sizesMiB, formats, iters,
+// alloc } (alloc: the buffer from comm.alloc, which the codecs read and write in place).
 import { init } from '../../dist/src/index.js';
 import { seededRandom } from '../../dist/src/seeded-random.js';
 
-const { sizesMiB, formats, iters } = JSON.parse(process.argv[2]);
+const { sizesMiB, formats, iters, alloc } = JSON.parse(process.argv[2]);
 
 /** Values over several magnitudes with zeros and outliers, different on every rank. */
 function gradientLike(count, seed) {
@@ -29,7 +30,7 @@ export default async function main() {
     await comm.allReduce(exact);
     let peak = 0;
     for (let i = 0; i < count; i++) peak = Math.max(peak, Math.abs(exact[i]));
-    const buffer = new Float32Array(count);
+    const buffer = alloc ? comm.alloc('float32', count) : new Float32Array(count);
     for (const format of formats) {
       const options = format === 'none' ? {} : { compression: format };
       const times = [];
@@ -44,6 +45,7 @@ export default async function main() {
       for (let i = 0; i < count; i++) worst = Math.max(worst, Math.abs(buffer[i] - exact[i]));
       rows.push({ mib, format, ms: median(times), maxError: worst / peak });
     }
+    if (alloc) comm.free(buffer);
   }
   await comm.destroy?.();
   return rows;
