@@ -155,57 +155,75 @@ const bf16Half = (bits) => `(v128.bitselect
             (v128.and (i32x4.shr_u ${bits} (i32.const 16)) ${splatI32(1)})) (i32.const 16))
           (i32x4.gt_u (v128.and ${bits} ${splatI32(0x7fffffff)}) ${splatI32(0x7f800000)}))`;
 
-/** float32 -> fp16 bits, round to nearest even; overflow to Inf, NaN to quiet NaN, subnormals by a magic add. */
-const fp16Half = (bits) => `(v128.or (i32x4.shr_u (v128.and ${bits} ${splatI32(0x80000000)}) (i32.const 16))
-          (call $fp16_magnitude (v128.and ${bits} ${splatI32(0x7fffffff)})))`;
+/**
+ * The fp16 bits of the float32 magnitudes in local `a` (sign cleared), round to nearest even:
+ * overflow to Inf, NaN to a quiet NaN, subnormals by a magic add.
+ */
+const fp16Magnitude = (a) => `(v128.bitselect
+          ;; at or above 65536 (or Inf, NaN): Inf, or a quiet NaN
+          (v128.bitselect ${splatI32(0x7e00)} ${splatI32(0x7c00)} (i32x4.gt_u (local.get ${a}) ${splatI32(0x7f800000)}))
+          (v128.bitselect
+            ;; below 2^-14: the float add of 0.5 aligns the 10 mantissa bits at the bottom, rounded to even
+            (i32x4.sub (f32x4.add (local.get ${a}) ${splatI32(0x3f000000)}) ${splatI32(0x3f000000)})
+            ;; normal: rebias the exponent, add the rounding bias (0xfff plus the odd bit), take the bits
+            (i32x4.shr_u (i32x4.add (i32x4.add (local.get ${a}) ${splatI32(-0x37fff001)})
+              (v128.and (i32x4.shr_u (local.get ${a}) (i32.const 13)) ${splatI32(1)})) (i32.const 13))
+            (i32x4.lt_u (local.get ${a}) ${splatI32(113 << 23)}))
+          (i32x4.ge_u (local.get ${a}) ${splatI32(143 << 23)}))`;
 
-const floatCodecs = `
-  (func $fp16_magnitude (param $a v128) (result v128)
-    (v128.bitselect
-      ;; at or above 65536 (or Inf, NaN): Inf, or a quiet NaN
-      (v128.bitselect ${splatI32(0x7e00)} ${splatI32(0x7c00)} (i32x4.gt_u (local.get $a) ${splatI32(0x7f800000)}))
-      (v128.bitselect
-        ;; below 2^-14: the float add of 0.5 aligns the 10 mantissa bits at the bottom, rounded to even
-        (i32x4.sub (f32x4.add (local.get $a) ${splatI32(0x3f000000)}) ${splatI32(0x3f000000)})
-        ;; normal: rebias the exponent, add the rounding bias (0xfff plus the odd bit), take the bits
-        (i32x4.shr_u (i32x4.add (i32x4.add (local.get $a) ${splatI32(-0x37fff001)})
-          (v128.and (i32x4.shr_u (local.get $a) (i32.const 13)) ${splatI32(1)})) (i32.const 13))
-        (i32x4.lt_u (local.get $a) ${splatI32(113 << 23)}))
-      (i32x4.ge_u (local.get $a) ${splatI32(143 << 23)})))
-  (func $fp16_value (param $h v128) (result v128)
-    (local $o v128) (local $e v128)
-    (local.set $o (i32x4.add (i32x4.shl (v128.and (local.get $h) ${splatI32(0x7fff)}) (i32.const 13)) ${splatI32(112 << 23)}))
-    (local.set $e (v128.and (local.get $h) ${splatI32(0x7c00)}))
-    (v128.or (i32x4.shl (v128.and (local.get $h) ${splatI32(0x8000)}) (i32.const 16))
-      (v128.bitselect
-        (i32x4.add (local.get $o) ${splatI32(112 << 23)})
+/** The float32 bits of the fp16 values (zero-extended to i32 lanes) in local `h`, with locals `o` and `e` to work in. */
+const fp16Value = (
+  h,
+  o,
+  e,
+) => `(local.set ${o} (i32x4.add (i32x4.shl (v128.and (local.get ${h}) ${splatI32(0x7fff)}) (i32.const 13)) ${splatI32(112 << 23)}))
+      (local.set ${e} (v128.and (local.get ${h}) ${splatI32(0x7c00)}))
+      (local.set $f (v128.or (i32x4.shl (v128.and (local.get ${h}) ${splatI32(0x8000)}) (i32.const 16))
         (v128.bitselect
-          (f32x4.sub (i32x4.add (local.get $o) ${splatI32(1 << 23)}) ${splatI32(113 << 23)})
-          (local.get $o)
-          (i32x4.eq (local.get $e) ${splatI32(0)}))
-        (i32x4.eq (local.get $e) ${splatI32(0x7c00)}))))
-${['bf16', 'fp16']
+          (i32x4.add (local.get ${o}) ${splatI32(112 << 23)})
+          (v128.bitselect
+            (f32x4.sub (i32x4.add (local.get ${o}) ${splatI32(1 << 23)}) ${splatI32(113 << 23)})
+            (local.get ${o})
+            (i32x4.eq (local.get ${e}) ${splatI32(0)}))
+          (i32x4.eq (local.get ${e}) ${splatI32(0x7c00)}))))`;
+
+// Each loop step: 8 values, two i32x4 halves loaded into $b0 and $b1, their results in $r0 and $r1.
+const encodeHalves = (name) =>
+  [0, 1]
+    .map((k) =>
+      name === 'bf16'
+        ? `
+      (local.set $r${k} ${bf16Half(`(local.get $b${k})`)})`
+        : `
+      (local.set $a (v128.and (local.get $b${k}) ${splatI32(0x7fffffff)}))
+      (local.set $r${k} (v128.or (i32x4.shr_u (v128.and (local.get $b${k}) ${splatI32(0x80000000)}) (i32.const 16))
+        ${fp16Magnitude('$a')}))`,
+    )
+    .join('');
+
+const floatCodecs = ['bf16', 'fp16']
   .map(
     (name) => `
   (func (export "${name}_encode") (param $src i32) (param $dst i32) (param $n i32)
-    (local $i i32)
+    (local $i i32) (local $b0 v128) (local $b1 v128) (local $a v128) (local $r0 v128) (local $r1 v128)
     (block $done (loop $l
       (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-      (v128.store (local.get $dst) (i16x8.narrow_i32x4_u
-        ${(name === 'bf16' ? bf16Half : fp16Half)('(v128.load (local.get $src))')}
-        ${(name === 'bf16' ? bf16Half : fp16Half)('(v128.load offset=16 (local.get $src))')}))
+      (local.set $b0 (v128.load (local.get $src)))
+      (local.set $b1 (v128.load offset=16 (local.get $src)))${encodeHalves(name)}
+      (v128.store (local.get $dst) (i16x8.narrow_i32x4_u (local.get $r0) (local.get $r1)))
       (local.set $src (i32.add (local.get $src) (i32.const 32)))
       (local.set $dst (i32.add (local.get $dst) (i32.const 16)))
       (local.set $i (i32.add (local.get $i) (i32.const 8)))
       (br $l))))
   (func (export "${name}_decode") (param $src i32) (param $dst i32) (param $n i32) (param $add i32)
-    (local $i i32) (local $h v128) (local $f v128)
+    (local $i i32) (local $h v128) (local $w v128) (local $o v128) (local $e v128) (local $f v128)
     (block $done (loop $l
       (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
       (local.set $h (v128.load (local.get $src)))${['low', 'high']
         .map(
           (half, k) => `
-      (local.set $f ${name === 'bf16' ? `(i32x4.shl (i32x4.extend_${half}_i16x8_u (local.get $h)) (i32.const 16))` : `(call $fp16_value (i32x4.extend_${half}_i16x8_u (local.get $h)))`})
+      (local.set $w (i32x4.extend_${half}_i16x8_u (local.get $h)))
+      ${name === 'bf16' ? '(local.set $f (i32x4.shl (local.get $w) (i32.const 16)))' : fp16Value('$w', '$o', '$e')}
       (if (local.get $add) (then (local.set $f (f32x4.add (v128.load offset=${k * 16} (local.get $dst)) (local.get $f)))))
       (v128.store offset=${k * 16} (local.get $dst) (local.get $f))`,
         )
@@ -215,7 +233,7 @@ ${['bf16', 'fp16']
       (local.set $i (i32.add (local.get $i) (i32.const 8)))
       (br $l))))`,
   )
-  .join('')}`;
+  .join('');
 
 export const codecWat = `;; Generated by scripts/build-kernels.mjs from scripts/codec-simd-wat.mjs: the compression codecs
 ;; of src/compress/ over the shared arena (byte offsets). Whole blocks of a multiple of 16

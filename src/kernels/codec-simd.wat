@@ -293,59 +293,38 @@
         (br $l2)))
       (local.set $b (i32.add (local.get $b) (i32.const 1)))
       (br $blk))))
-  (func $fp16_magnitude (param $a v128) (result v128)
-    (v128.bitselect
-      ;; at or above 65536 (or Inf, NaN): Inf, or a quiet NaN
-      (v128.bitselect (i32x4.splat (i32.const 32256)) (i32x4.splat (i32.const 31744)) (i32x4.gt_u (local.get $a) (i32x4.splat (i32.const 2139095040))))
-      (v128.bitselect
-        ;; below 2^-14: the float add of 0.5 aligns the 10 mantissa bits at the bottom, rounded to even
-        (i32x4.sub (f32x4.add (local.get $a) (i32x4.splat (i32.const 1056964608))) (i32x4.splat (i32.const 1056964608)))
-        ;; normal: rebias the exponent, add the rounding bias (0xfff plus the odd bit), take the bits
-        (i32x4.shr_u (i32x4.add (i32x4.add (local.get $a) (i32x4.splat (i32.const -939520001)))
-          (v128.and (i32x4.shr_u (local.get $a) (i32.const 13)) (i32x4.splat (i32.const 1)))) (i32.const 13))
-        (i32x4.lt_u (local.get $a) (i32x4.splat (i32.const 947912704))))
-      (i32x4.ge_u (local.get $a) (i32x4.splat (i32.const 1199570944)))))
-  (func $fp16_value (param $h v128) (result v128)
-    (local $o v128) (local $e v128)
-    (local.set $o (i32x4.add (i32x4.shl (v128.and (local.get $h) (i32x4.splat (i32.const 32767))) (i32.const 13)) (i32x4.splat (i32.const 939524096))))
-    (local.set $e (v128.and (local.get $h) (i32x4.splat (i32.const 31744))))
-    (v128.or (i32x4.shl (v128.and (local.get $h) (i32x4.splat (i32.const 32768))) (i32.const 16))
-      (v128.bitselect
-        (i32x4.add (local.get $o) (i32x4.splat (i32.const 939524096)))
-        (v128.bitselect
-          (f32x4.sub (i32x4.add (local.get $o) (i32x4.splat (i32.const 8388608))) (i32x4.splat (i32.const 947912704)))
-          (local.get $o)
-          (i32x4.eq (local.get $e) (i32x4.splat (i32.const 0))))
-        (i32x4.eq (local.get $e) (i32x4.splat (i32.const 31744))))))
-
   (func (export "bf16_encode") (param $src i32) (param $dst i32) (param $n i32)
-    (local $i i32)
+    (local $i i32) (local $b0 v128) (local $b1 v128) (local $a v128) (local $r0 v128) (local $r1 v128)
     (block $done (loop $l
       (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-      (v128.store (local.get $dst) (i16x8.narrow_i32x4_u
-        (v128.bitselect
-          (v128.or (i32x4.shr_u (v128.load (local.get $src)) (i32.const 16)) (i32x4.splat (i32.const 64)))
-          (i32x4.shr_u (i32x4.add (i32x4.add (v128.load (local.get $src)) (i32x4.splat (i32.const 32767)))
-            (v128.and (i32x4.shr_u (v128.load (local.get $src)) (i32.const 16)) (i32x4.splat (i32.const 1)))) (i32.const 16))
-          (i32x4.gt_u (v128.and (v128.load (local.get $src)) (i32x4.splat (i32.const 2147483647))) (i32x4.splat (i32.const 2139095040))))
-        (v128.bitselect
-          (v128.or (i32x4.shr_u (v128.load offset=16 (local.get $src)) (i32.const 16)) (i32x4.splat (i32.const 64)))
-          (i32x4.shr_u (i32x4.add (i32x4.add (v128.load offset=16 (local.get $src)) (i32x4.splat (i32.const 32767)))
-            (v128.and (i32x4.shr_u (v128.load offset=16 (local.get $src)) (i32.const 16)) (i32x4.splat (i32.const 1)))) (i32.const 16))
-          (i32x4.gt_u (v128.and (v128.load offset=16 (local.get $src)) (i32x4.splat (i32.const 2147483647))) (i32x4.splat (i32.const 2139095040))))))
+      (local.set $b0 (v128.load (local.get $src)))
+      (local.set $b1 (v128.load offset=16 (local.get $src)))
+      (local.set $r0 (v128.bitselect
+          (v128.or (i32x4.shr_u (local.get $b0) (i32.const 16)) (i32x4.splat (i32.const 64)))
+          (i32x4.shr_u (i32x4.add (i32x4.add (local.get $b0) (i32x4.splat (i32.const 32767)))
+            (v128.and (i32x4.shr_u (local.get $b0) (i32.const 16)) (i32x4.splat (i32.const 1)))) (i32.const 16))
+          (i32x4.gt_u (v128.and (local.get $b0) (i32x4.splat (i32.const 2147483647))) (i32x4.splat (i32.const 2139095040)))))
+      (local.set $r1 (v128.bitselect
+          (v128.or (i32x4.shr_u (local.get $b1) (i32.const 16)) (i32x4.splat (i32.const 64)))
+          (i32x4.shr_u (i32x4.add (i32x4.add (local.get $b1) (i32x4.splat (i32.const 32767)))
+            (v128.and (i32x4.shr_u (local.get $b1) (i32.const 16)) (i32x4.splat (i32.const 1)))) (i32.const 16))
+          (i32x4.gt_u (v128.and (local.get $b1) (i32x4.splat (i32.const 2147483647))) (i32x4.splat (i32.const 2139095040)))))
+      (v128.store (local.get $dst) (i16x8.narrow_i32x4_u (local.get $r0) (local.get $r1)))
       (local.set $src (i32.add (local.get $src) (i32.const 32)))
       (local.set $dst (i32.add (local.get $dst) (i32.const 16)))
       (local.set $i (i32.add (local.get $i) (i32.const 8)))
       (br $l))))
   (func (export "bf16_decode") (param $src i32) (param $dst i32) (param $n i32) (param $add i32)
-    (local $i i32) (local $h v128) (local $f v128)
+    (local $i i32) (local $h v128) (local $w v128) (local $o v128) (local $e v128) (local $f v128)
     (block $done (loop $l
       (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
       (local.set $h (v128.load (local.get $src)))
-      (local.set $f (i32x4.shl (i32x4.extend_low_i16x8_u (local.get $h)) (i32.const 16)))
+      (local.set $w (i32x4.extend_low_i16x8_u (local.get $h)))
+      (local.set $f (i32x4.shl (local.get $w) (i32.const 16)))
       (if (local.get $add) (then (local.set $f (f32x4.add (v128.load offset=0 (local.get $dst)) (local.get $f)))))
       (v128.store offset=0 (local.get $dst) (local.get $f))
-      (local.set $f (i32x4.shl (i32x4.extend_high_i16x8_u (local.get $h)) (i32.const 16)))
+      (local.set $w (i32x4.extend_high_i16x8_u (local.get $h)))
+      (local.set $f (i32x4.shl (local.get $w) (i32.const 16)))
       (if (local.get $add) (then (local.set $f (f32x4.add (v128.load offset=16 (local.get $dst)) (local.get $f)))))
       (v128.store offset=16 (local.get $dst) (local.get $f))
       (local.set $src (i32.add (local.get $src) (i32.const 16)))
@@ -353,27 +332,71 @@
       (local.set $i (i32.add (local.get $i) (i32.const 8)))
       (br $l))))
   (func (export "fp16_encode") (param $src i32) (param $dst i32) (param $n i32)
-    (local $i i32)
+    (local $i i32) (local $b0 v128) (local $b1 v128) (local $a v128) (local $r0 v128) (local $r1 v128)
     (block $done (loop $l
       (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
-      (v128.store (local.get $dst) (i16x8.narrow_i32x4_u
-        (v128.or (i32x4.shr_u (v128.and (v128.load (local.get $src)) (i32x4.splat (i32.const 2147483648))) (i32.const 16))
-          (call $fp16_magnitude (v128.and (v128.load (local.get $src)) (i32x4.splat (i32.const 2147483647)))))
-        (v128.or (i32x4.shr_u (v128.and (v128.load offset=16 (local.get $src)) (i32x4.splat (i32.const 2147483648))) (i32.const 16))
-          (call $fp16_magnitude (v128.and (v128.load offset=16 (local.get $src)) (i32x4.splat (i32.const 2147483647)))))))
+      (local.set $b0 (v128.load (local.get $src)))
+      (local.set $b1 (v128.load offset=16 (local.get $src)))
+      (local.set $a (v128.and (local.get $b0) (i32x4.splat (i32.const 2147483647))))
+      (local.set $r0 (v128.or (i32x4.shr_u (v128.and (local.get $b0) (i32x4.splat (i32.const 2147483648))) (i32.const 16))
+        (v128.bitselect
+          ;; at or above 65536 (or Inf, NaN): Inf, or a quiet NaN
+          (v128.bitselect (i32x4.splat (i32.const 32256)) (i32x4.splat (i32.const 31744)) (i32x4.gt_u (local.get $a) (i32x4.splat (i32.const 2139095040))))
+          (v128.bitselect
+            ;; below 2^-14: the float add of 0.5 aligns the 10 mantissa bits at the bottom, rounded to even
+            (i32x4.sub (f32x4.add (local.get $a) (i32x4.splat (i32.const 1056964608))) (i32x4.splat (i32.const 1056964608)))
+            ;; normal: rebias the exponent, add the rounding bias (0xfff plus the odd bit), take the bits
+            (i32x4.shr_u (i32x4.add (i32x4.add (local.get $a) (i32x4.splat (i32.const -939520001)))
+              (v128.and (i32x4.shr_u (local.get $a) (i32.const 13)) (i32x4.splat (i32.const 1)))) (i32.const 13))
+            (i32x4.lt_u (local.get $a) (i32x4.splat (i32.const 947912704))))
+          (i32x4.ge_u (local.get $a) (i32x4.splat (i32.const 1199570944))))))
+      (local.set $a (v128.and (local.get $b1) (i32x4.splat (i32.const 2147483647))))
+      (local.set $r1 (v128.or (i32x4.shr_u (v128.and (local.get $b1) (i32x4.splat (i32.const 2147483648))) (i32.const 16))
+        (v128.bitselect
+          ;; at or above 65536 (or Inf, NaN): Inf, or a quiet NaN
+          (v128.bitselect (i32x4.splat (i32.const 32256)) (i32x4.splat (i32.const 31744)) (i32x4.gt_u (local.get $a) (i32x4.splat (i32.const 2139095040))))
+          (v128.bitselect
+            ;; below 2^-14: the float add of 0.5 aligns the 10 mantissa bits at the bottom, rounded to even
+            (i32x4.sub (f32x4.add (local.get $a) (i32x4.splat (i32.const 1056964608))) (i32x4.splat (i32.const 1056964608)))
+            ;; normal: rebias the exponent, add the rounding bias (0xfff plus the odd bit), take the bits
+            (i32x4.shr_u (i32x4.add (i32x4.add (local.get $a) (i32x4.splat (i32.const -939520001)))
+              (v128.and (i32x4.shr_u (local.get $a) (i32.const 13)) (i32x4.splat (i32.const 1)))) (i32.const 13))
+            (i32x4.lt_u (local.get $a) (i32x4.splat (i32.const 947912704))))
+          (i32x4.ge_u (local.get $a) (i32x4.splat (i32.const 1199570944))))))
+      (v128.store (local.get $dst) (i16x8.narrow_i32x4_u (local.get $r0) (local.get $r1)))
       (local.set $src (i32.add (local.get $src) (i32.const 32)))
       (local.set $dst (i32.add (local.get $dst) (i32.const 16)))
       (local.set $i (i32.add (local.get $i) (i32.const 8)))
       (br $l))))
   (func (export "fp16_decode") (param $src i32) (param $dst i32) (param $n i32) (param $add i32)
-    (local $i i32) (local $h v128) (local $f v128)
+    (local $i i32) (local $h v128) (local $w v128) (local $o v128) (local $e v128) (local $f v128)
     (block $done (loop $l
       (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
       (local.set $h (v128.load (local.get $src)))
-      (local.set $f (call $fp16_value (i32x4.extend_low_i16x8_u (local.get $h))))
+      (local.set $w (i32x4.extend_low_i16x8_u (local.get $h)))
+      (local.set $o (i32x4.add (i32x4.shl (v128.and (local.get $w) (i32x4.splat (i32.const 32767))) (i32.const 13)) (i32x4.splat (i32.const 939524096))))
+      (local.set $e (v128.and (local.get $w) (i32x4.splat (i32.const 31744))))
+      (local.set $f (v128.or (i32x4.shl (v128.and (local.get $w) (i32x4.splat (i32.const 32768))) (i32.const 16))
+        (v128.bitselect
+          (i32x4.add (local.get $o) (i32x4.splat (i32.const 939524096)))
+          (v128.bitselect
+            (f32x4.sub (i32x4.add (local.get $o) (i32x4.splat (i32.const 8388608))) (i32x4.splat (i32.const 947912704)))
+            (local.get $o)
+            (i32x4.eq (local.get $e) (i32x4.splat (i32.const 0))))
+          (i32x4.eq (local.get $e) (i32x4.splat (i32.const 31744))))))
       (if (local.get $add) (then (local.set $f (f32x4.add (v128.load offset=0 (local.get $dst)) (local.get $f)))))
       (v128.store offset=0 (local.get $dst) (local.get $f))
-      (local.set $f (call $fp16_value (i32x4.extend_high_i16x8_u (local.get $h))))
+      (local.set $w (i32x4.extend_high_i16x8_u (local.get $h)))
+      (local.set $o (i32x4.add (i32x4.shl (v128.and (local.get $w) (i32x4.splat (i32.const 32767))) (i32.const 13)) (i32x4.splat (i32.const 939524096))))
+      (local.set $e (v128.and (local.get $w) (i32x4.splat (i32.const 31744))))
+      (local.set $f (v128.or (i32x4.shl (v128.and (local.get $w) (i32x4.splat (i32.const 32768))) (i32.const 16))
+        (v128.bitselect
+          (i32x4.add (local.get $o) (i32x4.splat (i32.const 939524096)))
+          (v128.bitselect
+            (f32x4.sub (i32x4.add (local.get $o) (i32x4.splat (i32.const 8388608))) (i32x4.splat (i32.const 947912704)))
+            (local.get $o)
+            (i32x4.eq (local.get $e) (i32x4.splat (i32.const 0))))
+          (i32x4.eq (local.get $e) (i32x4.splat (i32.const 31744))))))
       (if (local.get $add) (then (local.set $f (f32x4.add (v128.load offset=16 (local.get $dst)) (local.get $f)))))
       (v128.store offset=16 (local.get $dst) (local.get $f))
       (local.set $src (i32.add (local.get $src) (i32.const 16)))
