@@ -790,14 +790,7 @@ export class Communicator {
     }
     return (async () => {
       if (debugCheck) {
-        await checkSameCall(plan, {
-          seq,
-          ctx,
-          rank: this.rank,
-          name: this.name,
-          transport: this.backend.transport,
-          workspaces: this.workspaces,
-        });
+        await this.checkSameCall(plan, seq, ctx);
       }
       const buffers = stageCall(plan, {
         rank: this.rank,
@@ -857,15 +850,20 @@ export class Communicator {
     );
     this.backend.status.enter(seq);
     if (debugCheck) {
-      await checkSameCall(plan, {
-        seq,
-        ctx,
-        rank: this.rank,
-        name: this.name,
-        transport: this.backend.transport,
-        workspaces: this.workspaces,
-      });
+      await this.checkSameCall(plan, seq, ctx);
     }
     await call.run(seq, ctx, checksum);
+  }
+
+  /** TSCCL_DEBUG_CHECK: the ranks compare the call before running it. */
+  private checkSameCall(plan: CallPlan, seq: number, ctx: OpContext): Promise<void> {
+    return checkSameCall(plan, {
+      seq,
+      ctx,
+      rank: this.rank,
+      name: this.name,
+      transport: this.backend.transport,
+      workspaces: this.workspaces,
+    });
   }
 }
