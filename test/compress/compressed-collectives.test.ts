@@ -240,3 +240,21 @@ test('TSCCL_KERNEL=js: the JavaScript codecs give results within the same bounds
   );
   assertSound(results as Result[], FORMATS.length * 5 * 3 * 3);
 });
+
+test('compressed calls on progress engines: plain and arena arrays, an arena residual updated in place, a plain one refused', async () => {
+  const { results } = await runFixture('compression-engine-rank', 2, {});
+  const [a, b] = results as { plain: number[]; arena: number[]; residualMoved: boolean; refused: string }[];
+  assert.deepEqual(a.plain, b.plain);
+  assert.deepEqual(a.arena, b.arena);
+  for (let i = 0; i < 50; i++) {
+    const exact = Math.fround(Math.sin(i * 0.1) * (1 + (i % 5))) + Math.fround(Math.sin(i * 0.1 + 1) * (1 + (i % 5)));
+    // Blocks of 256 whose largest value is at most 10 (two ranks' 5s): int8 within 2n x 10 / 254, int4 within 2n x 10 / 14.
+    assert.ok(Math.abs(a.plain[i] - exact) <= (4 * 10) / 254, `int8 element ${i}: ${a.plain[i]} vs ${exact}`);
+    assert.ok(Math.abs(a.arena[i] - exact) <= (4 * 10) / 14, `int4 element ${i}: ${a.arena[i]} vs ${exact}`);
+  }
+  assert.ok(a.residualMoved && b.residualMoved, 'the engine wrote the residual');
+  assert.match(
+    a.refused,
+    /^TSCCL_ERR_INVALID_ARGUMENT: Rank 0: allReduce runs on the progress engine, which writes the compression residual from its own thread: allocate it with comm.alloc/,
+  );
+});
