@@ -221,7 +221,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype),
+        compression: this.compressionFor(options, dtype, true),
       });
     });
   }
@@ -241,7 +241,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype),
+        compression: this.compressionFor(options, dtype, false),
       });
     });
   }
@@ -260,7 +260,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype),
+        compression: this.compressionFor(options, dtype, true),
       });
     });
   }
@@ -281,7 +281,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype),
+        compression: this.compressionFor(options, dtype, false),
       });
     });
   }
@@ -302,7 +302,7 @@ export class Communicator {
         input,
         output: options.output,
         algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype),
+        compression: this.compressionFor(options, dtype, true),
       });
     });
   }
@@ -556,13 +556,19 @@ export class Communicator {
   }
 
   /** A call's wire format: its compression option, else TSCCL_COMPRESSION where the call can take it. */
-  private compressionFor(options: CollectiveOptions & { op?: unknown }, dtype: DTypeInfo): CompressionSpec | undefined {
+  private compressionFor(
+    options: CollectiveOptions & { op?: unknown },
+    dtype: DTypeInfo,
+    reduces: boolean,
+  ): CompressionSpec | undefined {
     const option = options.compression;
     if (option === 'none') return undefined;
     if (option !== undefined)
       return parseCompression(option, { rank: this.rank, defaultShadow: compressionShadowDefault });
+    // The job's default compresses sums and averages only: a broadcast or all-gather (parameters,
+    // activations) compresses where the call asks, as its error is not averaged away.
     const job = compressionDefault;
-    const summing = options.op === undefined || options.op === 'sum' || options.op === 'avg';
+    const summing = reduces && (options.op === undefined || options.op === 'sum' || options.op === 'avg');
     return job !== undefined && isCompressible(dtype) && summing && options.algorithm === undefined ? job : undefined;
   }
 

@@ -171,6 +171,7 @@ test('TSCCL_COMPRESSION compresses the float calls of a job, and TSCCL_COMPRESSI
         ['allReduce', 'none'],
         ['allReduce', 'int8/256'],
         ['allReduce', 'none'],
+        ['broadcast', 'none'],
       ],
     );
     assert.equal(result.records[1].shadowError, report.relativeError);
