@@ -21,7 +21,7 @@ export function formatSimTable(rows: readonly SimRow[], header: string[]): strin
         ? `(${r.mode}: ${r.bound} bound)`
         : `${r.bottleneck.link} ${r.bottleneck.kind} (${(r.bottleneck.utilisation * 100).toFixed(0)}%)`;
     lines.push(
-      ` ${String(r.bytes).padStart(12)}${String(r.count).padStart(14)}${'float'.padStart(8)}${(r.reduces ? 'sum' : 'none').padStart(7)}${String(BENCH_OPS[r.op].rooted ? r.root : -1).padStart(6)}${fixed(r.timeUs).padStart(10)}${r.algbwGBs.toFixed(2).padStart(9)}${r.busbwGBs.toFixed(2).padStart(9)}${'N/A'.padStart(7)}  ${r.algorithm.padEnd(19)}${r.protocol.padEnd(7)}${String(r.channels).padStart(3)}  ${bottleneck}`,
+      ` ${String(r.bytes).padStart(12)}${String(r.count).padStart(14)}${'float'.padStart(8)}${(r.reduces ? 'sum' : 'none').padStart(7)}${String(BENCH_OPS[r.op].rooted ? r.root : -1).padStart(6)}${fixed(r.timeUs).padStart(10)}${r.algbwGBs.toFixed(2).padStart(9)}${r.busbwGBs.toFixed(2).padStart(9)}${'N/A'.padStart(7)}  ${r.algorithm.length >= 19 ? `${r.algorithm} ` : r.algorithm.padEnd(19)}${r.protocol.padEnd(7)}${String(r.channels).padStart(3)}  ${bottleneck}`,
     );
   }
   const avg = rows.length === 0 ? 0 : rows.reduce((a, r) => a + r.busbwGBs, 0) / rows.length;
