@@ -13,11 +13,10 @@ export const debugCheck = paramString('TSCCL_DEBUG_CHECK') === '1';
 export const checksumDefault = paramString('TSCCL_CHECKSUM') === '' ? undefined : paramString('TSCCL_CHECKSUM') === '1';
 /** TSCCL_COMPRESSION_SHADOW=1: compressed calls also compute the exact result and report the error. */
 export const compressionShadowDefault = paramString('TSCCL_COMPRESSION_SHADOW') === '1';
-/** TSCCL_COMPRESSION (with TSCCL_COMPRESSION_BLOCK): the wire format of calls that do not choose one. */
+/** TSCCL_COMPRESSION: the wire format of calls that do not choose one (its block size TSCCL_COMPRESSION_BLOCK, as every call's). */
 export const compressionDefault: CompressionSpec | undefined = ((format) =>
   format === '' || format === 'none'
     ? undefined
-    : parseCompression(
-        { format, blockSize: Number(paramString('TSCCL_COMPRESSION_BLOCK') || 256) },
-        { argument: 'TSCCL_COMPRESSION', defaultShadow: compressionShadowDefault },
-      ))(paramString('TSCCL_COMPRESSION').toLowerCase());
+    : parseCompression({ format }, { argument: 'TSCCL_COMPRESSION', defaultShadow: compressionShadowDefault }))(
+  paramString('TSCCL_COMPRESSION').toLowerCase(),
+);

@@ -1,6 +1,5 @@
 import { type Codec, codecFor } from '../compress/codec.js';
-import { type CompressionSpec, compressionLabel } from '../compress/compression-spec.js';
-import { paramInt } from '../config/params.js';
+import { type CompressionSpec, PIECE_ELEMENTS, compressionLabel } from '../compress/compression-spec.js';
 import { type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { bfloat16FromFloatBits, bfloat16ToFloat, halfDecodeTable, halfFromFloatBits } from '../dtypes/half.js';
 import { executeSchedule } from '../exec/executor.js';
@@ -14,11 +13,6 @@ import type { Workspaces } from './staging.js';
 const BYTES = dtypeInfo('uint8');
 const FLOAT32 = dtypeInfo('float32');
 const OPCODE = opcodeOf('compressed');
-/**
- * Values per piece (TSCCL_COMPRESSION_PIECE): a large call runs as a pipeline of pieces, so that
- * encoding, reducing and decoding pieces run while another piece is on the wire.
- */
-const PIECE_ELEMENTS = paramInt('TSCCL_COMPRESSION_PIECE', process.env, 1);
 
 /** What a compressed call runs with on its communicator. */
 export interface CompressedSite extends LayoutSite {

@@ -1,3 +1,4 @@
+import { paramInt } from '../config/params.js';
 import { invalidArgument } from '../errors.js';
 
 /**
@@ -16,9 +17,15 @@ export type CompressionFormat = keyof typeof COMPRESSION_FORMATS;
 
 /**
  * Elements per scale of the blockwise formats (int8, int4, and the fp8 formats' power-of-two
- * scales). bench/compression-block.mjs measured the error and codec speed that chose it.
+ * scales) where a call does not say: TSCCL_COMPRESSION_BLOCK, 256 unless set
+ * (bench/compression/block-size.mjs measured the error and codec speed that chose it).
  */
-export const DEFAULT_BLOCK_SIZE = 256;
+export const DEFAULT_BLOCK_SIZE = paramInt('TSCCL_COMPRESSION_BLOCK', process.env, 2);
+/**
+ * Values per piece of a compressed call (TSCCL_COMPRESSION_PIECE): the library pipelines pieces,
+ * and the simulator prices them as it cuts them.
+ */
+export const PIECE_ELEMENTS = paramInt('TSCCL_COMPRESSION_PIECE', process.env, 1);
 export const MAX_BLOCK_SIZE = 1 << 20;
 
 /** What a call asked for: `compression: 'int8'` or `{ format: 'int8', blockSize: 128, residual }`. */

@@ -1,12 +1,9 @@
 import { BENCH_OPS, type BenchOpName } from '../algorithms/bench-ops.js';
 import { codecFor } from '../compress/codec.js';
-import { type CompressionSpec, compressionLabel } from '../compress/compression-spec.js';
+import { type CompressionSpec, PIECE_ELEMENTS, compressionLabel } from '../compress/compression-spec.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type SimRequest, type SimRow, simulateRow } from './simulate.js';
-
-/** Elements per pipelined piece of a compressed call, as the library cuts them (TSCCL_COMPRESSION_PIECE's default). */
-const PIECE_ELEMENTS = 524288;
 
 export const COMPRESSIBLE_OPS: readonly BenchOpName[] = [
   'all_reduce',
