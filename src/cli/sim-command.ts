@@ -1,15 +1,26 @@
+import { writeFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
+import { chromeTrace } from '../sim/chrome-trace.js';
+import { type TimelineDocument, collectiveTimeline } from '../sim/timeline.js';
 import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize, sweepSizes } from '../algorithms/bench-ops.js';
 import { invalidArgument } from '../errors.js';
 import { formatSimTable } from '../sim/format-sim.js';
-import { type GroupKind, layoutGroups, linkUsage } from '../sim/link-usage.js';
+import type { GroupKind } from '../sim/link-usage.js';
+import {
+  type LayoutRequest,
+  groupsOfLayout,
+  linksDocument,
+  parseGroups,
+  tableRow,
+  trainDocument,
+} from '../sim/sim-documents.js';
 import { protocolsFrom } from '../sim/protocols.js';
 import { type SimMode, type SimRow, ranksRunTsccl, simulateRow } from '../sim/simulate.js';
 import { simulateCompressedRow } from '../sim/compressed-row.js';
 import { type CompressionSpec, compressionLabel, parseCompression } from '../compress/compression-spec.js';
 import { measureCodecGBps } from '../bench/codec-speed.js';
 import { readModelFile } from '../sim/model-file.js';
-import { DEFAULT_BUCKET_BYTES, DEFAULT_MFU, MODELS, type TrainingTimeline, trainingStep } from '../sim/training.js';
+import { DEFAULT_BUCKET_BYTES, DEFAULT_MFU, MODELS, type TrainingTimeline } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
 import { tscclChooser } from '../tuner/sim-chooser.js';
@@ -31,8 +42,13 @@ export function simCommand(
   const sim = addTopologyOptions(
     program
       .command('sim')
-      .description('predict collectives on a modelled cluster (nccl-tests table); `sim links`, `sim train`')
-      .argument('[what]', 'nothing for the table, "links" for per-device link use, "train" for a training step')
+      .description(
+        'predict collectives on a modelled cluster (nccl-tests table); `sim links`, `sim train`, `sim timeline`',
+      )
+      .argument(
+        '[what]',
+        'nothing for the table, "links" for per-device link use, "train" for a training step, "timeline" for one call step by step',
+      )
       .requiredOption('--topo <topology>', 'preset name or topology .json file')
       .option(
         '-o, --op <op>',
@@ -64,6 +80,13 @@ export function simCommand(
       )
       .option('--links', 'also print the per-link utilisation of the largest size')
       .option(
+        '--channel <n>',
+        'timeline: the channel whose steps are listed',
+        (v) => parseNonNegativeInt(v, '--channel'),
+        0,
+      )
+      .option('--chrome-trace <file>', 'timeline: also write the timeline as a Chrome/Perfetto trace')
+      .option(
         '--compression <format>',
         'price the call (train: the data-parallel gradient reduction) compressed on the wire: fp16, bf16, fp8e4m3, fp8e5m2, int8, int4',
         (v) => guard(() => parseCompression(v, { argument: '--compression' }).format),
@@ -88,7 +111,7 @@ export function simCommand(
       .option('--ranks <lists>', 'links: explicit groups, e.g. "0,1,2,3;4,5,6,7"')
       .option(
         '--size <size>',
-        'links: bytes each group moves',
+        'links: bytes each group moves; timeline: bytes of the call',
         (v) => guard(() => parseSize(v, '--size')),
         64 * 1024 ** 2,
       )
@@ -128,7 +151,7 @@ export function simCommand(
     const mode: SimMode =
       flags.mode === 'auto' ? (ranks.length > FLOW_MODE_MAX_RANKS ? 'analytical' : 'flow') : (flags.mode as SimMode);
     // Only the flow engine needs the worker's large young generation (`sim links` always runs it).
-    if ((mode === 'flow' || what === 'links') && !inSimWorker()) {
+    if ((mode === 'flow' || what === 'links' || what === 'timeline') && !inSimWorker()) {
       setExitCode(await runSimInWorker(argv));
       return;
     }
@@ -178,14 +201,7 @@ export function simCommand(
               library: topology.library ?? null,
               ranks: ranks.length,
               mode,
-              rows: rows.map(({ links, ...row }) => ({
-                ...row,
-                dtype: 'float32',
-                redop: row.reduces ? 'sum' : 'none',
-                inPlace: false,
-                wrong: null,
-                ...(flags.links ? { links } : {}),
-              })),
+              rows: rows.map((row) => tableRow(row, flags.links === true)),
               simSeconds: seconds,
             },
             null,
@@ -224,26 +240,19 @@ export function simCommand(
       return;
     }
     if (what === 'links') {
-      const groups = flags.ranks !== undefined ? parseGroups(flags.ranks as string) : groupsOf(flags, ranks.length);
-      const report = linkUsage(graph, groups, {
-        op: flags.group === 'pp' ? 'sendrecv' : 'all_reduce',
+      const groups =
+        flags.ranks !== undefined
+          ? parseGroups(flags.ranks as string)
+          : groupsOfLayout(layoutFlags(flags), flags.group as GroupKind, ranks.length);
+      const report = linksDocument(graph, {
+        groups,
+        group: flags.group as GroupKind,
         bytes: flags.size as number,
         nvls,
         chooser: tscclChooser,
       });
       if (json) {
-        write(
-          JSON.stringify(
-            {
-              tool: 'tsccl sim links',
-              topology: topology.name,
-              ...report,
-              rows: report.rows.map(({ links, ...r }) => r),
-            },
-            null,
-            2,
-          ),
-        );
+        write(JSON.stringify(report, null, 2));
         return;
       }
       write(
@@ -274,33 +283,25 @@ export function simCommand(
           `--model ${flags.model as string} is not known: expected one of ${Object.keys(MODELS).join(', ')}`,
           { argument: '--model' },
         );
-      const { tp, pp, dp } = layoutOf(flags, ranks.length);
-      const microBatch = flags.microBatch as number;
-      const report = trainingStep(
-        graph,
+      const report = trainDocument(graph, {
+        ...layoutFlags(flags),
         model,
-        {
-          tp,
-          pp,
-          dp,
-          ep: flags.ep as number,
-          microBatch,
-          globalBatch: (flags.globalBatch as number | undefined) ?? microBatch * dp * 8 * pp,
-          activationBytes: 2,
-          gradientBytes: flags.gradBytes as number,
-          sequenceParallel: flags.sequenceParallel === true,
-        },
+        ep: flags.ep as number,
+        microBatch: flags.microBatch as number,
+        ...(flags.globalBatch === undefined ? {} : { globalBatch: flags.globalBatch as number }),
+        gradBytes: flags.gradBytes as number,
+        sequenceParallel: flags.sequenceParallel === true,
+        mfu: flags.mfu as number,
+        bucketBytes: (flags.bucketMb as number) * 2 ** 20,
         mode,
         nvls,
-        {
-          chooser: tscclChooser,
-          mfu: flags.mfu as number,
-          bucketBytes: (flags.bucketMb as number) * 2 ** 20,
-          ...(compression === undefined ? {} : { compression }),
-        },
-      );
+        chooser: tscclChooser,
+        ...(compression === undefined ? {} : { compression }),
+      });
+      const { tp, pp, dp } = report.layout;
+      const microBatch = report.layout.microBatch;
       if (json) {
-        write(JSON.stringify({ tool: 'tsccl sim train', topology: topology.name, ...report }, null, 2));
+        write(JSON.stringify(report, null, 2));
         return;
       }
       write(
@@ -320,11 +321,54 @@ export function simCommand(
       writeStep(write, report.step);
       return;
     }
-    throw invalidArgument(`tsccl sim ${what}: expected nothing, "links" or "train"`, { argument: 'what' });
+    if (what === 'timeline') {
+      const timeline = collectiveTimeline(graph, ranks, {
+        op: flags.op as SimRow['op'],
+        bytes: flags.size as number,
+        ...(flags.algo === undefined ? {} : { algorithm: flags.algo as string }),
+        ...(flags.proto === undefined ? {} : { protocol: flags.proto as string }),
+        nvls,
+        root: flags.root as number,
+        channel: flags.channel as number,
+        chooser: tscclChooser,
+      });
+      if (flags.chromeTrace !== undefined)
+        writeFileSync(flags.chromeTrace as string, JSON.stringify(chromeTrace(timeline)));
+      if (json) {
+        write(JSON.stringify(timeline, null, 2));
+        return;
+      }
+      writeTimeline(write, timeline);
+      return;
+    }
+    throw invalidArgument(`tsccl sim ${what}: expected nothing, "links", "train" or "timeline"`, { argument: 'what' });
   });
 }
 
 const ms = (us: number) => (us / 1000).toFixed(1);
+
+/** A timeline as text: each rank's steps on the channel shown, and the busiest links. */
+function writeTimeline(write: (line: string) => void, t: TimelineDocument): void {
+  write(
+    `# tsccl sim timeline: ${t.op} of ${t.bytes} B on ${t.topology}, ${t.ranks} ranks, ${t.algorithm} ${t.protocol}, predicted ${t.timeUs.toFixed(1)} us; channel ${t.channel} of ${t.channels}`,
+  );
+  const byRank = new Map<number, TimelineDocument['steps'][number][]>();
+  for (const step of t.steps) byRank.set(step.rank, [...(byRank.get(step.rank) ?? []), step]);
+  for (const [rank, steps] of byRank) {
+    const shown = steps
+      .slice(0, 4)
+      .map(
+        (s) =>
+          `${s.ops.map((o) => `${o.kind}${o.peer >= 0 ? `:${o.peer}` : ''}`).join('+')} ${s.startUs.toFixed(1)}-${s.endUs.toFixed(1)}`,
+      );
+    write(
+      `  rank ${String(rank).padStart(4)}: ${steps.length} steps (${shown.join(', ')}${steps.length > 4 ? ', ...' : ''}) us`,
+    );
+  }
+  write('# busiest links (utilisation over the call):');
+  for (const l of t.links.slice(0, 8))
+    write(`  ${l.link.padEnd(36)} ${l.kind.padEnd(10)} ${(l.utilisation * 100).toFixed(1).padStart(6)}%`);
+}
 
 /** The step's timeline: compute, what communication leaves on it, and rank 0's gradient buckets. */
 function writeStep(write: (line: string) => void, step: TrainingTimeline | undefined): void {
@@ -353,46 +397,13 @@ function writeStep(write: (line: string) => void, step: TrainingTimeline | undef
   );
 }
 
-function parseGroups(text: string): number[][] {
-  return text
-    .split(';')
-    .filter((g) => g.trim() !== '')
-    .map((g) =>
-      g.split(',').map((r) => {
-        const n = Number(r.trim());
-        if (!Number.isInteger(n) || n < 0)
-          throw invalidArgument(`--ranks '${text}': '${r}' is not a rank`, { argument: '--ranks' });
-        return n;
-      }),
-    );
-}
-
-/**
- * --tp, --pp and --dp; without --dp, data parallelism fills the accelerators the others leave,
- * which they must then divide (as Megatron-LM requires of the world size): a layout that left
- * some accelerators idle would be a different job from the one asked about.
- */
-function layoutOf(flags: Record<string, unknown>, available: number): { tp: number; pp: number; dp: number } {
-  const tp = flags.tp as number;
-  const pp = flags.pp as number;
-  const dp = flags.dp as number | undefined;
-  if (dp === undefined && tp * pp <= available && available % (tp * pp) !== 0) {
-    throw invalidArgument(
-      `tp ${tp} x pp ${pp} = ${tp * pp} does not divide the ${available} accelerators: give --dp to use fewer of them`,
-      { argument: '--tp' },
-    );
-  }
-  return { tp, pp, dp: dp ?? Math.max(1, Math.floor(available / (tp * pp))) };
-}
-
-function groupsOf(flags: Record<string, unknown>, available: number): number[][] {
-  const { tp, pp, dp } = layoutOf(flags, available);
-  if (tp * pp * dp > available)
-    throw invalidArgument(
-      `tp ${tp} x pp ${pp} x dp ${dp} needs ${tp * pp * dp} accelerators; the topology has ${available}`,
-      { argument: '--tp' },
-    );
-  return layoutGroups({ tp, pp, dp }, flags.group as GroupKind);
+/** --tp, --pp and --dp as a layout request. */
+function layoutFlags(flags: Record<string, unknown>): LayoutRequest {
+  return {
+    tp: flags.tp as number,
+    pp: flags.pp as number,
+    ...(flags.dp === undefined ? {} : { dp: flags.dp as number }),
+  };
 }
 
 /**

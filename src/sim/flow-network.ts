@@ -35,6 +35,8 @@ export class FlowNetwork {
   /** Each link's capacity in this run, bytes per microsecond. */
   readonly capacity: Float64Array;
   private readonly onDrained: (tag: never) => void;
+  /** Told every link's new load each time rates settle (a traced call's timeline): bytes per microsecond. */
+  onRate: ((timeUs: number, link: number, bytesPerUs: number) => void) | undefined;
 
   /** `onDrained(tag)` runs for every transfer when its last byte has left. */
   constructor(queue: EventQueue, capacity: Float64Array, onDrained: (tag: never) => void) {
@@ -179,6 +181,8 @@ export class FlowNetwork {
         }
       }
     }
+    if (this.onRate !== undefined)
+      for (const link of links) this.onRate(now, link, Math.max(0, this.capacity[link] - this.remCap[link]));
     for (const flow of flows) {
       const due = now + flow.remaining / Math.max(flow.rate, 1e-9);
       // An unchanged rate leaves the queued drain event valid; skip re-queuing it.

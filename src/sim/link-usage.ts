@@ -40,12 +40,26 @@ export interface DeviceLinkUse {
   readonly bytesOut: number;
 }
 
+/** One directed link that carried traffic when every group ran. */
+export interface LinkUse {
+  readonly index: number;
+  readonly link: string;
+  readonly from: string;
+  readonly to: string;
+  readonly kind: string;
+  readonly bytes: number;
+  /** Bytes / (sustained bandwidth x the slowest group's call time). */
+  readonly utilisation: number;
+}
+
 export interface LinkUsageReport {
   readonly op: string;
   readonly bytes: number;
   readonly groups: readonly (readonly number[])[];
   readonly rows: readonly SimRow[];
   readonly devices: readonly DeviceLinkUse[];
+  /** Busiest first. */
+  readonly links: readonly LinkUse[];
 }
 
 /**
@@ -118,5 +132,21 @@ export function linkUsage(
         bytesOut,
       };
     });
-  return { op: options.op, bytes: options.bytes, groups, rows, devices };
+  const slowestUs = Math.max(0, ...rows.map((row) => row.timeUs));
+  const links: LinkUse[] = [];
+  carried.forEach((bytes, index) => {
+    if (bytes <= 0) return;
+    const link = graph.link(index);
+    links.push({
+      index,
+      link: graph.linkName(index),
+      from: graph.devices[link.from].id,
+      to: graph.devices[link.to].id,
+      kind: link.kind,
+      bytes,
+      utilisation: slowestUs > 0 ? bytes / (link.capacity * slowestUs) : 0,
+    });
+  });
+  links.sort((a, b) => b.utilisation - a.utilisation);
+  return { op: options.op, bytes: options.bytes, groups, rows, devices, links };
 }

@@ -19,7 +19,7 @@ import { FlowNetwork } from './flow-network.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { type Protocol, protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
-import type { SimCall, SimOutcome } from './sim-call.js';
+import type { CallTrace, SimCall, SimOutcome } from './sim-call.js';
 import { type CallRates, callRates, peerReadWriteCosts } from './working-set.js';
 
 /** Algorithms that are rings over the ranks, which the simulator runs as several channel rings. */
@@ -87,6 +87,8 @@ interface Runner {
   lastRecvBox: Box | undefined;
   /** The step whose send overhead this rank has spent already (-1: none), so it is spent once. */
   overheadPaidAt: number;
+  /** A traced call's record of when the runner reached each step (-1: not yet); the last entry is its end. */
+  readonly starts: Float64Array | undefined;
 }
 
 /** A rank's channels, and when each of its calls returned. */
@@ -201,6 +203,11 @@ class ScheduleFlows {
       protocol.rankCores,
     );
     this.network = new FlowNetwork(this.queue, this.rates.capacities, this.drained);
+    const trace = call.trace;
+    if (trace !== undefined)
+      this.network.onRate = (timeUs, link, bytesPerUs) => {
+        trace.rates.push({ timeUs, link, bytesPerUs });
+      };
     this.calls = Math.max(1, Math.floor(call.calls ?? 1));
     this.rings.forEach((ring, c) => {
       this.addChannel(ring, c);
@@ -225,6 +232,7 @@ class ScheduleFlows {
     let perCall = 0;
     for (const { ends } of ranks.values()) perCall += (ends[calls - 1] - ends[0]) / (calls - 1);
     const rankCallUs = calls === 1 ? timeUs : perCall / ranks.size + protocol.baseUs;
+    if (this.call.trace !== undefined) this.traceRunners(this.call.trace);
     return {
       timeUs,
       rankCallUs,
@@ -232,6 +240,25 @@ class ScheduleFlows {
       linkBytes: this.network.carried,
       capacities: this.network.capacity,
     };
+  }
+
+  /** Hands a traced call every runner's steps, with ranks and peers as the call's ranks rather than places on a ring. */
+  private traceRunners(trace: CallTrace): void {
+    for (const runner of this.all) {
+      const channel = Math.floor(runner.key / PROGRAMS_PER_CHANNEL);
+      const ring = this.rings[channel];
+      const { kinds, peers, bytes, slices } = runner.program;
+      trace.programs.push({
+        rank: ring[runner.rank],
+        channel,
+        kinds,
+        peers: peers.map((peer, i) => (kinds[i] === STEP_LOCAL ? -1 : ring[peer])),
+        bytes,
+        offsets: slices!.offsets,
+        counts: slices!.counts,
+        starts: runner.starts!,
+      });
+    }
   }
 
   /** The hosts of a channel's ranks in its order: the second copy of a tree's channel places them as NCCL's second tree does. */
@@ -266,7 +293,8 @@ class ScheduleFlows {
         call.generator === undefined
           ? generateSchedule(shape, logical, call.algorithm)
           : call.generator(shape, logical);
-      const programs = programsOf(schedule, call.elementBytes, this.freshReadRate !== undefined);
+      const traced = call.trace !== undefined;
+      const programs = programsOf(schedule, call.elementBytes, this.freshReadRate !== undefined, traced);
       programs.forEach((program, k) => {
         const key = c * PROGRAMS_PER_CHANNEL + k;
         const runner: Runner = {
@@ -284,6 +312,7 @@ class ScheduleFlows {
           lastRecvPeer: -1,
           lastRecvBox: undefined,
           overheadPaidAt: -1,
+          starts: traced ? new Float64Array(program.kinds.length + 1).fill(-1) : undefined,
         };
         (this.runnersByKey[key] ??= [])[logical] = runner;
         this.all.push(runner);
@@ -475,12 +504,15 @@ class ScheduleFlows {
   private readonly advance = (runner: Runner): void => {
     const { program } = runner;
     const length = program.kinds.length;
+    const starts = runner.starts;
     while (runner.pc < length) {
+      if (starts !== undefined && starts[runner.pc] < 0) starts[runner.pc] = this.queue.now;
       const kind = program.kinds[runner.pc];
       const wait =
         kind === STEP_SEND ? this.send(runner) : kind === STEP_LOCAL ? this.local(runner) : this.receive(runner);
       if (wait) return;
     }
+    if (starts !== undefined && starts[length] < 0) starts[length] = this.queue.now;
     // The executor returns once every send has been consumed, so the buffers can be reused.
     if (runner.undelivered > 0) runner.endedAt = this.queue.now;
     else this.finish(runner);

@@ -31,10 +31,18 @@ export interface Program {
    * that core's cache (an invalidation), which costs a CPU rank time on top of the write.
    */
   readonly peerReadWrites?: Float64Array;
+  /** With `keepSlices`: per step, the first element of the slice it sends or writes, and how many. */
+  readonly slices?: { readonly offsets: Float64Array; readonly counts: Float64Array };
 }
 
-export function programsOf(schedule: Schedule, elementBytes: number, trackFresh = false): Program[] {
+export function programsOf(
+  schedule: Schedule,
+  elementBytes: number,
+  trackFresh = false,
+  keepSlices = false,
+): Program[] {
   return schedule.channels.map((steps) => {
+    const slices = keepSlices ? sliceTable(steps) : undefined;
     const kinds = new Uint8Array(steps.length);
     const peers = new Int32Array(steps.length);
     const bytes = new Float64Array(steps.length);
@@ -67,10 +75,23 @@ export function programsOf(schedule: Schedule, elementBytes: number, trackFresh 
           break;
       }
     });
-    return trackFresh
+    const program: Program = trackFresh
       ? { kinds, peers, bytes, fresh: freshSends(steps), peerReadWrites: peerReadWrites(steps, elementBytes) }
       : { kinds, peers, bytes };
+    return slices === undefined ? program : { ...program, slices };
   });
+}
+
+/** Which elements each step moves: a send's source, any other step's destination. */
+function sliceTable(steps: readonly Step[]): { offsets: Float64Array; counts: Float64Array } {
+  const offsets = new Float64Array(steps.length);
+  const counts = new Float64Array(steps.length);
+  steps.forEach((step, i) => {
+    const moved = step.kind === 'send' ? step.src : step.dst;
+    offsets[i] = moved.offset;
+    counts[i] = moved.count;
+  });
+  return { offsets, counts };
 }
 
 /** Per step, 1 at a send of data the channel's earlier steps wrote. */

@@ -21,6 +21,31 @@ export interface SimCall {
   readonly workingSetCount?: number;
   /** A pattern that is no collective's algorithm (nccl-tests' sendrecv), run instead of the registry's `algorithm`. */
   readonly generator?: ScheduleGenerator;
+  /** Filled by the schedule walk when given: when each rank ran each step, and how busy each link was over time. */
+  readonly trace?: CallTrace;
+}
+
+/** What a traced call recorded (the timeline view and `tsccl sim timeline` read it). */
+export interface CallTrace {
+  readonly programs: TracedProgram[];
+  /** Every change of a link's load: from `timeUs` on, `bytesPerUs` crossed directed link `link`. */
+  readonly rates: { timeUs: number; link: number; bytesPerUs: number }[];
+}
+
+/** One channel of one rank's schedule and when it ran. */
+export interface TracedProgram {
+  /** The rank, by its index in the call's ranks (not its place on the channel's ring). */
+  readonly rank: number;
+  readonly channel: number;
+  /** 0 send, 1 recv, 2 local copy or reduction, 3 receive-and-reduce (schedule-program.ts). */
+  readonly kinds: Uint8Array;
+  /** The peer rank of a transfer (call index), -1 for a local step. */
+  readonly peers: Int32Array;
+  readonly bytes: Float64Array;
+  readonly offsets: Float64Array;
+  readonly counts: Float64Array;
+  /** When the rank reached each step; starts[i + 1] is when step i ended, the last entry when the channel ended. */
+  readonly starts: Float64Array;
 }
 
 export interface SimOutcome {

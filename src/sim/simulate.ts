@@ -120,6 +120,33 @@ function protocolsFor(algorithm: string, protocols: readonly string[], named: bo
   return [];
 }
 
+/** The element count a collective's schedules are generated for (CallShape's), from an op's counts. */
+function shapeCountOf(collective: Collective, counts: BenchCounts): number {
+  if (collective === 'reduceScatter' || collective === 'scatter') return counts.recv;
+  if (collective === 'allToAll') return counts.param;
+  return counts.send;
+}
+
+/** The call simulateRow runs on the flow engine for one algorithm and protocol of a collective's row (accelerator ranks). */
+export function flowCallOf(
+  request: { op: BenchOpName; bytes: number; root: number; ranks: number },
+  choice: { algorithm: string; protocol: string },
+): SimCall {
+  const { algorithm, protocol } = choice;
+  const collective = BENCH_OPS[request.op].collective;
+  if (collective === undefined)
+    throw invalidArgument(`${request.op} is point-to-point, no collective`, { argument: '--op' });
+  const counts = BENCH_OPS[request.op].counts(Math.floor(request.bytes / 4), request.ranks);
+  return {
+    collective,
+    count: shapeCountOf(collective, counts),
+    elementBytes: 4,
+    root: request.root,
+    algorithm,
+    protocol,
+  };
+}
+
 /** Predicts one nccl-tests row on the topology. */
 export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest): SimRow {
   const op = BENCH_OPS[request.op];
@@ -128,14 +155,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   const n = rankDevices.length;
   const eb = request.elementBytes;
   const counts = op.counts(Math.floor(request.bytes / eb), n);
-  const shapeCount =
-    collective === 'allGather' || collective === 'gather'
-      ? counts.send
-      : collective === 'reduceScatter' || collective === 'scatter'
-        ? counts.recv
-        : collective === 'allToAll'
-          ? counts.param
-          : counts.send;
+  const shapeCount = shapeCountOf(collective, counts);
   const ranksRunTsccl = request.mode === 'flow' ? tscclTransport(graph, rankDevices) : undefined;
   if (ranksRunTsccl !== undefined)
     return rowOf(

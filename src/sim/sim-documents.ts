@@ -1,0 +1,239 @@
+import { BENCH_OPS, type BenchOpName, sweepSizes } from '../algorithms/bench-ops.js';
+import type { CompressionSpec } from '../compress/compression-spec.js';
+import { invalidArgument } from '../errors.js';
+import type { TopologyGraph } from '../topology/topology-graph.js';
+import { type GroupKind, type LinkUsageReport, layoutGroups, linkUsage } from './link-usage.js';
+import { topologyProtocols } from './protocols.js';
+import { type SimMode, type SimRow, type TscclChooser, ranksRunTsccl, simAlgorithms, simulateRow } from './simulate.js';
+import { DEFAULT_BUCKET_BYTES, DEFAULT_MFU, type ModelSpec, type TrainingReport, trainingStep } from './training.js';
+
+/**
+ * The JSON documents of `tsccl sim` (table, links, train, curves), built in one place: the CLI
+ * prints them with `--format json` and `tsccl ui` draws them.
+ */
+
+/** A parallel layout as asked: without dp, data parallelism fills what tp x pp leave. */
+export interface LayoutRequest {
+  readonly tp: number;
+  readonly pp: number;
+  readonly dp?: number;
+}
+
+/**
+ * The layout with dp filled in. Without dp the others must divide the accelerators (as
+ * Megatron-LM requires of the world size): a layout that left some idle would be another job.
+ */
+export function fillLayout(layout: LayoutRequest, available: number): { tp: number; pp: number; dp: number } {
+  const { tp, pp, dp } = layout;
+  if (dp === undefined && tp * pp <= available && available % (tp * pp) !== 0) {
+    throw invalidArgument(
+      `tp ${tp} x pp ${pp} = ${tp * pp} does not divide the ${available} accelerators: give --dp to use fewer of them`,
+      { argument: '--tp' },
+    );
+  }
+  return { tp, pp, dp: dp ?? Math.max(1, Math.floor(available / (tp * pp))) };
+}
+
+/** The rank lists of one kind of group of a layout that must fit the accelerators. */
+export function groupsOfLayout(layout: LayoutRequest, kind: GroupKind, available: number): number[][] {
+  const { tp, pp, dp } = fillLayout(layout, available);
+  if (tp * pp * dp > available)
+    throw invalidArgument(
+      `tp ${tp} x pp ${pp} x dp ${dp} needs ${tp * pp * dp} accelerators; the topology has ${available}`,
+      { argument: '--tp' },
+    );
+  return layoutGroups({ tp, pp, dp }, kind);
+}
+
+/** Explicit groups, "0,1,2,3;4,5,6,7". */
+export function parseGroups(text: string): number[][] {
+  const groups = text
+    .split(';')
+    .filter((g) => g.trim() !== '')
+    .map((g) =>
+      g.split(',').map((r) => {
+        const n = Number(r.trim());
+        if (r.trim() === '' || !Number.isInteger(n) || n < 0)
+          throw invalidArgument(`--ranks '${text}': '${r}' is not a rank`, { argument: '--ranks' });
+        return n;
+      }),
+    );
+  if (groups.length === 0) throw invalidArgument(`--ranks '${text}' names no group`, { argument: '--ranks' });
+  return groups;
+}
+
+/** A row as the JSON table prints it: nccl-tests' columns, the link list left out unless asked. */
+export function tableRow(row: SimRow, withLinks: boolean): Record<string, unknown> {
+  const { links, ...rest } = row;
+  return {
+    ...rest,
+    dtype: 'float32',
+    redop: row.reduces ? 'sum' : 'none',
+    inPlace: false,
+    wrong: null,
+    ...(withLinks ? { links } : {}),
+  };
+}
+
+export interface LinksRequest {
+  readonly groups: readonly (readonly number[])[];
+  readonly group: GroupKind;
+  readonly bytes: number;
+  readonly nvls: boolean;
+  readonly chooser?: TscclChooser;
+}
+
+export type LinksDocument = { tool: 'tsccl sim links'; topology: string; kind: GroupKind } & Omit<
+  LinkUsageReport,
+  'rows'
+> & { rows: Omit<SimRow, 'links'>[] };
+
+export function linksDocument(graph: TopologyGraph, request: LinksRequest): LinksDocument {
+  const report = linkUsage(graph, request.groups, {
+    op: request.group === 'pp' ? 'sendrecv' : 'all_reduce',
+    bytes: request.bytes,
+    nvls: request.nvls,
+    ...(request.chooser === undefined ? {} : { chooser: request.chooser }),
+  });
+  return {
+    tool: 'tsccl sim links',
+    topology: graph.topology.name,
+    kind: request.group,
+    ...report,
+    rows: report.rows.map(({ links, ...row }) => row),
+  };
+}
+
+export interface TrainRequest extends LayoutRequest {
+  readonly model: ModelSpec;
+  readonly ep: number;
+  readonly microBatch: number;
+  readonly globalBatch?: number;
+  readonly gradBytes: number;
+  readonly sequenceParallel: boolean;
+  readonly mfu?: number;
+  readonly bucketBytes?: number;
+  readonly mode: SimMode;
+  readonly nvls: boolean;
+  readonly chooser?: TscclChooser;
+  readonly compression?: { spec: CompressionSpec; codecGBps: number };
+}
+
+export type TrainDocument = { tool: 'tsccl sim train'; topology: string } & TrainingReport;
+
+export function trainDocument(graph: TopologyGraph, request: TrainRequest): TrainDocument {
+  const { tp, pp, dp } = fillLayout(request, graph.accelerators.length);
+  const report = trainingStep(
+    graph,
+    request.model,
+    {
+      tp,
+      pp,
+      dp,
+      ep: request.ep,
+      microBatch: request.microBatch,
+      globalBatch: request.globalBatch ?? request.microBatch * dp * 8 * pp,
+      activationBytes: 2,
+      gradientBytes: request.gradBytes,
+      sequenceParallel: request.sequenceParallel,
+    },
+    request.mode,
+    request.nvls,
+    {
+      mfu: request.mfu ?? DEFAULT_MFU,
+      bucketBytes: request.bucketBytes ?? DEFAULT_BUCKET_BYTES,
+      ...(request.chooser === undefined ? {} : { chooser: request.chooser }),
+      ...(request.compression === undefined ? {} : { compression: request.compression }),
+    },
+  );
+  return { tool: 'tsccl sim train', topology: graph.topology.name, ...report };
+}
+
+/** One algorithm and protocol across sizes: what the curves view draws. */
+export interface CurveSeries {
+  readonly algorithm: string;
+  readonly protocol: string;
+  readonly rows: readonly { bytes: number; timeUs: number; algbwGBs: number; busbwGBs: number }[];
+}
+
+export interface CurvesDocument {
+  readonly tool: 'tsccl sim curves';
+  readonly topology: string;
+  readonly op: BenchOpName;
+  readonly ranks: number;
+  readonly mode: SimMode;
+  /** What the simulator picks at each size. */
+  readonly best: readonly { bytes: number; timeUs: number; busbwGBs: number; algorithm: string; protocol: string }[];
+  readonly series: readonly CurveSeries[];
+}
+
+export interface CurvesRequest {
+  readonly op: BenchOpName;
+  readonly minBytes: number;
+  readonly maxBytes: number;
+  readonly factor: number;
+  readonly mode: SimMode;
+  readonly nvls: boolean;
+  readonly chooser?: TscclChooser;
+}
+
+/**
+ * Time and bus bandwidth against size for every algorithm and protocol the simulator may run
+ * for the op (where ranks run tsccl, the tuner's choice alone, as tsccl picks its protocol).
+ */
+export function curvesDocument(graph: TopologyGraph, request: CurvesRequest): CurvesDocument {
+  const ranks = graph.accelerators;
+  const collective = BENCH_OPS[request.op].collective;
+  const sizes = sweepSizes(request.minBytes, request.maxBytes, request.factor, 1);
+  const base = {
+    op: request.op,
+    mode: request.mode,
+    nvls: request.nvls,
+    elementBytes: 4,
+    root: 0,
+    ...(request.chooser === undefined ? {} : { chooser: request.chooser }),
+  };
+  const rowAt = (bytes: number, algorithm?: string, protocol?: string) =>
+    simulateRow(graph, ranks, {
+      ...base,
+      bytes,
+      ...(algorithm === undefined ? {} : { algorithm }),
+      ...(protocol === undefined ? {} : { protocols: [protocol] }),
+    });
+  const best = sizes.map((bytes) => {
+    const row = rowAt(bytes);
+    return {
+      bytes: row.bytes,
+      timeUs: row.timeUs,
+      busbwGBs: row.busbwGBs,
+      algorithm: row.algorithm,
+      protocol: row.protocol,
+    };
+  });
+  const series: CurveSeries[] = [];
+  const tuned = request.mode === 'flow' && ranksRunTsccl(graph, ranks);
+  if (collective !== undefined && !tuned) {
+    const protocols = Object.keys(topologyProtocols(graph.topology));
+    for (const algorithm of simAlgorithms(graph, ranks, collective, request.nvls))
+      for (const protocol of algorithm === 'nvls' ? ['Simple'] : protocols) {
+        if (!protocols.includes(protocol)) continue;
+        series.push({
+          algorithm,
+          protocol,
+          rows: sizes.map((bytes) => {
+            const row = rowAt(bytes, algorithm, protocol);
+            return { bytes: row.bytes, timeUs: row.timeUs, algbwGBs: row.algbwGBs, busbwGBs: row.busbwGBs };
+          }),
+        });
+      }
+  }
+  return {
+    tool: 'tsccl sim curves',
+    topology: graph.topology.name,
+    op: request.op,
+    ranks: ranks.length,
+    mode: request.mode,
+    best,
+    series,
+  };
+}
