@@ -128,6 +128,8 @@ export interface TrainingTimeline {
   readonly mfu: number;
   /** Forward and backward of every micro-batch, with the pipeline's (pp - 1) idle slots (1F1B). */
   readonly computeUs: number;
+  /** The part of computeUs that is the pipeline's idle slots: (pp - 1) micro-batches' forward and backward. */
+  readonly bubbleUs: number;
   /** The last micro-batch's backward, which the gradient reduction overlaps. */
   readonly backwardUs: number;
   /** TP, PP and EP communication, not overlapped. */
@@ -330,6 +332,7 @@ export function trainingStep(
       tflops,
       mfu,
       computeUs,
+      bubbleUs: microBatchUs * (pp - 1),
       backwardUs,
       criticalCommUs,
       dpBuckets: overlap.buckets,
