@@ -11,6 +11,7 @@ import { topoCommand } from './topo-command.js';
 import { withTorchrunSpellings } from './torchrun-spellings.js';
 import { traceCommand } from './trace-command.js';
 import { tuneCommand } from './tune-command.js';
+import { uiCommand } from './ui-command.js';
 
 const JOB_COMMANDS = new Set(['run', 'launch', 'bench']);
 
@@ -54,6 +55,7 @@ export async function main(argv: string[]): Promise<number> {
   traceCommand(program, format());
   topoCommand(program, format);
   tuneCommand(program, format);
+  uiCommand(program);
   simCommand(program, format, argv, (code) => {
     exitCode = code;
   });

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { networkInterfaces } from 'node:os';
+import { test } from 'node:test';
+import { staticReport } from '../../src/ui/static-report.js';
+import { isLoopback, startUiServer } from '../../src/ui/ui-server.js';
+import { DEFAULT_STATE } from '../../src/ui/view-state.js';
+
+/** A GET with the path sent exactly as written (no normalisation of `..`). */
+function get(host: string, port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((done, fail) => {
+    const req = request({ host, port, path, method: 'GET' }, (res) => {
+      let body = '';
+      res.on('data', (c: Buffer) => {
+        body += c.toString();
+      });
+      res.on('end', () => done({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', fail);
+    req.end();
+  });
+}
+
+test('the page server serves its own files only: paths that climb out of the page are 404', async () => {
+  const server = await startUiServer({ port: 0, allowRemote: false, context: { benchFiles: [] } });
+  const port = Number(new URL(server.url).port);
+  try {
+    assert.equal((await get('127.0.0.1', port, '/')).status, 200);
+    assert.match((await get('127.0.0.1', port, '/index.html')).body, /<div id="app">/);
+    for (const path of [
+      '/../package.json',
+      '/../../package.json',
+      '/%2e%2e/%2e%2e/package.json',
+      '/assets/..%2f..%2f..%2fpackage.json',
+      '/..%5c..%5cpackage.json',
+      '/%00',
+      '/assets',
+    ])
+      assert.equal((await get('127.0.0.1', port, path)).status, 404, path);
+  } finally {
+    await server.close();
+  }
+});
+
+test('API refusals are JSON with the TscclError code and the parameter at fault', async () => {
+  const server = await startUiServer({ port: 0, allowRemote: false, context: { benchFiles: [] } });
+  const port = Number(new URL(server.url).port);
+  try {
+    const cases: [string, string][] = [
+      ['/api/links?tp=x', 'tp'],
+      ['/api/links?tp=3', '--tp'],
+      ['/api/topology?topo=%2Fetc%2Fpasswd', 'topo'],
+      ['/api/topology?color=red', 'color'],
+      ['/api/timeline?algo=nvls', '--algo'],
+      ['/api/nothing', 'api'],
+    ];
+    for (const [path, argument] of cases) {
+      const { status, body } = await get('127.0.0.1', port, path);
+      assert.equal(status, 400, path);
+      const { error } = JSON.parse(body) as { error: { code: string; argument: string } };
+      assert.equal(error.code, 'TSCCL_ERR_INVALID_ARGUMENT', path);
+      assert.equal(error.argument, argument, path);
+    }
+    const ok = JSON.parse((await get('127.0.0.1', port, '/api/links?topo=ascend-910b&tp=4')).body) as {
+      devices: { used: Record<string, number> }[];
+    };
+    assert.deepEqual(
+      ok.devices.map((d) => d.used['scale-up']),
+      Array(8).fill(3),
+    );
+  } finally {
+    await server.close();
+  }
+});
+
+test('the server listens on loopback only unless allowed: another address of this machine cannot reach it', async () => {
+  assert.ok(isLoopback('127.0.0.1') && isLoopback('::1') && isLoopback('::ffff:127.0.0.1'));
+  assert.ok(!isLoopback('10.0.0.2') && !isLoopback('::ffff:192.168.1.4') && !isLoopback(undefined));
+  const other = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a !== undefined && !a.internal && a.family === 'IPv4');
+  const server = await startUiServer({ port: 0, allowRemote: false, context: { benchFiles: [] } });
+  const port = Number(new URL(server.url).port);
+  try {
+    if (other === undefined) {
+      console.log('# no non-loopback IPv4 address here: the refusal of other machines is checked by isLoopback only');
+      return;
+    }
+    await assert.rejects(get(other.address, port, '/'), { code: 'ECONNREFUSED' });
+  } finally {
+    await server.close();
+  }
+});
+
+test('a static report inlines its code and the answers of every view, and loads nothing from elsewhere', () => {
+  const html = staticReport({ ...DEFAULT_STATE, topo: 'ascend-910b', tp: 4 }, { benchFiles: [] });
+  assert.doesNotMatch(html, /<script[^>]+src=/);
+  assert.doesNotMatch(html, /<link[^>]+stylesheet/);
+  const data = JSON.parse(/window\.__TSCCL_DATA__=(.*?);window\.__TSCCL_STATE__/s.exec(html)![1]) as Record<
+    string,
+    unknown
+  >;
+  assert.ok('api/links?topo=ascend-910b&tp=4' in data, Object.keys(data).join(' '));
+  assert.ok('api/timeline?topo=ascend-910b' in data);
+  assert.equal(data['api/job'], null);
+});

@@ -1,0 +1,152 @@
+import * as Plot from '@observablehq/plot';
+import type { TrainDocument } from '../../../src/sim/sim-documents.js';
+import { type ViewState, apiUrl } from '../../../src/ui/view-state.js';
+import type { SetState } from '../app.js';
+import { Failure, Field, Loading, NumberField, type Presets, TopologyPicker } from '../controls.js';
+import { formatBytes, formatUs } from '../format.js';
+import { PlotFigure } from '../plot-figure.js';
+import { useApi } from '../use-api.js';
+
+/** A training step as `sim train` predicts it: compute, exposed communication per group, the pipeline's bubble. */
+export function TrainView({ state, set }: { state: ViewState; set: SetState }) {
+  const train = useApi<TrainDocument>(apiUrl('train', state));
+  const presets = useApi<Presets>(apiUrl('presets', state));
+  return (
+    <section class="view">
+      <form class="controls" onSubmit={(e) => e.preventDefault()}>
+        <TopologyPicker state={state} set={set} />
+        <Field label="model">
+          <select value={state.model} onChange={(e) => set({ model: e.currentTarget.value })}>
+            {(presets.state === 'ready' ? presets.data.models : [state.model]).map((m) => (
+              <option key={m} value={m}>
+                {m}
+              </option>
+            ))}
+          </select>
+        </Field>
+        <NumberField label="TP size" min={1} value={state.tp} onCommit={(tp) => set({ tp })} />
+        <NumberField label="PP size" min={1} value={state.pp} onCommit={(pp) => set({ pp })} />
+        <NumberField label="DP size (0: fill)" value={state.dp} onCommit={(dp) => set({ dp })} />
+        <Field label="model">
+          <select value={state.mode} onChange={(e) => set({ mode: e.currentTarget.value as ViewState['mode'] })}>
+            <option value="auto">auto (flow up to 64 ranks)</option>
+            <option value="flow">flow engine</option>
+            <option value="analytical">analytical</option>
+          </select>
+        </Field>
+      </form>
+      {train.state === 'failed' && <Failure error={train.error} />}
+      {train.state === 'loading' && <Loading />}
+      {train.state === 'ready' && <TrainBody doc={train.data} />}
+    </section>
+  );
+}
+
+function TrainBody({ doc }: { doc: TrainDocument }) {
+  const { tp, pp, dp } = doc.layout;
+  const step = doc.step;
+  const byGroup = new Map<string, number>();
+  for (const c of doc.collectives) byGroup.set(c.group, (byGroup.get(c.group) ?? 0) + c.timePerStepUs);
+  const exposed = (group: string) =>
+    doc.collectives.filter((c) => c.group === group).reduce((sum, c) => sum + c.timePerStepUs, 0) / 1e3;
+  const parts =
+    step === undefined
+      ? []
+      : [
+          { part: 'compute', ms: (step.computeUs - step.bubbleUs) / 1e3 },
+          { part: 'pipeline bubble', ms: step.bubbleUs / 1e3 },
+          { part: 'TP communication (exposed)', ms: exposed('tp') },
+          { part: 'PP communication (exposed)', ms: exposed('pp') },
+          { part: 'EP communication (exposed)', ms: exposed('ep') },
+          { part: 'DP communication left after backward', ms: step.dpExposedUs / 1e3 },
+        ].filter((p) => p.ms > 0);
+  return (
+    <>
+      <p class="summary" data-testid="train-summary">
+        {doc.model.name} on {doc.topology}: TP {tp} × PP {pp} × DP {dp}, {doc.microBatchesPerStep} micro-batches per
+        step;{' '}
+        {step === undefined
+          ? `communication ${formatUs(doc.totalUs)} per step if nothing overlaps (the topology gives no accelerator peak, so compute is not modelled)`
+          : `predicted step ${formatUs(step.stepUs)} (${formatUs(step.serialStepUs)} if no communication overlapped)`}
+      </p>
+      {step !== undefined && (
+        <ul class="summary" data-testid="train-parts">
+          {parts.map((p) => (
+            <li key={p.part}>
+              {p.part}: {p.ms.toFixed(1)} ms
+            </li>
+          ))}
+        </ul>
+      )}
+      {step !== undefined && (
+        <PlotFigure
+          label="where a training step's time goes"
+          options={{
+            width: 900,
+            height: 130,
+            marginLeft: 10,
+            x: { label: 'ms per step (predicted) →' },
+            color: { legend: true, domain: parts.map((p) => p.part), scheme: 'tableau10' },
+            marks: [
+              Plot.barX(
+                parts,
+                Plot.stackX({
+                  x: 'ms',
+                  fill: 'part',
+                  title: (d: { part: string; ms: number }) => `${d.part}: ${d.ms.toFixed(1)} ms`,
+                }),
+              ),
+            ],
+          }}
+        />
+      )}
+      <h2>Communication per group (predicted, per step, if nothing overlapped)</h2>
+      <PlotFigure
+        label="communication time per group"
+        options={{
+          width: 900,
+          height: 60 + 30 * byGroup.size,
+          marginLeft: 60,
+          x: { label: 'ms per step →' },
+          y: { label: null },
+          marks: [
+            Plot.barX(
+              [...byGroup].map(([group, us]) => ({ group, ms: us / 1e3 })),
+              { x: 'ms', y: 'group', fill: '#3b6fb6' },
+            ),
+          ],
+        }}
+      />
+      <table data-testid="train-table">
+        <thead>
+          <tr>
+            <th scope="col">group</th>
+            <th scope="col">size</th>
+            <th scope="col">collective</th>
+            <th scope="col">calls per step</th>
+            <th scope="col">per call</th>
+            <th scope="col">time per call</th>
+            <th scope="col">per step</th>
+            <th scope="col">algorithm</th>
+            <th scope="col">bound by</th>
+          </tr>
+        </thead>
+        <tbody>
+          {doc.collectives.map((c, i) => (
+            <tr key={i} title={c.purpose}>
+              <th scope="row">{c.group}</th>
+              <td>{c.groupSize}</td>
+              <td>{c.op}</td>
+              <td>{c.callsPerStep}</td>
+              <td>{formatBytes(c.bytesPerCall)}</td>
+              <td>{formatUs(c.timePerCallUs)}</td>
+              <td>{formatUs(c.timePerStepUs)}</td>
+              <td>{c.algorithm}</td>
+              <td>{c.bottleneck}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </>
+  );
+}
