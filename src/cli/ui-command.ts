@@ -22,6 +22,10 @@ export function uiCommand(program: Command): void {
     .option('--bench <files...>', 'tsccl bench --format json files to overlay on the curves')
     .option('--trace-dir <dir>', 'flight records of a job (TSCCL_TRACE_DIR) for the job view')
     .option(
+      '--train-trace <files...>',
+      "Chrome traces of measured training runs (tsccl/train's writeTrace) for the training view",
+    )
+    .option(
       '--view <query>',
       'the rest of the starting state as the permalink writes it, e.g. "view=timeline&algo=ring"',
     )
@@ -32,6 +36,7 @@ export function uiCommand(program: Command): void {
           : {}),
         benchFiles: (flags.bench as string[] | undefined) ?? [],
         ...(flags.traceDir === undefined ? {} : { traceDir: flags.traceDir as string }),
+        ...(flags.trainTrace === undefined ? {} : { trainTraces: flags.trainTrace as string[] }),
       };
       const state: ViewState = {
         ...stateFromQuery((flags.view as string | undefined) ?? ''),
@@ -39,6 +44,7 @@ export function uiCommand(program: Command): void {
       };
       // Files named on the command line are read now, so a bad one is refused before a page is shown.
       answerApi('api/bench', context);
+      answerApi('api/measured', context);
       if (context.traceDir !== undefined) answerApi('api/job', context);
       if (context.topologyFile !== undefined)
         answerApi(`api/topology?topo=${encodeURIComponent(context.topologyFile)}`, context);

@@ -45,8 +45,8 @@ export function groupsOfLayout(layout: LayoutRequest, kind: GroupKind, available
   return layoutGroups({ tp, pp, dp }, kind);
 }
 
-/** Explicit groups, "0,1,2,3;4,5,6,7". */
-export function parseGroups(text: string): number[][] {
+/** Explicit groups, "0,1,2,3;4,5,6,7"; `argument` names the input in a refusal. */
+export function parseGroups(text: string, argument = '--ranks'): number[][] {
   const groups = text
     .split(';')
     .filter((g) => g.trim() !== '')
@@ -54,11 +54,11 @@ export function parseGroups(text: string): number[][] {
       g.split(',').map((r) => {
         const n = Number(r.trim());
         if (r.trim() === '' || !Number.isInteger(n) || n < 0)
-          throw invalidArgument(`--ranks '${text}': '${r}' is not a rank`, { argument: '--ranks' });
+          throw invalidArgument(`${argument} '${text}': '${r}' is not a rank`, { argument });
         return n;
       }),
     );
-  if (groups.length === 0) throw invalidArgument(`--ranks '${text}' names no group`, { argument: '--ranks' });
+  if (groups.length === 0) throw invalidArgument(`${argument} '${text}' names no group`, { argument });
   return groups;
 }
 

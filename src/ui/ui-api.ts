@@ -3,7 +3,7 @@ import { basename } from 'node:path';
 import { BENCH_OP_NAMES, type BenchOpName } from '../algorithms/bench-ops.js';
 import { traceDocument } from '../debug/trace-document.js';
 import { invalidArgument } from '../errors.js';
-import { curvesDocument, groupsOfLayout, linksDocument, trainDocument } from '../sim/sim-documents.js';
+import { curvesDocument, groupsOfLayout, linksDocument, parseGroups, trainDocument } from '../sim/sim-documents.js';
 import type { SimMode } from '../sim/simulate.js';
 import { collectiveTimeline } from '../sim/timeline.js';
 import { MODELS } from '../sim/training.js';
@@ -21,6 +21,8 @@ export interface UiContext {
   readonly benchFiles: readonly string[];
   /** A flight-recorder directory (TSCCL_TRACE_DIR) for the job view. */
   readonly traceDir?: string;
+  /** Chrome traces of measured training runs (tsccl/train's writeTrace) for the training view. */
+  readonly trainTraces?: readonly string[];
 }
 
 /** Above this many ranks `mode=auto` uses the analytical model: the page answers in seconds, not minutes. */
@@ -48,6 +50,8 @@ export function answerApi(url: string, context: UiContext): unknown {
       };
     case 'bench':
       return context.benchFiles.map((file) => ({ name: basename(file), doc: readBench(file) }));
+    case 'measured':
+      return (context.trainTraces ?? []).map((file) => ({ name: basename(file), trace: readTrainTrace(file) }));
     case 'job':
       return context.traceDir === undefined ? null : traceDocument(context.traceDir);
   }
@@ -59,7 +63,8 @@ export function answerApi(url: string, context: UiContext): unknown {
       return { tool: 'tsccl topo show', accelerators: ranks, topology: graph.topology };
     case 'links':
       return linksDocument(graph, {
-        groups: groupsOfLayout(layoutOf(state), state.group, ranks),
+        groups:
+          state.ranks === '' ? groupsOfLayout(layoutOf(state), state.group, ranks) : parseGroups(state.ranks, 'ranks'),
         group: state.group,
         bytes: state.size,
         nvls: true,
@@ -145,6 +150,21 @@ function expected(key: string): string {
   if (key === 'group') return 'tp, dp or pp';
   if (key === 'mode') return 'auto, flow or analytical';
   return 'a non-negative integer';
+}
+
+/** A training run's Chrome trace, or a refusal naming the file. */
+function readTrainTrace(file: string): unknown {
+  let doc: { traceEvents?: unknown };
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8')) as typeof doc;
+  } catch (err) {
+    throw invalidArgument(`--train-trace ${file}: ${(err as Error).message}`, { argument: '--train-trace' });
+  }
+  if (!Array.isArray(doc.traceEvents))
+    throw invalidArgument(`--train-trace ${file} is not a Chrome trace (tsccl/train's writeTrace writes one)`, {
+      argument: '--train-trace',
+    });
+  return doc;
 }
 
 /** A bench file as the page overlays it: its rows, or a refusal naming the file. */

@@ -16,6 +16,8 @@ export interface ViewState {
   /** 0: fill the accelerators the others leave. */
   readonly dp: number;
   readonly group: 'tp' | 'dp' | 'pp';
+  /** Explicit groups ("0,1,2,3;4,5,6,7") in place of the layout's; '': the layout's. */
+  readonly ranks: string;
   /** Bytes each group moves (topology), bytes of the call (timeline). */
   readonly size: number;
   readonly op: string;
@@ -34,6 +36,7 @@ export const DEFAULT_STATE: ViewState = {
   pp: 1,
   dp: 0,
   group: 'tp',
+  ranks: '',
   size: 64 * 2 ** 20,
   op: 'all_reduce',
   algo: '',
@@ -76,12 +79,13 @@ export function stateToQuery(state: ViewState, keys: readonly Key[] = Object.key
 const TOPOLOGY_KEYS: readonly Key[] = ['topo', 'nodes'];
 const API_KEYS: Readonly<Record<string, readonly Key[]>> = {
   topology: TOPOLOGY_KEYS,
-  links: [...TOPOLOGY_KEYS, 'tp', 'pp', 'dp', 'group', 'size'],
+  links: [...TOPOLOGY_KEYS, 'tp', 'pp', 'dp', 'group', 'ranks', 'size'],
   curves: [...TOPOLOGY_KEYS, 'op', 'mode'],
   timeline: [...TOPOLOGY_KEYS, 'op', 'size', 'algo', 'channel'],
   train: [...TOPOLOGY_KEYS, 'model', 'tp', 'pp', 'dp', 'mode'],
   job: [],
   bench: [],
+  measured: [],
   presets: [],
 };
 export const API_NAMES = Object.keys(API_KEYS);
@@ -98,7 +102,7 @@ export function viewRequests(state: ViewState): string[] {
     topology: ['presets', 'topology', 'links'],
     curves: ['presets', 'curves', 'bench'],
     timeline: ['presets', 'topology', 'timeline'],
-    train: ['presets', 'train'],
+    train: ['presets', 'train', 'measured'],
     job: ['job'],
   };
   return needs[state.view].map((api) => apiUrl(api, state));

@@ -1,9 +1,13 @@
 import assert from 'node:assert/strict';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { chromeTrace } from '../../src/sim/chrome-trace.js';
 import { collectiveTimeline } from '../../src/sim/timeline.js';
 import { buildPreset } from '../../src/topology/presets/presets.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { runTsccl } from '../harness/cli.js';
 
 const dgx = new TopologyGraph(buildPreset('dgx-h100'));
 
@@ -57,4 +61,35 @@ test('the timeline refuses what has no step-by-step schedule, and a channel the 
     code: 'TSCCL_ERR_INVALID_ARGUMENT',
     details: { argument: '--op' },
   });
+});
+
+test('tsccl sim timeline prints each rank’s steps, and writes the JSON and a Chrome trace of the same call', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-timeline-'));
+  try {
+    const tracePath = join(dir, 'ring.json');
+    const text = await runTsccl([
+      'sim',
+      'timeline',
+      '--topo',
+      'dgx-h100',
+      '--algo',
+      'ring',
+      '--chrome-trace',
+      tracePath,
+    ]);
+    assert.equal(text.code, 0, text.stderr);
+    assert.match(text.stdout, /ring \w+, predicted [\d.]+ us; channel 0 of 1/);
+    assert.equal((text.stdout.match(/^ {2}rank +\d+: 14 steps/gm) ?? []).length, 8);
+    const json = await runTsccl(['sim', 'timeline', '--topo', 'dgx-h100', '--algo', 'ring', '--format', 'json']);
+    const doc = JSON.parse(json.stdout) as { steps: unknown[]; bottleneck: string };
+    assert.equal(doc.steps.length, 8 * 14);
+    const trace = JSON.parse(readFileSync(tracePath, 'utf8')) as { traceEvents: { ph: string; name: string }[] };
+    assert.equal(trace.traceEvents.filter((e) => e.ph === 'X').length, doc.steps.length);
+    assert.ok(trace.traceEvents.some((e) => e.ph === 'C' && e.name === doc.bottleneck));
+    const refused = await runTsccl(['sim', 'timeline', '--topo', 'dgx-h100', '--algo', 'nvls']);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /TSCCL_ERR_INVALID_ARGUMENT: nvls runs no step-by-step schedule/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import type { TraceEvent } from '../../src/train/step-trace.js';
+import { traceProfile } from '../../src/train/trace-profile.js';
 import { trained } from './train-harness.js';
 
 function traceOf(path: string): TraceEvent[] {
@@ -60,6 +61,24 @@ test('a trace of a pipeline of tensor-parallel stages: micro-batches, waits for 
         `rank ${pid}: ${on('wait')}`,
       );
       assert.ok(on('comm tensor').includes('allReduce'), `rank ${pid}: tensor-parallel all-reduces`);
+    }
+    // The profile the page shows sums the same spans per rank: compute, waits, each group's calls.
+    const profile = traceProfile({ traceEvents: events });
+    assert.deepEqual(
+      profile.map((r) => r.rank),
+      [0, 1, 2, 3],
+    );
+    for (const r of profile) {
+      const spans = events.filter((e) => e.ph === 'X' && e.pid === r.rank);
+      const sum = (cat: string) => spans.filter((e) => e.cat === cat).reduce((a, e) => a + (e.dur ?? 0) / 1000, 0);
+      assert.equal(r.computeMs, sum('compute'));
+      assert.equal(r.waitMs, sum('wait'));
+      assert.ok(r.computeMs > 0 && r.waitMs > 0, `rank ${r.rank}`);
+      assert.ok(r.computeMs + r.waitMs <= r.wallMs + 1e-6, `rank ${r.rank}: compute and waits are sequential`);
+      assert.equal(
+        r.comms.find((c) => c.name === 'tensor')?.calls,
+        spans.filter((e) => e.cat === 'comm tensor').length,
+      );
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });

@@ -9,6 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { type UiServer, startUiServer } from '../../src/ui/ui-server.js';
 import { runTsccl } from '../harness/cli.js';
 import { runFixture } from '../harness/ranks.js';
+import { trained } from '../train/train-harness.js';
 
 /** Debian's chromium (.ci/run installs it), or the one TSCCL_CHROMIUM names. */
 const chromiumPath = [process.env.TSCCL_CHROMIUM, '/usr/bin/chromium', '/usr/bin/chromium-browser'].find(
@@ -37,7 +38,14 @@ before(async () => {
   const traceDir = join(work, 'traces');
   mkdirSync(traceDir);
   await runFixture('trace-rank', 3, {}, { env: { ...process.env, TSCCL_TRACE_DIR: traceDir, TSCCL_DEBUG: 'NONE' } });
-  server = await startUiServer({ port: 0, allowRemote: false, context: { benchFiles: [benchFile], traceDir } });
+  // A measured training run's trace: two data-parallel ranks, two steps of the tiny GPT.
+  const trainTrace = join(work, 'ddp-2.json');
+  await trained(2, { steps: 2, trace: trainTrace });
+  server = await startUiServer({
+    port: 0,
+    allowRemote: false,
+    context: { benchFiles: [benchFile], traceDir, trainTraces: [trainTrace] },
+  });
   const { chromium } = await import('playwright-core');
   browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
 });
@@ -133,6 +141,12 @@ test('training view: per-group communication and the pipeline bubble of a TP x P
   const parts = (await page.textContent('[data-testid=train-parts]')) ?? '';
   assert.match(parts, /pipeline bubble: [\d.]+ ms/);
   assert.match(parts, /TP communication \(exposed\): [\d.]+ ms/);
+  // The measured run beside the prediction: both ranks, with compute and the wait for gradients.
+  assert.deepEqual(await column(page, 'measured-train-table', 'rank'), ['0', '1']);
+  for (const cell of await column(page, 'measured-train-table', 'compute')) assert.match(cell, /^[\d.]+ ms$/);
+  assert.ok(
+    (await column(page, 'measured-train-table', 'data: collectives (overlapping)')).every((c) => /^\d+ calls/.test(c)),
+  );
   await page.screenshot({ path: join(shots, 'train.png'), fullPage: true });
   await page.close();
 });

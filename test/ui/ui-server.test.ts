@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { networkInterfaces } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
 import { staticReport } from '../../src/ui/static-report.js';
 import { isLoopback, startUiServer } from '../../src/ui/ui-server.js';
 import { DEFAULT_STATE } from '../../src/ui/view-state.js';
+import { runTsccl, tscclBin } from '../harness/cli.js';
+import { waitFor } from '../harness/wait-for.js';
 
 /** A GET with the path sent exactly as written (no normalisation of `..`). */
 function get(host: string, port: number, path: string): Promise<{ status: number; body: string }> {
@@ -53,6 +58,7 @@ test('API refusals are JSON with the TscclError code and the parameter at fault'
       ['/api/topology?color=red', 'color'],
       ['/api/timeline?algo=nvls', '--algo'],
       ['/api/nothing', 'api'],
+      ['/api/links?ranks=0%2Cx', 'ranks'],
     ];
     for (const [path, argument] of cases) {
       const { status, body } = await get('127.0.0.1', port, path);
@@ -67,6 +73,18 @@ test('API refusals are JSON with the TscclError code and the parameter at fault'
     assert.deepEqual(
       ok.devices.map((d) => d.used['scale-up']),
       Array(8).fill(3),
+    );
+    // Explicit groups in place of a layout: a pair and a quartet on the full mesh.
+    const explicit = JSON.parse(
+      (await get('127.0.0.1', port, '/api/links?ranks=0%2C1%3B2%2C3%2C4%2C5&topo=ascend-910b')).body,
+    ) as { groups: number[][]; devices: { device: string; used: Record<string, number> }[] };
+    assert.deepEqual(explicit.groups, [
+      [0, 1],
+      [2, 3, 4, 5],
+    ]);
+    assert.deepEqual(
+      explicit.devices.map((d) => `${d.device}:${d.used['scale-up']}`),
+      ['npu0:1', 'npu1:1', 'npu2:3', 'npu3:3', 'npu4:3', 'npu5:3'],
     );
   } finally {
     await server.close();
@@ -103,4 +121,36 @@ test('a static report inlines its code and the answers of every view, and loads 
   assert.ok('api/links?topo=ascend-910b&tp=4' in data, Object.keys(data).join(' '));
   assert.ok('api/timeline?topo=ascend-910b' in data);
   assert.equal(data['api/job'], null);
+});
+
+test('tsccl ui prints its URL, serves the page until interrupted, and refuses a file that is not what its option reads', async () => {
+  const child = spawn(process.execPath, [tscclBin, 'ui', '--topo', 'ascend-910b'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout.on('data', (c: Buffer) => {
+    out += c.toString();
+  });
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  await waitFor(() => /http:\/\/127\.0\.0\.1:\d+\//.test(out), { what: 'the URL printed' });
+  const url = new URL(/http:\/\/127\.0\.0\.1:\d+\/\S*/.exec(out)![0]);
+  assert.equal(url.hash, '#topo=ascend-910b');
+  assert.equal((await get('127.0.0.1', Number(url.port), '/')).status, 200);
+  child.kill('SIGINT');
+  assert.equal(await exited, 0);
+
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-ui-cli-'));
+  try {
+    const notBench = join(dir, 'not-bench.json');
+    writeFileSync(notBench, JSON.stringify({ tool: 'tsccl sim', rows: [] }));
+    const refused = await runTsccl(['ui', '--bench', notBench, '--out', join(dir, 'r.html')]);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /TSCCL_ERR_INVALID_ARGUMENT: --bench .*not-bench\.json is not the output of tsccl bench/,
+    );
+    assert.ok(!existsSync(join(dir, 'r.html')), 'nothing written');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

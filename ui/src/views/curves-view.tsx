@@ -152,7 +152,7 @@ export function CurvesView({ state, set }: { state: ViewState; set: SetState }) 
             ))}
           </select>
         </Field>
-        <Field label="model">
+        <Field label="simulator">
           <select value={state.mode} onChange={(e) => set({ mode: e.currentTarget.value as ViewState['mode'] })}>
             <option value="auto">auto (flow up to 64 ranks)</option>
             <option value="flow">flow engine</option>

@@ -28,6 +28,8 @@ export function TopologyView({ state, set }: { state: ViewState; set: SetState }
   const topology = useApi<TopologyDocument>(apiUrl('topology', state));
   const links = useApi<LinksDocument>(apiUrl('links', state));
   const [renderMs, setRenderMs] = useState<number>();
+  // Since the page began loading: the time to first render a benchmark reads (bench/ui/first-render.mjs).
+  const [sincePageStartMs, setSincePageStartMs] = useState<number>();
   const elements = useMemo(() => {
     if (topology.state !== 'ready') return [];
     return graphElements(topology.data.topology, links.state === 'ready' ? links.data : undefined);
@@ -46,13 +48,20 @@ export function TopologyView({ state, set }: { state: ViewState; set: SetState }
             <option value="pp">pipeline neighbours (send/recv)</option>
           </select>
         </Field>
+        <Field label="or explicit groups (0,1,2,3;4,5,6,7)">
+          <input
+            type="text"
+            value={state.ranks}
+            onChange={(e) => set({ ranks: e.currentTarget.value.replace(/\s/g, '') })}
+          />
+        </Field>
         <SizeField label="bytes per group" value={state.size} onCommit={(size) => set({ size })} />
       </form>
       {topology.state === 'failed' && <Failure error={topology.error} />}
       {topology.state === 'loading' && <Loading />}
       {topology.state === 'ready' && (
         <>
-          <p class="summary" data-testid="topology-summary">
+          <p class="summary" data-testid="topology-summary" data-since-page-start-ms={sincePageStartMs}>
             {topology.data.topology.name}: {topology.data.accelerators} accelerators,{' '}
             {topology.data.topology.devices.length} devices, {topology.data.topology.links.length} link bundles
             {renderMs !== undefined && <> · drawn in {renderMs.toFixed(0)} ms</>}
@@ -60,7 +69,10 @@ export function TopologyView({ state, set }: { state: ViewState; set: SetState }
           <CytoscapeGraph
             elements={elements}
             label={`devices and links of ${topology.data.topology.name}, coloured by predicted utilisation`}
-            onRendered={setRenderMs}
+            onRendered={(ms) => {
+              setRenderMs(ms);
+              setSincePageStartMs((first) => first ?? performance.now());
+            }}
           />
           <p class="legend">
             Links coloured by predicted utilisation (grey dashed: idle; amber to red: 0 to 100 % of sustained

@@ -1,5 +1,7 @@
 import * as Plot from '@observablehq/plot';
+import { useState } from 'preact/hooks';
 import type { TrainDocument } from '../../../src/sim/sim-documents.js';
+import { type RankProfile, traceProfile } from '../../../src/train/trace-profile.js';
 import { type ViewState, apiUrl } from '../../../src/ui/view-state.js';
 import type { SetState } from '../app.js';
 import { Failure, Field, Loading, NumberField, type Presets, TopologyPicker } from '../controls.js';
@@ -27,7 +29,7 @@ export function TrainView({ state, set }: { state: ViewState; set: SetState }) {
         <NumberField label="TP size" min={1} value={state.tp} onCommit={(tp) => set({ tp })} />
         <NumberField label="PP size" min={1} value={state.pp} onCommit={(pp) => set({ pp })} />
         <NumberField label="DP size (0: fill)" value={state.dp} onCommit={(dp) => set({ dp })} />
-        <Field label="model">
+        <Field label="simulator">
           <select value={state.mode} onChange={(e) => set({ mode: e.currentTarget.value as ViewState['mode'] })}>
             <option value="auto">auto (flow up to 64 ranks)</option>
             <option value="flow">flow engine</option>
@@ -38,6 +40,7 @@ export function TrainView({ state, set }: { state: ViewState; set: SetState }) {
       {train.state === 'failed' && <Failure error={train.error} />}
       {train.state === 'loading' && <Loading />}
       {train.state === 'ready' && <TrainBody doc={train.data} />}
+      <MeasuredRuns url={apiUrl('measured', state)} />
     </section>
   );
 }
@@ -148,5 +151,111 @@ function TrainBody({ doc }: { doc: TrainDocument }) {
         </tbody>
       </table>
     </>
+  );
+}
+
+interface MeasuredTrace {
+  readonly name: string;
+  readonly trace: { traceEvents: Parameters<typeof traceProfile>[0]['traceEvents'] };
+}
+
+/** Measured training runs (tsccl/train's writeTrace): per rank, compute, waiting for communication, and the rest. */
+function MeasuredRuns({ url }: { url: string }) {
+  const served = useApi<MeasuredTrace[]>(url);
+  const [added, setAdded] = useState<MeasuredTrace[]>([]);
+  const [refused, setRefused] = useState<string>();
+  const runs = [...(served.state === 'ready' ? served.data : []), ...added];
+  const addFiles = async (files: FileList | null) => {
+    for (const file of files ?? []) {
+      try {
+        const trace = JSON.parse(await file.text()) as MeasuredTrace['trace'];
+        if (!Array.isArray(trace.traceEvents))
+          throw new Error('not a Chrome trace (tsccl/train writeTrace writes one)');
+        setAdded((old) => [...old, { name: file.name, trace }]);
+        setRefused(undefined);
+      } catch (err) {
+        setRefused(`${file.name}: ${(err as Error).message}`);
+      }
+    }
+  };
+  return (
+    <>
+      <h2>Measured runs</h2>
+      {/* biome-ignore lint/a11y/noLabelWithoutControl: the input is the label's child. */}
+      <label class="field">
+        <span>add a training trace (tsccl/train writeTrace, Chrome trace JSON)</span>
+        <input
+          type="file"
+          accept=".json,application/json"
+          multiple
+          onChange={(e) => void addFiles(e.currentTarget.files)}
+        />
+      </label>
+      {refused !== undefined && (
+        <div class="failure" role="alert">
+          {refused}
+        </div>
+      )}
+      {runs.map((run) => (
+        <MeasuredRun key={run.name} name={run.name} profile={traceProfile(run.trace)} />
+      ))}
+    </>
+  );
+}
+
+function MeasuredRun({ name, profile }: { name: string; profile: RankProfile[] }) {
+  const comms = [...new Set(profile.flatMap((r) => r.comms.map((c) => c.name)))];
+  const parts = profile.flatMap((r) => [
+    { rank: `rank ${r.rank}`, part: 'compute', ms: r.computeMs },
+    { rank: `rank ${r.rank}`, part: 'waiting for communication (exposed)', ms: r.waitMs },
+    { rank: `rank ${r.rank}`, part: 'other (pipeline bubble, trainer)', ms: r.otherMs },
+  ]);
+  return (
+    <article>
+      <h3>measured: {name}</h3>
+      <PlotFigure
+        label={`measured time per rank in ${name}`}
+        options={{
+          width: 900,
+          height: 60 + 28 * profile.length,
+          marginLeft: 60,
+          x: { label: 'ms (measured) →' },
+          y: { label: null },
+          color: { legend: true, scheme: 'tableau10' },
+          marks: [Plot.barX(parts, Plot.stackX({ x: 'ms', y: 'rank', fill: 'part' }))],
+        }}
+      />
+      <table data-testid="measured-train-table">
+        <thead>
+          <tr>
+            <th scope="col">rank</th>
+            <th scope="col">wall</th>
+            <th scope="col">compute</th>
+            <th scope="col">waiting for communication</th>
+            <th scope="col">other</th>
+            {comms.map((c) => (
+              <th scope="col" key={c}>
+                {c}: collectives (overlapping)
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {profile.map((r) => (
+            <tr key={r.rank}>
+              <th scope="row">{r.rank}</th>
+              <td>{r.wallMs.toFixed(1)} ms</td>
+              <td>{r.computeMs.toFixed(1)} ms</td>
+              <td>{r.waitMs.toFixed(1)} ms</td>
+              <td>{r.otherMs.toFixed(1)} ms</td>
+              {comms.map((c) => {
+                const comm = r.comms.find((x) => x.name === c);
+                return <td key={c}>{comm === undefined ? '' : `${comm.calls} calls, ${comm.ms.toFixed(1)} ms`}</td>;
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </article>
   );
 }
