@@ -180,7 +180,8 @@ test('keyboard and permalink: arrow keys move between tabs and the URL holds the
   await again.close();
   await page.click('button.theme');
   assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
-  await page.keyboard.press('ArrowLeft');
+  await page.click('#tab-topology');
+  await page.waitForSelector('[data-testid=topology-summary]:has-text("drawn in")', { timeout: 120_000 });
   await page.screenshot({ path: join(shots, 'topology-dark.png'), fullPage: true });
   await page.close();
 });

@@ -65,7 +65,16 @@ export function CytoscapeGraph({
       ],
     });
     graph.ready(() => onRendered?.(performance.now() - started));
-    return () => graph.destroy();
+    // Labels follow the theme when it switches.
+    const themeWatch = new MutationObserver(() => {
+      const color = getComputedStyle(document.documentElement).getPropertyValue('--fg').trim();
+      graph.style().selector('node').style('color', color).selector(':parent').style('border-color', color).update();
+    });
+    themeWatch.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
+    return () => {
+      themeWatch.disconnect();
+      graph.destroy();
+    };
   }, [elements]);
   return <div class="graph" ref={ref} role="img" aria-label={label} />;
 }
