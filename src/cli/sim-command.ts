@@ -15,7 +15,9 @@ import {
   trainDocument,
 } from '../sim/sim-documents.js';
 import { protocolsFrom } from '../sim/protocols.js';
-import { type SimMode, type SimRow, ranksRunTsccl, simulateRow } from '../sim/simulate.js';
+import { FlowBudgetExceeded } from '../sim/sim-call.js';
+import { type SimMode, type SimRequest, type SimRow, ranksRunTsccl, simulateRow } from '../sim/simulate.js';
+import { SimProgress } from './sim-progress.js';
 import { simulateCompressedRow } from '../sim/compressed-row.js';
 import { type CompressionSpec, compressionLabel, parseCompression } from '../compress/compression-spec.js';
 import { measureCodecGBps } from '../bench/codec-speed.js';
@@ -25,11 +27,13 @@ import { loadTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
 import { tscclChooser } from '../tuner/sim-chooser.js';
 import { guard, parseFraction, parseNonNegativeInt, parsePositiveInt, parseStepFactor } from './parse.js';
-import { inSimWorker, runSimInWorker } from './sim-worker.js';
+import { inSimWorker, runSimInWorker, stderrIsTerminal } from './sim-worker.js';
 import { addTopologyOptions, presetOptions } from './topology-options.js';
 
 /** Above this many ranks `--mode auto` uses the analytical model. */
 const FLOW_MODE_MAX_RANKS = 2048;
+/** What `--mode auto` lets a row take on the flow engine before the analytical model answers it. */
+const DEFAULT_FLOW_BUDGET_S = 10;
 
 const write = (text: string) => process.stdout.write(`${text}\n`);
 
@@ -79,6 +83,16 @@ export function simCommand(
           .default('auto'),
       )
       .option('--links', 'also print the per-link utilisation of the largest size')
+      .option(
+        '--flow-budget <seconds>',
+        '--mode auto: seconds a row may take on the flow engine before it is answered by the analytical model',
+        (v) => parseNonNegativeInt(v, '--flow-budget'),
+        DEFAULT_FLOW_BUDGET_S,
+      )
+      .option(
+        '--progress',
+        "print the flow engine's progress on stderr (default: on a terminal, for rows past a second)",
+      )
       .option(
         '--channel <n>',
         'timeline: the channel whose steps are listed',
@@ -166,31 +180,64 @@ export function simCommand(
         });
       const protocols = protocolsFrom(flags.proto as string | undefined, topology);
       const started = performance.now();
-      const rows = sweepSizes(
+      const sizes = sweepSizes(
         flags.minbytes as number,
         flags.maxbytes as number,
         flags.stepfactor as number,
         flags.stepbytes as number,
-      ).map((bytes) => {
-        const request = {
+      );
+      // --mode auto gives the flow engine a budget per row; a row past it, and every larger one,
+      // takes the analytical model, and the header says so.
+      const budgetMs = flags.mode === 'auto' ? (flags.flowBudget as number) * 1000 : undefined;
+      const progress = new SimProgress({ terminal: stderrIsTerminal(), always: flags.progress === true });
+      let rowMode = mode;
+      let fellBackAt: number | undefined;
+      const rows: SimRow[] = [];
+      for (const [index, bytes] of sizes.entries()) {
+        const simulate = (request: SimRequest) =>
+          compression === undefined
+            ? simulateRow(graph, ranks, request)
+            : simulateCompressedRow(graph, ranks, {
+                ...request,
+                compression: compression.spec,
+                codecGBps: compression.codecGBps,
+              });
+        const request: SimRequest = {
           op,
           bytes,
-          algorithm: flags.algo as string | undefined,
-          protocols,
-          mode,
+          ...(flags.algo === undefined ? {} : { algorithm: flags.algo as string }),
+          ...(protocols === undefined ? {} : { protocols }),
+          mode: rowMode,
           nvls,
           elementBytes: 4,
           root: flags.root as number,
           chooser: tscclChooser,
+          ...(rowMode === 'flow'
+            ? {
+                watch: progress.row(
+                  index,
+                  sizes.length,
+                  bytes,
+                  budgetMs === undefined ? undefined : performance.now() + budgetMs,
+                ),
+              }
+            : {}),
         };
-        return compression === undefined
-          ? simulateRow(graph, ranks, request)
-          : simulateCompressedRow(graph, ranks, {
-              ...request,
-              compression: compression.spec,
-              codecGBps: compression.codecGBps,
-            });
-      });
+        try {
+          rows.push(simulate(request));
+        } catch (err) {
+          if (!(err instanceof FlowBudgetExceeded)) throw err;
+          rowMode = 'analytical';
+          fellBackAt = bytes;
+          rows.push(simulate({ ...request, mode: 'analytical', watch: undefined }));
+        } finally {
+          progress.rowDone();
+        }
+      }
+      const modeNote =
+        fellBackAt === undefined
+          ? null
+          : `analytical model from the ${fellBackAt} B row on: the flow engine did not finish it within --flow-budget ${flags.flowBudget as number} s (--mode flow waits for it)`;
       const seconds = (performance.now() - started) / 1000;
       if (json) {
         write(
@@ -201,6 +248,7 @@ export function simCommand(
               library: topology.library ?? null,
               ranks: ranks.length,
               mode,
+              modeNote,
               rows: rows.map((row) => tableRow(row, flags.links === true)),
               simSeconds: seconds,
             },
@@ -222,6 +270,7 @@ export function simCommand(
         formatSimTable(rows, [
           `tsccl sim ${op} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`,
           `${chooser}; simulated in ${seconds.toFixed(2)} s`,
+          ...(modeNote === null ? [] : [modeNote]),
           ...(compression === undefined
             ? []
             : [

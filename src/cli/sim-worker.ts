@@ -12,6 +12,13 @@ const YOUNG_GENERATION_MB = 192;
 
 export interface SimWorkerData {
   readonly tscclSimArgv: string[];
+  /** A worker's stderr is a pipe to the main thread: whether that one's is a terminal. */
+  readonly stderrIsTTY: boolean;
+}
+
+/** Whether the command's stderr is a terminal (the main thread's, from a worker). */
+export function stderrIsTerminal(): boolean {
+  return inSimWorker() ? (workerData as SimWorkerData).stderrIsTTY : process.stderr.isTTY === true;
 }
 
 export function inSimWorker(): boolean {
@@ -20,7 +27,7 @@ export function inSimWorker(): boolean {
 
 export async function runSimInWorker(argv: string[]): Promise<number> {
   const worker = new Worker(new URL('./sim-worker-entry.js', import.meta.url), {
-    workerData: { tscclSimArgv: argv } satisfies SimWorkerData,
+    workerData: { tscclSimArgv: argv, stderrIsTTY: process.stderr.isTTY === true } satisfies SimWorkerData,
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
   let code = 1;

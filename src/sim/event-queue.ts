@@ -44,8 +44,24 @@ export class EventQueue {
     args[i] = arg;
   }
 
-  /** Runs events in time order until none is left. */
-  run(): void {
+  /** Runs events in time order until none is left; `check`, if given, runs every `every` events (it may throw to stop). */
+  run(check?: () => void, every = 8192): void {
+    if (check !== undefined) {
+      let countdown = every;
+      while (this.times.length > 0) {
+        if (--countdown === 0) {
+          countdown = every;
+          check();
+        }
+        const time = this.times[0];
+        const action = this.actions[0] as (arg: unknown) => void;
+        const arg = this.args[0];
+        this.pop();
+        this.now = time;
+        action(arg);
+      }
+      return;
+    }
     while (this.times.length > 0) {
       const time = this.times[0];
       const action = this.actions[0] as (arg: unknown) => void;

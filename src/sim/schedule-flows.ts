@@ -19,7 +19,7 @@ import { FlowNetwork } from './flow-network.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
 import { type Protocol, protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
-import type { CallTrace, SimCall, SimOutcome } from './sim-call.js';
+import { type CallTrace, FlowBudgetExceeded, type SimCall, type SimOutcome } from './sim-call.js';
 import { type CallRates, callRates, peerReadWriteCosts } from './working-set.js';
 
 /** Algorithms that are rings over the ranks, which the simulator runs as several channel rings. */
@@ -28,6 +28,8 @@ const RING_ALGORITHMS = new Set(['ring']);
 const TREE = 'tree';
 /** A runner's key is channel x this + its program's index: a channel's schedule has fewer programs (channels) than this. */
 const PROGRAMS_PER_CHANNEL = 64;
+/** How often a watched walk reports its progress. */
+const PROGRESS_INTERVAL_MS = 250;
 /** Consumed messages a box keeps before it forgets them, so long calls do not grow its array without end. */
 const CONSUMED_MESSAGES_KEPT = 64;
 
@@ -146,6 +148,9 @@ class ScheduleFlows {
   private readonly calls: number;
   private finished = 0;
   private lastDone = 0;
+  /** Steps walked, over all ranks and calls, against all there are: a watched walk's progress. */
+  private stepsDone = 0;
+  private stepsTotal = 0;
   private readonly runnersByKey: Runner[][] = [];
   private readonly ranks = new Map<number, RankCalls>();
   private readonly all: Runner[] = [];
@@ -222,7 +227,7 @@ class ScheduleFlows {
       if (this.crowded.has(runner.device)) this.afterWake(runner, this.advance, runner);
       else queue.at(0, this.advance, runner);
     }
-    queue.run();
+    queue.run(this.watchCheck());
     if (this.finished !== all.length)
       throw new Error(
         `simulation of ${this.call.algorithm} ${this.call.collective} stalled: ${all.length - this.finished} rank channels never finished`,
@@ -239,6 +244,23 @@ class ScheduleFlows {
       channels: this.rings.length,
       linkBytes: this.network.carried,
       capacities: this.network.capacity,
+    };
+  }
+
+  /** The event loop's periodic check of a watched call: stop past the deadline, report progress now and then. */
+  private watchCheck(): (() => void) | undefined {
+    const watch = this.call.watch;
+    if (watch === undefined) return undefined;
+    this.stepsTotal = this.all.reduce((sum, r) => sum + r.program.kinds.length, 0) * this.calls;
+    // The first check reports at once, so even a short watched walk says how far it got.
+    let reportedAt = Number.NEGATIVE_INFINITY;
+    return () => {
+      const now = performance.now();
+      if (watch.deadlineMs !== undefined && now > watch.deadlineMs) throw new FlowBudgetExceeded();
+      if (watch.progress !== undefined && now - reportedAt >= PROGRESS_INTERVAL_MS) {
+        reportedAt = now;
+        watch.progress(this.stepsDone / Math.max(1, this.stepsTotal));
+      }
     };
   }
 
@@ -553,6 +575,7 @@ class ScheduleFlows {
       this.startMoving(box, slot);
     }
     runner.pc++;
+    this.stepsDone++;
     if (this.sendCopyRate > 0) {
       queue.at(this.workEnds(runner, program.bytes[pc] / this.sendCopyRate), this.advance, runner);
       return true;
@@ -592,6 +615,7 @@ class ScheduleFlows {
       box.head = 0;
     }
     runner.pc++;
+    this.stepsDone++;
     const reduceRate = kind === STEP_RECV_REDUCE ? this.reduceRates[runner.device] : 0;
     // The executor reduces straight from the sender's memory, one pass for move and
     // reduce, so only the part of the reduction longer than the transfer adds time.
@@ -615,6 +639,7 @@ class ScheduleFlows {
     const { program } = runner;
     const pc = runner.pc;
     runner.pc++;
+    this.stepsDone++;
     const copyPath = program.peers[pc] === 1 ? this.copyPaths.get(runner.device) : undefined;
     const takeBack = this.takeBackUs(runner, pc);
     if (copyPath === undefined) {

@@ -23,6 +23,24 @@ export interface SimCall {
   readonly generator?: ScheduleGenerator;
   /** Filled by the schedule walk when given: when each rank ran each step, and how busy each link was over time. */
   readonly trace?: CallTrace;
+  /** A long walk's progress, and the time it may take (schedule walks only). */
+  readonly watch?: FlowWatch;
+}
+
+/** What a caller asks of a long flow simulation: to hear how far it got, and to stop it at a deadline. */
+export interface FlowWatch {
+  /** performance.now() past which the walk stops with FlowBudgetExceeded. */
+  readonly deadlineMs?: number;
+  /** Told the fraction of the ranks' steps walked so far, a few times a second. */
+  readonly progress?: (fraction: number) => void;
+}
+
+/** A watched walk ran past its deadline: the caller answers with a cheaper model, and says so. */
+export class FlowBudgetExceeded extends Error {
+  constructor() {
+    super('the flow simulation ran past its deadline');
+    this.name = 'FlowBudgetExceeded';
+  }
 }
 
 /** What a traced call recorded (the timeline view and `tsccl sim timeline` read it). */

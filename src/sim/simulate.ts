@@ -9,6 +9,7 @@ import { libraryAlgorithms } from './libraries.js';
 import { libraryChannelCount } from './library-channels.js';
 import { SHIFT, sendRecvShift } from './send-recv-shift.js';
 import { type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
+import type { FlowWatch } from './sim-call.js';
 import { type Protocol, topologyProtocols } from './protocols.js';
 
 export type SimMode = 'flow' | 'analytical';
@@ -27,6 +28,8 @@ export interface SimRequest {
   readonly root: number;
   /** What tsccl's tuner runs for a call; needed where the ranks run tsccl itself (CPU cores). */
   readonly chooser?: TscclChooser;
+  /** The flow engine's progress over the row's candidates, and its deadline (FlowBudgetExceeded past it). */
+  readonly watch?: FlowWatch;
 }
 
 /** A call on ranks that run tsccl, as the simulator asks the tuner about it. */
@@ -120,6 +123,18 @@ function protocolsFor(algorithm: string, protocols: readonly string[], named: bo
   return [];
 }
 
+/** The watch of candidate `k` of `of`: its progress reported as its share of the row's. */
+function watchPart(watch: FlowWatch | undefined, k: number, of: number): { watch?: FlowWatch } {
+  if (watch === undefined) return {};
+  const { progress } = watch;
+  return {
+    watch: {
+      ...(watch.deadlineMs === undefined ? {} : { deadlineMs: watch.deadlineMs }),
+      ...(progress === undefined ? {} : { progress: (fraction: number) => progress((k + fraction) / of) }),
+    },
+  };
+}
+
 /** The element count a collective's schedules are generated for (CallShape's), from an op's counts. */
 function shapeCountOf(collective: Collective, counts: BenchCounts): number {
   if (collective === 'reduceScatter' || collective === 'scatter') return counts.recv;
@@ -209,8 +224,8 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     best = { call: ranked[0].call, ...ranked[0].estimate };
   } else {
     const toRun = n > FLOW_SEARCH_RANKS ? ranked.slice(0, 1) : ranked;
-    for (const { call, estimate } of toRun) {
-      const outcome = simulateFlows(graph, rankDevices, call);
+    for (const [k, { call, estimate }] of toRun.entries()) {
+      const outcome = simulateFlows(graph, rankDevices, { ...call, ...watchPart(request.watch, k, toRun.length) });
       if (best === undefined || outcome.timeUs < best.timeUs) best = { call, bound: estimate.bound, ...outcome };
     }
   }
@@ -261,7 +276,7 @@ function simulateSendRecv(graph: TopologyGraph, rankDevices: readonly number[], 
     if (request.mode === 'analytical') {
       run = { timeUs: estimate.timeUs, algorithm: SHIFT, protocol, channels: 1, bound: estimate.bound, links: [] };
     } else {
-      const outcome = simulateFlows(graph, rankDevices, call);
+      const outcome = simulateFlows(graph, rankDevices, { ...call, ...watchPart(request.watch, 0, 1) });
       run = {
         timeUs: outcome.timeUs,
         algorithm: SHIFT,
