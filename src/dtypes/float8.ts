@@ -110,14 +110,17 @@ export function float8Tables(format: Float8Format): Float8Tables {
  * two fp8 values holds), else by the exact rounding, so no value is rounded twice.
  */
 export function float8Encoder(format: Float8Format): (value: number) => number {
-  const { encodeExact, encodeSticky } = float8Tables(format);
+  // The tables are built at the first encoding, not when a module makes an encoder: every rank
+  // loads the kernels, and few jobs use fp8 (building both formats' tables costs ~40 ms).
+  let tables: Float8Tables | undefined;
   const f32 = new Float32Array(1);
   const bits = new Uint32Array(f32.buffer);
   return (value) => {
     f32[0] = value;
     if (f32[0] !== value && !Number.isNaN(value)) return encodeSlow(format, value);
+    tables ??= float8Tables(format);
     const b = bits[0];
-    return ((b & 0xffff) === 0 ? encodeExact : encodeSticky)[b >>> 16];
+    return ((b & 0xffff) === 0 ? tables.encodeExact : tables.encodeSticky)[b >>> 16];
   };
 }
 

@@ -86,9 +86,9 @@ function bfloat16Kernel(op: 'sum' | 'prod' | 'min' | 'max'): ReduceKernel {
 // The operation in double precision, rounded once to fp8 (NCCL rounds fp8 the same way per hop).
 function float8Kernel(format: Float8Format, op: 'sum' | 'prod' | 'min' | 'max'): ReduceKernel {
   const f = scalarOps[op];
-  const table = float8Tables(format).decode;
   const encode = float8Encoder(format);
   return (d, a, b) => {
+    const table = float8Tables(format).decode;
     const dd = d as Uint8Array,
       aa = a as Uint8Array,
       bb = b as Uint8Array;
@@ -147,9 +147,9 @@ export function scaleKernel(dtype: DType): (x: TypedArray, divisor: number) => v
     case 'float8e4m3':
     case 'float8e5m2': {
       const format = dtype === 'float8e4m3' ? 'e4m3' : 'e5m2';
-      const table = float8Tables(format).decode;
       const encode = float8Encoder(format);
       return (x, n) => {
+        const table = float8Tables(format).decode;
         const h = x as Uint8Array;
         for (let i = 0; i < h.length; i++) h[i] = encode(table[h[i]] / n);
       };
