@@ -142,6 +142,7 @@ export class Communicator {
       scope: this.scope,
       failures: this.failures,
       defaultTimeoutMs: this.defaultTimeoutMs,
+      recorder: this.recorder,
     });
     // Thread ranks rank every size class now, so that no call runs the cost model.
     if (this.backend.kind === 'shm')

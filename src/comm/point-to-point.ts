@@ -1,4 +1,6 @@
-import type { TypedArray } from '../dtypes/dtype.js';
+import type { FlightRecorder, OpRecord } from '../debug/flight-recorder.js';
+import { type TypedArray, inferDType } from '../dtypes/dtype.js';
+import { TscclError } from '../errors.js';
 import type { Arena } from '../memory/arena.js';
 import { P2P_CHANNEL } from '../transport/channels.js';
 import { copyInto, opcodeOf } from '../transport/transport.js';
@@ -19,6 +21,7 @@ interface Message {
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
   readonly checksum: boolean | undefined;
+  readonly record: OpRecord;
 }
 
 /** The communicator's parts that sends and receives use. */
@@ -30,6 +33,8 @@ interface PointToPointSite {
   readonly scope: CommScope;
   readonly failures: FailurePolicy;
   readonly defaultTimeoutMs: number;
+  /** The communicator's flight recorder: sends and receives are recorded beside its collectives. */
+  readonly recorder: FlightRecorder;
 }
 
 /**
@@ -70,6 +75,15 @@ export class PointToPoint {
         timeoutMs: call.timeoutMs,
         signal: call.signal,
         checksum: call.checksum ?? checksumDefault,
+        record: this.comm.recorder.record({
+          seq,
+          op: kind,
+          peer,
+          dtype: data instanceof Uint16Array ? '16-bit' : inferDType(data, 'buffer'),
+          count: data.length,
+          root: -1,
+          redop: 'none',
+        }),
       };
       const run = (this.chains.get(key) ?? Promise.resolve()).then(() => this.run(message));
       this.chains.set(
@@ -88,6 +102,19 @@ export class PointToPoint {
   }
 
   private async run(message: Message): Promise<void> {
+    const { record } = message;
+    record.state = 'running';
+    record.startedAt = Date.now();
+    try {
+      await this.transfer(message);
+    } catch (err) {
+      ended(record, err);
+      throw err;
+    }
+    ended(record, undefined);
+  }
+
+  private async transfer(message: Message): Promise<void> {
     const { kind, data, peer, seq } = message;
     const { arena, backend, failures } = this.comm;
     failures.ensureUsable();
@@ -129,7 +156,17 @@ export class PointToPoint {
       // so it stays, as a failed communicator's staging space does.
       if (staged !== undefined) arena.free(staged);
     } catch (err) {
+      // Closed before the failure policy dumps the flight records, so the dump says it failed.
+      ended(message.record, err);
       throw failures.fail(err, seq);
     }
   }
+}
+
+/** Closes a send's or receive's record, once: done, or failed with the error's code. */
+function ended(record: OpRecord, err: unknown): void {
+  if (record.endedAt !== undefined) return;
+  record.endedAt = Date.now();
+  record.state = err === undefined ? 'done' : 'failed';
+  if (err !== undefined) record.error = err instanceof TscclError ? err.code : String(err);
 }

@@ -12,8 +12,11 @@ import { log } from '../log.js';
  * on a timeout or abort (and on SIGUSR1 in process ranks); `tsccl trace <dir>` reads them all.
  */
 export interface OpRecord {
+  /** A collective's sequence number in its communicator; a send's or receive's count with its peer in that direction. */
   seq: number;
   op: string;
+  /** A send's or receive's peer; absent for collectives. */
+  peer?: number;
   dtype: string;
   count: number;
   root: number;
@@ -71,8 +74,8 @@ export class FlightRecorder {
    * object is reused for the next one in its place, so a steady stream of small calls makes no
    * garbage here (records in flight are never reused).
    */
-  record(entry: Pick<OpRecord, 'seq' | 'op' | 'dtype' | 'count' | 'root' | 'redop'>): OpRecord {
-    const { seq, op, dtype, count, root, redop } = entry;
+  record(entry: Pick<OpRecord, 'seq' | 'op' | 'dtype' | 'count' | 'root' | 'redop' | 'peer'>): OpRecord {
+    const { seq, op, dtype, count, root, redop, peer } = entry;
     const old = this.ring[this.next];
     const queuedAt = Date.now();
     let record: OpRecord;
@@ -80,6 +83,7 @@ export class FlightRecorder {
       record = old;
       record.seq = seq;
       record.op = op;
+      record.peer = peer;
       record.dtype = dtype;
       record.count = count;
       record.root = root;
@@ -94,6 +98,7 @@ export class FlightRecorder {
       record = {
         seq,
         op,
+        peer,
         dtype,
         count,
         root,

@@ -16,9 +16,13 @@ export interface CommVerdict {
   readonly stuck?: { seq: number; call: string; unfinished: number[]; neverArrived: number[] };
   /** The last seq each rank reached. */
   readonly lastSeq: Record<number, number>;
+  /** Sends and receives that did not finish, by rank: who waits on which peer. */
+  readonly pendingP2p: { rank: number; call: string; state: string }[];
 }
 
 export function describeCall(r: OpRecord): string {
+  if (r.peer !== undefined)
+    return `${r.op}(${r.dtype}, count ${r.count}, ${r.op === 'send' ? 'to' : 'from'} ${r.peer}, #${r.seq} with that peer)`;
   const root =
     r.op === 'broadcast' || r.op === 'reduce' || r.op === 'gather' || r.op === 'scatter' ? `, root ${r.root}` : '';
   return `${r.op}(${r.dtype}, count ${r.count}${r.redop !== 'none' ? `, ${r.redop}` : ''}${root})`;
@@ -34,7 +38,16 @@ export function analyzeTraces(dumps: readonly RankDump[]): CommVerdict[] {
     }
   return [...byComm.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([name, comms]) => {
+    .map(([name, all]) => {
+      // Sends and receives count per peer, not in the communicator's sequence: compared apart.
+      const comms = all.map((c) => ({ ...c, records: c.records.filter((r) => r.peer === undefined) }));
+      const pendingP2p = all
+        .flatMap((c) =>
+          c.records
+            .filter((r) => r.peer !== undefined && r.state !== 'done')
+            .map((r) => ({ rank: c.rank, call: describeCall(r), state: r.state })),
+        )
+        .sort((a, b) => a.rank - b.rank);
       const size = Math.max(...comms.map((c) => c.size));
       const ranksSeen = comms.map((c) => c.rank).sort((a, b) => a - b);
       const lastSeq: Record<number, number> = {};
@@ -70,7 +83,7 @@ export function analyzeTraces(dumps: readonly RankDump[]): CommVerdict[] {
         };
         break;
       }
-      return { name, size, ranksSeen, divergence, stuck, lastSeq };
+      return { name, size, ranksSeen, divergence, stuck, lastSeq, pendingP2p };
     });
 }
 
@@ -94,7 +107,8 @@ export function formatVerdicts(verdicts: readonly CommVerdict[]): string {
           `${v.stuck.unfinished.length > 0 ? `; ranks ${v.stuck.unfinished.join(', ')} did not finish` : ''}`,
       );
     }
-    if (v.divergence === undefined && v.stuck === undefined)
+    for (const p of v.pendingP2p) lines.push(`  rank ${p.rank}: ${p.call} ${p.state}`);
+    if (v.divergence === undefined && v.stuck === undefined && v.pendingP2p.length === 0)
       lines.push('  every recorded operation finished on every rank');
   }
   return lines.join('\n');

@@ -11,7 +11,7 @@ export interface TraceDocument {
   readonly job: string | null;
   readonly ranks: readonly { rank: number; reason: string; time: string }[];
   readonly communicators: readonly CommVerdict[];
-  /** Each rank's newest records per communicator, oldest first. */
+  /** Each rank's newest records per communicator (collectives, sends and receives), in the order they were issued. */
   readonly records: readonly { rank: number; comm: string; records: readonly OpRecord[] }[];
 }
 
@@ -46,7 +46,7 @@ export function traceDocument(dir: string): TraceDocument {
       d.comms.map((c) => ({
         rank: d.rank,
         comm: c.name,
-        records: [...c.records].sort((a, b) => a.seq - b.seq).slice(-RECORDS_SHOWN),
+        records: [...c.records].sort((a, b) => a.queuedAt - b.queuedAt || a.seq - b.seq).slice(-RECORDS_SHOWN),
       })),
     ),
   };

@@ -32,7 +32,7 @@ export class StepTrace {
   private readonly comms: ReadonlyMap<string, TracedComm>;
   private readonly events: TraceEvent[] = [];
   private readonly tracks = new Map<string, number>();
-  /** Per communicator, the last sequence number already in the trace. */
+  /** Per communicator and stream (its collectives; each peer's sends; each peer's receives), the last sequence number already in the trace. */
   private readonly seen = new Map<string, number>();
 
   constructor(rank: number, comms: Record<string, TracedComm> = {}) {
@@ -58,18 +58,25 @@ export class StepTrace {
   collectCalls(): void {
     for (const [name, comm] of this.comms) {
       const { records } = comm.flightRecords();
-      const after = this.seen.get(name) ?? -1;
       for (const r of records) {
-        if (r.seq <= after || r.endedAt === undefined) continue;
-        this.span(`comm ${name}`, r.op, r.queuedAt, r.endedAt, {
-          seq: r.seq,
-          count: r.count,
-          dtype: r.dtype,
-          algorithm: r.algorithm,
-          startedAt: r.startedAt,
-          state: r.state,
-        });
-        this.seen.set(name, Math.max(this.seen.get(name) ?? -1, r.seq));
+        // Sends and receives are numbered per peer and direction, collectives per communicator.
+        const stream = r.peer === undefined ? name : `${name} ${r.op} ${r.peer}`;
+        if (r.seq <= (this.seen.get(stream) ?? -1) || r.endedAt === undefined) continue;
+        this.span(
+          `comm ${name}`,
+          r.peer === undefined ? r.op : `${r.op} ${r.op === 'send' ? 'to' : 'from'} ${r.peer}`,
+          r.queuedAt,
+          r.endedAt,
+          {
+            seq: r.seq,
+            count: r.count,
+            dtype: r.dtype,
+            algorithm: r.algorithm,
+            startedAt: r.startedAt,
+            state: r.state,
+          },
+        );
+        this.seen.set(stream, Math.max(this.seen.get(stream) ?? -1, r.seq));
       }
     }
   }

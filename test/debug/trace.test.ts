@@ -74,6 +74,27 @@ test('a hang leaves flight records on each waiting rank, and tsccl trace says wh
   }
 });
 
+test('sends and receives are in the flight records: tsccl trace names who waits on which peer, apart from the collectives', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-trace-test-'));
+  try {
+    const { results } = await runFixture(
+      'p2p-trace-rank',
+      3,
+      {},
+      { env: { ...process.env, TSCCL_TRACE_DIR: dir, TSCCL_DEBUG: 'NONE' } },
+    );
+    assert.deepEqual(results, ['TSCCL_ERR_TIMEOUT', 'TSCCL_ERR_TIMEOUT', 'stopped']);
+    const bin = fileURLToPath(new URL('../../../bin/tsccl.js', import.meta.url));
+    const text = execFileSync(process.execPath, [bin, 'trace', dir]).toString();
+    assert.match(text, /rank 0: send\(float32, count 4, to 1, #1 with that peer\) failed/);
+    assert.match(text, /rank 1: recv\(float32, count 16, from 2, #1 with that peer\) failed/);
+    // The all-reduce before them finished everywhere: no collective is named as stuck or diverged.
+    assert.doesNotMatch(text, /stuck at|diverged/);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the flight recorder keeps the last N calls, oldest first', async () => {
   const { FlightRecorder } = await import('../../src/debug/flight-recorder.js');
   const recorder = new FlightRecorder('ring-test', 0, 1, 3);

@@ -61,6 +61,12 @@ test('a trace of a pipeline of tensor-parallel stages: micro-batches, waits for 
         `rank ${pid}: ${on('wait')}`,
       );
       assert.ok(on('comm tensor').includes('allReduce'), `rank ${pid}: tensor-parallel all-reduces`);
+      // The pipeline's sends and receives, each named by its peer in the pipeline group.
+      const neighbour = 1 - stage;
+      assert.ok(
+        on('comm pipeline').includes(stage === 0 ? `send to ${neighbour}` : `recv from ${neighbour}`),
+        `rank ${pid}: ${on('comm pipeline')}`,
+      );
     }
     // The profile the page shows sums the same spans per rank: compute, waits, each group's calls.
     const profile = traceProfile({ traceEvents: events });

@@ -104,7 +104,7 @@ test('timeline view: an 8-rank ring all-reduce shows 14 steps per rank, steps th
   await page.waitForSelector('[data-testid=timeline-summary]:has-text("14 steps per rank")');
   assert.match((await page.textContent('[data-testid=bottleneck]')) ?? '', /nvswitch/);
   await page.click('text=next step ▶');
-  assert.equal(await page.textContent('[data-testid=step-label]'), 'step 2 of 14');
+  await page.waitForSelector('[data-testid=step-label]:text-is("step 2 of 14")');
   // Step 2 of rank 0 receives and reduces from its left neighbour, rank 7.
   assert.match((await column(page, 'step-table', 'step 2: what it moves'))[0], /receive and reduce from 7/);
   await page.screenshot({ path: join(shots, 'timeline-ring.png'), fullPage: true });
@@ -170,7 +170,7 @@ test('keyboard and permalink: arrow keys move between tabs and the URL holds the
   await page.focus('#tab-topology');
   await page.keyboard.press('ArrowRight');
   await page.waitForFunction(() => location.hash.includes('view=curves'));
-  assert.equal(await page.getAttribute('#tab-curves', 'aria-selected'), 'true');
+  await page.waitForSelector('#tab-curves[aria-selected="true"]');
   assert.equal(await page.evaluate(() => document.activeElement?.id), 'tab-curves');
   // The permalink opens the same view with the same topology.
   const permalink = page.url();
@@ -178,8 +178,9 @@ test('keyboard and permalink: arrow keys move between tabs and the URL holds the
   await again.goto(permalink);
   await again.waitForSelector('[data-testid=curves-summary]:has-text("ascend-910b")', { timeout: 120_000 });
   await again.close();
+  // The theme is applied by an effect after the next render: wait for it, not for a guessed time.
   await page.click('button.theme');
-  assert.equal(await page.evaluate(() => document.documentElement.dataset.theme), 'dark');
+  await page.waitForFunction(() => document.documentElement.dataset.theme === 'dark');
   await page.click('#tab-topology');
   await page.waitForSelector('[data-testid=topology-summary]:has-text("drawn in")', { timeout: 120_000 });
   await page.screenshot({ path: join(shots, 'topology-dark.png'), fullPage: true });

@@ -5,6 +5,12 @@ import { formatUs } from '../format.js';
 import { useApi } from '../use-api.js';
 
 const HISTORY_SHOWN = 6;
+
+/** A record as the last call of a rank: a collective by its number, a send or receive by its peer. */
+function describe(r: TraceDocument['records'][number]['records'][number]): string {
+  if (r.peer === undefined) return `#${r.seq} ${r.op}(${r.dtype}, ${r.count})`;
+  return `${r.op}(${r.dtype}, ${r.count}) ${r.op === 'send' ? 'to' : 'from'} ${r.peer}`;
+}
 const STATE_MARKS: Record<string, string> = { done: '✓', failed: '✗', running: '…', queued: '(queued)' };
 
 /** A job's flight records: who called what, where ranks diverged, who is stuck where and who never arrived. */
@@ -32,7 +38,7 @@ export function JobView() {
           <h2>
             communicator {c.name} ({c.size} ranks, records from {c.ranksSeen.length})
           </h2>
-          {c.divergence === undefined && c.stuck === undefined && (
+          {c.divergence === undefined && c.stuck === undefined && c.pendingP2p.length === 0 && (
             <p>Every rank made the same calls, and all finished.</p>
           )}
           {c.divergence !== undefined && (
@@ -40,6 +46,15 @@ export function JobView() {
               First divergence at call {c.divergence.seq}:{' '}
               {c.divergence.calls.map((x) => `rank ${x.rank} called ${x.call}`).join('; ')}
             </p>
+          )}
+          {c.pendingP2p.length > 0 && (
+            <ul class="bad" data-testid="pending-p2p">
+              {c.pendingP2p.map((p) => (
+                <li key={`${p.rank}:${p.call}`}>
+                  rank {p.rank}: {p.call} {p.state}
+                </li>
+              ))}
+            </ul>
           )}
           {c.stuck !== undefined && (
             <p class="bad" data-testid="stuck">
@@ -75,10 +90,13 @@ export function JobView() {
                     <td>
                       {records
                         .slice(-HISTORY_SHOWN)
-                        .map((r) => `#${r.seq} ${r.op} ${STATE_MARKS[r.state]}`)
+                        .map(
+                          (r) =>
+                            `${r.peer === undefined ? `#${r.seq} ${r.op}` : `${r.op} ${r.op === 'send' ? 'to' : 'from'} ${r.peer}`} ${STATE_MARKS[r.state]}`,
+                        )
                         .join(' · ')}
                     </td>
-                    <td>{last === undefined ? 'none' : `#${last.seq} ${last.op}(${last.dtype}, ${last.count})`}</td>
+                    <td>{last === undefined ? 'none' : describe(last)}</td>
                     <td>{last?.state ?? ''}</td>
                     <td>
                       {last?.startedAt !== undefined && last.endedAt !== undefined
