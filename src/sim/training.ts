@@ -138,7 +138,7 @@ export interface TrainingTimeline {
   /** Data-parallel reduction left after backward (expert gradients' reduction after it, whole). */
   readonly dpExposedUs: number;
   readonly stepUs: number;
-  /** The step if no communication overlapped compute. */
+  /** The step if no communication overlapped compute: the same calls and buckets, each after the compute before it. */
   readonly serialStepUs: number;
 }
 
@@ -319,7 +319,7 @@ export function trainingStep(
   };
   const overlap =
     gradients === undefined
-      ? { buckets: [], exposedUs: 0 }
+      ? { buckets: [], exposedUs: 0, serialUs: 0 }
       : backwardOverlap(backwardUs, gradients.bytesPerCall, {
           bucketBytes: options.bucketBytes ?? DEFAULT_BUCKET_BYTES,
           timeOf,
@@ -338,7 +338,9 @@ export function trainingStep(
       dpBuckets: overlap.buckets,
       dpExposedUs,
       stepUs: computeUs + criticalCommUs + dpExposedUs,
-      serialStepUs: computeUs + totalUs,
+      // The same buckets back to back after backward: a whole-gradient call, cheaper than its
+      // buckets where they are latency-bound, would make overlap look like a loss.
+      serialStepUs: computeUs + criticalCommUs + overlap.serialUs + (dpExposedUs - overlap.exposedUs),
     },
   };
 }

@@ -84,6 +84,11 @@ test('sim train overlaps the data-parallel gradient buckets with the last backwa
   assert.equal(step.dpExposedUs, Math.max(0, last.endUs - step.backwardUs));
   assert.ok(step.dpExposedUs >= last.endUs - last.startUs, 'less than the last bucket left after backward');
   assert.ok(step.stepUs < step.serialStepUs, `${step.stepUs} against ${step.serialStepUs} without overlap`);
+  // Without overlap the same buckets run after backward, one after another.
+  const bucketsUs = step.dpBuckets.reduce((a, b) => a + (b.endUs - b.startUs), 0);
+  assert.ok(
+    Math.abs(step.serialStepUs - (step.computeUs + step.criticalCommUs + bucketsUs)) < 1e-6 * step.serialStepUs,
+  );
   assert.equal(step.stepUs, step.computeUs + step.criticalCommUs + step.dpExposedUs);
   // A lower utilisation stretches compute, and with it the backward that hides the reduction.
   const slow = trainingStep(graph, MODELS['llama-70b'], layout, 'analytical', true, { bucketBytes, mfu: 0.2 }).step!;

@@ -181,7 +181,6 @@ function MeasuredRuns({ url }: { url: string }) {
   return (
     <>
       <h2>Measured runs</h2>
-      {/* biome-ignore lint/a11y/noLabelWithoutControl: the input is the label's child. */}
       <label class="field">
         <span>add a training trace (tsccl/train writeTrace, Chrome trace JSON)</span>
         <input
