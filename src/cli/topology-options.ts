@@ -26,6 +26,12 @@ export function addTopologyOptions(command: Command): Command {
     .option('--sockets <n>', 'pcie-server: CPU sockets', (v) => parsePositiveInt(v, '--sockets'))
     .addOption(
       new Option(
+        '--gdr <auto|on|off>',
+        "GPUDirect RDMA between hosts: auto (NCCL's default rule: direct unless the way from a GPU to its NIC crosses a CPU's PCIe root), on, or off (messages staged in host memory at both ends)",
+      ).choices(['auto', 'on', 'off']),
+    )
+    .addOption(
+      new Option(
         '--p2p <on|off>',
         "pcie-server: off when the GPUs cannot reach each other's memory (consumer cards): messages are staged in host memory",
       ).choices(['on', 'off']),
@@ -45,5 +51,6 @@ export function presetOptions(flags: Record<string, unknown>): LoadOptions {
     gpusPerSwitch: flags.gpusPerSwitch as number | undefined,
     sockets: flags.sockets as number | undefined,
     p2p: flags.p2p === undefined ? undefined : flags.p2p === 'on',
+    gdr: flags.gdr as LoadOptions['gdr'],
   };
 }

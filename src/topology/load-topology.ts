@@ -30,7 +30,7 @@ export function loadLocalTopology(
 /**
  * A topology from a --topo value: `local` (this machine, from detection and the `tsccl tune`
  * profile; --gpus is the rank count), a preset name (with the preset options) or a JSON file in
- * the topology format, validated. Preset options do not apply to files: a file describes its whole cluster.
+ * the topology format, validated. Preset options do not apply to files (a file describes its whole cluster), except --gdr.
  */
 export function loadTopology(spec: string, options: LoadOptions = {}): Topology {
   if (spec === 'local') return loadLocalTopology(options.gpus, options.procs ? 'tcp' : 'shm').topology;
@@ -46,7 +46,9 @@ export function loadTopology(spec: string, options: LoadOptions = {}): Topology 
     } catch (err) {
       throw invalidArgument(`--topo file '${spec}' is not JSON: ${(err as Error).message}`, { argument: '--topo' });
     }
-    return parseTopology(doc, `file ${spec}`);
+    const topology = parseTopology(doc, `file ${spec}`);
+    // --gdr is the one preset option a file takes: it is how the job runs, not what the cluster is.
+    return options.gdr === undefined ? topology : { ...topology, gpuDirectRdma: options.gdr };
   }
   throw invalidArgument(
     `Unknown topology '${spec}': expected local, a .json file or one of ${PRESET_NAMES.join(', ')}`,

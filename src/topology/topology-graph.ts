@@ -65,6 +65,7 @@ export class TopologyGraph {
   private readonly staging: Int32Array;
   private readonly routes = new Map<number, Int32Array>();
   private readonly nearestCpus = new Map<number, number>();
+  private readonly gdrStagedByRule = new Map<number, boolean>();
 
   readonly topology: Topology;
 
@@ -78,8 +79,10 @@ export class TopologyGraph {
     });
     const accelerators: number[] = [];
     let limited = 0;
+    // CPUs stage messages where accelerators cannot reach each other, and where a NIC may not reach them (GDR).
+    const stages = topology.peerToPeer === false || topology.gpuDirectRdma !== 'on';
     const stagingRate = (d: Device): number | undefined =>
-      topology.peerToPeer === false && d.kind === 'cpu'
+      stages && d.kind === 'cpu'
         ? (d.stagingGBps ?? (d.memoryGBps === undefined ? undefined : d.memoryGBps / 2))
         : undefined;
     devices.forEach((d, i) => {
@@ -235,9 +238,9 @@ export class TopologyGraph {
       const srcNic = this.deviceIndex(a.nic);
       const dstNic = this.deviceIndex(b.nic);
       return Int32Array.from([
-        ...this.shortest(src, srcNic, 'any'),
+        ...this.nicWay(src, srcNic, 'out'),
         ...(srcNic === dstNic ? [] : this.shortest(srcNic, dstNic, 'network')),
-        ...this.shortest(dstNic, dst, 'any'),
+        ...this.nicWay(dst, dstNic, 'in'),
       ]);
     }
     const peers = RANK_KINDS.has(a.kind) && RANK_KINDS.has(b.kind);
@@ -252,6 +255,46 @@ export class TopologyGraph {
     }
     const scaleUp = peers ? this.dijkstra(src, dst, 'scale-up') : undefined;
     return Int32Array.from(scaleUp !== undefined ? this.pathTo(src, dst, scaleUp) : this.shortest(src, dst, 'any'));
+  }
+
+  /**
+   * The way between an accelerator and its NIC, out to the NIC or in from it: direct where the
+   * NIC reaches the accelerator's memory (GPUDirect RDMA), else through the host memory of the
+   * CPU nearest the accelerator, written by one side and read by the other (its staging link).
+   */
+  private nicWay(device: number, nic: number, direction: 'out' | 'in'): number[] {
+    if (!this.gdrStaged(device))
+      return direction === 'out' ? this.shortest(device, nic, 'any') : this.shortest(nic, device, 'any');
+    const cpu = this.nearestCpu(device);
+    const stage = this.staging[cpu] >= 0 ? [this.staging[cpu]] : [];
+    if (this.dijkstra(cpu, nic, 'any') === undefined)
+      throw invalidArgument(
+        `Topology ${this.topology.name}: GPUDirect RDMA is off, but ${this.devices[nic].id} cannot be reached from a CPU (it is built into ${this.devices[device].id}), so nothing can be staged in host memory`,
+        { argument: '--gdr' },
+      );
+    return direction === 'out'
+      ? [...this.shortest(device, cpu, 'any'), ...stage, ...this.shortest(cpu, nic, 'any')]
+      : [...this.shortest(nic, cpu, 'any'), ...stage, ...this.shortest(cpu, device, 'any')];
+  }
+
+  /**
+   * Whether traffic between this accelerator and other hosts is staged in host memory: as the
+   * topology says, or by NCCL's default rule (NCCL_NET_GDR_LEVEL=PXB, and NCCL_NET_GDR_C2C):
+   * staged where the way to its NIC enters a CPU other than over a C2C link (a PCIe root).
+   */
+  private gdrStaged(device: number): boolean {
+    const mode = this.topology.gpuDirectRdma ?? 'auto';
+    if (mode === 'on' || this.devices[device].kind === 'core') return false;
+    if (mode === 'off') return true;
+    let staged = this.gdrStagedByRule.get(device);
+    if (staged === undefined) {
+      const nic = this.deviceIndex(this.devices[device].nic!);
+      staged = this.shortest(device, nic, 'any').some(
+        (link) => this.devices[this.linkTo[link]].kind === 'cpu' && this.link(link).kind !== 'nvlink-c2c',
+      );
+      this.gdrStagedByRule.set(device, staged);
+    }
+    return staged;
   }
 
   /** The CPU of a device's host its route reaches first (NUMA-nearest). */
@@ -271,7 +314,7 @@ export class TopologyGraph {
     });
     if (best < 0)
       throw invalidArgument(
-        `Topology ${this.topology.name}: peerToPeer is false but host ${host} has no cpu to stage messages in`,
+        `Topology ${this.topology.name}: messages are staged in host memory (peerToPeer false, or GPUDirect RDMA off) but host ${host} has no cpu to stage them in`,
         { argument: 'topology' },
       );
     this.nearestCpus.set(device, best);

@@ -245,6 +245,12 @@ export const topologySchema = z
       .describe(
         "false: accelerators of one host cannot reach each other's memory (consumer GPUs, or NCCL_P2P_DISABLE=1), so every message between two of them is staged in the memory of the CPU nearest its receiver, over PCIe both ways; absent or true: they exchange directly (GPUDirect P2P over PCIe, NVLink, xGMI)",
       ),
+    gpuDirectRdma: z
+      .enum(['auto', 'on', 'off'])
+      .optional()
+      .describe(
+        "whether a NIC reads and writes accelerator memory directly (GPUDirect RDMA) for traffic between hosts: 'off' stages every message in the host memory of the CPU nearest the accelerator, at both ends, over PCIe both ways; 'on' never stages; 'auto' or absent follows NCCL's default (NCCL_NET_GDR_LEVEL=PXB): direct where the way from an accelerator to its NIC crosses PCIe switches only or a C2C link to a CPU, staged where it crosses a CPU's PCIe root",
+      ),
     libraryChannels: z
       .number()
       .int()

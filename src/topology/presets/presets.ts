@@ -29,6 +29,8 @@ export interface PresetOptions {
   readonly sockets?: number;
   /** pcie-server: false when the GPUs cannot reach each other's memory (consumer cards): messages between them are staged in host memory. */
   readonly p2p?: boolean;
+  /** GPUDirect RDMA between hosts: on, off, or auto (NCCL's rule; the topology's own setting if absent). */
+  readonly gdr?: 'auto' | 'on' | 'off';
 }
 
 interface Preset {
@@ -219,8 +221,9 @@ export function buildPreset(name: string, options: PresetOptions = {}): Topology
           description: `${topology.description}; GPU peer-to-peer off: messages staged in host memory`,
         }
       : topology;
-  if (preset.library === undefined) return staged;
+  const withGdr = options.gdr === undefined ? staged : { ...staged, gpuDirectRdma: options.gdr };
+  if (preset.library === undefined) return withGdr;
   return preset.libraryChannels === undefined
-    ? { ...staged, library: preset.library }
-    : { ...staged, library: preset.library, libraryChannels: preset.libraryChannels };
+    ? { ...withGdr, library: preset.library }
+    : { ...withGdr, library: preset.library, libraryChannels: preset.libraryChannels };
 }
