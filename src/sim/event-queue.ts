@@ -46,23 +46,13 @@ export class EventQueue {
 
   /** Runs events in time order until none is left; `check`, if given, runs every `every` events (it may throw to stop). */
   run(check?: () => void, every = 8192): void {
-    if (check !== undefined) {
-      let countdown = every;
-      while (this.times.length > 0) {
-        if (--countdown === 0) {
-          countdown = every;
-          check();
-        }
-        const time = this.times[0];
-        const action = this.actions[0] as (arg: unknown) => void;
-        const arg = this.args[0];
-        this.pop();
-        this.now = time;
-        action(arg);
-      }
-      return;
-    }
+    // Without a check the countdown never reaches zero (Infinity stays Infinity).
+    let countdown = check === undefined ? Number.POSITIVE_INFINITY : every;
     while (this.times.length > 0) {
+      if (--countdown === 0) {
+        countdown = every;
+        check!();
+      }
       const time = this.times[0];
       const action = this.actions[0] as (arg: unknown) => void;
       const arg = this.args[0];

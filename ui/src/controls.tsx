@@ -109,3 +109,95 @@ export const Loading = () => (
     simulating…
   </p>
 );
+
+/** A choice among names (a collective, a model), the current one kept while the list loads. */
+export function ChoiceField({
+  label,
+  value,
+  choices,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  choices: readonly string[] | undefined;
+  onChange: (value: string) => void;
+}) {
+  return (
+    <Field label={label}>
+      <select value={value} onChange={(e) => onChange(e.currentTarget.value)}>
+        {(choices ?? [value]).map((choice) => (
+          <option key={choice} value={choice}>
+            {choice}
+          </option>
+        ))}
+      </select>
+    </Field>
+  );
+}
+
+/** Which model of the simulator answers: the flow engine, the analytical model, or auto by size. */
+export function ModeField({ state, set }: { state: ViewState; set: SetState }) {
+  return (
+    <Field label="simulator">
+      <select value={state.mode} onChange={(e) => set({ mode: e.currentTarget.value as ViewState['mode'] })}>
+        <option value="auto">auto (flow up to 64 ranks)</option>
+        <option value="flow">flow engine</option>
+        <option value="analytical">analytical</option>
+      </select>
+    </Field>
+  );
+}
+
+/**
+ * JSON files the user picks on the page (bench files, training traces): each read, checked by
+ * `accept` (which throws with what is wrong), and kept with its name; a refusal names the file.
+ */
+export function usePickedFiles<T>(accept: (doc: unknown) => T): {
+  picked: { name: string; doc: T }[];
+  refused: string | undefined;
+  pick: (files: FileList | null) => Promise<void>;
+} {
+  const [picked, setPicked] = useState<{ name: string; doc: T }[]>([]);
+  const [refused, setRefused] = useState<string>();
+  const pick = async (files: FileList | null) => {
+    for (const file of files ?? []) {
+      try {
+        const doc = accept(JSON.parse(await file.text()));
+        setPicked((old) => [...old, { name: file.name, doc }]);
+        setRefused(undefined);
+      } catch (err) {
+        setRefused(`${file.name}: ${(err as Error).message}`);
+      }
+    }
+  };
+  return { picked, refused, pick };
+}
+
+/** The file input of usePickedFiles, with its refusal. */
+export function FilePicker({
+  label,
+  pick,
+  refused,
+}: {
+  label: string;
+  pick: (files: FileList | null) => Promise<void>;
+  refused: string | undefined;
+}) {
+  return (
+    <>
+      <Field label={label}>
+        <input
+          type="file"
+          accept=".json,application/json"
+          multiple
+          onChange={(e) => void pick(e.currentTarget.files)}
+        />
+      </Field>
+      {refused !== undefined && (
+        <div class="failure" role="alert">
+          {refused}
+        </div>
+      )}
+    </>
+  );
+}

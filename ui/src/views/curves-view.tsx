@@ -1,9 +1,18 @@
 import * as Plot from '@observablehq/plot';
-import { useMemo, useState } from 'preact/hooks';
+import { useMemo } from 'preact/hooks';
 import type { CurvesDocument } from '../../../src/sim/sim-documents.js';
 import { type ViewState, apiUrl } from '../../../src/ui/view-state.js';
 import type { SetState } from '../app.js';
-import { Failure, Field, Loading, type Presets, TopologyPicker } from '../controls.js';
+import {
+  ChoiceField,
+  Failure,
+  FilePicker,
+  Loading,
+  ModeField,
+  type Presets,
+  TopologyPicker,
+  usePickedFiles,
+} from '../controls.js';
 import { formatBytes, formatUs } from '../format.js';
 import { PlotFigure } from '../plot-figure.js';
 import { useApi } from '../use-api.js';
@@ -38,9 +47,13 @@ export function CurvesView({ state, set }: { state: ViewState; set: SetState }) 
   const curves = useApi<CurvesDocument>(apiUrl('curves', state));
   const served = useApi<BenchFile[]>(apiUrl('bench', state));
   const presets = useApi<Presets>(apiUrl('presets', state));
-  const [added, setAdded] = useState<BenchFile[]>([]);
-  const [refused, setRefused] = useState<string>();
-  const bench = [...(served.state === 'ready' ? served.data : []), ...added];
+  const { picked, refused, pick } = usePickedFiles((doc): BenchFile['doc'] => {
+    const bench = doc as BenchFile['doc'];
+    if (bench.tool !== 'tsccl bench' || !Array.isArray(bench.rows))
+      throw new Error('not the output of tsccl bench --format json');
+    return bench;
+  });
+  const bench = [...(served.state === 'ready' ? served.data : []), ...picked];
   const points = useMemo(() => {
     if (curves.state !== 'ready') return [];
     const predicted: Point[] = curves.data.series.flatMap((s) =>
@@ -73,7 +86,7 @@ export function CurvesView({ state, set }: { state: ViewState; set: SetState }) 
         })),
     );
     return [...predicted, ...chosen, ...measured].filter((p) => p.bytes > 0);
-  }, [curves, served, added]);
+  }, [curves, served, picked]);
   const dashes: Record<string, string> = { Simple: 'none', LL128: '7 3', LL: '2 2' };
   const protocols = [...new Set(points.map((p) => p.protocol).filter((p) => p !== ''))];
   const chart = (y: 'busbwGBs' | 'timeUs', label: string): Plot.PlotOptions => ({
@@ -126,53 +139,19 @@ export function CurvesView({ state, set }: { state: ViewState; set: SetState }) 
       ),
     ],
   });
-  const addFiles = async (files: FileList | null) => {
-    for (const file of files ?? []) {
-      try {
-        const doc = JSON.parse(await file.text()) as BenchFile['doc'];
-        if (doc.tool !== 'tsccl bench' || !Array.isArray(doc.rows))
-          throw new Error('not the output of tsccl bench --format json');
-        setAdded((old) => [...old, { name: file.name, doc }]);
-        setRefused(undefined);
-      } catch (err) {
-        setRefused(`${file.name}: ${(err as Error).message}`);
-      }
-    }
-  };
   return (
     <section class="view">
       <form class="controls" onSubmit={(e) => e.preventDefault()}>
         <TopologyPicker state={state} set={set} />
-        <Field label="collective">
-          <select value={state.op} onChange={(e) => set({ op: e.currentTarget.value })}>
-            {(presets.state === 'ready' ? presets.data.ops : [state.op]).map((op) => (
-              <option key={op} value={op}>
-                {op}
-              </option>
-            ))}
-          </select>
-        </Field>
-        <Field label="simulator">
-          <select value={state.mode} onChange={(e) => set({ mode: e.currentTarget.value as ViewState['mode'] })}>
-            <option value="auto">auto (flow up to 64 ranks)</option>
-            <option value="flow">flow engine</option>
-            <option value="analytical">analytical</option>
-          </select>
-        </Field>
-        <Field label="overlay tsccl bench --format json files">
-          <input
-            type="file"
-            accept=".json,application/json"
-            multiple
-            onChange={(e) => void addFiles(e.currentTarget.files)}
-          />
-        </Field>
+        <ChoiceField
+          label="collective"
+          value={state.op}
+          choices={presets.state === 'ready' ? presets.data.ops : undefined}
+          onChange={(op) => set({ op })}
+        />
+        <ModeField state={state} set={set} />
+        <FilePicker label="overlay tsccl bench --format json files" pick={pick} refused={refused} />
       </form>
-      {refused !== undefined && (
-        <div class="failure" role="alert">
-          {refused}
-        </div>
-      )}
       {curves.state === 'failed' && <Failure error={curves.error} />}
       {curves.state === 'loading' && <Loading />}
       {curves.state === 'ready' && (

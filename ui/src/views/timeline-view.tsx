@@ -4,7 +4,16 @@ import { chromeTrace } from '../../../src/sim/chrome-trace.js';
 import type { TimelineDocument, TimelineStep } from '../../../src/sim/timeline.js';
 import { type ViewState, apiUrl } from '../../../src/ui/view-state.js';
 import type { SetState } from '../app.js';
-import { Failure, Field, Loading, NumberField, type Presets, SizeField, TopologyPicker } from '../controls.js';
+import {
+  ChoiceField,
+  Failure,
+  Field,
+  Loading,
+  NumberField,
+  type Presets,
+  SizeField,
+  TopologyPicker,
+} from '../controls.js';
 import { formatBytes, formatPercent, formatUs } from '../format.js';
 import { PlotFigure } from '../plot-figure.js';
 import { useApi } from '../use-api.js';
@@ -25,15 +34,12 @@ export function TimelineView({ state, set }: { state: ViewState; set: SetState }
     <section class="view">
       <form class="controls" onSubmit={(e) => e.preventDefault()}>
         <TopologyPicker state={state} set={set} />
-        <Field label="collective">
-          <select value={state.op} onChange={(e) => set({ op: e.currentTarget.value })}>
-            {(presets.state === 'ready' ? presets.data.ops.filter((op) => op !== 'sendrecv') : [state.op]).map((op) => (
-              <option key={op} value={op}>
-                {op}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <ChoiceField
+          label="collective"
+          value={state.op}
+          choices={presets.state === 'ready' ? presets.data.ops.filter((op) => op !== 'sendrecv') : undefined}
+          onChange={(op) => set({ op })}
+        />
         <SizeField label="bytes" value={state.size} onCommit={(size) => set({ size })} />
         <Field label="algorithm (empty: simulator's choice)">
           <input

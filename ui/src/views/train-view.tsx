@@ -1,10 +1,19 @@
 import * as Plot from '@observablehq/plot';
-import { useState } from 'preact/hooks';
 import type { TrainDocument } from '../../../src/sim/sim-documents.js';
 import { type RankProfile, traceProfile } from '../../../src/train/trace-profile.js';
 import { type ViewState, apiUrl } from '../../../src/ui/view-state.js';
 import type { SetState } from '../app.js';
-import { Failure, Field, Loading, NumberField, type Presets, TopologyPicker } from '../controls.js';
+import {
+  ChoiceField,
+  Failure,
+  FilePicker,
+  Loading,
+  ModeField,
+  NumberField,
+  type Presets,
+  TopologyPicker,
+  usePickedFiles,
+} from '../controls.js';
 import { formatBytes, formatUs } from '../format.js';
 import { PlotFigure } from '../plot-figure.js';
 import { useApi } from '../use-api.js';
@@ -17,25 +26,16 @@ export function TrainView({ state, set }: { state: ViewState; set: SetState }) {
     <section class="view">
       <form class="controls" onSubmit={(e) => e.preventDefault()}>
         <TopologyPicker state={state} set={set} />
-        <Field label="model">
-          <select value={state.model} onChange={(e) => set({ model: e.currentTarget.value })}>
-            {(presets.state === 'ready' ? presets.data.models : [state.model]).map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
-        </Field>
+        <ChoiceField
+          label="model"
+          value={state.model}
+          choices={presets.state === 'ready' ? presets.data.models : undefined}
+          onChange={(model) => set({ model })}
+        />
         <NumberField label="TP size" min={1} value={state.tp} onCommit={(tp) => set({ tp })} />
         <NumberField label="PP size" min={1} value={state.pp} onCommit={(pp) => set({ pp })} />
         <NumberField label="DP size (0: fill)" value={state.dp} onCommit={(dp) => set({ dp })} />
-        <Field label="simulator">
-          <select value={state.mode} onChange={(e) => set({ mode: e.currentTarget.value as ViewState['mode'] })}>
-            <option value="auto">auto (flow up to 64 ranks)</option>
-            <option value="flow">flow engine</option>
-            <option value="analytical">analytical</option>
-          </select>
-        </Field>
+        <ModeField state={state} set={set} />
       </form>
       {train.state === 'failed' && <Failure error={train.error} />}
       {train.state === 'loading' && <Loading />}
@@ -162,39 +162,23 @@ interface MeasuredTrace {
 /** Measured training runs (tsccl/train's writeTrace): per rank, compute, waiting for communication, and the rest. */
 function MeasuredRuns({ url }: { url: string }) {
   const served = useApi<MeasuredTrace[]>(url);
-  const [added, setAdded] = useState<MeasuredTrace[]>([]);
-  const [refused, setRefused] = useState<string>();
-  const runs = [...(served.state === 'ready' ? served.data : []), ...added];
-  const addFiles = async (files: FileList | null) => {
-    for (const file of files ?? []) {
-      try {
-        const trace = JSON.parse(await file.text()) as MeasuredTrace['trace'];
-        if (!Array.isArray(trace.traceEvents))
-          throw new Error('not a Chrome trace (tsccl/train writeTrace writes one)');
-        setAdded((old) => [...old, { name: file.name, trace }]);
-        setRefused(undefined);
-      } catch (err) {
-        setRefused(`${file.name}: ${(err as Error).message}`);
-      }
-    }
-  };
+  const { picked, refused, pick } = usePickedFiles((doc): MeasuredTrace['trace'] => {
+    const trace = doc as MeasuredTrace['trace'];
+    if (!Array.isArray(trace.traceEvents)) throw new Error('not a Chrome trace (tsccl/train writeTrace writes one)');
+    return trace;
+  });
+  const runs = [
+    ...(served.state === 'ready' ? served.data : []),
+    ...picked.map((p) => ({ name: p.name, trace: p.doc })),
+  ];
   return (
     <>
       <h2>Measured runs</h2>
-      <label class="field">
-        <span>add a training trace (tsccl/train writeTrace, Chrome trace JSON)</span>
-        <input
-          type="file"
-          accept=".json,application/json"
-          multiple
-          onChange={(e) => void addFiles(e.currentTarget.files)}
-        />
-      </label>
-      {refused !== undefined && (
-        <div class="failure" role="alert">
-          {refused}
-        </div>
-      )}
+      <FilePicker
+        label="add a training trace (tsccl/train writeTrace, Chrome trace JSON)"
+        pick={pick}
+        refused={refused}
+      />
       {runs.map((run) => (
         <MeasuredRun key={run.name} name={run.name} profile={traceProfile(run.trace)} />
       ))}
