@@ -59,6 +59,29 @@ function busiestLinkUsPerByte(graph: TopologyGraph, routes: readonly Int32Array[
   return busiest;
 }
 
+/**
+ * What one NIC's worth of ranks moves between hosts when every rank of a host sends to and
+ * receives from its counterpart on another host at once: the route's own capacity where the
+ * NICs bind, less where the two ways share a directed link (messages staged in host memory
+ * without GPUDirect RDMA cross the PCIe between switch and CPU twice, and the CPU's memory).
+ */
+function networkBandwidth(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  hostOf: (r: number) => number,
+  interPath: Int32Array,
+): number {
+  const direct = graph.routeCapacity(interPath);
+  const home = rankDevices.map((_, r) => r).filter((r) => hostOf(r) === hostOf(0));
+  const away = rankDevices.map((_, r) => r).filter((r) => hostOf(r) !== hostOf(0));
+  const pairs = home.slice(0, away.length).map((r, i) => [rankDevices[r], rankDevices[away[i]]] as const);
+  const routes = pairs.flatMap(([a, b]) => [graph.route(a, b), graph.route(b, a)]);
+  const nics = new Set(pairs.map(([a]) => graph.devices[a].nic ?? '')).size;
+  // Per NIC: the ranks' share of the busiest link, times the ranks each NIC carries.
+  const shared = (1 / busiestLinkUsPerByte(graph, routes)) * (pairs.length / Math.max(1, nics));
+  return Math.min(direct, shared);
+}
+
 /** Per graph, per rank list (the same array is passed for every candidate of a call). */
 const summaries = new WeakMap<TopologyGraph, WeakMap<readonly number[], TopologySummary>>();
 
@@ -109,7 +132,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     mesh: intraPath !== undefined && intraPath.length === 1,
     intraLatency: intraPath ? graph.routeLatency(intraPath) : 0,
     interLatency: interPath ? graph.routeLatency(interPath) : 0,
-    nicBandwidth: interPath ? graph.routeCapacity(interPath) : Infinity,
+    nicBandwidth: interPath ? networkBandwidth(graph, rankDevices, hostOf, interPath) : Infinity,
     nicsPerHost: new Set(hostZero.map((d) => graph.devices[d].nic ?? '')).size,
     reduceRate: (graph.devices[first].reduceGBps ?? 0) * 1000,
     reducingSwitch: sw === undefined ? undefined : SWITCH_KINDS[graph.devices[sw].switchKind!],

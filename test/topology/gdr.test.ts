@@ -42,13 +42,13 @@ test('GPUDirect RDMA off where the NIC is built into the accelerator is refused,
 
 test('2 x DGX-1 V100 ring all-reduce of 1 GiB: GDR off halves the bus bandwidth, the PCIe uplinks carrying each message twice', async () => {
   const { simulateRow } = await import('../../src/sim/simulate.js');
-  const busbw = (gdr: 'on' | 'off') => {
+  const busbw = (gdr: 'on' | 'off', mode: 'flow' | 'analytical' = 'flow') => {
     const graph = new TopologyGraph(buildPreset('dgx1-v100', { nodes: 2, gdr }));
     return simulateRow(graph, graph.accelerators, {
       op: 'all_reduce',
       bytes: 2 ** 30,
       algorithm: 'ring',
-      mode: 'flow',
+      mode,
       nvls: false,
       elementBytes: 4,
       root: 0,
@@ -58,4 +58,10 @@ test('2 x DGX-1 V100 ring all-reduce of 1 GiB: GDR off halves the bus bandwidth,
   const off = busbw('off');
   assert.ok(Math.abs(off.busbwGBs / on.busbwGBs - 0.5) < 0.05, `${off.busbwGBs} against ${on.busbwGBs}`);
   assert.match(off.bottleneck?.link ?? '', /pcisw\d->n\d\.cpu\d/);
+  // The analytical model sees the staging too: both ways of every rank's traffic at once.
+  for (const gdr of ['on', 'off'] as const) {
+    const analytical = busbw(gdr, 'analytical').busbwGBs;
+    const flow = gdr === 'on' ? on.busbwGBs : off.busbwGBs;
+    assert.ok(Math.abs(analytical / flow - 1) < 0.02, `${gdr}: analytical ${analytical} against flow ${flow}`);
+  }
 });
