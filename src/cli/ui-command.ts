@@ -6,6 +6,8 @@ import { staticReport } from '../ui/static-report.js';
 import { type UiContext, answerApi } from '../ui/ui-api.js';
 import { startUiServer } from '../ui/ui-server.js';
 import { type ViewState, stateFromQuery, stateToQuery } from '../ui/view-state.js';
+import { InvalidArgumentError } from 'commander';
+import { invalidArgument } from '../errors.js';
 import { parseNonNegativeInt } from './parse.js';
 
 export function uiCommand(program: Command): void {
@@ -14,7 +16,7 @@ export function uiCommand(program: Command): void {
     .description(
       'the page: topologies and link use, simulated curves against measured ones, a collective step by step, a training step, a stuck job',
     )
-    .option('--port <n>', 'port to serve on (default: a free one)', (v) => parseNonNegativeInt(v, '--port'), 0)
+    .option('--port <n>', 'port to serve on (default: a free one)', parsePort, 0)
     .option('--open', 'open the page in the default browser')
     .option('--allow-remote', 'serve other machines too (default: this machine only)')
     .option('--out <file>', 'write one self-contained HTML file (data and code inlined) instead of serving')
@@ -50,7 +52,11 @@ export function uiCommand(program: Command): void {
         answerApi(`api/topology?topo=${encodeURIComponent(context.topologyFile)}`, context);
       if (flags.out !== undefined) {
         const html = staticReport(state, context);
-        writeFileSync(flags.out as string, html);
+        try {
+          writeFileSync(flags.out as string, html);
+        } catch (err) {
+          throw invalidArgument(`--out ${flags.out as string}: ${(err as Error).message}`, { argument: '--out' });
+        }
         process.stdout.write(
           `wrote ${flags.out as string} (${(html.length / 1024).toFixed(0)} KiB): open it in a browser, no server needed\n`,
         );
@@ -80,4 +86,11 @@ function openBrowser(url: string): void {
   const child = spawn(opener, [url], { stdio: 'ignore', detached: true });
   child.on('error', () => process.stderr.write(`tsccl ui: could not start ${opener}; open ${url} yourself\n`));
   child.unref();
+}
+
+/** A TCP port: 0 (a free one) to 65535. */
+function parsePort(value: string): number {
+  const port = parseNonNegativeInt(value, '--port');
+  if (port > 65535) throw new InvalidArgumentError(`--port must be at most 65535, got '${value}'`);
+  return port;
 }

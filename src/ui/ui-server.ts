@@ -59,7 +59,17 @@ export async function startUiServer(options: UiServerOptions): Promise<UiServer>
   });
   const host = options.allowRemote ? '::' : '127.0.0.1';
   await new Promise<void>((done, fail) => {
-    server.once('error', fail);
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      fail(
+        new TscclError(
+          ErrorCode.INVALID_ARGUMENT,
+          err.code === 'EADDRINUSE'
+            ? `port ${options.port} is in use: choose another with --port, or leave it out for a free one`
+            : `cannot serve on ${host} port ${options.port}: ${err.message}`,
+          { argument: '--port' },
+        ),
+      ),
+    );
     server.listen(options.port, host, () => done());
   });
   const { port } = server.address() as AddressInfo;

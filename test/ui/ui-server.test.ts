@@ -154,3 +154,21 @@ test('tsccl ui prints its URL, serves the page until interrupted, and refuses a 
     rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('a port in use, a port out of range and an unwritable --out are refused with the option named, nothing left running', async () => {
+  const first = await startUiServer({ port: 0, allowRemote: false, context: { benchFiles: [] } });
+  try {
+    await assert.rejects(
+      startUiServer({ port: Number(new URL(first.url).port), allowRemote: false, context: { benchFiles: [] } }),
+      { code: 'TSCCL_ERR_INVALID_ARGUMENT', details: { argument: '--port' }, message: /is in use/ },
+    );
+  } finally {
+    await first.close();
+  }
+  const range = await runTsccl(['ui', '--port', '70000']);
+  assert.notEqual(range.code, 0);
+  assert.match(range.stderr, /--port must be at most 65535/);
+  const out = await runTsccl(['ui', '--out', join(tmpdir(), 'no-such-dir-tsccl', 'r.html')]);
+  assert.equal(out.code, 1);
+  assert.match(out.stderr, /TSCCL_ERR_INVALID_ARGUMENT: --out .*no-such-dir-tsccl/);
+});
