@@ -101,6 +101,10 @@ export function collectiveTimeline(
       `${graph.topology.name}: the timeline models accelerator topologies; ranks that run tsccl itself are timed by tsccl bench`,
       { argument: '--topo' },
     );
+  if (!(request.bytes >= 4))
+    throw invalidArgument(`--size ${request.bytes}: the timeline needs at least one float32 (4 bytes) to move`, {
+      argument: '--size',
+    });
   if (BENCH_OPS[request.op].collective === undefined)
     throw invalidArgument(`the timeline shows collectives; ${request.op} is point-to-point`, { argument: '--op' });
   const row = simulateRow(graph, rankDevices, {

@@ -57,6 +57,10 @@ test('the timeline refuses what has no step-by-step schedule, and a channel the 
     code: 'TSCCL_ERR_INVALID_ARGUMENT',
     details: { argument: '--channel' },
   });
+  assert.throws(() => collectiveTimeline(dgx, dgx.accelerators, { ...request, bytes: 0 }), {
+    code: 'TSCCL_ERR_INVALID_ARGUMENT',
+    details: { argument: '--size' },
+  });
   assert.throws(() => collectiveTimeline(dgx, dgx.accelerators, { ...request, op: 'sendrecv' }), {
     code: 'TSCCL_ERR_INVALID_ARGUMENT',
     details: { argument: '--op' },
