@@ -1,6 +1,6 @@
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { type SimRow, type TscclChooser, simulateExchange, simulateRow } from './simulate.js';
+import { type SimRow, type TscclChooser, linkLoads, simulateExchange, simulateRow, withEnds } from './simulate.js';
 
 /** Rank groups of a parallel layout, tensor-parallel innermost (Megatron's order: tp, dp, pp). */
 export interface GroupLayout {
@@ -40,17 +40,8 @@ export interface DeviceLinkUse {
   readonly bytesOut: number;
 }
 
-/** One directed link that carried traffic when every group ran. */
-export interface LinkUse {
-  readonly index: number;
-  readonly link: string;
-  readonly from: string;
-  readonly to: string;
-  readonly kind: string;
-  readonly bytes: number;
-  /** Bytes / (sustained bandwidth x the slowest group's call time). */
-  readonly utilisation: number;
-}
+/** One directed link that carried traffic when every group ran; utilisation is over the slowest group's call time. */
+export type LinkUse = ReturnType<typeof withEnds>;
 
 export interface LinkUsageReport {
   readonly op: string;
@@ -133,20 +124,7 @@ export function linkUsage(
       };
     });
   const slowestUs = Math.max(0, ...rows.map((row) => row.timeUs));
-  const links: LinkUse[] = [];
-  carried.forEach((bytes, index) => {
-    if (bytes <= 0) return;
-    const link = graph.link(index);
-    links.push({
-      index,
-      link: graph.linkName(index),
-      from: graph.devices[link.from].id,
-      to: graph.devices[link.to].id,
-      kind: link.kind,
-      bytes,
-      utilisation: slowestUs > 0 ? bytes / (link.capacity * slowestUs) : 0,
-    });
-  });
-  links.sort((a, b) => b.utilisation - a.utilisation);
+  const links =
+    slowestUs > 0 ? linkLoads(graph, carried, slowestUs, graph.capacities).map((load) => withEnds(graph, load)) : [];
   return { op: options.op, bytes: options.bytes, groups, rows, devices, links };
 }

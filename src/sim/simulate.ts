@@ -412,6 +412,15 @@ export function linkLoads(
   return loads.sort((a, b) => b.utilisation - a.utilisation);
 }
 
+/** A link's load with the ids of the devices at its two ends, as the page and `sim links` name them. */
+export function withEnds(
+  graph: TopologyGraph,
+  load: LinkLoad,
+): LinkLoad & { readonly from: string; readonly to: string } {
+  const link = graph.link(load.index);
+  return { ...load, from: graph.devices[link.from].id, to: graph.devices[link.to].id };
+}
+
 /**
  * A point-to-point exchange between two ranks (pipeline neighbours sending activations one way
  * and gradients the other), `bytes` each way: a 2-rank all-to-all moves exactly that.

@@ -5,7 +5,7 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { simulateSchedules } from './schedule-flows.js';
 import { STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND } from './schedule-program.js';
 import type { CallTrace, TracedProgram } from './sim-call.js';
-import { type TscclChooser, flowCallOf, ranksRunTsccl, simulateRow } from './simulate.js';
+import { type TscclChooser, flowCallOf, linkLoads, ranksRunTsccl, simulateRow, withEnds } from './simulate.js';
 
 export type TimelineOpKind = 'send' | 'recv' | 'recvReduce' | 'local';
 
@@ -199,21 +199,9 @@ function linkSeries(
     if (last !== undefined && last[0] === t) last[1] = utilisation;
     else if (last === undefined || last[1] !== utilisation) series.push([t, utilisation]);
   }
-  const links: TimelineLink[] = [];
-  linkBytes.forEach((bytes, index) => {
-    if (bytes <= 0) return;
-    const directed = graph.link(index);
-    links.push({
-      index,
-      link: graph.linkName(index),
-      from: graph.devices[directed.from].id,
-      to: graph.devices[directed.to].id,
-      kind: directed.kind,
-      capacityGBps: capacities[index] / 1e3,
-      utilisation: bytes / (capacities[index] * timeUs),
-      bytes,
-      points: points.get(index) ?? [],
-    });
-  });
-  return links.sort((a, b) => b.utilisation - a.utilisation);
+  return linkLoads(graph, linkBytes, timeUs, capacities).map((load) => ({
+    ...withEnds(graph, load),
+    capacityGBps: capacities[load.index] / 1e3,
+    points: points.get(load.index) ?? [],
+  }));
 }
