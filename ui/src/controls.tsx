@@ -1,10 +1,10 @@
 import type { ComponentChildren } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
-import { type ViewState, apiUrl } from '../../src/ui/view-state.js';
+import type { ViewState } from '../../src/ui/view-state.js';
 import type { SetState } from './app.js';
 import type { ApiError } from './data.js';
 import { formatBytes, parseSize } from './format.js';
-import { useApi } from './use-api.js';
+import type { Loaded } from './use-api.js';
 
 export interface Presets {
   readonly presets: readonly { name: string; description: string }[];
@@ -23,9 +23,8 @@ export function Field({ label, children }: { label: string; children: ComponentC
   );
 }
 
-/** The topology picker every simulated view starts with. */
-export function TopologyPicker({ state, set }: { state: ViewState; set: SetState }) {
-  const presets = useApi<Presets>(apiUrl('presets', state));
+/** The topology picker every simulated view starts with; the view loads the presets once and shares them. */
+export function TopologyPicker({ state, set, presets }: { state: ViewState; set: SetState; presets: Loaded<Presets> }) {
   const names =
     presets.state === 'ready' ? [...presets.data.presets.map((p) => p.name), ...presets.data.files] : [state.topo];
   const description =

@@ -142,7 +142,7 @@ export function CurvesView({ state, set }: { state: ViewState; set: SetState }) 
   return (
     <section class="view">
       <form class="controls" onSubmit={(e) => e.preventDefault()}>
-        <TopologyPicker state={state} set={set} />
+        <TopologyPicker state={state} set={set} presets={presets} />
         <ChoiceField
           label="collective"
           value={state.op}

@@ -33,7 +33,7 @@ export function TimelineView({ state, set }: { state: ViewState; set: SetState }
   return (
     <section class="view">
       <form class="controls" onSubmit={(e) => e.preventDefault()}>
-        <TopologyPicker state={state} set={set} />
+        <TopologyPicker state={state} set={set} presets={presets} />
         <ChoiceField
           label="collective"
           value={state.op}

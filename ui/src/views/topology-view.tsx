@@ -4,7 +4,7 @@ import type { LinksDocument } from '../../../src/sim/sim-documents.js';
 import type { Topology } from '../../../src/topology/topology-schema.js';
 import { type ViewState, apiUrl } from '../../../src/ui/view-state.js';
 import type { SetState } from '../app.js';
-import { Failure, Field, Loading, NumberField, SizeField, TopologyPicker } from '../controls.js';
+import { Failure, Field, Loading, NumberField, type Presets, SizeField, TopologyPicker } from '../controls.js';
 import { CytoscapeGraph } from '../cytoscape-graph.js';
 import { formatBytes, formatPercent, formatUs } from '../format.js';
 import { layoutTopology } from '../topology-layout.js';
@@ -25,6 +25,7 @@ function utilisationColor(u: number | undefined): string {
 
 /** Devices and links of a topology, links coloured by the traffic of a parallel layout's groups. */
 export function TopologyView({ state, set }: { state: ViewState; set: SetState }) {
+  const presets = useApi<Presets>(apiUrl('presets', state));
   const topology = useApi<TopologyDocument>(apiUrl('topology', state));
   const links = useApi<LinksDocument>(apiUrl('links', state));
   const [renderMs, setRenderMs] = useState<number>();
@@ -37,7 +38,7 @@ export function TopologyView({ state, set }: { state: ViewState; set: SetState }
   return (
     <section class="view">
       <form class="controls" onSubmit={(e) => e.preventDefault()}>
-        <TopologyPicker state={state} set={set} />
+        <TopologyPicker state={state} set={set} presets={presets} />
         <NumberField label="TP size" min={1} value={state.tp} onCommit={(tp) => set({ tp })} />
         <NumberField label="PP size" min={1} value={state.pp} onCommit={(pp) => set({ pp })} />
         <NumberField label="DP size (0: fill)" value={state.dp} onCommit={(dp) => set({ dp })} />

@@ -25,7 +25,7 @@ export function TrainView({ state, set }: { state: ViewState; set: SetState }) {
   return (
     <section class="view">
       <form class="controls" onSubmit={(e) => e.preventDefault()}>
-        <TopologyPicker state={state} set={set} />
+        <TopologyPicker state={state} set={set} presets={presets} />
         <ChoiceField
           label="model"
           value={state.model}
