@@ -19,6 +19,9 @@ interface Flow {
  * (progressive filling: the most contended link fixes the rate of its flows, their usage is
  * taken off the other links, repeat). Rates are recomputed only for the flows connected to a
  * change through shared links, once per instant however many flows start or end in it.
+ *
+ * A flow that starts on the path a flow left in the same instant takes that flow's place and
+ * rate, as max-min shares depend only on the set of paths: no rate moves, nothing is recomputed.
  */
 export class FlowNetwork {
   /** Bytes that crossed each link (for utilisation and the bottleneck report). */
@@ -30,6 +33,14 @@ export class FlowNetwork {
   private readonly linkMark: Int32Array;
   private readonly remCap: Float64Array;
   private readonly unfrozen: Int32Array;
+  /** The rates of the flows that left each path this instant, for flows that take their places; unfilled places mark their links dirty. */
+  private readonly vacated = new Map<Int32Array, number[]>();
+  /** Scratch lists of a recompute, kept to spare the allocations. */
+  private readonly componentLinks: number[] = [];
+  private readonly componentFlows: Flow[] = [];
+  private readonly stack: number[] = [];
+  private active: number[] = [];
+  private nextActive: number[] = [];
 
   private readonly queue: EventQueue;
   /** Each link's capacity in this run, bytes per microsecond. */
@@ -69,13 +80,29 @@ export class FlowNetwork {
       slots: new Array<number>(path.length),
       mark: 0,
     };
+    const place = this.takePlace(path);
     for (let i = 0; i < path.length; i++) {
       const list = this.linkFlows[path[i]];
       flow.slots[i] = list.length;
       list.push(flow);
-      this.dirty.push(path[i]);
+      if (place === undefined) this.dirty.push(path[i]);
     }
-    this.queueRecompute();
+    if (place === undefined) {
+      this.queueRecompute();
+      return;
+    }
+    flow.rate = place;
+    flow.due = this.queue.now + bytes / Math.max(place, 1e-9);
+    this.queue.at(flow.due, this.drainEvent, flow);
+  }
+
+  /** The rate of a flow that left `path` this instant, whose place a new flow takes; undefined if none. */
+  private takePlace(path: Int32Array): number | undefined {
+    const left = this.vacated.get(path);
+    if (left === undefined) return undefined;
+    const rate = left.pop()!;
+    if (left.length === 0) this.vacated.delete(path);
+    return rate;
   }
 
   /**
@@ -104,8 +131,10 @@ export class FlowNetwork {
         list[slot] = last;
         last.slots[last.path.indexOf(link)] = slot;
       }
-      this.dirty.push(link);
     }
+    const left = this.vacated.get(flow.path);
+    if (left === undefined) this.vacated.set(flow.path, [flow.rate]);
+    else left.push(flow.rate);
     this.queueRecompute();
     this.onDrained(flow.tag as never);
   }
@@ -120,12 +149,20 @@ export class FlowNetwork {
 
   private recompute(): void {
     this.recomputeQueued = false;
+    // Places left this instant that no flow took: their links' shares change.
+    for (const path of this.vacated.keys()) for (let i = 0; i < path.length; i++) this.dirty.push(path[i]);
+    this.vacated.clear();
+    if (this.dirty.length === 0) return;
     const now = this.queue.now;
     const epoch = ++this.markEpoch;
     // The component: every link reachable from a changed link through flows that share links.
-    const links: number[] = [];
-    const flows: Flow[] = [];
-    const stack = this.dirty.splice(0);
+    const links = this.componentLinks;
+    const flows = this.componentFlows;
+    links.length = 0;
+    flows.length = 0;
+    const stack = this.stack;
+    for (let i = 0; i < this.dirty.length; i++) stack.push(this.dirty[i]);
+    this.dirty.length = 0;
     while (stack.length > 0) {
       const link = stack.pop()!;
       if (this.linkMark[link] === epoch) continue;
@@ -149,11 +186,16 @@ export class FlowNetwork {
       this.unfrozen[link] = this.linkFlows[link].length;
     }
     let left = flows.length;
-    let active = links;
+    let active = this.active;
+    let next = this.nextActive;
+    active.length = 0;
+    for (let i = 0; i < links.length; i++) active.push(links[i]);
+    const saturated = this.stack;
     while (left > 0) {
       let bestShare = Infinity;
-      const next: number[] = [];
-      for (const link of active) {
+      next.length = 0;
+      for (let i = 0; i < active.length; i++) {
+        const link = active[i];
         const count = this.unfrozen[link];
         if (count > 0) {
           next.push(link);
@@ -162,14 +204,16 @@ export class FlowNetwork {
         }
       }
       if (next.length === 0) break;
-      active = next;
+      [active, next] = [next, active];
       // Every link at the smallest fair share saturates at that level together (exact: freezing
       // a flow at the link's own share leaves that share unchanged), so symmetric patterns,
       // the common case in collectives, settle in a few levels instead of one link at a time.
       const level = bestShare * (1 + 1e-9);
-      const saturated = active.filter((link) => this.remCap[link] / this.unfrozen[link] <= level);
-      for (const link of saturated) {
-        for (const flow of this.linkFlows[link]) {
+      saturated.length = 0;
+      for (let i = 0; i < active.length; i++)
+        if (this.remCap[active[i]] / this.unfrozen[active[i]] <= level) saturated.push(active[i]);
+      for (let s = 0; s < saturated.length; s++) {
+        for (const flow of this.linkFlows[saturated[s]]) {
           if (flow.rate >= 0) continue;
           flow.rate = bestShare;
           left--;
@@ -181,6 +225,9 @@ export class FlowNetwork {
         }
       }
     }
+    this.active = active;
+    this.nextActive = next;
+    saturated.length = 0;
     if (this.onRate !== undefined)
       for (const link of links) this.onRate(now, link, Math.max(0, this.capacity[link] - this.remCap[link]));
     for (const flow of flows) {
