@@ -66,6 +66,7 @@ export class TopologyGraph {
   private readonly routes = new Map<number, Int32Array>();
   private readonly nearestCpus = new Map<number, number>();
   private readonly gdrStagedByRule = new Map<number, boolean>();
+  private search: RouteSearch | undefined;
 
   readonly topology: Topology;
 
@@ -253,8 +254,8 @@ export class TopologyGraph {
         ...this.shortest(cpu, dst, 'any'),
       ]);
     }
-    const scaleUp = peers ? this.dijkstra(src, dst, 'scale-up') : undefined;
-    return Int32Array.from(scaleUp !== undefined ? this.pathTo(src, dst, scaleUp) : this.shortest(src, dst, 'any'));
+    const scaleUp = peers && this.dijkstra(src, dst, 'scale-up');
+    return Int32Array.from(scaleUp ? this.pathTo(src, dst) : this.shortest(src, dst, 'any'));
   }
 
   /**
@@ -267,7 +268,7 @@ export class TopologyGraph {
       return direction === 'out' ? this.shortest(device, nic, 'any') : this.shortest(nic, device, 'any');
     const cpu = this.nearestCpu(device);
     const stage = this.staging[cpu] >= 0 ? [this.staging[cpu]] : [];
-    if (this.dijkstra(cpu, nic, 'any') === undefined)
+    if (!this.dijkstra(cpu, nic, 'any'))
       throw invalidArgument(
         `Topology ${this.topology.name}: GPUDirect RDMA is off, but ${this.devices[nic].id} cannot be reached from a CPU (it is built into ${this.devices[device].id}), so nothing can be staged in host memory`,
         { argument: '--gdr' },
@@ -323,21 +324,21 @@ export class TopologyGraph {
 
   private shortest(src: number, dst: number, scope: RouteScope): number[] {
     if (src === dst) return [];
-    const via = this.dijkstra(src, dst, scope);
-    if (via === undefined) {
+    if (!this.dijkstra(src, dst, scope)) {
       throw invalidArgument(
         `Topology ${this.topology.name}: no route from ${this.devices[src].id} to ${this.devices[dst].id}`,
         { argument: 'topology' },
       );
     }
-    return this.pathTo(src, dst, via);
+    return this.pathTo(src, dst);
   }
 
-  /** The links from src to dst, read back from what dijkstra recorded. */
-  private pathTo(src: number, dst: number, via: Map<number, number>): number[] {
+  /** The links from src to dst, read back from what the last search recorded. */
+  private pathTo(src: number, dst: number): number[] {
+    const via = this.search!.via;
     const path: number[] = [];
     for (let at = dst; at !== src; ) {
-      const link = via.get(at)!;
+      const link = via[at];
       path.push(link);
       at = this.linkFrom[link];
     }
@@ -347,46 +348,26 @@ export class TopologyGraph {
   /**
    * Latency-weighted shortest path from src, stopping when dst is settled (a cluster of 100,000
    * GPUs has ~300,000 devices; a route only explores the part nearer than its target). A tiny
-   * per-hop term prefers fewer hops on ties. Returns the link each reached device came by.
+   * per-hop term prefers fewer hops on ties. Records the link each reached device came by in
+   * `search.via` (read by pathTo before the next search); returns whether dst was reached.
    */
-  private dijkstra(src: number, dst: number, scope: RouteScope): Map<number, number> | undefined {
-    const dist = new Map<number, number>([[src, 0]]);
-    const via = new Map<number, number>();
-    const done = new Set<number>();
-    // Topologies have at most tens of thousands of devices; a binary heap keeps this O(E log V).
-    const heap: [number, number][] = [[0, src]];
-    const push = (item: [number, number]) => {
-      heap.push(item);
-      for (let i = heap.length - 1; i > 0; ) {
-        const p = (i - 1) >> 1;
-        if (heap[p][0] <= heap[i][0]) break;
-        [heap[p], heap[i]] = [heap[i], heap[p]];
-        i = p;
-      }
-    };
-    const pop = (): [number, number] => {
-      const top = heap[0];
-      const last = heap.pop()!;
-      if (heap.length > 0) {
-        heap[0] = last;
-        for (let i = 0; ; ) {
-          const l = 2 * i + 1;
-          const r = l + 1;
-          let m = i;
-          if (l < heap.length && heap[l][0] < heap[m][0]) m = l;
-          if (r < heap.length && heap[r][0] < heap[m][0]) m = r;
-          if (m === i) break;
-          [heap[m], heap[i]] = [heap[i], heap[m]];
-          i = m;
-        }
-      }
-      return top;
-    };
-    while (heap.length > 0) {
-      const [d, u] = pop();
-      if (done.has(u)) continue;
-      done.add(u);
-      if (u === dst) return via;
+  private dijkstra(src: number, dst: number, scope: RouteScope): boolean {
+    // Scratch arrays kept across searches, stamped per search, as a large cluster's simulation
+    // routes hundreds of thousands of pairs.
+    const search = (this.search ??= new RouteSearch(this.devices.length));
+    const epoch = ++search.epoch;
+    const { dist, reached, settled, via } = search;
+    const heap = search.heap;
+    heap.clear();
+    dist[src] = 0;
+    reached[src] = epoch;
+    heap.push(0, src);
+    while (heap.size > 0) {
+      const d = heap.topKey();
+      const u = heap.pop();
+      if (settled[u] === epoch) continue;
+      settled[u] = epoch;
+      if (u === dst) return true;
       if (u !== src && !FORWARDS.has(this.devices[u].kind)) continue;
       const pass = u === src ? 0 : this.deviceLatency(u);
       for (let k = this.outStart[u]; k < this.outStart[u + 1]; k++) {
@@ -394,13 +375,90 @@ export class TopologyGraph {
         if (scope !== 'any' && this.families[li] !== scope) continue;
         const to = this.linkTo[li];
         const nd = d + pass + this.latencies[li] + 1e-6;
-        if (nd < (dist.get(to) ?? Infinity)) {
-          dist.set(to, nd);
-          via.set(to, li);
-          push([nd, to]);
+        if (reached[to] !== epoch || nd < dist[to]) {
+          reached[to] = epoch;
+          dist[to] = nd;
+          via[to] = li;
+          heap.push(nd, to);
         }
       }
     }
-    return undefined;
+    return false;
+  }
+}
+
+/** A route search's scratch: distances, stamps and the link each device was reached by, and a binary heap of (distance, device). */
+class RouteSearch {
+  epoch = 0;
+  readonly dist: Float64Array;
+  readonly reached: Int32Array;
+  readonly settled: Int32Array;
+  readonly via: Int32Array;
+  readonly heap = new DistanceHeap();
+
+  constructor(devices: number) {
+    this.dist = new Float64Array(devices);
+    this.reached = new Int32Array(devices);
+    this.settled = new Int32Array(devices);
+    this.via = new Int32Array(devices);
+  }
+}
+
+/** A binary min-heap of devices keyed by distance, in two parallel arrays. */
+class DistanceHeap {
+  private keys: number[] = [];
+  private items: number[] = [];
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  clear(): void {
+    this.keys.length = 0;
+    this.items.length = 0;
+  }
+
+  topKey(): number {
+    return this.keys[0];
+  }
+
+  push(key: number, item: number): void {
+    const { keys, items } = this;
+    let i = keys.length;
+    keys.push(key);
+    items.push(item);
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (keys[p] <= key) break;
+      keys[i] = keys[p];
+      items[i] = items[p];
+      i = p;
+    }
+    keys[i] = key;
+    items[i] = item;
+  }
+
+  /** Removes the least and returns its item. */
+  pop(): number {
+    const { keys, items } = this;
+    const top = items[0];
+    const lastKey = keys.pop()!;
+    const lastItem = items.pop()!;
+    const n = keys.length;
+    if (n === 0) return top;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= n) break;
+      const r = l + 1;
+      const m = r < n && keys[r] < keys[l] ? r : l;
+      if (lastKey <= keys[m]) break;
+      keys[i] = keys[m];
+      items[i] = items[m];
+      i = m;
+    }
+    keys[i] = lastKey;
+    items[i] = lastItem;
+    return top;
   }
 }
