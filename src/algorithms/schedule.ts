@@ -50,6 +50,14 @@ export const REDUCING_COLLECTIVES: ReadonlySet<Collective> = new Set<Collective>
   'reduceScatter',
 ]);
 
+/** Collectives whose data starts or ends at one rank, the call's root. */
+export const ROOTED_COLLECTIVES: ReadonlySet<Collective> = new Set<Collective>([
+  'broadcast',
+  'reduce',
+  'gather',
+  'scatter',
+]);
+
 /**
  * What an algorithm needs to know about a call. Counts are in elements:
  * - allReduce, broadcast, reduce: `count` elements in and out.

@@ -71,6 +71,7 @@ export function machineOutcome(graph: TopologyGraph, call: MachineCall): SimOutc
     timeUs: extend(small.timeUs, large.timeUs),
     rankCallUs: extend(small.rankCallUs, large.rankCallUs),
     channels: large.channels,
+    walkedChannels: large.walkedChannels,
     linkBytes: large.linkBytes.map((bytes, i) => extend(small.linkBytes[i], bytes)),
     capacities: Float64Array.from(large.capacities),
   };

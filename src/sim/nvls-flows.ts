@@ -60,5 +60,12 @@ export function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[
   const drain = Math.max(lastDrain, nvlsSaturatedUs(call.count * call.elementBytes, n, portRate * efficiency));
   // The switch's reduced data crosses the fabric twice: up from the GPUs, back down to them.
   const timeUs = protocol.baseUs + fill + drain + 2 * stepLatency;
-  return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried, capacities: network.capacity };
+  return {
+    timeUs,
+    rankCallUs: timeUs,
+    channels: 1,
+    walkedChannels: 1,
+    linkBytes: network.carried,
+    capacities: network.capacity,
+  };
 }

@@ -109,5 +109,12 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
   }
   const releasedUs = byReference ? (protocol.releaseUs ?? protocol.wakeUs ?? 0) : 0;
   const timeUs = (protocol.oneShotUs ?? protocol.baseUs) + published + last + releasedUs;
-  return { timeUs, rankCallUs: timeUs, channels: 1, linkBytes: network.carried, capacities: network.capacity };
+  return {
+    timeUs,
+    rankCallUs: timeUs,
+    channels: 1,
+    walkedChannels: 1,
+    linkBytes: network.carried,
+    capacities: network.capacity,
+  };
 }

@@ -1,8 +1,9 @@
 import { secondTreePosition } from '../algorithms/in-order-binary-tree.js';
 import { generateSchedule } from '../algorithms/registry.js';
-import { type CallShape, executorHosts, splitEven } from '../algorithms/schedule.js';
+import { type CallShape, executorHosts, ROOTED_COLLECTIVES, splitEven } from '../algorithms/schedule.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { channelRings } from './channel-rings.js';
+import { type ChannelFold, foldChannels } from './channel-symmetry.js';
 import { type CorePool, corePools } from './core-pool.js';
 import { EventQueue } from './event-queue.js';
 import {
@@ -145,6 +146,8 @@ class ScheduleFlows {
   private readonly coreCopyRate: (path: Int32Array) => number;
   private readonly queue = new EventQueue();
   private readonly network: FlowNetwork;
+  /** Set when channels are images of each other: one per class is walked, on folded links. */
+  private readonly fold: ChannelFold | undefined;
   private readonly calls: number;
   private finished = 0;
   private lastDone = 0;
@@ -207,16 +210,22 @@ class ScheduleFlows {
       [...this.copyPaths].filter(([device]) => this.crowded.has(device)).map(([, path]) => path),
       protocol.rankCores,
     );
-    this.network = new FlowNetwork(this.queue, this.rates.capacities, this.drained);
+    this.calls = Math.max(1, Math.floor(call.calls ?? 1));
+    const shapes = this.rings.map((ring, c) => this.channelShape(ring, c));
+    const classes = this.imageClasses(shapes);
+    const walked = new Set(classes?.map((channels) => channels[0]) ?? this.rings.keys());
+    for (const c of walked) this.addChannel(this.rings[c], c, shapes[c]);
+    this.fold = classes === undefined ? undefined : this.foldOf(classes);
+    if (classes !== undefined && this.fold === undefined)
+      this.rings.forEach((ring, c) => {
+        if (!walked.has(c)) this.addChannel(ring, c, shapes[c]);
+      });
+    this.network = new FlowNetwork(this.queue, this.fold?.capacities ?? this.rates.capacities, this.drained);
     const trace = call.trace;
     if (trace !== undefined)
       this.network.onRate = (timeUs, link, bytesPerUs) => {
         trace.rates.push({ timeUs, link, bytesPerUs });
       };
-    this.calls = Math.max(1, Math.floor(call.calls ?? 1));
-    this.rings.forEach((ring, c) => {
-      this.addChannel(ring, c);
-    });
   }
 
   /** Runs the call to its end on every rank and reports it. */
@@ -242,8 +251,9 @@ class ScheduleFlows {
       timeUs,
       rankCallUs,
       channels: this.rings.length,
-      linkBytes: this.network.carried,
-      capacities: this.network.capacity,
+      walkedChannels: new Set(this.all.map((runner) => Math.floor(runner.key / PROGRAMS_PER_CHANNEL))).size,
+      linkBytes: this.fold?.unfold(this.network.carried) ?? this.network.carried,
+      capacities: this.rates.capacities,
     };
   }
 
@@ -290,15 +300,14 @@ class ScheduleFlows {
     );
   }
 
-  /** Every rank's runners for channel `c`, whose ranks lie in `ring`'s order. */
-  private addChannel(ring: readonly number[], c: number): void {
-    const { call, rankDevices } = this;
-    const n = rankDevices.length;
+  /** The call's shape on channel `c`, whose ranks lie in `ring`'s order. */
+  private channelShape(ring: readonly number[], c: number): CallShape {
+    const { call } = this;
     const shares = splitEven(call.count, this.rings.length);
     // A ring's ranks are renumbered along it; a rooted call keeps its root where the data is.
-    const shape: CallShape = {
+    return {
       collective: call.collective,
-      nranks: n,
+      nranks: this.rankDevices.length,
       count: shares[c].count,
       root: ring.indexOf(call.root),
       inPlace: false,
@@ -310,6 +319,80 @@ class ScheduleFlows {
       // a GPU library chains a server's GPUs in its tree even on one server.
       hosts: call.chunkCount === undefined ? this.channelHosts(ring, c) : executorHosts(this.channelHosts(ring, c)),
     };
+  }
+
+  /**
+   * The channels in classes whose members may be images of each other (channelFold): the
+   * rings, and a double tree's second copies, when every member has the same shape. Undefined
+   * where every channel must be walked: ranks that share cores or pull (their work is per
+   * channel), a traced call (its trace is), back-to-back calls (a rank's next call waits for all
+   * its channels), a single channel, a call that asks for every channel.
+   */
+  private imageClasses(shapes: readonly CallShape[]): number[][] | undefined {
+    const { call } = this;
+    if (this.pools.size > 0 || this.pull || call.trace !== undefined || this.calls > 1 || call.everyChannel === true)
+      return undefined;
+    const perClass = this.channelOrders.length;
+    if (perClass < 2) return undefined;
+    const classes: number[][] = [];
+    for (let first = 0; first < this.rings.length; first += perClass)
+      classes.push(Array.from({ length: perClass }, (_, i) => first + i));
+    const same = (a: CallShape, b: CallShape) =>
+      a.count === b.count &&
+      (a.root === b.root || !ROOTED_COLLECTIVES.has(a.collective)) &&
+      a.chunkCount === b.chunkCount &&
+      a.hosts?.join() === b.hosts?.join();
+    return classes.every((channels) => channels.every((c) => same(shapes[c], shapes[channels[0]])))
+      ? classes
+      : undefined;
+  }
+
+  /** The fold of the channel classes, from the routes their walked channels send on; undefined if they are not images. */
+  private foldOf(classes: readonly (readonly number[])[]): ChannelFold | undefined {
+    const { graph, rankDevices, rates, reduceRates, takeBackUsPerByte } = this;
+    const n = rankDevices.length;
+    const seen = new Set<number>();
+    const pairs: [number, number][] = [];
+    for (const runner of this.all) {
+      const ring = this.rings[Math.floor(runner.key / PROGRAMS_PER_CHANNEL)];
+      const { kinds, peers } = runner.program;
+      for (let pc = 0; pc < kinds.length; pc++) {
+        if (kinds[pc] !== STEP_SEND) continue;
+        const from = ring[runner.rank];
+        const to = ring[peers[pc]];
+        if (seen.has(from * n + to)) continue;
+        seen.add(from * n + to);
+        pairs.push([from, to]);
+      }
+    }
+    const crossesNetwork = (route: Int32Array) => Array.from(route).some((l) => graph.link(l).family === 'network');
+    return foldChannels({
+      rings: this.rings,
+      classes,
+      pairs,
+      capacities: rates.capacities,
+      route: (from, to) => transferRoute(graph, rankDevices[from], rankDevices[to], false),
+      sameDelay: (a, b) =>
+        Math.abs(graph.routeLatency(a) - graph.routeLatency(b)) <= 1e-9 * graph.routeLatency(a) &&
+        crossesNetwork(a) === crossesNetwork(b),
+      sameRank: (a, b) => {
+        const [da, db] = [rankDevices[a], rankDevices[b]];
+        const [x, y] = [graph.devices[da], graph.devices[db]];
+        return (
+          reduceRates[da] === reduceRates[db] &&
+          takeBackUsPerByte.get(da) === takeBackUsPerByte.get(db) &&
+          rates.deviceScale[da] === rates.deviceScale[db] &&
+          x.kind === y.kind &&
+          x.memoryGBps === y.memoryGBps
+        );
+      },
+    });
+  }
+
+  /** Every rank's runners for channel `c`, whose ranks lie in `ring`'s order and whose call has `shape`. */
+  private addChannel(ring: readonly number[], c: number, shape: CallShape): void {
+    const { call, rankDevices } = this;
+    const n = rankDevices.length;
     for (let logical = 0; logical < n; logical++) {
       const schedule =
         call.generator === undefined
@@ -430,6 +513,7 @@ class ScheduleFlows {
       box.path = transferRoute(graph, sender.device, receiver.device, this.pull);
       const crossesNetwork = Array.from(box.path).some((l) => graph.link(l).family === 'network');
       box.delay = graph.routeLatency(box.path) + protocol.stepUs + (crossesNetwork ? protocol.netStepUs : 0);
+      if (this.fold !== undefined) box.path = this.fold.fold(box.path);
     }
     return box;
   }

@@ -25,6 +25,8 @@ export interface SimCall {
   readonly trace?: CallTrace;
   /** A long walk's progress, and the time it may take (schedule walks only). */
   readonly watch?: FlowWatch;
+  /** Walk every channel even where they are images of each other (channel-symmetry.ts), to check the fold against. */
+  readonly everyChannel?: boolean;
 }
 
 /** What a caller asks of a long flow simulation: to hear how far it got, and to stop it at a deadline. */
@@ -78,6 +80,8 @@ export interface SimOutcome {
    */
   readonly rankCallUs: number;
   readonly channels: number;
+  /** The channels the walk moved one by one: fewer than `channels` where they are images of each other (channel-symmetry.ts). */
+  readonly walkedChannels: number;
   /** Bytes each directed link carried (on the wire, protocol overhead included). */
   readonly linkBytes: Float64Array;
   /** Each link's capacity in this call (bytes/us): a CPU host's cache tiers scale its links by the call's working set. */

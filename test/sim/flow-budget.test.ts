@@ -41,11 +41,11 @@ test('--mode auto answers a row past the flow budget with the analytical model a
     '--nodes',
     '16',
     '-b',
-    '1M',
+    '256M',
     '-e',
     '512M',
     '-f',
-    '512',
+    '2',
     '--format',
     'json',
   ];
@@ -54,7 +54,7 @@ test('--mode auto answers a row past the flow budget with the analytical model a
   const doc = JSON.parse(auto.stdout) as { modeNote: string | null; rows: { mode: string }[] };
   assert.match(
     doc.modeNote ?? '',
-    /analytical model from the 1048576 B row on: the flow engine did not finish it within --flow-budget 0 s/,
+    /analytical model from the 268435456 B row on: the flow engine did not finish it within --flow-budget 0 s/,
   );
   assert.deepEqual(
     doc.rows.map((r) => r.mode),
