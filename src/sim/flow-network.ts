@@ -1,5 +1,14 @@
 import type { EventQueue } from './event-queue.js';
 
+/**
+ * Below this many flows in flight a change refills its whole component at once: the neighbourhood
+ * refill and its check cost more than they save where the component is small anyway.
+ */
+const LOCAL_REFILL_FLOWS = 256;
+/** Local refills that may fail in a row before the next ones are skipped, and the most skipped at once. */
+const LOCAL_REFILL_FAILURES = 4;
+const LOCAL_REFILL_MAX_SKIPS = 1024;
+
 interface Flow {
   readonly tag: unknown;
   finished: boolean;
@@ -29,10 +38,19 @@ export class FlowNetwork {
   private readonly linkFlows: Flow[][];
   private readonly dirty: number[] = [];
   private recomputeQueued = false;
+  /** Flows moving now. */
+  private inFlight = 0;
+  /** Recomputations left to do by component before a local refill is tried again, and local refills that failed in a row. */
+  private localSkips = 0;
+  private localFailures = 0;
   private markEpoch = 0;
   private readonly linkMark: Int32Array;
   private readonly remCap: Float64Array;
   private readonly unfrozen: Int32Array;
+  /** Each link's load and fastest flow while a local refill is checked, valid where summedAt is the check's epoch. */
+  private readonly linkLoad: Float64Array;
+  private readonly linkFastest: Float64Array;
+  private readonly summedAt: Int32Array;
   /** The rates of the flows that left each path this instant, for flows that take their places; unfilled places mark their links dirty. */
   private readonly vacated = new Map<Int32Array, number[]>();
   /** Scratch lists of a recompute, kept to spare the allocations. */
@@ -60,6 +78,9 @@ export class FlowNetwork {
     this.linkMark = new Int32Array(n);
     this.remCap = new Float64Array(n);
     this.unfrozen = new Int32Array(n);
+    this.linkLoad = new Float64Array(n);
+    this.linkFastest = new Float64Array(n);
+    this.summedAt = new Int32Array(n);
   }
 
   /** Starts moving `bytes` along `path` now; `onDrained(tag)` runs when the last byte has left. */
@@ -80,6 +101,7 @@ export class FlowNetwork {
       slots: new Array<number>(path.length),
       mark: 0,
     };
+    this.inFlight++;
     const place = this.takePlace(path);
     for (let i = 0; i < path.length; i++) {
       const list = this.linkFlows[path[i]];
@@ -122,6 +144,7 @@ export class FlowNetwork {
 
   private finish(flow: Flow): void {
     flow.finished = true;
+    this.inFlight--;
     for (let i = 0; i < flow.path.length; i++) {
       const link = flow.path[i];
       const list = this.linkFlows[link];
@@ -153,16 +176,77 @@ export class FlowNetwork {
     for (const path of this.vacated.keys()) for (let i = 0; i < path.length; i++) this.dirty.push(path[i]);
     this.vacated.clear();
     if (this.dirty.length === 0) return;
+    if (this.inFlight < LOCAL_REFILL_FLOWS || this.localSkips > 0) {
+      this.localSkips--;
+      this.settleComponent();
+    } else if (this.settleLocally()) this.localFailures = 0;
+    else {
+      // Where local refills keep failing (patterns whose changes spread), stop paying for them
+      // for a while, longer after each further failure in a row.
+      if (++this.localFailures >= LOCAL_REFILL_FAILURES)
+        this.localSkips = Math.min(LOCAL_REFILL_MAX_SKIPS, 2 ** (this.localFailures - LOCAL_REFILL_FAILURES));
+      this.settleComponent();
+    }
+    this.dirty.length = 0;
+  }
+
+  /**
+   * Refills the flows on the changed links alone, holding every other flow at its rate, and
+   * keeps the result if it is the max-min allocation: every flow it moved, and every flow that
+   * shares a link with them, still has a bottleneck (a full link where none runs faster). The
+   * allocation with that property is unique, so this is the answer a refill of the component
+   * gives, at the cost of the changed links' neighbourhood instead of every flow in flight.
+   */
+  private settleLocally(): boolean {
     const now = this.queue.now;
     const epoch = ++this.markEpoch;
-    // The component: every link reachable from a changed link through flows that share links.
+    const flows = this.componentFlows;
+    const links = this.componentLinks;
+    flows.length = 0;
+    links.length = 0;
+    for (const link of this.dirty)
+      for (const flow of this.linkFlows[link]) {
+        if (flow.mark === epoch) continue;
+        flow.mark = epoch;
+        flows.push(flow);
+      }
+    for (const flow of flows)
+      for (let i = 0; i < flow.path.length; i++) {
+        const link = flow.path[i];
+        if (this.linkMark[link] === epoch) continue;
+        this.linkMark[link] = epoch;
+        links.push(link);
+      }
+    for (const link of links) {
+      let held = 0;
+      let count = 0;
+      for (const flow of this.linkFlows[link]) {
+        if (flow.mark === epoch) count++;
+        else held += flow.rate;
+      }
+      this.remCap[link] = this.capacity[link] - held;
+      this.unfrozen[link] = count;
+    }
+    this.advance(flows, now);
+    this.fill(links, flows.length);
+    for (const flow of flows) if (!this.hasBottleneck(flow, epoch)) return false;
+    for (const link of links)
+      for (const flow of this.linkFlows[link])
+        if (flow.mark !== epoch && !this.hasBottleneck(flow, epoch)) return false;
+    this.settle(links, flows, now);
+    return true;
+  }
+
+  /** Refills every flow of the component of the changed links: every link reachable from them through flows that share links. */
+  private settleComponent(): void {
+    const now = this.queue.now;
+    const epoch = ++this.markEpoch;
     const links = this.componentLinks;
     const flows = this.componentFlows;
     links.length = 0;
     flows.length = 0;
     const stack = this.stack;
     for (let i = 0; i < this.dirty.length; i++) stack.push(this.dirty[i]);
-    this.dirty.length = 0;
     while (stack.length > 0) {
       const link = stack.pop()!;
       if (this.linkMark[link] === epoch) continue;
@@ -175,17 +259,29 @@ export class FlowNetwork {
         for (let i = 0; i < flow.path.length; i++) if (this.linkMark[flow.path[i]] !== epoch) stack.push(flow.path[i]);
       }
     }
+    for (const link of links) {
+      this.remCap[link] = this.capacity[link];
+      this.unfrozen[link] = this.linkFlows[link].length;
+    }
+    this.advance(flows, now);
+    this.fill(links, flows.length);
+    this.settle(links, flows, now);
+  }
+
+  /** Counts the bytes the flows moved at their old rates up to now, and clears their rates for a refill. */
+  private advance(flows: readonly Flow[], now: number): void {
     for (const flow of flows) {
       flow.remaining = Math.max(0, flow.remaining - flow.rate * (now - flow.since));
       flow.since = now;
       flow.rate = -1;
     }
-    // Progressive filling over the component.
-    for (const link of links) {
-      this.remCap[link] = this.capacity[link];
-      this.unfrozen[link] = this.linkFlows[link].length;
-    }
-    let left = flows.length;
+  }
+
+  /**
+   * Progressive filling of the flows without a rate (`left` of them) over `links`, whose
+   * remCap and unfrozen hold the capacity left to them and how many of them cross each.
+   */
+  private fill(links: readonly number[], left: number): void {
     let active = this.active;
     let next = this.nextActive;
     active.length = 0;
@@ -228,6 +324,35 @@ export class FlowNetwork {
     this.active = active;
     this.nextActive = next;
     saturated.length = 0;
+  }
+
+  /**
+   * Whether one of the flow's links is full and carries no faster flow (max-min's condition for
+   * every flow). Each link's load and fastest flow are summed once per check (`epoch`).
+   */
+  private hasBottleneck(flow: Flow, epoch: number): boolean {
+    if (!(flow.rate > 0) || !Number.isFinite(flow.rate)) return false;
+    for (let i = 0; i < flow.path.length; i++) {
+      const link = flow.path[i];
+      if (this.summedAt[link] !== epoch) {
+        this.summedAt[link] = epoch;
+        let load = 0;
+        let fastest = 0;
+        for (const other of this.linkFlows[link]) {
+          load += other.rate;
+          if (other.rate > fastest) fastest = other.rate;
+        }
+        this.linkLoad[link] = load;
+        this.linkFastest[link] = fastest;
+      }
+      if (this.linkLoad[link] >= this.capacity[link] * (1 - 1e-9) && flow.rate >= this.linkFastest[link] * (1 - 1e-9))
+        return true;
+    }
+    return false;
+  }
+
+  /** Reports the links' new loads and re-queues the drain of every flow whose end moved. */
+  private settle(links: readonly number[], flows: readonly Flow[], now: number): void {
     if (this.onRate !== undefined)
       for (const link of links) this.onRate(now, link, Math.max(0, this.capacity[link] - this.remCap[link]));
     for (const flow of flows) {
