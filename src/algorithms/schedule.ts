@@ -289,9 +289,23 @@ export function executorHosts(hosts: readonly number[]): readonly number[] | und
   return new Set(hosts).size > 1 ? hosts : undefined;
 }
 
+/** Layouts by the hosts array they were read from: every rank of a call asks for the same one, and a 16,384-rank layout takes a pass over all ranks. */
+const layouts = new WeakMap<readonly number[], HostLayout>();
+
 export function hostLayout(shape: CallShape, preferred?: number): HostLayout {
+  if (shape.hosts === undefined || preferred !== undefined) return layoutOf(shape, preferred);
+  let layout = layouts.get(shape.hosts);
+  if (layout === undefined) {
+    layout = layoutOf(shape);
+    layouts.set(shape.hosts, layout);
+  }
+  return layout;
+}
+
+function layoutOf(shape: CallShape, preferred?: number): HostLayout {
   const hostOf = shape.hosts ?? Array.from({ length: shape.nranks }, (_, r) => r);
-  const hostCount = Math.max(-1, ...hostOf) + 1;
+  let hostCount = 0;
+  for (const host of hostOf) hostCount = Math.max(hostCount, host + 1);
   const members: number[][] = Array.from({ length: hostCount }, () => []);
   hostOf.forEach((h, r) => {
     members[h].push(r);
