@@ -85,7 +85,7 @@ export function simCommand(
       .option('--links', 'also print the per-link utilisation of the largest size')
       .option(
         '--flow-budget <seconds>',
-        '--mode auto: seconds a row may take on the flow engine before it is answered by the analytical model',
+        '--mode auto: seconds a row may take on the flow engine (or be predicted by its pace to take) before it is answered by the analytical model',
         (v) => parseNonNegativeInt(v, '--flow-budget'),
         DEFAULT_FLOW_BUDGET_S,
       )
@@ -192,6 +192,7 @@ export function simCommand(
       const progress = new SimProgress({ terminal: stderrIsTerminal(), always: flags.progress === true });
       let rowMode = mode;
       let fellBackAt: number | undefined;
+      let predictedMs: number | undefined;
       const rows: SimRow[] = [];
       for (const [index, bytes] of sizes.entries()) {
         const simulate = (request: SimRequest) =>
@@ -229,6 +230,7 @@ export function simCommand(
           if (!(err instanceof FlowBudgetExceeded)) throw err;
           rowMode = 'analytical';
           fellBackAt = bytes;
+          predictedMs = err.predictedMs;
           rows.push(simulate({ ...request, mode: 'analytical', watch: undefined }));
         } finally {
           progress.rowDone();
@@ -237,7 +239,9 @@ export function simCommand(
       const modeNote =
         fellBackAt === undefined
           ? null
-          : `analytical model from the ${fellBackAt} B row on: the flow engine did not finish it within --flow-budget ${flags.flowBudget as number} s (--mode flow waits for it)`;
+          : predictedMs === undefined
+            ? `analytical model from the ${fellBackAt} B row on: the flow engine did not finish it within --flow-budget ${flags.flowBudget as number} s (--mode flow waits for it)`
+            : `analytical model from the ${fellBackAt} B row on: the flow engine would take about ${Math.ceil(predictedMs / 1000)} s for it (its pace over its first second), past --flow-budget ${flags.flowBudget as number} s (--mode flow waits for it)`;
       const seconds = (performance.now() - started) / 1000;
       if (json) {
         write(

@@ -29,6 +29,8 @@ const RING_ALGORITHMS = new Set(['ring']);
 const TREE = 'tree';
 /** A runner's key is channel x this + its program's index: a channel's schedule has fewer programs (channels) than this. */
 const PROGRAMS_PER_CHANNEL = 64;
+/** How long a watched walk runs before its pace may stop it short of its deadline. */
+const PACE_AFTER_MS = 1000;
 /** How often a watched walk reports its progress. */
 const PROGRESS_INTERVAL_MS = 250;
 /** Consumed messages a box keeps before it forgets them, so long calls do not grow its array without end. */
@@ -257,19 +259,35 @@ class ScheduleFlows {
     };
   }
 
-  /** The event loop's periodic check of a watched call: stop past the deadline, report progress now and then. */
+  /**
+   * The event loop's periodic check of a watched call: stop past the deadline, or once the walk
+   * has run long enough for its pace to tell and the pace says it would need more than twice the
+   * time left (the time the whole walk would take goes with the stop); report progress now and then.
+   */
   private watchCheck(): (() => void) | undefined {
     const watch = this.call.watch;
     if (watch === undefined) return undefined;
     this.stepsTotal = this.all.reduce((sum, r) => sum + r.program.kinds.length, 0) * this.calls;
+    const clock = watch.clock ?? (() => performance.now());
+    const walkStarted = clock();
     // The first check reports at once, so even a short watched walk says how far it got.
     let reportedAt = Number.NEGATIVE_INFINITY;
     return () => {
-      const now = performance.now();
-      if (watch.deadlineMs !== undefined && now > watch.deadlineMs) throw new FlowBudgetExceeded();
+      const now = clock();
+      const fraction = this.stepsDone / Math.max(1, this.stepsTotal);
+      if (watch.deadlineMs !== undefined) {
+        if (now > watch.deadlineMs) throw new FlowBudgetExceeded();
+        const walked = now - walkStarted;
+        if (
+          walked >= PACE_AFTER_MS &&
+          fraction > 0 &&
+          (walked * (1 - fraction)) / fraction > 2 * (watch.deadlineMs - now)
+        )
+          throw new FlowBudgetExceeded(walked / fraction);
+      }
       if (watch.progress !== undefined && now - reportedAt >= PROGRESS_INTERVAL_MS) {
         reportedAt = now;
-        watch.progress(this.stepsDone / Math.max(1, this.stepsTotal));
+        watch.progress(fraction);
       }
     };
   }

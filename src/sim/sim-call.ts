@@ -29,19 +29,32 @@ export interface SimCall {
   readonly everyChannel?: boolean;
 }
 
-/** What a caller asks of a long flow simulation: to hear how far it got, and to stop it at a deadline. */
+/**
+ * What a caller asks of a long flow simulation: to hear how far it got, and to stop it at a
+ * deadline, or as soon as its progress says it would end well past it.
+ */
 export interface FlowWatch {
-  /** performance.now() past which the walk stops with FlowBudgetExceeded. */
+  /** The clock's time (ms) past which the walk stops with FlowBudgetExceeded. */
   readonly deadlineMs?: number;
   /** Told the fraction of the ranks' steps walked so far, a few times a second. */
   readonly progress?: (fraction: number) => void;
+  /** The clock the deadline is on, in ms (performance.now by default). */
+  readonly clock?: () => number;
 }
 
-/** A watched walk ran past its deadline: the caller answers with a cheaper model, and says so. */
+/** A watched walk ran past its deadline, or was predicted to: the caller answers with a cheaper model, and says so. */
 export class FlowBudgetExceeded extends Error {
-  constructor() {
-    super('the flow simulation ran past its deadline');
+  /** The walk's whole time its progress predicted, when it stopped for that (ms); undefined when it reached the deadline. */
+  readonly predictedMs: number | undefined;
+
+  constructor(predictedMs?: number) {
+    super(
+      predictedMs === undefined
+        ? 'the flow simulation ran past its deadline'
+        : `the flow simulation would take about ${(predictedMs / 1000).toFixed(1)} s, well past its deadline`,
+    );
     this.name = 'FlowBudgetExceeded';
+    this.predictedMs = predictedMs;
   }
 }
 

@@ -130,6 +130,7 @@ function watchPart(watch: FlowWatch | undefined, k: number, of: number): { watch
   return {
     watch: {
       ...(watch.deadlineMs === undefined ? {} : { deadlineMs: watch.deadlineMs }),
+      ...(watch.clock === undefined ? {} : { clock: watch.clock }),
       ...(progress === undefined ? {} : { progress: (fraction: number) => progress((k + fraction) / of) }),
     },
   };

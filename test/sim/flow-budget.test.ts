@@ -33,6 +33,32 @@ test('a watched flow simulation reports rising progress and stops at its deadlin
   );
 });
 
+test('a walk whose pace says it would need more than twice the time left stops early and says how long it would take', () => {
+  // A clock that moves 500 ms at every look: the pace is known after the walk's second check.
+  const big = new TopologyGraph(buildPreset('hgx-h200', { nodes: 64, nicsPerNode: 8, nicGbps: 400, nicKind: 'ib' }));
+  const ticking = () => {
+    let now = 0;
+    return () => {
+      now += 500;
+      return now;
+    };
+  };
+  const row = { ...request, bytes: 512 * 2 ** 20, algorithm: 'tree' };
+  let stopped: unknown;
+  try {
+    simulateRow(big, big.accelerators, { ...row, watch: { deadlineMs: 10_000, clock: ticking() } });
+  } catch (err) {
+    stopped = err;
+  }
+  assert.ok(stopped instanceof FlowBudgetExceeded, String(stopped));
+  // Stopped a few checks in, a few percent of the way: the whole walk past the 10 s budget.
+  assert.ok(stopped.predictedMs !== undefined && stopped.predictedMs > 10_000, String(stopped.predictedMs));
+  // A walk on pace for its deadline runs to the end and answers what an unwatched walk does.
+  const small = { ...request, bytes: 2 ** 20 };
+  const paced = simulateRow(cluster, cluster.accelerators, { ...small, watch: { deadlineMs: 1e12, clock: ticking() } });
+  assert.equal(paced.timeUs, simulateRow(cluster, cluster.accelerators, small).timeUs);
+});
+
 test('--mode auto answers a row past the flow budget with the analytical model and says so; --mode flow does not', async () => {
   const args = [
     'sim',
