@@ -4,7 +4,7 @@ import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
 import { nvlsFillUs, nvlsSaturatedUs } from './nvls-pipeline.js';
 import { protocolOf } from './protocols.js';
-import type { SimCall, SimOutcome } from './sim-call.js';
+import { type SimCall, type SimOutcome, singleCallOutcome } from './sim-call.js';
 
 /** The switch that can reduce in the fabric, if every rank hangs off the same one. */
 export function reducingSwitch(graph: TopologyGraph, rankDevices: readonly number[]): number | undefined {
@@ -60,12 +60,5 @@ export function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[
   const drain = Math.max(lastDrain, nvlsSaturatedUs(call.count * call.elementBytes, n, portRate * efficiency));
   // The switch's reduced data crosses the fabric twice: up from the GPUs, back down to them.
   const timeUs = protocol.baseUs + fill + drain + 2 * stepLatency;
-  return {
-    timeUs,
-    rankCallUs: timeUs,
-    channels: 1,
-    walkedChannels: 1,
-    linkBytes: network.carried,
-    capacities: network.capacity,
-  };
+  return singleCallOutcome(timeUs, network);
 }

@@ -13,7 +13,7 @@ import {
   transferRoute,
 } from './flow-costs.js';
 import { protocolOf } from './protocols.js';
-import type { SimCall, SimOutcome } from './sim-call.js';
+import { type SimCall, type SimOutcome, singleCallOutcome } from './sim-call.js';
 import { callRates, peerReadWriteCosts } from './working-set.js';
 
 /**
@@ -109,12 +109,5 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
   }
   const releasedUs = byReference ? (protocol.releaseUs ?? protocol.wakeUs ?? 0) : 0;
   const timeUs = (protocol.oneShotUs ?? protocol.baseUs) + published + last + releasedUs;
-  return {
-    timeUs,
-    rankCallUs: timeUs,
-    channels: 1,
-    walkedChannels: 1,
-    linkBytes: network.carried,
-    capacities: network.capacity,
-  };
+  return singleCallOutcome(timeUs, network);
 }

@@ -100,3 +100,18 @@ export interface SimOutcome {
   /** Each link's capacity in this call (bytes/us): a CPU host's cache tiers scale its links by the call's working set. */
   readonly capacities: Float64Array;
 }
+
+/** The outcome of a path simulated one call on one channel (in-switch, one-shot): every rank's call takes the whole time. */
+export function singleCallOutcome(
+  timeUs: number,
+  network: { readonly carried: Float64Array; readonly capacity: Float64Array },
+): SimOutcome {
+  return {
+    timeUs,
+    rankCallUs: timeUs,
+    channels: 1,
+    walkedChannels: 1,
+    linkBytes: network.carried,
+    capacities: network.capacity,
+  };
+}
