@@ -31,6 +31,8 @@ interface Flow {
  *
  * A flow that starts on the path a flow left in the same instant takes that flow's place and
  * rate, as max-min shares depend only on the set of paths: no rate moves, nothing is recomputed.
+ * With many flows in flight, a change first refills only the flows on its own links
+ * (settleLocally), and the whole component only when that is not the max-min allocation.
  */
 export class FlowNetwork {
   /** Bytes that crossed each link (for utilisation and the bottleneck report). */

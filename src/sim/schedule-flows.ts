@@ -340,7 +340,7 @@ class ScheduleFlows {
   }
 
   /**
-   * The channels in classes whose members may be images of each other (channelFold): the
+   * The channels in classes whose members may be images of each other (foldChannels): the
    * rings, and a double tree's second copies, when every member has the same shape. Undefined
    * where every channel must be walked: ranks that share cores or pull (their work is per
    * channel), a traced call (its trace is), back-to-back calls (a rank's next call waits for all
