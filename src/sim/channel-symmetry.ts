@@ -64,8 +64,8 @@ export function foldChannels(input: FoldInput): ChannelFold | undefined {
   // The walk keeps one place per link of a path: a route through two links of one orbit would
   // meet its representative twice, so such channels are walked in full.
   for (const [a, b] of input.pairs) {
-    const reps = new Set(Array.from(input.route(a, b), (link) => representative[link]));
-    if (reps.size !== input.route(a, b).length) return undefined;
+    const route = input.route(a, b);
+    if (new Set(Array.from(route, (link) => representative[link])).size !== route.length) return undefined;
   }
   const folded = new Float64Array(capacities.length);
   for (let link = 0; link < capacities.length; link++)

@@ -383,16 +383,19 @@ class ScheduleFlows {
         pairs.push([from, to]);
       }
     }
-    const crossesNetwork = (route: Int32Array) => Array.from(route).some((l) => graph.link(l).family === 'network');
     return foldChannels({
       rings: this.rings,
       classes,
       pairs,
       capacities: rates.capacities,
       route: (from, to) => transferRoute(graph, rankDevices[from], rankDevices[to], false),
-      sameDelay: (a, b) =>
-        Math.abs(graph.routeLatency(a) - graph.routeLatency(b)) <= 1e-9 * graph.routeLatency(a) &&
-        crossesNetwork(a) === crossesNetwork(b),
+      sameDelay: (a, b) => {
+        const latency = graph.routeLatency(a);
+        return (
+          Math.abs(latency - graph.routeLatency(b)) <= 1e-9 * latency &&
+          this.crossesNetwork(a) === this.crossesNetwork(b)
+        );
+      },
       sameRank: (a, b) => {
         const [da, db] = [rankDevices[a], rankDevices[b]];
         const [x, y] = [graph.devices[da], graph.devices[db]];
@@ -522,6 +525,11 @@ class ScheduleFlows {
     this.network.start(box.path!, slot.wireBytes, slot);
   }
 
+  /** Whether a route leaves its host (a message pays the protocol's network step). */
+  private crossesNetwork(route: Int32Array): boolean {
+    return Array.from(route).some((l) => this.graph.link(l).family === 'network');
+  }
+
   /** The box of the sender's messages to `peer` on its channel; the first send routes it. */
   private sendBox(sender: Runner, peer: number): Box {
     const { graph, protocol } = this;
@@ -529,8 +537,8 @@ class ScheduleFlows {
     const box = this.boxOf(receiver, sender.rank);
     if (box.path === undefined) {
       box.path = transferRoute(graph, sender.device, receiver.device, this.pull);
-      const crossesNetwork = Array.from(box.path).some((l) => graph.link(l).family === 'network');
-      box.delay = graph.routeLatency(box.path) + protocol.stepUs + (crossesNetwork ? protocol.netStepUs : 0);
+      box.delay =
+        graph.routeLatency(box.path) + protocol.stepUs + (this.crossesNetwork(box.path) ? protocol.netStepUs : 0);
       if (this.fold !== undefined) box.path = this.fold.fold(box.path);
     }
     return box;
