@@ -58,6 +58,9 @@ export const ROOTED_COLLECTIVES: ReadonlySet<Collective> = new Set<Collective>([
   'scatter',
 ]);
 
+/** Whether an operation's name (a collective's, or send, recv, barrier) is one with a root. */
+export const isRooted = (op: string): boolean => (ROOTED_COLLECTIVES as ReadonlySet<string>).has(op);
+
 /**
  * What an algorithm needs to know about a call. Counts are in elements:
  * - allReduce, broadcast, reduce: `count` elements in and out.

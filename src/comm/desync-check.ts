@@ -1,5 +1,5 @@
 import { buildSchedule } from '../algorithms/registry.js';
-import { type CallShape, REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
+import { type CallShape, REDUCING_COLLECTIVES, isRooted } from '../algorithms/schedule.js';
 import { type DType, dtypeInfo } from '../dtypes/dtype.js';
 import { COMPRESSION_FORMATS } from '../compress/compression-spec.js';
 import { ErrorCode, TscclError } from '../errors.js';
@@ -59,9 +59,8 @@ export function fingerprintOf(
 
 function describe(f: Float64Array, at: number): string {
   const op = opcodeName(f[at + 1]);
-  const rooted = op === 'broadcast' || op === 'reduce' || op === 'gather' || op === 'scatter';
   const compression = f[at + 6] > 0 ? `, compressed ${formatOfNumber.get(f[at + 6]) ?? '?'}` : '';
-  return `${op} #${f[at]}(${dtypeOfNumber.get(f[at + 2]) ?? '?'}, count ${f[at + 3]}${f[at + 5] >= 0 ? `, ${reduceOpOfNumber.get(f[at + 5])}` : ''}${rooted ? `, root ${f[at + 4]}` : ''}${compression})`;
+  return `${op} #${f[at]}(${dtypeOfNumber.get(f[at + 2]) ?? '?'}, count ${f[at + 3]}${f[at + 5] >= 0 ? `, ${reduceOpOfNumber.get(f[at + 5])}` : ''}${isRooted(op) ? `, root ${f[at + 4]}` : ''}${compression})`;
 }
 
 /** Throws on every rank alike if any rank's fingerprint differs from rank 0's. */

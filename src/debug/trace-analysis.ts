@@ -1,3 +1,4 @@
+import { isRooted } from '../algorithms/schedule.js';
 import type { CommRecord, OpRecord, RankDump } from './flight-recorder.js';
 
 /**
@@ -23,8 +24,7 @@ export interface CommVerdict {
 export function describeCall(r: OpRecord): string {
   if (r.peer !== undefined)
     return `${r.op}(${r.dtype}, count ${r.count}, ${r.op === 'send' ? 'to' : 'from'} ${r.peer}, #${r.seq} with that peer)`;
-  const root =
-    r.op === 'broadcast' || r.op === 'reduce' || r.op === 'gather' || r.op === 'scatter' ? `, root ${r.root}` : '';
+  const root = isRooted(r.op) ? `, root ${r.root}` : '';
   return `${r.op}(${r.dtype}, count ${r.count}${r.redop !== 'none' ? `, ${r.redop}` : ''}${root})`;
 }
 
