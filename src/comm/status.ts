@@ -8,7 +8,9 @@ import {
   STATUS_FAILED_SEQ,
   STATUS_SHRINK_EPOCH,
   STATUS_SHRINK_MAILBOX,
+  STATUS_SLEEPERS,
 } from '../transport/shm/mailbox.js';
+import { wake } from '../transport/wait.js';
 import type { StatusBoard } from './backend.js';
 
 /**
@@ -28,9 +30,10 @@ export class CommStatus implements StatusBoard {
   }
 
   enter(seq: number): void {
-    Atomics.store(this.words, this.bases[this.rank] + STATUS_ENTERED_SEQ, seq);
+    const base = this.bases[this.rank];
+    Atomics.store(this.words, base + STATUS_ENTERED_SEQ, seq);
     // A peer may sleep on this word until it may reuse a low-latency slot.
-    Atomics.notify(this.words, this.bases[this.rank] + STATUS_ENTERED_SEQ);
+    wake(this.words, base + STATUS_ENTERED_SEQ, base + STATUS_SLEEPERS);
   }
 
   lastSeenSeq(rank: number): number {

@@ -53,44 +53,89 @@ export function spinUntil(ready: () => boolean, spin: SpinPolicy): boolean {
 }
 
 /**
+ * Wakes the threads asleep on words[index], if any: `sleepers` (a word on the same cache line,
+ * which the writer holds after its store) counts them. An Atomics.notify takes V8's process-wide
+ * futex lock even when nobody sleeps, and two ranks notifying at once queue on it; a small call
+ * notifies twice per rank, and asleep peers are rare.
+ */
+export function wake(words: Int32Array, index: number, sleepers: number): void {
+  if (Atomics.load(words, sleepers) !== 0) Atomics.notify(words, index);
+}
+
+/**
+ * Counts this thread among the sleepers of words[index] while `sleep` runs. The count is
+ * raised before the word is read again: a writer that then finds no sleeper stored its value
+ * before the raise (sequentially consistent atomics), so the sleeper sees that value and does
+ * not sleep on the old one.
+ */
+function asSleeper<T>(words: Int32Array, sleepers: number, sleep: () => T): T {
+  Atomics.add(words, sleepers, 1);
+  try {
+    return sleep();
+  } finally {
+    Atomics.sub(words, sleepers, 1);
+  }
+}
+
+/**
  * Sleeps in Atomics.wait on words[index] until `ready` holds or `ms` have passed; true if it
  * came. Blocking frees this thread's core for the rank it waits for and wakes in ~10 us, against
  * 25-200 us for Atomics.waitAsync, but it stalls the thread's event loop, so only thread ranks
- * use it, and only for short spells before an asynchronous wait takes over.
+ * use it, and only for short spells before an asynchronous wait takes over. `sleepers` counts
+ * the sleepers of words[index] for its writer's wake().
  */
-export function blockUntil(words: Int32Array, index: number, ready: () => boolean, ms: number): boolean {
+export function blockUntil(
+  words: Int32Array,
+  index: number,
+  sleepers: number,
+  ready: () => boolean,
+  ms: number,
+): boolean {
   const end = performance.now() + ms;
-  for (;;) {
-    const value = Atomics.load(words, index);
-    if (ready()) return true;
-    const left = end - performance.now();
-    if (left <= 0) return false;
-    Atomics.wait(words, index, value, left);
-  }
+  return asSleeper(words, sleepers, () => {
+    for (;;) {
+      const value = Atomics.load(words, index);
+      if (ready()) return true;
+      const left = end - performance.now();
+      if (left <= 0) return false;
+      Atomics.wait(words, index, value, left);
+    }
+  });
 }
 
 /**
  * Resolves once words[index] differs from `value`. Sleeps with Atomics.waitAsync so the event
  * loop stays free (timers, abort signals, messages), waking at least every ctx.sliceMs() to
- * let ctx.check() end the wait.
+ * let ctx.check() end the wait. `sleepers` counts the sleepers of words[index], as for blockUntil.
  */
-export async function waitWhileEqual(words: Int32Array, index: number, value: number, ctx: WaitContext): Promise<void> {
+export async function waitWhileEqual(
+  words: Int32Array,
+  index: number,
+  sleepers: number,
+  value: number,
+  ctx: WaitContext,
+): Promise<void> {
   if (spinUntil(() => Atomics.load(words, index) !== value, ctx)) return;
-  while (Atomics.load(words, index) === value) {
-    ctx.check();
-    const sliceMs = ctx.sliceMs();
-    const result = Atomics.waitAsync(words, index, value, sliceMs);
-    if (!result.async) continue;
-    // A pending waitAsync neither keeps Node's event loop alive nor reliably times out on an
-    // idle loop, so a real timer bounds the sleep: without it a rank whose only work is this
-    // wait could exit mid-collective.
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      result.value,
-      new Promise<void>((wake) => {
-        timer = setTimeout(wake, sliceMs);
-      }),
-    ]);
-    clearTimeout(timer);
+  Atomics.add(words, sleepers, 1);
+  try {
+    while (Atomics.load(words, index) === value) {
+      ctx.check();
+      const sliceMs = ctx.sliceMs();
+      const result = Atomics.waitAsync(words, index, value, sliceMs);
+      if (!result.async) continue;
+      // A pending waitAsync neither keeps Node's event loop alive nor reliably times out on an
+      // idle loop, so a real timer bounds the sleep: without it a rank whose only work is this
+      // wait could exit mid-collective.
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        result.value,
+        new Promise<void>((wake) => {
+          timer = setTimeout(wake, sliceMs);
+        }),
+      ]);
+      clearTimeout(timer);
+    }
+  } finally {
+    Atomics.sub(words, sleepers, 1);
   }
 }

@@ -1,6 +1,6 @@
 import type { Arena } from '../../memory/arena.js';
 import { type LowLatencySlots, type WaitContext, messageMismatch } from '../transport.js';
-import { blockUntil, spinUntil, waitWhileEqual } from '../wait.js';
+import { blockUntil, spinUntil, waitWhileEqual, wake } from '../wait.js';
 import {
   LL_BYTES,
   LL_BY_REFERENCE,
@@ -9,8 +9,10 @@ import {
   LL_HEADER_WORDS,
   LL_OPCODE,
   LL_RELEASED,
+  LL_SLEEPERS,
   LL_SLOT_BYTES,
   STATUS_ENTERED_SEQ,
+  STATUS_SLEEPERS,
   llSlotIndex,
 } from './mailbox.js';
 
@@ -141,17 +143,20 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     const free = () => this.slotReader(seq) < 0;
     if (spinUntil(free, ctx)) return undefined;
     const reader = this.slotReader(seq);
-    if (reader < 0 || blockUntil(this.words, this.bases[reader] + STATUS_ENTERED_SEQ, free, BLOCK_MS)) return undefined;
+    if (reader < 0) return undefined;
+    const base = this.bases[reader];
+    if (blockUntil(this.words, base + STATUS_ENTERED_SEQ, base + STATUS_SLEEPERS, free, BLOCK_MS)) return undefined;
     return this.slotFreeLater(seq, ctx);
   }
 
   private async slotFreeLater(seq: number, ctx: WaitContext): Promise<void> {
     for (let reader = this.slotReader(seq); reader >= 0; reader = this.slotReader(seq)) {
-      const index = this.bases[reader] + STATUS_ENTERED_SEQ;
+      const base = this.bases[reader];
       // Wait on the value that was found wanting: a reader that entered since slotReader looked
       // changes its word only when it enters the next call, which needs this very message.
-      const entered = Atomics.load(this.words, index);
-      if (mayReadSlot(entered, seq)) await waitWhileEqual(this.words, index, entered, ctx);
+      const entered = Atomics.load(this.words, base + STATUS_ENTERED_SEQ);
+      if (mayReadSlot(entered, seq))
+        await waitWhileEqual(this.words, base + STATUS_ENTERED_SEQ, base + STATUS_SLEEPERS, entered, ctx);
     }
   }
 
@@ -163,53 +168,61 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     data: Uint8Array | undefined,
     byReferenceOffset: number,
   ): void {
+    const words = this.words;
     const slot = this.bases[this.rank] + llSlotIndex(this.nranks, seq);
     if (data !== undefined && data.byteLength > 0) this.dataView(this.rank, seq, data.byteLength).set(data);
-    this.words[slot + LL_BYTES] = bytes;
-    this.words[slot + LL_OPCODE] = opcode;
-    this.words[slot + LL_BY_REFERENCE] = byReferenceOffset >= 0 ? 1 : 0;
-    this.words[slot + LL_DATA_OFFSET] = byReferenceOffset;
-    Atomics.store(this.words, slot + LL_FLAG, seq);
-    Atomics.notify(this.words, slot + LL_FLAG);
-  }
-
-  private flagIndex(peer: number, seq: number): number {
-    return this.bases[peer] + llSlotIndex(this.nranks, seq) + LL_FLAG;
+    // The header shares its cache line with the flag a peer spins on, and each store there pulls
+    // the line back from the spinner: a call that repeats the last one's header stores none of it.
+    const byReference = byReferenceOffset >= 0 ? 1 : 0;
+    if (words[slot + LL_BYTES] !== bytes) words[slot + LL_BYTES] = bytes;
+    if (words[slot + LL_OPCODE] !== opcode) words[slot + LL_OPCODE] = opcode;
+    if (words[slot + LL_BY_REFERENCE] !== byReference) words[slot + LL_BY_REFERENCE] = byReference;
+    if (words[slot + LL_DATA_OFFSET] !== byReferenceOffset) words[slot + LL_DATA_OFFSET] = byReferenceOffset;
+    Atomics.store(words, slot + LL_FLAG, seq);
+    wake(words, slot + LL_FLAG, slot + LL_SLEEPERS);
   }
 
   arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
-    return this.untilSeq(this.flagIndex(peer, seq), seq, ctx);
+    return this.untilSeq(this.bases[peer] + llSlotIndex(this.nranks, seq), LL_FLAG, seq, ctx);
   }
 
   release(seq: number): void {
-    // A release costs a notify, which V8 makes slower than a small call's whole copy.
     if (this.readByReference !== seq) return;
-    const index = this.bases[this.rank] + llSlotIndex(this.nranks, seq) + LL_RELEASED;
-    Atomics.store(this.words, index, seq);
-    Atomics.notify(this.words, index);
+    const slot = this.bases[this.rank] + llSlotIndex(this.nranks, seq);
+    Atomics.store(this.words, slot + LL_RELEASED, seq);
+    wake(this.words, slot + LL_RELEASED, slot + LL_SLEEPERS);
+  }
+
+  readPeerMemory(seq: number): boolean {
+    return this.readByReference === seq;
   }
 
   released(seq: number, ctx: WaitContext): Promise<void> | undefined {
     for (let peer = 0; peer < this.nranks; peer++) {
       if (peer === this.rank) continue;
-      const pending = this.untilSeq(this.bases[peer] + llSlotIndex(this.nranks, seq) + LL_RELEASED, seq, ctx);
+      const pending = this.untilSeq(this.bases[peer] + llSlotIndex(this.nranks, seq), LL_RELEASED, seq, ctx);
       if (pending !== undefined) return pending.then(() => this.released(seq, ctx));
     }
     return undefined;
   }
 
-  /** Waits until words[index] holds `seq`: spinning, then blocking briefly, then asynchronously. */
-  private untilSeq(index: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
+  /**
+   * Waits until the word `field` of the slot at word `slot` holds `seq`: spinning, then blocking
+   * briefly, then asynchronously.
+   */
+  private untilSeq(slot: number, field: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
+    const index = slot + field;
+    if (Atomics.load(this.words, index) === seq) return undefined;
     const ready = () => Atomics.load(this.words, index) === seq;
-    if (spinUntil(ready, ctx) || blockUntil(this.words, index, ready, BLOCK_MS)) return undefined;
-    return this.untilSeqLater(index, seq, ctx);
+    if (spinUntil(ready, ctx) || blockUntil(this.words, index, slot + LL_SLEEPERS, ready, BLOCK_MS)) return undefined;
+    return this.untilSeqLater(slot, field, seq, ctx);
   }
 
-  private async untilSeqLater(index: number, seq: number, ctx: WaitContext): Promise<void> {
+  private async untilSeqLater(slot: number, field: number, seq: number, ctx: WaitContext): Promise<void> {
     for (;;) {
-      const flag = Atomics.load(this.words, index);
+      const flag = Atomics.load(this.words, slot + field);
       if (flag === seq) return;
-      await waitWhileEqual(this.words, index, flag, ctx);
+      await waitWhileEqual(this.words, slot + field, slot + LL_SLEEPERS, flag, ctx);
     }
   }
 

@@ -5,7 +5,9 @@ import { QUEUED_CHANNELS } from '../channels.js';
  * peers post descriptors into it. For each (source rank, queued channel: see channels.ts) there is one FIFO queue:
  *
  *   int32[0]       head: descriptors posted so far (written by the sender)
+ *   int32[1]       threads asleep on head (wait.ts wake: the sender notifies only if there are any)
  *   int32[16]      consumed: descriptors read so far (written by the receiver), on its own cache line
+ *   int32[17]      threads asleep on consumed
  *   slots[DEPTH]   { byteOffset u32, bytes u32, seq i32, opcode i32, crc32 u32, flags, -, - } of the sender's data
  *
  * Counters run on and wrap as int32; differences are taken with |0. The mailbox starts with the
@@ -16,12 +18,15 @@ import { QUEUED_CHANNELS } from '../channels.js';
  *   int32[1..2]    bytes, opcode of that call
  *   int32[3..4]    1 and the data's byte offset in the arena if it was published by reference, else 0
  *   int32[5]       released: the last call whose messages the owner has read (of this slot's parity)
+ *   int32[6]       threads asleep on the flag or released word
  *   data[LL_SLOT_BYTES] from byte 64 on
  */
 export const QUEUE_DEPTH = 64;
 
 export const HEAD = 0;
+export const HEAD_SLEEPERS = 1;
 export const CONSUMED = 16;
+export const CONSUMED_SLEEPERS = 17;
 const SLOTS = 32;
 const SLOT_WORDS = 8;
 /** Slot flag: crc32 holds the checksum of the bytes as posted. */
@@ -44,6 +49,8 @@ export const STATUS_ENDED_SEQ = 6;
  * its last touch of them, so the owner may reuse its mailbox once this reaches the group size.
  */
 export const STATUS_CLOSED = 7;
+/** Threads asleep on STATUS_ENTERED_SEQ (on its cache line, for wait.ts wake). */
+export const STATUS_SLEEPERS = 8;
 const STATUS_WORDS = 16;
 
 /** Bytes one rank can publish through a low-latency slot: the largest one-shot collective. */
@@ -55,6 +62,7 @@ export const LL_OPCODE = 2;
 export const LL_BY_REFERENCE = 3;
 export const LL_DATA_OFFSET = 4;
 export const LL_RELEASED = 5;
+export const LL_SLEEPERS = 6;
 const LL_SLOT_WORDS = LL_HEADER_WORDS + LL_SLOT_BYTES / 4;
 
 /** Word index of the low-latency slot used by collective `seq` (two slots, alternating). */

@@ -11,9 +11,18 @@ import {
   messageMismatch,
   opcodeName,
 } from '../transport.js';
-import { waitWhileEqual } from '../wait.js';
+import { waitWhileEqual, wake } from '../wait.js';
 import { crc32 } from '../../kernels/crc32.js';
-import { CONSUMED, HEAD, QUEUE_DEPTH, SLOT_CHECKSUM, queueIndex, slotIndex } from './mailbox.js';
+import {
+  CONSUMED,
+  CONSUMED_SLEEPERS,
+  HEAD,
+  HEAD_SLEEPERS,
+  QUEUE_DEPTH,
+  SLOT_CHECKSUM,
+  queueIndex,
+  slotIndex,
+} from './mailbox.js';
 
 if (QUEUE_DEPTH < MIN_SEND_QUEUE_DEPTH || (QUEUE_DEPTH & (QUEUE_DEPTH - 1)) !== 0) {
   throw new Error('shm QUEUE_DEPTH must be a power of two of at least MIN_SEND_QUEUE_DEPTH');
@@ -59,7 +68,8 @@ export class ShmTransport implements Transport {
       const handle = this.trySend(peer, channel, data, tag);
       if (handle !== undefined) return handle;
       const queue = this.mailboxes[peer] + queueIndex(this.rank, channel);
-      await waitWhileEqual(this.words, queue + CONSUMED, Atomics.load(this.words, queue + CONSUMED), ctx);
+      const consumed = Atomics.load(this.words, queue + CONSUMED);
+      await waitWhileEqual(this.words, queue + CONSUMED, queue + CONSUMED_SLEEPERS, consumed, ctx);
     }
   }
 
@@ -78,7 +88,7 @@ export class ShmTransport implements Transport {
     const next = (ticket + 1) | 0;
     this.sendTickets[peer * this.channels + channel] = next;
     Atomics.store(words, queue + HEAD, next);
-    Atomics.notify(words, queue + HEAD);
+    wake(words, queue + HEAD, queue + HEAD_SLEEPERS);
     return { peer, channel, ticket: next };
   }
 
@@ -93,7 +103,8 @@ export class ShmTransport implements Transport {
   ): Promise<void> {
     while (!this.tryRecv(peer, channel, bytes, elementBytes, tag, consume)) {
       const queue = this.mailboxes[this.rank] + queueIndex(peer, channel);
-      await waitWhileEqual(this.words, queue + HEAD, this.recvTickets[peer * this.channels + channel], ctx);
+      const ticket = this.recvTickets[peer * this.channels + channel];
+      await waitWhileEqual(this.words, queue + HEAD, queue + HEAD_SLEEPERS, ticket, ctx);
     }
   }
 
@@ -129,7 +140,7 @@ export class ShmTransport implements Transport {
     }
     this.recvTickets[peer * this.channels + channel] = (ticket + 1) | 0;
     Atomics.store(words, queue + CONSUMED, (ticket + 1) | 0);
-    Atomics.notify(words, queue + CONSUMED);
+    wake(words, queue + CONSUMED, queue + CONSUMED_SLEEPERS);
     return true;
   }
 
@@ -157,7 +168,7 @@ export class ShmTransport implements Transport {
     for (;;) {
       const consumed = Atomics.load(words, queue + CONSUMED);
       if (((consumed - handle.ticket) | 0) >= 0) return;
-      await waitWhileEqual(words, queue + CONSUMED, consumed, ctx);
+      await waitWhileEqual(words, queue + CONSUMED, queue + CONSUMED_SLEEPERS, consumed, ctx);
     }
   }
 }
