@@ -46,6 +46,7 @@ import {
 import { type CallPlan, callViews, isCompressible } from './call-plan.js';
 import { PlanMemo } from './plan-memo.js';
 import { CallQueue, DONE } from './call-queue.js';
+import type { OneShotCall } from '../exec/one-shot.js';
 import { FailurePolicy } from './failure-policy.js';
 import { PointToPoint } from './point-to-point.js';
 import { type PreparedCall, type SelectionSite, prepareCall, selectionSite } from './prepared-call.js';
@@ -789,10 +790,9 @@ export class Communicator {
     this.backend.status.enter(seq);
     if (oneShot !== undefined) {
       const pending = oneShot.run(seq, ctx);
-      if (!scale) return pending;
-      const finish = () => scaleKernel(dtype.name)(oneShot.output, this.size);
-      if (pending !== undefined) return pending.then(finish);
-      finish();
+      if (pending !== undefined)
+        return pending.then(() => this.oneShotEnded(oneShot, seq, ctx, scale ? dtype.name : undefined));
+      this.oneShotEnded(oneShot, seq, ctx, scale ? dtype.name : undefined);
       return undefined;
     }
     return (async () => {
@@ -819,6 +819,12 @@ export class Communicator {
       if (scale) scaleKernel(dtype.name)(buffers.exec.output, this.size);
       buffers.copyBack();
     })();
+  }
+
+  /** After a one-shot call's messages were combined: what endReads must check, and an average's scaling (of `averaged`). */
+  private oneShotEnded(oneShot: OneShotCall, seq: number, ctx: OpContext, averaged: DType | undefined): void {
+    if (!oneShot.readPeerMemory(seq)) ctx.readNoPeerMemory();
+    if (averaged !== undefined) scaleKernel(averaged)(oneShot.output, this.size);
   }
 
   /** Runs a compressed call (compressed-call): its own byte schedules, under the call's sequence number. */

@@ -67,6 +67,8 @@ export class OpContext implements WaitContext {
   private steps = 0;
   private stepsSeen = 0;
   private movedAt = -Infinity;
+  /** Whether the call may have read a peer's own memory in place, which endReads guards. */
+  private peerMemoryRead = true;
   readonly spinMs: number;
   readonly spinYields: boolean;
 
@@ -155,9 +157,15 @@ export class OpContext implements WaitContext {
    * had ended this collective before giving up (it moved on, then aborted) endangers nothing.
    */
   endReads(): void {
+    if (!this.peerMemoryRead) return;
     const failed = this.failedPeer();
     if (failed !== undefined)
       throw this.gaveUp(failed, ', so what it read may come from memory its owner took back', []);
+  }
+
+  /** The call read only copies in shared slots, which no peer takes back: endReads has nothing to check. */
+  readNoPeerMemory(): void {
+    this.peerMemoryRead = false;
   }
 
   /** A participant that gave up before ending this call (a collective), or at all (point-to-point). */

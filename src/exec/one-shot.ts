@@ -117,6 +117,11 @@ export class OneShotCall {
     return this.byReference ? slots.released!(seq, ctx) : undefined;
   }
 
+  /** Whether call `seq` read a peer's own memory in place (a message published by reference). */
+  readPeerMemory(seq: number): boolean {
+    return this.request.slots.readPeerMemory?.(seq) ?? true;
+  }
+
   /** The plan's read i, as the dtype. */
   private piece(i: number): TypedArray {
     const { shape, dtype } = this.request;

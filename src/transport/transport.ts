@@ -147,6 +147,12 @@ export interface LowLatencySlots {
   release?(seq: number): void;
   /** Waits until every peer has released collective `seq`. */
   released?(seq: number, ctx: WaitContext): Promise<void> | undefined;
+  /**
+   * Whether this rank read a peer's own memory in place for collective `seq` (a message published
+   * by reference), which a peer that gives up may take back (OpContext.endReads); absent where
+   * the transport cannot tell, which counts as yes.
+   */
+  readPeerMemory?(seq: number): boolean;
 }
 
 /**

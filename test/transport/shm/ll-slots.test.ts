@@ -43,6 +43,7 @@ test('a published message is read in place by the peer, flag and data together',
   assert.equal(slots[0].publish(1, OPCODE, 4, new Uint8Array([1, 2, 3, 4]), context(SUCCESS_MS)), undefined);
   assert.equal(slots[1].arrived(0, 1, context(SUCCESS_MS)), undefined);
   assert.deepEqual([...slots[1].read(0, 1, OPCODE, 4)], [1, 2, 3, 4]);
+  assert.equal(slots[1].readPeerMemory(1), false, 'a copy in a slot is no memory its owner takes back');
 });
 
 test('a different operation or size on the peer is a MISMATCH naming both sides', () => {
@@ -128,6 +129,7 @@ test('a message published by reference is read where it lies, and its owner wait
   assert.deepEqual([...read], [5, 6, 7, 8]);
   registered[5] = 60;
   assert.equal(read[1], 60, "the reader sees the owner's memory itself, not a copy");
+  assert.equal(slots[1].readPeerMemory(1), true, 'the call read memory its owner may take back');
   // Rank 1 has not released call 1, so rank 0 may not touch its data yet.
   const waiting = slots[0].released(1, context(SUCCESS_MS));
   assert.ok(waiting instanceof Promise, 'the owner must wait for the reader');
@@ -144,6 +146,7 @@ test('a message published by reference is read where it lies, and its owner wait
   status[1].enter(3);
   slots[0].publish(3, OPCODE, 4, new Uint8Array([9, 9, 9, 9]), context(SUCCESS_MS));
   assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [9, 9, 9, 9]);
+  assert.equal(slots[1].readPeerMemory(3), false);
   await assert.rejects(
     slots[0].released(3, context(30))!,
     /test deadline/,

@@ -1,0 +1,35 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { type CommScope, OpContext } from '../../src/comm/op-context.js';
+import { ErrorCode } from '../../src/errors.js';
+
+/** A scope whose rank 1 gave up on the communicator at call #3, before ending call #4. */
+function scopeWithFailedPeer(): CommScope {
+  return {
+    rank: 0,
+    commName: 'world',
+    status: {
+      failedBefore: () => ({ rank: 1, code: ErrorCode.TIMEOUT, seq: 3 }),
+    } as unknown as CommScope['status'],
+    lostRank: () => undefined,
+    localAbort: () => undefined,
+    spinMs: 0,
+    spinYields: false,
+  };
+}
+
+const call = { op: 'allReduce', seq: 4, timeoutMs: 30_000, signal: undefined, collective: true, participants: [0, 1] };
+
+test("endReads fails a call whose peer gave up, as what it read in place may be that peer's reclaimed memory", () => {
+  const ctx = new OpContext(scopeWithFailedPeer(), call);
+  assert.throws(() => ctx.endReads(), {
+    code: ErrorCode.TIMEOUT,
+    message: /allReduce #4 on rank 0 of world ended: rank 1 gave up on world at #3/,
+  });
+});
+
+test('a call that read only copies in shared slots has nothing for endReads to guard', () => {
+  const ctx = new OpContext(scopeWithFailedPeer(), call);
+  ctx.readNoPeerMemory();
+  assert.doesNotThrow(() => ctx.endReads());
+});
