@@ -111,9 +111,18 @@ export class Communicator {
   private readonly reports: CompressionReport[] = [];
   /** What every call's wait context shares. */
   private readonly scope: CommScope;
+  private readonly logsCalls: boolean;
 
-  constructor(options: { arena: Arena; backend: CommBackend; name: string; defaultTimeoutMs: number }) {
+  constructor(options: {
+    arena: Arena;
+    backend: CommBackend;
+    name: string;
+    defaultTimeoutMs: number;
+    /** Whether TSCCL_DEBUG=INFO logs each call (not the thousands of init's warm-up). */
+    logsCalls?: boolean;
+  }) {
     this.arena = options.arena;
+    this.logsCalls = options.logsCalls ?? true;
     this.backend = options.backend;
     this.rank = options.backend.transport.rank;
     this.size = options.backend.transport.nranks;
@@ -502,6 +511,30 @@ export class Communicator {
     return new Communicator({ arena: this.arena, backend, name, defaultTimeoutMs: this.defaultTimeoutMs });
   }
 
+  /**
+   * A communicator of the same ranks on fresh mailboxes or links, met as shrink meets its
+   * survivors: no call of this one, whose numbering and records stay as they were. For the
+   * library's own calls (init's warm-up); every rank calls it once with the same label.
+   */
+  async sibling(label: string, options: { timeoutMs?: number } = {}): Promise<Communicator> {
+    const name = childName(this.name, label);
+    const backend = await this.backend.shrink({
+      survivors: this.allRanks,
+      // Shrinks count from 1: a sibling's meeting never answers one of theirs.
+      epoch: -1,
+      name,
+      timeoutMs: options.timeoutMs ?? this.defaultTimeoutMs,
+      signal: undefined,
+    });
+    return new Communicator({
+      arena: this.arena,
+      backend,
+      name,
+      defaultTimeoutMs: this.defaultTimeoutMs,
+      logsCalls: false,
+    });
+  }
+
   /** Waits for pending calls, then retires the communicator; later calls fail with TSCCL_ERR_DESTROYED. */
   async destroy(): Promise<void> {
     if (this.failures.destroyed) return;
@@ -782,11 +815,12 @@ export class Communicator {
     const { bytes, selection, kernel, opcode, scale, oneShot, schedule } = prepared;
     const { dtype } = plan;
     record.algorithm = selection.algorithm;
-    log(
-      'INFO',
-      () =>
-        `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`,
-    );
+    if (this.logsCalls)
+      log(
+        'INFO',
+        () =>
+          `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`,
+      );
     this.backend.status.enter(seq);
     if (oneShot !== undefined) {
       const pending = oneShot.run(seq, ctx);

@@ -8,6 +8,7 @@ import { checkOptions } from './call-options.js';
 import { Communicator } from './communicator.js';
 import { ShmBackend, allocateMailbox } from './shm-backend.js';
 import { adoptThreadWorldChoices } from './thread-choices.js';
+import { warmUp } from './warm-up.js';
 
 export interface InitOptions {
   /** Default timeout of every call on the world communicator (default TSCCL_TIMEOUT_MS). */
@@ -36,6 +37,16 @@ export async function init(options: InitOptions = {}): Promise<Communicator> {
  * (so the rank's threads count twice against the cores: `busyThreadsPerRank`).
  */
 export async function openWorld(where: {
+  defaultTimeoutMs: number;
+  busyThreadsPerRank?: number;
+}): Promise<{ comm: Communicator; arena: Arena }> {
+  const world = await connectWorld(where);
+  await warmUp(world.comm);
+  return world;
+}
+
+/** The world communicator of this rank, as its launcher or environment describes it. */
+async function connectWorld(where: {
   defaultTimeoutMs: number;
   busyThreadsPerRank?: number;
 }): Promise<{ comm: Communicator; arena: Arena }> {

@@ -52,6 +52,12 @@ export const PARAMS: readonly Param[] = [
     check: intAtLeast(0),
   },
   {
+    name: 'TSCCL_WARMUP_MS',
+    defaultValue: '1000',
+    doc: "Longest time init's warm-up may take, in ms; 0 turns it off. Init runs the paths of small and mid-size collectives on a private communicator until V8 has compiled them (8192 small calls), so that a job's first calls run at their warm speed",
+    check: intAtLeast(0),
+  },
+  {
     name: 'TSCCL_ALGO',
     defaultValue: '',
     doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"',

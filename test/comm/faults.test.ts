@@ -148,6 +148,7 @@ test('tcp: a flipped bit is caught by the checksum (TSCCL_ERR_CHECKSUM), never d
     TSCCL_TEST_FAULT: 'flip@0#1',
     TSCCL_ALGO: 'allreduce:direct',
     TSCCL_CHECKSUM: '1',
+    TSCCL_WARMUP_MS: '0',
   });
   assert.equal(all[1]!.code, ErrorCode.CHECKSUM, all[1]!.message);
   assert.match(all[1]!.message, /Rank 1, data from rank 0: TCP frame checksum mismatch/);
@@ -164,11 +165,12 @@ test('tcp: between processes of one machine frames carry no CRC unless asked (TS
     TSCCL_CHECKSUM: undefined,
     TSCCL_TEST_FAULT: 'flip@0#2',
     TSCCL_ALGO: 'allreduce:direct',
+    TSCCL_WARMUP_MS: '0',
   });
   assert.match(all[1]!.message, /^WRONG /, `${all[1]!.code}: ${all[1]!.message}`);
 });
 
 test('tcp: a connection cut mid-frame fails both sides with PEER_LOST', async () => {
-  const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'cut@0#1' });
+  const all = await transports[1][1]('corrupt', 2, { TSCCL_TEST_FAULT: 'cut@0#1', TSCCL_WARMUP_MS: '0' });
   for (const r of all) assert.equal(r!.code, ErrorCode.PEER_LOST, r!.message);
 });

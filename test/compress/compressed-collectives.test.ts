@@ -223,7 +223,7 @@ test('compressed frames are checksummed: a flipped bit is TSCCL_ERR_CHECKSUM, ne
       'compression-integrity-rank',
       2,
       { mode: 'corrupt' },
-      { env: { ...process.env, TSCCL_TEST_FAULT: 'flip@0#1', TSCCL_CHECKSUM: '1' } },
+      { env: { ...process.env, TSCCL_TEST_FAULT: 'flip@0#1', TSCCL_CHECKSUM: '1', TSCCL_WARMUP_MS: '0' } },
     ),
   );
   assert.equal(all[1]!.code, 'TSCCL_ERR_CHECKSUM', all[1]!.message);

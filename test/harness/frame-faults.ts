@@ -5,6 +5,8 @@ import { type OutgoingFrame, setSendHookForTests } from '../../src/transport/tcp
  * <rank>'s n-th frame to another process (counted per transport) arrive with one bit flipped
  * (after its checksum was taken), or cuts that rank's connection halfway through the frame.
  * A fixture imports this module; it installs the hook in its process when the variable is set.
+ * Frames are counted per connection mesh from the job's start, and init's warm-up meets over a
+ * mesh of its own: tests that set this also set TSCCL_WARMUP_MS=0, so the fault hits their call.
  */
 export interface FrameFault {
   readonly kind: 'flip' | 'cut';

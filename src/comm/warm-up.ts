@@ -1,0 +1,94 @@
+import { paramInt } from '../config/params.js';
+import { log } from '../log.js';
+import type { Communicator } from './communicator.js';
+
+/**
+ * Small calls V8 has not yet compiled run 5-50x slower than warm ones, for the first few
+ * thousand calls (docs/tuning.md, "A fresh job's first calls"). This many 8 B all-reduces take
+ * the path through TurboFan on a 2-core machine; the other calls of a round ride along.
+ */
+export const WARM_UP_SMALL_CALLS = 8192;
+/** Calls of each round: one-shot all-reduces (the last carries the vote to stop), then the rest. */
+const ROUND_SMALL_CALLS = 32;
+const ROUND_OTHER_SMALL_CALLS = 8;
+const ROUND_MID_CALLS = 2;
+/** A mid-size call: above every one-shot slot (64 KiB per thread rank), so it runs a schedule. */
+const MID_ELEMENTS = 32 * 1024;
+/** A registered buffer of at least BY_REFERENCE_MIN_BYTES, which one-shot calls publish by reference. */
+const BY_REFERENCE_ELEMENTS = 1024;
+
+export interface WarmUpReport {
+  /** Calls made, on every rank alike. */
+  readonly calls: number;
+  readonly ms: number;
+  /** Whether it stopped at TSCCL_WARMUP_MS before WARM_UP_SMALL_CALLS. */
+  readonly cut: boolean;
+}
+
+/**
+ * Runs the paths of small and mid-size collectives on a private child of `world` until V8 has
+ * compiled them, so that the job's own first calls run at their warm speed: a collective step of
+ * init, as NCCL's communicator setup is. It stops on every rank at the same call: each round
+ * ends with an all-reduce of each rank's vote (done, or past TSCCL_WARMUP_MS). The child is
+ * destroyed after; the world's calls and records start at #1 as before. Undefined when off
+ * (TSCCL_WARMUP_MS=0) or alone.
+ */
+export async function warmUp(world: Communicator): Promise<WarmUpReport | undefined> {
+  const budgetMs = paramInt('TSCCL_WARMUP_MS');
+  if (budgetMs === 0 || world.size < 2) return undefined;
+  const started = performance.now();
+  const comm = await world.sibling('warmup');
+  const n = comm.size;
+  const small = new Float32Array(2);
+  const smallOut = new Float32Array(2);
+  const gathered = new Float32Array(2 * n);
+  const vote = new Float32Array(2);
+  const votes = new Float32Array(2);
+  const mid = new Float32Array(MID_ELEMENTS);
+  const midOut = new Float32Array(MID_ELEMENTS);
+  const registered = comm.alloc('float32', BY_REFERENCE_ELEMENTS);
+  const registeredOut = comm.alloc('float32', BY_REFERENCE_ELEMENTS);
+  let calls = 0;
+  let smallCalls = 0;
+  let cut = false;
+  try {
+    for (;;) {
+      for (let i = 1; i < ROUND_SMALL_CALLS; i++) await comm.allReduce(small, { output: smallOut });
+      for (let i = 0; i < ROUND_OTHER_SMALL_CALLS; i++) {
+        await comm.allGather(small, { output: gathered });
+        await comm.broadcast(small, { output: smallOut });
+        await comm.allReduce(registered, { output: registeredOut });
+      }
+      for (let i = 0; i < ROUND_MID_CALLS; i++) await comm.allReduce(mid, { output: midOut });
+      smallCalls += ROUND_SMALL_CALLS;
+      calls += ROUND_SMALL_CALLS + 3 * ROUND_OTHER_SMALL_CALLS + ROUND_MID_CALLS;
+      const late = performance.now() - started >= budgetMs;
+      vote[0] = smallCalls >= WARM_UP_SMALL_CALLS ? 1 : 0;
+      vote[1] = late ? 1 : 0;
+      await comm.allReduce(vote, { output: votes });
+      if (votes[0] > 0 || votes[1] > 0) {
+        cut = votes[0] === 0;
+        break;
+      }
+    }
+  } finally {
+    comm.free(registered);
+    comm.free(registeredOut);
+    await comm.destroy();
+  }
+  const ms = performance.now() - started;
+  log(
+    'INFO',
+    () =>
+      `${world.name} rank ${world.rank}: warmed the small-call path with ${calls} calls in ${ms.toFixed(0)} ms${cut ? ` (stopped at TSCCL_WARMUP_MS=${budgetMs})` : ''}`,
+  );
+  last = { calls, ms, cut };
+  return last;
+}
+
+let last: WarmUpReport | undefined;
+
+/** What this rank's (thread's or process's) init warm-up did, if it ran. */
+export function lastWarmUp(): WarmUpReport | undefined {
+  return last;
+}

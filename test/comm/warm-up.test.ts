@@ -1,0 +1,86 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ErrorCode } from '../../src/errors.js';
+import type { FaultReport } from '../fixtures/faults-rank.js';
+import type { WarmUpRankReport } from '../fixtures/warm-up-rank.js';
+import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
+
+/**
+ * Init's warm-up runs on a private communicator: the world's numbering and records start at #1
+ * as before, every rank stops at the same call, and a rank that dies while the others are in
+ * init fails them with PEER_LOST naming it, never a hang (their calls time out after 30 s, so a
+ * failure reported as PEER_LOST ended the wait).
+ */
+const jobs = [
+  ['thread ranks', runFixture],
+  ['process ranks', launchFixture],
+] as const;
+
+/** Long enough that the warm-up always runs all its calls, however loaded the machine. */
+const warmUpOn = { ...process.env, TSCCL_WARMUP_MS: '60000' };
+
+for (const [name, launch] of jobs) {
+  test(`${name}: init warms up on its own communicator; the world's first call is #1`, async () => {
+    const { results } = await launch(
+      'warm-up-rank',
+      3,
+      { scenario: 'first-call' },
+      {
+        env: warmUpOn,
+      },
+    );
+    const reports = results as WarmUpRankReport[];
+    for (const [rank, r] of reports.entries()) {
+      assert.equal(r.sum, 6, `rank ${rank}'s all-reduce`);
+      assert.deepEqual(r.seqs, [1], `rank ${rank}'s world records`);
+      assert.ok(r.warmUp !== undefined && r.warmUp.calls > 0, `rank ${rank} warmed up`);
+      assert.equal(r.warmUp.cut, false, `rank ${rank} ran every warm-up call within 60 s`);
+    }
+    assert.equal(new Set(reports.map((r) => r.warmUp?.calls)).size, 1, 'every rank stopped at the same call');
+  });
+
+  test(`${name}: TSCCL_WARMUP_MS=0 turns the warm-up off`, async () => {
+    const { results } = await launch(
+      'warm-up-rank',
+      2,
+      { scenario: 'first-call' },
+      {
+        env: { ...process.env, TSCCL_WARMUP_MS: '0' },
+      },
+    );
+    for (const r of results as WarmUpRankReport[]) {
+      assert.equal(r.warmUp, undefined);
+      assert.deepEqual(r.seqs, [1]);
+    }
+  });
+}
+
+test('thread ranks: a rank that dies while the others are in init fails them with PEER_LOST naming it', async () => {
+  const reports = await rankResults<FaultReport>(
+    runFixture('warm-up-rank', 3, { scenario: 'rank-1-dies' }, { graceMs: 20_000, env: warmUpOn }),
+  );
+  for (const rank of [0, 2]) {
+    const r = reports[rank]!;
+    assert.equal(r.code, ErrorCode.PEER_LOST, `rank ${rank}: ${r.code} ${r.message}`);
+    assert.match(r.message, /rank 1\b/, `rank ${rank} names rank 1: ${r.message}`);
+  }
+});
+
+test("process ranks: a connection cut in the middle of init's warm-up fails init on both sides with PEER_LOST", async () => {
+  // Rank 1's 50th frame of the warm-up's mesh (the world's own sends none before init returns).
+  const reports = await rankResults<FaultReport>(
+    launchFixture(
+      'warm-up-rank',
+      2,
+      { scenario: 'fails' },
+      {
+        graceMs: 20_000,
+        env: { ...warmUpOn, TSCCL_TEST_FAULT: 'cut@1#50' },
+      },
+    ),
+  );
+  for (const [rank, r] of reports.entries()) {
+    assert.equal(r?.code, ErrorCode.PEER_LOST, `rank ${rank}: ${r?.code} ${r?.message}`);
+    assert.match(r.message, new RegExp(`rank ${1 - rank}\\b`), `rank ${rank} names its peer: ${r.message}`);
+  }
+});
