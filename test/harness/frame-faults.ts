@@ -31,11 +31,15 @@ export function injectFrameFault(fault: FrameFault | undefined): void {
     const n = (sent.get(out.sender) ?? 0) + 1;
     sent.set(out.sender, n);
     if (n !== fault.frame || out.data.byteLength <= 1) return false;
-    const corrupt = Uint8Array.from(out.data);
-    corrupt[0] ^= 1;
     out.socket.write(out.header());
-    if (fault.kind === 'flip') out.socket.write(corrupt, () => out.delivered());
-    else out.socket.write(corrupt.subarray(0, corrupt.byteLength >> 1), () => out.socket.destroy());
+    if (fault.kind === 'flip') {
+      const corrupt = Uint8Array.from(out.data);
+      corrupt[0] ^= 1;
+      out.socket.write(corrupt, () => out.delivered());
+    } else {
+      // The first half as sent: a cut loses the rest, it does not change what arrived.
+      out.socket.write(out.data.subarray(0, out.data.byteLength >> 1), () => out.socket.destroy());
+    }
     return true;
   });
 }
