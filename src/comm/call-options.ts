@@ -172,19 +172,20 @@ export function checkOptions(
   where: { rank?: number; defaultTimeoutMs: number },
 ): CallSettings {
   const { rank } = where;
-  // init checks its options before its rank is known.
-  const on = rank === undefined ? '' : `Rank ${rank}: `;
   if (typeof options !== 'object' || options === null) {
-    throw invalidArgument(`${on}options must be an object, got ${describe(options)}`, { rank, argument: 'options' });
+    throw invalidArgument(`${rankPrefix(rank)}options must be an object, got ${describe(options)}`, {
+      rank,
+      argument: 'options',
+    });
   }
   const allowed = ALLOWED[call];
   const given = options as Record<string, unknown>;
   for (const key in given) {
     const type = allowed.get(key);
-    if (type === undefined) throw unknownOption(call, key, on, rank);
+    if (type === undefined) throw unknownOption(call, key, rankPrefix(rank), rank);
     const value = given[key];
     if (value !== undefined && !type.test(value)) {
-      throw invalidArgument(`${on}${key} must be ${type.expected}, got ${describe(value)}`, {
+      throw invalidArgument(`${rankPrefix(rank)}${key} must be ${type.expected}, got ${describe(value)}`, {
         rank,
         argument: key,
         op: call,
@@ -193,12 +194,21 @@ export function checkOptions(
   }
   const { timeoutMs = where.defaultTimeoutMs, signal, checksum } = given as CallOptions;
   if (signal?.aborted) {
-    throw new TscclError(ErrorCode.ABORTED, `${on}the call's signal was already aborted: ${String(signal.reason)}`, {
-      rank,
-      argument: 'signal',
-    });
+    throw new TscclError(
+      ErrorCode.ABORTED,
+      `${rankPrefix(rank)}the call's signal was already aborted: ${String(signal.reason)}`,
+      {
+        rank,
+        argument: 'signal',
+      },
+    );
   }
   return { timeoutMs, signal, checksum };
+}
+
+/** "Rank r: " to begin an error's message (nothing for init, which checks its options before its rank is known). */
+function rankPrefix(rank: number | undefined): string {
+  return rank === undefined ? '' : `Rank ${rank}: `;
 }
 
 function unknownOption(call: OptionsCall, key: string, on: string, rank: number | undefined): TscclError {

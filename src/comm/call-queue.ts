@@ -13,9 +13,29 @@ export class CallQueue {
 
   /** Starts or queues `go`; every call it makes must report `ended()` once, before its promise settles. */
   enqueue(go: () => Promise<void>): Promise<void> {
-    const idle = this.inFlight === 0;
+    if (this.inFlight === 0) {
+      this.beginNow();
+      return this.begun(go());
+    }
     this.inFlight++;
-    const run = idle ? go() : this.chain.then(go);
+    return this.begun(this.chain.then(go));
+  }
+
+  /** Whether a call queued now would start at once. */
+  get idle(): boolean {
+    return this.inFlight === 0;
+  }
+
+  /**
+   * enqueue in two steps, for a caller that starts the call itself on an idle queue (a small
+   * call, without a closure): beginNow, then the call, then begun with its promise.
+   */
+  beginNow(): void {
+    this.inFlight++;
+  }
+
+  /** The promise of a call just started or queued: the queue's tail until the next one. */
+  begun(run: Promise<void>): Promise<void> {
     this.chain = run === DONE ? DONE : run.catch(() => undefined);
     return run;
   }

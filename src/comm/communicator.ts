@@ -9,7 +9,7 @@ import { type Prediction, predictCall } from '../tuner/predict.js';
 import { checkSelectable } from '../tuner/select.js';
 import { prepareThreadChoices } from './thread-choices.js';
 import { childName } from './comm-name.js';
-import { log } from '../log.js';
+import { log, logs } from '../log.js';
 import { type CommScope, OpContext } from './op-context.js';
 import type { CommBackend } from './backend.js';
 import { type CommRecord, type OpRecord, FlightRecorder, installSignalDump } from '../debug/flight-recorder.js';
@@ -221,58 +221,67 @@ export class Communicator {
 
   /** Reduces `buffer` across ranks; the result lands in options.output, or in `buffer` itself. */
   allReduce(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
-    return this.start('allReduce', options, () => {
-      const { input, dtype } = this.typed(buffer, options.dtype);
-      return this.plans.plan({
-        collective: 'allReduce',
-        dtype,
-        op: options.op,
-        count: input.length,
-        root: 0,
-        input,
-        output: options.output,
-        algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype, true),
-      });
+    return this.start('allReduce', options, buffer, this.planAllReduce);
+  }
+
+  /** allReduce's plan, its arguments checked (start calls it once the options passed). */
+  private planAllReduce(buffer: TypedArray, options: ReduceOptions): CallPlan {
+    const { input, dtype } = this.typed(buffer, options.dtype);
+    return this.plans.plan({
+      collective: 'allReduce',
+      dtype,
+      op: options.op,
+      count: input.length,
+      root: 0,
+      input,
+      output: options.output,
+      algorithm: options.algorithm,
+      compression: this.compressionFor(options, dtype, true),
     });
   }
 
   /** Copies root's `buffer` to every rank's options.output (or `buffer`). */
   broadcast(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
-    return this.start('broadcast', options, () => {
-      const { input, dtype } = this.typed(buffer, options.dtype);
-      const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
-      const count =
-        options.output !== undefined ? checkTypedArray(options.output, 'output', this.rank).length : input.length;
-      return this.plans.plan({
-        collective: 'broadcast',
-        dtype,
-        count,
-        root,
-        input,
-        output: options.output,
-        algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype, false),
-      });
+    return this.start('broadcast', options, buffer, this.planBroadcast);
+  }
+
+  /** broadcast's plan, its arguments checked (start calls it once the options passed). */
+  private planBroadcast(buffer: TypedArray, options: RootedOptions): CallPlan {
+    const { input, dtype } = this.typed(buffer, options.dtype);
+    const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
+    const count =
+      options.output !== undefined ? checkTypedArray(options.output, 'output', this.rank).length : input.length;
+    return this.plans.plan({
+      collective: 'broadcast',
+      dtype,
+      count,
+      root,
+      input,
+      output: options.output,
+      algorithm: options.algorithm,
+      compression: this.compressionFor(options, dtype, false),
     });
   }
 
   /** Reduces every rank's `buffer` into root's options.output (or root's `buffer`). */
   reduce(buffer: TypedArray, options: RootedReduceOptions = {}): Promise<void> {
-    return this.start('reduce', options, () => {
-      const { input, dtype } = this.typed(buffer, options.dtype);
-      const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
-      return this.plans.plan({
-        collective: 'reduce',
-        dtype,
-        op: options.op,
-        count: input.length,
-        root,
-        input,
-        output: options.output,
-        algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype, true),
-      });
+    return this.start('reduce', options, buffer, this.planReduce);
+  }
+
+  /** reduce's plan, its arguments checked (start calls it once the options passed). */
+  private planReduce(buffer: TypedArray, options: RootedReduceOptions): CallPlan {
+    const { input, dtype } = this.typed(buffer, options.dtype);
+    const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
+    return this.plans.plan({
+      collective: 'reduce',
+      dtype,
+      op: options.op,
+      count: input.length,
+      root,
+      input,
+      output: options.output,
+      algorithm: options.algorithm,
+      compression: this.compressionFor(options, dtype, true),
     });
   }
 
@@ -281,19 +290,22 @@ export class Communicator {
    * `buffer` holds size * count elements and this rank's block is at rank * count.
    */
   allGather(buffer: TypedArray, options: CollectiveOptions = {}): Promise<void> {
-    return this.start('allGather', options, () => {
-      const { input, dtype } = this.typed(buffer, options.dtype);
-      const count = options.output === undefined ? this.blockCount(input, 'allGather') : input.length;
-      return this.plans.plan({
-        collective: 'allGather',
-        dtype,
-        count,
-        root: 0,
-        input,
-        output: options.output,
-        algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype, false),
-      });
+    return this.start('allGather', options, buffer, this.planAllGather);
+  }
+
+  /** allGather's plan, its arguments checked (start calls it once the options passed). */
+  private planAllGather(buffer: TypedArray, options: CollectiveOptions): CallPlan {
+    const { input, dtype } = this.typed(buffer, options.dtype);
+    const count = options.output === undefined ? this.blockCount(input, 'allGather') : input.length;
+    return this.plans.plan({
+      collective: 'allGather',
+      dtype,
+      count,
+      root: 0,
+      input,
+      output: options.output,
+      algorithm: options.algorithm,
+      compression: this.compressionFor(options, dtype, false),
     });
   }
 
@@ -302,127 +314,141 @@ export class Communicator {
    * at buffer[rank * count ...].
    */
   reduceScatter(buffer: TypedArray, options: ReduceOptions = {}): Promise<void> {
-    return this.start('reduceScatter', options, () => {
-      const { input, dtype } = this.typed(buffer, options.dtype);
-      return this.plans.plan({
-        collective: 'reduceScatter',
-        dtype,
-        op: options.op,
-        count: this.blockCount(input, 'reduceScatter'),
-        root: 0,
-        input,
-        output: options.output,
-        algorithm: options.algorithm,
-        compression: this.compressionFor(options, dtype, true),
-      });
+    return this.start('reduceScatter', options, buffer, this.planReduceScatter);
+  }
+
+  /** reduceScatter's plan, its arguments checked (start calls it once the options passed). */
+  private planReduceScatter(buffer: TypedArray, options: ReduceOptions): CallPlan {
+    const { input, dtype } = this.typed(buffer, options.dtype);
+    return this.plans.plan({
+      collective: 'reduceScatter',
+      dtype,
+      op: options.op,
+      count: this.blockCount(input, 'reduceScatter'),
+      root: 0,
+      input,
+      output: options.output,
+      algorithm: options.algorithm,
+      compression: this.compressionFor(options, dtype, true),
     });
   }
 
   /** Block p of `buffer` goes to rank p; equal blocks, or the counts and displacements given. */
   allToAll(buffer: TypedArray, options: AllToAllOptions = {}): Promise<void> {
-    return this.start('allToAll', options, () => {
-      const { input, dtype } = this.typed(buffer, options.dtype);
-      const request = {
-        collective: 'allToAll',
-        dtype,
-        root: 0,
-        input,
-        output: options.output,
-        algorithm: options.algorithm,
-      } as const;
-      const variable = options.sendCounts !== undefined || options.recvCounts !== undefined;
-      if (!variable) return this.plans.plan({ ...request, count: this.blockCount(input, 'allToAll') });
-      if (options.output === undefined) {
-        throw invalidArgument(
-          `Rank ${this.rank}: allToAll with sendCounts/recvCounts needs an output buffer (in place works with equal blocks only)`,
-          { rank: this.rank, argument: 'output' },
-        );
-      }
-      const sendCounts = checkCounts(options.sendCounts, this.size, 'sendCounts', this.rank);
-      const recvCounts = checkCounts(options.recvCounts, this.size, 'recvCounts', this.rank);
-      const packed = (counts: number[]) => counts.map((_, i) => counts.slice(0, i).reduce((a, b) => a + b, 0));
-      const sendDispls =
-        options.sendDispls === undefined
-          ? packed(sendCounts)
-          : checkCounts(options.sendDispls, this.size, 'sendDispls', this.rank);
-      const recvDispls =
-        options.recvDispls === undefined
-          ? packed(recvCounts)
-          : checkCounts(options.recvDispls, this.size, 'recvDispls', this.rank);
-      if (sendCounts[this.rank] !== recvCounts[this.rank]) {
-        throw invalidArgument(
-          `Rank ${this.rank}: sendCounts[${this.rank}] = ${sendCounts[this.rank]} must equal recvCounts[${this.rank}] = ${recvCounts[this.rank]} (the block a rank sends itself)`,
-          { rank: this.rank, argument: 'recvCounts' },
-        );
-      }
-      return this.plans.plan({ ...request, count: 0, variable: { sendCounts, recvCounts, sendDispls, recvDispls } });
-    });
+    return this.start('allToAll', options, buffer, this.planAllToAll);
+  }
+
+  /** allToAll's plan, its arguments checked (start calls it once the options passed). */
+  private planAllToAll(buffer: TypedArray, options: AllToAllOptions): CallPlan {
+    const { input, dtype } = this.typed(buffer, options.dtype);
+    const request = {
+      collective: 'allToAll',
+      dtype,
+      root: 0,
+      input,
+      output: options.output,
+      algorithm: options.algorithm,
+    } as const;
+    const variable = options.sendCounts !== undefined || options.recvCounts !== undefined;
+    if (!variable) return this.plans.plan({ ...request, count: this.blockCount(input, 'allToAll') });
+    if (options.output === undefined) {
+      throw invalidArgument(
+        `Rank ${this.rank}: allToAll with sendCounts/recvCounts needs an output buffer (in place works with equal blocks only)`,
+        { rank: this.rank, argument: 'output' },
+      );
+    }
+    const sendCounts = checkCounts(options.sendCounts, this.size, 'sendCounts', this.rank);
+    const recvCounts = checkCounts(options.recvCounts, this.size, 'recvCounts', this.rank);
+    const packed = (counts: number[]) => counts.map((_, i) => counts.slice(0, i).reduce((a, b) => a + b, 0));
+    const sendDispls =
+      options.sendDispls === undefined
+        ? packed(sendCounts)
+        : checkCounts(options.sendDispls, this.size, 'sendDispls', this.rank);
+    const recvDispls =
+      options.recvDispls === undefined
+        ? packed(recvCounts)
+        : checkCounts(options.recvDispls, this.size, 'recvDispls', this.rank);
+    if (sendCounts[this.rank] !== recvCounts[this.rank]) {
+      throw invalidArgument(
+        `Rank ${this.rank}: sendCounts[${this.rank}] = ${sendCounts[this.rank]} must equal recvCounts[${this.rank}] = ${recvCounts[this.rank]} (the block a rank sends itself)`,
+        { rank: this.rank, argument: 'recvCounts' },
+      );
+    }
+    return this.plans.plan({ ...request, count: 0, variable: { sendCounts, recvCounts, sendDispls, recvDispls } });
   }
 
   /** Every rank's `buffer` into root's options.output, in rank order (in place at root: buffer holds all blocks). */
   gather(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
-    return this.start('gather', options, () => {
-      const { input, dtype } = this.typed(buffer, options.dtype);
-      const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
-      const inPlaceRoot = this.rank === root && options.output === undefined;
-      const count = inPlaceRoot ? this.blockCount(input, 'gather') : input.length;
-      return this.plans.plan({
-        collective: 'gather',
-        dtype,
-        count,
-        root,
-        input,
-        output: this.rank === root ? options.output : input,
-        algorithm: options.algorithm,
-      });
+    return this.start('gather', options, buffer, this.planGather);
+  }
+
+  /** gather's plan, its arguments checked (start calls it once the options passed). */
+  private planGather(buffer: TypedArray, options: RootedOptions): CallPlan {
+    const { input, dtype } = this.typed(buffer, options.dtype);
+    const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
+    const inPlaceRoot = this.rank === root && options.output === undefined;
+    const count = inPlaceRoot ? this.blockCount(input, 'gather') : input.length;
+    return this.plans.plan({
+      collective: 'gather',
+      dtype,
+      count,
+      root,
+      input,
+      output: this.rank === root ? options.output : input,
+      algorithm: options.algorithm,
     });
   }
 
   /** Block p of root's `buffer` to rank p's options.output (or `buffer` on non-roots). */
   scatter(buffer: TypedArray, options: RootedOptions = {}): Promise<void> {
-    return this.start('scatter', options, () => {
-      const { input, dtype } = this.typed(buffer, options.dtype);
-      const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
-      if (this.rank === root) {
-        return this.plans.plan({
-          collective: 'scatter',
-          dtype,
-          count: this.blockCount(input, 'scatter'),
-          root,
-          input,
-          output: options.output,
-          algorithm: options.algorithm,
-        });
-      }
-      const output = options.output ?? input;
-      // A non-root's block lands in its output alone, which the plan then sees as in place: hold it to the call's dtype here.
-      if (options.output !== undefined)
-        checkSameType(checkTypedArray(output, 'output', this.rank), dtype, 'output', this.rank);
+    return this.start('scatter', options, buffer, this.planScatter);
+  }
+
+  /** scatter's plan, its arguments checked (start calls it once the options passed). */
+  private planScatter(buffer: TypedArray, options: RootedOptions): CallPlan {
+    const { input, dtype } = this.typed(buffer, options.dtype);
+    const root = checkRank(options.root ?? 0, this.size, 'root', this.rank);
+    if (this.rank === root) {
       return this.plans.plan({
         collective: 'scatter',
         dtype,
-        count: output.length,
+        count: this.blockCount(input, 'scatter'),
         root,
-        input: output,
-        output,
+        input,
+        output: options.output,
         algorithm: options.algorithm,
       });
+    }
+    const output = options.output ?? input;
+    // A non-root's block lands in its output alone, which the plan then sees as in place: hold it to the call's dtype here.
+    if (options.output !== undefined)
+      checkSameType(checkTypedArray(output, 'output', this.rank), dtype, 'output', this.rank);
+    return this.plans.plan({
+      collective: 'scatter',
+      dtype,
+      count: output.length,
+      root,
+      input: output,
+      output,
+      algorithm: options.algorithm,
     });
   }
 
   /** Resolves once every rank has called barrier. */
   barrier(options: CallOptions = {}): Promise<void> {
-    return this.start('barrier', options, () =>
-      this.plans.plan({
-        collective: 'barrier',
-        dtype: dtypeInfo('uint8'),
-        count: 0,
-        root: 0,
-        input: EMPTY,
-        output: undefined,
-        algorithm: undefined,
-      }),
-    );
+    return this.start('barrier', options, EMPTY, this.planBarrier);
+  }
+
+  private planBarrier(): CallPlan {
+    return this.plans.plan({
+      collective: 'barrier',
+      dtype: dtypeInfo('uint8'),
+      count: 0,
+      root: 0,
+      input: EMPTY,
+      output: undefined,
+      algorithm: undefined,
+    });
   }
 
   /** Sends `buffer` to `peer`; resolves once the peer has received it. Matches the peer's recv in order. */
@@ -481,7 +507,7 @@ export class Communicator {
     const mine = new Float64Array([joins ? color : -1, key, contribution]);
     const everyone = new Float64Array(3 * this.size);
     const index = this.splits++;
-    await this.start('split', options, () => ({
+    await this.start('split', options, mine, () => ({
       ...this.plans.plan({
         collective: 'allGather',
         dtype: dtypeInfo('float64'),
@@ -623,25 +649,38 @@ export class Communicator {
     return buffer.length / this.size;
   }
 
-  /** Checks options and arguments now (so bad input never blocks a peer), then queues the call on this communicator. */
-  private start(name: OptionsCall, options: CallOptions, makePlan: () => CallPlan): Promise<void> {
+  /**
+   * Checks options and arguments now (so bad input never blocks a peer), then queues the call on
+   * this communicator. `makePlan` is a method (called on this communicator), not a closure: a
+   * closure per call is garbage on every small call.
+   */
+  private start<O extends CallOptions>(
+    name: OptionsCall,
+    options: O,
+    buffer: TypedArray,
+    makePlan: (this: Communicator, buffer: TypedArray, options: O) => CallPlan,
+  ): Promise<void> {
     try {
       this.failures.ensureUsable();
       const call = checkOptions(name, options, this.where);
-      const plan = makePlan();
+      const plan = makePlan.call(this, buffer, options);
       // Refused calls take no sequence number: every check that can refuse one (checkOptions refuses
       // an already aborted signal) runs before it.
       if (plan.algorithm !== undefined)
         checkSelectable(plan.collective, plan.algorithm, { argument: 'algorithm', op: name });
       if (plan.compression?.shadow) return this.shadowed(plan, call);
-      return this.enqueuePlan(plan, call).done;
+      return this.enqueuePlan(plan, call);
     } catch (err) {
       return Promise.reject(err);
     }
   }
 
-  /** Numbers, records and queues a checked plan. */
-  private enqueuePlan(plan: CallPlan, call: CallSettings): { done: Promise<void>; record: OpRecord; seq: number } {
+  /** Numbers, records and queues a checked plan; `numbered` is told its record and number. */
+  private enqueuePlan(
+    plan: CallPlan,
+    call: CallSettings,
+    numbered?: { record?: OpRecord; seq?: number },
+  ): Promise<void> {
     const seq = ++this.seq;
     const record = this.recorder.record({
       seq,
@@ -652,7 +691,27 @@ export class Communicator {
       redop: REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none',
     });
     const guard = debugCheck ? this.guardInput(plan, seq) : undefined;
-    return { done: this.queue.enqueue(() => this.runCollective(plan, seq, record, call, guard)), record, seq };
+    if (numbered !== undefined) {
+      numbered.record = record;
+      numbered.seq = seq;
+    }
+    // An idle queue starts the call without a closure: a stream of small calls makes less garbage.
+    if (this.queue.idle) {
+      this.queue.beginNow();
+      return this.queue.begun(this.runCollective(plan, seq, record, call, guard));
+    }
+    return this.enqueueLater(plan, seq, record, call, guard);
+  }
+
+  /** A call behind others on the queue; a method of its own, so that enqueuePlan makes no closure. */
+  private enqueueLater(
+    plan: CallPlan,
+    seq: number,
+    record: OpRecord,
+    call: CallSettings,
+    guard: InFlightGuard | undefined,
+  ): Promise<void> {
+    return this.queue.enqueue(() => this.runCollective(plan, seq, record, call, guard));
   }
 
   /**
@@ -674,16 +733,17 @@ export class Communicator {
       algorithm: undefined,
     });
     const exact = this.enqueuePlan(exactPlan, call);
-    const compressed = this.enqueuePlan(plan, call);
-    return settleAll([exact.done, compressed.done]).then(() => {
+    const compressed: { record?: OpRecord; seq?: number } = {};
+    const done = this.enqueuePlan(plan, call, compressed);
+    return settleAll([exact, done]).then(() => {
       if (exactOutput.length === 0) return;
       const report: CompressionReport = {
-        seq: compressed.seq,
+        seq: compressed.seq!,
         op: plan.label,
         compression: compressionLabel(plan.compression!),
         ...compareResults(plan.dtype, views.output.subarray(0, exactOutput.length) as TypedArray, exactOutput),
       };
-      compressed.record.shadowError = report.relativeError;
+      compressed.record!.shadowError = report.relativeError;
       this.reports.push(report);
       if (this.reports.length > MAX_REPORTS) this.reports.shift();
       log(
@@ -760,6 +820,20 @@ export class Communicator {
       this.ended(record, seq, undefined);
       return DONE;
     }
+    return this.endLater(pending, ctx!, guard, record, seq);
+  }
+
+  /**
+   * runCollective's end of a call that waited; a method of its own, so that a call that finished
+   * at once makes none of these closures (and no context for them).
+   */
+  private endLater(
+    pending: Promise<void>,
+    ctx: OpContext,
+    guard: InFlightGuard | undefined,
+    record: OpRecord,
+    seq: number,
+  ): Promise<void> {
     return pending.then(
       () => {
         try {
@@ -812,47 +886,75 @@ export class Communicator {
             site: this.site,
             checksum,
           }));
-    const { bytes, selection, kernel, opcode, scale, oneShot, schedule } = prepared;
-    const { dtype } = plan;
+    const { selection, scale, oneShot } = prepared;
     record.algorithm = selection.algorithm;
-    if (this.logsCalls)
-      log(
-        'INFO',
-        () =>
-          `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`,
-      );
+    if (this.logsCalls && logs('INFO')) this.logCall(plan, seq, prepared);
     this.backend.status.enter(seq);
     if (oneShot !== undefined) {
+      const averaged = scale ? plan.dtype.name : undefined;
       const pending = oneShot.run(seq, ctx);
-      if (pending !== undefined)
-        return pending.then(() => this.oneShotEnded(oneShot, seq, ctx, scale ? dtype.name : undefined));
-      this.oneShotEnded(oneShot, seq, ctx, scale ? dtype.name : undefined);
+      if (pending !== undefined) return this.oneShotEndedAfter(pending, oneShot, seq, ctx, averaged);
+      this.oneShotEnded(oneShot, seq, ctx, averaged);
       return undefined;
     }
-    return (async () => {
-      if (debugCheck) {
-        await this.checkSameCall(plan, seq, ctx);
-      }
-      const buffers = stageCall(plan, {
-        rank: this.rank,
-        arena: this.arena,
-        sharesMemory: this.backend.sharesMemory,
-        workspaces: this.workspaces,
-        scratchCount: schedule!.scratchCount,
-      });
-      await executeSchedule({
-        schedule: schedule!,
-        buffers: buffers.exec,
-        dtype,
-        kernel,
-        transport: this.backend.transport,
-        tag: { seq, opcode, checksum },
-        ctx,
-        channelBase: 0,
-      });
-      if (scale) scaleKernel(dtype.name)(buffers.exec.output, this.size);
-      buffers.copyBack();
-    })();
+    return this.runSchedule(plan, seq, ctx, prepared, checksum);
+  }
+
+  /**
+   * The closures of execute's rarer paths live in methods of their own: a closure in execute
+   * would make V8 allocate a context for its variables on every call, the small calls included.
+   */
+  private logCall(plan: CallPlan, seq: number, prepared: PreparedCall): void {
+    const { bytes, selection } = prepared;
+    log(
+      'INFO',
+      () =>
+        `${this.name} rank ${this.rank}: ${plan.label} #${seq} ${bytes} B ${plan.dtype.name} -> ${selection.algorithm} (${selection.protocol}, chunk ${selection.chunkCount} elements)`,
+    );
+  }
+
+  private oneShotEndedAfter(
+    pending: Promise<void>,
+    oneShot: OneShotCall,
+    seq: number,
+    ctx: OpContext,
+    averaged: DType | undefined,
+  ): Promise<void> {
+    return pending.then(() => this.oneShotEnded(oneShot, seq, ctx, averaged));
+  }
+
+  /** Runs a call's schedule on this rank (execute's path for calls that are not one-shot). */
+  private async runSchedule(
+    plan: CallPlan,
+    seq: number,
+    ctx: OpContext,
+    prepared: PreparedCall,
+    checksum: boolean | undefined,
+  ): Promise<void> {
+    const { kernel, opcode, scale, schedule } = prepared;
+    const { dtype } = plan;
+    if (debugCheck) {
+      await this.checkSameCall(plan, seq, ctx);
+    }
+    const buffers = stageCall(plan, {
+      rank: this.rank,
+      arena: this.arena,
+      sharesMemory: this.backend.sharesMemory,
+      workspaces: this.workspaces,
+      scratchCount: schedule!.scratchCount,
+    });
+    await executeSchedule({
+      schedule: schedule!,
+      buffers: buffers.exec,
+      dtype,
+      kernel,
+      transport: this.backend.transport,
+      tag: { seq, opcode, checksum },
+      ctx,
+      channelBase: 0,
+    });
+    if (scale) scaleKernel(dtype.name)(buffers.exec.output, this.size);
+    buffers.copyBack();
   }
 
   /** After a one-shot call's messages were combined: what endReads must check, and an average's scaling (of `averaged`). */

@@ -50,7 +50,10 @@ export class OneShotCall {
   private readonly data: Uint8Array | undefined;
   /** Each peer's message of the running call. */
   private readonly messages: Uint8Array[];
-  /** Typed views of the plan's reads, kept while the slots hand back the same message views. */
+  /**
+   * Typed views of the plan's reads, per read and slot parity (index 2 * read + (seq & 1)): the
+   * slots alternate between two message views, and a view kept per parity is made once.
+   */
   private readonly pieces: (TypedArray | undefined)[];
   private readonly pieceSources: (Uint8Array | undefined)[];
   /** Whether this rank publishes its input by reference (peers read it in place) rather than a copy. */
@@ -64,8 +67,8 @@ export class OneShotCall {
     this.bytes = this.plan.messageCount * request.dtype.bytes;
     this.data = this.plan.publishesData ? new Uint8Array(input.buffer, input.byteOffset, this.bytes) : undefined;
     this.messages = new Array<Uint8Array>(shape.nranks);
-    this.pieces = new Array<TypedArray | undefined>(this.plan.reads.length).fill(undefined);
-    this.pieceSources = new Array<Uint8Array | undefined>(this.plan.reads.length).fill(undefined);
+    this.pieces = new Array<TypedArray | undefined>(2 * this.plan.reads.length).fill(undefined);
+    this.pieceSources = new Array<Uint8Array | undefined>(2 * this.plan.reads.length).fill(undefined);
     this.byReference =
       this.data !== undefined &&
       this.bytes >= BY_REFERENCE_MIN_BYTES &&
@@ -89,8 +92,13 @@ export class OneShotCall {
     const pending = this.byReference
       ? slots.publishByReference!(seq, opcode, this.data!, ctx)
       : slots.publish(seq, opcode, this.bytes, this.data, ctx);
-    if (pending !== undefined) return pending.then(() => this.collect(seq, ctx, 0));
+    if (pending !== undefined) return this.collectAfter(pending, seq, ctx, 0);
     return this.collect(seq, ctx, 0);
+  }
+
+  /** collect once `pending` settles; a method of its own, so that collect makes no closure. */
+  private collectAfter(pending: Promise<void>, seq: number, ctx: WaitContext, from: number): Promise<void> {
+    return pending.then(() => this.collect(seq, ctx, from));
   }
 
   /**
@@ -103,10 +111,10 @@ export class OneShotCall {
     for (let i = from; i < awaits.length; i++) {
       const peer = awaits[i];
       const pending = slots.arrived(peer, seq, ctx);
-      if (pending !== undefined) return pending.then(() => this.collect(seq, ctx, i));
+      if (pending !== undefined) return this.collectAfter(pending, seq, ctx, i);
       this.messages[peer] = slots.read(peer, seq, opcode, this.bytes);
     }
-    this.combine();
+    this.combine(seq & 1);
     return this.release(seq, ctx);
   }
 
@@ -122,12 +130,13 @@ export class OneShotCall {
     return this.request.slots.readPeerMemory?.(seq) ?? true;
   }
 
-  /** The plan's read i, as the dtype. */
-  private piece(i: number): TypedArray {
+  /** The plan's read i of a call of slot parity `parity`, as the dtype. */
+  private piece(i: number, parity: number): TypedArray {
     const { shape, dtype } = this.request;
     const read = this.plan.reads[i];
     const data = this.messages[read.peer];
-    if (this.pieceSources[i] !== data) {
+    const key = 2 * i + parity;
+    if (this.pieceSources[key] !== data) {
       if (data.byteLength < (read.offset + shape.count) * dtype.bytes) {
         // Over TCP a rank that holds no data sends none: a peer that thinks otherwise called another root.
         throw new TscclError(
@@ -136,27 +145,27 @@ export class OneShotCall {
           { rank: this.request.rank, peer: read.peer, op: shape.collective },
         );
       }
-      this.pieces[i] = new dtype.ctor(
+      this.pieces[key] = new dtype.ctor(
         data.buffer,
         data.byteOffset + read.offset * dtype.bytes,
         shape.count,
       ) as TypedArray;
-      this.pieceSources[i] = data;
+      this.pieceSources[key] = data;
     }
-    return this.pieces[i]!;
+    return this.pieces[key]!;
   }
 
   /** Places the pieces side by side, or folds them onto the output in the plan's (rank) order. */
-  private combine(): void {
+  private combine(parity: number): void {
     const { output, kernel } = this.request;
     const { reads, combine } = this.plan;
     const sources = reads.length;
     if (sources === 0) return;
     if (combine === 'place' || sources === 1) {
-      for (let i = 0; i < sources; i++) output.set(this.piece(i) as never, reads[i].outputOffset);
+      for (let i = 0; i < sources; i++) output.set(this.piece(i, parity) as never, reads[i].outputOffset);
     } else {
-      kernel(output, this.piece(0), this.piece(1));
-      for (let i = 2; i < sources; i++) kernel(output, output, this.piece(i));
+      kernel(output, this.piece(0, parity), this.piece(1, parity));
+      for (let i = 2; i < sources; i++) kernel(output, output, this.piece(i, parity));
     }
   }
 }

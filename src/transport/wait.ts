@@ -53,6 +53,24 @@ export function spinUntil(ready: () => boolean, spin: SpinPolicy): boolean {
 }
 
 /**
+ * spinUntil for the commonest wait, words[index] === value, without a predicate: a closure per
+ * wait is garbage on every small call.
+ */
+export function spinUntilEquals(words: Int32Array, index: number, value: number, spin: SpinPolicy): boolean {
+  if (Atomics.load(words, index) === value) return true;
+  const ms = spin.spinMs;
+  if (ms <= 0) return false;
+  const yieldCore = spin.spinYields ? coreYield() : undefined;
+  const clockEvery = yieldCore === undefined ? 63 : 7;
+  const start = performance.now();
+  for (let i = 1; ; i++) {
+    if (Atomics.load(words, index) === value) return true;
+    yieldCore?.();
+    if ((i & clockEvery) === 0 && performance.now() - start > ms) return false;
+  }
+}
+
+/**
  * Wakes the threads asleep on words[index], if any: `sleepers` (a word on the same cache line,
  * which the writer holds after its store) counts them. An Atomics.notify takes V8's process-wide
  * futex lock even when nobody sleeps, and two ranks notifying at once queue on it; a small call

@@ -1,6 +1,6 @@
 import type { Arena } from '../../memory/arena.js';
 import { type LowLatencySlots, type WaitContext, messageMismatch } from '../transport.js';
-import { blockUntil, spinUntil, waitWhileEqual, wake } from '../wait.js';
+import { blockUntil, spinUntil, spinUntilEquals, waitWhileEqual, wake } from '../wait.js';
 import {
   LL_BYTES,
   LL_BY_REFERENCE,
@@ -133,13 +133,31 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     ctx: WaitContext,
   ): Promise<void> | undefined {
     const pending = this.slotFree(seq, ctx);
-    if (pending !== undefined) return pending.then(() => this.write(seq, opcode, bytes, data, byReferenceOffset));
+    if (pending !== undefined) return this.writeAfter(pending, seq, opcode, bytes, data, byReferenceOffset);
     this.write(seq, opcode, bytes, data, byReferenceOffset);
     return undefined;
   }
 
+  /** write once `pending` settles; a method of its own, so that publishOnceFree makes no closure. */
+  private writeAfter(
+    pending: Promise<void>,
+    seq: number,
+    opcode: number,
+    bytes: number,
+    data: Uint8Array | undefined,
+    byReferenceOffset: number,
+  ): Promise<void> {
+    return pending.then(() => this.write(seq, opcode, bytes, data, byReferenceOffset));
+  }
+
   /** Waits until no peer still reads the slot call `seq` reuses: undefined if none does by the end of a brief wait. */
   private slotFree(seq: number, ctx: WaitContext): Promise<void> | undefined {
+    if (this.slotReader(seq) < 0) return undefined;
+    return this.slotFreeWait(seq, ctx);
+  }
+
+  /** slotFree once a peer was found reading: spinning, blocking briefly, then asynchronously. */
+  private slotFreeWait(seq: number, ctx: WaitContext): Promise<void> | undefined {
     const free = () => this.slotReader(seq) < 0;
     if (spinUntil(free, ctx)) return undefined;
     const reader = this.slotReader(seq);
@@ -201,9 +219,13 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     for (let peer = 0; peer < this.nranks; peer++) {
       if (peer === this.rank) continue;
       const pending = this.untilSeq(this.bases[peer] + llSlotIndex(this.nranks, seq), LL_RELEASED, seq, ctx);
-      if (pending !== undefined) return pending.then(() => this.released(seq, ctx));
+      if (pending !== undefined) return this.releasedAfter(pending, seq, ctx);
     }
     return undefined;
+  }
+
+  private releasedAfter(pending: Promise<void>, seq: number, ctx: WaitContext): Promise<void> {
+    return pending.then(() => this.released(seq, ctx));
   }
 
   /**
@@ -211,10 +233,15 @@ export class ShmLowLatencySlots implements LowLatencySlots {
    * briefly, then asynchronously.
    */
   private untilSeq(slot: number, field: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
+    if (spinUntilEquals(this.words, slot + field, seq, ctx)) return undefined;
+    return this.untilSeqAsleep(slot, field, seq, ctx);
+  }
+
+  /** untilSeq after its spin: blocking briefly, then asynchronously. */
+  private untilSeqAsleep(slot: number, field: number, seq: number, ctx: WaitContext): Promise<void> | undefined {
     const index = slot + field;
-    if (Atomics.load(this.words, index) === seq) return undefined;
     const ready = () => Atomics.load(this.words, index) === seq;
-    if (spinUntil(ready, ctx) || blockUntil(this.words, index, slot + LL_SLEEPERS, ready, BLOCK_MS)) return undefined;
+    if (blockUntil(this.words, index, slot + LL_SLEEPERS, ready, BLOCK_MS)) return undefined;
     return this.untilSeqLater(slot, field, seq, ctx);
   }
 
