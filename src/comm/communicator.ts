@@ -227,11 +227,22 @@ export class Communicator {
   /** allReduce's plan, its arguments checked (start calls it once the options passed). */
   private planAllReduce(buffer: TypedArray, options: ReduceOptions): CallPlan {
     const { input, dtype } = this.typed(buffer, options.dtype);
+    return this.planReduction('allReduce', input, dtype, input.length, options);
+  }
+
+  /** The plan of an all-reduce or reduce-scatter of `count` elements (a block's, for reduce-scatter). */
+  private planReduction(
+    collective: 'allReduce' | 'reduceScatter',
+    input: TypedArray,
+    dtype: DTypeInfo,
+    count: number,
+    options: ReduceOptions,
+  ): CallPlan {
     return this.plans.plan({
-      collective: 'allReduce',
+      collective,
       dtype,
       op: options.op,
-      count: input.length,
+      count,
       root: 0,
       input,
       output: options.output,
@@ -320,17 +331,7 @@ export class Communicator {
   /** reduceScatter's plan, its arguments checked (start calls it once the options passed). */
   private planReduceScatter(buffer: TypedArray, options: ReduceOptions): CallPlan {
     const { input, dtype } = this.typed(buffer, options.dtype);
-    return this.plans.plan({
-      collective: 'reduceScatter',
-      dtype,
-      op: options.op,
-      count: this.blockCount(input, 'reduceScatter'),
-      root: 0,
-      input,
-      output: options.output,
-      algorithm: options.algorithm,
-      compression: this.compressionFor(options, dtype, true),
-    });
+    return this.planReduction('reduceScatter', input, dtype, this.blockCount(input, 'reduceScatter'), options);
   }
 
   /** Block p of `buffer` goes to rank p; equal blocks, or the counts and displacements given. */

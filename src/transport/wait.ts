@@ -40,15 +40,12 @@ export function rankSpin(busyRanks: number): SpinPolicy {
  */
 export function spinUntil(ready: () => boolean, spin: SpinPolicy): boolean {
   if (ready()) return true;
-  const ms = spin.spinMs;
-  if (ms <= 0) return false;
+  if (spin.spinMs <= 0) return false;
   const yieldCore = spin.spinYields ? coreYield() : undefined;
-  const clockEvery = yieldCore === undefined ? 63 : 7;
   const start = performance.now();
   for (let i = 1; ; i++) {
     if (ready()) return true;
-    yieldCore?.();
-    if ((i & clockEvery) === 0 && performance.now() - start > ms) return false;
+    if (spunOut(i, start, spin.spinMs, yieldCore)) return false;
   }
 }
 
@@ -58,16 +55,20 @@ export function spinUntil(ready: () => boolean, spin: SpinPolicy): boolean {
  */
 export function spinUntilEquals(words: Int32Array, index: number, value: number, spin: SpinPolicy): boolean {
   if (Atomics.load(words, index) === value) return true;
-  const ms = spin.spinMs;
-  if (ms <= 0) return false;
+  if (spin.spinMs <= 0) return false;
   const yieldCore = spin.spinYields ? coreYield() : undefined;
-  const clockEvery = yieldCore === undefined ? 63 : 7;
   const start = performance.now();
   for (let i = 1; ; i++) {
     if (Atomics.load(words, index) === value) return true;
-    yieldCore?.();
-    if ((i & clockEvery) === 0 && performance.now() - start > ms) return false;
+    if (spunOut(i, start, spin.spinMs, yieldCore)) return false;
   }
+}
+
+/** After failed try i of a spin begun at `start`: yields the core if it must; whether `ms` are spent. */
+function spunOut(i: number, start: number, ms: number, yieldCore: (() => number) | undefined): boolean {
+  if (yieldCore === undefined) return (i & 63) === 0 && performance.now() - start > ms;
+  yieldCore();
+  return (i & 7) === 0 && performance.now() - start > ms;
 }
 
 /**
