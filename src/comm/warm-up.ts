@@ -4,8 +4,8 @@ import type { Communicator } from './communicator.js';
 
 /**
  * Small calls V8 has not yet compiled run 5-50x slower than warm ones, for the first few
- * thousand calls (docs/tuning.md, "A fresh job's first calls"). This many 8 B all-reduces take
- * the path through TurboFan on a 2-core machine; the other calls of a round ride along.
+ * thousand calls (docs/tuning.md, WARM_UP_SMALL_CALLS). This many 8 B all-reduces take the path
+ * through TurboFan on a 2-core machine; the other calls of a round ride along.
  */
 export const WARM_UP_SMALL_CALLS = 8192;
 /** Calls of each round: one-shot all-reduces (the last carries the vote to stop), then the rest. */
@@ -51,6 +51,7 @@ export async function warmUp(world: Communicator): Promise<WarmUpReport | undefi
   let calls = 0;
   let smallCalls = 0;
   let cut = false;
+  let succeeded = false;
   try {
     for (;;) {
       for (let i = 1; i < ROUND_SMALL_CALLS; i++) await comm.allReduce(small, { output: smallOut });
@@ -71,9 +72,14 @@ export async function warmUp(world: Communicator): Promise<WarmUpReport | undefi
         break;
       }
     }
+    succeeded = true;
   } finally {
-    comm.free(registered);
-    comm.free(registeredOut);
+    // After a failure a peer may still read the registered arrays in place: the arena takes them
+    // back when they are collected, as a user's arrays after a failed call.
+    if (succeeded) {
+      comm.free(registered);
+      comm.free(registeredOut);
+    }
     await comm.destroy();
   }
   const ms = performance.now() - started;
