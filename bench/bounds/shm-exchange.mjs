@@ -1,0 +1,75 @@
+#!/usr/bin/env node
+// The floor under a small all-reduce between 2 thread ranks: two worker threads exchange 8 B
+// through a SharedArrayBuffer, each publishing its data and a sequence flag, spinning on the
+// other's flag and adding the pair, with an `await` per call as tsccl's API has. Options add what
+// tsccl's one-shot path does besides: `status` (store this rank's status word and read the
+// peer's), `notify` (an Atomics.notify after each flag and status store), `header` (four header
+// words beside the flag), `copy` (the data copied with TypedArray.set). No tsccl code runs.
+// Usage: node bench/bounds/shm-exchange.mjs [status] [notify] [header] [copy] [--calls N]
+import { Worker, isMainThread, workerData } from 'node:worker_threads';
+
+if (isMainThread) {
+  const argv = process.argv.slice(2);
+  const i = argv.indexOf('--calls');
+  const calls = i < 0 ? 500_000 : Number(argv[i + 1]);
+  const options = Object.fromEntries(['status', 'notify', 'header', 'copy'].map((k) => [k, argv.includes(k)]));
+  const sab = new SharedArrayBuffer(1 << 16);
+  const us = await Promise.all(
+    [0, 1].map(
+      (rank) =>
+        new Promise((resolve, reject) => {
+          const w = new Worker(new URL(import.meta.url), { workerData: { sab, rank, calls, options } });
+          w.once('message', resolve);
+          w.once('error', reject);
+        }),
+    ),
+  );
+  const on = Object.keys(options).filter((k) => options[k]);
+  console.log(
+    `8 B exchange, ${calls} calls, ${on.length > 0 ? on.join(' + ') : 'flag and data only'}: ${us[0].toFixed(3)} us per call`,
+  );
+} else {
+  const { sab, rank, calls, options } = workerData;
+  const words = new Int32Array(sab);
+  // Each rank's block: status line at word 0, flag and header at word 64, data at word 80.
+  const me = rank * 4096;
+  const peer = (1 - rank) * 4096;
+  const x = new Float32Array([1, 2]);
+  const y = new Float32Array(2);
+  const xBytes = new Uint8Array(x.buffer);
+  const myData = new Uint8Array(sab, (me + 80) * 4, 8);
+  const myFloats = new Float32Array(sab, (me + 80) * 4, 2);
+  const peerData = new Float32Array(sab, (peer + 80) * 4, 2);
+  const DONE = Promise.resolve();
+  const call = (seq) => {
+    if (options.status) {
+      Atomics.store(words, me, seq);
+      if (options.notify) Atomics.notify(words, me);
+      Atomics.load(words, peer);
+    }
+    if (options.copy) myData.set(xBytes);
+    else {
+      myFloats[0] = x[0];
+      myFloats[1] = x[1];
+    }
+    if (options.header) {
+      words[me + 65] = 8;
+      words[me + 66] = 3;
+      words[me + 67] = 0;
+      words[me + 68] = -1;
+    }
+    Atomics.store(words, me + 64, seq);
+    if (options.notify) Atomics.notify(words, me + 64);
+    while (Atomics.load(words, peer + 64) < seq) {}
+    y[0] = x[0] + peerData[0];
+    y[1] = x[1] + peerData[1];
+    if (options.status) Atomics.store(words, me + 6, seq);
+    return DONE;
+  };
+  let seq = 0;
+  for (let i = 0; i < 100_000; i++) await call(++seq);
+  const start = performance.now();
+  for (let i = 0; i < calls; i++) await call(++seq);
+  const { parentPort } = await import('node:worker_threads');
+  parentPort.postMessage(((performance.now() - start) * 1000) / calls);
+}
