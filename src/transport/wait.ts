@@ -148,8 +148,8 @@ export async function waitWhileEqual(
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([
         result.value,
-        new Promise<void>((wake) => {
-          timer = setTimeout(wake, sliceMs);
+        new Promise<void>((resolve) => {
+          timer = setTimeout(resolve, sliceMs);
         }),
       ]);
       clearTimeout(timer);
