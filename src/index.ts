@@ -19,6 +19,8 @@ export { ErrorCode, TscclError, type ErrorCodeValue, type TscclErrorDetails } fr
 export { DTYPE_NAMES, type DType, type DTypeArrayMap, type TypedArray } from './dtypes/dtype.js';
 export { REDUCE_OPS, type ReduceOp } from './kernels/reduce-op.js';
 export type { CompressionReport } from './comm/compression-shadow.js';
+export type { CommStats } from './comm/comm-stats.js';
+export type { RecoveryCounts } from './transport/transport.js';
 export {
   COMPRESSION_FORMATS,
   type CompressionFormat,

@@ -48,6 +48,7 @@ import { PlanMemo } from './plan-memo.js';
 import { CallQueue, DONE } from './call-queue.js';
 import type { OneShotCall } from '../exec/one-shot.js';
 import { FailurePolicy } from './failure-policy.js';
+import { type CommStats, commStats } from './comm-stats.js';
 import { PointToPoint } from './point-to-point.js';
 import { type PreparedCall, type SelectionSite, prepareCall, selectionSite } from './prepared-call.js';
 import { Workspaces, stageCall } from './staging.js';
@@ -175,6 +176,11 @@ export class Communicator {
    */
   flightRecords(): CommRecord {
     return this.recorder.snapshot();
+  }
+
+  /** What this rank's links recovered from so far (TCP resend: frames corrupted, asked for, resent), in total and per peer. */
+  stats(): CommStats {
+    return commStats(this.backend.transport.recoveries?.() ?? []);
   }
 
   /**

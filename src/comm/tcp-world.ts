@@ -73,6 +73,8 @@ export async function connectTcpWorld(
       timeoutMs: defaultTimeoutMs,
       socketsPerPeer: paramInt('TSCCL_NSOCKS_PERPEER', process.env, 1),
       heartbeatTimeoutMs: paramInt('TSCCL_HEARTBEAT_TIMEOUT_MS', process.env, 1),
+      resendRetries: paramInt('TSCCL_RESEND_RETRIES', process.env, 0),
+      resendWindowBytes: paramInt('TSCCL_RESEND_WINDOW_BYTES', process.env, 0),
       readMemory: (bytes) => arena.allocateOwned(Uint8Array, bytes, 1),
     },
   );

@@ -154,6 +154,18 @@ export const PARAMS: readonly Param[] = [
     check: FLAG,
   },
   {
+    name: 'TSCCL_RESEND_RETRIES',
+    defaultValue: '3',
+    doc: 'TCP: how often a frame that failed its CRC32 is asked for again before the call fails with TSCCL_ERR_CHECKSUM; 0 = never (fail at once)',
+    check: intAtLeast(0),
+  },
+  {
+    name: 'TSCCL_RESEND_WINDOW_BYTES',
+    defaultValue: '4194304',
+    doc: "TCP: bytes of small checksummed frames kept per peer until acknowledged, for resend (larger frames are kept as the caller's memory, whose send waits for the acknowledgement)",
+    check: intAtLeast(0),
+  },
+  {
     name: 'TSCCL_COMPRESSION',
     defaultValue: '',
     doc: 'Wire format of every float32/float16/bfloat16 sum or average collective of the job (allReduce, reduceScatter, reduce, allGather, broadcast) that does not set { compression }: fp16, bf16, fp8e4m3, fp8e5m2, int8, int4 or none',

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { CommStats } from '../comm/comm-stats.js';
 import {
   type AllToAllOptions,
   type CallOptions,
@@ -281,6 +282,11 @@ export class EngineCommunicator {
   /** This rank's flight record of the communicator, as the engine that ran its calls keeps it. */
   flightRecords(): CommRecord {
     return this.engine.query({ comm: this.comm, what: 'flightRecords' }) as CommRecord;
+  }
+
+  /** What this rank's links recovered from so far (Communicator.stats), as the engine that owns them counts. */
+  stats(): CommStats {
+    return this.engine.query({ comm: this.comm, what: 'stats' }) as CommStats;
   }
 
   /** What a call of `bytes` would cost and which algorithm would run it (Communicator.predict). */

@@ -73,7 +73,7 @@ export type ToEngine =
   | {
       readonly kind: 'query';
       readonly comm: number;
-      readonly what: 'flightRecords' | 'predict';
+      readonly what: 'flightRecords' | 'predict' | 'stats';
       readonly args?: { collective: string; bytes: number; options: Record<string, unknown> };
     };
 

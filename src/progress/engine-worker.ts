@@ -112,7 +112,12 @@ port.on('message', (message: ToEngine) => {
       try {
         if (comm === undefined) throw new Error(`no communicator #${message.comm} in the engine`);
         const { collective, bytes, options } = message.args ?? { collective: '', bytes: 0, options: {} };
-        const value = message.what === 'predict' ? comm.predict(collective, bytes, options) : comm.flightRecords();
+        const value =
+          message.what === 'predict'
+            ? comm.predict(collective, bytes, options)
+            : message.what === 'stats'
+              ? comm.stats()
+              : comm.flightRecords();
         writeReply(data.engine.reply, { value });
       } catch (err) {
         writeReply(data.engine.reply, { error: serializeError(err) });

@@ -1,4 +1,4 @@
-import type { Consume, MessageTag, SendHandle, Transport, WaitContext } from './transport.js';
+import type { Consume, MessageTag, RecoveryCounts, SendHandle, Transport, WaitContext } from './transport.js';
 
 /**
  * One transport over two: peers in this process through shared memory, the others over the
@@ -53,5 +53,10 @@ export class RoutedTransport implements Transport {
   waitDelivered(handle: SendHandle, ctx: WaitContext): Promise<void> {
     const inner = this.localHandles.get(handle);
     return inner === undefined ? this.remote.waitDelivered(handle, ctx) : this.local.waitDelivered(inner, ctx);
+  }
+
+  /** The network's links recover; peers in this process have none to (the remote transport numbers peers as this one does). */
+  recoveries(): RecoveryCounts[] {
+    return this.remote.recoveries?.() ?? [];
   }
 }

@@ -65,6 +65,20 @@ export function copyInto(dst: Uint8Array): Consume {
   return Object.assign(consume, { into: dst });
 }
 
+/** What a link recovered from, counted per peer (both directions as seen from this rank; TCP's resend). */
+export interface RecoveryCounts {
+  /** Frames from the peer that failed their checksum. */
+  corrupted: number;
+  /** Requests this rank sent for a frame again (a frame may be asked for more than once). */
+  requested: number;
+  /** Frames from the peer that came again intact. */
+  recovered: number;
+  /** Frames this rank sent the peer again, as the peer asked. */
+  resent: number;
+  /** Link frames (acknowledgements, requests) that failed their checksum, either way. */
+  garbled: number;
+}
+
 export interface Transport {
   readonly rank: number;
   readonly nranks: number;
@@ -102,6 +116,8 @@ export interface Transport {
    * so each frame streams into its place when it comes instead of waiting for its turn.
    */
   readonly concurrentRecvs?: boolean;
+  /** What each peer's link recovered from so far, by peer rank (a transport that recovers nothing has none). */
+  recoveries?(): RecoveryCounts[];
 }
 
 /**

@@ -217,13 +217,21 @@ test('NaN and Inf through a compressed all-reduce: NaN stays NaN; Inf stays Inf 
   }
 });
 
-test('compressed frames are checksummed: a flipped bit is TSCCL_ERR_CHECKSUM, never decoded as data', async () => {
+test('compressed frames are checksummed: with resend off a flipped bit is TSCCL_ERR_CHECKSUM, never decoded as data', async () => {
   const all = await rankResults<{ code: string; message: string }>(
     launchFixture(
       'compression-integrity-rank',
       2,
       { mode: 'corrupt' },
-      { env: { ...process.env, TSCCL_TEST_FAULT: 'flip@0#1', TSCCL_CHECKSUM: '1', TSCCL_WARMUP_MS: '0' } },
+      {
+        env: {
+          ...process.env,
+          TSCCL_TEST_FAULT: 'flip@0#1',
+          TSCCL_CHECKSUM: '1',
+          TSCCL_RESEND_RETRIES: '0',
+          TSCCL_WARMUP_MS: '0',
+        },
+      },
     ),
   );
   assert.equal(all[1]!.code, 'TSCCL_ERR_CHECKSUM', all[1]!.message);

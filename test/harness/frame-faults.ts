@@ -3,20 +3,21 @@ import { type OutgoingFrame, setSendHookForTests } from '../../src/transport/tcp
 /**
  * Fault injection into TCP frames, for tests: TSCCL_TEST_FAULT=<flip|cut>@<rank>#<n> makes rank
  * <rank>'s n-th frame to another process (counted per transport) arrive with one bit flipped
- * (after its checksum was taken), or cuts that rank's connection halfway through the frame.
+ * (after its checksum was taken), or cuts that rank's connection halfway through the frame;
+ * flipevery@<rank>#<n> flips a bit in every n-th frame, a steady bit-error rate.
  * A fixture imports this module; it installs the hook in its process when the variable is set.
  * Frames are counted per connection mesh from the job's start, and init's warm-up meets over a
  * mesh of its own: tests that set this also set TSCCL_WARMUP_MS=0, so the fault hits their call.
  */
 export interface FrameFault {
-  readonly kind: 'flip' | 'cut';
+  readonly kind: 'flip' | 'cut' | 'flipevery';
   readonly rank: number;
   readonly frame: number;
 }
 
 export function parseFrameFault(spec: string | undefined): FrameFault | undefined {
-  const m = /^(flip|cut)@(\d+)#(\d+)$/.exec(spec ?? '');
-  return m === null ? undefined : { kind: m[1] as 'flip' | 'cut', rank: Number(m[2]), frame: Number(m[3]) };
+  const m = /^(flip|cut|flipevery)@(\d+)#(\d+)$/.exec(spec ?? '');
+  return m === null ? undefined : { kind: m[1] as FrameFault['kind'], rank: Number(m[2]), frame: Number(m[3]) };
 }
 
 /** Installs a send hook that applies `fault` once; undefined removes the hook. */
@@ -30,9 +31,10 @@ export function injectFrameFault(fault: FrameFault | undefined): void {
     if (out.rank !== fault.rank) return false;
     const n = (sent.get(out.sender) ?? 0) + 1;
     sent.set(out.sender, n);
-    if (n !== fault.frame || out.data.byteLength <= 1) return false;
+    const hit = fault.kind === 'flipevery' ? n % fault.frame === 0 : n === fault.frame;
+    if (!hit || out.data.byteLength <= 1) return false;
     out.socket.write(out.header());
-    if (fault.kind === 'flip') {
+    if (fault.kind !== 'cut') {
       const corrupt = Uint8Array.from(out.data);
       corrupt[0] ^= 1;
       out.socket.write(corrupt, () => out.delivered());

@@ -90,6 +90,7 @@ export class ControlChannel {
     for (const link of this.links) {
       const socket = link.lanes[0];
       if (socket === undefined || link.error !== undefined || socket.destroyed) continue;
+      link.retained.next(0);
       socket.write(
         Buffer.concat([
           encodeHeader({
@@ -111,6 +112,8 @@ export class ControlChannel {
   receive(link: PeerLink, { header, payload }: Frame): void {
     if (header.opcode === CONTROL_OPCODES.GOODBYE) {
       link.goodbye();
+      // The peer keeps writing until every frame it kept for resend is acknowledged (TcpTransport.close).
+      link.acksDue = true;
       return;
     }
     if (header.opcode === CONTROL_OPCODES.HEARTBEAT) return;

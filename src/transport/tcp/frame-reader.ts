@@ -6,12 +6,14 @@ import type { FrameHolds, HeldReader } from './hold.js';
 import type { Connection, PeerLink } from './peer-link.js';
 import type { ReceiveDispatch } from './receive-dispatch.js';
 import type { ReceiveBuffers } from './receive-sink.js';
+import type { Resend } from './resend.js';
 import { HEADER_FIRST_MIN_BYTES } from './tcp-tunables.js';
 
 /** What a transport's frame reader works with. */
 export interface FrameReaderParts {
   readonly rank: number;
   readonly dispatch: ReceiveDispatch;
+  readonly resend: Resend;
   readonly holds: FrameHolds;
   readonly buffers: ReceiveBuffers;
   readonly maxPayloadBytes: number;
@@ -36,14 +38,15 @@ export class FrameReader {
   /** Reads a peer's frames from one of the sockets this rank dialed. */
   listen(link: PeerLink, connection: Connection, lane: number): void {
     const { socket, intake } = connection;
-    const { dispatch, holds, buffers } = this.parts;
-    const parser = new FrameParser(this.parts.maxPayloadBytes, crc32);
+    const { dispatch, resend, holds, buffers } = this.parts;
+    const parser = new FrameParser(this.parts.maxPayloadBytes, crc32, resend.checks(link, lane));
     const reader: HeldReader = {
       take: (bytes: Uint8Array, patient = true) => {
         link.lastHeard = performance.now();
         let used: number;
         try {
           used = parser.push(bytes, (header) => dispatch.open(link, header, lane, patient));
+          resend.flush(link);
         } catch (err) {
           this.fail(link, socket, err);
           return;

@@ -6,9 +6,8 @@ import type { Crc32 } from '../../kernels/crc32.js';
  *
  *   0  u32 magic 0x4C435354 ("TSCL" in memory order)   16  u32 seq
  *   4  u8  version                                       20  u32 opcode
- *   5  u8  flags (bit 0: checksum holds the payload's    24  u32 length, low 32 bits
- *          CRC32; bit 1: a stripe, see below)            28  u32 checksum
- *   6  u16 channel
+ *   5  u8  flags (see the FLAG_ constants)              24  u32 length, low 32 bits
+ *   6  u16 channel                                      28  u32 checksum
  *   8  u32 communicator id      12 u32 length, high 32 bits
  *
  * Striping: with K sockets per peer, a message of STRIPE_MIN_BYTES or more is cut into K parts
@@ -16,15 +15,24 @@ import type { Crc32 } from '../../kernels/crc32.js';
  * Socket 0 also carries every unstriped frame, so its order is the message order; the j-th
  * stripe frame of a channel on any socket is part of that channel's j-th striped message.
  *
+ * Frames on a socket are numbered from 1 in the order written, by both ends: the number names a
+ * frame in the link layer's acknowledgements and resend requests (link-frames.ts).
+ *
  * The parser is a state machine fed arbitrary chunks: it never trusts a length past
  * maxPayloadBytes, rejects a bad magic or version at once, and checks the CRC when flagged.
  */
 export const FRAME_MAGIC = 0x4c435354;
-export const FRAME_VERSION = 1;
+/** 2: frames are numbered and acknowledged, and a corrupted one is sent again (link-frames.ts). */
+export const FRAME_VERSION = 2;
 export const HEADER_BYTES = 32;
+/** The checksum field holds the payload's CRC32. */
 export const FLAG_CHECKSUM = 1;
 /** The frame is one part of a message striped across the sockets to a peer (TSCCL_NSOCKS_PERPEER). */
 export const FLAG_STRIPE = 2;
+/** A link-layer frame (acknowledgement, resend request, resent frame): its opcode is a LINK_OPCODES value. */
+export const FLAG_LINK = 4;
+/** The sender waits for this frame's acknowledgement before its memory is free: acknowledge it at once. */
+export const FLAG_ACK_NOW = 8;
 
 export interface FrameHeader {
   readonly flags: number;
@@ -93,6 +101,16 @@ export interface FrameSink {
   place?(bytes: number): Uint8Array | undefined;
   /** All payload bytes arrived and the checksum (if any) matched. */
   end(): void;
+  /** Forgets the payload taken so far, to take it again from its first byte (a resent frame); absent where that is impossible. */
+  restart?(): void;
+}
+
+/** What a reader does with each frame's checksum outcome. */
+export interface FrameChecks {
+  /** Frame `number`'s payload failed its CRC: true if it will come again into `sink` (kept unended), false to fail the stream. */
+  corrupt(number: number, header: FrameHeader, sink: FrameSink): boolean;
+  /** Frame `number` ended intact; called before its sink's end(). */
+  intact(number: number, header: FrameHeader): void;
 }
 
 /** A sink that collects the payload and hands over the whole frame at the end. */
@@ -105,6 +123,9 @@ export function bufferingSink(header: FrameHeader, done: (frame: Frame) => void)
       filled += piece.byteLength;
     },
     end: () => done({ header, payload }),
+    restart: () => {
+      filled = 0;
+    },
   };
 }
 
@@ -119,10 +140,14 @@ export class FrameParser {
   private crc = 0;
   private readonly maxPayloadBytes: number;
   private readonly crc32: Crc32 | undefined;
+  private readonly checks: FrameChecks | undefined;
+  /** Frames whose header was read: the number of the current (or last) frame. */
+  private frames = 0;
 
-  constructor(maxPayloadBytes: number, crc32?: Crc32) {
+  constructor(maxPayloadBytes: number, crc32?: Crc32, checks?: FrameChecks) {
     this.maxPayloadBytes = maxPayloadBytes;
     this.crc32 = crc32;
+    this.checks = checks;
   }
 
   /** The sink the next payload bytes stream into, and how many bytes of its frame are still to come. */
@@ -163,6 +188,7 @@ export class FrameParser {
         at += take;
         if (this.headerFill < HEADER_BYTES) return at;
         this.header = decodeHeader(this.headerBytes, this.maxPayloadBytes);
+        this.frames++;
         this.headerFill = 0;
         this.remaining = this.header.length;
         this.crc = 0;
@@ -186,12 +212,14 @@ export class FrameParser {
       this.sink = undefined;
       this.endedBytes = header.length;
       if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && this.crc >>> 0 !== header.checksum) {
+        if (this.checks?.corrupt(this.frames, header, sink)) continue;
         throw new TscclError(
           ErrorCode.CHECKSUM,
           `TCP frame checksum mismatch on channel ${header.channel} seq ${header.seq} (${header.length} bytes): the data was corrupted on the way`,
           { op: 'transport', seq: header.seq },
         );
       }
+      this.checks?.intact(this.frames, header);
       sink.end();
     }
   }

@@ -4,6 +4,9 @@ import { log } from '../../log.js';
 import type { Consume, MessageTag } from '../transport.js';
 import type { Frame, FrameHeader } from './frame.js';
 import type { Intake } from './intake.js';
+import type { RecoveryCounts } from '../transport.js';
+import { LaneArrivals, noRecoveries } from './lane-arrivals.js';
+import { RetainedFrames } from './retained-frames.js';
 
 /** A socket and where its bytes go. */
 export interface Connection {
@@ -104,12 +107,31 @@ export class PeerLink {
   readonly assemblies = new Map<number, Map<number, Assembly>>();
   /** Sockets holding a frame back until its receiver is posted: each resumes (or gives up waiting) when called. */
   readonly held = new Set<(giveUp: boolean) => void>();
+  /** The frames written on each socket to the peer, and the checksummed ones it may ask for again (resend.ts). */
+  readonly retained: RetainedFrames;
+  /** Per socket from the peer: frames that failed their checksum and will come again, and the acknowledgements. */
+  readonly arrivals: readonly LaneArrivals[];
+  /** Frames from the peer that failed their checksum and are to come again: none is held in its socket meanwhile (hold.ts), as what comes again comes on socket 0. */
+  framesToComeAgain = 0;
+  /** An acknowledgement to the peer is due (written after the read that made it due). */
+  acksDue = false;
+  readonly recovery: RecoveryCounts = noRecoveries();
 
-  constructor(peer: number, where: { lanes: readonly Socket[]; inbound: readonly Connection[]; sameMachine: boolean }) {
+  constructor(
+    peer: number,
+    where: {
+      lanes: readonly Socket[];
+      inbound: readonly Connection[];
+      sameMachine: boolean;
+      resendWindowBytes: number;
+    },
+  ) {
     this.peer = peer;
     this.lanes = where.lanes;
     this.inbound = where.inbound;
     this.sameMachine = where.sameMachine;
+    this.retained = new RetainedFrames(peer, where.lanes.length, where.resendWindowBytes);
+    this.arrivals = where.inbound.map(() => new LaneArrivals());
   }
 
   /** The peer said goodbye: it closed on purpose. */

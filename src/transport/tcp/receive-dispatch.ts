@@ -2,9 +2,18 @@ import type { TscclError } from '../../errors.js';
 import { CONTROL_CHANNEL } from '../channels.js';
 import { type MessageTag, messageMismatch } from '../transport.js';
 import type { ControlChannel } from './control-channel.js';
-import { FLAG_STRIPE, type Frame, type FrameHeader, type FrameSink, bufferingSink } from './frame.js';
+import {
+  FLAG_CHECKSUM,
+  FLAG_LINK,
+  FLAG_STRIPE,
+  type Frame,
+  type FrameHeader,
+  type FrameSink,
+  bufferingSink,
+} from './frame.js';
 import type { PeerLink, Slot } from './peer-link.js';
 import { type ReceiveBuffers, streamingSink } from './receive-sink.js';
+import type { Resend } from './resend.js';
 import { openStripe } from './striping.js';
 import { HOLD_MIN_BYTES } from './tcp-tunables.js';
 
@@ -12,16 +21,24 @@ import { HOLD_MIN_BYTES } from './tcp-tunables.js';
  * Where each arriving frame goes: a control frame to the control channel, a stripe to its
  * assembly, a data frame into the receive waiting for it (streamed, see streamingSink) or else
  * into its channel's inbox, whole, in order. A received frame is checked against its receive
- * (length, seq, opcode, communicator) before a byte is handed over.
+ * (length, seq, opcode, communicator) before a byte is handed over. With resend on, a
+ * checksummed frame that a reduction takes is buffered whole and reduced once intact: a
+ * reduction cannot take back bytes that turn out corrupted, as a copy can be overwritten.
  */
 export class ReceiveDispatch {
   private readonly rank: number;
   private readonly commId: number;
   private readonly buffers: ReceiveBuffers;
   private readonly control: ControlChannel;
+  private readonly resend: Resend;
 
-  constructor(control: ControlChannel, self: { rank: number; commId: number; buffers: ReceiveBuffers }) {
+  constructor(
+    control: ControlChannel,
+    resend: Resend,
+    self: { rank: number; commId: number; buffers: ReceiveBuffers },
+  ) {
     this.control = control;
+    this.resend = resend;
     this.rank = self.rank;
     this.commId = self.commId;
     this.buffers = self.buffers;
@@ -32,6 +49,7 @@ export class ReceiveDispatch {
    * `patient`, nowhere yet (undefined): the frame waits in the socket for its receiver (hold.ts).
    */
   open(link: PeerLink, header: FrameHeader, lane = 0, patient = false): FrameSink | undefined {
+    if (header.flags & FLAG_LINK) return bufferingSink(header, (frame) => this.resend.receive(link, frame));
     if (header.channel === CONTROL_CHANNEL) return bufferingSink(header, (frame) => this.control.receive(link, frame));
     if (lane > 0 || header.flags & FLAG_STRIPE) return openStripe(link, header, lane, this);
     if (header.channel === 0) link.heardSeq(header.seq);
@@ -47,9 +65,9 @@ export class ReceiveDispatch {
     }
     const receiver = link.waiting[header.channel];
     if (receiver === undefined)
-      return patient && header.length >= HOLD_MIN_BYTES
+      return patient && header.length >= HOLD_MIN_BYTES && link.framesToComeAgain === 0
         ? undefined
-        : bufferingSink(header, (frame) => this.deliver(link, frame));
+        : this.inboxSink(link, header);
     link.waiting[header.channel] = undefined;
     try {
       this.checkMatch(link, header, receiver.bytes, receiver.tag);
@@ -57,12 +75,52 @@ export class ReceiveDispatch {
       receiver.error = err as TscclError;
       receiver.done = true;
       link.wake();
-      return { payload: () => {}, end: () => {} };
+      return { payload: () => {}, end: () => {}, restart: () => {} };
     }
-    return streamingSink(receiver, this.buffers, () => {
+    const finished = () => {
       receiver.done = true;
       link.wake();
+    };
+    if (header.flags & FLAG_CHECKSUM && this.resend.retries > 0 && receiver.consume.into === undefined)
+      return bufferingSink(header, (frame) => {
+        try {
+          if (receiver.bytes > 0 && !receiver.cancelled) receiver.consume(frame.payload, 0);
+        } catch (err) {
+          receiver.error = err as TscclError;
+        }
+        finished();
+      });
+    return streamingSink(receiver, this.buffers, finished);
+  }
+
+  /**
+   * A frame nobody waits for yet, bound for its channel's inbox. If it fails its checksum and is
+   * to come again, it takes a place in the channel's order first, so the frames behind it queue
+   * behind it instead of overtaking it into the next receive.
+   */
+  private inboxSink(link: PeerLink, header: FrameHeader): FrameSink {
+    let slot: Slot | undefined;
+    const sink = bufferingSink(header, (frame) => {
+      if (slot === undefined) {
+        this.deliver(link, frame);
+        return;
+      }
+      slot.frame = frame;
+      this.flush(link, header.channel);
     });
+    const restart = sink.restart!;
+    return {
+      payload: sink.payload,
+      end: sink.end,
+      restart: () => {
+        restart();
+        if (slot !== undefined) return;
+        slot = { frame: undefined };
+        let ordered = link.ordered.get(header.channel);
+        if (ordered === undefined) link.ordered.set(header.channel, (ordered = []));
+        ordered.push(slot);
+      },
+    };
   }
 
   /** Hands over, in order, the messages of a channel whose parts have all arrived. */

@@ -84,5 +84,13 @@ export function streamingSink(
       carried = rest.byteLength;
     },
     end: finished,
+    // A copy is taken again over what came (a reduction's bytes cannot be taken back).
+    restart:
+      into === undefined
+        ? undefined
+        : () => {
+            offset = 0;
+            carried = 0;
+          },
   };
 }

@@ -1,7 +1,15 @@
 import type { Socket } from 'node:net';
 import { crc32 } from '../../kernels/crc32.js';
 import type { MessageTag } from '../transport.js';
-import { FLAG_CHECKSUM, FLAG_STRIPE, type FrameHeader, encodeFrame, encodeHeader } from './frame.js';
+import {
+  FLAG_ACK_NOW,
+  FLAG_CHECKSUM,
+  FLAG_STRIPE,
+  type FrameHeader,
+  HEADER_BYTES,
+  encodeFrame,
+  encodeHeader,
+} from './frame.js';
 import type { PeerLink } from './peer-link.js';
 import type { ReceiveDispatch } from './receive-dispatch.js';
 import { stripes } from './striping.js';
@@ -51,19 +59,27 @@ export function setSendHookForTests(hook: SendHookForTests | undefined): void {
  * and counts as delivered when the socket has taken it, after which the buffer may be reused; a
  * message of up to COPY_FRAME_MAX_BYTES is copied into its frame, so it is delivered at once; one
  * of STRIPE_MIN_BYTES or more with several sockets per peer is striped across them. A message to
- * oneself goes straight to the receive side.
+ * oneself goes straight to the receive side. With resend on, a checksummed frame is kept until
+ * the peer acknowledges it (RetainedFrames): a copied frame as it is, a larger one as the
+ * caller's memory, whose send is delivered only once acknowledged (FLAG_ACK_NOW).
  */
 export class SendPath {
   private readonly rank: number;
   private readonly commId: number;
   private readonly checksum: boolean | undefined;
   private readonly dispatch: ReceiveDispatch;
+  /** Checksummed frames are kept for resend (TSCCL_RESEND_RETRIES > 0). */
+  private readonly resend: boolean;
 
-  constructor(dispatch: ReceiveDispatch, self: { rank: number; commId: number; checksum: boolean | undefined }) {
+  constructor(
+    dispatch: ReceiveDispatch,
+    self: { rank: number; commId: number; checksum: boolean | undefined; resend: boolean },
+  ) {
     this.dispatch = dispatch;
     this.rank = self.rank;
     this.commId = self.commId;
     this.checksum = self.checksum;
+    this.resend = self.resend;
   }
 
   /** Sends a message on the link (which must be up); its ticket, delivered when link.written reaches it. */
@@ -77,12 +93,19 @@ export class SendPath {
       return ticket;
     }
     const sum = checksumsFrame(tag.checksum ?? this.checksum, link.sameMachine);
-    if (sendHook?.(this.outgoing(link, channel, data, tag, ticket, sum))) return ticket;
+    const keep = sum && this.resend;
+    if (sendHook?.(this.outgoing(link, channel, data, tag, ticket, sum))) {
+      // The hook wrote one frame on socket 0 (perhaps broken): what it should have been is kept.
+      const number = link.retained.next(0);
+      if (keep) link.retained.keep(0, number, Uint8Array.from(data));
+      return ticket;
+    }
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
-      link.lanes[0].write(
-        encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data),
-      );
+      const frame = encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data);
+      const number = link.retained.next(0);
+      if (keep) link.retained.keep(0, number, frame.subarray(HEADER_BYTES));
+      link.lanes[0].write(frame);
       link.finish(ticket);
       return ticket;
     }
@@ -90,26 +113,24 @@ export class SendPath {
       link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES
         ? stripes(data.byteLength, link.lanes.length)
         : [[0, data.byteLength]];
-    let unfinished = parts.length;
-    const written = (err: Error | null | undefined) => {
-      if (!err && --unfinished === 0) link.finish(ticket);
+    // Each part is delivered once written, and once acknowledged if kept.
+    let unfinished = parts.length * (keep ? 2 : 1);
+    const settled = () => {
+      if (--unfinished === 0) link.finish(ticket);
       link.wake();
     };
+    const written = (err: Error | null | undefined) => {
+      if (err) link.wake();
+      else settled();
+    };
+    const flags = (parts.length > 1 ? FLAG_STRIPE : 0) | (sum ? FLAG_CHECKSUM : 0) | (keep ? FLAG_ACK_NOW : 0);
     parts.forEach(([start, end], lane) => {
       const part = data.subarray(start, end);
       const socket = link.lanes[lane];
+      const number = link.retained.next(lane);
+      if (keep) link.retained.keep(lane, number, part, settled);
       socket.cork();
-      socket.write(
-        encodeHeader(
-          this.header(
-            channel,
-            tag,
-            part,
-            sum ? crc32(part) : 0,
-            (parts.length > 1 ? FLAG_STRIPE : 0) | (sum ? FLAG_CHECKSUM : 0),
-          ),
-        ),
-      );
+      socket.write(encodeHeader(this.header(channel, tag, part, sum ? crc32(part) : 0, flags)));
       socket.write(part, written);
       socket.uncork();
     });

@@ -1,4 +1,5 @@
 import { ErrorCode, type ErrorCodeValue } from '../../errors.js';
+import { crc32 } from '../../kernels/crc32.js';
 import type { Store } from '../../store/store.js';
 import { machineOf } from '../../topology/host-key.js';
 import type { Consume, MessageTag, SendHandle, Transport, WaitContext } from '../transport.js';
@@ -12,8 +13,10 @@ import { readNow } from './intake.js';
 import { receivePollMs, waitOnLink } from './link-wait.js';
 import { forgetLive, registerLive } from './live-transports.js';
 import { buildMesh } from './mesh.js';
+import type { RecoveryCounts } from '../transport.js';
 import { PeerLink, type WaitingRecv } from './peer-link.js';
 import { ReceiveDispatch } from './receive-dispatch.js';
+import { Resend } from './resend.js';
 import type { ReceiveBuffers } from './receive-sink.js';
 import { SendPath } from './send-path.js';
 import { TcpLowLatencySlots } from './tcp-low-latency.js';
@@ -22,6 +25,8 @@ import {
   LINGER_MS,
   MAX_PAYLOAD_BYTES,
   READ_BUFFER_BYTES,
+  RESEND_RETRIES,
+  RESEND_WINDOW_BYTES,
   SPIN_READ_MS,
 } from './tcp-tunables.js';
 
@@ -56,6 +61,10 @@ export interface TcpTransportOptions {
   readonly readMemory?: (bytes: number) => Uint8Array;
   /** How long a frame may wait in its socket while this rank waits for one of its own sends (default HOLD_WHILE_SENDING_MS). */
   readonly holdWhileSendingMs?: number;
+  /** How often a frame that failed its checksum is asked for again before the link fails (default RESEND_RETRIES; 0: never). */
+  readonly resendRetries?: number;
+  /** Bytes of small checksummed frames kept per peer for resend (default RESEND_WINDOW_BYTES). */
+  readonly resendWindowBytes?: number;
 }
 
 /** What the transport is made of once its mesh is up. */
@@ -69,6 +78,26 @@ interface TransportParts {
   readonly checksum: boolean | undefined;
   readonly holdWhileSendingMs: number;
   readonly maxPayloadBytes: number;
+  readonly resendRetries: number;
+}
+
+/** Resolves once the peer acknowledged every frame the link keeps for resend, the link is down, or `ms` passed. */
+function whenAcknowledged(link: PeerLink, ms: number): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const check = () => {
+      if (link.retained.holding.frames > 0 && link.error === undefined) return;
+      clearTimeout(timer);
+      const at = link.wakers.indexOf(check);
+      if (at >= 0) link.wakers.splice(at, 1);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      link.retained.forgetAll();
+      check();
+    }, ms);
+    link.wakers.push(check);
+    check();
+  });
 }
 
 /** FNV-1a: a stable 32-bit id of a communicator name, carried in every frame to catch cross-talk. */
@@ -104,6 +133,7 @@ export class TcpTransport implements Transport {
   private readonly sendPath: SendPath;
   private readonly holds: FrameHolds;
   private readonly reader: FrameReader;
+  private readonly resend: Resend;
   /** Ranks of this communicator on this rank's machine, whatever their network namespace: they share its cores. */
   readonly machineRanks: number;
   /** How long a small receive polls before it sleeps (rankSpin of machineRanks, read once). */
@@ -129,12 +159,19 @@ export class TcpTransport implements Transport {
     this.pollBudgetMs = spin.spinMs;
     this.pollYield = spin.spinYields ? coreYield() : undefined;
     this.control = new ControlChannel(links, { rank, commId });
-    this.dispatch = new ReceiveDispatch(this.control, { rank, commId, buffers });
-    this.sendPath = new SendPath(this.dispatch, { rank, commId, checksum: parts.checksum });
+    this.resend = new Resend({ rank, commId, retries: parts.resendRetries, crc32 });
+    this.dispatch = new ReceiveDispatch(this.control, this.resend, { rank, commId, buffers });
+    this.sendPath = new SendPath(this.dispatch, {
+      rank,
+      commId,
+      checksum: parts.checksum,
+      resend: parts.resendRetries > 0,
+    });
     this.holds = new FrameHolds(parts.holdWhileSendingMs);
     this.reader = new FrameReader({
       rank,
       dispatch: this.dispatch,
+      resend: this.resend,
       holds: this.holds,
       buffers,
       maxPayloadBytes: parts.maxPayloadBytes,
@@ -157,6 +194,7 @@ export class TcpTransport implements Transport {
           lanes: peer === rank ? [] : mesh.outbound.get(peer)!.map((c) => c.socket),
           inbound: peer === rank ? [] : mesh.inbound.get(peer)!,
           sameMachine: machineOf(mesh.hostKeys[peer]) === machine,
+          resendWindowBytes: options.resendWindowBytes ?? RESEND_WINDOW_BYTES,
         }),
     );
     const transport = new TcpTransport({
@@ -169,6 +207,7 @@ export class TcpTransport implements Transport {
       checksum: options.checksum,
       holdWhileSendingMs: options.holdWhileSendingMs ?? HOLD_WHILE_SENDING_MS,
       maxPayloadBytes: options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES,
+      resendRetries: options.resendRetries ?? RESEND_RETRIES,
     });
     for (const link of links) {
       link.inbound.forEach((c, lane) => {
@@ -299,6 +338,11 @@ export class TcpTransport implements Transport {
     );
   }
 
+  /** What each peer's link recovered from so far (resend.ts), by peer rank; this rank's own entry stays zero. */
+  recoveries(): RecoveryCounts[] {
+    return this.links.map((link) => ({ ...link.recovery }));
+  }
+
   /** Peers whose connection broke (or fell silent) without a goodbye: dead, as far as this rank can tell. */
   lostPeers(): number[] {
     return this.control.lostPeers();
@@ -338,8 +382,9 @@ export class TcpTransport implements Transport {
   }
 
   /**
-   * Says goodbye to every peer and half-closes, then keeps reading until each peer has closed
-   * too (at most LINGER_MS): closing with unread bytes would make the kernel reset the
+   * Says goodbye to every peer, and half-closes once the peer acknowledged every frame this rank
+   * kept for resend (it may still ask for one again); then keeps reading until each peer has
+   * closed too. All within LINGER_MS: closing with unread bytes would make the kernel reset the
    * connection and could destroy data still on its way to a peer.
    */
   close(): Promise<void> {
@@ -347,8 +392,6 @@ export class TcpTransport implements Transport {
       this.closing = true;
       this.control.stopHeartbeat();
       forgetLive(this);
-      // Goodbye and end on the sockets this rank writes; its inbound ones close when each peer ends its side.
-      const outbound = new Set(this.links.flatMap((l) => l.lanes));
       const sockets = this.links
         .flatMap((l) => [...l.lanes, ...l.inbound.map((c) => c.socket)])
         .filter((socket) => !socket.destroyed);
@@ -363,10 +406,24 @@ export class TcpTransport implements Transport {
                 clearTimeout(timer);
                 resolve();
               });
-              if (outbound.has(socket)) socket.end(this.control.goodbyeFrame());
             }),
         ),
       ).then(() => undefined);
+      const goodbye = this.control.goodbyeFrame();
+      for (const link of this.links) {
+        const open = link.lanes.filter((socket) => !socket.destroyed);
+        if (open.length === 0) continue;
+        // Acknowledge what came so far: once this side is ended the peer's close could wait for nothing.
+        link.acksDue = true;
+        this.resend.flush(link);
+        link.lanes.forEach((socket, lane) => {
+          link.retained.next(lane);
+          if (!socket.destroyed) socket.write(goodbye);
+        });
+        void whenAcknowledged(link, LINGER_MS).then(() => {
+          for (const socket of open) if (!socket.destroyed) socket.end();
+        });
+      }
     }
     return this.closed;
   }

@@ -35,10 +35,10 @@ test('the header encodes to the documented 32 bytes', () => {
       0x53,
       0x43,
       0x4c,
-      1,
+      2,
       0,
       1,
-      0, // "TSCL", version 1, flags 0, channel 1
+      0, // "TSCL", version 2, flags 0, channel 1
       0x01,
       0xef,
       0xcd,

@@ -16,7 +16,7 @@ test('frames carry a CRC32 to other machines by default, and as asked otherwise'
   }
 });
 
-test('tcp: a test send hook sees the frames to other processes; a bit it flips is caught by the checksum', async () => {
+test('tcp: a test send hook sees the frames to other processes; a bit it flips is caught by the checksum (resend off)', async () => {
   const store = new MemoryStore();
   const make = (rank: number) =>
     TcpTransport.create({
@@ -27,6 +27,7 @@ test('tcp: a test send hook sees the frames to other processes; a bit it flips i
       host: '127.0.0.1',
       timeoutMs: 2000,
       checksum: true,
+      resendRetries: 0,
     });
   const [a, b] = await Promise.all([make(0), make(1)]);
   injectFrameFault({ kind: 'flip', rank: 0, frame: 1 });
