@@ -162,7 +162,7 @@ export const PARAMS: readonly Param[] = [
   {
     name: 'TSCCL_RESEND_WINDOW_BYTES',
     defaultValue: '4194304',
-    doc: "TCP: bytes of small checksummed frames kept per peer until acknowledged, for resend (larger frames are kept as the caller's memory, whose send waits for the acknowledgement)",
+    doc: "TCP: bytes of small checksummed frames kept per peer until acknowledged, for resend (larger frames are kept as references to the caller's memory, and sent again only if it did not change)",
     check: intAtLeast(0),
   },
   {

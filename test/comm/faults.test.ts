@@ -164,7 +164,7 @@ test('tcp: with a bit flipped in every seventh frame, 300 all-reduces of mixed s
   assert.equal(sender.corrupted, 0);
 });
 
-test('tcp with engines: checksummed calls acknowledged frame by frame are all right; the engine answers stats()', async () => {
+test('tcp with engines: checksummed calls with their acknowledgements are all right; the engine answers stats()', async () => {
   // The fault hook lives in the rank's thread, not in its engine's: this runs the clean path.
   const all = await transports[3][1]('flaky', 2, { TSCCL_CHECKSUM: '1', TSCCL_WARMUP_MS: '0' });
   for (const [rank, r] of all.entries()) {

@@ -31,8 +31,6 @@ export const FLAG_CHECKSUM = 1;
 export const FLAG_STRIPE = 2;
 /** A link-layer frame (acknowledgement, resend request, resent frame): its opcode is a LINK_OPCODES value. */
 export const FLAG_LINK = 4;
-/** The sender waits for this frame's acknowledgement before its memory is free: acknowledge it at once. */
-export const FLAG_ACK_NOW = 8;
 
 export interface FrameHeader {
   readonly flags: number;
@@ -155,7 +153,7 @@ export class FrameParser {
     return this.sink === undefined ? undefined : { sink: this.sink, left: this.remaining };
   }
 
-  /** The payload bytes of the frame that ended last, 0 before any. */
+  /** The payload bytes of the data or control frame that ended last (link frames aside), 0 before any. */
   get previousBytes(): number {
     return this.endedBytes;
   }
@@ -210,7 +208,8 @@ export class FrameParser {
       const sink = this.sink;
       this.header = undefined;
       this.sink = undefined;
-      this.endedBytes = header.length;
+      // A link frame between two data frames must not stop the next one's header being read alone.
+      if (!(header.flags & FLAG_LINK)) this.endedBytes = header.length;
       if (header.flags & FLAG_CHECKSUM && this.crc32 !== undefined && this.crc >>> 0 !== header.checksum) {
         if (this.checks?.corrupt(this.frames, header, sink)) continue;
         throw new TscclError(

@@ -20,9 +20,8 @@ export class LaneArrivals {
   ended = 0;
   /** The highest number acknowledged to the peer. */
   acked = 0;
-  /** Checksummed frames (and their bytes) intact since the last acknowledgement. */
+  /** Checksummed frames intact since the last acknowledgement. */
   unacked = 0;
-  unackedBytes = 0;
 
   /** The highest number every frame up to which is in intact. */
   get complete(): number {

@@ -12,7 +12,7 @@ import {
   bufferingSink,
 } from './frame.js';
 import type { PeerLink, Slot } from './peer-link.js';
-import { type ReceiveBuffers, streamingSink } from './receive-sink.js';
+import { type ReceiveBuffers, stagedSink, streamingSink } from './receive-sink.js';
 import type { Resend } from './resend.js';
 import { openStripe } from './striping.js';
 import { HOLD_MIN_BYTES } from './tcp-tunables.js';
@@ -77,19 +77,13 @@ export class ReceiveDispatch {
       link.wake();
       return { payload: () => {}, end: () => {}, restart: () => {} };
     }
-    const finished = () => {
+    const finished = (err?: unknown) => {
+      if (err !== undefined) receiver.error = err as TscclError;
       receiver.done = true;
       link.wake();
     };
     if (header.flags & FLAG_CHECKSUM && this.resend.retries > 0 && receiver.consume.into === undefined)
-      return bufferingSink(header, (frame) => {
-        try {
-          if (receiver.bytes > 0 && !receiver.cancelled) receiver.consume(frame.payload, 0);
-        } catch (err) {
-          receiver.error = err as TscclError;
-        }
-        finished();
-      });
+      return stagedSink(receiver, header.length, this.buffers.staging, finished);
     return streamingSink(receiver, this.buffers, finished);
   }
 

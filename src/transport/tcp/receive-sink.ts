@@ -1,5 +1,6 @@
 import type { FrameSink } from './frame.js';
 import type { WaitingRecv } from './peer-link.js';
+import type { StagingPool } from './staging-pool.js';
 
 /**
  * One transport's receive memory. `read`: every inbound socket reads into it (READ_BUFFER_BYTES),
@@ -9,6 +10,44 @@ import type { WaitingRecv } from './peer-link.js';
 export interface ReceiveBuffers {
   readonly read: Uint8Array;
   readonly align: Uint8Array;
+  /** Whole-frame buffers for checksummed frames a reduction takes (stagedSink). */
+  readonly staging: StagingPool;
+}
+
+/**
+ * Reads a frame whole into a staging buffer, the socket's reads landing there directly, and
+ * hands it to the receiver in one piece once intact: for a reduction under resend, which must
+ * not take bytes that may turn out corrupted (a copy can be overwritten, a sum cannot). The
+ * reduction of one frame then overlaps the next frame's arrival instead of its own.
+ */
+export function stagedSink(
+  receiver: Pick<WaitingRecv, 'consume' | 'cancelled'>,
+  bytes: number,
+  staging: StagingPool,
+  finished: (err?: unknown) => void,
+): FrameSink {
+  const stage = staging.take(bytes);
+  let filled = 0;
+  return {
+    place: (want) => (receiver.cancelled ? undefined : stage.subarray(filled, filled + want)),
+    payload: (piece) => {
+      if (piece.buffer !== stage.buffer || piece.byteOffset !== stage.byteOffset + filled) stage.set(piece, filled);
+      filled += piece.byteLength;
+    },
+    end: () => {
+      let error: unknown;
+      try {
+        if (bytes > 0 && !receiver.cancelled) receiver.consume(stage.subarray(0, bytes), 0);
+      } catch (err) {
+        error = err;
+      }
+      staging.give(stage);
+      finished(error);
+    },
+    restart: () => {
+      filled = 0;
+    },
+  };
 }
 
 /**
@@ -26,7 +65,7 @@ export interface ReceiveBuffers {
  */
 export function streamingSink(
   receiver: Pick<WaitingRecv, 'elementBytes' | 'consume' | 'cancelled'>,
-  buffers: ReceiveBuffers,
+  buffers: Pick<ReceiveBuffers, 'read' | 'align'>,
   finished: () => void,
 ): FrameSink {
   const into = receiver.consume.into;

@@ -1,18 +1,18 @@
 import { ErrorCode, TscclError } from '../../errors.js';
 import type { Crc32 } from '../../kernels/crc32.js';
 import { log } from '../../log.js';
-import { FLAG_ACK_NOW, FLAG_CHECKSUM, FLAG_LINK, type Frame, type FrameChecks, frameError } from './frame.js';
+import { FLAG_CHECKSUM, FLAG_LINK, type Frame, type FrameChecks, frameError } from './frame.js';
 import { type FrameRef, LINK_OPCODES, LINK_REF_BYTES, decodeFrameRef, encodeLinkFrame } from './link-frames.js';
 import type { LaneArrivals, PendingFrame } from './lane-arrivals.js';
 import type { PeerLink } from './peer-link.js';
-import { ACK_EVERY_BYTES, ACK_EVERY_FRAMES } from './tcp-tunables.js';
+import { ACK_EVERY_FRAMES } from './tcp-tunables.js';
 
 /**
  * Resend on corruption over TCP. A receiver whose checksummed frame failed its CRC keeps the
  * frame's sink unended (its memory is rewritten when the frame comes again) and asks the sender
  * for it by socket and number; the sender answers from its RetainedFrames. Receivers acknowledge
- * checksummed frames: at once where the sender waits (FLAG_ACK_NOW), else every ACK_EVERY_FRAMES
- * frames or ACK_EVERY_BYTES bytes. A frame is asked for at most `retries` times; then, or when
+ * checksummed frames every ACK_EVERY_FRAMES frames (and when the sender says goodbye), so it can
+ * forget them. A frame is asked for at most `retries` times; then, or when
  * the sender no longer holds it, the link fails with TSCCL_ERR_CHECKSUM as without resend. A
  * header that fails cannot be told from a stream that lost its place, and still breaks the link.
  */
@@ -52,14 +52,7 @@ export class Resend {
       intact: (number, header) => {
         arrivals.ended = number;
         if ((header.flags & (FLAG_CHECKSUM | FLAG_LINK)) !== FLAG_CHECKSUM) return;
-        arrivals.unacked++;
-        arrivals.unackedBytes += header.length;
-        if (
-          header.flags & FLAG_ACK_NOW ||
-          arrivals.unacked >= ACK_EVERY_FRAMES ||
-          arrivals.unackedBytes >= ACK_EVERY_BYTES
-        )
-          link.acksDue = true;
+        if (++arrivals.unacked >= ACK_EVERY_FRAMES) link.acksDue = true;
       },
     };
   }
@@ -100,7 +93,17 @@ export class Resend {
         `rank ${link.peer} asked again for frame ${ref.number} of socket ${ref.lane}, which was never written`,
       );
     const frame = link.retained.find(ref.lane, ref.number);
-    if (frame === undefined) {
+    // Caller memory is sent again only as a snapshot that still matches what was sent.
+    const payload = frame?.checksum === undefined ? frame?.payload : Buffer.from(frame.payload);
+    if (
+      payload === undefined ||
+      (frame!.checksum !== undefined && this.crc32(payload) >>> 0 !== frame!.checksum >>> 0)
+    ) {
+      log(
+        'INFO',
+        () =>
+          `Rank ${this.rank}: rank ${link.peer} asked again for frame ${ref.number} of socket ${ref.lane}, which ${frame === undefined ? 'is no longer kept' : 'the caller rewrote since it was sent'}`,
+      );
       this.write(link, LINK_OPCODES.GONE, ref);
       return;
     }
@@ -108,9 +111,9 @@ export class Resend {
     log(
       'INFO',
       () =>
-        `Rank ${this.rank}: sending frame ${ref.number} of socket ${ref.lane} (${frame.payload.byteLength} bytes) to rank ${link.peer} again, as it asked`,
+        `Rank ${this.rank}: sending frame ${ref.number} of socket ${ref.lane} (${payload.byteLength} bytes) to rank ${link.peer} again, as it asked`,
     );
-    this.write(link, LINK_OPCODES.RESENT, ref, frame.payload);
+    this.write(link, LINK_OPCODES.RESENT, ref, payload);
   }
 
   private arrivedAgain(link: PeerLink, ref: FrameRef, payload: Buffer): void {
@@ -196,7 +199,6 @@ export class Resend {
     if (complete < 1 || (complete <= arrivals.acked && !again)) return;
     arrivals.acked = complete;
     arrivals.unacked = 0;
-    arrivals.unackedBytes = 0;
     this.write(link, LINK_OPCODES.ACK, { lane, number: complete });
   }
 

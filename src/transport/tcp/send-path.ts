@@ -1,15 +1,7 @@
 import type { Socket } from 'node:net';
 import { crc32 } from '../../kernels/crc32.js';
 import type { MessageTag } from '../transport.js';
-import {
-  FLAG_ACK_NOW,
-  FLAG_CHECKSUM,
-  FLAG_STRIPE,
-  type FrameHeader,
-  HEADER_BYTES,
-  encodeFrame,
-  encodeHeader,
-} from './frame.js';
+import { FLAG_CHECKSUM, FLAG_STRIPE, type FrameHeader, HEADER_BYTES, encodeFrame, encodeHeader } from './frame.js';
 import type { PeerLink } from './peer-link.js';
 import type { ReceiveDispatch } from './receive-dispatch.js';
 import { stripes } from './striping.js';
@@ -60,8 +52,8 @@ export function setSendHookForTests(hook: SendHookForTests | undefined): void {
  * message of up to COPY_FRAME_MAX_BYTES is copied into its frame, so it is delivered at once; one
  * of STRIPE_MIN_BYTES or more with several sockets per peer is striped across them. A message to
  * oneself goes straight to the receive side. With resend on, a checksummed frame is kept until
- * the peer acknowledges it (RetainedFrames): a copied frame as it is, a larger one as the
- * caller's memory, whose send is delivered only once acknowledged (FLAG_ACK_NOW).
+ * the peer acknowledges it (RetainedFrames): a copied frame as it is, a larger one as a reference
+ * to the caller's memory.
  */
 export class SendPath {
   private readonly rank: number;
@@ -113,24 +105,20 @@ export class SendPath {
       link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES
         ? stripes(data.byteLength, link.lanes.length)
         : [[0, data.byteLength]];
-    // Each part is delivered once written, and once acknowledged if kept.
-    let unfinished = parts.length * (keep ? 2 : 1);
-    const settled = () => {
-      if (--unfinished === 0) link.finish(ticket);
+    let unfinished = parts.length;
+    const written = (err: Error | null | undefined) => {
+      if (!err && --unfinished === 0) link.finish(ticket);
       link.wake();
     };
-    const written = (err: Error | null | undefined) => {
-      if (err) link.wake();
-      else settled();
-    };
-    const flags = (parts.length > 1 ? FLAG_STRIPE : 0) | (sum ? FLAG_CHECKSUM : 0) | (keep ? FLAG_ACK_NOW : 0);
+    const flags = (parts.length > 1 ? FLAG_STRIPE : 0) | (sum ? FLAG_CHECKSUM : 0);
     parts.forEach(([start, end], lane) => {
       const part = data.subarray(start, end);
       const socket = link.lanes[lane];
+      const checksum = sum ? crc32(part) : 0;
       const number = link.retained.next(lane);
-      if (keep) link.retained.keep(lane, number, part, settled);
+      if (keep) link.retained.keep(lane, number, part, checksum);
       socket.cork();
-      socket.write(encodeHeader(this.header(channel, tag, part, sum ? crc32(part) : 0, flags)));
+      socket.write(encodeHeader(this.header(channel, tag, part, checksum, flags)));
       socket.write(part, written);
       socket.uncork();
     });

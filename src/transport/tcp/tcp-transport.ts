@@ -19,6 +19,7 @@ import { ReceiveDispatch } from './receive-dispatch.js';
 import { Resend } from './resend.js';
 import type { ReceiveBuffers } from './receive-sink.js';
 import { SendPath } from './send-path.js';
+import { StagingPool } from './staging-pool.js';
 import { TcpLowLatencySlots } from './tcp-low-latency.js';
 import {
   HOLD_WHILE_SENDING_MS,
@@ -203,7 +204,7 @@ export class TcpTransport implements Transport {
       commId,
       links,
       hostKeys: mesh.hostKeys,
-      buffers: { read: readBuffer, align: readMemory(READ_BUFFER_BYTES) },
+      buffers: { read: readBuffer, align: readMemory(READ_BUFFER_BYTES), staging: new StagingPool(readMemory) },
       checksum: options.checksum,
       holdWhileSendingMs: options.holdWhileSendingMs ?? HOLD_WHILE_SENDING_MS,
       maxPayloadBytes: options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES,

@@ -68,20 +68,17 @@ export const SPIN_READ_MS = 0.03;
 export const POLL_CHECK_MS = 0.1;
 
 /**
- * A receiver acknowledges a sender's checksummed copied frames after this many (or ACK_EVERY_BYTES),
- * so the sender can forget them: an acknowledgement is a 48-byte frame, a 32nd of the frames.
+ * A receiver acknowledges a sender's checksummed frames after this many, so the sender can forget
+ * them: an acknowledgement is a 48-byte frame, a 32nd of the frames.
  */
 export const ACK_EVERY_FRAMES = 32;
-
-/** ... or after this many payload bytes of them: a sixteenth of the default resend window. */
-export const ACK_EVERY_BYTES = 256 * 1024;
 
 /** How often a frame that failed its checksum is asked for again before the link fails (TSCCL_RESEND_RETRIES). */
 export const RESEND_RETRIES = 3;
 
 /**
  * Bytes of small (copied) checksummed frames a sender keeps per peer until acknowledged
- * (TSCCL_RESEND_WINDOW_BYTES): sixteen times ACK_EVERY_BYTES, so acknowledgements free them long
- * before the window forgets one.
+ * (TSCCL_RESEND_WINDOW_BYTES): 32 such frames take at most 132 KiB, so acknowledgements free
+ * them long before the window forgets one.
  */
 export const RESEND_WINDOW_BYTES = 4 * 1024 * 1024;

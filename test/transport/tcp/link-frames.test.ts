@@ -4,14 +4,7 @@ import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../../src/errors.js';
 import { crc32 } from '../../../src/kernels/crc32.js';
 import { CONTROL_CHANNEL } from '../../../src/transport/channels.js';
-import {
-  FLAG_ACK_NOW,
-  FLAG_CHECKSUM,
-  FLAG_LINK,
-  type Frame,
-  FrameParser,
-  bufferingSink,
-} from '../../../src/transport/tcp/frame.js';
+import { FLAG_CHECKSUM, FLAG_LINK, type Frame, FrameParser, bufferingSink } from '../../../src/transport/tcp/frame.js';
 import {
   LINK_OPCODES,
   LINK_REF_BYTES,
@@ -107,18 +100,33 @@ test('a request for a frame still kept is answered with it; one no longer kept w
   assert.throws(() => resend.receive(link, linkFrame(LINK_OPCODES.RESEND, { lane: 0, number: 99 })), /never written/);
 });
 
-test('an acknowledgement frees kept frames and ends the sends that waited for it; one of frames never written is refused', () => {
+test('an acknowledgement frees kept frames, copies and references alike; one of frames never written is refused', () => {
   const { link } = linkTo(1);
-  let acknowledged = 0;
+  const memory = new Uint8Array(8).fill(3);
   link.retained.keep(0, link.retained.next(0), Buffer.from('a'));
-  link.retained.keep(0, link.retained.next(0), new Uint8Array(8), () => acknowledged++);
+  link.retained.keep(0, link.retained.next(0), memory, crc32(memory));
   link.retained.keep(0, link.retained.next(0), Buffer.from('c'));
   resend.receive(link, linkFrame(LINK_OPCODES.ACK, { lane: 0, number: 2 }));
-  assert.equal(acknowledged, 1);
   assert.equal(link.retained.find(0, 1), undefined);
   assert.ok(link.retained.find(0, 3) !== undefined);
-  assert.deepEqual(link.retained.holding, { frames: 1, copiedBytes: 1 });
+  assert.deepEqual(link.retained.holding, { frames: 1, copiedBytes: 1, references: 0 });
   assert.throws(() => resend.receive(link, linkFrame(LINK_OPCODES.ACK, { lane: 0, number: 4 })), /only 3 were written/);
+});
+
+test("a frame kept as the caller's memory is sent again as it was, or answered GONE once the caller rewrote it", () => {
+  const { link, frames } = linkTo(1);
+  const memory = new Uint8Array(16).fill(9);
+  link.retained.keep(0, link.retained.next(0), memory, crc32(memory));
+  resend.receive(link, linkFrame(LINK_OPCODES.RESEND, { lane: 0, number: 1 }));
+  memory[5] = 0;
+  resend.receive(link, linkFrame(LINK_OPCODES.RESEND, { lane: 0, number: 1 }));
+  const answers = frames();
+  assert.deepEqual(
+    answers.map((f) => f.header.opcode),
+    [LINK_OPCODES.RESENT, LINK_OPCODES.GONE],
+  );
+  assert.deepEqual([...answers[0].payload.subarray(LINK_REF_BYTES)], new Array(16).fill(9));
+  assert.equal(link.recovery.resent, 1);
 });
 
 test('a frame sent again that nobody asked for is dropped; one sent again before it was sent at all is refused', () => {
@@ -196,7 +204,7 @@ test('a garbled acknowledgement or request is asked for again; a garbled resent 
   assert.deepEqual(link.recovery, { corrupted: 1, requested: 3, recovered: 0, resent: 0, garbled: 4 });
 });
 
-test('intact checksummed frames are acknowledged every 32 frames, and at once where the sender waits', () => {
+test('intact checksummed frames are acknowledged every 32 frames; unchecksummed ones need none', () => {
   const { link, frames } = linkTo(1);
   const checks = resend.checks(link, 0)!;
   const data = (flags: number) => ({ flags, channel: 0, commId: 7, seq: 1, opcode: 0, length: 8, checksum: 0 });
@@ -205,15 +213,10 @@ test('intact checksummed frames are acknowledged every 32 frames, and at once wh
   assert.equal(frames().length, 0);
   checks.intact(32, data(FLAG_CHECKSUM));
   resend.flush(link);
-  checks.intact(33, data(FLAG_CHECKSUM | FLAG_ACK_NOW));
-  resend.flush(link);
-  checks.intact(34, data(0)); // unchecksummed: the sender keeps nothing to free
+  for (let n = 33; n <= 70; n++) checks.intact(n, data(0));
   resend.flush(link);
   assert.deepEqual(
     frames().map((f) => [f.header.opcode, decodeFrameRef(f.payload, 1, 1).number]),
-    [
-      [LINK_OPCODES.ACK, 32],
-      [LINK_OPCODES.ACK, 33],
-    ],
+    [[LINK_OPCODES.ACK, 32]],
   );
 });
