@@ -24,35 +24,23 @@ const every = Number(flag('--every') ?? 20);
 const sizes = (flag('--sizes') ?? `${8 * 1024 * 1024},${128 * 1024 * 1024}`).split(',').map(Number);
 const hook = join(root, 'dist/test/harness/frame-faults.js');
 
+/** `tsccl bench` arguments for `calls` timed all-reduces of one size. */
+const benchArgs = (checkout, bytes, calls, json) => [
+  join(checkout, 'bin/tsccl.js'),
+  'bench',
+  '--procs',
+  ...['-o', 'all_reduce', '-g', '2', '-b', String(bytes), '-e', String(bytes)],
+  ...['-n', String(calls), '-w', '2', '-c', '1'],
+  ...(json ? ['--format', 'json'] : []),
+];
+
 /** One `tsccl bench` of one size: the out-of-place time in us and the wrong results it counted. */
 function run(checkout, bytes, env) {
-  const iters = bytes >= 64 * 1024 * 1024 ? 5 : 20;
   const out = JSON.parse(
-    execFileSync(
-      process.execPath,
-      [
-        join(checkout, 'bin/tsccl.js'),
-        'bench',
-        '--procs',
-        '-o',
-        'all_reduce',
-        '-g',
-        '2',
-        '-b',
-        String(bytes),
-        '-e',
-        String(bytes),
-        '-n',
-        String(iters),
-        '-w',
-        '2',
-        '-c',
-        '1',
-        '--format',
-        'json',
-      ],
-      { maxBuffer: 1 << 26, env: { ...process.env, TSCCL_CHECKSUM: '1', ...env } },
-    ).toString(),
+    execFileSync(process.execPath, benchArgs(checkout, bytes, bytes >= 64 * 1024 * 1024 ? 5 : 20, true), {
+      maxBuffer: 1 << 26,
+      env: { ...process.env, TSCCL_CHECKSUM: '1', ...env },
+    }).toString(),
   );
   const row = out.rows.find((r) => !r.inPlace) ?? out.rows[0];
   return { us: row.timeUs, wrong: out.rows.reduce((sum, r) => sum + r.wrong, 0) };
@@ -93,28 +81,9 @@ console.log(`# wrong results: ${names.map((n) => `${n} ${wrong.get(n)}`).join(',
 // One more flips run of the smallest size with TSCCL_DEBUG=INFO (untimed: the log costs time),
 // counting the frames that came again, so the table is known to have had faults to recover from.
 const [, , flipsEnv] = columns.at(-1);
-const seen = spawnSync(
-  process.execPath,
-  [
-    join(root, 'bin/tsccl.js'),
-    'bench',
-    '--procs',
-    '-o',
-    'all_reduce',
-    '-g',
-    '2',
-    '-b',
-    String(sizes[0]),
-    '-e',
-    String(sizes[0]),
-    '-n',
-    '20',
-    '-w',
-    '2',
-    '-c',
-    '1',
-  ],
-  { env: { ...process.env, TSCCL_CHECKSUM: '1', TSCCL_DEBUG: 'INFO', ...flipsEnv }, maxBuffer: 1 << 28 },
-);
+const seen = spawnSync(process.execPath, benchArgs(root, sizes[0], 20, false), {
+  env: { ...process.env, TSCCL_CHECKSUM: '1', TSCCL_DEBUG: 'INFO', ...flipsEnv },
+  maxBuffer: 1 << 28,
+});
 const recovered = (seen.stderr.toString().match(/came again intact/g) ?? []).length;
 console.log(`# a flips run of ${sizes[0]} bytes, 22 calls, logged ${recovered} frames that came again intact`);
