@@ -22,8 +22,9 @@ import { HOLD_MIN_BYTES } from './tcp-tunables.js';
  * assembly, a data frame into the receive waiting for it (streamed, see streamingSink) or else
  * into its channel's inbox, whole, in order. A received frame is checked against its receive
  * (length, seq, opcode, communicator) before a byte is handed over. With resend on, a
- * checksummed frame that a reduction takes is buffered whole and reduced once intact: a
- * reduction cannot take back bytes that turn out corrupted, as a copy can be overwritten.
+ * checksummed frame that a reduction takes is read whole into staging memory and reduced once
+ * intact (stagedSink): a reduction cannot take back bytes that turn out corrupted, as a copy can
+ * be overwritten.
  */
 export class ReceiveDispatch {
   private readonly rank: number;

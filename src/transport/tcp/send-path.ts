@@ -87,9 +87,13 @@ export class SendPath {
     const sum = checksumsFrame(tag.checksum ?? this.checksum, link.sameMachine);
     const keep = sum && this.resend;
     if (sendHook?.(this.outgoing(link, channel, data, tag, ticket, sum))) {
-      // The hook wrote one frame on socket 0 (perhaps broken): what it should have been is kept.
+      // The hook wrote one frame on socket 0 (perhaps broken): a copy of what it should have been
+      // is kept as the send would have kept it, a small one in the window, a large one by reference.
       const number = link.retained.next(0);
-      if (keep) link.retained.keep(0, number, Uint8Array.from(data));
+      if (keep) {
+        const copy = new Uint8Array(data);
+        link.retained.keep(0, number, copy, copy.byteLength <= COPY_FRAME_MAX_BYTES ? undefined : crc32(copy));
+      }
       return ticket;
     }
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
