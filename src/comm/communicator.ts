@@ -131,6 +131,7 @@ export class Communicator {
     this.defaultTimeoutMs = options.defaultTimeoutMs;
     this.where = { rank: this.rank, defaultTimeoutMs: this.defaultTimeoutMs };
     this.recorder = new FlightRecorder(this.name, this.rank, this.size);
+    this.recorder.recoveriesFrom(() => this.stats().peers);
     this.allRanks = Array.from({ length: this.size }, (_, r) => r);
     this.failures = new FailurePolicy({ name: this.name, rank: this.rank, backend: this.backend });
     this.workspaces = new Workspaces(this.arena);

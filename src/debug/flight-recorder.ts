@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { isMainThread } from 'node:worker_threads';
 import { paramInt, paramString } from '../config/params.js';
 import { log } from '../log.js';
+import type { RecoveryCounts } from '../transport/transport.js';
 
 /**
  * The last operations of each communicator of this rank, kept in a ring buffer so that after a
@@ -39,6 +40,8 @@ export interface CommRecord {
   readonly rank: number;
   readonly size: number;
   readonly records: OpRecord[];
+  /** What this rank's links to each peer recovered from (TCP resend), for peers with anything to report. */
+  readonly recoveries?: readonly ({ readonly rank: number } & RecoveryCounts)[];
 }
 
 export interface RankDump {
@@ -60,6 +63,7 @@ export class FlightRecorder {
   readonly name: string;
   readonly rank: number;
   readonly size: number;
+  private recoveries: (() => readonly ({ readonly rank: number } & RecoveryCounts)[]) | undefined;
 
   constructor(name: string, rank: number, size: number, capacity = paramInt('TSCCL_FLIGHT_RECORDER_ENTRIES')) {
     this.name = name;
@@ -116,11 +120,20 @@ export class FlightRecorder {
     return record;
   }
 
-  /** The records, oldest first. */
+  /** Where snapshots read the links' recoveries from (the communicator's stats). */
+  recoveriesFrom(source: () => readonly ({ readonly rank: number } & RecoveryCounts)[]): void {
+    this.recoveries = source;
+  }
+
+  /** The records, oldest first, and what the links recovered from if anything. */
   snapshot(): CommRecord {
     const ordered =
       this.ring.length < this.capacity ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
-    return { name: this.name, rank: this.rank, size: this.size, records: ordered.map((r) => ({ ...r })) };
+    const records = ordered.map((r) => ({ ...r }));
+    const recoveries = this.recoveries?.() ?? [];
+    return recoveries.length === 0
+      ? { name: this.name, rank: this.rank, size: this.size, records }
+      : { name: this.name, rank: this.rank, size: this.size, records, recoveries };
   }
 
   /** Stops keeping this communicator in dumps (after destroy). */

@@ -19,6 +19,8 @@ export interface CommVerdict {
   readonly lastSeq: Record<number, number>;
   /** Sends and receives that did not finish, by rank: who waits on which peer. */
   readonly pendingP2p: { rank: number; call: string; state: string }[];
+  /** Frames each rank's link to a peer recovered (TCP resend), where any did. */
+  readonly recovered: { rank: number; peer: number; corrupted: number; recovered: number; resent: number }[];
 }
 
 export function describeCall(r: OpRecord): string {
@@ -83,7 +85,18 @@ export function analyzeTraces(dumps: readonly RankDump[]): CommVerdict[] {
         };
         break;
       }
-      return { name, size, ranksSeen, divergence, stuck, lastSeq, pendingP2p };
+      const recovered = all
+        .flatMap((c) =>
+          (c.recoveries ?? []).map((p) => ({
+            rank: c.rank,
+            peer: p.rank,
+            corrupted: p.corrupted,
+            recovered: p.recovered,
+            resent: p.resent,
+          })),
+        )
+        .sort((a, b) => a.rank - b.rank || a.peer - b.peer);
+      return { name, size, ranksSeen, divergence, stuck, lastSeq, pendingP2p, recovered };
     });
 }
 
@@ -108,6 +121,10 @@ export function formatVerdicts(verdicts: readonly CommVerdict[]): string {
       );
     }
     for (const p of v.pendingP2p) lines.push(`  rank ${p.rank}: ${p.call} ${p.state}`);
+    for (const r of v.recovered)
+      lines.push(
+        `  rank ${r.rank}, link to rank ${r.peer}: ${r.corrupted} frames came corrupted, ${r.recovered} came again intact; sent ${r.resent} again`,
+      );
     if (v.divergence === undefined && v.stuck === undefined && v.pendingP2p.length === 0)
       lines.push('  every recorded operation finished on every rank');
   }

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import type { RankDump } from '../../src/debug/flight-recorder.js';
-import { analyzeTraces } from '../../src/debug/trace-analysis.js';
+import { analyzeTraces, formatVerdicts } from '../../src/debug/trace-analysis.js';
 import { runFixture } from '../harness/ranks.js';
 
 const op = (
@@ -105,4 +105,20 @@ test('the flight recorder keeps the last N calls, oldest first', async () => {
     [3, 4, 5],
   );
   recorder.retire();
+});
+
+test("flight records carry what each rank's links recovered from, and tsccl trace says so per link", async () => {
+  const { FlightRecorder } = await import('../../src/debug/flight-recorder.js');
+  const recorder = new FlightRecorder('world', 1, 2, 4);
+  recorder.record({ seq: 1, op: 'allReduce', dtype: 'float32', count: 4, root: 0, redop: 'sum' });
+  assert.equal(recorder.snapshot().recoveries, undefined, 'nothing to report: no field');
+  recorder.recoveriesFrom(() => [{ rank: 0, corrupted: 3, requested: 4, recovered: 3, resent: 1, garbled: 1 }]);
+  const comm = recorder.snapshot();
+  recorder.retire();
+  const [v] = analyzeTraces([{ rank: 1, reason: 'test', time: '', comms: [comm] }]);
+  assert.deepEqual(v.recovered, [{ rank: 1, peer: 0, corrupted: 3, recovered: 3, resent: 1 }]);
+  assert.match(
+    formatVerdicts([v]),
+    /rank 1, link to rank 0: 3 frames came corrupted, 3 came again intact; sent 1 again/,
+  );
 });

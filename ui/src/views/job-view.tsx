@@ -56,6 +56,16 @@ export function JobView() {
               ))}
             </ul>
           )}
+          {c.recovered.length > 0 && (
+            <ul data-testid="recovered">
+              {c.recovered.map((r) => (
+                <li key={`${r.rank}:${r.peer}`}>
+                  rank {r.rank}, link to rank {r.peer}: {r.corrupted} frames came corrupted, {r.recovered} came again
+                  intact; sent {r.resent} again
+                </li>
+              ))}
+            </ul>
+          )}
           {c.stuck !== undefined && (
             <p class="bad" data-testid="stuck">
               Stuck in call {c.stuck.seq}, {c.stuck.call}: unfinished on ranks {c.stuck.unfinished.join(', ') || 'none'}
