@@ -1,4 +1,4 @@
-import type { RecoveryCounts } from '../transport/transport.js';
+import { type RecoveryCounts, noRecoveries } from '../transport/transport.js';
 
 /** What a communicator's links recovered from, as comm.stats() reports it. */
 export interface CommStats {
@@ -10,7 +10,7 @@ export interface CommStats {
 
 /** Totals and the peers with nonzero counts, from a transport's per-peer counts. */
 export function commStats(byPeer: readonly RecoveryCounts[]): CommStats {
-  const recoveries: RecoveryCounts = { corrupted: 0, requested: 0, recovered: 0, resent: 0, garbled: 0 };
+  const recoveries = noRecoveries();
   const peers: ({ rank: number } & RecoveryCounts)[] = [];
   byPeer.forEach((counts, rank) => {
     let any = false;

@@ -79,6 +79,11 @@ export interface RecoveryCounts {
   garbled: number;
 }
 
+/** Counts of a link that recovered from nothing yet. */
+export function noRecoveries(): RecoveryCounts {
+  return { corrupted: 0, requested: 0, recovered: 0, resent: 0, garbled: 0 };
+}
+
 export interface Transport {
   readonly rank: number;
   readonly nranks: number;

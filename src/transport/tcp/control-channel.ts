@@ -90,8 +90,7 @@ export class ControlChannel {
     for (const link of this.links) {
       const socket = link.lanes[0];
       if (socket === undefined || link.error !== undefined || socket.destroyed) continue;
-      link.retained.next(0);
-      socket.write(
+      link.writeFrame(0, [
         Buffer.concat([
           encodeHeader({
             flags: 0,
@@ -104,7 +103,7 @@ export class ControlChannel {
           }),
           payload,
         ]),
-      );
+      ]);
     }
   }
 

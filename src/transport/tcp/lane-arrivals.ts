@@ -1,9 +1,4 @@
 import type { FrameHeader, FrameSink } from './frame.js';
-import type { RecoveryCounts } from '../transport.js';
-
-export function noRecoveries(): RecoveryCounts {
-  return { corrupted: 0, requested: 0, recovered: 0, resent: 0, garbled: 0 };
-}
 
 /** A frame that failed its checksum and will come again: its sink waits, unended. */
 export interface PendingFrame {

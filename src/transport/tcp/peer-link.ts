@@ -4,8 +4,8 @@ import { log } from '../../log.js';
 import type { Consume, MessageTag } from '../transport.js';
 import type { Frame, FrameHeader } from './frame.js';
 import type { Intake } from './intake.js';
-import type { RecoveryCounts } from '../transport.js';
-import { LaneArrivals, noRecoveries } from './lane-arrivals.js';
+import { type RecoveryCounts, noRecoveries } from '../transport.js';
+import { LaneArrivals } from './lane-arrivals.js';
 import { RetainedFrames } from './retained-frames.js';
 
 /** A socket and where its bytes go. */
@@ -111,8 +111,6 @@ export class PeerLink {
   readonly retained: RetainedFrames;
   /** Per socket from the peer: frames that failed their checksum and will come again, and the acknowledgements. */
   readonly arrivals: readonly LaneArrivals[];
-  /** Frames from the peer that failed their checksum and are to come again: none is held in its socket meanwhile (hold.ts), as what comes again comes on socket 0. */
-  framesToComeAgain = 0;
   /** An acknowledgement to the peer is due (written after the read that made it due). */
   acksDue = false;
   readonly recovery: RecoveryCounts = noRecoveries();
@@ -137,6 +135,32 @@ export class PeerLink {
   /** The peer said goodbye: it closed on purpose. */
   get saidGoodbye(): boolean {
     return this.state === LinkState.Leaving || this.state === LinkState.Left;
+  }
+
+  /**
+   * A frame from the peer failed its checksum and is to come again: no frame is held in its
+   * socket meanwhile (hold.ts), as what comes again comes on socket 0.
+   */
+  get awaitingResend(): boolean {
+    return this.arrivals.some((lane) => lane.pending.size > 0);
+  }
+
+  /**
+   * Writes one frame on socket `lane`, its pieces in one corked burst (`written` after the last),
+   * and returns its number there: every frame written goes through here (or is counted by
+   * retained.next, where a test hook writes it), so both ends number a socket's frames alike.
+   */
+  writeFrame(lane: number, pieces: readonly Uint8Array[], written?: (err?: Error | null) => void): number {
+    const socket = this.lanes[lane];
+    const number = this.retained.next(lane);
+    if (pieces.length === 1) {
+      socket.write(pieces[0], written);
+      return number;
+    }
+    socket.cork();
+    for (let i = 0; i < pieces.length; i++) socket.write(pieces[i], i === pieces.length - 1 ? written : undefined);
+    socket.uncork();
+    return number;
   }
 
   /** Down without a goodbye, for the reason `error` gives. */

@@ -66,7 +66,7 @@ export class ReceiveDispatch {
     }
     const receiver = link.waiting[header.channel];
     if (receiver === undefined)
-      return patient && header.length >= HOLD_MIN_BYTES && link.framesToComeAgain === 0
+      return patient && header.length >= HOLD_MIN_BYTES && !link.awaitingResend
         ? undefined
         : this.inboxSink(link, header);
     link.waiting[header.channel] = undefined;

@@ -45,7 +45,6 @@ export class Resend {
         sink.restart();
         link.recovery.corrupted++;
         arrivals.pending.set(number, { sink, header, attempts: 0 });
-        link.framesToComeAgain++;
         this.request(link, { lane, number });
         return true;
       },
@@ -130,7 +129,6 @@ export class Resend {
         `rank ${link.peer} sent frame ${ref.number} again with ${payload.byteLength} bytes instead of ${pending.header.length}`,
       );
     arrivals.pending.delete(ref.number);
-    link.framesToComeAgain--;
     link.recovery.recovered++;
     link.acksDue = true;
     log(
@@ -149,7 +147,7 @@ export class Resend {
       link,
       ref,
       pending,
-      `rank ${link.peer} no longer holds it (it keeps the last TSCCL_RESEND_WINDOW_BYTES of small frames)`,
+      `rank ${link.peer} no longer holds it (it keeps the last TSCCL_RESEND_WINDOW_BYTES of small frames, and a large one only while the memory it was sent from is unchanged)`,
     );
   }
 
@@ -214,10 +212,6 @@ export class Resend {
   private write(link: PeerLink, opcode: number, ref?: FrameRef, payload?: Uint8Array): void {
     const socket = link.lanes[0];
     if (socket === undefined || socket.destroyed || socket.writableEnded || link.error !== undefined) return;
-    const pieces = encodeLinkFrame(this.crc32, this.commId, opcode, ref, payload);
-    link.retained.next(0);
-    socket.cork();
-    for (const piece of pieces) socket.write(piece);
-    socket.uncork();
+    link.writeFrame(0, encodeLinkFrame(this.crc32, this.commId, opcode, ref, payload));
   }
 }

@@ -99,9 +99,8 @@ export class SendPath {
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
       const frame = encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data);
-      const number = link.retained.next(0);
+      const number = link.writeFrame(0, [frame]);
       if (keep) link.retained.keep(0, number, frame.subarray(HEADER_BYTES));
-      link.lanes[0].write(frame);
       link.finish(ticket);
       return ticket;
     }
@@ -117,14 +116,13 @@ export class SendPath {
     const flags = (parts.length > 1 ? FLAG_STRIPE : 0) | (sum ? FLAG_CHECKSUM : 0);
     parts.forEach(([start, end], lane) => {
       const part = data.subarray(start, end);
-      const socket = link.lanes[lane];
       const checksum = sum ? crc32(part) : 0;
-      const number = link.retained.next(lane);
+      const number = link.writeFrame(
+        lane,
+        [encodeHeader(this.header(channel, tag, part, checksum, flags)), part],
+        written,
+      );
       if (keep) link.retained.keep(lane, number, part, checksum);
-      socket.cork();
-      socket.write(encodeHeader(this.header(channel, tag, part, checksum, flags)));
-      socket.write(part, written);
-      socket.uncork();
     });
     return ticket;
   }

@@ -418,8 +418,7 @@ export class TcpTransport implements Transport {
         link.acksDue = true;
         this.resend.flush(link);
         link.lanes.forEach((socket, lane) => {
-          link.retained.next(lane);
-          if (!socket.destroyed) socket.write(goodbye);
+          if (!socket.destroyed) link.writeFrame(lane, [goodbye]);
         });
         void whenAcknowledged(link, LINGER_MS).then(() => {
           for (const socket of open) if (!socket.destroyed) socket.end();
