@@ -8,6 +8,7 @@ import { formatSimTable } from '../sim/format-sim.js';
 import type { GroupKind } from '../sim/link-usage.js';
 import {
   type LayoutRequest,
+  type TrainRequest,
   groupsOfLayout,
   linksDocument,
   parseGroups,
@@ -18,6 +19,9 @@ import { protocolsFrom } from '../sim/protocols.js';
 import { FlowBudgetExceeded } from '../sim/sim-call.js';
 import { type SimMode, type SimRequest, type SimRow, ranksRunTsccl, simulateRow } from '../sim/simulate.js';
 import { SimProgress } from './sim-progress.js';
+import { type FaultSpec, describeFaults, parseFaults } from '../sim/fault-spec.js';
+import { planFaults, simulateWithFaults } from '../sim/fault-cost.js';
+import { type FaultyRow, faultHeader, formatFaultTable } from '../sim/format-faults.js';
 import { simulateCompressedRow } from '../sim/compressed-row.js';
 import { type CompressionSpec, compressionLabel, parseCompression } from '../compress/compression-spec.js';
 import { measureCodecGBps } from '../bench/codec-speed.js';
@@ -113,6 +117,11 @@ export function simCommand(
         `the codecs' speed, GB/s of values per pass (default: measured now where ranks run tsccl, else ${ACCELERATOR_CODEC_GBPS})`,
         (v) => parsePositiveInt(v, '--codec-gbps'),
       )
+      .option(
+        '--faults <spec>',
+        'table/train: price recovery from faults, e.g. "ber=1e-9" or "down=n0.nic0,at=0.5" (items: ber, down, at, detect, retries, frame, window)',
+        (v) => guard(() => parseFaults(v)),
+      )
       .option('--tp <n>', 'links/train: tensor-parallel size', (v) => parsePositiveInt(v, '--tp'), 1)
       .option('--pp <n>', 'links/train: pipeline-parallel size', (v) => parsePositiveInt(v, '--pp'), 1)
       .option('--dp <n>', 'links/train: data-parallel size (train: default fills the topology)', (v) =>
@@ -172,6 +181,7 @@ export function simCommand(
     const nvls = flags.nvls === 'on';
     const json = flags.format === 'json';
     const compression = compressionPricing(flags, graph, ranks);
+    const faults = flags.faults === undefined ? undefined : planFaults(flags.faults as FaultSpec, graph);
     if (what === undefined) {
       const op = flags.op as SimRow['op'];
       if (BENCH_OPS[op].rooted && (flags.root as number) >= ranks.length)
@@ -195,14 +205,18 @@ export function simCommand(
       let predictedMs: number | undefined;
       const rows: SimRow[] = [];
       for (const [index, bytes] of sizes.entries()) {
-        const simulate = (request: SimRequest) =>
+        const simulateOn = (on: TopologyGraph, request: SimRequest) =>
           compression === undefined
-            ? simulateRow(graph, ranks, request)
-            : simulateCompressedRow(graph, ranks, {
+            ? simulateRow(on, ranks, request)
+            : simulateCompressedRow(on, ranks, {
                 ...request,
                 compression: compression.spec,
                 codecGBps: compression.codecGBps,
               });
+        const simulate = (request: SimRequest): SimRow =>
+          faults === undefined
+            ? simulateOn(graph, request)
+            : simulateWithFaults(faults, graph, ranks, (on) => simulateOn(on, request));
         const request: SimRequest = {
           op,
           bytes,
@@ -280,8 +294,10 @@ export function simCommand(
             : [
                 `compressed ${compressionLabel(compression.spec)}: byte phases simulated as the collectives they are, codecs at ${compression.codecGBps.toFixed(1)} GB/s per pass (${compression.source}), pipelined in pieces`,
               ]),
+          ...(faults === undefined ? [] : faultHeader(faults)),
         ]),
       );
+      if (faults !== undefined) write(formatFaultTable(rows as FaultyRow[]));
       if (flags.links && rows.length > 0) {
         const last = rows[rows.length - 1];
         write(`# links at ${last.bytes} B (utilisation = bytes / (sustained bandwidth x call time)):`);
@@ -336,7 +352,7 @@ export function simCommand(
           `--model ${flags.model as string} is not known: expected one of ${Object.keys(MODELS).join(', ')}`,
           { argument: '--model' },
         );
-      const report = trainDocument(graph, {
+      const trainRequest: TrainRequest = {
         ...layoutFlags(flags),
         model,
         ep: flags.ep as number,
@@ -350,11 +366,33 @@ export function simCommand(
         nvls,
         chooser: tscclChooser,
         ...(compression === undefined ? {} : { compression }),
+      };
+      // Faults price every call of the step after the failure (the paths left, resends); the step
+      // in which the failure happens also waits for it to be noticed.
+      const trainFaults =
+        faults === undefined ? undefined : planFaults({ ...(flags.faults as FaultSpec), at: 0 }, graph);
+      const report = trainDocument(graph, {
+        ...trainRequest,
+        ...(trainFaults === undefined ? {} : { faults: trainFaults }),
       });
+      const clean = trainFaults === undefined ? undefined : trainDocument(graph, trainRequest);
+      const faultSummary =
+        clean === undefined || trainFaults === undefined
+          ? undefined
+          : {
+              faults: describeFaults(trainFaults.spec),
+              failedOver: Object.fromEntries(trainFaults.rebound),
+              cleanCommUs: clean.totalUs,
+              commUs: report.totalUs,
+              ...(clean.step === undefined || report.step === undefined
+                ? {}
+                : { cleanStepUs: clean.step.stepUs, stepUs: report.step.stepUs }),
+              ...(trainFaults.spec.down.length === 0 ? {} : { failingStepAddsUs: trainFaults.spec.detectMs * 1000 }),
+            };
       const { tp, pp, dp } = report.layout;
       const microBatch = report.layout.microBatch;
       if (json) {
-        write(JSON.stringify(report, null, 2));
+        write(JSON.stringify(faultSummary === undefined ? report : { ...report, faultSummary }, null, 2));
         return;
       }
       write(
@@ -372,6 +410,7 @@ export function simCommand(
       }
       write(`# communication per step: ${(report.totalUs / 1000).toFixed(1)} ms if nothing overlaps`);
       writeStep(write, report.step);
+      if (faultSummary !== undefined) writeFaultSummary(write, faultSummary);
       return;
     }
     if (what === 'timeline') {
@@ -448,6 +487,30 @@ function writeStep(write: (line: string) => void, step: TrainingTimeline | undef
   write(
     `# step: compute ${ms(step.computeUs)} + TP/PP/EP communication ${ms(step.criticalCommUs)} + data-parallel left after backward ${ms(step.dpExposedUs)} = ${ms(step.stepUs)} ms (${ms(step.serialStepUs)} ms if no communication overlapped)`,
   );
+}
+
+function writeFaultSummary(
+  write: (line: string) => void,
+  summary: {
+    faults: string;
+    failedOver: Record<string, string>;
+    cleanCommUs: number;
+    commUs: number;
+    cleanStepUs?: number;
+    stepUs?: number;
+    failingStepAddsUs?: number;
+  },
+): void {
+  const moves = Object.entries(summary.failedOver);
+  const change = (now: number, before: number) =>
+    `${ms(now)} ms against ${ms(before)} ms clean (${before > 0 ? `${(((now - before) / before) * 100).toFixed(1)}%` : 'n/a'})`;
+  write(`# with faults: ${summary.faults}`);
+  if (moves.length > 0) write(`#   failed over: ${moves.map(([device, nic]) => `${device} -> ${nic}`).join(', ')}`);
+  write(`#   communication per step ${change(summary.commUs, summary.cleanCommUs)}`);
+  if (summary.stepUs !== undefined && summary.cleanStepUs !== undefined)
+    write(`#   step ${change(summary.stepUs, summary.cleanStepUs)}`);
+  if (summary.failingStepAddsUs !== undefined)
+    write(`#   the step in which the failure happens also waits ${ms(summary.failingStepAddsUs)} ms to notice it`);
 }
 
 /** --tp, --pp and --dp as a layout request. */

@@ -1,3 +1,4 @@
+import type { FaultPlan } from './fault-cost.js';
 import { BENCH_OPS, type BenchOpName, sweepSizes } from '../algorithms/bench-ops.js';
 import type { CompressionSpec } from '../compress/compression-spec.js';
 import { invalidArgument } from '../errors.js';
@@ -117,6 +118,8 @@ export interface TrainRequest extends LayoutRequest {
   readonly nvls: boolean;
   readonly chooser?: TscclChooser;
   readonly compression?: { spec: CompressionSpec; codecGBps: number };
+  /** Price every call with these faults' recovery (fault-cost.ts). */
+  readonly faults?: FaultPlan;
 }
 
 export type TrainDocument = { tool: 'tsccl sim train'; topology: string } & TrainingReport;
@@ -144,6 +147,7 @@ export function trainDocument(graph: TopologyGraph, request: TrainRequest): Trai
       bucketBytes: request.bucketBytes ?? DEFAULT_BUCKET_BYTES,
       ...(request.chooser === undefined ? {} : { chooser: request.chooser }),
       ...(request.compression === undefined ? {} : { compression: request.compression }),
+      ...(request.faults === undefined ? {} : { faults: request.faults }),
     },
   );
   return { tool: 'tsccl sim train', topology: graph.topology.name, ...report };

@@ -2,7 +2,8 @@ import { type BucketSpan, backwardOverlap } from './backward-overlap.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { type GroupKind, layoutGroups } from './link-usage.js';
-import { type SimMode, type TscclChooser, simulateExchange, simulateRow } from './simulate.js';
+import { type SimMode, type SimRow, type TscclChooser, simulateExchange, simulateRow } from './simulate.js';
+import { type FaultPlan, simulateWithFaults } from './fault-cost.js';
 import { simulateCompressedRow } from './compressed-row.js';
 import type { CompressionSpec } from '../compress/compression-spec.js';
 import type { BenchOpName } from '../algorithms/bench-ops.js';
@@ -170,6 +171,8 @@ export function trainingStep(
     bucketBytes?: number;
     /** The data-parallel gradient reduction compressed to this format (simulateCompressedRow). */
     compression?: { spec: CompressionSpec; codecGBps: number };
+    /** Every call priced with these faults' recovery (their failures before the step: a step that sees one fail adds its detection). */
+    faults?: FaultPlan;
   } = {},
 ): TrainingReport {
   const { tp, pp, dp, ep } = layout;
@@ -195,19 +198,22 @@ export function trainingStep(
   const layersPerStage = model.layers / pp;
   const activation = layout.microBatch * model.sequence * model.hidden * layout.activationBytes;
   const collectives: TrainingCollective[] = [];
-  /** One call of a group, simulated (analytically past 64 ranks). */
-  const simulateOn = (devices: readonly number[], op: BenchOpName, bytes: number, gradients = false) => {
+  /** One call of a group, simulated (analytically past 64 ranks), with the faults' recovery where there are faults. */
+  const simulateOn = (devices: readonly number[], op: BenchOpName, bytes: number, gradients = false): SimRow => {
     const groupMode: SimMode = devices.length > 64 ? 'analytical' : mode;
     const request = { op, bytes, mode: groupMode, nvls, elementBytes: 2, root: 0, chooser: options.chooser };
-    if (op === 'sendrecv')
-      return simulateExchange(graph, devices, bytes, { mode: groupMode, elementBytes: 2, chooser: options.chooser });
-    if (gradients && options.compression !== undefined)
-      return simulateCompressedRow(graph, devices, {
-        ...request,
-        compression: options.compression.spec,
-        codecGBps: options.compression.codecGBps,
-      });
-    return simulateRow(graph, devices, request);
+    const on = (g: TopologyGraph): SimRow => {
+      if (op === 'sendrecv')
+        return simulateExchange(g, devices, bytes, { mode: groupMode, elementBytes: 2, chooser: options.chooser });
+      if (gradients && options.compression !== undefined)
+        return simulateCompressedRow(g, devices, {
+          ...request,
+          compression: options.compression.spec,
+          codecGBps: options.compression.codecGBps,
+        });
+      return simulateRow(g, devices, request);
+    };
+    return options.faults === undefined ? on(graph) : simulateWithFaults(options.faults, graph, devices, on);
   };
   const add = (
     group: GroupKind | 'ep',
