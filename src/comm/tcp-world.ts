@@ -7,6 +7,7 @@ import { PrefixStore } from '../store/store.js';
 import { TcpStoreClient } from '../store/tcp-store-client.js';
 import { TcpStoreServer } from '../store/tcp-store-server.js';
 import { selectInterfaces } from '../transport/tcp/interfaces.js';
+import { checksumDefault } from './call-defaults.js';
 import { Communicator } from './communicator.js';
 import { TcpBackend } from './tcp-backend.js';
 
@@ -63,11 +64,13 @@ export async function connectTcpWorld(
     timeoutMs: defaultTimeoutMs,
   });
   client.unref();
+  const paths = loopback ? [loopbackFor(job.masterAddr)] : listenAddresses();
   return TcpBackend.create(
     { rank, nranks: size, name: 'world' },
     {
       store: new PrefixStore('tsccl', client),
-      host: loopback ? loopbackFor(job.masterAddr) : listenAddress(),
+      host: paths[0],
+      paths,
       token: job.token,
       allowInsecureRemote: job.allowInsecure,
       timeoutMs: defaultTimeoutMs,
@@ -75,17 +78,21 @@ export async function connectTcpWorld(
       heartbeatTimeoutMs: paramInt('TSCCL_HEARTBEAT_TIMEOUT_MS', process.env, 1),
       resendRetries: paramInt('TSCCL_RESEND_RETRIES', process.env, 0),
       resendWindowBytes: paramInt('TSCCL_RESEND_WINDOW_BYTES', process.env, 0),
+      reconnectMs: paramInt('TSCCL_RECONNECT_MS', process.env, 0),
+      // What calls checksum by default (TSCCL_CHECKSUM), as the transport's failover watch needs to know.
+      ...(checksumDefault === undefined ? {} : { checksum: checksumDefault }),
       readMemory: (bytes) => arena.allocateOwned(Uint8Array, bytes, 1),
     },
   );
 }
 
 /**
- * The address peers dial this rank at when the store is not on loopback, so peers may be on
+ * The addresses peers dial this rank at when the store is not on loopback, so peers may be on
  * other hosts: loopback is never chosen unless TSCCL_SOCKET_IFNAME names it (peers elsewhere
- * would dial their own loopback and be refused).
+ * would dial their own loopback and be refused). One, unless TSCCL_SOCKET_IFNAME chooses several
+ * interfaces: then one per interface, each a network path of its own.
  */
-function listenAddress(): string {
+function listenAddresses(): string[] {
   const family = paramString('TSCCL_SOCKET_FAMILY') === 'AF_INET6' ? 'IPv6' : 'IPv4';
   const filter = process.env.TSCCL_SOCKET_IFNAME;
   const chosen = selectInterfaces(filter).filter(
@@ -97,5 +104,9 @@ function listenAddress(): string {
       { argument: 'TSCCL_SOCKET_IFNAME' },
     );
   }
-  return chosen[0].address;
+  // Several interfaces named on purpose are several paths: one address each, in the order found.
+  if (filter === undefined || filter === '') return [chosen[0].address];
+  const byInterface = new Map<string, string>();
+  for (const i of chosen) if (!byInterface.has(i.name)) byInterface.set(i.name, i.address);
+  return [...byInterface.values()];
 }

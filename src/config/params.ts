@@ -166,6 +166,12 @@ export const PARAMS: readonly Param[] = [
     check: intAtLeast(0),
   },
   {
+    name: 'TSCCL_RECONNECT_MS',
+    defaultValue: '10000',
+    doc: 'TCP: how long a connection that broke while both ranks live may take to be re-established, the transfer going on where it stopped (needs checksummed frames: on between machines); 0 = never (the peer is lost at once)',
+    check: intAtLeast(0),
+  },
+  {
     name: 'TSCCL_COMPRESSION',
     defaultValue: '',
     doc: 'Wire format of every float32/float16/bfloat16 sum or average collective of the job (allReduce, reduceScatter, reduce, allGather, broadcast) that does not set { compression }: fp16, bf16, fp8e4m3, fp8e5m2, int8, int4 or none',

@@ -20,7 +20,15 @@ export interface CommVerdict {
   /** Sends and receives that did not finish, by rank: who waits on which peer. */
   readonly pendingP2p: { rank: number; call: string; state: string }[];
   /** Frames each rank's link to a peer recovered (TCP resend), where any did. */
-  readonly recovered: { rank: number; peer: number; corrupted: number; recovered: number; resent: number }[];
+  readonly recovered: {
+    rank: number;
+    peer: number;
+    corrupted: number;
+    recovered: number;
+    resent: number;
+    reconnects: number;
+    failovers: number;
+  }[];
 }
 
 export function describeCall(r: OpRecord): string {
@@ -93,6 +101,9 @@ export function analyzeTraces(dumps: readonly RankDump[]): CommVerdict[] {
             corrupted: p.corrupted,
             recovered: p.recovered,
             resent: p.resent,
+            // Records written before reconnection was counted have no such field.
+            reconnects: p.reconnects ?? 0,
+            failovers: p.failovers ?? 0,
           })),
         )
         .sort((a, b) => a.rank - b.rank || a.peer - b.peer);
@@ -123,7 +134,7 @@ export function formatVerdicts(verdicts: readonly CommVerdict[]): string {
     for (const p of v.pendingP2p) lines.push(`  rank ${p.rank}: ${p.call} ${p.state}`);
     for (const r of v.recovered)
       lines.push(
-        `  rank ${r.rank}, link to rank ${r.peer}: ${r.corrupted} frames came corrupted, ${r.recovered} came again intact; sent ${r.resent} again`,
+        `  rank ${r.rank}, link to rank ${r.peer}: ${r.corrupted} frames came corrupted, ${r.recovered} came again intact; sent ${r.resent} again${r.reconnects > 0 ? `; ${r.reconnects} socket(s) broke and were re-established${r.failovers > 0 ? `, ${r.failovers} over another path` : ''}` : ''}`,
       );
     if (v.divergence === undefined && v.stuck === undefined && v.pendingP2p.length === 0)
       lines.push('  every recorded operation finished on every rank');

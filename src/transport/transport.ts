@@ -77,11 +77,15 @@ export interface RecoveryCounts {
   resent: number;
   /** Link frames (acknowledgements, requests) that failed their checksum, either way. */
   garbled: number;
+  /** Sockets to the peer that broke and were re-established, the transfer going on where it stopped. */
+  reconnects: number;
+  /** Of those, re-established over another network path than their own (TSCCL_SOCKET_IFNAME with several interfaces). */
+  failovers: number;
 }
 
 /** Counts of a link that recovered from nothing yet. */
 export function noRecoveries(): RecoveryCounts {
-  return { corrupted: 0, requested: 0, recovered: 0, resent: 0, garbled: 0 };
+  return { corrupted: 0, requested: 0, recovered: 0, resent: 0, garbled: 0, reconnects: 0, failovers: 0 };
 }
 
 export interface Transport {

@@ -4,19 +4,20 @@ import { type OutgoingFrame, setSendHookForTests } from '../../src/transport/tcp
  * Fault injection into TCP frames, for tests: TSCCL_TEST_FAULT=<flip|cut>@<rank>#<n> makes rank
  * <rank>'s n-th frame to another process (counted per transport) arrive with one bit flipped
  * (after its checksum was taken), or cuts that rank's connection halfway through the frame;
- * flipevery@<rank>#<n> flips a bit in every n-th frame, a steady bit-error rate.
+ * flipevery@<rank>#<n> flips a bit in every n-th frame, a steady bit-error rate; cutevery@<rank>#<n>
+ * cuts the connection in every n-th frame, a link that keeps breaking.
  * A fixture imports this module; it installs the hook in its process when the variable is set.
  * Frames are counted per connection mesh from the job's start, and init's warm-up meets over a
  * mesh of its own: tests that set this also set TSCCL_WARMUP_MS=0, so the fault hits their call.
  */
 export interface FrameFault {
-  readonly kind: 'flip' | 'cut' | 'flipevery';
+  readonly kind: 'flip' | 'cut' | 'flipevery' | 'cutevery';
   readonly rank: number;
   readonly frame: number;
 }
 
 export function parseFrameFault(spec: string | undefined): FrameFault | undefined {
-  const m = /^(flip|cut|flipevery)@(\d+)#(\d+)$/.exec(spec ?? '');
+  const m = /^(flip|cut|flipevery|cutevery)@(\d+)#(\d+)$/.exec(spec ?? '');
   return m === null ? undefined : { kind: m[1] as FrameFault['kind'], rank: Number(m[2]), frame: Number(m[3]) };
 }
 
@@ -31,16 +32,18 @@ export function injectFrameFault(fault: FrameFault | undefined): void {
     if (out.rank !== fault.rank) return false;
     const n = (sent.get(out.sender) ?? 0) + 1;
     sent.set(out.sender, n);
-    const hit = fault.kind === 'flipevery' ? n % fault.frame === 0 : n === fault.frame;
-    if (!hit || out.data.byteLength <= 1) return false;
+    const hit = fault.kind.endsWith('every') ? n % fault.frame === 0 : n === fault.frame;
+    if (!hit || out.data.byteLength <= 1 || out.socket.destroyed) return false;
     out.socket.write(out.header());
-    if (fault.kind !== 'cut') {
+    if (!fault.kind.startsWith('cut')) {
       const corrupt = Uint8Array.from(out.data);
       corrupt[0] ^= 1;
       out.socket.write(corrupt, () => out.delivered());
     } else {
-      // The first half as sent: a cut loses the rest, it does not change what arrived.
+      // The first half as sent: a cut loses the rest, it does not change what arrived. The send
+      // path keeps a copy of the frame, so the caller's memory is free at once.
       out.socket.write(out.data.subarray(0, out.data.byteLength >> 1), () => out.socket.destroy());
+      out.delivered();
     }
     return true;
   });

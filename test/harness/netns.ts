@@ -25,6 +25,28 @@ export function netnsUnavailable(): string | undefined {
   }
 }
 
+/** Shapes what `dev` in namespace `ns` sends to `rate` (tc tbf). */
+function shapeLink(ns: string, dev: string, rate: string): void {
+  execFileSync('ip', [
+    'netns',
+    'exec',
+    ns,
+    'tc',
+    'qdisc',
+    'add',
+    'dev',
+    dev,
+    'root',
+    'tbf',
+    'rate',
+    rate,
+    'burst',
+    '256kb',
+    'latency',
+    '100ms',
+  ]);
+}
+
 /**
  * Waits until a link reports carrier. A veth comes up a few hundred ms after both ends are set
  * up, and until then the kernel (and so Node's os.networkInterfaces) does not list it as running:
@@ -41,11 +63,18 @@ function waitForCarrier(ns: string, dev: string): void {
   }
 }
 
-/** Two namespaces, one veth link; `rateLimit` (e.g. '200mbit') shapes both directions with tc tbf. */
-export function createNetnsPair(tag: string, rateLimit?: string): NetnsPair {
+/**
+ * Two namespaces joined by `paths` veth links (one by default); `rateLimit` (e.g. '200mbit')
+ * shapes both directions of each with tc tbf. Link p has veths tv<tag><a|c|e..> and
+ * tv<tag><b|d|f..> and the subnet 198.18.(7 + p).0/24; `addresses` are those of link 0.
+ */
+export function createNetnsPair(tag: string, rateLimit?: string, paths = 1): NetnsPair {
   const names: [string, string] = [`tsccl-${tag}-a`, `tsccl-${tag}-b`];
   const addresses: [string, string] = ['198.18.7.1', '198.18.7.2'];
-  const veths = [`tv${tag}a`, `tv${tag}b`];
+  const links = Array.from({ length: paths }, (_, p) => ({
+    veths: [`tv${tag}${String.fromCharCode(97 + 2 * p)}`, `tv${tag}${String.fromCharCode(98 + 2 * p)}`],
+    addresses: [`198.18.${7 + p}.1`, `198.18.${7 + p}.2`],
+  }));
   for (const n of names) {
     try {
       ip('netns', 'del', n);
@@ -54,34 +83,20 @@ export function createNetnsPair(tag: string, rateLimit?: string): NetnsPair {
     }
   }
   for (const n of names) ip('netns', 'add', n);
-  ip('link', 'add', veths[0], 'netns', names[0], 'type', 'veth', 'peer', 'name', veths[1], 'netns', names[1]);
-  names.forEach((n, i) => {
-    ip('-n', n, 'link', 'set', 'lo', 'up');
-    ip('-n', n, 'addr', 'add', `${addresses[i]}/24`, 'dev', veths[i]);
-    ip('-n', n, 'link', 'set', veths[i], 'up');
-    if (rateLimit !== undefined)
-      execFileSync('ip', [
-        'netns',
-        'exec',
-        n,
-        'tc',
-        'qdisc',
-        'add',
-        'dev',
-        veths[i],
-        'root',
-        'tbf',
-        'rate',
-        rateLimit,
-        'burst',
-        '256kb',
-        'latency',
-        '100ms',
-      ]);
-  });
-  names.forEach((n, i) => {
-    waitForCarrier(n, veths[i]);
-  });
+  for (const n of names) ip('-n', n, 'link', 'set', 'lo', 'up');
+  for (const link of links) {
+    const { veths } = link;
+    ip('link', 'add', veths[0], 'netns', names[0], 'type', 'veth', 'peer', 'name', veths[1], 'netns', names[1]);
+    names.forEach((n, i) => {
+      ip('-n', n, 'addr', 'add', `${link.addresses[i]}/24`, 'dev', veths[i]);
+      ip('-n', n, 'link', 'set', veths[i], 'up');
+      if (rateLimit !== undefined) shapeLink(n, veths[i], rateLimit);
+    });
+  }
+  for (const link of links)
+    names.forEach((n, i) => {
+      waitForCarrier(n, link.veths[i]);
+    });
   return {
     names,
     addresses,
@@ -123,25 +138,7 @@ export function createNetnsStar(tag: string, count: number, rateLimit?: string):
   ip('-n', bridgeNs, 'link', 'add', 'br0', 'type', 'bridge');
   ip('-n', bridgeNs, 'link', 'set', 'br0', 'up');
   const shape = (ns: string, dev: string) => {
-    if (rateLimit !== undefined)
-      execFileSync('ip', [
-        'netns',
-        'exec',
-        ns,
-        'tc',
-        'qdisc',
-        'add',
-        'dev',
-        dev,
-        'root',
-        'tbf',
-        'rate',
-        rateLimit,
-        'burst',
-        '256kb',
-        'latency',
-        '100ms',
-      ]);
+    if (rateLimit !== undefined) shapeLink(ns, dev, rateLimit);
   };
   names.forEach((n, i) => {
     ip('netns', 'add', n);

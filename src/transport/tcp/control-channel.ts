@@ -24,6 +24,19 @@ export const CONTROL_OPCODES = {
 const FAILURE_PAYLOAD_BYTES = 8;
 const FAILURE = { origin: 0, ended: 4 } as const;
 
+/** A heartbeat frame of a communicator: what a frame that mattered only when sent is carried again as after a reconnection. */
+export function heartbeatFrame(commId: number): Buffer {
+  return encodeHeader({
+    flags: 0,
+    channel: CONTROL_CHANNEL,
+    commId,
+    seq: 0,
+    opcode: CONTROL_OPCODES.HEARTBEAT,
+    length: 0,
+    checksum: 0,
+  });
+}
+
 /** The first peer found to have failed: whose failure, its code and the collective it was in. */
 export interface PeerFailed {
   readonly rank: number;
@@ -87,23 +100,29 @@ export class ControlChannel {
   }
 
   private toAll(opcode: number, seq: number, payload = Buffer.alloc(0)): void {
+    // Heartbeats only matter when sent, so does progress; a failure must reach the peer even across a reconnection.
+    const stale = opcode === CONTROL_OPCODES.HEARTBEAT || opcode === CONTROL_OPCODES.ENTERED;
     for (const link of this.links) {
-      const socket = link.lanes[0];
-      if (socket === undefined || link.error !== undefined || socket.destroyed) continue;
-      link.writeFrame(0, [
-        Buffer.concat([
-          encodeHeader({
-            flags: 0,
-            channel: CONTROL_CHANNEL,
-            commId: this.commId,
-            seq,
-            opcode,
-            length: payload.byteLength,
-            checksum: 0,
-          }),
-          payload,
-        ]),
+      if (link.lanes.length === 0 || link.error !== undefined) continue;
+      const frame = Buffer.concat([
+        encodeHeader({
+          flags: 0,
+          channel: CONTROL_CHANNEL,
+          commId: this.commId,
+          seq,
+          opcode,
+          length: payload.byteLength,
+          checksum: 0,
+        }),
+        payload,
       ]);
+      // A heartbeat goes on every socket, so a reader can tell a socket whose path failed (reconnect.ts).
+      const lanes = opcode === CONTROL_OPCODES.HEARTBEAT ? link.lanes.length : 1;
+      for (let lane = 0; lane < lanes; lane++) {
+        // A socket being re-established carries what must arrive once it is back (it is kept).
+        if (link.lanes[lane].destroyed && (stale || !link.reconnects)) continue;
+        link.writeControl([frame], stale, lane);
+      }
     }
   }
 

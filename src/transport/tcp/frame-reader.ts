@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { ErrorCode, TscclError, internalError } from '../../errors.js';
 import { crc32 } from '../../kernels/crc32.js';
-import { FrameParser, frameError } from './frame.js';
+import { type BreakPoint, FrameParser, frameError } from './frame.js';
 import type { FrameHolds, HeldReader } from './hold.js';
 import type { Connection, PeerLink } from './peer-link.js';
 import type { ReceiveDispatch } from './receive-dispatch.js';
@@ -19,6 +19,11 @@ export interface FrameReaderParts {
   readonly maxPayloadBytes: number;
   /** Whether the transport is closing: sockets closing then are no loss. */
   readonly closing: () => boolean;
+  /**
+   * A socket of a link broke (closed without a goodbye): true if it is being re-established
+   * (reconnect.ts), false if the link is lost. `at`: where the stream of a socket this rank reads broke.
+   */
+  readonly broke: (link: PeerLink, lane: number, at: BreakPoint | undefined) => boolean;
 }
 
 /**
@@ -35,14 +40,16 @@ export class FrameReader {
     this.parts = parts;
   }
 
-  /** Reads a peer's frames from one of the sockets this rank dialed. */
-  listen(link: PeerLink, connection: Connection, lane: number): void {
+  /** Reads a peer's frames from one of the sockets this rank dialed (`resume`: one that replaces a broken socket). */
+  listen(link: PeerLink, connection: Connection, lane: number, resume?: BreakPoint): void {
     const { socket, intake } = connection;
     const { dispatch, resend, holds, buffers } = this.parts;
-    const parser = new FrameParser(this.parts.maxPayloadBytes, crc32, resend.checks(link, lane));
+    const parser = new FrameParser(this.parts.maxPayloadBytes, crc32, resend.checks(link, lane), resume);
     const reader: HeldReader = {
       take: (bytes: Uint8Array, patient = true) => {
-        link.lastHeard = performance.now();
+        // A held frame's socket that broke meanwhile: what it held comes again on the new one.
+        if (link.inbound[lane] !== connection) return;
+        link.lastHeard = link.laneHeard[lane] = performance.now();
         let used: number;
         try {
           used = parser.push(bytes, (header) => dispatch.open(link, header, lane, patient));
@@ -68,15 +75,15 @@ export class FrameReader {
       return frame.sink.place?.(frame.left) ?? buffers.read.subarray(0, Math.min(frame.left, buffers.read.byteLength));
     };
     intake.attach(reader.take);
-    this.watch(link, socket);
+    this.watch(link, socket, lane, () => (link.inbound[lane] === connection ? parser.breakPoint : undefined));
   }
 
   /** A socket this rank only writes on: the peer never sends on it, so bytes there are an error. */
-  listenOutbound(link: PeerLink, { socket, intake }: Connection): void {
+  listenOutbound(link: PeerLink, { socket, intake }: Connection, lane: number): void {
     intake.attach(() =>
       this.fail(link, socket, frameError(`rank ${link.peer} sent data on a socket it should only read`)),
     );
-    this.watch(link, socket);
+    this.watch(link, socket, lane, undefined);
   }
 
   private fail(link: PeerLink, socket: Socket, err: unknown): void {
@@ -92,7 +99,13 @@ export class FrameReader {
     socket.destroy();
   }
 
-  private watch(link: PeerLink, socket: Socket): void {
+  /** `breakPoint`: for a socket this rank reads, where its stream stands (undefined once it was replaced). */
+  private watch(
+    link: PeerLink,
+    socket: Socket,
+    lane: number,
+    breakPoint: (() => BreakPoint | undefined) | undefined,
+  ): void {
     const { rank } = this.parts;
     socket.on('error', () => {});
     socket.resume(); // the handshake left it paused
@@ -100,6 +113,10 @@ export class FrameReader {
     socket.unref();
     socket.on('close', () => {
       if (this.parts.closing()) return;
+      // A socket already replaced by a reconnection is no news.
+      const current = breakPoint === undefined ? link.lanes[lane] === socket : link.inbound[lane]?.socket === socket;
+      if (!current) return;
+      if (!link.saidGoodbye && link.error === undefined && this.parts.broke(link, lane, breakPoint?.())) return;
       // A peer that destroyed its communicator ends each of its sockets after its last frame, and
       // the sockets' bytes do not keep step: while another one still reads, that socket may carry
       // parts of a message this rank waits for.

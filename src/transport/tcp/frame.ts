@@ -103,6 +103,18 @@ export interface FrameSink {
   restart?(): void;
 }
 
+/** A frame whose payload had begun to stream into its sink. */
+export interface OpenFrame {
+  readonly header: FrameHeader;
+  readonly sink: FrameSink;
+}
+
+/** Where a socket's stream broke: the first frame a new socket must carry, and the frame begun if any. */
+export interface BreakPoint {
+  readonly from: number;
+  readonly open: OpenFrame | undefined;
+}
+
 /** What a reader does with each frame's checksum outcome. */
 export interface FrameChecks {
   /** Frame `number`'s payload failed its CRC: true if it will come again into `sink` (kept unended), false to fail the stream. */
@@ -142,10 +154,35 @@ export class FrameParser {
   /** Frames whose header was read: the number of the current (or last) frame. */
   private frames = 0;
 
-  constructor(maxPayloadBytes: number, crc32?: Crc32, checks?: FrameChecks) {
+  /** The frame a reconnected socket carries first, whose payload had begun on the socket it replaces. */
+  private resumed: OpenFrame | undefined;
+
+  /**
+   * `resume`: this parser reads a socket that replaces a broken one, whose frames it goes on
+   * numbering from `from` (the broken parser's breakPoint); the first frame's payload goes to the
+   * sink it had begun to fill, which was restarted.
+   */
+  constructor(maxPayloadBytes: number, crc32?: Crc32, checks?: FrameChecks, resume?: BreakPoint) {
     this.maxPayloadBytes = maxPayloadBytes;
     this.crc32 = crc32;
     this.checks = checks;
+    if (resume !== undefined) {
+      this.frames = resume.from - 1;
+      this.resumed = resume.open;
+    }
+  }
+
+  /**
+   * Where the stream stands if its socket breaks now: the number of the first frame a new socket
+   * must carry (the one begun, or the next), and the begun frame's sink, if its payload had begun
+   * to stream into one.
+   */
+  get breakPoint(): BreakPoint {
+    if (this.header === undefined) return { from: this.frames + 1, open: undefined };
+    return {
+      from: this.frames,
+      open: this.sink === undefined ? undefined : { header: this.header, sink: this.sink },
+    };
   }
 
   /** The sink the next payload bytes stream into, and how many bytes of its frame are still to come. */
@@ -190,6 +227,7 @@ export class FrameParser {
         this.headerFill = 0;
         this.remaining = this.header.length;
         this.crc = 0;
+        if (this.resumed !== undefined) this.sink = this.takeResumed(this.header);
       }
       if (this.sink === undefined) {
         this.sink = open(this.header);
@@ -221,5 +259,24 @@ export class FrameParser {
       this.checks?.intact(this.frames, header);
       sink.end();
     }
+  }
+
+  /** The begun frame's sink, for the same frame carried again first on a reconnected socket. */
+  private takeResumed(header: FrameHeader): FrameSink {
+    const open = this.resumed!;
+    this.resumed = undefined;
+    const was = open.header;
+    if (
+      header.length !== was.length ||
+      header.channel !== was.channel ||
+      header.seq !== was.seq ||
+      header.opcode !== was.opcode ||
+      header.flags !== was.flags ||
+      header.checksum !== was.checksum
+    )
+      throw frameError(
+        `the reconnected socket's first frame (channel ${header.channel}, seq ${header.seq}, ${header.length} bytes) is not the one it broke in (channel ${was.channel}, seq ${was.seq}, ${was.length} bytes)`,
+      );
+    return open.sink;
   }
 }

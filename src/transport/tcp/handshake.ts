@@ -12,23 +12,27 @@ import { type Intake, intakeOf, readExactly } from './intake.js';
  *     5  u8       1 if the job has a token (the dialer must prove it), else 0
  *     6  16 bytes nonce, fresh per socket
  *
- *   hello (dialing -> accepting), 48 bytes, integers little-endian:
+ *   hello (dialing -> accepting), 56 bytes, integers little-endian:
  *     0  32 bytes HMAC of the nonce under the job token (proveToken), or NO_TOKEN_MAC
  *    32  u32      dialer's rank
  *    36  u32      communicator id (commIdOf its name)
  *    40  u32      lane: which of the pair's sockets this is
  *    44  u32      sockets per peer the dialer uses (TSCCL_NSOCKS_PERPEER)
+ *    48  u32      resume from, low 32 bits: 0 for a new socket; else it replaces the lane's broken
+ *    52  u32      resume from, high bits    socket, and the first frame it carries is this number
  *
- *   answer (accepting -> dialing), 1 byte: 1, accepted. A refused socket is closed instead.
+ *   answer (accepting -> dialing), 1 byte: 1, accepted; 2, the lane cannot go on from that frame
+ *   (the accepting side no longer holds it). A socket refused for any other reason is closed.
  */
 const MAGIC = 'TSCH';
-const VERSION = 1;
+const VERSION = 2;
 const GREETING_BYTES = 22;
 const GREETING = { magic: 0, version: 4, tokenRequired: 5, nonce: 6 } as const;
-const HELLO_BYTES = 48;
-const HELLO = { mac: 0, rank: 32, commId: 36, lane: 40, lanes: 44 } as const;
+const HELLO_BYTES = 56;
+const HELLO = { mac: 0, rank: 32, commId: 36, lane: 40, lanes: 44, resumeLow: 48, resumeHigh: 52 } as const;
 const MAC_BYTES = 32;
-const ACCEPTED = 1;
+export const HELLO_ANSWERS = { ACCEPTED: 1, CANNOT_RESUME: 2 } as const;
+const ACCEPTED = HELLO_ANSWERS.ACCEPTED;
 /** What the token's HMAC is bound to, so a proof for another tsccl service is worthless here. */
 const PURPOSE = 'tsccl-transport';
 
@@ -51,6 +55,8 @@ export interface Hello {
   readonly peer: number;
   readonly lane: number;
   readonly intake: Intake;
+  /** 0 for a new socket; else the number of the first frame this socket, replacing a broken one, carries. */
+  readonly resumeFrom: number;
 }
 
 /**
@@ -82,7 +88,12 @@ export async function checkHello(socket: Socket, options: HandshakeOptions): Pro
     throw new Error(
       `it uses ${lanes} sockets per peer and this rank ${options.lanes}: set the same TSCCL_NSOCKS_PERPEER on every rank`,
     );
-  return { peer: hello.readUInt32LE(HELLO.rank), lane: hello.readUInt32LE(HELLO.lane), intake };
+  return {
+    peer: hello.readUInt32LE(HELLO.rank),
+    lane: hello.readUInt32LE(HELLO.lane),
+    intake,
+    resumeFrom: hello.readUInt32LE(HELLO.resumeLow) + hello.readUInt32LE(HELLO.resumeHigh) * 2 ** 32,
+  };
 }
 
 /** Tells the dialer its socket is in. */
@@ -90,14 +101,20 @@ export function acceptHello(socket: Socket): void {
   socket.write(Buffer.of(ACCEPTED));
 }
 
+/** Tells a reconnecting dialer its lane cannot go on from the frame it asked for, and closes. */
+export function refuseResume(socket: Socket): void {
+  socket.end(Buffer.of(HELLO_ANSWERS.CANNOT_RESUME));
+}
+
 /** The dialing side, on a connected socket: reads the greeting, proves the token, waits to be accepted. */
 export async function sayHello(
   socket: Socket,
   intake: Intake,
-  to: { peer: number; lane: number; where: string },
+  to: { peer: number; lane: number; where: string; resumeFrom?: number },
   options: HandshakeOptions,
 ): Promise<void> {
   const { peer, lane, where } = to;
+  const resumeFrom = to.resumeFrom ?? 0;
   const greeting = await readExactly(socket, intake, GREETING_BYTES, options.timeoutMs);
   if (greeting.toString('latin1', GREETING.magic, GREETING.magic + MAGIC.length) !== MAGIC)
     throw new TscclError(ErrorCode.PEER_LOST, `${where} is not a tsccl rank`, { peer });
@@ -114,8 +131,16 @@ export async function sayHello(
   hello.writeUInt32LE(options.commId, HELLO.commId);
   hello.writeUInt32LE(lane, HELLO.lane);
   hello.writeUInt32LE(options.lanes, HELLO.lanes);
+  hello.writeUInt32LE(resumeFrom % 2 ** 32, HELLO.resumeLow);
+  hello.writeUInt32LE(Math.floor(resumeFrom / 2 ** 32), HELLO.resumeHigh);
   socket.write(hello);
   const answer = await readExactly(socket, intake, 1, options.timeoutMs).catch(() => Buffer.of(0));
+  if (answer[0] === HELLO_ANSWERS.CANNOT_RESUME)
+    throw new TscclError(
+      ErrorCode.PEER_LOST,
+      `Rank ${options.rank} lost its connection to rank ${peer}, and rank ${peer} cannot go on with socket ${lane} from frame ${resumeFrom}: it no longer holds the frames from there (a frame without a checksum is never kept)`,
+      { rank: options.rank, peer },
+    );
   if (answer[0] !== ACCEPTED)
     throw new TscclError(
       ErrorCode.INVALID_ARGUMENT,

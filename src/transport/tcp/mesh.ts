@@ -1,9 +1,9 @@
-import { type Server, connect, createServer } from 'node:net';
+import { type Server, type Socket, connect, createServer } from 'node:net';
 import { ErrorCode, TscclError, rankList } from '../../errors.js';
 import { log } from '../../log.js';
 import type { Store } from '../../store/store.js';
 import { hostKey } from '../../topology/host-key.js';
-import { type HandshakeOptions, acceptHello, checkHello, sayHello } from './handshake.js';
+import { type HandshakeOptions, acceptHello, checkHello, refuseResume, sayHello } from './handshake.js';
 import { Intake, readInto } from './intake.js';
 import type { Connection } from './peer-link.js';
 
@@ -12,13 +12,30 @@ export interface MeshOptions extends HandshakeOptions {
   /** Rendezvous: each rank publishes its address here and reads its peers'. */
   readonly store: Store;
   readonly commName: string;
-  /** Address to listen on. */
-  readonly host: string;
+  /**
+   * Addresses to listen on, one per network path (interface); lane i of every peer pair runs over
+   * path i modulo their count, from this rank's address of that path.
+   */
+  readonly paths: readonly string[];
   /** The memory every dialed socket reads into (see Intake). */
   readonly readBuffer: Uint8Array;
   /** Gives up building the mesh, closing whatever it holds. */
   readonly signal?: AbortSignal;
 }
+
+/** Where a rank listens on one path. */
+export interface PathAddress {
+  readonly host: string;
+  readonly port: number;
+}
+
+/** What a rank does with a peer's hello that replaces a broken socket (reconnect.ts). */
+export type ResumeHandler = (
+  peer: number,
+  lane: number,
+  connection: Connection,
+  resumeFrom: number,
+) => { readonly accept: () => void } | { readonly refuse: string } | { readonly drop: string };
 
 /** Every connection of one rank, by peer and lane. */
 export interface Mesh {
@@ -28,26 +45,49 @@ export interface Mesh {
   readonly inbound: Map<number, Connection[]>;
   /** Each rank's host key (topology/host-key.ts), by rank. */
   readonly hostKeys: string[];
+  /** Where each peer listens, one address per path, by rank: where a broken socket is dialed again. */
+  readonly addresses: Map<number, readonly PathAddress[]>;
+  /**
+   * Once the mesh is up, the listener stays open for one purpose: a peer's hello that replaces a
+   * broken socket goes to this handler (until one is set, it is refused). New sockets are refused.
+   */
+  resumeWith(handler: ResumeHandler): void;
+  /** Stops listening. */
+  close(): void;
 }
 
 /**
- * Builds the full mesh: listens, publishes this rank's address in the store, dials every peer on
- * every lane and accepts every peer's lanes. The listener closes once every expected peer is in,
- * so nobody else can join. On failure no socket stays open.
+ * Builds the full mesh: listens on every path, publishes this rank's addresses in the store,
+ * dials every peer on every lane (lane i over path i modulo the paths) and accepts every peer's
+ * lanes. Once every expected peer is in, new sockets are refused; the listeners stay open only
+ * for sockets that replace broken ones (reconnect.ts). On failure no socket stays open.
  */
 export async function buildMesh(options: MeshOptions): Promise<Mesh> {
-  const { rank, nranks, store, commName, host } = options;
+  const { rank, nranks, store, commName, paths } = options;
   const outbound = new Map<number, Connection[]>();
   const inbound = new Map<number, Connection[]>();
-  const server = createServer();
-  const accepted = acceptPeers(server, options, outbound);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, host, () => resolve());
-  });
-  const port = (server.address() as { port: number }).port;
+  const addresses = new Map<number, readonly PathAddress[]>();
+  const servers = paths.map(() => createServer());
+  const closeAll = () => {
+    for (const server of servers) server.close();
+  };
+  const resume: { handler?: ResumeHandler } = {};
+  const accepted = acceptPeers(servers, options, outbound, resume);
+  const mine: PathAddress[] = [];
+  try {
+    for (const [i, server] of servers.entries()) {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, paths[i], () => resolve());
+      });
+      mine.push({ host: paths[i], port: (server.address() as { port: number }).port });
+    }
+  } catch (err) {
+    closeAll();
+    throw err;
+  }
   const myKey = hostKey();
-  await store.set(`tcp/${commName}/${rank}`, Buffer.from(JSON.stringify({ host, port, hostKey: myKey })), {
+  await store.set(`tcp/${commName}/${rank}`, Buffer.from(JSON.stringify({ paths: mine, hostKey: myKey })), {
     timeoutMs: options.timeoutMs,
     signal: options.signal,
   });
@@ -68,11 +108,20 @@ export async function buildMesh(options: MeshOptions): Promise<Mesh> {
             Buffer.from(
               await store.get(`tcp/${commName}/${peer}`, { timeoutMs: options.timeoutMs, signal: options.signal }),
             ).toString(),
-          ) as { host: string; port: number; hostKey: string };
+          ) as { paths: PathAddress[]; hostKey: string };
+          if (where.paths.length !== paths.length)
+            throw new TscclError(
+              ErrorCode.INVALID_ARGUMENT,
+              `Rank ${rank} has ${paths.length} network path(s) and rank ${peer} ${where.paths.length}: TSCCL_SOCKET_IFNAME must choose as many interfaces on every host`,
+              { rank, peer, argument: 'TSCCL_SOCKET_IFNAME' },
+            );
+          addresses.set(peer, where.paths);
           inbound.set(
             peer,
             await Promise.all(
-              Array.from({ length: options.lanes }, (_, lane) => dialPeer(where, { peer, lane }, options)),
+              Array.from({ length: options.lanes }, (_, lane) =>
+                dialPeer(where.paths[lane % paths.length], { peer, lane, from: pathFrom(paths, lane) }, options),
+              ),
             ),
           );
           if (failed) dropAll(); // a dial that completed after the rendezvous had already failed
@@ -83,15 +132,38 @@ export async function buildMesh(options: MeshOptions): Promise<Mesh> {
   } catch (err) {
     failed = true;
     dropAll();
+    closeAll();
     throw err;
-  } finally {
-    server.close();
   }
-  return { outbound, inbound, hostKeys };
+  // Listening on must not keep the process alive.
+  for (const server of servers) server.unref();
+  return {
+    outbound,
+    inbound,
+    hostKeys,
+    addresses,
+    resumeWith: (handler) => {
+      resume.handler = handler;
+    },
+    close: closeAll,
+  };
 }
 
-/** Accepts the connections of every peer, lane by lane; anything else is refused and logged. */
-function acceptPeers(server: Server, options: MeshOptions, sockets: Map<number, Connection[]>): Promise<void> {
+/** The local address lane `lane` leaves from: its path's, where there are several (one path: the kernel's choice). */
+export function pathFrom(paths: readonly string[], lane: number): string | undefined {
+  return paths.length > 1 ? paths[lane % paths.length] : undefined;
+}
+
+/**
+ * Accepts the connections of every peer, lane by lane, then only hellos that replace a broken
+ * socket (handed to `resume.handler`); anything else is refused and logged.
+ */
+function acceptPeers(
+  servers: readonly Server[],
+  options: MeshOptions,
+  sockets: Map<number, Connection[]>,
+  resume: { handler?: ResumeHandler },
+): Promise<void> {
   const { rank, nranks, lanes } = options;
   const expected = nranks - 1;
   const complete = (r: number) => (sockets.get(r)?.filter(Boolean).length ?? 0) === lanes;
@@ -122,7 +194,7 @@ function acceptPeers(server: Server, options: MeshOptions, sockets: Map<number, 
       },
       { once: true },
     );
-    server.on('connection', (socket) => {
+    const onConnection = (socket: Socket) => {
       socket.setNoDelay(true);
       socket.on('error', () => {});
       const refuse = (why: string) => {
@@ -130,9 +202,22 @@ function acceptPeers(server: Server, options: MeshOptions, sockets: Map<number, 
         socket.destroy();
       };
       checkHello(socket, options).then(
-        ({ peer, lane, intake }) => {
-          if (peer === rank || peer >= nranks || lane >= lanes || sockets.get(peer)?.[lane] !== undefined)
-            return refuse(`unexpected rank ${peer} socket ${lane}`);
+        ({ peer, lane, intake, resumeFrom }) => {
+          if (peer === rank || peer >= nranks || lane >= lanes) return refuse(`unexpected rank ${peer} socket ${lane}`);
+          if (resumeFrom > 0) {
+            const decision = resume.handler?.(peer, lane, { socket, intake }, resumeFrom) ?? {
+              drop: 'the connections are still being built',
+            };
+            if ('accept' in decision) {
+              acceptHello(socket);
+              decision.accept();
+            } else if ('refuse' in decision) {
+              log('WARN', () => `rank ${rank} cannot resume socket ${lane} from rank ${peer}: ${decision.refuse}`);
+              refuseResume(socket);
+            } else refuse(`rank ${peer} asked to resume socket ${lane}, but ${decision.drop}`);
+            return;
+          }
+          if (sockets.get(peer)?.[lane] !== undefined) return refuse(`unexpected rank ${peer} socket ${lane}`);
           acceptHello(socket);
           let peerLanes = sockets.get(peer);
           if (peerLanes === undefined) sockets.set(peer, (peerLanes = new Array<Connection>(lanes)));
@@ -144,33 +229,50 @@ function acceptPeers(server: Server, options: MeshOptions, sockets: Map<number, 
         },
         (err: Error) => refuse(err.message),
       );
-    });
+    };
+    for (const server of servers) server.on('connection', onConnection);
   });
 }
 
-/** Dials one lane to a peer and says hello; the socket reads into the mesh's read buffer. */
-async function dialPeer(
+/** Dials one lane to a peer and says hello (`resumeFrom`: to replace a broken socket); the socket reads into `readBuffer`. */
+export async function dialPeer(
   where: { host: string; port: number },
-  to: { peer: number; lane: number },
-  options: MeshOptions,
+  to: { peer: number; lane: number; resumeFrom?: number; signal?: AbortSignal; from?: string | undefined },
+  options: HandshakeOptions & { readonly readBuffer: Uint8Array },
 ): Promise<Connection> {
   const { host, port } = where;
   const { rank } = options;
   const intake = new Intake();
-  const socket = connect({ host, port, ...readInto(options.readBuffer, intake) });
+  const socket = connect({
+    host,
+    port,
+    ...(to.from === undefined ? {} : { localAddress: to.from }),
+    ...readInto(options.readBuffer, intake),
+  });
   socket.setNoDelay(true);
+  // A dial of a broken socket gives up at its own deadline (a host that does not answer at all).
+  const giveUp = () =>
+    socket.destroy(Object.assign(new Error("no answer within the attempt's time"), { code: 'ETIMEDOUT' }));
+  to.signal?.addEventListener('abort', giveUp, { once: true });
   await new Promise<void>((resolve, reject) => {
     socket.once('connect', resolve);
-    socket.once('error', (err) =>
+    socket.once('error', (err: NodeJS.ErrnoException) =>
       reject(
         new TscclError(
           ErrorCode.PEER_LOST,
           `Rank ${rank} cannot connect to rank ${to.peer} at ${host}:${port}: ${err.message}`,
-          { rank, peer: to.peer },
+          { rank, peer: to.peer, ...(err.code === undefined ? {} : { errno: err.code }) },
         ),
       ),
     );
   });
-  await sayHello(socket, intake, { ...to, where: `${host}:${port}` }, options);
+  try {
+    await sayHello(socket, intake, { ...to, where: `${host}:${port}` }, options);
+  } catch (err) {
+    socket.destroy();
+    throw err;
+  } finally {
+    to.signal?.removeEventListener('abort', giveUp);
+  }
   return { socket, intake };
 }

@@ -2,11 +2,13 @@ import type { Socket } from 'node:net';
 import type { ErrorCodeValue, TscclError } from '../../errors.js';
 import { log } from '../../log.js';
 import type { Consume, MessageTag } from '../transport.js';
-import type { Frame, FrameHeader } from './frame.js';
+import { type Frame, type FrameHeader, HEADER_BYTES } from './frame.js';
 import type { Intake } from './intake.js';
 import { type RecoveryCounts, noRecoveries } from '../transport.js';
 import { LaneArrivals } from './lane-arrivals.js';
 import { RetainedFrames } from './retained-frames.js';
+
+const EMPTY = new Uint8Array(0);
 
 /** A socket and where its bytes go. */
 export interface Connection {
@@ -73,10 +75,10 @@ export interface PeerFailure {
  */
 export class PeerLink {
   readonly peer: number;
-  /** The sockets this rank writes to the peer on (none to oneself); socket 0 carries every unstriped frame. */
-  readonly lanes: readonly Socket[];
+  /** The sockets this rank writes to the peer on (none to oneself); socket 0 carries every unstriped frame. A reconnected socket takes its lane's place. */
+  readonly lanes: Socket[];
   /** The sockets this rank reads the peer's frames from, lane by lane. */
-  readonly inbound: readonly Connection[];
+  readonly inbound: Connection[];
   /** The peer runs on this rank's machine (same kernel boot), whatever its network namespace. */
   readonly sameMachine: boolean;
   state: LinkState = LinkState.Open;
@@ -88,6 +90,8 @@ export class PeerLink {
   lastSeq = 0;
   /** When any byte last arrived from the peer (performance.now()). */
   lastHeard = performance.now();
+  /** When any byte last arrived on each socket from the peer. */
+  readonly laneHeard: number[];
   /** Send tickets handed out, and the highest one whose bytes the sockets have taken (all before it too). */
   posted = 0;
   written = 0;
@@ -114,6 +118,16 @@ export class PeerLink {
   /** An acknowledgement to the peer is due (written after the read that made it due). */
   acksDue = false;
   readonly recovery: RecoveryCounts = noRecoveries();
+  /**
+   * Broken sockets may be re-established (reconnect.ts): control and link frames are kept too
+   * (those that only matter at once as a stand-in), so a new socket can carry every frame from
+   * where the old one broke, numbered alike; a write that failed waits to be made again there.
+   */
+  readonly reconnects: boolean;
+  /** A heartbeat's header: what a stale frame is carried again as. */
+  private readonly standIn: Uint8Array | undefined;
+  /** Per socket, the callbacks of writes that failed with it, by frame number: called once written again. */
+  readonly unwritten: Map<number, (err?: Error | null) => void>[];
 
   constructor(
     peer: number,
@@ -122,14 +136,20 @@ export class PeerLink {
       inbound: readonly Connection[];
       sameMachine: boolean;
       resendWindowBytes: number;
+      /** Set where broken sockets may be re-established: a heartbeat frame's header. */
+      standIn?: Uint8Array;
     },
   ) {
     this.peer = peer;
-    this.lanes = where.lanes;
-    this.inbound = where.inbound;
+    this.lanes = [...where.lanes];
+    this.inbound = [...where.inbound];
     this.sameMachine = where.sameMachine;
     this.retained = new RetainedFrames(peer, where.lanes.length, where.resendWindowBytes);
     this.arrivals = where.inbound.map(() => new LaneArrivals());
+    this.laneHeard = where.inbound.map(() => performance.now());
+    this.standIn = where.standIn;
+    this.reconnects = where.standIn !== undefined;
+    this.unwritten = where.lanes.map(() => new Map());
   }
 
   /** The peer said goodbye: it closed on purpose. */
@@ -153,14 +173,46 @@ export class PeerLink {
   writeFrame(lane: number, pieces: readonly Uint8Array[], written?: (err?: Error | null) => void): number {
     const socket = this.lanes[lane];
     const number = this.retained.next(lane);
+    const done = written !== undefined && this.reconnects ? this.rewritable(lane, number, written) : written;
     if (pieces.length === 1) {
-      socket.write(pieces[0], written);
+      socket.write(pieces[0], done);
       return number;
     }
     socket.cork();
-    for (let i = 0; i < pieces.length; i++) socket.write(pieces[i], i === pieces.length - 1 ? written : undefined);
+    for (let i = 0; i < pieces.length; i++) socket.write(pieces[i], i === pieces.length - 1 ? done : undefined);
     socket.uncork();
     return number;
+  }
+
+  /**
+   * Writes a control or link frame (whole, header and payload) on socket `lane`. Where sockets may be
+   * re-established it is kept: as itself, or (`stale`: it matters only now, and what it said is
+   * said again after a reconnection) as a stand-in heartbeat.
+   */
+  writeControl(pieces: readonly Uint8Array[], stale: boolean, lane = 0): void {
+    const number = this.writeFrame(lane, pieces);
+    if (!this.reconnects) return;
+    const frame = stale || pieces.length === 1 ? pieces[0] : Buffer.concat(pieces);
+    this.retained.keep(
+      lane,
+      stale
+        ? { number, header: this.standIn!, payload: EMPTY, checksum: undefined, control: true }
+        : {
+            number,
+            header: frame.subarray(0, HEADER_BYTES),
+            payload: frame.subarray(HEADER_BYTES),
+            checksum: undefined,
+            control: true,
+          },
+    );
+  }
+
+  /** A write's callback that, if the write fails with its socket, waits for the frame to be written again on the next one. */
+  private rewritable(lane: number, number: number, written: (err?: Error | null) => void) {
+    return (err?: Error | null) => {
+      if (err && this.error === undefined) this.unwritten[lane].set(number, written);
+      else written(err);
+    };
   }
 
   /** Down without a goodbye, for the reason `error` gives. */

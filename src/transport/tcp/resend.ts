@@ -160,8 +160,8 @@ export class Resend {
     else this.write(link, LINK_OPCODES.GARBLED);
   }
 
-  /** The peer missed a link frame of this rank's: acknowledge again and ask again for every pending frame. */
-  private repeat(link: PeerLink): void {
+  /** The peer missed a link frame of this rank's (or a socket broke): acknowledge again and ask again for every pending frame. */
+  repeat(link: PeerLink): void {
     link.arrivals.forEach((arrivals, lane) => {
       this.acknowledge(link, lane, arrivals, true);
     });
@@ -212,6 +212,7 @@ export class Resend {
   private write(link: PeerLink, opcode: number, ref?: FrameRef, payload?: Uint8Array): void {
     const socket = link.lanes[0];
     if (socket === undefined || socket.destroyed || socket.writableEnded || link.error !== undefined) return;
-    link.writeFrame(0, encodeLinkFrame(this.crc32, this.commId, opcode, ref, payload));
+    // What a link frame says is said again after a reconnection (repeat), so it is stale once sent.
+    link.writeControl(encodeLinkFrame(this.crc32, this.commId, opcode, ref, payload), true);
   }
 }

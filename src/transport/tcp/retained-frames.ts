@@ -3,6 +3,8 @@ import { frameError } from './frame.js';
 /** A checksummed frame this rank wrote and may be asked to send again. */
 export interface RetainedFrame {
   readonly number: number;
+  /** The frame's encoded header, as written: a reconnected socket carries the frame again whole. */
+  readonly header: Uint8Array;
   readonly payload: Uint8Array;
   /**
    * For a frame written from the caller's memory: the CRC32 it was sent with. That memory may
@@ -10,7 +12,12 @@ export interface RetainedFrame {
    * Undefined for a frame that is a copy (its bytes cannot change).
    */
   readonly checksum: number | undefined;
+  /** A control or link frame (kept only so that a reconnected socket can carry it again): never waited for. */
+  readonly control?: boolean;
 }
+
+/** Why a socket cannot go on from a frame: the first frame from there on that is not kept. */
+export type ResumeGap = { readonly missing: number };
 
 /** References to caller memory kept per socket at most (the oldest is forgotten past it). */
 export const MAX_REFERENCES = 1024;
@@ -31,6 +38,7 @@ export class RetainedFrames {
   private readonly kept: RetainedFrame[][];
   private copiedBytes = 0;
   private references = 0;
+  private controlFrames = 0;
   private readonly windowBytes: number;
   private readonly peer: number;
 
@@ -46,15 +54,35 @@ export class RetainedFrames {
     return ++this.written[lane];
   }
 
-  /** Keeps frame `number` of socket `lane` until the peer acknowledges it: a copy, or (with its checksum) caller memory. */
-  keep(lane: number, number: number, payload: Uint8Array, checksum?: number): void {
-    this.kept[lane].push({ number, payload, checksum });
-    if (checksum !== undefined) {
+  /** Keeps a frame of socket `lane` until the peer acknowledges it: a copy, or (with its checksum) caller memory. */
+  keep(lane: number, frame: RetainedFrame): void {
+    this.kept[lane].push(frame);
+    if (frame.control) this.controlFrames++;
+    if (frame.checksum !== undefined) {
       if (++this.references > MAX_REFERENCES * this.kept.length) this.forgetOldest((f) => f.checksum !== undefined);
       return;
     }
-    this.copiedBytes += payload.byteLength;
+    this.copiedBytes += frame.payload.byteLength + (frame.control ? frame.header.byteLength : 0);
     if (this.copiedBytes > this.windowBytes) this.forgetOldest((f) => f.checksum === undefined);
+  }
+
+  /**
+   * The frames socket `lane` carried from number `from` on, to write again on a new socket in
+   * their order; or the first of them no longer kept (a frame without a checksum is never kept,
+   * as nothing could tell its bytes from changed ones).
+   */
+  from(lane: number, from: number): RetainedFrame[] | ResumeGap {
+    const kept = this.kept[lane];
+    let i = 0;
+    while (i < kept.length && kept[i].number < from) i++;
+    const frames = kept.slice(i);
+    for (let n = from, k = 0; n <= this.written[lane]; n++, k++) if (frames[k]?.number !== n) return { missing: n };
+    return frames;
+  }
+
+  /** A new socket replaces socket `lane` and carries its frames from number `from` on. */
+  restartAt(lane: number, from: number): void {
+    this.written[lane] = from - 1;
   }
 
   /** The peer has every frame of socket `lane` up to `upTo` intact; an acknowledgement of frames never written is a frame error. */
@@ -78,10 +106,10 @@ export class RetainedFrames {
     return undefined;
   }
 
-  /** Frames kept now, and the bytes of those that are copies. */
+  /** Data frames kept now (control frames aside), and the bytes of those that are copies. */
   get holding(): { frames: number; copiedBytes: number; references: number } {
     return {
-      frames: this.kept.reduce((sum, k) => sum + k.length, 0),
+      frames: this.kept.reduce((sum, k) => sum + k.length, 0) - this.controlFrames,
       copiedBytes: this.copiedBytes,
       references: this.references,
     };
@@ -92,10 +120,13 @@ export class RetainedFrames {
     for (const kept of this.kept) kept.length = 0;
     this.copiedBytes = 0;
     this.references = 0;
+    this.controlFrames = 0;
   }
 
   private forgot(frame: RetainedFrame): void {
-    if (frame.checksum === undefined) this.copiedBytes -= frame.payload.byteLength;
+    if (frame.control) this.controlFrames--;
+    if (frame.checksum === undefined)
+      this.copiedBytes -= frame.payload.byteLength + (frame.control ? frame.header.byteLength : 0);
     else this.references--;
   }
 

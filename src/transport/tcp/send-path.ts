@@ -92,7 +92,13 @@ export class SendPath {
       const number = link.retained.next(0);
       if (keep) {
         const copy = new Uint8Array(data);
-        link.retained.keep(0, number, copy, copy.byteLength <= COPY_FRAME_MAX_BYTES ? undefined : crc32(copy));
+        const checksum = copy.byteLength <= COPY_FRAME_MAX_BYTES ? undefined : crc32(copy);
+        link.retained.keep(0, {
+          number,
+          header: this.outgoingHeader(channel, tag, data, sum),
+          payload: copy,
+          checksum,
+        });
       }
       return ticket;
     }
@@ -100,7 +106,13 @@ export class SendPath {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
       const frame = encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data);
       const number = link.writeFrame(0, [frame]);
-      if (keep) link.retained.keep(0, number, frame.subarray(HEADER_BYTES));
+      if (keep)
+        link.retained.keep(0, {
+          number,
+          header: frame.subarray(0, HEADER_BYTES),
+          payload: frame.subarray(HEADER_BYTES),
+          checksum: undefined,
+        });
       link.finish(ticket);
       return ticket;
     }
@@ -117,12 +129,9 @@ export class SendPath {
     parts.forEach(([start, end], lane) => {
       const part = data.subarray(start, end);
       const checksum = sum ? crc32(part) : 0;
-      const number = link.writeFrame(
-        lane,
-        [encodeHeader(this.header(channel, tag, part, checksum, flags)), part],
-        written,
-      );
-      if (keep) link.retained.keep(lane, number, part, checksum);
+      const header = encodeHeader(this.header(channel, tag, part, checksum, flags));
+      const number = link.writeFrame(lane, [header, part], written);
+      if (keep) link.retained.keep(lane, { number, header, payload: part, checksum });
     });
     return ticket;
   }
@@ -145,6 +154,11 @@ export class SendPath {
     };
   }
 
+  /** The header of `data` sent as one unstriped frame. */
+  private outgoingHeader(channel: number, tag: MessageTag, data: Uint8Array, sum: boolean): Buffer {
+    return encodeHeader(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0));
+  }
+
   private outgoing(
     link: PeerLink,
     channel: number,
@@ -159,7 +173,7 @@ export class SendPath {
       peer: link.peer,
       socket: link.lanes[0],
       data,
-      header: () => encodeHeader(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0)),
+      header: () => this.outgoingHeader(channel, tag, data, sum),
       delivered: () => {
         link.finish(ticket);
         link.wake();

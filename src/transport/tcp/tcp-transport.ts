@@ -5,20 +5,23 @@ import { machineOf } from '../../topology/host-key.js';
 import type { Consume, MessageTag, SendHandle, Transport, WaitContext } from '../transport.js';
 import { coreYield } from '../sched-yield.js';
 import { rankSpin } from '../wait.js';
-import { ControlChannel, type PeerFailed } from './control-channel.js';
+import { ControlChannel, type PeerFailed, heartbeatFrame } from './control-channel.js';
 import type { Frame } from './frame.js';
 import { FrameReader } from './frame-reader.js';
 import { FrameHolds } from './hold.js';
 import { readNow } from './intake.js';
 import { receivePollMs, waitOnLink } from './link-wait.js';
 import { forgetLive, registerLive } from './live-transports.js';
-import { buildMesh } from './mesh.js';
+import { type Mesh, buildMesh } from './mesh.js';
+import type { HandshakeOptions } from './handshake.js';
+import { Reconnector } from './reconnect.js';
+import { PathWatch } from './path-watch.js';
 import type { RecoveryCounts } from '../transport.js';
 import { PeerLink, type WaitingRecv } from './peer-link.js';
 import { ReceiveDispatch } from './receive-dispatch.js';
 import { Resend } from './resend.js';
 import type { ReceiveBuffers } from './receive-sink.js';
-import { SendPath } from './send-path.js';
+import { SendPath, checksumsFrame } from './send-path.js';
 import { StagingPool } from './staging-pool.js';
 import { TcpLowLatencySlots } from './tcp-low-latency.js';
 import {
@@ -26,6 +29,7 @@ import {
   LINGER_MS,
   MAX_PAYLOAD_BYTES,
   READ_BUFFER_BYTES,
+  RECONNECT_MS,
   RESEND_RETRIES,
   RESEND_WINDOW_BYTES,
   SPIN_READ_MS,
@@ -42,6 +46,12 @@ export interface TcpTransportOptions {
   readonly commName: string;
   /** Address to listen on (an address of the chosen interface). */
   readonly host: string;
+  /**
+   * Several network paths (TSCCL_SOCKET_IFNAME choosing several interfaces): this rank's address
+   * on each, `host` first. There are at least as many sockets per peer as paths, lane i over path
+   * i modulo their count; a lane whose path fails is re-established over another (reconnect.ts).
+   */
+  readonly paths?: readonly string[];
   readonly token?: string;
   /** Accept peers without a token from non-loopback addresses. */
   readonly allowInsecureRemote?: boolean;
@@ -66,6 +76,8 @@ export interface TcpTransportOptions {
   readonly resendRetries?: number;
   /** Bytes of small checksummed frames kept per peer for resend (default RESEND_WINDOW_BYTES). */
   readonly resendWindowBytes?: number;
+  /** How long a socket that broke while its peer lives may take to be re-established (default RECONNECT_MS; 0: never, the peer is lost at once). */
+  readonly reconnectMs?: number;
 }
 
 /** What the transport is made of once its mesh is up. */
@@ -80,6 +92,12 @@ interface TransportParts {
   readonly holdWhileSendingMs: number;
   readonly maxPayloadBytes: number;
   readonly resendRetries: number;
+  /** The mesh's listener, kept open for peers that dial a broken socket again. */
+  readonly mesh: Mesh;
+  readonly handshake: HandshakeOptions;
+  readonly reconnectMs: number;
+  /** This rank's address on each network path. */
+  readonly paths: readonly string[];
 }
 
 /** Resolves once the peer acknowledged every frame the link keeps for resend, the link is down, or `ms` passed. */
@@ -135,6 +153,10 @@ export class TcpTransport implements Transport {
   private readonly holds: FrameHolds;
   private readonly reader: FrameReader;
   private readonly resend: Resend;
+  private readonly reconnector: Reconnector;
+  /** Where there are several network paths: finds sockets whose path failed. */
+  private pathWatch: PathWatch | undefined;
+  private readonly mesh: Mesh;
   /** Ranks of this communicator on this rank's machine, whatever their network namespace: they share its cores. */
   readonly machineRanks: number;
   /** How long a small receive polls before it sleeps (rankSpin of machineRanks, read once). */
@@ -177,7 +199,21 @@ export class TcpTransport implements Transport {
       buffers,
       maxPayloadBytes: parts.maxPayloadBytes,
       closing: () => this.closing,
+      broke: (link, lane, at) => this.reconnector.broke(link, lane, at),
     });
+    this.mesh = parts.mesh;
+    this.reconnector = new Reconnector({
+      handshake: parts.handshake,
+      graceMs: parts.reconnectMs,
+      readBuffer: buffers.read,
+      addresses: parts.mesh.addresses,
+      paths: parts.paths,
+      links,
+      reader: this.reader,
+      resend: this.resend,
+      closing: () => this.closing,
+    });
+    this.mesh.resumeWith(this.reconnector.resume);
     this.lowLatency = new TcpLowLatencySlots(this);
   }
 
@@ -186,7 +222,21 @@ export class TcpTransport implements Transport {
     const commId = commIdOf(options.commName);
     const readMemory = options.readMemory ?? ((bytes: number) => Buffer.allocUnsafeSlow(bytes));
     const readBuffer = readMemory(READ_BUFFER_BYTES);
-    const mesh = await buildMesh({ ...options, commId, lanes: options.socketsPerPeer ?? 1, readBuffer });
+    const paths = options.paths !== undefined && options.paths.length > 0 ? options.paths : [options.host];
+    const handshake: HandshakeOptions = {
+      rank,
+      nranks,
+      ...(options.token === undefined ? {} : { token: options.token }),
+      ...(options.allowInsecureRemote === undefined ? {} : { allowInsecureRemote: options.allowInsecureRemote }),
+      commId,
+      lanes: Math.max(options.socketsPerPeer ?? 1, paths.length),
+      timeoutMs: options.timeoutMs,
+    };
+    const mesh = await buildMesh({ ...options, ...handshake, paths, readBuffer });
+    const resendRetries = options.resendRetries ?? RESEND_RETRIES;
+    // Reconnection carries again what resend keeps: without resend there is nothing to carry.
+    const reconnectMs = resendRetries > 0 ? (options.reconnectMs ?? RECONNECT_MS) : 0;
+    const standIn = reconnectMs > 0 ? heartbeatFrame(commId) : undefined;
     const machine = machineOf(mesh.hostKeys[rank]);
     const links = Array.from(
       { length: nranks },
@@ -196,6 +246,7 @@ export class TcpTransport implements Transport {
           inbound: peer === rank ? [] : mesh.inbound.get(peer)!,
           sameMachine: machineOf(mesh.hostKeys[peer]) === machine,
           resendWindowBytes: options.resendWindowBytes ?? RESEND_WINDOW_BYTES,
+          ...(standIn === undefined ? {} : { standIn }),
         }),
     );
     const transport = new TcpTransport({
@@ -208,16 +259,30 @@ export class TcpTransport implements Transport {
       checksum: options.checksum,
       holdWhileSendingMs: options.holdWhileSendingMs ?? HOLD_WHILE_SENDING_MS,
       maxPayloadBytes: options.maxPayloadBytes ?? MAX_PAYLOAD_BYTES,
-      resendRetries: options.resendRetries ?? RESEND_RETRIES,
+      resendRetries,
+      mesh,
+      handshake,
+      reconnectMs,
+      paths,
     });
     for (const link of links) {
       link.inbound.forEach((c, lane) => {
         transport.reader.listen(link, c, lane);
       });
-      for (const c of mesh.outbound.get(link.peer) ?? []) transport.reader.listenOutbound(link, c);
+      (mesh.outbound.get(link.peer) ?? []).forEach((c, lane) => {
+        transport.reader.listenOutbound(link, c, lane);
+      });
     }
     registerLive(transport);
-    transport.control.startHeartbeat(options.heartbeatTimeoutMs ?? Infinity);
+    const heartbeatMs = options.heartbeatTimeoutMs ?? Infinity;
+    transport.control.startHeartbeat(heartbeatMs);
+    // Telling a failed path from an idle one takes the heartbeats on every socket.
+    if (Number.isFinite(heartbeatMs) && reconnectMs > 0 && paths.length > 1)
+      transport.pathWatch = new PathWatch(
+        links.filter((link) => checksumsFrame(options.checksum, link.sameMachine)),
+        transport.reconnector,
+        { rank, closing: () => transport.closing },
+      );
     return transport;
   }
 
@@ -392,39 +457,49 @@ export class TcpTransport implements Transport {
     if (this.closed === undefined) {
       this.closing = true;
       this.control.stopHeartbeat();
+      this.pathWatch?.stop();
       forgetLive(this);
-      const sockets = this.links
-        .flatMap((l) => [...l.lanes, ...l.inbound.map((c) => c.socket)])
-        .filter((socket) => !socket.destroyed);
-      this.closed = Promise.all(
-        sockets.map(
-          (socket) =>
-            new Promise<void>((resolve) => {
-              const timer = setTimeout(() => {
-                socket.destroy();
-              }, LINGER_MS);
-              socket.once('close', () => {
-                clearTimeout(timer);
-                resolve();
-              });
-            }),
-        ),
-      ).then(() => undefined);
-      const goodbye = this.control.goodbyeFrame();
-      for (const link of this.links) {
-        const open = link.lanes.filter((socket) => !socket.destroyed);
-        if (open.length === 0) continue;
-        // Acknowledge what came so far: once this side is ended the peer's close could wait for nothing.
-        link.acksDue = true;
-        this.resend.flush(link);
-        link.lanes.forEach((socket, lane) => {
-          if (!socket.destroyed) link.writeFrame(lane, [goodbye]);
-        });
-        void whenAcknowledged(link, LINGER_MS).then(() => {
-          for (const socket of open) if (!socket.destroyed) socket.end();
-        });
-      }
+      // A peer still dialing a socket that broke is owed what was sent on it: let it come back first.
+      this.closed = this.reconnector.settled(LINGER_MS).then(() => this.hangUp());
     }
     return this.closed;
+  }
+
+  /** Says goodbye and closes every socket (close(), once no peer is owed a reconnection). */
+  private hangUp(): Promise<void> {
+    this.reconnector.stop();
+    this.mesh.close();
+    const sockets = this.links
+      .flatMap((l) => [...l.lanes, ...l.inbound.map((c) => c.socket)])
+      .filter((socket) => !socket.destroyed);
+    const closed = Promise.all(
+      sockets.map(
+        (socket) =>
+          new Promise<void>((resolve) => {
+            const timer = setTimeout(() => {
+              socket.destroy();
+            }, LINGER_MS);
+            socket.once('close', () => {
+              clearTimeout(timer);
+              resolve();
+            });
+          }),
+      ),
+    ).then(() => undefined);
+    const goodbye = this.control.goodbyeFrame();
+    for (const link of this.links) {
+      const open = link.lanes.filter((socket) => !socket.destroyed);
+      if (open.length === 0) continue;
+      // Acknowledge what came so far: once this side is ended the peer's close could wait for nothing.
+      link.acksDue = true;
+      this.resend.flush(link);
+      link.lanes.forEach((socket, lane) => {
+        if (!socket.destroyed) link.writeFrame(lane, [goodbye]);
+      });
+      void whenAcknowledged(link, LINGER_MS).then(() => {
+        for (const socket of open) if (!socket.destroyed) socket.end();
+      });
+    }
+    return closed;
   }
 }

@@ -82,3 +82,20 @@ export const RESEND_RETRIES = 3;
  * them long before the window forgets one.
  */
 export const RESEND_WINDOW_BYTES = 4 * 1024 * 1024;
+
+/**
+ * How long a socket that broke while its peer lives may take to be re-established
+ * (TSCCL_RECONNECT_MS): long enough for a link that goes down and comes back, far below the
+ * heartbeat timeout that names a silent peer lost.
+ */
+export const RECONNECT_MS = 10_000;
+
+/**
+ * With several network paths, a socket silent this long while its peer is heard on another has
+ * lost its path and is re-established over another (reconnect.ts): heartbeats go on every socket
+ * every HEARTBEAT_MS, so a live one is never silent half as long.
+ */
+export const PATH_SILENCE_MS = 2500;
+
+/** How often sockets are checked for silence, where there are several paths. */
+export const PATH_CHECK_MS = 250;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { noRecoveries } from '../../../src/transport/transport.js';
 import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../../src/errors.js';
@@ -14,6 +15,9 @@ import {
 import { type Connection, PeerLink } from '../../../src/transport/tcp/peer-link.js';
 import { Resend } from '../../../src/transport/tcp/resend.js';
 import { seededRandom } from '../../../src/seeded-random.js';
+
+/** Kept frames' headers matter only when a reconnected socket carries them again. */
+const NO_HEADER = new Uint8Array(0);
 
 /** A socket that keeps what is written to it, parsed back into frames. */
 function recordingSocket(): { socket: Socket; frames: () => Frame[] } {
@@ -86,7 +90,12 @@ test('malformed references are frame errors: short, reserved word set, a socket 
 
 test('a request for a frame still kept is answered with it; one no longer kept with GONE; one never written is refused', () => {
   const { link, frames } = linkTo(1);
-  link.retained.keep(0, link.retained.next(0), Buffer.from('kept'));
+  link.retained.keep(0, {
+    number: link.retained.next(0),
+    header: NO_HEADER,
+    payload: Buffer.from('kept'),
+    checksum: undefined,
+  });
   link.retained.next(0); // a frame that was not kept (no checksum)
   resend.receive(link, linkFrame(LINK_OPCODES.RESEND, { lane: 0, number: 1 }));
   resend.receive(link, linkFrame(LINK_OPCODES.RESEND, { lane: 0, number: 2 }));
@@ -103,9 +112,19 @@ test('a request for a frame still kept is answered with it; one no longer kept w
 test('an acknowledgement frees kept frames, copies and references alike; one of frames never written is refused', () => {
   const { link } = linkTo(1);
   const memory = new Uint8Array(8).fill(3);
-  link.retained.keep(0, link.retained.next(0), Buffer.from('a'));
-  link.retained.keep(0, link.retained.next(0), memory, crc32(memory));
-  link.retained.keep(0, link.retained.next(0), Buffer.from('c'));
+  link.retained.keep(0, {
+    number: link.retained.next(0),
+    header: NO_HEADER,
+    payload: Buffer.from('a'),
+    checksum: undefined,
+  });
+  link.retained.keep(0, { number: link.retained.next(0), header: NO_HEADER, payload: memory, checksum: crc32(memory) });
+  link.retained.keep(0, {
+    number: link.retained.next(0),
+    header: NO_HEADER,
+    payload: Buffer.from('c'),
+    checksum: undefined,
+  });
   resend.receive(link, linkFrame(LINK_OPCODES.ACK, { lane: 0, number: 2 }));
   assert.equal(link.retained.find(0, 1), undefined);
   assert.ok(link.retained.find(0, 3) !== undefined);
@@ -116,7 +135,7 @@ test('an acknowledgement frees kept frames, copies and references alike; one of 
 test("a frame kept as the caller's memory is sent again as it was, or answered GONE once the caller rewrote it", () => {
   const { link, frames } = linkTo(1);
   const memory = new Uint8Array(16).fill(9);
-  link.retained.keep(0, link.retained.next(0), memory, crc32(memory));
+  link.retained.keep(0, { number: link.retained.next(0), header: NO_HEADER, payload: memory, checksum: crc32(memory) });
   resend.receive(link, linkFrame(LINK_OPCODES.RESEND, { lane: 0, number: 1 }));
   memory[5] = 0;
   resend.receive(link, linkFrame(LINK_OPCODES.RESEND, { lane: 0, number: 1 }));
@@ -138,7 +157,7 @@ test('a frame sent again that nobody asked for is dropped; one sent again before
   link.arrivals[0].ended = 5;
   resend.receive(link, linkFrame(LINK_OPCODES.RESENT, { lane: 0, number: 3 }, Buffer.from('x')));
   resend.receive(link, linkFrame(LINK_OPCODES.GONE, { lane: 0, number: 3 }));
-  assert.deepEqual(link.recovery, { corrupted: 0, requested: 0, recovered: 0, resent: 0, garbled: 0 });
+  assert.deepEqual(link.recovery, noRecoveries());
 });
 
 test('fuzzed link frames are refused as frame errors or ignored, never anything else', () => {
@@ -146,7 +165,13 @@ test('fuzzed link frames are refused as frame errors or ignored, never anything 
   const random = { int: (lo: number, hi: number) => lo + Math.floor(next() * (hi - lo)) };
   const { link } = linkTo(1);
   link.arrivals[0].ended = 1000;
-  for (let i = 0; i < 2000; i++) link.retained.keep(0, link.retained.next(0), Buffer.from([i & 0xff]));
+  for (let i = 0; i < 2000; i++)
+    link.retained.keep(0, {
+      number: link.retained.next(0),
+      header: NO_HEADER,
+      payload: Buffer.from([i & 0xff]),
+      checksum: undefined,
+    });
   for (let i = 0; i < 500; i++) {
     const opcode = random.int(0, 8);
     const payload = Buffer.alloc(random.int(0, 40));
@@ -201,7 +226,15 @@ test('a garbled acknowledgement or request is asked for again; a garbled resent 
     [LINK_OPCODES.GARBLED, LINK_OPCODES.RESEND, LINK_OPCODES.RESEND, LINK_OPCODES.RESEND],
   );
   assert.equal(ended, 0, 'the corrupted frame never ended');
-  assert.deepEqual(link.recovery, { corrupted: 1, requested: 3, recovered: 0, resent: 0, garbled: 4 });
+  assert.deepEqual(link.recovery, {
+    corrupted: 1,
+    requested: 3,
+    recovered: 0,
+    resent: 0,
+    garbled: 4,
+    reconnects: 0,
+    failovers: 0,
+  });
 });
 
 test('intact checksummed frames are acknowledged every 32 frames; unchecksummed ones need none', () => {

@@ -82,7 +82,15 @@ test('tcp resend: a small frame whose bit flipped comes again, and the receive g
     await a.waitDelivered(handle, ctx(5000));
     assert.deepEqual(got, sent);
     assert.equal(hook.flipped(), 1);
-    assert.deepEqual(b.recoveries()[0], { corrupted: 1, requested: 1, recovered: 1, resent: 0, garbled: 0 });
+    assert.deepEqual(b.recoveries()[0], {
+      corrupted: 1,
+      requested: 1,
+      recovered: 1,
+      resent: 0,
+      garbled: 0,
+      reconnects: 0,
+      failovers: 0,
+    });
     assert.equal(a.recoveries()[1].resent, 1);
   } finally {
     await closeAll(a, b);

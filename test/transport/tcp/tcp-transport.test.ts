@@ -300,11 +300,11 @@ test('tcp: a stranger connecting to a rank is refused and the rank keeps working
     token: 't',
     timeoutMs: 20_000,
   });
-  const where = JSON.parse(Buffer.from(await store.get('tcp/c/0')).toString()) as { port: number };
-  const stranger = connect({ host: '127.0.0.1', port: where.port });
+  const where = JSON.parse(Buffer.from(await store.get('tcp/c/0')).toString()) as { paths: { port: number }[] };
+  const stranger = connect({ host: '127.0.0.1', port: where.paths[0].port });
   stranger.on('error', () => {});
-  // A whole hello (48 bytes) with a bogus proof: refused for it, not left to time out reading the rest.
-  stranger.on('data', () => stranger.write(Buffer.alloc(48, 7)));
+  // A whole hello (56 bytes) with a bogus proof: refused for it, not left to time out reading the rest.
+  stranger.on('data', () => stranger.write(Buffer.alloc(56, 7)));
   const closed = new Promise((r) => stranger.on('close', r));
   const rank1 = TcpTransport.create({
     rank: 1,
@@ -342,11 +342,15 @@ test('tcp: a peer that goes away fails pending receives with PEER_LOST', async (
   } = await pair('s');
   const pending = b.recv(0, 0, 4, 1, { seq: 1, opcode: 0 }, () => {}, ctx());
   await new Promise((r) => setImmediate(r)); // the receive waits from its call on
-  (a as unknown as { links: { lanes: { destroy(): void }[] }[] }).links[1].lanes[0].destroy();
+  // As when rank 0's process ends: its listener goes with its sockets, so dialing it again is refused.
+  const gone = a as unknown as { mesh: { close(): void }; links: { lanes: { destroy(): void }[] }[] };
+  gone.mesh.close();
+  gone.links[1].lanes[0].destroy();
   await assert.rejects(
     pending,
     (err: { code: string; message: string }) =>
-      err.code === ErrorCode.PEER_LOST && /Rank 1 lost its connection to rank 0/.test(err.message),
+      err.code === ErrorCode.PEER_LOST &&
+      /Rank 1 lost its connection to rank 0, whose address refuses connections: its process is gone/.test(err.message),
   );
   await a.close();
   await b.close();

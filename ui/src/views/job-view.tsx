@@ -62,6 +62,8 @@ export function JobView() {
                 <li key={`${r.rank}:${r.peer}`}>
                   rank {r.rank}, link to rank {r.peer}: {r.corrupted} frames came corrupted, {r.recovered} came again
                   intact; sent {r.resent} again
+                  {r.reconnects > 0 &&
+                    `; ${r.reconnects} socket(s) broke and were re-established${r.failovers > 0 ? `, ${r.failovers} over another path` : ''}`}
                 </li>
               ))}
             </ul>

@@ -1,0 +1,307 @@
+import { ErrorCode, TscclError } from '../../errors.js';
+import { crc32 } from '../../kernels/crc32.js';
+import { log } from '../../log.js';
+import type { BreakPoint } from './frame.js';
+import type { FrameReader } from './frame-reader.js';
+import type { HandshakeOptions } from './handshake.js';
+import { type PathAddress, type ResumeHandler, dialPeer, pathFrom } from './mesh.js';
+import type { Connection, PeerLink } from './peer-link.js';
+import type { Resend } from './resend.js';
+
+/** What re-establishing sockets needs of a transport. */
+export interface ReconnectParts {
+  readonly handshake: HandshakeOptions;
+  /** How long a broken socket may take to be re-established before its peer counts as lost; 0: never tried. */
+  readonly graceMs: number;
+  readonly readBuffer: Uint8Array;
+  /** Where each peer listens, one address per path. */
+  readonly addresses: ReadonlyMap<number, readonly PathAddress[]>;
+  /** This rank's address on each path. */
+  readonly paths: readonly string[];
+  readonly links: readonly PeerLink[];
+  readonly reader: FrameReader;
+  readonly resend: Resend;
+  readonly closing: () => boolean;
+}
+
+/** The first redial comes at once; later ones back off to this. */
+const MAX_REDIAL_DELAY_MS = 1000;
+/** A single dial (connect and handshake) gives up after this, or at the grace deadline if sooner. */
+const DIAL_MS = 2000;
+
+/**
+ * Re-establishes a socket that broke while both ranks live (a reset, a connection cut), through
+ * the same authenticated handshake, and goes on where the stream stopped. The rank that dialed
+ * the socket (the one reading it) dials again, naming the first frame it needs: the frame its
+ * stream broke in, whose sink is restarted, or the next one. The writing rank carries every frame
+ * from there on again on the new socket, from what it keeps for resend (RetainedFrames); a write
+ * that failed with the old socket completes when made again. Where a frame from there on is not
+ * kept (it carried no checksum, or the window forgot it), or the memory it was sent from has
+ * changed, the lane cannot go on and the peer is lost, as without reconnection. A dial refused
+ * outright means the peer's process is gone: lost at once. A socket not back within the grace
+ * period loses its peer too.
+ */
+export class Reconnector {
+  private readonly parts: ReconnectParts;
+  /** Per link, the sockets being re-established ('in' lanes this rank dials, 'out' lanes it waits for) and the grace timer. */
+  private readonly broken = new Map<PeerLink, { lanes: Set<string>; timer: NodeJS.Timeout }>();
+  /** Sockets taken down because their path fell silent: dialed again over another path first. */
+  private readonly failedPaths = new Set<string>();
+  /** Sockets this rank writes on that a peer's new socket replaces once they have closed. */
+  private readonly replacing = new Set<string>();
+
+  constructor(parts: ReconnectParts) {
+    this.parts = parts;
+  }
+
+  /** A socket of `link` closed without a goodbye; `at` is set for one this rank reads. True if it is being re-established. */
+  broke(link: PeerLink, lane: number, at: BreakPoint | undefined): boolean {
+    if (this.parts.graceMs === 0 || !link.reconnects || this.parts.closing()) return false;
+    const rank = this.parts.handshake.rank;
+    if (at !== undefined) {
+      const open = at.open;
+      if (open !== undefined && open.sink.restart === undefined) {
+        this.lose(
+          link,
+          `Rank ${rank} lost its connection to rank ${link.peer} in the middle of frame ${at.from}, which its receive cannot take again (a reduction reads frames without a checksum in place; TSCCL_CHECKSUM=1 stages them)`,
+        );
+        return true;
+      }
+      open?.sink.restart?.();
+      this.waitFor(link, `in${lane}`);
+      log(
+        'INFO',
+        () =>
+          `Rank ${rank}: socket ${lane} from rank ${link.peer} broke at frame ${at.from}; dialing it again (TSCCL_RECONNECT_MS ${this.parts.graceMs})`,
+      );
+      void this.redial(link, lane, at);
+    } else {
+      // A socket this rank destroyed itself, as the peer had dialed its replacement already.
+      if (this.replacing.has(`${link.peer}:${lane}`)) return true;
+      this.waitFor(link, `out${lane}`);
+      log(
+        'INFO',
+        () => `Rank ${rank}: socket ${lane} to rank ${link.peer} broke; waiting for rank ${link.peer} to dial it again`,
+      );
+    }
+    return true;
+  }
+
+  /** The handler of peers' hellos that replace a broken socket this rank writes on. */
+  readonly resume: ResumeHandler = (peer, lane, connection, resumeFrom) => {
+    const link = this.parts.links[peer];
+    // While closing, too: what this rank sent on the broken socket is still owed to the peer.
+    if (this.parts.graceMs === 0 || !link.reconnects)
+      return { drop: 'this rank does not re-establish sockets (TSCCL_RECONNECT_MS=0, or TSCCL_RESEND_RETRIES=0)' };
+    if (link.error !== undefined) return { drop: `the link is lost already: ${link.error.message}` };
+    if (lane >= link.lanes.length) return { drop: `it has only ${link.lanes.length} sockets` };
+    const written = link.retained.written[lane];
+    if (resumeFrom > written + 1) return { drop: `it asks for frame ${resumeFrom}, and only ${written} were written` };
+    const frames = link.retained.from(lane, resumeFrom);
+    const why =
+      'missing' in frames
+        ? `frame ${frames.missing} of socket ${lane} is not kept (a frame without a checksum never is; or the resend window forgot it)`
+        : frames.some((f) => f.checksum !== undefined && crc32(f.payload) >>> 0 !== f.checksum >>> 0)
+          ? `a frame of socket ${lane} from ${resumeFrom} on was sent from memory the caller has rewritten since`
+          : undefined;
+    if (why !== undefined || 'missing' in frames) {
+      this.lose(
+        link,
+        `Rank ${this.parts.handshake.rank} lost socket ${lane} to rank ${peer}, and it cannot go on from frame ${resumeFrom}: ${why}`,
+      );
+      return { refuse: why ?? '' };
+    }
+    return {
+      accept: () => {
+        const old = link.lanes[lane];
+        // The old socket's failed writes report in before its 'close': only then is every one of
+        // them waiting to be made again, and the new socket takes over.
+        if (old.closed) this.carryOn(link, lane, connection, resumeFrom);
+        else {
+          this.replacing.add(`${peer}:${lane}`);
+          old.once('close', () => {
+            this.replacing.delete(`${peer}:${lane}`);
+            this.carryOn(link, lane, connection, resumeFrom);
+          });
+          old.destroy();
+        }
+      },
+    };
+  };
+
+  /** Socket `lane` to the peer goes on over `connection` from frame `resumeFrom`, carrying every frame from there again. */
+  private carryOn(link: PeerLink, lane: number, connection: Connection, resumeFrom: number): void {
+    if (link.error !== undefined) {
+      connection.socket.destroy();
+      return;
+    }
+    const frames = link.retained.from(lane, resumeFrom);
+    if ('missing' in frames) {
+      this.lose(
+        link,
+        `Rank ${this.parts.handshake.rank} lost socket ${lane} to rank ${link.peer}, and it cannot go on from frame ${resumeFrom}: frame ${frames.missing} is no longer kept`,
+      );
+      return;
+    }
+    link.lanes[lane] = connection.socket;
+    this.parts.reader.listenOutbound(link, connection, lane);
+    link.retained.restartAt(lane, resumeFrom);
+    const unwritten = link.unwritten[lane];
+    for (const frame of frames) {
+      const written = unwritten.get(frame.number);
+      unwritten.delete(frame.number);
+      link.writeFrame(lane, frame.payload.byteLength > 0 ? [frame.header, frame.payload] : [frame.header], written);
+    }
+    // Writes that failed with the old socket although the peer had read them whole.
+    for (const written of unwritten.values()) written();
+    unwritten.clear();
+    log(
+      'INFO',
+      () =>
+        `Rank ${this.parts.handshake.rank}: rank ${link.peer} dialed socket ${lane} again; sent its ${frames.length} frame(s) from frame ${resumeFrom} on again`,
+    );
+    this.restored(link, `out${lane}`);
+  }
+
+  /**
+   * Resolves once no peer still has to dial again a socket this rank writes on (what was sent on
+   * it is owed to that peer), or after `ms`: a closing transport waits for this before its goodbye.
+   */
+  async settled(ms: number): Promise<void> {
+    const owed = () => [...this.broken.values()].some((b) => [...b.lanes].some((key) => key.startsWith('out')));
+    const deadline = performance.now() + ms;
+    while (owed() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+
+  /** Socket `lane` from `link`'s peer lost its path (path-watch.ts): it is dialed again over another path first. */
+  pathFailed(link: PeerLink, lane: number): void {
+    this.failedPaths.add(`${link.peer}:${lane}`);
+  }
+
+  /** Whether socket `lane` from `link`'s peer is being dialed again. */
+  redialing(link: PeerLink, lane: number): boolean {
+    return this.broken.get(link)?.lanes.has(`in${lane}`) ?? false;
+  }
+
+  /** Stops every grace timer (the transport has closed). */
+  stop(): void {
+    for (const { timer } of this.broken.values()) clearTimeout(timer);
+    this.broken.clear();
+  }
+
+  private waitFor(link: PeerLink, key: string): void {
+    let broken = this.broken.get(link);
+    if (broken === undefined) {
+      const timer = setTimeout(() => {
+        this.lose(
+          link,
+          `Rank ${this.parts.handshake.rank} lost its connection to rank ${link.peer}, and it was not re-established within ${this.parts.graceMs} ms (TSCCL_RECONNECT_MS)`,
+        );
+      }, this.parts.graceMs);
+      timer.unref();
+      broken = { lanes: new Set(), timer };
+      this.broken.set(link, broken);
+    }
+    broken.lanes.add(key);
+  }
+
+  /** Socket `key` of `link` is no longer being re-established. */
+  private forget(link: PeerLink, key: string): void {
+    const broken = this.broken.get(link);
+    broken?.lanes.delete(key);
+    if (broken !== undefined && broken.lanes.size === 0) {
+      clearTimeout(broken.timer);
+      this.broken.delete(link);
+    }
+  }
+
+  private restored(link: PeerLink, key: string): void {
+    this.forget(link, key);
+    link.recovery.reconnects++;
+    link.lastHeard = performance.now();
+    // What link frames said on the broken socket may be lost: acknowledge and ask again.
+    this.parts.resend.repeat(link);
+    link.wake();
+  }
+
+  private async redial(link: PeerLink, lane: number, at: BreakPoint): Promise<void> {
+    const { handshake, graceMs, paths } = this.parts;
+    const addresses = this.parts.addresses.get(link.peer)!;
+    const deadline = performance.now() + graceMs;
+    const start = this.failedPaths.delete(`${link.peer}:${lane}`) ? 1 : 0;
+    for (let attempt = start; ; attempt++) {
+      if (link.error !== undefined) return;
+      if (this.parts.closing()) {
+        this.forget(link, `in${lane}`);
+        return;
+      }
+      const left = deadline - performance.now();
+      // The lane's own path first, then each other path in turn: a path that failed is failed over.
+      const path = (lane + attempt) % paths.length;
+      try {
+        const connection = await dialPeer(
+          addresses[path],
+          {
+            peer: link.peer,
+            lane,
+            resumeFrom: at.from,
+            signal: AbortSignal.timeout(Math.max(1, Math.min(DIAL_MS, left))),
+            from: pathFrom(paths, path),
+          },
+          { ...handshake, readBuffer: this.parts.readBuffer },
+        );
+        if (link.error !== undefined || this.parts.closing()) {
+          connection.socket.destroy();
+          this.forget(link, `in${lane}`);
+          return;
+        }
+        link.inbound[lane] = connection;
+        link.laneHeard[lane] = performance.now();
+        this.parts.reader.listen(link, connection, lane, at);
+        const moved = path !== lane % paths.length;
+        if (moved) link.recovery.failovers++;
+        log(
+          'INFO',
+          () =>
+            `Rank ${handshake.rank}: socket ${lane} from rank ${link.peer} is back, from frame ${at.from}${moved ? `, over path ${path} (${paths[path]}) instead of path ${lane % paths.length}` : ''}`,
+        );
+        this.restored(link, `in${lane}`);
+        return;
+      } catch (err) {
+        const e = err instanceof TscclError ? err : undefined;
+        if (e?.details.errno === 'ECONNREFUSED') {
+          this.lose(
+            link,
+            `Rank ${handshake.rank} lost its connection to rank ${link.peer}, whose address refuses connections: its process is gone`,
+          );
+          return;
+        }
+        // Refused by the peer (it cannot go on from that frame, or the token does not match).
+        if (e !== undefined && e.details.errno === undefined) {
+          this.lose(link, e.message);
+          return;
+        }
+        if (performance.now() >= deadline) {
+          this.lose(
+            link,
+            `Rank ${handshake.rank} lost its connection to rank ${link.peer}, and could not dial it again within ${graceMs} ms (TSCCL_RECONNECT_MS): ${(err as Error).message}`,
+          );
+          return;
+        }
+        await new Promise((resolve) => setTimeout(resolve, Math.min(MAX_REDIAL_DELAY_MS, 50 * 2 ** attempt)).unref());
+      }
+    }
+  }
+
+  private lose(link: PeerLink, message: string): void {
+    const broken = this.broken.get(link);
+    if (broken !== undefined) {
+      clearTimeout(broken.timer);
+      this.broken.delete(link);
+    }
+    if (link.error !== undefined) return;
+    const rank = this.parts.handshake.rank;
+    link.lose(new TscclError(ErrorCode.PEER_LOST, message, { rank, peer: link.peer }));
+    for (const socket of [...link.lanes, ...link.inbound.map((c) => c.socket)]) socket.destroy();
+  }
+}

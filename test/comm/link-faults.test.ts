@@ -1,0 +1,130 @@
+import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
+import { existsSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'node:test';
+import { mark, markDirectory } from '../harness/marks.js';
+import { createNetnsPair, netnsUnavailable, tscclInNamespace } from '../harness/netns.js';
+
+const fixture = fileURLToPath(new URL('../fixtures/flap-rank.js', import.meta.url));
+const skip = netnsUnavailable();
+if (skip !== undefined) console.log(`# link fault tests skipped: ${skip}`);
+
+/** 64 MiB of float32 per rank: at 200 Mbit/s the all-reduce runs for seconds, so the fault lands inside it. */
+const COUNT = 16 << 20;
+
+/**
+ * Two hosts (namespaces, one rank each) on a 200 Mbit/s link run one large all-reduce; once both
+ * ranks are in it, `fault` breaks the network. Returns each rank's report.
+ */
+async function allReduceThrough(
+  tag: string,
+  port: number,
+  env: NodeJS.ProcessEnv,
+  fault: (pair: { names: [string, string]; veths: [string, string] }) => void,
+  { paths = 1, rate = '200mbit', count = COUNT }: { paths?: number; rate?: string; count?: number } = {},
+): Promise<{ code: string; message: string }[]> {
+  const pair = createNetnsPair(tag, rate, paths);
+  const marks = markDirectory();
+  try {
+    const common = [
+      '--nnodes',
+      '2',
+      '--nproc-per-node',
+      '1',
+      '--master-addr',
+      pair.addresses[0],
+      '--master-port',
+      String(port),
+      fixture,
+      JSON.stringify({ marks, count }),
+    ];
+    const ready = new Set<number>();
+    let faulted = false;
+    const onReady = (node: number) => (text: string) => {
+      if (text.includes('FLAP-READY')) ready.add(node);
+      if (ready.size < 2 || existsSync(join(marks, 'go'))) return;
+      mark(marks, 'go');
+      // Both ranks entered the call (each marks it just before): break the network under it.
+      const waitCalling = setInterval(() => {
+        if (faulted || !existsSync(join(marks, 'calling-0')) || !existsSync(join(marks, 'calling-1'))) return;
+        faulted = true;
+        clearInterval(waitCalling);
+        fault({ names: pair.names, veths: [`tv${tag}a`, `tv${tag}b`] });
+      }, 10);
+    };
+    const jobEnv = { ...process.env, TSCCL_JOB_TOKEN: `link-faults-${tag}`, TSCCL_TIMEOUT_MS: '120000', ...env };
+    const [a, b] = await Promise.all([
+      tscclInNamespace(pair.names[0], ['launch', '--node-rank', '0', ...common], jobEnv, { onOutput: onReady(0) }),
+      tscclInNamespace(pair.names[1], ['launch', '--node-rank', '1', ...common], jobEnv, { onOutput: onReady(1) }),
+    ]);
+    assert.ok(faulted, `the fault was never injected: ${a.out.slice(-1000)} ${b.out.slice(-1000)}`);
+    const results = [...(a.out + b.out).matchAll(/^\[\d\] result: (.*)$/gm)].map(
+      (m) => JSON.parse(m[1]) as { code: string; message: string },
+    );
+    assert.equal(results.length, 2, a.out.slice(-2000) + b.out.slice(-2000));
+    return results;
+  } finally {
+    pair.close();
+    rmSync(marks, { recursive: true, force: true });
+  }
+}
+
+test('a link that goes down for 2 s and comes back during a 64 MiB all-reduce over one path: the call completes with the right sums', {
+  skip,
+}, async () => {
+  const results = await allReduceThrough('fl', 29571, {}, ({ names, veths }) => {
+    execFileSync('ip', ['-n', names[1], 'link', 'set', veths[1], 'down']);
+    // The fault is the link's 2 s down time, as the issue measures it; nothing waits on it.
+    setTimeout(() => execFileSync('ip', ['-n', names[1], 'link', 'set', veths[1], 'up']), 2000);
+  });
+  for (const [i, r] of results.entries()) assert.equal(r.code, 'OK', `rank ${i}: ${r.message}`);
+});
+
+test('connections reset during a 64 MiB checksummed all-reduce are dialed again and the call completes with the right sums', {
+  skip,
+}, async () => {
+  let killed = '';
+  const results = await allReduceThrough('rs', 29572, { TSCCL_CHECKSUM: '1' }, ({ names }) => {
+    // Every connection between the ranks (not the launcher's store, on its port) is reset at once.
+    killed = execFileSync('ip', [
+      'netns',
+      'exec',
+      names[0],
+      'ss',
+      '-K',
+      'state',
+      'established',
+      '( sport != :29572 and dport != :29572 )',
+    ]).toString();
+  });
+  assert.match(killed, /tcp/, `ss -K reset no connection: ${killed}`);
+  for (const [i, r] of results.entries()) assert.equal(r.code, 'OK', `rank ${i}: ${r.message}`);
+  const reconnects = results.map((r) => (JSON.parse(r.message) as { reconnects: number }).reconnects);
+  assert.ok(
+    reconnects.some((n) => n > 0),
+    `a rank re-established its sockets: ${results.map((r) => r.message).join(' ')}`,
+  );
+});
+
+test('with two paths, a 256 MiB all-reduce during which one of them goes down completes with the right sums over the other', {
+  skip,
+}, async () => {
+  // Two links between the hosts, each its own interface; the store's (link 0) stays up.
+  const results = await allReduceThrough(
+    'mp',
+    29573,
+    { TSCCL_SOCKET_IFNAME: 'tvmp', TSCCL_CHECKSUM: '1' },
+    ({ names }) => {
+      execFileSync('ip', ['-n', names[1], 'link', 'set', 'tvmpd', 'down']);
+    },
+    { paths: 2, rate: '500mbit', count: 64 << 20 },
+  );
+  for (const [i, r] of results.entries()) assert.equal(r.code, 'OK', `rank ${i}: ${r.message}`);
+  const counts = results.map((r) => JSON.parse(r.message) as { reconnects: number; failovers: number });
+  assert.ok(
+    counts.some((c) => c.failovers > 0),
+    `a socket of the failed path moved to the other: ${results.map((r) => r.message).join(' ')}`,
+  );
+});

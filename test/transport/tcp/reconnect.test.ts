@@ -1,0 +1,172 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Socket } from 'node:net';
+import { ErrorCode, type TscclError } from '../../../src/errors.js';
+import { MemoryStore } from '../../../src/store/memory-store.js';
+import { commIdOf, TcpTransport, type TcpTransportOptions } from '../../../src/transport/tcp/tcp-transport.js';
+import { dialPeer } from '../../../src/transport/tcp/mesh.js';
+import { type Consume, copyInto } from '../../../src/transport/transport.js';
+import { ctx } from '../conformance.js';
+
+let meshes = 0;
+
+/** Two TCP transports of one process, rank 0 and rank 1 (checksummed unless the options say otherwise). */
+async function pair(
+  options: Partial<TcpTransportOptions> = {},
+  perRank: [Partial<TcpTransportOptions>?, Partial<TcpTransportOptions>?] = [],
+): Promise<[TcpTransport, TcpTransport]> {
+  const store = new MemoryStore();
+  const commName = `reconnect-${++meshes}`;
+  const make = (rank: number) =>
+    TcpTransport.create({
+      rank,
+      nranks: 2,
+      store,
+      commName,
+      host: '127.0.0.1',
+      timeoutMs: 10_000,
+      checksum: true,
+      token: 'reconnect-secret',
+      ...options,
+      ...perRank[rank],
+    });
+  return Promise.all([make(0), make(1)]);
+}
+
+/** The parts of a transport these tests reach into: its links' sockets and where it listens. */
+interface Inside {
+  links: { lanes: Socket[]; inbound: { socket: Socket }[] }[];
+  mesh: { addresses: Map<number, { host: string; port: number }[]> };
+}
+const inside = (t: TcpTransport) => t as unknown as Inside;
+
+const pattern = (bytes: number, salt: number) => {
+  const data = new Uint8Array(bytes);
+  for (let i = 0; i < bytes; i++) data[i] = (i * 31 + salt) & 0xff;
+  return data;
+};
+
+/** Turns the event loop until `condition` holds (at most 10 s). */
+async function until(condition: () => boolean, what: string): Promise<void> {
+  const deadline = performance.now() + 10_000;
+  while (!condition()) {
+    if (performance.now() > deadline) throw new Error(`${what}: not reached in 10 s`);
+    await new Promise((resolve) => setTimeout(resolve, 1));
+  }
+}
+
+/** Sends `bytes` from rank 0 and breaks socket `lane` (rank 0's side) once rank 1 has read part of them. */
+async function breakMidTransfer(a: TcpTransport, b: TcpTransport, bytes: number, lane: number, consume?: Consume) {
+  const sent = pattern(bytes, 5);
+  const got = new Uint8Array(bytes);
+  const reading = inside(b).links[0].inbound[lane].socket;
+  const readBefore = reading.bytesRead;
+  const receive = b.recv(0, 0, bytes, 1, { seq: 1, opcode: 0 }, consume ?? copyInto(got), ctx());
+  const handle = a.trySend(1, 0, sent, { seq: 1, opcode: 0 });
+  await until(() => reading.bytesRead - readBefore > 64 * 1024, 'rank 1 reads part of the message');
+  // A reset: what the kernels still held is lost, so the stream breaks inside the message.
+  inside(a).links[1].lanes[lane].resetAndDestroy();
+  return { sent, got, receive, delivered: a.waitDelivered(handle, ctx()) };
+}
+
+test('tcp reconnect: a socket that breaks mid-message is dialed again, and the receive gets every byte', async () => {
+  const [a, b] = await pair();
+  try {
+    const { sent, got, receive, delivered } = await breakMidTransfer(a, b, 32 << 20, 0);
+    await receive;
+    await delivered;
+    assert.deepEqual(got, sent);
+    assert.equal(a.recoveries()[1].reconnects, 1);
+    assert.equal(b.recoveries()[0].reconnects, 1);
+    // The link goes on both ways on the new socket.
+    for (const [from, to] of [
+      [a, b],
+      [b, a],
+    ] as const) {
+      const more = pattern(100_000, 9);
+      const back = new Uint8Array(more.byteLength);
+      const recv = to.recv(from.rank, 1, more.byteLength, 1, { seq: 2, opcode: 0 }, copyInto(back), ctx());
+      await from.waitDelivered(from.trySend(to.rank, 1, more, { seq: 2, opcode: 0 }), ctx());
+      await recv;
+      assert.deepEqual(back, more);
+    }
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
+test('tcp reconnect: with 3 sockets per peer, a striped message survives the loss of one of them', async () => {
+  const [a, b] = await pair({ socketsPerPeer: 3 });
+  try {
+    const { sent, got, receive, delivered } = await breakMidTransfer(a, b, 48 << 20, 1);
+    await receive;
+    await delivered;
+    assert.deepEqual(got, sent);
+    assert.equal(b.recoveries()[0].reconnects, 1);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
+test('tcp reconnect: a frame without a checksum cannot be carried again, so both ranks lose the link and say why', async () => {
+  const [a, b] = await pair({ checksum: false });
+  try {
+    const { receive, delivered } = await breakMidTransfer(a, b, 32 << 20, 0);
+    delivered.catch(() => {}); // taken by the socket before the reset, or lost with the link
+    const why = /cannot go on .*from frame \d+/;
+    await assert.rejects(receive, (err: TscclError) => err.code === ErrorCode.PEER_LOST && why.test(err.message));
+    await assert.rejects(
+      a.recv(1, 0, 4, 1, { seq: 2, opcode: 0 }, () => {}, ctx()),
+      (err: TscclError) => err.code === ErrorCode.PEER_LOST && why.test(err.message),
+    );
+    assert.equal(b.recoveries()[0].reconnects, 0);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
+test('tcp reconnect: a rank that waits for its peer to dial again loses the link after TSCCL_RECONNECT_MS', async () => {
+  // Rank 1 never dials again (reconnection off there): rank 0 gives up after its grace period.
+  const [a, b] = await pair({}, [{ reconnectMs: 300 }, { reconnectMs: 0 }]);
+  try {
+    const pending = a.recv(1, 0, 4, 1, { seq: 1, opcode: 0 }, () => {}, ctx());
+    inside(b).links[0].inbound[0].socket.destroy();
+    await assert.rejects(
+      pending,
+      (err: TscclError) =>
+        err.code === ErrorCode.PEER_LOST && /not re-established within 300 ms \(TSCCL_RECONNECT_MS\)/.test(err.message),
+    );
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
+test('tcp reconnect: a hello that would replace a socket without the job token is refused, and the link goes on', async () => {
+  const [a, b] = await pair();
+  try {
+    const [where] = inside(b).mesh.addresses.get(0)!;
+    const forged = dialPeer(
+      where,
+      { peer: 0, lane: 0, resumeFrom: 1 },
+      {
+        rank: 1,
+        nranks: 2,
+        token: 'not-the-job-token',
+        commId: commIdOf(`reconnect-${meshes}`),
+        lanes: 1,
+        timeoutMs: 5000,
+        readBuffer: new Uint8Array(1024),
+      },
+    );
+    await assert.rejects(forged, (err: TscclError) => /refused rank 1's connection/.test(err.message));
+    const sent = pattern(10_000, 3);
+    const got = new Uint8Array(sent.byteLength);
+    const recv = b.recv(0, 0, sent.byteLength, 1, { seq: 1, opcode: 0 }, copyInto(got), ctx());
+    await a.waitDelivered(a.trySend(1, 0, sent, { seq: 1, opcode: 0 }), ctx());
+    await recv;
+    assert.deepEqual(got, sent);
+    assert.equal(a.recoveries()[1].reconnects, 0);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
