@@ -64,7 +64,7 @@ async function job(ifname, port, fault) {
 
 const rows = [
   ['both paths', await job('tvfo', 29950)],
-  ['path 0 alone', await job('=tvfoa', 29951)],
+  ['path 0 alone', await job('tvfoa,tvfob', 29951)],
   [
     'both, path 1 down in the call',
     await job('tvfo', 29952, (pair) => execFileSync('ip', ['-n', pair.names[1], 'link', 'set', 'tvfod', 'down'])),
