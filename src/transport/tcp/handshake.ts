@@ -139,7 +139,7 @@ export async function sayHello(
     throw new TscclError(
       ErrorCode.PEER_LOST,
       `Rank ${options.rank} lost its connection to rank ${peer}, and rank ${peer} cannot go on with socket ${lane} from frame ${resumeFrom}: it no longer holds the frames from there (a frame without a checksum is never kept)`,
-      { rank: options.rank, peer },
+      { rank: options.rank, peer, lost: 'cannot-resume' },
     );
   if (answer[0] !== ACCEPTED)
     throw new TscclError(

@@ -24,6 +24,13 @@ export interface ReconnectParts {
   readonly closing: () => boolean;
 }
 
+/**
+ * Why a link that broke could not be re-established, in its TSCCL_ERR_PEER_LOST's `details.lost`:
+ * the peer's process is gone (its address refuses a dial), the socket was not back in time, the
+ * stream cannot go on from where it broke (a frame not kept), or the peer refused the new socket.
+ */
+export type LostBecause = 'process-gone' | 'not-reestablished' | 'cannot-resume' | 'refused';
+
 /** The first redial comes at once; later ones back off to this. */
 const MAX_REDIAL_DELAY_MS = 1000;
 /** A single dial (connect and handshake) gives up after this, or at the grace deadline if sooner. */
@@ -64,6 +71,7 @@ export class Reconnector {
         this.lose(
           link,
           `Rank ${rank} lost its connection to rank ${link.peer} in the middle of frame ${at.from}, which its receive cannot take again (a reduction reads frames without a checksum in place; TSCCL_CHECKSUM=1 stages them)`,
+          'cannot-resume',
         );
         return true;
       }
@@ -108,6 +116,7 @@ export class Reconnector {
       this.lose(
         link,
         `Rank ${this.parts.handshake.rank} lost socket ${lane} to rank ${peer}, and it cannot go on from frame ${resumeFrom}: ${why}`,
+        'cannot-resume',
       );
       return { refuse: why ?? '' };
     }
@@ -140,6 +149,7 @@ export class Reconnector {
       this.lose(
         link,
         `Rank ${this.parts.handshake.rank} lost socket ${lane} to rank ${link.peer}, and it cannot go on from frame ${resumeFrom}: frame ${frames.missing} is no longer kept`,
+        'cannot-resume',
       );
       return;
     }
@@ -196,6 +206,7 @@ export class Reconnector {
         this.lose(
           link,
           `Rank ${this.parts.handshake.rank} lost its connection to rank ${link.peer}, and it was not re-established within ${this.parts.graceMs} ms (TSCCL_RECONNECT_MS)`,
+          'not-reestablished',
         );
       }, this.parts.graceMs);
       timer.unref();
@@ -273,18 +284,20 @@ export class Reconnector {
           this.lose(
             link,
             `Rank ${handshake.rank} lost its connection to rank ${link.peer}, whose address refuses connections: its process is gone`,
+            'process-gone',
           );
           return;
         }
         // Refused by the peer (it cannot go on from that frame, or the token does not match).
         if (e !== undefined && e.details.errno === undefined) {
-          this.lose(link, e.message);
+          this.lose(link, e.message, e.details.lost === 'cannot-resume' ? 'cannot-resume' : 'refused');
           return;
         }
         if (performance.now() >= deadline) {
           this.lose(
             link,
             `Rank ${handshake.rank} lost its connection to rank ${link.peer}, and could not dial it again within ${graceMs} ms (TSCCL_RECONNECT_MS): ${(err as Error).message}`,
+            'not-reestablished',
           );
           return;
         }
@@ -293,7 +306,8 @@ export class Reconnector {
     }
   }
 
-  private lose(link: PeerLink, message: string): void {
+  /** Loses the link for good: `lost` says why, in the error's details (and so in the flight record). */
+  private lose(link: PeerLink, message: string, lost: LostBecause): void {
     const broken = this.broken.get(link);
     if (broken !== undefined) {
       clearTimeout(broken.timer);
@@ -301,7 +315,7 @@ export class Reconnector {
     }
     if (link.error !== undefined) return;
     const rank = this.parts.handshake.rank;
-    link.lose(new TscclError(ErrorCode.PEER_LOST, message, { rank, peer: link.peer }));
+    link.lose(new TscclError(ErrorCode.PEER_LOST, message, { rank, peer: link.peer, lost }));
     for (const socket of [...link.lanes, ...link.inbound.map((c) => c.socket)]) socket.destroy();
   }
 }

@@ -114,7 +114,11 @@ test('tcp reconnect: a frame without a checksum cannot be carried again, so both
     const { receive, delivered } = await breakMidTransfer(a, b, 32 << 20, 0);
     delivered.catch(() => {}); // taken by the socket before the reset, or lost with the link
     const why = /cannot go on .*from frame \d+/;
-    await assert.rejects(receive, (err: TscclError) => err.code === ErrorCode.PEER_LOST && why.test(err.message));
+    await assert.rejects(
+      receive,
+      (err: TscclError) =>
+        err.code === ErrorCode.PEER_LOST && why.test(err.message) && err.details.lost === 'cannot-resume',
+    );
     await assert.rejects(
       a.recv(1, 0, 4, 1, { seq: 2, opcode: 0 }, () => {}, ctx()),
       (err: TscclError) => err.code === ErrorCode.PEER_LOST && why.test(err.message),
@@ -134,7 +138,9 @@ test('tcp reconnect: a rank that waits for its peer to dial again loses the link
     await assert.rejects(
       pending,
       (err: TscclError) =>
-        err.code === ErrorCode.PEER_LOST && /not re-established within 300 ms \(TSCCL_RECONNECT_MS\)/.test(err.message),
+        err.code === ErrorCode.PEER_LOST &&
+        /not re-established within 300 ms \(TSCCL_RECONNECT_MS\)/.test(err.message) &&
+        err.details.lost === 'not-reestablished',
     );
   } finally {
     await Promise.all([a.close(), b.close()]);

@@ -348,9 +348,12 @@ test('tcp: a peer that goes away fails pending receives with PEER_LOST', async (
   gone.links[1].lanes[0].destroy();
   await assert.rejects(
     pending,
-    (err: { code: string; message: string }) =>
+    (err: { code: string; message: string; details: { lost?: string } }) =>
       err.code === ErrorCode.PEER_LOST &&
-      /Rank 1 lost its connection to rank 0, whose address refuses connections: its process is gone/.test(err.message),
+      /Rank 1 lost its connection to rank 0, whose address refuses connections: its process is gone/.test(
+        err.message,
+      ) &&
+      err.details.lost === 'process-gone',
   );
   await a.close();
   await b.close();
