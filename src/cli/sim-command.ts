@@ -369,8 +369,7 @@ export function simCommand(
       };
       // Faults price every call of the step after the failure (the paths left, resends); the step
       // in which the failure happens also waits for it to be noticed.
-      const trainFaults =
-        faults === undefined ? undefined : planFaults({ ...(flags.faults as FaultSpec), at: 0 }, graph);
+      const trainFaults = faults === undefined ? undefined : { ...faults, spec: { ...faults.spec, at: 0 } };
       const report = trainDocument(graph, {
         ...trainRequest,
         ...(trainFaults === undefined ? {} : { faults: trainFaults }),

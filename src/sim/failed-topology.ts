@@ -11,6 +11,8 @@ export interface FailedTopology {
   readonly rebound: ReadonlyMap<string, string>;
   /** Directed links (`a->b`, as TopologyGraph names them) that lost a cable or all of them. */
   readonly failedLinks: ReadonlySet<string>;
+  /** The topology left, indexed (built once: a large cluster's graph takes seconds). */
+  readonly graph: TopologyGraph;
 }
 
 /**
@@ -97,13 +99,13 @@ export function failTopology(topology: Topology, down: readonly string[], argume
     return { ...d, nic: best };
   });
   const failed: Topology = { ...cut, devices };
-  checkHostsJoined(failed, down, argument);
-  return { topology: failed, rebound, failedLinks };
+  const failedGraph = new TopologyGraph(failed);
+  checkHostsJoined(failedGraph, down, argument);
+  return { topology: failed, rebound, failedLinks, graph: failedGraph };
 }
 
 /** Every host's first accelerator still reaches the first host's, both ways. */
-function checkHostsJoined(topology: Topology, down: readonly string[], argument: string): void {
-  const graph = new TopologyGraph(topology);
+function checkHostsJoined(graph: TopologyGraph, down: readonly string[], argument: string): void {
   const firstOfHost = new Map<number, number>();
   for (const a of graph.accelerators) {
     const host = graph.devices[a].host ?? 0;

@@ -1,6 +1,6 @@
 import { BENCH_OPS } from '../algorithms/bench-ops.js';
 import { TscclError, invalidArgument } from '../errors.js';
-import { TopologyGraph } from '../topology/topology-graph.js';
+import type { TopologyGraph } from '../topology/topology-graph.js';
 import { failTopology } from './failed-topology.js';
 import type { FaultSpec } from './fault-spec.js';
 import type { SimRow } from './simulate.js';
@@ -45,8 +45,8 @@ export interface FaultContext extends FaultPlan {
 /** The plan of a spec on a topology: its failures applied (failed-topology.ts). */
 export function planFaults(spec: FaultSpec, graph: TopologyGraph): FaultPlan {
   if (spec.down.length === 0) return { spec, failed: graph, failedLinks: new Set(), rebound: new Map() };
-  const { topology, failedLinks, rebound } = failTopology(graph.topology, spec.down);
-  return { spec, failed: new TopologyGraph(topology), failedLinks, rebound };
+  const { graph: failed, failedLinks, rebound } = failTopology(graph.topology, spec.down);
+  return { spec, failed, failedLinks, rebound };
 }
 
 /** A call with faults: simulated on the clean topology and on the one left, and priced. */

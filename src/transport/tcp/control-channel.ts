@@ -102,20 +102,20 @@ export class ControlChannel {
   private toAll(opcode: number, seq: number, payload = Buffer.alloc(0)): void {
     // Heartbeats only matter when sent, so does progress; a failure must reach the peer even across a reconnection.
     const stale = opcode === CONTROL_OPCODES.HEARTBEAT || opcode === CONTROL_OPCODES.ENTERED;
+    const frame = Buffer.concat([
+      encodeHeader({
+        flags: 0,
+        channel: CONTROL_CHANNEL,
+        commId: this.commId,
+        seq,
+        opcode,
+        length: payload.byteLength,
+        checksum: 0,
+      }),
+      payload,
+    ]);
     for (const link of this.links) {
       if (link.lanes.length === 0 || link.error !== undefined) continue;
-      const frame = Buffer.concat([
-        encodeHeader({
-          flags: 0,
-          channel: CONTROL_CHANNEL,
-          commId: this.commId,
-          seq,
-          opcode,
-          length: payload.byteLength,
-          checksum: 0,
-        }),
-        payload,
-      ]);
       // A heartbeat goes on every socket, so a reader can tell a socket whose path failed (reconnect.ts).
       const lanes = opcode === CONTROL_OPCODES.HEARTBEAT ? link.lanes.length : 1;
       for (let lane = 0; lane < lanes; lane++) {

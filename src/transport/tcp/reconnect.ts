@@ -31,6 +31,10 @@ export interface ReconnectParts {
  */
 export type LostBecause = 'process-gone' | 'not-reestablished' | 'cannot-resume' | 'refused';
 
+/** Why a lane cannot go on: a frame from there on is not kept. */
+const notKept = (frame: number) =>
+  `frame ${frame} is not kept (a frame without a checksum never is; or the resend window forgot it)`;
+
 /** The first redial comes at once; later ones back off to this. */
 const MAX_REDIAL_DELAY_MS = 1000;
 /** A single dial (connect and handshake) gives up after this, or at the grace deadline if sooner. */
@@ -63,7 +67,7 @@ export class Reconnector {
 
   /** A socket of `link` closed without a goodbye; `at` is set for one this rank reads. True if it is being re-established. */
   broke(link: PeerLink, lane: number, at: BreakPoint | undefined): boolean {
-    if (this.parts.graceMs === 0 || !link.reconnects || this.parts.closing()) return false;
+    if (!link.reconnects || this.parts.closing()) return false;
     const rank = this.parts.handshake.rank;
     if (at !== undefined) {
       const open = at.open;
@@ -99,27 +103,23 @@ export class Reconnector {
   readonly resume: ResumeHandler = (peer, lane, connection, resumeFrom) => {
     const link = this.parts.links[peer];
     // While closing, too: what this rank sent on the broken socket is still owed to the peer.
-    if (this.parts.graceMs === 0 || !link.reconnects)
+    if (!link.reconnects)
       return { drop: 'this rank does not re-establish sockets (TSCCL_RECONNECT_MS=0, or TSCCL_RESEND_RETRIES=0)' };
     if (link.error !== undefined) return { drop: `the link is lost already: ${link.error.message}` };
     if (lane >= link.lanes.length) return { drop: `it has only ${link.lanes.length} sockets` };
     const written = link.retained.written[lane];
     if (resumeFrom > written + 1) return { drop: `it asks for frame ${resumeFrom}, and only ${written} were written` };
     const frames = link.retained.from(lane, resumeFrom);
-    const why =
-      'missing' in frames
-        ? `frame ${frames.missing} of socket ${lane} is not kept (a frame without a checksum never is; or the resend window forgot it)`
-        : frames.some((f) => f.checksum !== undefined && crc32(f.payload) >>> 0 !== f.checksum >>> 0)
-          ? `a frame of socket ${lane} from ${resumeFrom} on was sent from memory the caller has rewritten since`
-          : undefined;
-    if (why !== undefined || 'missing' in frames) {
-      this.lose(
-        link,
-        `Rank ${this.parts.handshake.rank} lost socket ${lane} to rank ${peer}, and it cannot go on from frame ${resumeFrom}: ${why}`,
-        'cannot-resume',
-      );
-      return { refuse: why ?? '' };
-    }
+    if ('missing' in frames) return { refuse: this.cannotGoOn(link, lane, resumeFrom, notKept(frames.missing)) };
+    if (frames.some((f) => f.checksum !== undefined && crc32(f.payload) >>> 0 !== f.checksum >>> 0))
+      return {
+        refuse: this.cannotGoOn(
+          link,
+          lane,
+          resumeFrom,
+          `a frame of socket ${lane} from ${resumeFrom} on was sent from memory the caller has rewritten since`,
+        ),
+      };
     return {
       accept: () => {
         const old = link.lanes[lane];
@@ -146,11 +146,7 @@ export class Reconnector {
     }
     const frames = link.retained.from(lane, resumeFrom);
     if ('missing' in frames) {
-      this.lose(
-        link,
-        `Rank ${this.parts.handshake.rank} lost socket ${lane} to rank ${link.peer}, and it cannot go on from frame ${resumeFrom}: frame ${frames.missing} is no longer kept`,
-        'cannot-resume',
-      );
+      this.cannotGoOn(link, lane, resumeFrom, notKept(frames.missing));
       return;
     }
     link.lanes[lane] = connection.socket;
@@ -171,6 +167,16 @@ export class Reconnector {
         `Rank ${this.parts.handshake.rank}: rank ${link.peer} dialed socket ${lane} again; sent its ${frames.length} frame(s) from frame ${resumeFrom} on again`,
     );
     this.restored(link, `out${lane}`);
+  }
+
+  /** Loses the link because socket `lane` cannot go on from frame `from`; returns why, for the peer's refusal. */
+  private cannotGoOn(link: PeerLink, lane: number, from: number, why: string): string {
+    this.lose(
+      link,
+      `Rank ${this.parts.handshake.rank} lost socket ${lane} to rank ${link.peer}, and it cannot go on from frame ${from}: ${why}`,
+      'cannot-resume',
+    );
+    return why;
   }
 
   /**
@@ -220,10 +226,13 @@ export class Reconnector {
   private forget(link: PeerLink, key: string): void {
     const broken = this.broken.get(link);
     broken?.lanes.delete(key);
-    if (broken !== undefined && broken.lanes.size === 0) {
-      clearTimeout(broken.timer);
-      this.broken.delete(link);
-    }
+    if (broken?.lanes.size === 0) this.stopWaiting(link);
+  }
+
+  /** No socket of `link` is waited for any more: its grace timer stops. */
+  private stopWaiting(link: PeerLink): void {
+    clearTimeout(this.broken.get(link)?.timer);
+    this.broken.delete(link);
   }
 
   private restored(link: PeerLink, key: string): void {
@@ -308,11 +317,7 @@ export class Reconnector {
 
   /** Loses the link for good: `lost` says why, in the error's details (and so in the flight record). */
   private lose(link: PeerLink, message: string, lost: LostBecause): void {
-    const broken = this.broken.get(link);
-    if (broken !== undefined) {
-      clearTimeout(broken.timer);
-      this.broken.delete(link);
-    }
+    this.stopWaiting(link);
     if (link.error !== undefined) return;
     const rank = this.parts.handshake.rank;
     link.lose(new TscclError(ErrorCode.PEER_LOST, message, { rank, peer: link.peer, lost }));
