@@ -2,36 +2,17 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { Socket } from 'node:net';
 import { ErrorCode, type TscclError } from '../../../src/errors.js';
-import { MemoryStore } from '../../../src/store/memory-store.js';
-import { commIdOf, TcpTransport, type TcpTransportOptions } from '../../../src/transport/tcp/tcp-transport.js';
+import { commIdOf, type TcpTransport, type TcpTransportOptions } from '../../../src/transport/tcp/tcp-transport.js';
 import { dialPeer } from '../../../src/transport/tcp/mesh.js';
 import { type Consume, copyInto } from '../../../src/transport/transport.js';
 import { ctx } from '../conformance.js';
+import { checksummedPair } from './checksummed-pair.js';
 
-let meshes = 0;
-
-/** Two TCP transports of one process, rank 0 and rank 1 (checksummed unless the options say otherwise). */
-async function pair(
+/** Two checksummed TCP transports of one process with a job token, rank 0 and rank 1. */
+const pair = (
   options: Partial<TcpTransportOptions> = {},
   perRank: [Partial<TcpTransportOptions>?, Partial<TcpTransportOptions>?] = [],
-): Promise<[TcpTransport, TcpTransport]> {
-  const store = new MemoryStore();
-  const commName = `reconnect-${++meshes}`;
-  const make = (rank: number) =>
-    TcpTransport.create({
-      rank,
-      nranks: 2,
-      store,
-      commName,
-      host: '127.0.0.1',
-      timeoutMs: 10_000,
-      checksum: true,
-      token: 'reconnect-secret',
-      ...options,
-      ...perRank[rank],
-    });
-  return Promise.all([make(0), make(1)]);
-}
+) => checksummedPair({ token: 'reconnect-secret', ...options }, perRank);
 
 /** The parts of a transport these tests reach into: its links' sockets and where it listens. */
 interface Inside {
@@ -148,7 +129,7 @@ test('tcp reconnect: a rank that waits for its peer to dial again loses the link
 });
 
 test('tcp reconnect: a hello that would replace a socket without the job token is refused, and the link goes on', async () => {
-  const [a, b] = await pair();
+  const [a, b] = await pair({ commName: 'forged-hello' });
   try {
     const [where] = inside(b).mesh.addresses.get(0)!;
     const forged = dialPeer(
@@ -158,7 +139,7 @@ test('tcp reconnect: a hello that would replace a socket without the job token i
         rank: 1,
         nranks: 2,
         token: 'not-the-job-token',
-        commId: commIdOf(`reconnect-${meshes}`),
+        commId: commIdOf('forged-hello'),
         lanes: 1,
         timeoutMs: 5000,
         readBuffer: new Uint8Array(1024),

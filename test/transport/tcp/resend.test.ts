@@ -1,32 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ErrorCode } from '../../../src/errors.js';
-import { MemoryStore } from '../../../src/store/memory-store.js';
 import { type OutgoingFrame, setSendHookForTests } from '../../../src/transport/tcp/send-path.js';
-import { TcpTransport, type TcpTransportOptions } from '../../../src/transport/tcp/tcp-transport.js';
+import type { TcpTransport, TcpTransportOptions } from '../../../src/transport/tcp/tcp-transport.js';
 import { type Consume, copyInto } from '../../../src/transport/transport.js';
 import { ctx } from '../conformance.js';
-
-let meshes = 0;
+import { checksummedPair } from './checksummed-pair.js';
 
 /** Two checksummed TCP transports of one process, rank 0 and rank 1. */
-async function pair(options: Partial<TcpTransportOptions> = {}): Promise<[TcpTransport, TcpTransport]> {
-  const store = new MemoryStore();
-  const commName = `resend-${++meshes}`;
-  const make = (rank: number) =>
-    TcpTransport.create({
-      rank,
-      nranks: 2,
-      store,
-      commName,
-      host: '127.0.0.1',
-      timeoutMs: 5000,
-      checksum: true,
-      ...options,
-    });
-  const [a, b] = await Promise.all([make(0), make(1)]);
-  return [a, b];
-}
+const pair = (options: Partial<TcpTransportOptions> = {}) => checksummedPair({ timeoutMs: 5000, ...options });
 
 /** Flips the first byte of rank 0's frames whose (1-based) count `corrupts` picks, after the checksum was taken. */
 function flipFrames(corrupts: (n: number) => boolean): { flipped: () => number } {
