@@ -6,11 +6,11 @@
 // Prints each call's time (the slower rank's). Needs root and iproute2.
 // Usage: node bench/failover/netns.mjs [--rate 500mbit] [--size 256]
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { mark, markDirectory } from '../../dist/test/harness/marks.js';
+import { faultInCall } from '../../dist/test/harness/fault-in-call.js';
+import { markDirectory } from '../../dist/test/harness/marks.js';
 import { createNetnsPair, netnsUnavailable, tscclInNamespace } from '../../dist/test/harness/netns.js';
 
 const { values } = parseArgs({
@@ -32,19 +32,7 @@ async function job(ifname, port, fault) {
     const common = ['--nnodes', '2', '--nproc-per-node', '1', '--master-addr', pair.addresses[0]];
     const args = [...common, '--master-port', String(port), fixture, JSON.stringify({ marks, count })];
     const env = { ...process.env, TSCCL_JOB_TOKEN: 'failover-bench', TSCCL_CHECKSUM: '1', TSCCL_SOCKET_IFNAME: ifname };
-    const ready = new Set();
-    let faulted = false;
-    const onOutput = (node) => (text) => {
-      if (text.includes('FLAP-READY')) ready.add(node);
-      if (ready.size < 2 || existsSync(join(marks, 'go'))) return;
-      mark(marks, 'go');
-      const poll = setInterval(() => {
-        if (faulted || !existsSync(join(marks, 'calling-0')) || !existsSync(join(marks, 'calling-1'))) return;
-        faulted = true;
-        clearInterval(poll);
-        fault?.(pair);
-      }, 5);
-    };
+    const { onOutput } = faultInCall(marks, fault && (() => fault(pair)));
     const outs = await Promise.all(
       pair.names.map((ns, i) =>
         tscclInNamespace(ns, ['launch', '--node-rank', String(i), ...args], env, { onOutput: onOutput(i) }),

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { existsSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
-import { mark, markDirectory } from '../harness/marks.js';
+import { faultInCall } from '../harness/fault-in-call.js';
+import { markDirectory } from '../harness/marks.js';
 import { createNetnsPair, netnsUnavailable, tscclInNamespace } from '../harness/netns.js';
 
 const fixture = fileURLToPath(new URL('../fixtures/flap-rank.js', import.meta.url));
@@ -40,26 +40,13 @@ async function allReduceThrough(
       fixture,
       JSON.stringify({ marks, count }),
     ];
-    const ready = new Set<number>();
-    let faulted = false;
-    const onReady = (node: number) => (text: string) => {
-      if (text.includes('FLAP-READY')) ready.add(node);
-      if (ready.size < 2 || existsSync(join(marks, 'go'))) return;
-      mark(marks, 'go');
-      // Both ranks entered the call (each marks it just before): break the network under it.
-      const waitCalling = setInterval(() => {
-        if (faulted || !existsSync(join(marks, 'calling-0')) || !existsSync(join(marks, 'calling-1'))) return;
-        faulted = true;
-        clearInterval(waitCalling);
-        fault({ names: pair.names, veths: [`tv${tag}a`, `tv${tag}b`] });
-      }, 10);
-    };
+    const job = faultInCall(marks, () => fault({ names: pair.names, veths: [`tv${tag}a`, `tv${tag}b`] }));
     const jobEnv = { ...process.env, TSCCL_JOB_TOKEN: `link-faults-${tag}`, TSCCL_TIMEOUT_MS: '120000', ...env };
     const [a, b] = await Promise.all([
-      tscclInNamespace(pair.names[0], ['launch', '--node-rank', '0', ...common], jobEnv, { onOutput: onReady(0) }),
-      tscclInNamespace(pair.names[1], ['launch', '--node-rank', '1', ...common], jobEnv, { onOutput: onReady(1) }),
+      tscclInNamespace(pair.names[0], ['launch', '--node-rank', '0', ...common], jobEnv, { onOutput: job.onOutput(0) }),
+      tscclInNamespace(pair.names[1], ['launch', '--node-rank', '1', ...common], jobEnv, { onOutput: job.onOutput(1) }),
     ]);
-    assert.ok(faulted, `the fault was never injected: ${a.out.slice(-1000)} ${b.out.slice(-1000)}`);
+    assert.ok(job.injected(), `the fault was never injected: ${a.out.slice(-1000)} ${b.out.slice(-1000)}`);
     const results = [...(a.out + b.out).matchAll(/^\[\d\] result: (.*)$/gm)].map(
       (m) => JSON.parse(m[1]) as { code: string; message: string },
     );
