@@ -28,6 +28,7 @@ export interface CommVerdict {
     resent: number;
     reconnects: number;
     failovers: number;
+    failbacks: number;
   }[];
 }
 
@@ -104,6 +105,7 @@ export function analyzeTraces(dumps: readonly RankDump[]): CommVerdict[] {
             // Records written before reconnection was counted have no such field.
             reconnects: p.reconnects ?? 0,
             failovers: p.failovers ?? 0,
+            failbacks: p.failbacks ?? 0,
           })),
         )
         .sort((a, b) => a.rank - b.rank || a.peer - b.peer);
@@ -134,7 +136,7 @@ export function formatVerdicts(verdicts: readonly CommVerdict[]): string {
     for (const p of v.pendingP2p) lines.push(`  rank ${p.rank}: ${p.call} ${p.state}`);
     for (const r of v.recovered)
       lines.push(
-        `  rank ${r.rank}, link to rank ${r.peer}: ${r.corrupted} frames came corrupted, ${r.recovered} came again intact; sent ${r.resent} again${r.reconnects > 0 ? `; ${r.reconnects} socket(s) broke and were re-established${r.failovers > 0 ? `, ${r.failovers} over another path` : ''}` : ''}`,
+        `  rank ${r.rank}, link to rank ${r.peer}: ${r.corrupted} frames came corrupted, ${r.recovered} came again intact; sent ${r.resent} again${r.reconnects > 0 ? `; ${r.reconnects} socket(s) broke and were re-established${r.failovers > 0 ? `, ${r.failovers} over another path${r.failbacks > 0 ? ` (${r.failbacks} moved back to its own once it answered again)` : ''}` : ''}` : ''}`,
       );
     if (v.divergence === undefined && v.stuck === undefined && v.pendingP2p.length === 0)
       lines.push('  every recorded operation finished on every rank');

@@ -81,11 +81,13 @@ export interface RecoveryCounts {
   reconnects: number;
   /** Of those, re-established over another network path than their own (TSCCL_SOCKET_IFNAME with several interfaces). */
   failovers: number;
+  /** Sockets moved back to their own path once it answered again, after a failover. */
+  failbacks: number;
 }
 
 /** Counts of a link that recovered from nothing yet. */
 export function noRecoveries(): RecoveryCounts {
-  return { corrupted: 0, requested: 0, recovered: 0, resent: 0, garbled: 0, reconnects: 0, failovers: 0 };
+  return { corrupted: 0, requested: 0, recovered: 0, resent: 0, garbled: 0, reconnects: 0, failovers: 0, failbacks: 0 };
 }
 
 export interface Transport {

@@ -113,16 +113,26 @@ test("flight records carry what each rank's links recovered from, and tsccl trac
   recorder.record({ seq: 1, op: 'allReduce', dtype: 'float32', count: 4, root: 0, redop: 'sum' });
   assert.equal(recorder.snapshot().recoveries, undefined, 'nothing to report: no field');
   recorder.recoveriesFrom(() => [
-    { rank: 0, corrupted: 3, requested: 4, recovered: 3, resent: 1, garbled: 1, reconnects: 2, failovers: 1 },
+    {
+      rank: 0,
+      corrupted: 3,
+      requested: 4,
+      recovered: 3,
+      resent: 1,
+      garbled: 1,
+      reconnects: 2,
+      failovers: 1,
+      failbacks: 1,
+    },
   ]);
   const comm = recorder.snapshot();
   recorder.retire();
   const [v] = analyzeTraces([{ rank: 1, reason: 'test', time: '', comms: [comm] }]);
   assert.deepEqual(v.recovered, [
-    { rank: 1, peer: 0, corrupted: 3, recovered: 3, resent: 1, reconnects: 2, failovers: 1 },
+    { rank: 1, peer: 0, corrupted: 3, recovered: 3, resent: 1, reconnects: 2, failovers: 1, failbacks: 1 },
   ]);
   assert.match(
     formatVerdicts([v]),
-    /rank 1, link to rank 0: 3 frames came corrupted, 3 came again intact; sent 1 again; 2 socket\(s\) broke and were re-established, 1 over another path/,
+    /rank 1, link to rank 0: 3 frames came corrupted, 3 came again intact; sent 1 again; 2 socket\(s\) broke and were re-established, 1 over another path \(1 moved back to its own once it answered again\)/,
   );
 });

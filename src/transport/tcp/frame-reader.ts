@@ -35,6 +35,10 @@ export interface FrameReaderParts {
  */
 export class FrameReader {
   private readonly parts: FrameReaderParts;
+  /** Where the stream of each socket this rank reads stands. */
+  private readonly streams = new WeakMap<Socket, () => BreakPoint>();
+  /** Sockets this rank took down itself to go on over another (retire): their end is no break. */
+  private readonly retired = new WeakSet<Socket>();
 
   constructor(parts: FrameReaderParts) {
     this.parts = parts;
@@ -48,7 +52,7 @@ export class FrameReader {
     const reader: HeldReader = {
       take: (bytes: Uint8Array, patient = true) => {
         // A held frame's socket that broke meanwhile: what it held comes again on the new one.
-        if (link.inbound[lane] !== connection) return;
+        if (link.inbound[lane] !== connection || this.retired.has(socket)) return;
         link.lastHeard = link.laneHeard[lane] = performance.now();
         let used: number;
         try {
@@ -75,7 +79,23 @@ export class FrameReader {
       return frame.sink.place?.(frame.left) ?? buffers.read.subarray(0, Math.min(frame.left, buffers.read.byteLength));
     };
     intake.attach(reader.take);
+    this.streams.set(socket, () => parser.breakPoint);
     this.watch(link, socket, lane, () => (link.inbound[lane] === connection ? parser.breakPoint : undefined));
+  }
+
+  /** Where the stream of socket `lane` from `link`'s peer stands now. */
+  breakPoint(link: PeerLink, lane: number): BreakPoint | undefined {
+    return this.streams.get(link.inbound[lane].socket)?.();
+  }
+
+  /**
+   * Takes socket `lane` from `link`'s peer down on purpose, to go on over another from where its
+   * stream stands (failback): nothing more is read from it, and its end is no break.
+   */
+  retire(link: PeerLink, lane: number): void {
+    const socket = link.inbound[lane].socket;
+    this.retired.add(socket);
+    socket.destroy();
   }
 
   /** A socket this rank only writes on: the peer never sends on it, so bytes there are an error. */
@@ -112,7 +132,7 @@ export class FrameReader {
     // Waiting calls hold timers; an idle link must not keep the process alive after the script ends.
     socket.unref();
     socket.on('close', () => {
-      if (this.parts.closing()) return;
+      if (this.parts.closing() || this.retired.has(socket)) return;
       // A socket already replaced by a reconnection is no news.
       const current = breakPoint === undefined ? link.lanes[lane] === socket : link.inbound[lane]?.socket === socket;
       if (!current) return;

@@ -236,9 +236,19 @@ function acceptPeers(
 
 /** Dials one lane to a peer and says hello (`resumeFrom`: to replace a broken socket); the socket reads into `readBuffer`. */
 export async function dialPeer(
-  where: { host: string; port: number },
+  where: PathAddress,
   to: { peer: number; lane: number; resumeFrom?: number; signal?: AbortSignal; from?: string | undefined },
   options: HandshakeOptions & { readonly readBuffer: Uint8Array },
+): Promise<Connection> {
+  const connection = await connectPeer(where, to, options);
+  return greetPeer(connection, where, to, options);
+}
+
+/** Opens a socket to a peer's listener (`from`: the local address to leave from), before any hello. */
+export async function connectPeer(
+  where: PathAddress,
+  to: { peer: number; signal?: AbortSignal; from?: string | undefined },
+  options: { readonly rank: number; readonly readBuffer: Uint8Array },
 ): Promise<Connection> {
   const { host, port } = where;
   const { rank } = options;
@@ -254,25 +264,44 @@ export async function dialPeer(
   const giveUp = () =>
     socket.destroy(Object.assign(new Error("no answer within the attempt's time"), { code: 'ETIMEDOUT' }));
   to.signal?.addEventListener('abort', giveUp, { once: true });
-  await new Promise<void>((resolve, reject) => {
-    socket.once('connect', resolve);
-    socket.once('error', (err: NodeJS.ErrnoException) =>
-      reject(
-        new TscclError(
-          ErrorCode.PEER_LOST,
-          `Rank ${rank} cannot connect to rank ${to.peer} at ${host}:${port}: ${err.message}`,
-          { rank, peer: to.peer, ...(err.code === undefined ? {} : { errno: err.code }) },
-        ),
-      ),
-    );
-  });
   try {
-    await sayHello(socket, intake, { ...to, where: `${host}:${port}` }, options);
+    await new Promise<void>((resolve, reject) => {
+      socket.once('connect', resolve);
+      socket.once('error', (err: NodeJS.ErrnoException) =>
+        reject(
+          new TscclError(
+            ErrorCode.PEER_LOST,
+            `Rank ${rank} cannot connect to rank ${to.peer} at ${host}:${port}: ${err.message}`,
+            { rank, peer: to.peer, ...(err.code === undefined ? {} : { errno: err.code }) },
+          ),
+        ),
+      );
+    });
+  } finally {
+    to.signal?.removeEventListener('abort', giveUp);
+  }
+  return { socket, intake };
+}
+
+/** Says hello on a connected socket (`resumeFrom`: it replaces a broken one); destroys it if the peer does not accept. */
+export async function greetPeer(
+  connection: Connection,
+  where: PathAddress,
+  to: { peer: number; lane: number; resumeFrom?: number; signal?: AbortSignal },
+  options: HandshakeOptions,
+): Promise<Connection> {
+  const { socket, intake } = connection;
+  const giveUp = () =>
+    socket.destroy(Object.assign(new Error("no answer within the attempt's time"), { code: 'ETIMEDOUT' }));
+  if (to.signal?.aborted) giveUp();
+  else to.signal?.addEventListener('abort', giveUp, { once: true });
+  try {
+    await sayHello(socket, intake, { ...to, where: `${where.host}:${where.port}` }, options);
   } catch (err) {
     socket.destroy();
     throw err;
   } finally {
     to.signal?.removeEventListener('abort', giveUp);
   }
-  return { socket, intake };
+  return connection;
 }

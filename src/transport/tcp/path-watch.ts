@@ -8,6 +8,7 @@ import { PATH_CHECK_MS, PATH_SILENCE_MS } from './tcp-tunables.js';
  * close its sockets (TCP only stalls), so heartbeats go on every socket, and a socket silent for
  * PATH_SILENCE_MS while its peer is heard on another is taken down: the reconnector dials it
  * again over another path. A link silent on every socket is the heartbeat timeout's to judge.
+ * Sockets moved to another path try their own again on the same beat (Reconnector.failBack).
  */
 export class PathWatch {
   private readonly timer: NodeJS.Timeout;
@@ -44,5 +45,6 @@ export class PathWatch {
         connection.socket.destroy();
       });
     }
+    this.reconnector.failBack(now);
   }
 }

@@ -4,9 +4,10 @@ import { log } from '../../log.js';
 import type { BreakPoint } from './frame.js';
 import type { FrameReader } from './frame-reader.js';
 import type { HandshakeOptions } from './handshake.js';
-import { type PathAddress, type ResumeHandler, dialPeer, pathFrom } from './mesh.js';
+import { type PathAddress, type ResumeHandler, connectPeer, dialPeer, greetPeer, pathFrom } from './mesh.js';
 import type { Connection, PeerLink } from './peer-link.js';
 import type { Resend } from './resend.js';
+import { FAILBACK_PROBE_MS } from './tcp-tunables.js';
 
 /** What re-establishing sockets needs of a transport. */
 export interface ReconnectParts {
@@ -60,6 +61,11 @@ export class Reconnector {
   private readonly failedPaths = new Set<string>();
   /** Sockets this rank writes on that a peer's new socket replaces once they have closed. */
   private readonly replacing = new Set<string>();
+  /**
+   * Sockets this rank reads that run over another path than their own since a failover, by
+   * `peer:lane`: each tries its own path again every FAILBACK_PROBE_MS (failBack).
+   */
+  private readonly away = new Map<string, { link: PeerLink; lane: number; probing: boolean; nextProbe: number }>();
 
   constructor(parts: ReconnectParts) {
     this.parts = parts;
@@ -199,10 +205,68 @@ export class Reconnector {
     return this.broken.get(link)?.lanes.has(`in${lane}`) ?? false;
   }
 
+  /**
+   * Failback: each socket this rank reads that runs over another path than its own since a
+   * failover is dialed over its own path again, every FAILBACK_PROBE_MS until that path answers.
+   * Once it does, the socket over the other path is taken down where its stream stands and the
+   * new one goes on from there, as after a break (the writer carries the frames from there again).
+   */
+  failBack(now: number): void {
+    for (const [key, away] of this.away) {
+      const { link, lane } = away;
+      if (link.error !== undefined || link.saidGoodbye) {
+        this.away.delete(key);
+        continue;
+      }
+      if (away.probing || now < away.nextProbe || this.redialing(link, lane)) continue;
+      away.probing = true;
+      void this.tryHome(away).finally(() => {
+        away.probing = false;
+        away.nextProbe = performance.now() + FAILBACK_PROBE_MS;
+      });
+    }
+  }
+
+  /** One failback attempt for socket `lane` from `link`'s peer. */
+  private async tryHome({ link, lane }: { link: PeerLink; lane: number }): Promise<void> {
+    const { handshake, paths, reader } = this.parts;
+    const home = lane % paths.length;
+    let connection: Connection;
+    try {
+      connection = await connectPeer(
+        this.parts.addresses.get(link.peer)![home],
+        { peer: link.peer, signal: AbortSignal.timeout(DIAL_MS), from: pathFrom(paths, home) },
+        { rank: handshake.rank, readBuffer: this.parts.readBuffer },
+      );
+    } catch {
+      return; // its path does not answer yet
+    }
+    const at = link.error === undefined && !this.parts.closing() ? reader.breakPoint(link, lane) : undefined;
+    // Not while the socket is being dialed again anyway, nor inside a frame whose receive cannot start over.
+    if (
+      at === undefined ||
+      this.redialing(link, lane) ||
+      (at.open !== undefined && at.open.sink.restart === undefined)
+    ) {
+      connection.socket.destroy();
+      return;
+    }
+    at.open?.sink.restart?.();
+    reader.retire(link, lane);
+    this.waitFor(link, `in${lane}`);
+    log(
+      'INFO',
+      () =>
+        `Rank ${handshake.rank}: path ${home} (${paths[home]}) answers again; moving socket ${lane} from rank ${link.peer} back to it from frame ${at.from}`,
+    );
+    await this.redial(link, lane, at, connection);
+  }
+
   /** Stops every grace timer (the transport has closed). */
   stop(): void {
     for (const { timer } of this.broken.values()) clearTimeout(timer);
     this.broken.clear();
+    this.away.clear();
   }
 
   private waitFor(link: PeerLink, key: string): void {
@@ -244,11 +308,13 @@ export class Reconnector {
     link.wake();
   }
 
-  private async redial(link: PeerLink, lane: number, at: BreakPoint): Promise<void> {
+  /** `home`: a socket already connected over the lane's own path (failback), greeted first. */
+  private async redial(link: PeerLink, lane: number, at: BreakPoint, home?: Connection): Promise<void> {
     const { handshake, graceMs, paths } = this.parts;
     const addresses = this.parts.addresses.get(link.peer)!;
     const deadline = performance.now() + graceMs;
-    const start = this.failedPaths.delete(`${link.peer}:${lane}`) ? 1 : 0;
+    const key = `${link.peer}:${lane}`;
+    const start = this.failedPaths.delete(key) ? 1 : 0;
     for (let attempt = start; ; attempt++) {
       if (link.error !== undefined) return;
       if (this.parts.closing()) {
@@ -259,17 +325,17 @@ export class Reconnector {
       // The lane's own path first, then each other path in turn: a path that failed is failed over.
       const path = (lane + attempt) % paths.length;
       try {
-        const connection = await dialPeer(
-          addresses[path],
-          {
-            peer: link.peer,
-            lane,
-            resumeFrom: at.from,
-            signal: AbortSignal.timeout(Math.max(1, Math.min(DIAL_MS, left))),
-            from: pathFrom(paths, path),
-          },
-          { ...handshake, readBuffer: this.parts.readBuffer },
-        );
+        const to = {
+          peer: link.peer,
+          lane,
+          resumeFrom: at.from,
+          signal: AbortSignal.timeout(Math.max(1, Math.min(DIAL_MS, left))),
+          from: pathFrom(paths, path),
+        };
+        const connection =
+          home !== undefined && attempt === 0
+            ? await greetPeer(home, addresses[path], to, handshake)
+            : await dialPeer(addresses[path], to, { ...handshake, readBuffer: this.parts.readBuffer });
         if (link.error !== undefined || this.parts.closing()) {
           connection.socket.destroy();
           this.forget(link, `in${lane}`);
@@ -279,11 +345,14 @@ export class Reconnector {
         link.laneHeard[lane] = performance.now();
         this.parts.reader.listen(link, connection, lane, at);
         const moved = path !== lane % paths.length;
-        if (moved) link.recovery.failovers++;
+        if (moved) {
+          link.recovery.failovers++;
+          this.away.set(key, { link, lane, probing: false, nextProbe: performance.now() + FAILBACK_PROBE_MS });
+        } else if (this.away.delete(key)) link.recovery.failbacks++;
         log(
           'INFO',
           () =>
-            `Rank ${handshake.rank}: socket ${lane} from rank ${link.peer} is back, from frame ${at.from}${moved ? `, over path ${path} (${paths[path]}) instead of path ${lane % paths.length}` : ''}`,
+            `Rank ${handshake.rank}: socket ${lane} from rank ${link.peer} is back, from frame ${at.from}${moved ? `, over path ${path} (${paths[path]}) instead of path ${lane % paths.length}` : home !== undefined ? `, over its own path ${path} (${paths[path]}) again` : ''}`,
         );
         this.restored(link, `in${lane}`);
         return;

@@ -99,3 +99,6 @@ export const PATH_SILENCE_MS = 2500;
 
 /** How often sockets are checked for silence, where there are several paths. */
 export const PATH_CHECK_MS = 250;
+
+/** How often a socket running over another path than its own tries its own path again (failback). */
+export const FAILBACK_PROBE_MS = 1000;

@@ -234,6 +234,7 @@ test('a garbled acknowledgement or request is asked for again; a garbled resent 
     garbled: 4,
     reconnects: 0,
     failovers: 0,
+    failbacks: 0,
   });
 });
 

@@ -72,6 +72,7 @@ test('tcp resend: a small frame whose bit flipped comes again, and the receive g
       garbled: 0,
       reconnects: 0,
       failovers: 0,
+      failbacks: 0,
     });
     assert.equal(a.recoveries()[1].resent, 1);
   } finally {

@@ -63,7 +63,7 @@ export function JobView() {
                   rank {r.rank}, link to rank {r.peer}: {r.corrupted} frames came corrupted, {r.recovered} came again
                   intact; sent {r.resent} again
                   {r.reconnects > 0 &&
-                    `; ${r.reconnects} socket(s) broke and were re-established${r.failovers > 0 ? `, ${r.failovers} over another path` : ''}`}
+                    `; ${r.reconnects} socket(s) broke and were re-established${r.failovers > 0 ? `, ${r.failovers} over another path${r.failbacks > 0 ? ` (${r.failbacks} moved back to its own once it answered again)` : ''}` : ''}`}
                 </li>
               ))}
             </ul>
