@@ -2,8 +2,10 @@
 // What a connection reset costs a call: checksummed all-reduces between two "hosts" (network
 // namespaces on one bridge, links shaped to --rate), every other one with all the ranks'
 // connections reset (`ss -K`) just after it starts; the ranks dial again and go on from the frame
-// each socket broke in. Prints the median time of clean and reset calls side by side. Needs root
-// and iproute2 (ss). Usage: node bench/reconnect/netns.mjs [--rate 1gbit] [--size 64] [--rounds 10]
+// each socket broke in. With --retry, reconnection is off (TSCCL_RECONNECT_MS=0): a reset loses
+// the link, and the call is run again over new connections (operation retry). Prints the median
+// time of clean and reset calls side by side. Needs root and iproute2 (ss).
+// Usage: node bench/reconnect/netns.mjs [--rate 1gbit] [--size 64] [--rounds 10] [--retry]
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -18,6 +20,7 @@ const { values } = parseArgs({
     rate: { type: 'string', default: '1gbit' },
     size: { type: 'string', default: '64' },
     rounds: { type: 'string', default: '10' },
+    retry: { type: 'boolean', default: false },
   },
 });
 const why = netnsUnavailable();
@@ -30,6 +33,7 @@ const rounds = Number(values.rounds);
 const marks = mkdtempSync(join(tmpdir(), 'tsccl-reconnect-'));
 const star = createNetnsStar('rc', 2, values.rate);
 process.env.TSCCL_CHECKSUM = '1';
+if (values.retry) process.env.TSCCL_RECONNECT_MS = '0';
 let resets = 0;
 // Resets every connection of host 0 but the launcher's store when rank 0 marks a call.
 const watcher = setInterval(() => {
@@ -67,10 +71,10 @@ const calls = results[0].calls
 const clean = median(calls.filter((c) => !c.reset).map((c) => c.ms));
 const reset = median(calls.filter((c) => c.reset).map((c) => c.ms));
 console.log(
-  `# reconnect bench: ${values.size} MiB checksummed all-reduce, 2 hosts at ${values.rate}, ${new Date().toISOString()}`,
+  `# reconnect bench: ${values.size} MiB checksummed out-of-place all-reduce, 2 hosts at ${values.rate}${values.retry ? ', TSCCL_RECONNECT_MS=0 (a reset is mended by operation retry)' : ''}, ${new Date().toISOString()}`,
 );
 console.log(
-  `# ${resets} sockets reset by ss -K; reconnections counted by the ranks: ${results.map((r) => r.reconnects).join(', ')}`,
+  `# ${resets} sockets reset by ss -K; reconnections counted by the ranks: ${results.map((r) => r.reconnects).join(', ')}; calls run again: ${results.map((r) => r.retries).join(', ')}`,
 );
 console.log(`clean calls, median ms      ${clean.toFixed(1)}`);
 console.log(`calls with a reset, median  ${reset.toFixed(1)}`);

@@ -81,6 +81,12 @@ export interface CommBackend {
    * communicator's queues, which may be out of step after a failure. Every survivor calls it.
    */
   shrink(request: ShrinkRequest): Promise<CommBackend>;
+  /**
+   * Operation retry (operation-retry.ts): every rank whose call `seq` failed says whether it can
+   * run it again; if every rank can, a backend of the same ranks on new connections, else why not.
+   * Absent where links cannot fail while every rank lives (thread ranks).
+   */
+  rebuild?(request: RebuildRequest): Promise<{ readonly backend: CommBackend } | { readonly refused: string }>;
   /** Ends every wait at once (after an abort), instead of at its next check. */
   wakeAll(): void;
   close(): Promise<void>;
@@ -91,6 +97,17 @@ export interface ShrinkRequest {
   /** Counts this communicator's shrinks, the same on every survivor. */
   readonly epoch: number;
   readonly name: string;
+  readonly timeoutMs: number;
+  readonly signal: AbortSignal | undefined;
+}
+
+export interface RebuildRequest {
+  /** The new backend's communicator name, the same on every rank (one per retry). */
+  readonly name: string;
+  /** The call that failed. */
+  readonly seq: number;
+  /** Why this rank cannot run it again, if it cannot: every rank hears it, and none does. */
+  readonly veto: string | undefined;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
 }

@@ -1,6 +1,6 @@
 import type { Collective } from '../algorithms/schedule.js';
 import { type CompressionSpec, parseCompression } from '../compress/compression-spec.js';
-import { paramString } from '../config/params.js';
+import { paramInt, paramString } from '../config/params.js';
 import { parseAlgorithmOverrides } from '../tuner/select.js';
 
 /** What the environment decides for every call on every communicator, read once. */
@@ -20,3 +20,8 @@ export const compressionDefault: CompressionSpec | undefined = ((format) =>
     : parseCompression({ format }, { argument: 'TSCCL_COMPRESSION', defaultShadow: compressionShadowDefault }))(
   paramString('TSCCL_COMPRESSION').toLowerCase(),
 );
+
+/** TSCCL_OP_RETRIES: how often a collective that failed on a link (every rank alive) is run again (operation-retry.ts). */
+export const opRetries = paramInt('TSCCL_OP_RETRIES');
+/** TSCCL_OP_RETRY_SAVE_INPUT=1: in-place calls that overwrite their input keep a copy, so they can be run again. */
+export const saveInputForRetry = paramString('TSCCL_OP_RETRY_SAVE_INPUT') === '1';

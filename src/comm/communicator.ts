@@ -20,6 +20,8 @@ import {
   compressionDefault,
   compressionShadowDefault,
   debugCheck,
+  opRetries,
+  saveInputForRetry,
 } from './call-defaults.js';
 import { type CompressionSpec, compressionLabel, parseCompression } from '../compress/compression-spec.js';
 import { CompressedCall } from './compressed-call.js';
@@ -48,7 +50,9 @@ import { PlanMemo } from './plan-memo.js';
 import { CallQueue, DONE } from './call-queue.js';
 import type { OneShotCall } from '../exec/one-shot.js';
 import { FailurePolicy } from './failure-policy.js';
-import { type CommStats, commStats } from './comm-stats.js';
+import { type CommStats, addRecoveries, commStats } from './comm-stats.js';
+import type { RecoveryCounts } from '../transport/transport.js';
+import { mendable, notRunAgain, restoreInput, retryVeto, savedInput } from './operation-retry.js';
 import { PointToPoint } from './point-to-point.js';
 import { type PreparedCall, type SelectionSite, prepareCall, selectionSite } from './prepared-call.js';
 import { Workspaces, stageCall } from './staging.js';
@@ -85,7 +89,8 @@ export class Communicator {
   /** A readable name, e.g. "world" or "world.split0.color1". */
   readonly name: string;
   private readonly arena: Arena;
-  private readonly backend: CommBackend;
+  /** Replaced by new connections when a failed call runs again (operation retry). */
+  private backend: CommBackend;
   private readonly defaultTimeoutMs: number;
   /** What option checks need to know of this communicator (one object, not one per call). */
   private readonly where: { rank: number; defaultTimeoutMs: number };
@@ -97,7 +102,12 @@ export class Communicator {
   private readonly p2p: PointToPoint;
   private readonly workspaces: Workspaces;
   private readonly recorder: FlightRecorder;
-  private readonly site: SelectionSite;
+  private site: SelectionSite;
+  /** Calls run again after a failure (operation retry), and what the links replaced since recovered from. */
+  private retries = 0;
+  /** Retry meetings this communicator held: each names one, the same on every rank. */
+  private meetings = 0;
+  private pastRecoveries: RecoveryCounts[] = [];
   /** 0..size-1, the participants of every collective (built once, not per call). */
   private readonly allRanks: readonly number[];
   /**
@@ -133,14 +143,23 @@ export class Communicator {
     this.recorder = new FlightRecorder(this.name, this.rank, this.size);
     this.recorder.recoveriesFrom(() => this.stats().peers);
     this.allRanks = Array.from({ length: this.size }, (_, r) => r);
-    this.failures = new FailurePolicy({ name: this.name, rank: this.rank, backend: this.backend });
+    const owner = this;
+    this.failures = new FailurePolicy({
+      name: this.name,
+      rank: this.rank,
+      get backend() {
+        return owner.backend;
+      },
+    });
     this.workspaces = new Workspaces(this.arena);
     this.site = selectionSite(this.backend, this.size);
     this.plans = new PlanMemo({ rank: this.rank, size: this.size, hosts: this.backend.hosts });
     this.scope = {
       rank: this.rank,
       commName: this.name,
-      status: this.backend.status,
+      get status() {
+        return owner.backend.status;
+      },
       spinMs: this.backend.spinMs,
       spinYields: this.backend.spinYields,
       lostRank: (seq) => this.backend.lostRank(seq),
@@ -150,7 +169,9 @@ export class Communicator {
       rank: this.rank,
       size: this.size,
       arena: this.arena,
-      backend: this.backend,
+      get backend() {
+        return owner.backend;
+      },
       scope: this.scope,
       failures: this.failures,
       defaultTimeoutMs: this.defaultTimeoutMs,
@@ -181,7 +202,7 @@ export class Communicator {
 
   /** What this rank's links recovered from so far (TCP resend: frames corrupted, asked for, resent), in total and per peer. */
   stats(): CommStats {
-    return commStats(this.backend.transport.recoveries?.() ?? []);
+    return commStats(addRecoveries(this.pastRecoveries, this.backend.transport.recoveries?.() ?? []), this.retries);
   }
 
   /**
@@ -815,20 +836,18 @@ export class Communicator {
         participants: this.allRanks,
       });
       guard?.started();
+      const saved =
+        saveInputForRetry && opRetries > 0 && this.backend.rebuild !== undefined ? savedInput(plan) : undefined;
       pending = this.execute(plan, seq, ctx, record, call.checksum ?? checksumDefault);
-      if (pending === undefined) {
-        ctx.endReads();
-        guard?.ended();
-      }
+      if (pending !== undefined) return this.endLater(pending, ctx, guard, record, seq, plan, call, saved);
+      ctx.endReads();
+      guard?.ended();
     } catch (err) {
       guard?.failed();
       return Promise.reject(this.ended(record, seq, err));
     }
-    if (pending === undefined) {
-      this.ended(record, seq, undefined);
-      return DONE;
-    }
-    return this.endLater(pending, ctx!, guard, record, seq);
+    this.ended(record, seq, undefined);
+    return DONE;
   }
 
   /**
@@ -841,6 +860,9 @@ export class Communicator {
     guard: InFlightGuard | undefined,
     record: OpRecord,
     seq: number,
+    plan: CallPlan,
+    call: CallSettings,
+    saved: Uint8Array | undefined,
   ): Promise<void> {
     return pending.then(
       () => {
@@ -853,10 +875,95 @@ export class Communicator {
         this.ended(record, seq, undefined);
       },
       (err: unknown) => {
+        if (opRetries > 0 && this.backend.rebuild !== undefined && mendable(err))
+          return this.runAgain(plan, seq, record, call, guard, saved, err);
         guard?.failed();
         throw this.ended(record, seq, err);
       },
     );
+  }
+
+  /**
+   * Operation retry (operation-retry.ts): call `seq` failed on a link with `err`. The peers hear
+   * of it at once, so that their calls end too; then every rank says whether it can run the call
+   * again, and if every one can, they do, from its input (restored from `saved` where the call
+   * overwrote it), over new connections, up to TSCCL_OP_RETRIES times. Otherwise the call fails
+   * as it would have, saying why it was not run again.
+   */
+  private async runAgain(
+    plan: CallPlan,
+    seq: number,
+    record: OpRecord,
+    call: CallSettings,
+    guard: InFlightGuard | undefined,
+    saved: Uint8Array | undefined,
+    failure: TscclError,
+  ): Promise<void> {
+    let err = failure;
+    for (let attempt = 1; ; attempt++) {
+      this.failures.fail(err, seq);
+      const leftMs = call.timeoutMs - (Date.now() - record.startedAt!);
+      const outcome = await this.backend.rebuild!({
+        name: childName(this.name, `retry${++this.meetings}`),
+        seq,
+        veto:
+          attempt > opRetries
+            ? `it ran the call ${attempt} times (TSCCL_OP_RETRIES=${opRetries})`
+            : retryVeto(plan, err, { saved: saved !== undefined, pointToPointBusy: this.p2p.busy, leftMs }),
+        timeoutMs: Math.max(1, leftMs),
+        signal: call.signal,
+      });
+      if ('refused' in outcome) {
+        guard?.failed();
+        throw this.ended(record, seq, notRunAgain(err, outcome.refused));
+      }
+      this.replaceBackend(outcome.backend);
+      if (saved !== undefined) restoreInput(plan, saved);
+      this.retries++;
+      record.retries = attempt;
+      log(
+        'INFO',
+        () =>
+          `${this.name} rank ${this.rank}: ${plan.label} #${seq} failed (${err.code}: ${err.message}); every rank agreed to run it again over new connections (${attempt} of TSCCL_OP_RETRIES=${opRetries})`,
+      );
+      try {
+        const ctx = new OpContext(this.scope, {
+          op: plan.label,
+          seq,
+          timeoutMs: Math.max(1, leftMs),
+          signal: call.signal,
+          collective: true,
+          participants: this.allRanks,
+        });
+        await this.execute(plan, seq, ctx, record, call.checksum ?? checksumDefault);
+        ctx.endReads();
+      } catch (again) {
+        if (!mendable(again)) {
+          guard?.failed();
+          throw this.ended(record, seq, again);
+        }
+        err = again;
+        continue;
+      }
+      guard?.ended();
+      this.ended(record, seq, undefined);
+      return;
+    }
+  }
+
+  /**
+   * Goes on over `backend` (a failed call's new connections): the old one closes, what its links
+   * recovered from stays counted, and nothing prepared for it is reused.
+   */
+  private replaceBackend(backend: CommBackend): void {
+    const old = this.backend;
+    this.pastRecoveries = addRecoveries(this.pastRecoveries, old.transport.recoveries?.() ?? []);
+    this.backend = backend;
+    this.site = selectionSite(backend, this.size);
+    this.lastPrepared = undefined;
+    this.lastCompressed = undefined;
+    this.failures.recovered();
+    old.close().catch(() => undefined);
   }
 
   /** Closes a call's record (and retires the communicator if it failed); returns the error to throw. */

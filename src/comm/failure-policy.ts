@@ -54,6 +54,11 @@ export class FailurePolicy {
     return err;
   }
 
+  /** The failed call ran again over new connections (operation retry): the communicator is usable again. */
+  recovered(): void {
+    if (this.failure?.code !== ErrorCode.ABORTED) this.failure = undefined;
+  }
+
   /** Ends every pending call now (TSCCL_ERR_ABORTED) and tells the peers; `seq` is the last collective started. Never blocks. */
   abort(reason: string, seq: number): void {
     const { name, rank, backend } = this.comm;

@@ -43,6 +43,8 @@ interface PointToPointSite {
  */
 export class PointToPoint {
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** Sends and receives started and not yet ended. */
+  private inFlight = 0;
   private readonly sent: number[];
   private readonly received: number[];
   private readonly where: { rank: number; defaultTimeoutMs: number };
@@ -85,7 +87,12 @@ export class PointToPoint {
           redop: 'none',
         }),
       };
-      const run = (this.chains.get(key) ?? Promise.resolve()).then(() => this.run(message));
+      this.inFlight++;
+      const run = (this.chains.get(key) ?? Promise.resolve())
+        .then(() => this.run(message))
+        .finally(() => {
+          this.inFlight--;
+        });
       this.chains.set(
         key,
         run.catch(() => undefined),
@@ -94,6 +101,11 @@ export class PointToPoint {
     } catch (err) {
       return Promise.reject(err);
     }
+  }
+
+  /** Whether a send or receive has started and not ended. */
+  get busy(): boolean {
+    return this.inFlight > 0;
   }
 
   /** Settles once every message queued so far has. */

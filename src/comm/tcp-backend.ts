@@ -2,8 +2,16 @@ import { executorHosts } from '../algorithms/schedule.js';
 import type { ErrorCodeValue } from '../errors.js';
 import { PrefixStore, type Store } from '../store/store.js';
 import { TcpTransport, type TcpTransportOptions } from '../transport/tcp/tcp-transport.js';
+import { RECONNECT_MS } from '../transport/tcp/tcp-tunables.js';
 import { hostIndices } from '../topology/host-key.js';
-import { type CommBackend, type ShrinkRequest, type StatusBoard, deadSurvivorError } from './backend.js';
+import {
+  type CommBackend,
+  type RebuildRequest,
+  type ShrinkRequest,
+  type StatusBoard,
+  deadSurvivorError,
+} from './backend.js';
+import { meetForRetry } from './retry-meeting.js';
 
 /** The status board of a TCP communicator: learnt from frames, failures announced on a control channel. */
 class TcpStatus implements StatusBoard {
@@ -130,6 +138,52 @@ export class TcpBackend implements CommBackend {
       throw err;
     } finally {
       clearInterval(watch);
+    }
+  }
+
+  /**
+   * The ranks meet through the store (retry-meeting.ts); if every one can run the call again, they
+   * build a new mesh under the request's name. A rank waits for the others as long as a broken
+   * socket may take to come back (TSCCL_RECONNECT_MS), within the call's time.
+   */
+  async rebuild(request: RebuildRequest): Promise<{ backend: CommBackend } | { refused: string }> {
+    const { rank, nranks } = this.transport;
+    const waitMs = Math.min(
+      request.timeoutMs,
+      this.transport.reconnectMs > 0 ? this.transport.reconnectMs : RECONNECT_MS,
+    );
+    let refused: string | undefined;
+    // A peer found gone while the others are awaited ends the wait: it will never come.
+    const stop = new AbortController();
+    const watch = setInterval(() => {
+      const why = this.transport.goneReason();
+      if (why !== undefined) stop.abort(`this rank found that ${why}`);
+    }, 50);
+    try {
+      refused = await meetForRetry(new PrefixStore('retry', this.options.store), {
+        name: request.name,
+        rank,
+        nranks,
+        seq: request.seq,
+        veto: request.veto ?? this.transport.goneReason(),
+        waitMs,
+        signal: request.signal === undefined ? stop.signal : AbortSignal.any([request.signal, stop.signal]),
+      });
+    } catch (err) {
+      refused = `the ranks could not meet: ${(err as Error).message}`;
+    } finally {
+      clearInterval(watch);
+    }
+    if (refused !== undefined) return { refused };
+    try {
+      return {
+        backend: await TcpBackend.create(
+          { rank, nranks, name: request.name },
+          { ...this.options, timeoutMs: request.timeoutMs, ...(request.signal ? { signal: request.signal } : {}) },
+        ),
+      };
+    } catch (err) {
+      return { refused: `the new connections could not be made: ${(err as Error).message}` };
     }
   }
 

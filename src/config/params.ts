@@ -172,6 +172,18 @@ export const PARAMS: readonly Param[] = [
     check: intAtLeast(0),
   },
   {
+    name: 'TSCCL_OP_RETRIES',
+    defaultValue: '1',
+    doc: 'TCP: how often a collective whose transfer could not go on while every rank lives (a link lost, a frame past its resends) is run again from its input over new connections, once every rank agrees; 0 = never (the call fails; shrink takes over)',
+    check: intAtLeast(0),
+  },
+  {
+    name: 'TSCCL_OP_RETRY_SAVE_INPUT',
+    defaultValue: '0',
+    doc: '1: in-place reductions and all-to-alls over TCP keep a copy of their input, so that TSCCL_OP_RETRIES can run them again (a copy of the input per call)',
+    check: FLAG,
+  },
+  {
     name: 'TSCCL_COMPRESSION',
     defaultValue: '',
     doc: 'Wire format of every float32/float16/bfloat16 sum or average collective of the job (allReduce, reduceScatter, reduce, allGather, broadcast) that does not set { compression }: fp16, bf16, fp8e4m3, fp8e5m2, int8, int4 or none',

@@ -28,6 +28,8 @@ export interface OpRecord {
   wireBytes?: number;
   /** Shadow mode: the largest error of the compressed result over the largest exact value. */
   shadowError?: number;
+  /** How often the call was run again after a failure (operation retry). */
+  retries?: number;
   state: 'queued' | 'running' | 'done' | 'failed';
   queuedAt: number;
   startedAt?: number;

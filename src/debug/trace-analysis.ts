@@ -30,6 +30,8 @@ export interface CommVerdict {
     failovers: number;
     failbacks: number;
   }[];
+  /** Collectives a rank ran again over new connections after a failure (operation retry). */
+  readonly retried: { rank: number; seq: number; call: string; retries: number }[];
 }
 
 export function describeCall(r: OpRecord): string {
@@ -109,7 +111,14 @@ export function analyzeTraces(dumps: readonly RankDump[]): CommVerdict[] {
           })),
         )
         .sort((a, b) => a.rank - b.rank || a.peer - b.peer);
-      return { name, size, ranksSeen, divergence, stuck, lastSeq, pendingP2p, recovered };
+      const retried = comms
+        .flatMap((c) =>
+          c.records
+            .filter((r) => (r.retries ?? 0) > 0)
+            .map((r) => ({ rank: c.rank, seq: r.seq, call: describeCall(r), retries: r.retries! })),
+        )
+        .sort((a, b) => a.seq - b.seq || a.rank - b.rank);
+      return { name, size, ranksSeen, divergence, stuck, lastSeq, pendingP2p, recovered, retried };
     });
 }
 
@@ -137,6 +146,10 @@ export function formatVerdicts(verdicts: readonly CommVerdict[]): string {
     for (const r of v.recovered)
       lines.push(
         `  rank ${r.rank}, link to rank ${r.peer}: ${r.corrupted} frames came corrupted, ${r.recovered} came again intact; sent ${r.resent} again${r.reconnects > 0 ? `; ${r.reconnects} socket(s) broke and were re-established${r.failovers > 0 ? `, ${r.failovers} over another path${r.failbacks > 0 ? ` (${r.failbacks} moved back to its own once it answered again)` : ''}` : ''}` : ''}`,
+      );
+    for (const r of v.retried)
+      lines.push(
+        `  rank ${r.rank}: #${r.seq} ${r.call} failed and was run again ${r.retries} time(s) over new connections`,
       );
     if (v.divergence === undefined && v.stuck === undefined && v.pendingP2p.length === 0)
       lines.push('  every recorded operation finished on every rank');

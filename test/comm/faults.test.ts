@@ -236,3 +236,50 @@ test('tcp: with rank 0 cutting its connection in every 50th frame, 1000 all-redu
   const counts = all.map((r) => JSON.parse(r!.message) as Record<string, number>);
   assert.ok(counts[0].reconnects > 10, `rank 0's sockets were re-established: ${all.map((r) => r!.message).join(' ')}`);
 });
+
+test('tcp: a link cut mid-frame without checksums in an out-of-place all-reduce: the ranks agree, run it again over new connections, and it ends right', async () => {
+  const all = await transports[1][1]('retry', 3, { TSCCL_TEST_FAULT: 'cutonce@0#1', TSCCL_WARMUP_MS: '0' });
+  for (const [rank, r] of all.entries()) {
+    assert.equal(r!.code, 'OK', `rank ${rank}: ${r!.message}`);
+    assert.deepEqual(JSON.parse(r!.message), { retries: 1, retriedOp: 'allReduce', reconnects: 0 }, `rank ${rank}`);
+    assert.equal(r!.recovered, 'OK', `rank ${rank}: the communicator works after`);
+  }
+});
+
+test('tcp: the same cut in an in-place all-reduce is not run again unless its input was kept (TSCCL_OP_RETRY_SAVE_INPUT=1)', async () => {
+  const env = { TSCCL_TEST_FAULT: 'cutonce@0#1', TSCCL_WARMUP_MS: '0' };
+  const plain = await transports[1][1]('retry-in-place', 3, env);
+  for (const [rank, r] of plain.entries()) {
+    assert.equal(r!.code, ErrorCode.PEER_LOST, `rank ${rank}: ${r!.message}`);
+    assert.match(r!.message, /not run again \(operation retry\): rank \d cannot: its allReduce is in place/);
+  }
+  const kept = await transports[1][1]('retry-in-place', 3, { ...env, TSCCL_OP_RETRY_SAVE_INPUT: '1' });
+  for (const [rank, r] of kept.entries()) {
+    assert.equal(r!.code, 'OK', `rank ${rank}: ${r!.message}`);
+    assert.equal((JSON.parse(r!.message) as { retries: number }).retries, 1, `rank ${rank}`);
+  }
+});
+
+test('tcp: with TSCCL_OP_RETRIES=0 the cut fails the call with PEER_LOST, as shrink expects', async () => {
+  const all = await transports[1][1]('retry', 3, {
+    TSCCL_TEST_FAULT: 'cutonce@0#1',
+    TSCCL_WARMUP_MS: '0',
+    TSCCL_OP_RETRIES: '0',
+  });
+  assert.ok(
+    all.some((r) => r!.code === ErrorCode.PEER_LOST),
+    all.map((r) => `${r!.code}: ${r!.message}`).join('\n'),
+  );
+  for (const [rank, r] of all.entries()) {
+    assert.ok([ErrorCode.PEER_LOST, 'OK'].includes(r!.code), `rank ${rank}: ${r!.code}: ${r!.message}`);
+    assert.doesNotMatch(r!.message, /not run again/);
+  }
+});
+
+test('tcp: a rank killed during out-of-place all-reduces is not waited for: the survivors fail with PEER_LOST, saying why the call was not run again', async () => {
+  const all = await transports[1][1]('retry-kill', 3, { TSCCL_WARMUP_MS: '0' });
+  for (const rank of [0, 1]) {
+    assert.equal(all[rank]!.code, ErrorCode.PEER_LOST, `rank ${rank}: ${all[rank]!.message}`);
+    assert.match(all[rank]!.message, /not run again \(operation retry\)/, `rank ${rank}`);
+  }
+});

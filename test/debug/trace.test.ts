@@ -136,3 +136,20 @@ test("flight records carry what each rank's links recovered from, and tsccl trac
     /rank 1, link to rank 0: 3 frames came corrupted, 3 came again intact; sent 1 again; 2 socket\(s\) broke and were re-established, 1 over another path \(1 moved back to its own once it answered again\)/,
   );
 });
+
+test('tsccl trace names the collectives a rank ran again over new connections (operation retry)', async () => {
+  const { FlightRecorder } = await import('../../src/debug/flight-recorder.js');
+  const recorder = new FlightRecorder('world', 0, 2, 4);
+  recorder.record({ seq: 1, op: 'allReduce', dtype: 'float32', count: 4, root: 0, redop: 'sum' }).state = 'done';
+  const retried = recorder.record({ seq: 2, op: 'allReduce', dtype: 'float32', count: 8, root: 0, redop: 'sum' });
+  retried.state = 'done';
+  retried.retries = 1;
+  const comm = recorder.snapshot();
+  recorder.retire();
+  const [v] = analyzeTraces([{ rank: 0, reason: 'test', time: '', comms: [comm] }]);
+  assert.deepEqual(v.retried, [{ rank: 0, seq: 2, call: 'allReduce(float32, count 8, sum)', retries: 1 }]);
+  assert.match(
+    formatVerdicts([v]),
+    /rank 0: #2 allReduce\(float32, count 8, sum\) failed and was run again 1 time\(s\)/,
+  );
+});

@@ -5,19 +5,20 @@ import { type OutgoingFrame, setSendHookForTests } from '../../src/transport/tcp
  * <rank>'s n-th frame to another process (counted per transport) arrive with one bit flipped
  * (after its checksum was taken), or cuts that rank's connection halfway through the frame;
  * flipevery@<rank>#<n> flips a bit in every n-th frame, a steady bit-error rate; cutevery@<rank>#<n>
- * cuts the connection in every n-th frame, a link that keeps breaking.
+ * cuts the connection in every n-th frame, a link that keeps breaking; cutonce@<rank>#<n> cuts as
+ * cut does, in the first mesh only (a call run again over new connections goes through).
  * A fixture imports this module; it installs the hook in its process when the variable is set.
  * Frames are counted per connection mesh from the job's start, and init's warm-up meets over a
  * mesh of its own: tests that set this also set TSCCL_WARMUP_MS=0, so the fault hits their call.
  */
 export interface FrameFault {
-  readonly kind: 'flip' | 'cut' | 'flipevery' | 'cutevery';
+  readonly kind: 'flip' | 'cut' | 'flipevery' | 'cutevery' | 'cutonce';
   readonly rank: number;
   readonly frame: number;
 }
 
 export function parseFrameFault(spec: string | undefined): FrameFault | undefined {
-  const m = /^(flip|cut|flipevery|cutevery)@(\d+)#(\d+)$/.exec(spec ?? '');
+  const m = /^(flip|cut|flipevery|cutevery|cutonce)@(\d+)#(\d+)$/.exec(spec ?? '');
   return m === null ? undefined : { kind: m[1] as FrameFault['kind'], rank: Number(m[2]), frame: Number(m[3]) };
 }
 
@@ -28,12 +29,14 @@ export function injectFrameFault(fault: FrameFault | undefined): void {
     return;
   }
   const sent = new WeakMap<object, number>();
+  let cut = false;
   setSendHookForTests((out: OutgoingFrame) => {
-    if (out.rank !== fault.rank) return false;
+    if (out.rank !== fault.rank || (fault.kind === 'cutonce' && cut)) return false;
     const n = (sent.get(out.sender) ?? 0) + 1;
     sent.set(out.sender, n);
     const hit = fault.kind.endsWith('every') ? n % fault.frame === 0 : n === fault.frame;
     if (!hit || out.data.byteLength <= 1 || out.socket.destroyed) return false;
+    cut = true;
     out.socket.write(out.header());
     if (!fault.kind.startsWith('cut')) {
       const corrupt = Uint8Array.from(out.data);

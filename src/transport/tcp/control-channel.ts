@@ -178,7 +178,7 @@ export class ControlChannel {
           new TscclError(
             ErrorCode.PEER_LOST,
             `Rank ${this.rank} has heard nothing from rank ${link.peer} for ${Math.round(now - link.lastHeard)} ms (heartbeat timeout ${this.heartbeatTimeoutMs} ms): its host is unreachable or it hangs`,
-            { rank: this.rank, peer: link.peer },
+            { rank: this.rank, peer: link.peer, lost: 'silent' },
           ),
         );
         link.wake();

@@ -28,9 +28,10 @@ export interface ReconnectParts {
 /**
  * Why a link that broke could not be re-established, in its TSCCL_ERR_PEER_LOST's `details.lost`:
  * the peer's process is gone (its address refuses a dial), the socket was not back in time, the
- * stream cannot go on from where it broke (a frame not kept), or the peer refused the new socket.
+ * stream cannot go on from where it broke (a frame not kept), or the peer refused the new socket;
+ * or (control-channel.ts) the peer fell silent past the heartbeat timeout.
  */
-export type LostBecause = 'process-gone' | 'not-reestablished' | 'cannot-resume' | 'refused';
+export type LostBecause = 'process-gone' | 'not-reestablished' | 'cannot-resume' | 'refused' | 'silent';
 
 /** Why a lane cannot go on: a frame from there on is not kept. */
 const notKept = (frame: number) =>

@@ -168,6 +168,8 @@ export class TcpTransport implements Transport {
   readonly concurrentRecvs = true;
   /** The last collectives this rank entered and ended successfully (kept by its status board, told to the peers on exit). */
   readonly progress = { entered: 0, ended: 0 };
+  /** How long a broken socket may take to come back (TSCCL_RECONNECT_MS; 0: never tried). */
+  readonly reconnectMs: number;
 
   private constructor(parts: TransportParts) {
     const { rank, commId, links, buffers } = parts;
@@ -177,6 +179,7 @@ export class TcpTransport implements Transport {
     this.hostKeys = parts.hostKeys;
     this.commId = commId;
     this.buffers = buffers;
+    this.reconnectMs = parts.reconnectMs;
     this.machineRanks = links.filter((link) => link.sameMachine).length;
     const spin = rankSpin(this.machineRanks);
     this.pollBudgetMs = spin.spinMs;
@@ -412,6 +415,22 @@ export class TcpTransport implements Transport {
   /** Peers whose connection broke (or fell silent) without a goodbye: dead, as far as this rank can tell. */
   lostPeers(): number[] {
     return this.control.lostPeers();
+  }
+
+  /**
+   * Why a peer counts as gone for good, if one does: its process ended (its address refuses
+   * connections, or it said goodbye), or it fell silent past the heartbeat timeout. Such a
+   * peer cannot take part in running a call again (operation retry).
+   */
+  goneReason(): string | undefined {
+    this.control.lostPeers(); // judges the heartbeats now
+    for (const link of this.links) {
+      if (link.saidGoodbye) return `rank ${link.peer} destroyed the communicator or its process ended`;
+      const lost = link.error?.details.lost;
+      if (lost === 'process-gone') return `rank ${link.peer}'s process is gone`;
+      if (lost === 'silent') return `rank ${link.peer} fell silent past the heartbeat timeout`;
+    }
+    return undefined;
   }
 
   /** Ends every wait on every link now, so each re-checks its context (an abort). */

@@ -68,6 +68,15 @@ export function JobView() {
               ))}
             </ul>
           )}
+          {c.retried.length > 0 && (
+            <ul data-testid="retried">
+              {c.retried.map((r) => (
+                <li key={`${r.rank}:${r.seq}`}>
+                  rank {r.rank}: #{r.seq} {r.call} failed and was run again {r.retries} time(s) over new connections
+                </li>
+              ))}
+            </ul>
+          )}
           {c.stuck !== undefined && (
             <p class="bad" data-testid="stuck">
               Stuck in call {c.stuck.seq}, {c.stuck.call}: unfinished on ranks {c.stuck.unfinished.join(', ') || 'none'}
