@@ -868,19 +868,34 @@ export class Communicator {
       () => {
         try {
           ctx.endReads();
+        } catch (err) {
+          return this.failed(plan, seq, record, call, guard, saved, err);
+        }
+        try {
           guard?.ended();
         } catch (err) {
           throw this.ended(record, seq, err);
         }
         this.ended(record, seq, undefined);
       },
-      (err: unknown) => {
-        if (opRetries > 0 && this.backend.rebuild !== undefined && mendable(err))
-          return this.runAgain(plan, seq, record, call, guard, saved, err);
-        guard?.failed();
-        throw this.ended(record, seq, err);
-      },
+      (err: unknown) => this.failed(plan, seq, record, call, guard, saved, err),
     );
+  }
+
+  /** Call `seq` failed with `err`: run again where that may mend it (runAgain), else closed as failed. */
+  private failed(
+    plan: CallPlan,
+    seq: number,
+    record: OpRecord,
+    call: CallSettings,
+    guard: InFlightGuard | undefined,
+    saved: Uint8Array | undefined,
+    err: unknown,
+  ): Promise<void> {
+    if (opRetries > 0 && this.backend.rebuild !== undefined && mendable(err))
+      return this.runAgain(plan, seq, record, call, guard, saved, err);
+    guard?.failed();
+    throw this.ended(record, seq, err);
   }
 
   /**
