@@ -55,6 +55,8 @@ export class TopologyGraph {
   /** The file link each directed link comes from, or -1 for a forwarding limit. */
   private readonly fileLink: Int32Array;
   private readonly families: LinkFamily[];
+  /** Per link family, the devices a route of that family only passes to come back (deadEndsIn). */
+  private readonly deadEnds = new Map<LinkFamily, Uint8Array>();
   private readonly byId = new Map<string, number>();
   /** Out-links of device d are outLinks[outStart[d] .. outStart[d + 1]). */
   private readonly outStart: Int32Array;
@@ -346,6 +348,30 @@ export class TopologyGraph {
   }
 
   /**
+   * Per device, 1 where all its links of `family` (both ways) join it to one same neighbour: a
+   * route of that family passes through it only to come back, so a search need not go there
+   * unless it is the target. Found once per family.
+   */
+  private deadEndsIn(family: LinkFamily): Uint8Array {
+    let marks = this.deadEnds.get(family);
+    if (marks !== undefined) return marks;
+    const n = this.devices.length;
+    const neighbour = new Int32Array(n).fill(-1);
+    marks = new Uint8Array(n).fill(1);
+    const meet = (device: number, other: number) => {
+      if (neighbour[device] === -1) neighbour[device] = other;
+      else if (neighbour[device] !== other) marks![device] = 0;
+    };
+    for (let li = 0; li < this.families.length; li++) {
+      if (this.families[li] !== family) continue;
+      meet(this.linkFrom[li], this.linkTo[li]);
+      meet(this.linkTo[li], this.linkFrom[li]);
+    }
+    this.deadEnds.set(family, marks);
+    return marks;
+  }
+
+  /**
    * Latency-weighted shortest path from src, stopping when dst is settled (a cluster of 100,000
    * GPUs has ~300,000 devices; a route only explores the part nearer than its target). A tiny
    * per-hop term prefers fewer hops on ties. Records the link each reached device came by in
@@ -358,6 +384,7 @@ export class TopologyGraph {
     const epoch = ++search.epoch;
     const { dist, reached, settled, via } = search;
     const heap = search.heap;
+    const deadEnds = scope === 'any' ? undefined : this.deadEndsIn(scope);
     heap.clear();
     dist[src] = 0;
     reached[src] = epoch;
@@ -374,6 +401,8 @@ export class TopologyGraph {
         const li = this.outLinks[k];
         if (scope !== 'any' && this.families[li] !== scope) continue;
         const to = this.linkTo[li];
+        // A device whose only neighbour in the scope is the one it is reached from leads nowhere new.
+        if (to !== dst && deadEnds !== undefined && deadEnds[to] === 1) continue;
         const nd = d + pass + this.latencies[li] + 1e-6;
         if (reached[to] !== epoch || nd < dist[to]) {
           reached[to] = epoch;
