@@ -827,14 +827,7 @@ export class Communicator {
     let ctx: OpContext;
     try {
       this.failures.ensureUsable();
-      ctx = new OpContext(this.scope, {
-        op: plan.label,
-        seq,
-        timeoutMs: call.timeoutMs,
-        signal: call.signal,
-        collective: true,
-        participants: this.allRanks,
-      });
+      ctx = this.collectiveContext(plan, seq, call.timeoutMs, call.signal);
       guard?.started();
       const saved =
         saveInputForRetry && opRetries > 0 && this.backend.rebuild !== undefined ? savedInput(plan) : undefined;
@@ -848,6 +841,23 @@ export class Communicator {
     }
     this.ended(record, seq, undefined);
     return DONE;
+  }
+
+  /** The wait context of collective `seq`, over every rank of the communicator. */
+  private collectiveContext(
+    plan: CallPlan,
+    seq: number,
+    timeoutMs: number,
+    signal: AbortSignal | undefined,
+  ): OpContext {
+    return new OpContext(this.scope, {
+      op: plan.label,
+      seq,
+      timeoutMs,
+      signal,
+      collective: true,
+      participants: this.allRanks,
+    });
   }
 
   /**
@@ -942,14 +952,7 @@ export class Communicator {
           `${this.name} rank ${this.rank}: ${plan.label} #${seq} failed (${err.code}: ${err.message}); every rank agreed to run it again over new connections (${attempt} of TSCCL_OP_RETRIES=${opRetries})`,
       );
       try {
-        const ctx = new OpContext(this.scope, {
-          op: plan.label,
-          seq,
-          timeoutMs: Math.max(1, leftMs),
-          signal: call.signal,
-          collective: true,
-          participants: this.allRanks,
-        });
+        const ctx = this.collectiveContext(plan, seq, Math.max(1, leftMs), call.signal);
         await this.execute(plan, seq, ctx, record, call.checksum ?? checksumDefault);
         ctx.endReads();
       } catch (again) {

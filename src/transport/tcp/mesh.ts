@@ -260,10 +260,7 @@ export async function connectPeer(
     ...readInto(options.readBuffer, intake),
   });
   socket.setNoDelay(true);
-  // A dial of a broken socket gives up at its own deadline (a host that does not answer at all).
-  const giveUp = () =>
-    socket.destroy(Object.assign(new Error("no answer within the attempt's time"), { code: 'ETIMEDOUT' }));
-  to.signal?.addEventListener('abort', giveUp, { once: true });
+  const stopWatching = giveUpOnAbort(socket, to.signal);
   try {
     await new Promise<void>((resolve, reject) => {
       socket.once('connect', resolve);
@@ -278,7 +275,7 @@ export async function connectPeer(
       );
     });
   } finally {
-    to.signal?.removeEventListener('abort', giveUp);
+    stopWatching();
   }
   return { socket, intake };
 }
@@ -291,17 +288,27 @@ export async function greetPeer(
   options: HandshakeOptions,
 ): Promise<Connection> {
   const { socket, intake } = connection;
-  const giveUp = () =>
-    socket.destroy(Object.assign(new Error("no answer within the attempt's time"), { code: 'ETIMEDOUT' }));
-  if (to.signal?.aborted) giveUp();
-  else to.signal?.addEventListener('abort', giveUp, { once: true });
+  const stopWatching = giveUpOnAbort(socket, to.signal);
   try {
     await sayHello(socket, intake, { ...to, where: `${where.host}:${where.port}` }, options);
   } catch (err) {
     socket.destroy();
     throw err;
   } finally {
-    to.signal?.removeEventListener('abort', giveUp);
+    stopWatching();
   }
   return connection;
+}
+
+/**
+ * A dial of a broken socket gives up at its own deadline (a host that does not answer at all):
+ * `socket` is destroyed with ETIMEDOUT once `signal` aborts, or at once if it has. Returns the
+ * function that stops watching.
+ */
+function giveUpOnAbort(socket: Socket, signal: AbortSignal | undefined): () => void {
+  const giveUp = () =>
+    socket.destroy(Object.assign(new Error("no answer within the attempt's time"), { code: 'ETIMEDOUT' }));
+  if (signal?.aborted) giveUp();
+  else signal?.addEventListener('abort', giveUp, { once: true });
+  return () => signal?.removeEventListener('abort', giveUp);
 }
