@@ -118,6 +118,14 @@ for (const [name, job] of transports) {
     if (name === 'shm') assert.equal(all[0]!.code, ErrorCode.MISMATCH);
   });
 
+  if (name.startsWith('tcp'))
+    test(`${name}: different collectives, the root gone before the other rank calls: that rank still reports the MISMATCH`, async () => {
+      const all = await job('different-collectives-after-root-left', 2);
+      assert.equal(all[0]!.code, 'OK', all[0]!.message);
+      assert.equal(all[1]!.code, ErrorCode.MISMATCH, all[1]!.message);
+      assert.match(all[1]!.message, /expected allReduce #1 .* sent broadcast #1/);
+    });
+
   test(`${name}: TSCCL_DEBUG_CHECK=1 catches calls that differ only in dtype, on every rank, naming both sides`, async () => {
     const all = await job('desync', 2, { TSCCL_DEBUG_CHECK: '1' });
     for (const r of all) {

@@ -1,8 +1,15 @@
-import { ErrorCode, type ErrorCodeValue } from '../../errors.js';
+import { ErrorCode, type ErrorCodeValue, type TscclError } from '../../errors.js';
 import { crc32 } from '../../kernels/crc32.js';
 import type { Store } from '../../store/store.js';
 import { machineOf } from '../../topology/host-key.js';
-import type { Consume, MessageTag, SendHandle, Transport, WaitContext } from '../transport.js';
+import {
+  type Consume,
+  type MessageTag,
+  type SendHandle,
+  type Transport,
+  type WaitContext,
+  messageMismatch,
+} from '../transport.js';
 import { coreYield } from '../sched-yield.js';
 import { rankSpin } from '../wait.js';
 import { ControlChannel, type PeerFailed, heartbeatFrame } from './control-channel.js';
@@ -296,8 +303,20 @@ export class TcpTransport implements Transport {
   /** A socket takes any send at once (it buffers what the kernel cannot take yet), so this never refuses. */
   trySend(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle {
     const link = this.links[peer];
-    if (link.error !== undefined) throw link.error;
+    if (link.error !== undefined) throw this.sentOtherCall(link, channel, data.byteLength, tag) ?? link.error;
     return { peer, channel, ticket: this.sendPath.send(link, channel, data, tag) };
+  }
+
+  /**
+   * A peer that left may have sent, before it left, a message of another operation at this call
+   * number: that names the cause (the ranks called different operations), where the loss only
+   * names its effect. Whatever a late rank's timing, it hears of the mismatch.
+   */
+  private sentOtherCall(link: PeerLink, channel: number, bytes: number, tag: MessageTag): TscclError | undefined {
+    const waiting = link.inbox.get(channel)?.[0]?.header;
+    if (waiting === undefined || waiting.commId !== this.commId || waiting.seq !== tag.seq) return undefined;
+    if (waiting.opcode === tag.opcode) return undefined;
+    return messageMismatch(this.rank, link.peer, { ...tag, bytes }, { ...waiting, bytes: waiting.length });
   }
 
   /** Takes the channel's next message if it has arrived whole; false if not. */
