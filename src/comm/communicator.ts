@@ -2,7 +2,6 @@ import { type Collective, REDUCING_COLLECTIVES, bufferCounts } from '../algorith
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { TscclError, invalidArgument } from '../errors.js';
 import { bytesOverlap, executeSchedule } from '../exec/executor.js';
-import { scaleKernel } from '../kernels/reduce-kernel.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import type { Arena } from '../memory/arena.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
@@ -1086,14 +1085,14 @@ export class Communicator {
       ctx,
       channelBase: 0,
     });
-    if (scale) scaleKernel(dtype.name)(buffers.exec.output, this.size);
+    if (scale) arenaKernels(this.arena).scale(dtype.name)(buffers.exec.output, this.size);
     buffers.copyBack();
   }
 
   /** After a one-shot call's messages were combined: what endReads must check, and an average's scaling (of `averaged`). */
   private oneShotEnded(oneShot: OneShotCall, seq: number, ctx: OpContext, averaged: DType | undefined): void {
     if (!oneShot.readPeerMemory(seq)) ctx.readNoPeerMemory();
-    if (averaged !== undefined) scaleKernel(averaged)(oneShot.output, this.size);
+    if (averaged !== undefined) arenaKernels(this.arena).scale(averaged)(oneShot.output, this.size);
   }
 
   /** Runs a compressed call (compressed-call): its own byte schedules, under the call's sequence number. */

@@ -154,10 +154,15 @@ export function scaleKernel(dtype: DType): (x: TypedArray, divisor: number) => v
         for (let i = 0; i < h.length; i++) h[i] = encode(table[h[i]] / n);
       };
     }
+    // One loop per type: a loop that sees both array types runs about a quarter slower.
     case 'float32':
-    case 'float64':
       return (x, n) => {
         const f = x as Float32Array;
+        for (let i = 0; i < f.length; i++) f[i] = f[i] / n;
+      };
+    case 'float64':
+      return (x, n) => {
+        const f = x as Float64Array;
         for (let i = 0; i < f.length; i++) f[i] = f[i] / n;
       };
     default:

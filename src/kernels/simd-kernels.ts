@@ -1,7 +1,7 @@
 import { paramString } from '../config/params.js';
 import type { DType, TypedArray } from '../dtypes/dtype.js';
 import type { Arena } from '../memory/arena.js';
-import { type ReduceKernel, reduceKernel } from './reduce-kernel.js';
+import { type ReduceKernel, reduceKernel, scaleKernel } from './reduce-kernel.js';
 import type { ReduceOp } from './reduce-op.js';
 import { REDUCE_SIMD_WASM } from './reduce-simd-wasm.js';
 import type { CodecSimd } from './codec-simd.js';
@@ -44,6 +44,7 @@ function kernelModule(base64: string): WebAssembly.Module | null {
 }
 
 type WasmReduce = (d: number, a: number, b: number, n: number) => void;
+type WasmDivide = (x: number, n: number, divisor: number) => void;
 
 export class ArenaKernels {
   /** 'simd' when the WASM kernels are in use, 'js' otherwise. */
@@ -111,6 +112,29 @@ export class ArenaKernels {
     }
     return kernel;
   }
+
+  /** x[i] = x[i] / divisor, as scaleKernel, in SIMD for float32 and float64 arrays in the arena. */
+  scale(dtype: DType): (x: TypedArray, divisor: number) => void {
+    const key = `${dtype}:scale`;
+    let kernel = this.scaleCache.get(key);
+    if (kernel === undefined) {
+      const js = scaleKernel(dtype);
+      const name = WASM_NAMES[dtype];
+      const wasm = name === undefined ? undefined : (this.exports?.[`${name}_divide`] as WasmDivide | undefined);
+      const arena = this.arena;
+      kernel =
+        wasm === undefined
+          ? js
+          : (x: TypedArray, divisor: number) => {
+              if (x.length >= MIN_ELEMENTS && arena.contains(x)) wasm(x.byteOffset, x.length, divisor);
+              else js(x, divisor);
+            };
+      this.scaleCache.set(key, kernel);
+    }
+    return kernel;
+  }
+
+  private readonly scaleCache = new Map<string, (x: TypedArray, divisor: number) => void>();
 
   /**
    * d = a (op) b where some of the three live outside the arena: block by block, each outside

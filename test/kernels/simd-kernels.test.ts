@@ -3,7 +3,7 @@ import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { test } from 'node:test';
 import { type DType, type TypedArray, dtypeInfo } from '../../src/dtypes/dtype.js';
-import { reduceKernel } from '../../src/kernels/reduce-kernel.js';
+import { reduceKernel, scaleKernel } from '../../src/kernels/reduce-kernel.js';
 import { REDUCE_OPS } from '../../src/kernels/reduce-op.js';
 import { arenaKernels } from '../../src/kernels/simd-kernels.js';
 import { Arena } from '../../src/memory/arena.js';
@@ -59,6 +59,27 @@ test('SIMD kernels match the JS kernels bit for bit: every type, op, tail length
     }
   }
   assert.ok(checked > 200);
+});
+
+test('the SIMD division that finishes an average matches the JS loop bit for bit, tails and specials included', () => {
+  const arena = Arena.create();
+  const kernels = arenaKernels(arena);
+  for (const dtype of ['float32', 'float64'] as const) {
+    const info = dtypeInfo(dtype);
+    for (const n of [63, 64, 65, 79, 1027]) {
+      for (const divisor of [2, 3, 7, 1000]) {
+        const x = arena.view(info.ctor as never, arena.allocate(n * info.bytes), n, info.bytes) as Float64Array;
+        fill(dtype, x, n + divisor);
+        // Values whose quotients round: thirds and sevenths of odd numbers.
+        for (let i = 1; i < n; i += 5) x[i] = (i * 1234567.89) / 3;
+        const want = x.slice();
+        scaleKernel(dtype)(want, divisor);
+        kernels.scale(dtype)(x, divisor);
+        for (let i = 0; i < n; i++)
+          assert.ok(same(x[i], want[i]), `${dtype} n=${n} / ${divisor} [${i}]: ${x[i]} vs ${want[i]}`);
+      }
+    }
+  }
 });
 
 test('plain arrays are staged through the arena block by block, in place too; short ones take the JS loop', () => {
