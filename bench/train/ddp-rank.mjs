@@ -2,22 +2,27 @@
 import { init } from '../../dist/src/progress/init.js';
 import {
   DataParallel,
+  StepTrace,
   TextCorpus,
   createGpt,
   generateText,
   loadTf,
   parameterCount,
   writeModelSpec,
+  writeTrace,
 } from '../../dist/src/train/index.js';
 
 export default async function main({ args }) {
-  const { progress, steps, warm, dim, layers, seqLen, rowsPerRank, bucketMb, backend, specPath } = JSON.parse(args[0]);
+  const { progress, steps, warm, dim, layers, seqLen, rowsPerRank, bucketMb, backend, specPath, tracePath } =
+    JSON.parse(args[0]);
   const tf = await loadTf({ backend });
   const comm = await init({ progress, timeoutMs: 600_000 });
   const corpus = new TextCorpus(generateText(100_000));
   const model = createGpt(tf, { vocabSize: corpus.vocabSize, seqLen, dim, heads: 4, layers });
   const ddp = new DataParallel(comm, model, { optimizer: tf.train.adam(1e-3), bucketCapMb: bucketMb });
   await ddp.broadcastParameters();
+  // The timed synchronised steps, for `tsccl sim train --trace`.
+  const trace = tracePath ? new StepTrace(comm.rank, { dp: comm }) : undefined;
   if (specPath && comm.rank === 0) await writeModelSpec(model, specPath, `gpt dim ${dim} x ${layers}`);
   // Synchronised steps alternate with steps without communication (no_sync: forward, backward,
   // no update), so that drift in the machine's speed falls on both alike.
@@ -32,7 +37,7 @@ export default async function main({ args }) {
         ranks: comm.size,
       });
       const started = performance.now();
-      const report = await ddp.step(batch, { sync });
+      const report = await ddp.step(batch, { sync, trace: sync && step >= warm ? trace : undefined });
       const stepMs = performance.now() - started;
       if (step < warm) continue;
       if (sync) reports.push({ ...report, stepMs });
@@ -49,6 +54,7 @@ export default async function main({ args }) {
     lone.push(performance.now() - started);
   }
   comm.free(whole);
+  if (trace) await writeTrace(comm, trace, tracePath);
   const median = (key) => reports.map((r) => r[key]).sort((a, b) => a - b)[reports.length >> 1];
   const result = {
     params: parameterCount(model),

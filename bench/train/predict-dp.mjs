@@ -1,12 +1,14 @@
 #!/usr/bin/env node
-// The simulator on a training step that really ran: the gradient all-reduce of a GPT trained
-// data-parallel on 2 ranks (inline, so every bucket's all-reduce runs after backward), measured,
-// against `tsccl sim train --model-file` on `--topo local` (thread ranks, or `--procs` for TCP).
-// Measured: of each rank's median wait after backward, the smaller; the rank that finishes
-// backward last waits for the transfer only, the other also for its peer's backward.
-// Predicted: the simulator's one all-reduce of every gradient (float32) on this machine's profile;
-// beside it, that one call measured in the same job (20 calls after a barrier each, the median).
-// Usage: node bench/train/predict-dp.mjs [--dim 256] [--layers 4] [--bucket-mb 4] [--steps 6]
+// The simulator on training steps that really ran: a GPT trained data-parallel on 2 ranks writes
+// a trace of its timed steps (each layer's compute, each collective, each wait for gradients),
+// and `tsccl sim train --trace` replays it on `--topo local` (thread ranks, or `--procs` for TCP)
+// with every collective priced by the simulator. Compared: the exposed communication (the ranks'
+// waits after backward), measured against predicted, per rank, for calls inline and on engines.
+// The predicted wait is split into what the trace measured (waiting for the other rank to issue;
+// garbage collection on the waiting thread after the calls ended) and the simulator's own part;
+// the last column sets that part against the measured wait less the same two.
+// Usage: node bench/train/predict-dp.mjs [--dim 256] [--layers 4] [--bucket-mb 4] [--steps 8]
+//        [--configs threads-inline,threads-engine,tcp-inline,tcp-engine]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -21,69 +23,56 @@ const { values } = parseArgs({
     dim: { type: 'string', default: '256' },
     layers: { type: 'string', default: '4' },
     'bucket-mb': { type: 'string', default: '4' },
-    steps: { type: 'string', default: '6' },
+    steps: { type: 'string', default: '8' },
+    configs: { type: 'string', default: 'threads-inline,threads-engine,tcp-inline,tcp-engine' },
   },
 });
 const script = fileURLToPath(new URL('./ddp-rank.mjs', import.meta.url));
 const bin = fileURLToPath(new URL('../../bin/tsccl.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tsccl-predict-dp-'));
-const specPath = join(dir, 'model.json');
-const args = JSON.stringify({
-  progress: 'inline',
-  steps: Number(values.steps),
-  warm: 2,
-  dim: Number(values.dim),
-  layers: Number(values.layers),
-  seqLen: 64,
-  rowsPerRank: 8,
-  bucketMb: Number(values['bucket-mb']),
-  backend: 'wasm',
-  specPath,
-});
 
-function predictedMs(procs) {
-  const argv = [
-    'sim',
-    'train',
-    '--model-file',
-    specPath,
-    '--topo',
-    'local',
-    '--dp',
-    '2',
-    '-g',
-    '2',
-    '--grad-bytes',
-    '4',
-    '--format',
-    'json',
-  ];
-  const report = JSON.parse(
+function replay(tracePath, procs) {
+  const argv = ['sim', 'train', '--trace', tracePath, '--topo', 'local', '-g', '2', '--format', 'json'];
+  return JSON.parse(
     execFileSync(process.execPath, [bin, ...argv, ...(procs ? ['--procs'] : [])], { encoding: 'utf8' }),
   );
-  return report.collectives.find((c) => c.group === 'dp').timePerCallUs / 1000;
 }
 
 try {
   console.log(
-    `# GPT dim ${values.dim}, ${values.layers} blocks, ${values['bucket-mb']} MiB buckets, 2 ranks inline; medians of ${values.steps} steps after 2; ${new Date().toISOString()}`,
+    `# GPT dim ${values.dim}, ${values.layers} blocks, ${values['bucket-mb']} MiB buckets, 2 ranks; ${values.steps} traced steps after 2; ${new Date().toISOString()}`,
   );
   console.log(
-    '| ranks | wait after backward, rank 0 / rank 1 (ms) | the smaller | one all-reduce of every gradient, measured (ms) | predicted (ms) | predicted / wait | predicted / one call |\n|---|---|---:|---:|---:|---:|---:|',
+    '| ranks, calls | collectives | measured wait, rank 0 / rank 1 (ms) | predicted (ms) | of it, for peers (ms) | of it, in gc (ms) | predicted / measured, rank 0 / rank 1 | both ranks | the rest: measured / predicted (ms) |\n|---|---:|---|---|---|---|---|---:|---|',
   );
-  for (const [name, procs] of [
-    ['2 thread ranks', false],
-    ['2 processes, loopback TCP', true],
-  ]) {
-    const { results } = procs
-      ? await launch({ nprocPerNode: 2, mode: 'processes', script, args: [args], output: 'silent', timeoutMs: 900_000 })
-      : await run({ ranks: 2, script, args: [args], output: 'silent', timeoutMs: 900_000 });
-    const waits = results.map((r) => r.exposedCommMs);
-    const measured = Math.min(...waits);
-    const predicted = predictedMs(procs);
-    const lone = Math.max(...results.map((r) => r.loneAllReduceMs));
+  for (const config of values.configs.split(',')) {
+    const [transport, progress] = config.split('-');
+    const procs = transport === 'tcp';
+    const tracePath = join(dir, `${config}.json`);
+    const args = JSON.stringify({
+      progress,
+      steps: Number(values.steps),
+      warm: 2,
+      dim: Number(values.dim),
+      layers: Number(values.layers),
+      seqLen: 64,
+      rowsPerRank: 8,
+      bucketMb: Number(values['bucket-mb']),
+      backend: 'wasm',
+      tracePath,
+    });
+    await (procs
+      ? launch({ nprocPerNode: 2, mode: 'processes', script, args: [args], output: 'silent', timeoutMs: 900_000 })
+      : run({ ranks: 2, script, args: [args], output: 'silent', timeoutMs: 900_000 }));
+    const report = replay(tracePath, procs);
+    const dp = [0, 1].map((rank) => report.groups.find((g) => g.group === 'dp' && g.rank === rank));
+    const measured = dp.reduce((a, g) => a + g.measuredMs, 0);
+    const predicted = dp.reduce((a, g) => a + g.predictedMs, 0);
+    const peers = dp.reduce((a, g) => a + g.peersMs, 0);
+    const gc = dp.reduce((a, g) => a + g.collectionsMs, 0);
+    const per = (key) => dp.map((g) => g[key].toFixed(1)).join(' / ');
     console.log(
-      `| ${name} | ${waits.map((w) => w.toFixed(1)).join(' / ')} | ${measured.toFixed(1)} | ${lone.toFixed(1)} | ${predicted.toFixed(1)} | ${(predicted / measured).toFixed(2)} | ${(predicted / lone).toFixed(2)} |`,
+      `| ${procs ? '2 processes, loopback TCP' : '2 thread ranks'}, ${progress} | ${report.calls} | ${per('measuredMs')} | ${per('predictedMs')} | ${per('peersMs')} | ${per('collectionsMs')} | ${dp.map((g) => (g.predictedMs / g.measuredMs).toFixed(2)).join(' / ')} | ${(predicted / measured).toFixed(2)} | ${(measured - peers - gc).toFixed(1)} / ${(predicted - peers - gc).toFixed(1)} |`,
     );
   }
 } finally {

@@ -14,6 +14,7 @@ import {
   parseGroups,
   tableRow,
   trainDocument,
+  traceReplayDocument,
 } from '../sim/sim-documents.js';
 import { protocolsFrom } from '../sim/protocols.js';
 import { FlowBudgetExceeded } from '../sim/sim-call.js';
@@ -25,7 +26,8 @@ import { type FaultyRow, faultHeader, formatFaultTable } from '../sim/format-fau
 import { simulateCompressedRow } from '../sim/compressed-row.js';
 import { type CompressionSpec, compressionLabel, parseCompression } from '../compress/compression-spec.js';
 import { measureCodecGBps } from '../bench/codec-speed.js';
-import { readModelFile } from '../sim/model-file.js';
+import { readModelFile, readTraceFile } from '../sim/model-file.js';
+import type { ReplayReport } from '../sim/trace-replay.js';
 import { DEFAULT_BUCKET_BYTES, DEFAULT_MFU, MODELS, type TrainingTimeline } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
 import { TopologyGraph } from '../topology/topology-graph.js';
@@ -142,6 +144,10 @@ export function simCommand(
       .option(
         '--model-file <path>',
         "train: a model's shape as JSON, in place of --model (tsccl/train's modelSpec writes one)",
+      )
+      .option(
+        '--trace <file>',
+        "train: replay a measured run's trace (tsccl/train's writeTrace) with every collective priced on --topo; prints each group's exposed communication, predicted beside measured",
       )
       .option('--micro-batch <n>', 'train: sequences per micro-batch', (v) => parsePositiveInt(v, '--micro-batch'), 1)
       .option('--global-batch <n>', 'train: sequences per step (default: 8 micro-batches per pipeline)', (v) =>
@@ -344,6 +350,12 @@ export function simCommand(
         );
       return;
     }
+    if (what === 'train' && flags.trace !== undefined) {
+      const report = traceReplayDocument(graph, readTraceFile(flags.trace as string), { mode, chooser: tscclChooser });
+      if (json) write(JSON.stringify(report, null, 2));
+      else writeReplay(write, report, flags.trace as string, topology.name);
+      return;
+    }
     if (what === 'train') {
       const model =
         flags.modelFile === undefined ? MODELS[flags.model as string] : readModelFile(flags.modelFile as string);
@@ -459,6 +471,28 @@ function writeTimeline(write: (line: string) => void, t: TimelineDocument): void
   write('# busiest links (utilisation over the call):');
   for (const l of t.links.slice(0, 8))
     write(`  ${l.link.padEnd(36)} ${l.kind.padEnd(10)} ${(l.utilisation * 100).toFixed(1).padStart(6)}%`);
+}
+
+/** A replayed trace: each group's waits per rank, measured and predicted. */
+function writeReplay(write: (line: string) => void, r: ReplayReport, path: string, topology: string): void {
+  write(
+    `# tsccl sim train --trace ${path} on ${topology}: ${r.ranks} ranks, ${r.calls} collectives replayed, calls ${r.progress === 'engine' ? 'on progress engines' : r.progress === 'inline' ? "on the ranks' threads" : 'inline and on engines'}`,
+  );
+  write(
+    `#${'group'.padStart(6)}${'rank'.padStart(6)}${'waits'.padStart(7)} ${'measured ms'.padStart(12)} ${'predicted ms'.padStart(13)} ${'pred/meas'.padStart(10)} ${'for peers ms'.padStart(13)} ${'in gc ms'.padStart(9)}`,
+  );
+  for (const g of r.groups)
+    write(
+      ` ${g.group.padStart(6)}${String(g.rank).padStart(6)}${String(g.waits).padStart(7)} ${g.measuredMs.toFixed(2).padStart(12)} ${g.predictedMs.toFixed(2).padStart(13)} ${(g.measuredMs > 0 ? (g.predictedMs / g.measuredMs).toFixed(2) : '-').padStart(10)} ${g.peersMs.toFixed(2).padStart(13)} ${g.collectionsMs.toFixed(2).padStart(9)}`,
+    );
+  write(
+    "# for peers: the part of the predicted wait before the other ranks had issued its calls (their compute, as measured); in gc: after the calls ended, while the rank's thread collected garbage (as measured); the rest is the simulator's price of the calls",
+  );
+  const unpriced = Object.entries(r.unpriced);
+  if (unpriced.length > 0)
+    write(`# not priced (their waits keep the measured time): ${unpriced.map(([op, n]) => `${op} x${n}`).join(', ')}`);
+  if (r.otherWaits > 0)
+    write(`# ${r.otherWaits} waits after no collective (a pipeline neighbour's data) are not replayed`);
 }
 
 /** The step's timeline: compute, what communication leaves on it, and rank 0's gradient buckets. */

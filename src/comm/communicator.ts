@@ -56,6 +56,7 @@ import { PointToPoint } from './point-to-point.js';
 import { type PreparedCall, type SelectionSite, prepareCall, selectionSite } from './prepared-call.js';
 import { Workspaces, stageCall } from './staging.js';
 import { checkCounts, checkRank, checkSameType, checkTypedArray, resolveDType } from './validate.js';
+import { epochMs } from '../debug/epoch-clock.js';
 
 export type {
   AllToAllOptions,
@@ -87,6 +88,8 @@ export class Communicator {
   readonly size: number;
   /** A readable name, e.g. "world" or "world.split0.color1". */
   readonly name: string;
+  /** Calls run on the rank's own thread (init({ progress: 'engine' }) gives a communicator whose calls do not). */
+  readonly progress = 'inline' as const;
   private readonly arena: Arena;
   /** Replaced by new connections when a failed call runs again (operation retry). */
   private backend: CommBackend;
@@ -821,7 +824,7 @@ export class Communicator {
     guard: InFlightGuard | undefined,
   ): Promise<void> {
     record.state = 'running';
-    record.startedAt = Date.now();
+    record.startedAt = epochMs();
     let pending: Promise<void> | undefined;
     let ctx: OpContext;
     try {
@@ -926,7 +929,7 @@ export class Communicator {
     let err = failure;
     for (let attempt = 1; ; attempt++) {
       this.failures.fail(err, seq);
-      const leftMs = call.timeoutMs - (Date.now() - record.startedAt!);
+      const leftMs = call.timeoutMs - (epochMs() - record.startedAt!);
       const outcome = await this.backend.rebuild!({
         name: childName(this.name, `retry${++this.meetings}`),
         seq,
@@ -985,7 +988,7 @@ export class Communicator {
 
   /** Closes a call's record (and retires the communicator if it failed); returns the error to throw. */
   private ended(record: OpRecord, seq: number, err: unknown): unknown {
-    record.endedAt = Date.now();
+    record.endedAt = epochMs();
     this.queue.ended();
     if (err === undefined) {
       record.state = 'done';

@@ -10,6 +10,7 @@ import { type CallOptions, checkOptions } from './call-options.js';
 import type { FailurePolicy } from './failure-policy.js';
 import { type CommScope, OpContext } from './op-context.js';
 import { checkRank, checkTypedArray } from './validate.js';
+import { epochMs } from '../debug/epoch-clock.js';
 
 /** One send or receive, checked and numbered. */
 interface Message {
@@ -116,7 +117,7 @@ export class PointToPoint {
   private async run(message: Message): Promise<void> {
     const { record } = message;
     record.state = 'running';
-    record.startedAt = Date.now();
+    record.startedAt = epochMs();
     try {
       await this.transfer(message);
     } catch (err) {
@@ -178,7 +179,7 @@ export class PointToPoint {
 /** Closes a send's or receive's record, once: done, or failed with the error's code. */
 function ended(record: OpRecord, err: unknown): void {
   if (record.endedAt !== undefined) return;
-  record.endedAt = Date.now();
+  record.endedAt = epochMs();
   record.state = err === undefined ? 'done' : 'failed';
   if (err !== undefined) record.error = err instanceof TscclError ? err.code : String(err);
 }

@@ -6,6 +6,7 @@ import { isMainThread } from 'node:worker_threads';
 import { paramInt, paramString } from '../config/params.js';
 import { log } from '../log.js';
 import type { RecoveryCounts } from '../transport/transport.js';
+import { epochMs } from './epoch-clock.js';
 
 /**
  * The last operations of each communicator of this rank, kept in a ring buffer so that after a
@@ -83,7 +84,7 @@ export class FlightRecorder {
   record(entry: Pick<OpRecord, 'seq' | 'op' | 'dtype' | 'count' | 'root' | 'redop' | 'peer'>): OpRecord {
     const { seq, op, dtype, count, root, redop, peer } = entry;
     const old = this.ring[this.next];
-    const queuedAt = Date.now();
+    const queuedAt = epochMs();
     let record: OpRecord;
     if (old !== undefined && (old.state === 'done' || old.state === 'failed')) {
       record = old;

@@ -247,6 +247,8 @@ export class EngineCommunicator {
   readonly rank: number;
   readonly size: number;
   readonly name: string;
+  /** Calls run on the rank's progress engine, a thread of the library. */
+  readonly progress = 'engine' as const;
   readonly transportKind: 'shm' | 'tcp';
   private readonly engine: Engine;
   private readonly comm: number;

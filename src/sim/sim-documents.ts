@@ -1,5 +1,7 @@
 import type { FaultPlan } from './fault-cost.js';
-import { BENCH_OPS, type BenchOpName, sweepSizes } from '../algorithms/bench-ops.js';
+import { BENCH_OPS, type BenchOpName, benchOp, sweepSizes } from '../algorithms/bench-ops.js';
+import { dtypeInfo } from '../dtypes/dtype.js';
+import { type ReplayReport, type ReplaySpan, replayTrace } from './trace-replay.js';
 import type { CompressionSpec } from '../compress/compression-spec.js';
 import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
@@ -240,4 +242,62 @@ export function curvesDocument(graph: TopologyGraph, request: CurvesRequest): Cu
     best,
     series,
   };
+}
+
+/** Flight-recorder ops whose count is per block (a rank's share); the simulator sizes them whole. */
+const BLOCKWISE_OPS = new Set(['allGather', 'reduceScatter', 'alltoall', 'gather', 'scatter']);
+
+/**
+ * `tsccl sim train --trace`: a measured training run's trace replayed with every collective
+ * priced on this topology by its first ranks (replayTrace); the barrier is priced as a 4-byte
+ * all-reduce. A call on more ranks than the topology has is refused, naming -g.
+ */
+export function traceReplayDocument(
+  graph: TopologyGraph,
+  trace: { readonly traceEvents: readonly ReplaySpan[] },
+  request: { readonly mode: SimMode; readonly chooser?: TscclChooser },
+): ReplayReport {
+  const times = new Map<string, number | undefined>();
+  return replayTrace(trace, (call) => {
+    const key = `${call.op}/${call.dtype}/${call.count}/${call.size}`;
+    if (times.has(key)) return times.get(key);
+    if (call.size > graph.accelerators.length)
+      throw invalidArgument(
+        `the trace has ${call.op} calls on ${call.size} ranks, but the topology has ${graph.accelerators.length} (use -g or --nodes)`,
+        { argument: '-g' },
+      );
+    let us: number | undefined;
+    const op = call.op === 'barrier' ? 'all_reduce' : benchOpNameOf(call.op);
+    const elementBytes = call.op === 'barrier' ? 4 : dtypeBytesOf(call.dtype);
+    if (op !== undefined && elementBytes !== undefined && call.size > 1) {
+      const count = call.op === 'barrier' ? 1 : call.count * (BLOCKWISE_OPS.has(call.op) ? call.size : 1);
+      us = simulateRow(graph, graph.accelerators.slice(0, call.size), {
+        op,
+        bytes: count * elementBytes,
+        mode: request.mode,
+        nvls: false,
+        elementBytes,
+        root: 0,
+        ...(request.chooser === undefined ? {} : { chooser: request.chooser }),
+      }).timeUs;
+    } else if (call.size === 1) us = 0;
+    times.set(key, us);
+    return us;
+  });
+}
+
+function benchOpNameOf(op: string): BenchOpName | undefined {
+  try {
+    return benchOp(op).name as BenchOpName;
+  } catch {
+    return undefined;
+  }
+}
+
+function dtypeBytesOf(dtype: string): number | undefined {
+  try {
+    return dtypeInfo(dtype).bytes;
+  } catch {
+    return undefined;
+  }
 }

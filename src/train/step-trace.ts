@@ -1,9 +1,12 @@
 import { readFile, rm, writeFile } from 'node:fs/promises';
+import { type PerformanceEntry, PerformanceObserver, constants } from 'node:perf_hooks';
 import type { CommRecord } from '../debug/flight-recorder.js';
 
 /** A communicator whose calls a trace can show: any tsccl communicator (its flight recorder). */
 export interface TracedComm {
   flightRecords(): CommRecord;
+  /** Whether its calls run on the rank's thread or on a progress engine (`tsccl sim train --trace` replays either). */
+  readonly progress?: 'inline' | 'engine';
 }
 
 /** One span of a Chrome trace ("complete" event); times in microseconds since the epoch. */
@@ -18,8 +21,7 @@ export interface TraceEvent {
   readonly args?: Record<string, unknown>;
 }
 
-/** Now, in milliseconds since the epoch, with performance.now()'s resolution. */
-export const epochMs = (): number => performance.timeOrigin + performance.now();
+export { epochMs } from '../debug/epoch-clock.js';
 
 /**
  * What a rank did in its training steps, as a Chrome / Perfetto trace: one process per rank, a
@@ -35,9 +37,24 @@ export class StepTrace {
   /** Per communicator and stream (its collectives; each peer's sends; each peer's receives), the last sequence number already in the trace. */
   private readonly seen = new Map<string, number>();
 
+  /**
+   * The thread's garbage collections, on a track of their own: V8 finishes a collection in a task
+   * that runs when the thread next yields, often the wait for gradients, which it then lengthens.
+   */
+  private readonly collections = new PerformanceObserver((list) => this.addCollections(list.getEntries()));
+
   constructor(rank: number, comms: Record<string, TracedComm> = {}) {
     this.rank = rank;
     this.comms = new Map(Object.entries(comms));
+    this.collections.observe({ entryTypes: ['gc'] });
+  }
+
+  private addCollections(entries: readonly PerformanceEntry[]): void {
+    for (const e of entries) {
+      const from = performance.timeOrigin + e.startTime;
+      const kind = (e as { detail?: { kind?: number } }).detail?.kind;
+      this.span('gc', kind === constants.NODE_PERFORMANCE_GC_MINOR ? 'minor' : 'major', from, from + e.duration);
+    }
   }
 
   /** A span on track `track` from `startMs` to `endMs` (epochMs()). */
@@ -57,7 +74,7 @@ export class StepTrace {
   /** Adds the collectives each communicator ended since the last call (the trainers call it after each step). */
   collectCalls(): void {
     for (const [name, comm] of this.comms) {
-      const { records } = comm.flightRecords();
+      const { records, name: commName, size } = comm.flightRecords();
       for (const r of records) {
         // Sends and receives are numbered per peer and direction, collectives per communicator.
         const stream = r.peer === undefined ? name : `${name} ${r.op} ${r.peer}`;
@@ -69,6 +86,10 @@ export class StepTrace {
           r.endedAt,
           {
             seq: r.seq,
+            ...(r.peer === undefined ? {} : { peer: r.peer }),
+            comm: commName,
+            size,
+            progress: comm.progress ?? 'inline',
             count: r.count,
             dtype: r.dtype,
             algorithm: r.algorithm,
@@ -81,8 +102,10 @@ export class StepTrace {
     }
   }
 
-  /** The trace's events, with the names of the rank's process and tracks. */
+  /** The trace's events, with the names of the rank's process and tracks; collections are no longer watched after. */
   chromeEvents(): TraceEvent[] {
+    this.addCollections(this.collections.takeRecords());
+    this.collections.disconnect();
     const names: TraceEvent[] = [
       {
         name: 'process_name',

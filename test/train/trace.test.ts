@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
+import type { ReplayReport } from '../../src/sim/trace-replay.js';
 import type { TraceEvent } from '../../src/train/step-trace.js';
 import { traceProfile } from '../../src/train/trace-profile.js';
+import { runTsccl } from '../harness/cli.js';
 import { trained } from './train-harness.js';
 
 function traceOf(path: string): TraceEvent[] {
@@ -18,7 +20,7 @@ const trackNames = (events: TraceEvent[], pid: number) =>
       .map((e) => [e.tid, e.args?.name as string]),
   );
 
-test('a trace of data-parallel steps: per rank, each layer forward and backward, the wait for gradients, and the all-reduces', async () => {
+test('a trace of data-parallel steps: per rank, each layer forward and backward, the wait for gradients, and the all-reduces; tsccl sim train --trace replays it', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'tsccl-trace-'));
   try {
     const path = join(dir, 'trace.json');
@@ -39,6 +41,25 @@ test('a trace of data-parallel steps: per rank, each layer forward and backward,
         `rank ${pid}: the loss's and the gradients' all-reduces`,
       );
     }
+    // The simulator replays the same steps with its own price for each call.
+    const replay = await runTsccl(['sim', 'train', '--trace', path, '--topo', 'local', '-g', '2', '--format', 'json']);
+    assert.equal(replay.code, 0, replay.stderr);
+    const report = JSON.parse(replay.stdout) as ReplayReport;
+    assert.equal(report.progress, 'engine');
+    assert.equal(report.ranks, 2);
+    assert.deepEqual(report.unpriced, {});
+    for (const pid of [0, 1]) {
+      const g = report.groups.find((x) => x.rank === pid)!;
+      assert.equal(g.group, 'data', `rank ${pid}: its waits are on the data-parallel calls`);
+      assert.equal(g.waits, 2);
+      const waited = events.filter((e) => e.ph === 'X' && e.pid === pid && e.cat === 'wait');
+      assert.ok(Math.abs(g.measuredMs - waited.reduce((a, e) => a + e.dur! / 1000, 0)) < 1e-6);
+      assert.ok(g.predictedMs >= g.peersMs && g.peersMs >= 0, `rank ${pid}: ${JSON.stringify(g)}`);
+    }
+    writeFileSync(path, JSON.stringify({ events: [] }));
+    const bad = await runTsccl(['sim', 'train', '--trace', path, '--topo', 'local', '-g', '2']);
+    assert.notEqual(bad.code, 0);
+    assert.match(bad.stderr, /TSCCL_ERR_INVALID_ARGUMENT.*--trace .*traceEvents/);
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }

@@ -1,0 +1,284 @@
+/**
+ * A measured training run replayed with the simulator's call times: each rank keeps the compute
+ * and the issue times its trace recorded, each collective takes the time the simulator predicts,
+ * and each of the rank's waits lasts until the calls it waited for would have ended. What comes
+ * out is the exposed communication (the waits) per group, predicted beside measured.
+ */
+
+/** One span of a Chrome trace as tsccl/train's writeTrace writes it (times in us since the epoch). */
+export interface ReplaySpan {
+  readonly ph: string;
+  readonly name: string;
+  readonly cat?: string;
+  readonly pid: number;
+  readonly ts?: number;
+  readonly dur?: number;
+  readonly args?: Readonly<Record<string, unknown>>;
+}
+
+/** A collective as the simulator is asked to price it. */
+export interface ReplayCall {
+  /** The flight recorder's name of the collective (allReduce, reduceScatter, ...). */
+  readonly op: string;
+  readonly dtype: string;
+  readonly count: number;
+  /** Ranks of its communicator. */
+  readonly size: number;
+}
+
+/** Exposed communication of one rank in one group (a StepTrace communicator's name: dp, tp, pp). */
+export interface ReplayGroup {
+  readonly group: string;
+  readonly rank: number;
+  readonly waits: number;
+  readonly measuredMs: number;
+  readonly predictedMs: number;
+  /**
+   * The part of predictedMs the replay gives with every call taking no time: waiting for the
+   * other ranks to issue (their compute ran longer), which the trace measured.
+   */
+  readonly peersMs: number;
+  /**
+   * The part of predictedMs in which the rank's thread was collecting garbage after the calls had
+   * ended (the trace's gc spans): it sees them end only after. The rest is the simulator's.
+   */
+  readonly collectionsMs: number;
+}
+
+export interface ReplayReport {
+  /** How the calls progressed: on the ranks' own threads (inline), on progress engines, or both. */
+  readonly progress: 'inline' | 'engine' | 'mixed';
+  readonly ranks: number;
+  /** Collectives replayed (counted once however many ranks took part). */
+  readonly calls: number;
+  /** Collectives the pricing could not price, by op: the waits on them keep their measured time. */
+  readonly unpriced: Readonly<Record<string, number>>;
+  readonly groups: readonly ReplayGroup[];
+  /** Waits after no collective of their rank (a pipeline's wait for a neighbour's send): not replayed. */
+  readonly otherWaits: number;
+}
+
+interface Member {
+  readonly rank: number;
+  readonly issueUs: number;
+}
+
+interface Collective {
+  readonly commName: string;
+  readonly group: string;
+  readonly seq: number;
+  readonly call: ReplayCall;
+  readonly engine: boolean;
+  readonly members: Member[];
+}
+
+interface Wait {
+  readonly rank: number;
+  readonly startUs: number;
+  readonly endUs: number;
+  /** As recorded: ends less start loses the fraction of a microsecond at the epoch's magnitude. */
+  readonly durUs: number;
+}
+
+/**
+ * Replays `trace`; `priceUs` gives a collective's time on the modelled machine, or undefined if
+ * it cannot. A call starts once every member has issued it and its communicator's previous call
+ * has ended (one stream per communicator). On a progress engine it then runs for its predicted
+ * time; inline, it advances only while no member computes or collects garbage (its ranks' threads
+ * drive it). A rank collecting garbage when its calls end sees them end after. A wait
+ * lasts until the last collective its rank issued since its previous wait ends (what a data-
+ * parallel step waits for: every bucket and the loss), and belongs to that collective's group. A
+ * rank issues nothing while it waits, so a call recorded as queued during the wait was issued
+ * before it: a progress engine records a call when it takes it from the rank.
+ * Each wait is predicted from measured issue times, so an error does not carry into later steps.
+ */
+export function replayTrace(
+  trace: { readonly traceEvents: readonly ReplaySpan[] },
+  priceUs: (call: ReplayCall) => number | undefined,
+): ReplayReport {
+  const busy = new Map<number, [number, number][]>();
+  const collecting = new Map<number, [number, number][]>();
+  const waits: Wait[] = [];
+  const collectives = new Map<string, Collective>();
+  const issued = new Map<number, Collective[]>();
+  const ranks = new Set<number>();
+  for (const e of trace.traceEvents) {
+    if (e.ph !== 'X' || e.ts === undefined || e.cat === undefined) continue;
+    ranks.add(e.pid);
+    const endUs = e.ts + (e.dur ?? 0);
+    if (e.cat === 'compute' || e.cat === 'gc') listOf(busy, e.pid).push([e.ts, endUs]);
+    if (e.cat === 'gc') listOf(collecting, e.pid).push([e.ts, endUs]);
+    else if (e.cat === 'wait') waits.push({ rank: e.pid, startUs: e.ts, endUs, durUs: e.dur ?? 0 });
+    else if (e.cat.startsWith('comm ') && e.args?.peer === undefined && typeof e.args?.seq === 'number') {
+      const args = e.args;
+      const commName = typeof args.comm === 'string' ? args.comm : e.cat.slice(5);
+      const key = `${commName}#${args.seq}`;
+      let c = collectives.get(key);
+      if (c === undefined) {
+        c = {
+          commName,
+          group: e.cat.slice(5),
+          seq: args.seq as number,
+          call: {
+            op: e.name,
+            dtype: String(args.dtype),
+            count: Number(args.count),
+            size: typeof args.size === 'number' ? args.size : 0,
+          },
+          engine: args.progress === 'engine',
+          members: [],
+        };
+        collectives.set(key, c);
+      }
+      c.members.push({ rank: e.pid, issueUs: e.ts });
+      listOf(issued, e.pid).push(c);
+    }
+  }
+  for (const spans of [...busy.values(), ...collecting.values()]) spans.sort((a, b) => a[0] - b[0]);
+  const unpriced: Record<string, number> = {};
+  const ends = predictEnds([...collectives.values()], busy, (call) => {
+    const us = priceUs(call);
+    if (us === undefined) unpriced[call.op] = (unpriced[call.op] ?? 0) + 1;
+    return us;
+  });
+  const instant = predictEnds([...collectives.values()], busy, () => 0);
+  const groups = new Map<
+    string,
+    {
+      group: string;
+      rank: number;
+      waits: number;
+      measured: number;
+      predicted: number;
+      peers: number;
+      collections: number;
+    }
+  >();
+  waits.sort((a, b) => a.startUs - b.startUs);
+  const sinceWait = new Map<number, number>();
+  let otherWaits = 0;
+  for (const w of waits) {
+    const from = sinceWait.get(w.rank) ?? -Infinity;
+    sinceWait.set(w.rank, w.endUs);
+    const awaited = (issued.get(w.rank) ?? []).filter((c) => {
+      const mine = c.members.find((m) => m.rank === w.rank)!;
+      return mine.issueUs >= from && mine.issueUs <= w.endUs;
+    });
+    if (awaited.length === 0) {
+      otherWaits++;
+      continue;
+    }
+    // The group named is the one whose call ended last in the prediction (measured, where unpriced).
+    let last = awaited[0];
+    let lastEnd = -Infinity;
+    let unpricedCall = false;
+    for (const c of awaited) {
+      const end = ends.get(c);
+      if (end === undefined) unpricedCall = true;
+      else if (end > lastEnd) {
+        lastEnd = end;
+        last = c;
+      }
+    }
+    const measured = w.durUs;
+    const seen = afterCollections(collecting.get(w.rank) ?? [], lastEnd);
+    const predicted = unpricedCall ? measured : Math.max(0, seen - w.startUs);
+    const collections = unpricedCall ? 0 : Math.min(predicted, seen - lastEnd);
+    const peers = Math.min(predicted - collections, Math.max(0, ...awaited.map((c) => instant.get(c)! - w.startUs)));
+    const key = `${last.group}@${w.rank}`;
+    const g = groups.get(key) ?? {
+      group: last.group,
+      rank: w.rank,
+      waits: 0,
+      measured: 0,
+      predicted: 0,
+      peers: 0,
+      collections: 0,
+    };
+    g.waits++;
+    g.measured += measured;
+    g.predicted += predicted;
+    g.peers += peers;
+    g.collections += collections;
+    groups.set(key, g);
+  }
+  const all = [...collectives.values()];
+  const engines = all.filter((c) => c.engine).length;
+  return {
+    progress: engines === 0 ? 'inline' : engines === all.length ? 'engine' : 'mixed',
+    ranks: ranks.size,
+    calls: all.length,
+    unpriced,
+    otherWaits,
+    groups: [...groups.values()]
+      .sort((a, b) => a.group.localeCompare(b.group) || a.rank - b.rank)
+      .map((g) => ({
+        group: g.group,
+        rank: g.rank,
+        waits: g.waits,
+        measuredMs: g.measured / 1000,
+        predictedMs: g.predicted / 1000,
+        peersMs: g.peers / 1000,
+        collectionsMs: g.collections / 1000,
+      })),
+  };
+}
+
+function listOf<T>(map: Map<number, T[]>, key: number): T[] {
+  let list = map.get(key);
+  if (list === undefined) map.set(key, (list = []));
+  return list;
+}
+
+/** Each priced collective's predicted end (us), in order per communicator. */
+function predictEnds(
+  collectives: Collective[],
+  busy: ReadonlyMap<number, readonly [number, number][]>,
+  price: (call: ReplayCall) => number | undefined,
+): Map<Collective, number> {
+  const ends = new Map<Collective, number>();
+  const streamFree = new Map<string, number>();
+  collectives.sort((a, b) => a.commName.localeCompare(b.commName) || a.seq - b.seq);
+  for (const c of collectives) {
+    const call = { ...c.call, size: c.call.size > 0 ? c.call.size : c.members.length };
+    const us = price(call);
+    const issuedUs = Math.max(...c.members.map((m) => m.issueUs));
+    const startUs = Math.max(issuedUs, streamFree.get(c.commName) ?? -Infinity);
+    if (us === undefined) continue;
+    const endUs = c.engine ? startUs + us : afterFreeTime(startUs, us, c.members, busy);
+    ends.set(c, endUs);
+    streamFree.set(c.commName, endUs);
+  }
+  return ends;
+}
+
+/** When a thread collecting garbage over `spans` (sorted) first sees something that happened at `atUs`. */
+function afterCollections(spans: readonly (readonly [number, number])[], atUs: number): number {
+  let at = atUs;
+  for (const [start, end] of spans) if (start <= at && end > at) at = end;
+  return at;
+}
+
+/** When `us` of time in which no member computes (or collects garbage) has passed since `fromUs`. */
+export function afterFreeTime(
+  fromUs: number,
+  us: number,
+  members: readonly { readonly rank: number }[],
+  busy: ReadonlyMap<number, readonly (readonly [number, number])[]>,
+): number {
+  const spans = members
+    .flatMap((m) => busy.get(m.rank) ?? [])
+    .filter(([, end]) => end > fromUs)
+    .sort((a, b) => a[0] - b[0]);
+  let at = fromUs;
+  let left = us;
+  for (const [start, end] of spans) {
+    if (start > at) {
+      const free = start - at;
+      if (free >= left) return at + left;
+      left -= free;
+    }
+    at = Math.max(at, end);
+  }
+  return at + left;
+}
