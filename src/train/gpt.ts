@@ -5,6 +5,7 @@ import type { Tensor, Variable } from '@tensorflow/tfjs';
 import type { CallOptions } from '../comm/call-options.js';
 import { attention, layerNorm, matMul, mlp } from './gpt-ops.js';
 import { type TensorParallelComm, columnShare, rowShare, tensorParallelResidual } from './tensor-parallel.js';
+import { vocabParallelEmbedding, vocabParallelHead } from './vocab-parallel.js';
 
 export interface GptConfig {
   vocabSize: number;
@@ -23,6 +24,12 @@ export interface GptConfig {
    * MLP columns divide evenly), holding its share of the weights the same seed gives one rank.
    */
   tensorParallel?: TensorParallelComm;
+  /**
+   * Under tensor parallelism, split the token embedding by vocabulary rows and the output layer by
+   * vocabulary columns as Megatron-LM does (the vocabulary must divide over the group); true by
+   * default, false holds both whole on every rank.
+   */
+  vocabParallel?: boolean;
   /** timeoutMs and signal of the tensor-parallel all-reduces. */
   callOptions?: CallOptions;
 }
@@ -52,15 +59,11 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
   const filled = (shape: number[], value: number) => tf.variable(tf.fill(shape, value));
   const hidden = dim * mlpRatio;
 
-  const embed: ModelLayer = {
-    name: 'embed',
-    params: [normal([vocabSize, dim]), normal([seqLen, dim])],
-    forward(ids, [tokens, positions]) {
-      const [rows, t] = ids.shape as number[];
-      // A one-hot product rather than a gather: the gather's gradient (UnsortedSegmentSum) has no wasm kernel.
-      const looked = matMul(tf, tf.oneHot(tf.reshape(ids, [rows * t]), vocabSize), tokens);
-      return tf.add(tf.reshape(looked, [rows, t, dim]), tf.slice(positions, [0, 0], [t, dim]));
-    },
+  /** A rank's share of a weight the seed made whole (so every group size starts from the same model). */
+  const shareOf = (whole: Variable, cut: (w: Tensor) => Tensor) => {
+    const share = tf.variable(cut(whole));
+    whole.dispose();
+    return share;
   };
   const tp = config.tensorParallel;
   if (tp !== undefined && (heads % tp.size !== 0 || hidden % tp.size !== 0)) {
@@ -69,12 +72,38 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
       { argument: 'tensorParallel' },
     );
   }
-  /** A rank's share of a weight the seed made whole (so every group size starts from the same model). */
-  const shareOf = (whole: Variable, cut: (w: Tensor) => Tensor) => {
-    const share = tf.variable(cut(whole));
-    whole.dispose();
-    return share;
-  };
+  /** The group the vocabulary is split over, if it is. */
+  const vocabGroup = tp !== undefined && tp.size > 1 && config.vocabParallel !== false ? tp : undefined;
+  if (vocabGroup !== undefined && vocabSize % vocabGroup.size !== 0) {
+    throw invalidArgument(
+      `createGpt: vocabSize (${vocabSize}) must divide over the ${vocabGroup.size} tensor-parallel ranks to split the embedding and output layer (pad the vocabulary, or set vocabParallel: false)`,
+      { argument: 'vocabSize' },
+    );
+  }
+  const embedParams = [normal([vocabSize, dim]), normal([seqLen, dim])];
+  const embed: Layer = vocabGroup
+    ? vocabParallelEmbedding(
+        tf,
+        vocabGroup,
+        {
+          tokens: shareOf(embedParams[0], (w) => rowShare(tf, w, vocabGroup.rank, vocabGroup.size)),
+          positions: embedParams[1],
+        },
+        config.callOptions,
+      )
+    : plainEmbedding(embedParams);
+  function plainEmbedding(params: Variable[]): ModelLayer {
+    return {
+      name: 'embed',
+      params,
+      forward(ids, [tokens, positions]) {
+        const [rows, t] = ids.shape as number[];
+        // A one-hot product rather than a gather: the gather's gradient (UnsortedSegmentSum) has no wasm kernel.
+        const looked = matMul(tf, tf.oneHot(tf.reshape(ids, [rows * t]), vocabSize), tokens);
+        return tf.add(tf.reshape(looked, [rows, t, dim]), tf.slice(positions, [0, 0], [t, dim]));
+      },
+    };
+  }
   const blocks = Array.from({ length: layers }, (_, i): Layer[] => {
     const attn = [
       filled([dim], 1),
@@ -135,18 +164,30 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
       ),
     ];
   }).flat();
-  const head: ModelLayer = {
-    name: 'head',
-    params: [filled([dim], 1), filled([dim], 0), normal([dim, vocabSize])],
-    forward(x, [gain, bias, out]) {
-      const [rows, t] = x.shape as number[];
-      return tf.reshape(matMul(tf, tf.reshape(layerNorm(tf, x, gain, bias), [rows * t, dim]), out), [
-        rows,
-        t,
-        vocabSize,
-      ]);
-    },
-  };
+  const headParams = [filled([dim], 1), filled([dim], 0), normal([dim, vocabSize])];
+  const head: Layer = vocabGroup
+    ? vocabParallelHead(
+        tf,
+        vocabGroup,
+        {
+          gain: headParams[0],
+          bias: headParams[1],
+          out: shareOf(headParams[2], (w) => columnShare(tf, w, vocabGroup.rank, vocabGroup.size)),
+        },
+        config.callOptions,
+      )
+    : {
+        name: 'head',
+        params: headParams,
+        forward(x, [gain, bias, out]) {
+          const [rows, t] = x.shape as number[];
+          return tf.reshape(matMul(tf, tf.reshape(layerNorm(tf, x, gain, bias), [rows * t, dim]), out), [
+            rows,
+            t,
+            vocabSize,
+          ]);
+        },
+      };
   return {
     tf,
     shape: { blocks: layers, hidden: dim, sequence: seqLen },

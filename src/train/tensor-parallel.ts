@@ -1,5 +1,5 @@
 import type { Tensor, Variable } from '@tensorflow/tfjs';
-import type { CallOptions, ReduceOptions } from '../comm/call-options.js';
+import type { CallOptions, CollectiveOptions, ReduceOptions } from '../comm/call-options.js';
 import type { TypedArray } from '../dtypes/dtype.js';
 import { layerNorm } from './gpt-ops.js';
 import type { CommLayer, Forwarded } from './layered-model.js';
@@ -10,6 +10,8 @@ export interface TensorParallelComm {
   readonly rank: number;
   readonly size: number;
   allReduce(buffer: TypedArray, options?: ReduceOptions): Promise<void>;
+  /** The output layer's logits (vocabParallelHead). */
+  allGather(buffer: TypedArray, options?: CollectiveOptions): Promise<void>;
 }
 
 /** Columns [rank/size of each of `parts` equal blocks] of a 2-D weight or a bias: a column-parallel share (Megatron-LM). */

@@ -51,9 +51,21 @@ test('bad training input is refused with the argument named, before anything run
         dim: 32,
         heads: 2,
         layers: 1,
-        tensorParallel: { rank: 0, size: 3, allReduce: async () => {} },
+        tensorParallel: { rank: 0, size: 3, allReduce: async () => {}, allGather: async () => {} },
       }),
     refused('tensorParallel'),
+  );
+  assert.throws(
+    () =>
+      createGpt(tf, {
+        vocabSize: 10,
+        seqLen: 8,
+        dim: 32,
+        heads: 4,
+        layers: 1,
+        tensorParallel: { rank: 0, size: 4, allReduce: async () => {}, allGather: async () => {} },
+      }),
+    refused('vocabSize'),
   );
   const corpus = new TextCorpus(generateText(1000));
   assert.equal(corpus.decode(corpus.tokens.subarray(0, 20)), generateText(1000).slice(0, 20));

@@ -28,5 +28,18 @@ for (const [name, ranks, args] of modes) {
       assert.ok(
         results.filter((r) => r.coords.pipeline < stages - 1).every((r) => r.losses.every((l) => l === undefined)),
       );
+    const tensor = args.tensor ?? 1;
+    if (tensor > 1) {
+      // The vocabulary is split: each rank holds its share of the token table's rows and of the
+      // output projection's columns, and tensor rank 0's first numbers were compared above.
+      const vocab = results.map((r) => r.shapes.embed?.[0][0] ?? r.shapes.head[2][1]);
+      for (const r of results) {
+        if (r.shapes.embed !== undefined) assert.equal(r.shapes.embed[0][0], vocab[0], 'token rows');
+        if (r.shapes.head !== undefined) assert.equal(r.shapes.head[2][1], vocab[0], 'output columns');
+      }
+      const reference = await referenceRun();
+      assert.equal(vocab[0] * tensor, reference.shapes.embed[0][0], 'a share of the whole vocabulary');
+      assert.ok(results.some((r) => 'embed' in r.weights) && results.some((r) => 'head' in r.weights));
+    }
   });
 }
