@@ -7,8 +7,10 @@
 // The predicted wait is split into what the trace measured (waiting for the other rank to issue;
 // garbage collection on the waiting thread after the calls ended) and the simulator's own part;
 // the last column sets that part against the measured wait less the same two.
+// netns: 2 hosts x 1 process over network namespaces joined by veth links shaped to 1 Gbit/s,
+// replayed on the emulated cluster's topology file (bench/lib/netns-topology.mjs).
 // Usage: node bench/train/predict-dp.mjs [--dim 256] [--layers 4] [--bucket-mb 4] [--steps 8]
-//        [--configs threads-inline,threads-engine,tcp-inline,tcp-engine]
+//        [--configs threads-inline,threads-engine,tcp-inline,tcp-engine,netns-inline,netns-engine]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -17,6 +19,9 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { launch } from '../../dist/src/launch/launch.js';
 import { run } from '../../dist/src/launch/run.js';
+import { createNetnsStar, netnsUnavailable } from '../../dist/test/harness/netns.js';
+import { netnsJob } from '../lib/netns-job.mjs';
+import { netnsTopology } from '../lib/netns-topology.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -24,18 +29,39 @@ const { values } = parseArgs({
     layers: { type: 'string', default: '4' },
     'bucket-mb': { type: 'string', default: '4' },
     steps: { type: 'string', default: '8' },
-    configs: { type: 'string', default: 'threads-inline,threads-engine,tcp-inline,tcp-engine' },
+    configs: {
+      type: 'string',
+      default: 'threads-inline,threads-engine,tcp-inline,tcp-engine,netns-inline,netns-engine',
+    },
   },
 });
 const script = fileURLToPath(new URL('./ddp-rank.mjs', import.meta.url));
 const bin = fileURLToPath(new URL('../../bin/tsccl.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'tsccl-predict-dp-'));
 
-function replay(tracePath, procs) {
-  const argv = ['sim', 'train', '--trace', tracePath, '--topo', 'local', '-g', '2', '--format', 'json'];
-  return JSON.parse(
-    execFileSync(process.execPath, [bin, ...argv, ...(procs ? ['--procs'] : [])], { encoding: 'utf8' }),
-  );
+function replay(tracePath, topo) {
+  const argv = ['sim', 'train', '--trace', tracePath, ...topo, '--format', 'json'];
+  return JSON.parse(execFileSync(process.execPath, [bin, ...argv], { encoding: 'utf8' }));
+}
+
+let star;
+let port = 29890;
+/** Runs the job of one configuration; the --topo arguments its replay takes, or why it cannot run. */
+async function runConfig(transport, args) {
+  const job = { script, args: [args], output: 'silent', timeoutMs: 900_000 };
+  if (transport === 'threads') {
+    await run({ ranks: 2, ...job });
+    return { topo: ['--topo', 'local', '-g', '2'] };
+  }
+  if (transport === 'tcp') {
+    await launch({ nprocPerNode: 2, mode: 'processes', ...job });
+    return { topo: ['--topo', 'local', '-g', '2', '--procs'] };
+  }
+  const why = netnsUnavailable();
+  if (why) return { skipped: why };
+  star ??= createNetnsStar('pd', 2, '1gbit');
+  await netnsJob(star, { script, args: [args], port: port++, token: 'predict-dp' });
+  return { topo: ['--topo', netnsTopology({ hosts: 2, perHost: 1, rate: '1gbit' }).file] };
 }
 
 try {
@@ -47,7 +73,11 @@ try {
   );
   for (const config of values.configs.split(',')) {
     const [transport, progress] = config.split('-');
-    const procs = transport === 'tcp';
+    const label = {
+      threads: '2 thread ranks',
+      tcp: '2 processes, loopback TCP',
+      netns: '2 hosts x 1 process, 1 Gbit/s',
+    }[transport];
     const tracePath = join(dir, `${config}.json`);
     const args = JSON.stringify({
       progress,
@@ -61,10 +91,12 @@ try {
       backend: 'wasm',
       tracePath,
     });
-    await (procs
-      ? launch({ nprocPerNode: 2, mode: 'processes', script, args: [args], output: 'silent', timeoutMs: 900_000 })
-      : run({ ranks: 2, script, args: [args], output: 'silent', timeoutMs: 900_000 }));
-    const report = replay(tracePath, procs);
+    const ran = await runConfig(transport, args);
+    if (ran.skipped) {
+      console.log(`| ${label}, ${progress} | skipped: ${ran.skipped} |`);
+      continue;
+    }
+    const report = replay(tracePath, ran.topo);
     const dp = [0, 1].map((rank) => report.groups.find((g) => g.group === 'dp' && g.rank === rank));
     const measured = dp.reduce((a, g) => a + g.measuredMs, 0);
     const predicted = dp.reduce((a, g) => a + g.predictedMs, 0);
@@ -72,9 +104,10 @@ try {
     const gc = dp.reduce((a, g) => a + g.collectionsMs, 0);
     const per = (key) => dp.map((g) => g[key].toFixed(1)).join(' / ');
     console.log(
-      `| ${procs ? '2 processes, loopback TCP' : '2 thread ranks'}, ${progress} | ${report.calls} | ${per('measuredMs')} | ${per('predictedMs')} | ${per('peersMs')} | ${per('collectionsMs')} | ${dp.map((g) => (g.predictedMs / g.measuredMs).toFixed(2)).join(' / ')} | ${(predicted / measured).toFixed(2)} | ${(measured - peers - gc).toFixed(1)} / ${(predicted - peers - gc).toFixed(1)} |`,
+      `| ${label}, ${progress} | ${report.calls} | ${per('measuredMs')} | ${per('predictedMs')} | ${per('peersMs')} | ${per('collectionsMs')} | ${dp.map((g) => (g.predictedMs / g.measuredMs).toFixed(2)).join(' / ')} | ${(predicted / measured).toFixed(2)} | ${(measured - peers - gc).toFixed(1)} / ${(predicted - peers - gc).toFixed(1)} |`,
     );
   }
 } finally {
+  star?.close();
   rmSync(dir, { recursive: true, force: true });
 }

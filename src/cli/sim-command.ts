@@ -476,7 +476,7 @@ function writeTimeline(write: (line: string) => void, t: TimelineDocument): void
 /** A replayed trace: each group's waits per rank, measured and predicted. */
 function writeReplay(write: (line: string) => void, r: ReplayReport, path: string, topology: string): void {
   write(
-    `# tsccl sim train --trace ${path} on ${topology}: ${r.ranks} ranks, ${r.calls} collectives replayed, calls ${r.progress === 'engine' ? 'on progress engines' : r.progress === 'inline' ? "on the ranks' threads" : 'inline and on engines'}`,
+    `# tsccl sim train --trace ${path} on ${topology}: ${r.ranks} ranks, ${r.calls} collectives and ${r.messages} messages replayed, calls ${r.progress === 'engine' ? 'on progress engines' : r.progress === 'inline' ? "on the ranks' threads" : 'inline and on engines'}`,
   );
   write(
     `#${'group'.padStart(6)}${'rank'.padStart(6)}${'waits'.padStart(7)} ${'measured ms'.padStart(12)} ${'predicted ms'.padStart(13)} ${'pred/meas'.padStart(10)} ${'for peers ms'.padStart(13)} ${'in gc ms'.padStart(9)}`,
@@ -492,7 +492,7 @@ function writeReplay(write: (line: string) => void, r: ReplayReport, path: strin
   if (unpriced.length > 0)
     write(`# not priced (their waits keep the measured time): ${unpriced.map(([op, n]) => `${op} x${n}`).join(', ')}`);
   if (r.otherWaits > 0)
-    write(`# ${r.otherWaits} waits after no collective (a pipeline neighbour's data) are not replayed`);
+    write(`# ${r.otherWaits} waits for nothing the trace holds (a receive whose send is not in it) are not replayed`);
 }
 
 /** The step's timeline: compute, what communication leaves on it, and rank 0's gradient buckets. */

@@ -249,8 +249,9 @@ const BLOCKWISE_OPS = new Set(['allGather', 'reduceScatter', 'alltoall', 'gather
 
 /**
  * `tsccl sim train --trace`: a measured training run's trace replayed with every collective
- * priced on this topology by its first ranks (replayTrace); the barrier is priced as a 4-byte
- * all-reduce. A call on more ranks than the topology has is refused, naming -g.
+ * priced on this topology by its first ranks (replayTrace), a message as a send and receive
+ * between the first two; the barrier is priced as a 4-byte all-reduce. A call on more ranks than
+ * the topology has is refused, naming -g.
  */
 export function traceReplayDocument(
   graph: TopologyGraph,
@@ -267,7 +268,7 @@ export function traceReplayDocument(
         { argument: '-g' },
       );
     let us: number | undefined;
-    const op = call.op === 'barrier' ? 'all_reduce' : benchOpNameOf(call.op);
+    const op = call.op === 'barrier' ? 'all_reduce' : call.op === 'send' ? 'sendrecv' : benchOpNameOf(call.op);
     const elementBytes = call.op === 'barrier' ? 4 : dtypeBytesOf(call.dtype);
     if (op !== undefined && elementBytes !== undefined && call.size > 1) {
       const count = call.op === 'barrier' ? 1 : call.count * (BLOCKWISE_OPS.has(call.op) ? call.size : 1);

@@ -16,9 +16,9 @@ export interface ReplaySpan {
   readonly args?: Readonly<Record<string, unknown>>;
 }
 
-/** A collective as the simulator is asked to price it. */
+/** A collective, or a message from a send to its receive, as the simulator is asked to price it. */
 export interface ReplayCall {
-  /** The flight recorder's name of the collective (allReduce, reduceScatter, ...). */
+  /** The flight recorder's name of the collective (allReduce, reduceScatter, ...), or 'send' for a message. */
   readonly op: string;
   readonly dtype: string;
   readonly count: number;
@@ -51,25 +51,34 @@ export interface ReplayReport {
   readonly ranks: number;
   /** Collectives replayed (counted once however many ranks took part). */
   readonly calls: number;
+  /** Messages replayed: a send and its receive, both in the trace. */
+  readonly messages: number;
   /** Collectives the pricing could not price, by op: the waits on them keep their measured time. */
   readonly unpriced: Readonly<Record<string, number>>;
   readonly groups: readonly ReplayGroup[];
-  /** Waits after no collective of their rank (a pipeline's wait for a neighbour's send): not replayed. */
+  /** Waits for nothing the trace holds (a receive whose send is not in it): not replayed. */
   readonly otherWaits: number;
 }
 
 interface Member {
   readonly rank: number;
   readonly issueUs: number;
+  /** When the rank's flight recorder saw the call end. */
+  readonly endUs: number;
+  /** A send of a message: the rank does not wait for it unless it ended while the rank waited. */
+  readonly sending: boolean;
 }
 
-interface Collective {
-  readonly commName: string;
+/** A collective, or a message (its send and its receive). */
+interface Call {
+  /** Calls of one stream run one after another: a communicator's collectives; its messages one way between two ranks. */
+  readonly stream: string;
   readonly group: string;
   readonly seq: number;
   readonly call: ReplayCall;
   readonly engine: boolean;
   readonly members: Member[];
+  readonly message: boolean;
 }
 
 interface Wait {
@@ -81,16 +90,17 @@ interface Wait {
 }
 
 /**
- * Replays `trace`; `priceUs` gives a collective's time on the modelled machine, or undefined if
- * it cannot. A call starts once every member has issued it and its communicator's previous call
- * has ended (one stream per communicator). On a progress engine it then runs for its predicted
- * time; inline, it advances only while no member computes or collects garbage (its ranks' threads
- * drive it). A rank collecting garbage when its calls end sees them end after. A wait
- * lasts until the last collective its rank issued since its previous wait ends (what a data-
- * parallel step waits for: every bucket and the loss), and belongs to that collective's group. A
- * rank issues nothing while it waits, so a call recorded as queued during the wait was issued
- * before it: a progress engine records a call when it takes it from the rank.
- * Each wait is predicted from measured issue times, so an error does not carry into later steps.
+ * Replays `trace`; `priceUs` gives a call's time on the modelled machine, or undefined if it
+ * cannot. A call (a collective; a message from a send to its receive) starts once every member
+ * has issued it and the previous call of its stream has ended (a communicator's collectives; its
+ * messages one way between two ranks). On a progress engine it then runs for its predicted time;
+ * inline, it advances only while no member computes or collects garbage (its ranks' threads
+ * drive it). A rank collecting garbage when its calls end sees them end after. A wait lasts
+ * until the last call it waited for ends (a data-parallel step waits for every bucket and the
+ * loss; a pipeline stage for a receive) and belongs to that call's group. A rank issues nothing
+ * while it waits, so a call recorded as queued during the wait was issued before it: a progress
+ * engine records a call when it takes it from the rank. Each wait is predicted from measured
+ * issue times, so an error does not carry into later steps.
  */
 export function replayTrace(
   trace: { readonly traceEvents: readonly ReplaySpan[] },
@@ -98,50 +108,70 @@ export function replayTrace(
 ): ReplayReport {
   const busy = new Map<number, [number, number][]>();
   const collecting = new Map<number, [number, number][]>();
+  const computing = new Map<number, [number, number][]>();
   const waits: Wait[] = [];
-  const collectives = new Map<string, Collective>();
-  const issued = new Map<number, Collective[]>();
+  const calls = new Map<string, Call>();
+  const issued = new Map<number, Call[]>();
   const ranks = new Set<number>();
   for (const e of trace.traceEvents) {
     if (e.ph !== 'X' || e.ts === undefined || e.cat === undefined) continue;
     ranks.add(e.pid);
     const endUs = e.ts + (e.dur ?? 0);
     if (e.cat === 'compute' || e.cat === 'gc') listOf(busy, e.pid).push([e.ts, endUs]);
+    if (e.cat === 'compute') listOf(computing, e.pid).push([e.ts, endUs]);
     if (e.cat === 'gc') listOf(collecting, e.pid).push([e.ts, endUs]);
     else if (e.cat === 'wait') waits.push({ rank: e.pid, startUs: e.ts, endUs, durUs: e.dur ?? 0 });
-    else if (e.cat.startsWith('comm ') && e.args?.peer === undefined && typeof e.args?.seq === 'number') {
+    else if (e.cat.startsWith('comm ') && typeof e.args?.seq === 'number') {
       const args = e.args;
       const commName = typeof args.comm === 'string' ? args.comm : e.cat.slice(5);
-      const key = `${commName}#${args.seq}`;
-      let c = collectives.get(key);
+      // A message is one call of its sender and its receiver: the stream of its direction.
+      const peer = typeof args.peer === 'number' ? args.peer : undefined;
+      const sending = e.name.startsWith('send');
+      const me = typeof args.groupRank === 'number' ? args.groupRank : undefined;
+      if (peer !== undefined && me === undefined) continue;
+      const stream =
+        peer === undefined ? commName : sending ? `${commName}|${me}->${peer}` : `${commName}|${peer}->${me}`;
+      const key = `${stream}#${args.seq}`;
+      let c = calls.get(key);
       if (c === undefined) {
         c = {
-          commName,
+          stream,
           group: e.cat.slice(5),
           seq: args.seq as number,
           call: {
-            op: e.name,
+            op: peer === undefined ? e.name : 'send',
             dtype: String(args.dtype),
             count: Number(args.count),
-            size: typeof args.size === 'number' ? args.size : 0,
+            size: peer === undefined ? (typeof args.size === 'number' ? args.size : 0) : 2,
           },
           engine: args.progress === 'engine',
           members: [],
+          message: peer !== undefined,
         };
-        collectives.set(key, c);
+        calls.set(key, c);
       }
-      c.members.push({ rank: e.pid, issueUs: e.ts });
+      c.members.push({ rank: e.pid, issueUs: e.ts, endUs, sending: peer !== undefined && sending });
       listOf(issued, e.pid).push(c);
     }
   }
+  // A message whose send or receive is not in the trace cannot be replayed.
+  for (const [key, c] of calls)
+    if (c.message && c.members.length !== 2) {
+      calls.delete(key);
+      for (const m of c.members)
+        issued.set(
+          m.rank,
+          issued.get(m.rank)!.filter((x) => x !== c),
+        );
+    }
   for (const spans of [...busy.values(), ...collecting.values()]) spans.sort((a, b) => a[0] - b[0]);
   const unpriced: Record<string, number> = {};
-  const ends = predictEnds([...collectives.values()], busy, (call) => {
+  const ends = predictEnds([...calls.values()], busy, (call) => {
     const us = priceUs(call);
     if (us === undefined) unpriced[call.op] = (unpriced[call.op] ?? 0) + 1;
     return us;
   });
-  const instant = predictEnds([...collectives.values()], busy, () => 0);
+  const instant = predictEnds([...calls.values()], busy, () => 0);
   const groups = new Map<
     string,
     {
@@ -160,9 +190,16 @@ export function replayTrace(
   for (const w of waits) {
     const from = sinceWait.get(w.rank) ?? -Infinity;
     sinceWait.set(w.rank, w.endUs);
+    // What the wait waited for: the calls issued since the rank's previous wait that had ended by
+    // the wait's end (a call still running after it was not waited for), sends only if they
+    // ended during it (a pipeline stage sends and goes on), and none that ended while the rank
+    // computed (a tensor-parallel layer's all-reduce, waited for inside its compute span).
+    const spans = computing.get(w.rank) ?? [];
     const awaited = (issued.get(w.rank) ?? []).filter((c) => {
       const mine = c.members.find((m) => m.rank === w.rank)!;
-      return mine.issueUs >= from && mine.issueUs <= w.endUs;
+      if (mine.issueUs < from || mine.issueUs > w.endUs || mine.endUs > w.endUs) return false;
+      if (spans.some(([start, end]) => start < mine.endUs && mine.endUs < end)) return false;
+      return !mine.sending || mine.endUs >= w.startUs;
     });
     if (awaited.length === 0) {
       otherWaits++;
@@ -202,12 +239,14 @@ export function replayTrace(
     g.collections += collections;
     groups.set(key, g);
   }
-  const all = [...collectives.values()];
+  const all = [...calls.values()];
   const engines = all.filter((c) => c.engine).length;
+  const messages = all.filter((c) => c.message).length;
   return {
     progress: engines === 0 ? 'inline' : engines === all.length ? 'engine' : 'mixed',
     ranks: ranks.size,
-    calls: all.length,
+    calls: all.length - messages,
+    messages,
     unpriced,
     otherWaits,
     groups: [...groups.values()]
@@ -230,24 +269,24 @@ function listOf<T>(map: Map<number, T[]>, key: number): T[] {
   return list;
 }
 
-/** Each priced collective's predicted end (us), in order per communicator. */
+/** Each priced call's predicted end (us), in order per stream. */
 function predictEnds(
-  collectives: Collective[],
+  calls: Call[],
   busy: ReadonlyMap<number, readonly [number, number][]>,
   price: (call: ReplayCall) => number | undefined,
-): Map<Collective, number> {
-  const ends = new Map<Collective, number>();
+): Map<Call, number> {
+  const ends = new Map<Call, number>();
   const streamFree = new Map<string, number>();
-  collectives.sort((a, b) => a.commName.localeCompare(b.commName) || a.seq - b.seq);
-  for (const c of collectives) {
+  calls.sort((a, b) => a.stream.localeCompare(b.stream) || a.seq - b.seq);
+  for (const c of calls) {
     const call = { ...c.call, size: c.call.size > 0 ? c.call.size : c.members.length };
     const us = price(call);
     const issuedUs = Math.max(...c.members.map((m) => m.issueUs));
-    const startUs = Math.max(issuedUs, streamFree.get(c.commName) ?? -Infinity);
+    const startUs = Math.max(issuedUs, streamFree.get(c.stream) ?? -Infinity);
     if (us === undefined) continue;
     const endUs = c.engine ? startUs + us : afterFreeTime(startUs, us, c.members, busy);
     ends.set(c, endUs);
-    streamFree.set(c.commName, endUs);
+    streamFree.set(c.stream, endUs);
   }
   return ends;
 }

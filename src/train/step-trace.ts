@@ -74,7 +74,7 @@ export class StepTrace {
   /** Adds the collectives each communicator ended since the last call (the trainers call it after each step). */
   collectCalls(): void {
     for (const [name, comm] of this.comms) {
-      const { records, name: commName, size } = comm.flightRecords();
+      const { records, name: commName, size, rank: groupRank } = comm.flightRecords();
       for (const r of records) {
         // Sends and receives are numbered per peer and direction, collectives per communicator.
         const stream = r.peer === undefined ? name : `${name} ${r.op} ${r.peer}`;
@@ -89,6 +89,7 @@ export class StepTrace {
             ...(r.peer === undefined ? {} : { peer: r.peer }),
             comm: commName,
             size,
+            groupRank,
             progress: comm.progress ?? 'inline',
             count: r.count,
             dtype: r.dtype,

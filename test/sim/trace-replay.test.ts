@@ -141,6 +141,38 @@ test('a wait on a call that cannot be priced keeps its measured time, and says s
   );
 });
 
+const message = (rank: number, ts: number, dur: number, kind: 'send' | 'recv', groupRank: number, peer: number) => ({
+  ph: 'X',
+  name: `${kind} ${kind === 'send' ? 'to' : 'from'} ${peer}`,
+  cat: 'comm pipeline',
+  pid: rank,
+  ts,
+  dur,
+  args: { seq: 1, peer, groupRank, comm: 'world.split0', size: 2, progress: 'engine', count: 256, dtype: 'float32' },
+});
+
+test('a pipeline’s receive waits for its sender’s compute and the message; the sender does not wait for its send', () => {
+  // Stage 0 (world rank 4, group rank 0) computes until 100 us and sends; stage 1 (world rank 5)
+  // waits from 0 for the receive. The message is priced at 30 us.
+  const traceEvents = [
+    compute(4, 0, 100),
+    message(4, 100, 40, 'send', 0, 1),
+    compute(4, 100, 200),
+    wait(4, 300, 5),
+    message(5, 0, 140, 'recv', 1, 0),
+    { ...wait(5, 0, 141), name: 'recv from stage 0' },
+  ];
+  const report = replayTrace({ traceEvents }, (c) => (c.op === 'send' ? 30 : undefined));
+  assert.equal(report.messages, 1);
+  assert.equal(report.calls, 0);
+  assert.deepEqual(
+    report.groups.map((g) => [g.group, g.rank, g.measuredMs, g.predictedMs, g.peersMs]),
+    [['pipeline', 5, 0.141, 0.13, 0.1]],
+  );
+  // Rank 4's later wait is not for its send, which had ended before it.
+  assert.equal(report.otherWaits, 1);
+});
+
 test('free time skips every member’s compute, overlapping spans included', () => {
   const busy = new Map<number, [number, number][]>([
     [0, [[10, 20]]],

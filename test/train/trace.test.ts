@@ -107,6 +107,23 @@ test('a trace of a pipeline of tensor-parallel stages: micro-batches, waits for 
         spans.filter((e) => e.cat === 'comm tensor').length,
       );
     }
+    // The replay matches each send with its receive, and each stage's waits are for them.
+    const replay = await runTsccl(['sim', 'train', '--trace', path, '--topo', 'local', '-g', '4', '--format', 'json']);
+    assert.equal(replay.code, 0, replay.stderr);
+    const report = JSON.parse(replay.stdout) as ReplayReport;
+    assert.equal(report.otherWaits, 0);
+    const sends = events.filter((e) => e.ph === 'X' && e.cat === 'comm pipeline' && e.name.startsWith('send')).length;
+    assert.equal(report.messages, sends, 'every message of the pipeline');
+    for (const pid of [0, 1, 2, 3]) {
+      const waited = events.filter((e) => e.ph === 'X' && e.pid === pid && e.cat === 'wait');
+      const g = report.groups.filter((x) => x.rank === pid);
+      assert.deepEqual(
+        g.map((x) => x.group),
+        ['pipeline'],
+        `rank ${pid}: its waits are for the pipeline's messages`,
+      );
+      assert.equal(g[0].waits, waited.length);
+    }
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
