@@ -43,30 +43,16 @@ test('bad training input is refused with the argument named, before anything run
   const tf = await loadTf();
   assert.throws(() => createGpt(tf, { vocabSize: 10, seqLen: 8, dim: 30, heads: 4, layers: 1 }), refused('heads'));
   assert.throws(() => createGpt(tf, { vocabSize: 0, seqLen: 8, dim: 32, heads: 4, layers: 1 }), refused('vocabSize'));
-  assert.throws(
-    () =>
-      createGpt(tf, {
-        vocabSize: 10,
-        seqLen: 8,
-        dim: 32,
-        heads: 2,
-        layers: 1,
-        tensorParallel: { rank: 0, size: 3, allReduce: async () => {}, allGather: async () => {} },
-      }),
-    refused('tensorParallel'),
-  );
-  assert.throws(
-    () =>
-      createGpt(tf, {
-        vocabSize: 10,
-        seqLen: 8,
-        dim: 32,
-        heads: 4,
-        layers: 1,
-        tensorParallel: { rank: 0, size: 4, allReduce: async () => {}, allGather: async () => {} },
-      }),
-    refused('vocabSize'),
-  );
+  // Over tensor-parallel groups: 2 heads cannot split over 3 ranks; 10 tokens cannot over 4.
+  const group = (size: number) => ({ rank: 0, size, allReduce: async () => {}, allGather: async () => {} });
+  for (const [heads, size, argument] of [
+    [2, 3, 'tensorParallel'],
+    [4, 4, 'vocabSize'],
+  ] as const)
+    assert.throws(
+      () => createGpt(tf, { vocabSize: 10, seqLen: 8, dim: 32, heads, layers: 1, tensorParallel: group(size) }),
+      refused(argument),
+    );
   const corpus = new TextCorpus(generateText(1000));
   assert.equal(corpus.decode(corpus.tokens.subarray(0, 20)), generateText(1000).slice(0, 20));
   assert.throws(() => corpus.batch(0, { batchSize: 6, seqLen: 8, rank: 0, ranks: 4 }), refused('batchSize'));
