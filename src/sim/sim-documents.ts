@@ -249,9 +249,9 @@ const BLOCKWISE_OPS = new Set(['allGather', 'reduceScatter', 'alltoall', 'gather
 
 /**
  * `tsccl sim train --trace`: a measured training run's trace replayed with every collective
- * priced on this topology by its first ranks (replayTrace), a message as a send and receive
- * between the first two; the barrier is priced as a 4-byte all-reduce. A call on more ranks than
- * the topology has is refused, naming -g.
+ * priced on this topology by the accelerators of the world ranks that ran it (replayTrace), a
+ * message as a send and receive between its two; the barrier is priced as a 4-byte all-reduce.
+ * A trace of more ranks than the topology has is refused, naming -g.
  */
 export function traceReplayDocument(
   graph: TopologyGraph,
@@ -260,28 +260,35 @@ export function traceReplayDocument(
 ): ReplayReport {
   const times = new Map<string, number | undefined>();
   return replayTrace(trace, (call) => {
-    const key = `${call.op}/${call.dtype}/${call.count}/${call.size}`;
+    const key = `${call.op}/${call.dtype}/${call.count}/${call.size}/${call.ranks.join(',')}`;
     if (times.has(key)) return times.get(key);
-    if (call.size > graph.accelerators.length)
+    const beyond = call.ranks.find((r) => r >= graph.accelerators.length);
+    if (beyond !== undefined)
       throw invalidArgument(
-        `the trace has ${call.op} calls on ${call.size} ranks, but the topology has ${graph.accelerators.length} (use -g or --nodes)`,
+        `the trace has rank ${beyond}, but the topology has ${graph.accelerators.length} ranks (use -g or --nodes)`,
         { argument: '-g' },
       );
     let us: number | undefined;
     const op = call.op === 'barrier' ? 'all_reduce' : call.op === 'send' ? 'sendrecv' : benchOpNameOf(call.op);
     const elementBytes = call.op === 'barrier' ? 4 : dtypeBytesOf(call.dtype);
-    if (op !== undefined && elementBytes !== undefined && call.size > 1) {
+    // A collective some of whose ranks are not in the trace cannot be placed: it stays unpriced.
+    const whole = call.op === 'send' || call.ranks.length === call.size;
+    if (op !== undefined && elementBytes !== undefined && whole && call.ranks.length > 1) {
       const count = call.op === 'barrier' ? 1 : call.count * (BLOCKWISE_OPS.has(call.op) ? call.size : 1);
-      us = simulateRow(graph, graph.accelerators.slice(0, call.size), {
-        op,
-        bytes: count * elementBytes,
-        mode: request.mode,
-        nvls: false,
-        elementBytes,
-        root: 0,
-        ...(request.chooser === undefined ? {} : { chooser: request.chooser }),
-      }).timeUs;
-    } else if (call.size === 1) us = 0;
+      us = simulateRow(
+        graph,
+        call.ranks.map((r) => graph.accelerators[r]),
+        {
+          op,
+          bytes: count * elementBytes,
+          mode: request.mode,
+          nvls: false,
+          elementBytes,
+          root: 0,
+          ...(request.chooser === undefined ? {} : { chooser: request.chooser }),
+        },
+      ).timeUs;
+    } else if (whole && call.ranks.length === 1) us = 0;
     times.set(key, us);
     return us;
   });

@@ -24,6 +24,8 @@ export interface ReplayCall {
   readonly count: number;
   /** Ranks of its communicator. */
   readonly size: number;
+  /** The world ranks (trace processes) that took part, ascending: where on the topology to price it. */
+  readonly ranks: readonly number[];
 }
 
 /** Exposed communication of one rank in one group (a StepTrace communicator's name: dp, tp, pp). */
@@ -59,6 +61,9 @@ export interface ReplayReport {
   /** Waits for nothing the trace holds (a receive whose send is not in it): not replayed. */
   readonly otherWaits: number;
 }
+
+/** Each thread adds its own time origin to the epoch clock, so a call's end may read a little after its wait's. */
+const CLOCK_SLACK_US = 100;
 
 interface Member {
   readonly rank: number;
@@ -143,6 +148,7 @@ export function replayTrace(
             dtype: String(args.dtype),
             count: Number(args.count),
             size: peer === undefined ? (typeof args.size === 'number' ? args.size : 0) : 2,
+            ranks: [],
           },
           engine: args.progress === 'engine',
           members: [],
@@ -197,7 +203,7 @@ export function replayTrace(
     const spans = computing.get(w.rank) ?? [];
     const awaited = (issued.get(w.rank) ?? []).filter((c) => {
       const mine = c.members.find((m) => m.rank === w.rank)!;
-      if (mine.issueUs < from || mine.issueUs > w.endUs || mine.endUs > w.endUs) return false;
+      if (mine.issueUs < from || mine.issueUs > w.endUs || mine.endUs > w.endUs + CLOCK_SLACK_US) return false;
       if (spans.some(([start, end]) => start < mine.endUs && mine.endUs < end)) return false;
       return !mine.sending || mine.endUs >= w.startUs;
     });
@@ -279,7 +285,11 @@ function predictEnds(
   const streamFree = new Map<string, number>();
   calls.sort((a, b) => a.stream.localeCompare(b.stream) || a.seq - b.seq);
   for (const c of calls) {
-    const call = { ...c.call, size: c.call.size > 0 ? c.call.size : c.members.length };
+    const call = {
+      ...c.call,
+      size: c.call.size > 0 ? c.call.size : c.members.length,
+      ranks: c.members.map((m) => m.rank).sort((a, b) => a - b),
+    };
     const us = price(call);
     const issuedUs = Math.max(...c.members.map((m) => m.issueUs));
     const startUs = Math.max(issuedUs, streamFree.get(c.stream) ?? -Infinity);

@@ -162,7 +162,12 @@ test('a pipeline’s receive waits for its sender’s compute and the message; t
     message(5, 0, 140, 'recv', 1, 0),
     { ...wait(5, 0, 141), name: 'recv from stage 0' },
   ];
-  const report = replayTrace({ traceEvents }, (c) => (c.op === 'send' ? 30 : undefined));
+  const asked: (readonly number[])[] = [];
+  const report = replayTrace({ traceEvents }, (c) => {
+    asked.push(c.ranks);
+    return c.op === 'send' ? 30 : undefined;
+  });
+  assert.deepEqual(asked[0], [4, 5], 'priced between the world ranks that sent and received it');
   assert.equal(report.messages, 1);
   assert.equal(report.calls, 0);
   assert.deepEqual(
