@@ -111,20 +111,21 @@ export function replayTrace(
   trace: { readonly traceEvents: readonly ReplaySpan[] },
   priceUs: (call: ReplayCall) => number | undefined,
 ): ReplayReport {
-  const busy = new Map<number, [number, number][]>();
-  const collecting = new Map<number, [number, number][]>();
-  const computing = new Map<number, [number, number][]>();
+  const busySpans = new Map<number, Span[]>();
+  const collectingSpans = new Map<number, Span[]>();
+  const computingSpans = new Map<number, Span[]>();
   const waits: Wait[] = [];
   const calls = new Map<string, Call>();
-  const issued = new Map<number, Call[]>();
+  /** Per rank, each call it took part in with its own part of it. */
+  const issued = new Map<number, { call: Call; mine: Member }[]>();
   const ranks = new Set<number>();
   for (const e of trace.traceEvents) {
     if (e.ph !== 'X' || e.ts === undefined || e.cat === undefined) continue;
     ranks.add(e.pid);
     const endUs = e.ts + (e.dur ?? 0);
-    if (e.cat === 'compute' || e.cat === 'gc') listOf(busy, e.pid).push([e.ts, endUs]);
-    if (e.cat === 'compute') listOf(computing, e.pid).push([e.ts, endUs]);
-    if (e.cat === 'gc') listOf(collecting, e.pid).push([e.ts, endUs]);
+    if (e.cat === 'compute' || e.cat === 'gc') listOf(busySpans, e.pid).push([e.ts, endUs]);
+    if (e.cat === 'compute') listOf(computingSpans, e.pid).push([e.ts, endUs]);
+    if (e.cat === 'gc') listOf(collectingSpans, e.pid).push([e.ts, endUs]);
     else if (e.cat === 'wait') waits.push({ rank: e.pid, startUs: e.ts, endUs, durUs: e.dur ?? 0 });
     else if (e.cat.startsWith('comm ') && typeof e.args?.seq === 'number') {
       const args = e.args;
@@ -156,8 +157,9 @@ export function replayTrace(
         };
         calls.set(key, c);
       }
-      c.members.push({ rank: e.pid, issueUs: e.ts, endUs, sending: peer !== undefined && sending });
-      listOf(issued, e.pid).push(c);
+      const mine = { rank: e.pid, issueUs: e.ts, endUs, sending: peer !== undefined && sending };
+      c.members.push(mine);
+      listOf(issued, e.pid).push({ call: c, mine });
     }
   }
   // A message whose send or receive is not in the trace cannot be replayed.
@@ -167,10 +169,13 @@ export function replayTrace(
       for (const m of c.members)
         issued.set(
           m.rank,
-          issued.get(m.rank)!.filter((x) => x !== c),
+          issued.get(m.rank)!.filter((x) => x.call !== c),
         );
     }
-  for (const spans of [...busy.values(), ...collecting.values()]) spans.sort((a, b) => a[0] - b[0]);
+  for (const list of issued.values()) list.sort((a, b) => a.mine.issueUs - b.mine.issueUs);
+  const busy = unionsOf(busySpans);
+  const collecting = unionsOf(collectingSpans);
+  const computing = unionsOf(computingSpans);
   const unpriced: Record<string, number> = {};
   const ends = predictEnds([...calls.values()], busy, (call) => {
     const us = priceUs(call);
@@ -201,12 +206,16 @@ export function replayTrace(
     // ended during it (a pipeline stage sends and goes on), and none that ended while the rank
     // computed (a tensor-parallel layer's all-reduce, waited for inside its compute span).
     const spans = computing.get(w.rank) ?? [];
-    const awaited = (issued.get(w.rank) ?? []).filter((c) => {
-      const mine = c.members.find((m) => m.rank === w.rank)!;
-      if (mine.issueUs < from || mine.issueUs > w.endUs || mine.endUs > w.endUs + CLOCK_SLACK_US) return false;
-      if (spans.some(([start, end]) => start < mine.endUs && mine.endUs < end)) return false;
-      return !mine.sending || mine.endUs >= w.startUs;
-    });
+    const mineAll = issued.get(w.rank) ?? [];
+    const awaited: Call[] = [];
+    for (let i = firstIssuedFrom(mineAll, from); i < mineAll.length; i++) {
+      const { call, mine } = mineAll[i];
+      if (mine.issueUs > w.endUs) break;
+      if (mine.endUs > w.endUs + CLOCK_SLACK_US) continue;
+      const inside = spans[firstEndingAfter(spans, mine.endUs)];
+      if (inside !== undefined && inside[0] < mine.endUs) continue;
+      if (!mine.sending || mine.endUs >= w.startUs) awaited.push(call);
+    }
     if (awaited.length === 0) {
       otherWaits++;
       continue;
@@ -269,6 +278,48 @@ export function replayTrace(
   };
 }
 
+/** A span of a rank's time, [start, end) in us. */
+type Span = readonly [number, number];
+
+/** Per rank, its spans merged where they overlap, in order: disjoint, so their ends ascend too. */
+function unionsOf(byRank: ReadonlyMap<number, Span[]>): Map<number, Span[]> {
+  const unions = new Map<number, Span[]>();
+  for (const [rank, spans] of byRank) {
+    const union: [number, number][] = [];
+    for (const [start, end] of [...spans].sort((a, b) => a[0] - b[0])) {
+      const last = union[union.length - 1];
+      if (last !== undefined && start < last[1]) last[1] = Math.max(last[1], end);
+      else union.push([start, end]);
+    }
+    unions.set(rank, union);
+  }
+  return unions;
+}
+
+/** The first of disjoint, ordered spans that ends after `atUs` (spans.length if none). */
+function firstEndingAfter(spans: readonly Span[], atUs: number): number {
+  let lo = 0;
+  let hi = spans.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (spans[mid][1] > atUs) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
+/** The first of a rank's calls, in issue order, issued at `fromUs` or later. */
+function firstIssuedFrom(list: readonly { mine: Member }[], fromUs: number): number {
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid].mine.issueUs >= fromUs) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
+}
+
 function listOf<T>(map: Map<number, T[]>, key: number): T[] {
   let list = map.get(key);
   if (list === undefined) map.set(key, (list = []));
@@ -278,7 +329,7 @@ function listOf<T>(map: Map<number, T[]>, key: number): T[] {
 /** Each priced call's predicted end (us), in order per stream. */
 function predictEnds(
   calls: Call[],
-  busy: ReadonlyMap<number, readonly [number, number][]>,
+  busy: ReadonlyMap<number, readonly Span[]>,
   price: (call: ReplayCall) => number | undefined,
 ): Map<Call, number> {
   const ends = new Map<Call, number>();
@@ -301,27 +352,37 @@ function predictEnds(
   return ends;
 }
 
-/** When a thread collecting garbage over `spans` (sorted) first sees something that happened at `atUs`. */
-function afterCollections(spans: readonly (readonly [number, number])[], atUs: number): number {
+/** When a thread collecting garbage over `spans` (disjoint, ordered) first sees something that happened at `atUs`. */
+function afterCollections(spans: readonly Span[], atUs: number): number {
   let at = atUs;
-  for (const [start, end] of spans) if (start <= at && end > at) at = end;
+  for (let i = firstEndingAfter(spans, at); i < spans.length && spans[i][0] <= at; i++) at = spans[i][1];
   return at;
 }
 
-/** When `us` of time in which no member computes (or collects garbage) has passed since `fromUs`. */
+/**
+ * When `us` of time in which no member computes (or collects garbage) has passed since `fromUs`;
+ * `busy` holds each rank's busy spans disjoint and ordered (unionsOf). The members' spans are
+ * walked together from the first that ends after `fromUs`, in order of start.
+ */
 export function afterFreeTime(
   fromUs: number,
   us: number,
   members: readonly { readonly rank: number }[],
-  busy: ReadonlyMap<number, readonly (readonly [number, number])[]>,
+  busy: ReadonlyMap<number, readonly Span[]>,
 ): number {
-  const spans = members
-    .flatMap((m) => busy.get(m.rank) ?? [])
-    .filter(([, end]) => end > fromUs)
-    .sort((a, b) => a[0] - b[0]);
+  const cursors = members.map((m) => {
+    const spans = busy.get(m.rank) ?? [];
+    return { spans, next: firstEndingAfter(spans, fromUs) };
+  });
   let at = fromUs;
   let left = us;
-  for (const [start, end] of spans) {
+  for (;;) {
+    let earliest: (typeof cursors)[number] | undefined;
+    for (const c of cursors)
+      if (c.next < c.spans.length && (earliest === undefined || c.spans[c.next][0] < earliest.spans[earliest.next][0]))
+        earliest = c;
+    if (earliest === undefined) return at + left;
+    const [start, end] = earliest.spans[earliest.next++];
     if (start > at) {
       const free = start - at;
       if (free >= left) return at + left;
@@ -329,5 +390,4 @@ export function afterFreeTime(
     }
     at = Math.max(at, end);
   }
-  return at + left;
 }
