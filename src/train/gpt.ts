@@ -1,5 +1,5 @@
 import { invalidArgument } from '../errors.js';
-import type { Layer, LayeredModel, ModelLayer } from './layered-model.js';
+import type { Layer, LayeredModel } from './layered-model.js';
 import type { Tf } from './load-tf.js';
 import type { Tensor, Variable } from '@tensorflow/tfjs';
 import type { CallOptions } from '../comm/call-options.js';
@@ -91,19 +91,16 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
         },
         config.callOptions,
       )
-    : plainEmbedding(embedParams);
-  function plainEmbedding(params: Variable[]): ModelLayer {
-    return {
-      name: 'embed',
-      params,
-      forward(ids, [tokens, positions]) {
-        const [rows, t] = ids.shape as number[];
-        // A one-hot product rather than a gather: the gather's gradient (UnsortedSegmentSum) has no wasm kernel.
-        const looked = matMul(tf, tf.oneHot(tf.reshape(ids, [rows * t]), vocabSize), tokens);
-        return tf.add(tf.reshape(looked, [rows, t, dim]), tf.slice(positions, [0, 0], [t, dim]));
-      },
-    };
-  }
+    : {
+        name: 'embed',
+        params: embedParams,
+        forward(ids, [tokens, positions]) {
+          const [rows, t] = ids.shape as number[];
+          // A one-hot product rather than a gather: the gather's gradient (UnsortedSegmentSum) has no wasm kernel.
+          const looked = matMul(tf, tf.oneHot(tf.reshape(ids, [rows * t]), vocabSize), tokens);
+          return tf.add(tf.reshape(looked, [rows, t, dim]), tf.slice(positions, [0, 0], [t, dim]));
+        },
+      };
   const blocks = Array.from({ length: layers }, (_, i): Layer[] => {
     const attn = [
       filled([dim], 1),

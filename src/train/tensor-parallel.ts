@@ -14,6 +14,19 @@ export interface TensorParallelComm {
   allGather(buffer: TypedArray, options?: CollectiveOptions): Promise<void>;
 }
 
+/** A tensor summed over the group's ranks (a new tensor of `shape`, the tensor's own by default); the tensor is left as it is. */
+export async function summedOver(
+  tf: Tf,
+  comm: TensorParallelComm,
+  t: Tensor,
+  callOptions: CallOptions,
+  shape: number[] = t.shape,
+): Promise<Tensor> {
+  const data = t.dataSync() as Float32Array;
+  await comm.allReduce(data, { ...callOptions, op: 'sum' });
+  return tf.tensor(data, shape, 'float32');
+}
+
 /** Columns [rank/size of each of `parts` equal blocks] of a 2-D weight or a bias: a column-parallel share (Megatron-LM). */
 export function columnShare(tf: Tf, w: Tensor, rank: number, size: number, parts = 1): Tensor {
   const columns = w.shape[w.rank - 1] as number;
@@ -53,11 +66,7 @@ export function tensorParallelResidual(
   callOptions: CallOptions = {},
 ): CommLayer {
   const { gain, bias, share, outBias } = parts;
-  const sum = async (t: Tensor): Promise<Tensor> => {
-    const data = t.dataSync() as Float32Array;
-    await comm.allReduce(data, { ...callOptions, op: 'sum' });
-    return tf.tensor(data, t.shape, 'float32');
-  };
+  const sum = (t: Tensor) => summedOver(tf, comm, t, callOptions);
   return {
     name,
     params: [gain, bias, ...share, outBias],

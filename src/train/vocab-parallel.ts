@@ -3,7 +3,7 @@ import type { CallOptions } from '../comm/call-options.js';
 import { layerNorm, matMul } from './gpt-ops.js';
 import type { CommLayer } from './layered-model.js';
 import type { Tf } from './load-tf.js';
-import type { TensorParallelComm } from './tensor-parallel.js';
+import { type TensorParallelComm, summedOver } from './tensor-parallel.js';
 
 /**
  * Token embedding split over a tensor-parallel group by vocabulary rows, as Megatron-LM's
@@ -33,10 +33,11 @@ export function vocabParallelEmbedding(
       let looked: Tensor;
       try {
         const partial = tf.tidy(() => matMul(tf, local, tokens));
-        const data = partial.dataSync() as Float32Array;
-        partial.dispose();
-        await comm.allReduce(data, { ...callOptions, op: 'sum' });
-        looked = tf.tensor(data, [rows * t, dim], 'float32');
+        try {
+          looked = await summedOver(tf, comm, partial, callOptions);
+        } finally {
+          partial.dispose();
+        }
       } catch (err) {
         local.dispose();
         throw err;
@@ -90,11 +91,6 @@ export function vocabParallelHead(
   const { gain, bias, out } = parts;
   const [dim, share] = out.shape as number[];
   const vocab = share * comm.size;
-  const sum = async (t: Tensor, shape: number[]): Promise<Tensor> => {
-    const data = t.dataSync() as Float32Array;
-    await comm.allReduce(data, { ...callOptions, op: 'sum' });
-    return tf.tensor(data, shape, 'float32');
-  };
   return {
     name: 'head',
     params: [gain, bias, out],
@@ -132,7 +128,7 @@ export function vocabParallelHead(
             mineDy.dispose();
             let dh: Tensor;
             try {
-              dh = await sum(dhShare, [rows, t, dim]);
+              dh = await summedOver(tf, comm, dhShare, callOptions, [rows, t, dim]);
             } finally {
               dhShare.dispose();
             }
