@@ -45,6 +45,7 @@ function kernelModule(base64: string): WebAssembly.Module | null {
 
 type WasmReduce = (d: number, a: number, b: number, n: number) => void;
 type WasmDivide = (x: number, n: number, divisor: number) => void;
+type ScaleKernel = (x: TypedArray, divisor: number) => void;
 
 export class ArenaKernels {
   /** 'simd' when the WASM kernels are in use, 'js' otherwise. */
@@ -52,6 +53,7 @@ export class ArenaKernels {
   private readonly arena: Arena;
   private readonly exports: Record<string, unknown> | undefined;
   private readonly cache = new Map<string, ReduceKernel>();
+  private readonly scaleCache = new Map<DType, ScaleKernel>();
   /** Arena offsets of the staging blocks of a result and two operands from outside the arena (allocated on first use). */
   private stage: [number, number, number] | undefined;
 
@@ -114,9 +116,8 @@ export class ArenaKernels {
   }
 
   /** x[i] = x[i] / divisor, as scaleKernel, in SIMD for float32 and float64 arrays in the arena. */
-  scale(dtype: DType): (x: TypedArray, divisor: number) => void {
-    const key = `${dtype}:scale`;
-    let kernel = this.scaleCache.get(key);
+  scale(dtype: DType): ScaleKernel {
+    let kernel = this.scaleCache.get(dtype);
     if (kernel === undefined) {
       const js = scaleKernel(dtype);
       const name = WASM_NAMES[dtype];
@@ -129,12 +130,10 @@ export class ArenaKernels {
               if (x.length >= MIN_ELEMENTS && arena.contains(x)) wasm(x.byteOffset, x.length, divisor);
               else js(x, divisor);
             };
-      this.scaleCache.set(key, kernel);
+      this.scaleCache.set(dtype, kernel);
     }
     return kernel;
   }
-
-  private readonly scaleCache = new Map<string, (x: TypedArray, divisor: number) => void>();
 
   /**
    * d = a (op) b where some of the three live outside the arena: block by block, each outside

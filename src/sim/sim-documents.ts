@@ -296,7 +296,7 @@ export function traceReplayDocument(
 
 function benchOpNameOf(op: string): BenchOpName | undefined {
   try {
-    return benchOp(op).name as BenchOpName;
+    return benchOp(op).name;
   } catch {
     return undefined;
   }

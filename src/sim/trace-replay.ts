@@ -80,7 +80,8 @@ interface Call {
   readonly stream: string;
   readonly group: string;
   readonly seq: number;
-  readonly call: ReplayCall;
+  /** What is priced, but its ranks: those are its members'. */
+  readonly call: Omit<ReplayCall, 'ranks'>;
   readonly engine: boolean;
   readonly members: Member[];
   readonly message: boolean;
@@ -149,7 +150,6 @@ export function replayTrace(
             dtype: String(args.dtype),
             count: Number(args.count),
             size: peer === undefined ? (typeof args.size === 'number' ? args.size : 0) : 2,
-            ranks: [],
           },
           engine: args.progress === 'engine',
           members: [],
