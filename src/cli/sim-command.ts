@@ -26,7 +26,8 @@ import { type FaultyRow, faultHeader, formatFaultTable } from '../sim/format-fau
 import { simulateCompressedRow } from '../sim/compressed-row.js';
 import { type CompressionSpec, compressionLabel, parseCompression } from '../compress/compression-spec.js';
 import { measureCodecGBps } from '../bench/codec-speed.js';
-import { readModelFile, readTraceFile } from '../sim/model-file.js';
+import { readModelFile } from '../sim/model-file.js';
+import { readTraceFile } from '../sim/trace-file.js';
 import type { ReplayReport } from '../sim/trace-replay.js';
 import { DEFAULT_BUCKET_BYTES, DEFAULT_MFU, MODELS, type TrainingTimeline } from '../sim/training.js';
 import { loadTopology } from '../topology/load-topology.js';
