@@ -40,7 +40,9 @@ export default async function main({ args }) {
       const report = await ddp.step(batch, { sync, trace: sync && step >= warm ? trace : undefined });
       const stepMs = performance.now() - started;
       if (step < warm) continue;
-      if (sync) reports.push({ ...report, stepMs });
+      // When backward's compute ended and when its wait for the gradients did (epoch ms).
+      const computeEnd = performance.timeOrigin + started + report.forwardMs + report.backwardMs;
+      if (sync) reports.push({ ...report, stepMs, waitSpan: [computeEnd, computeEnd + report.exposedCommMs] });
       else noSync.push(stepMs);
     }
   }
@@ -67,6 +69,7 @@ export default async function main({ args }) {
     stepMs: median('stepMs'),
     noSyncStepMs: noSync.sort((a, b) => a - b)[noSync.length >> 1],
     vocab: corpus.vocabSize,
+    waitSpans: reports.map((r) => r.waitSpan),
     loneAllReduceMs: lone.length > 0 ? lone.sort((a, b) => a - b)[lone.length >> 1] : undefined,
   };
   ddp.dispose();

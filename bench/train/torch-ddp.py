@@ -3,6 +3,10 @@ the same shape as tsccl/train's createGpt (token and position embeddings; pre-no
 self-attention and a GELU MLP; final layer norm; output projection), one intra-op thread per rank as
 tsccl's ranks have. Times `steps` synchronised steps (forward, backward with DDP's bucketed all-reduces,
 Adam) alternating with `steps` steps under no_sync (the same without communication), after `warm` of each.
+A communication hook (DDP's own all-reduce, timed) notes when each bucket's gradients are ready; the wait
+after backward is the time from the last bucket ready (backward's compute is over) to backward's return,
+which DDP holds until every bucket's all-reduce has completed: tsccl/train's exposedCommMs, measured alike,
+and each synchronised step's two moments are reported (waitSpans) for the job-wide measure.
 Output (every rank): one line "result: {json}" with the medians in ms.
 Usage: RANK=r WORLD_SIZE=n MASTER_ADDR=a MASTER_PORT=p python3 torch-ddp.py '{"dim":256,...}'
 """
@@ -66,6 +70,17 @@ def main():
     ddp = nn.parallel.DistributedDataParallel(model, bucket_cap_mb=a['bucketMb'])
     optimizer = torch.optim.Adam(ddp.parameters(), lr=1e-3)
     params = sum(p.numel() for p in model.parameters())
+    world = dist.get_world_size()
+    ready = []
+
+    def timed_all_reduce(_state, bucket):
+        ready.append(time.time())
+        work = dist.all_reduce(bucket.buffer(), async_op=True)
+        return work.get_future().then(lambda done: done.value()[0].div_(world))
+
+    ddp.register_comm_hook(None, timed_all_reduce)
+    # Per synchronised step: when backward's compute ended and when backward returned (epoch ms).
+    spans = []
 
     def step(sync):
         ids = torch.randint(0, a['vocab'], (a['rowsPerRank'], a['seqLen'] + 1))
@@ -73,7 +88,9 @@ def main():
         optimizer.zero_grad(set_to_none=True)
         if sync:
             logits = ddp(ids[:, :-1])
+            ready.clear()
             F.cross_entropy(logits.reshape(-1, a['vocab']), ids[:, 1:].reshape(-1)).backward()
+            spans.append([max(ready) * 1000, time.time() * 1000])
         else:
             with ddp.no_sync():
                 logits = ddp(ids[:, :-1])
@@ -89,7 +106,16 @@ def main():
             if i >= a['warm']:
                 times[sync].append(ms)
     times = {sync: statistics.median(ms) for sync, ms in times.items()}
-    print('result: ' + json.dumps({'params': params, 'stepMs': times[True], 'noSyncStepMs': times[False]}), flush=True)
+    spans = spans[a['warm'] :]
+    exposed = statistics.median(end - compute_end for compute_end, end in spans)
+    result = {
+        'params': params,
+        'stepMs': times[True],
+        'noSyncStepMs': times[False],
+        'exposedCommMs': exposed,
+        'waitSpans': spans,
+    }
+    print('result: ' + json.dumps(result), flush=True)
     dist.destroy_process_group()
 
 

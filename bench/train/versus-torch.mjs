@@ -3,9 +3,12 @@
 // (Debian's python3-torch), on the same GPT shape, parameter count and bucket size, 2 ranks of one
 // intra-op thread each: 2 processes over loopback TCP, and 2 hosts x 1 process over network
 // namespaces with the link shaped to 1 Gbit/s. The compute engines differ (TensorFlow.js wasm,
-// PyTorch CPU), so the comparison is of communication: exposed = median step - median step without
-// communication (no_sync, the two alternating) - (for tsccl) the update, which its no-sync step
-// skips. tsccl's own measure (the wait after backward) is printed beside it.
+// PyTorch CPU), so the comparison is of communication. Exposed communication, per step: from the
+// moment the last rank's backward compute ended to the moment the last rank's wait for its
+// gradients ended (each rank's two moments: tsccl/train's step report, and for PyTorch a timed
+// communication hook, torch-ddp.py); a rank's own wait after backward also holds its peer's
+// longer compute. Beside it the older, noisier subtraction: median step - median step without
+// communication (no_sync, the two alternating) - (for tsccl) the update, which its no-sync step skips.
 // Usage: node bench/train/versus-torch.mjs [--dim 256] [--layers 4] [--bucket-mb 4] [--steps 6] [--python /usr/bin/python3]
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +16,7 @@ import { parseArgs } from 'node:util';
 import { launch } from '../../dist/src/launch/launch.js';
 import { TextCorpus, generateText } from '../../dist/src/train/index.js';
 import { createNetnsStar, netnsUnavailable } from '../../dist/test/harness/netns.js';
+import { exposedCommMs } from '../lib/exposed-comm.mjs';
 import { netnsJob } from '../lib/netns-job.mjs';
 
 const { values } = parseArgs({
@@ -68,9 +72,10 @@ function python(ns, rank, port, master, ifname) {
 
 function row(config, who, r) {
   const exposed = r.stepMs - r.noSyncStepMs - (r.optimizerMs ?? 0);
-  const own = r.exposedCommMs === undefined ? '-' : r.exposedCommMs.toFixed(0);
+  const share = (ms) => `${((100 * ms) / r.stepMs).toFixed(0)}%`;
+  const [low, high] = r.rankWaitsMs.map((ms) => ms.toFixed(0));
   console.log(
-    `| ${config} | ${who} | ${r.params} | ${r.stepMs.toFixed(0)} | ${r.noSyncStepMs.toFixed(0)} | ${exposed.toFixed(0)} | ${((100 * exposed) / r.stepMs).toFixed(0)}% | ${own} |`,
+    `| ${config} | ${who} | ${r.params} | ${r.stepMs.toFixed(0)} | ${r.exposedMs.toFixed(1)} | ${share(r.exposedMs)} | ${low} / ${high} | ${r.noSyncStepMs.toFixed(0)} | ${exposed.toFixed(0)} | ${share(exposed)} |`,
   );
 }
 
@@ -78,7 +83,8 @@ const merge = (results) => ({
   stepMs: slowest(results, 'stepMs'),
   noSyncStepMs: slowest(results, 'noSyncStepMs'),
   optimizerMs: results[0].optimizerMs === undefined ? undefined : slowest(results, 'optimizerMs'),
-  exposedCommMs: results[0].exposedCommMs === undefined ? undefined : slowest(results, 'exposedCommMs'),
+  exposedMs: exposedCommMs(results),
+  rankWaitsMs: results.map((r) => r.exposedCommMs).sort((a, b) => a - b),
   params: results[0].params,
   vocab: results[0].vocab,
 });
@@ -88,7 +94,7 @@ console.log(
   `# GPT dim ${shape.dim}, ${shape.layers} layers, seq ${shape.seqLen}, vocab ${vocab}; ${shape.rowsPerRank} sequences a rank a step; buckets of ${shape.bucketMb} MiB; medians of ${shape.steps} steps after ${shape.warm}, the slower rank's; ${new Date().toISOString()}`,
 );
 console.log(
-  '| configuration | library | parameters | step ms | no-sync step ms | exposed comm ms | exposed share | tsccl: wait after backward ms |\n|---|---|---:|---:|---:|---:|---:|---:|',
+  '| configuration | library | parameters | step ms | exposed comm ms | its share | each rank: wait after backward ms | no-sync step ms | step - no-sync step ms | its share |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
 );
 if (!values.only || values.only === 'loopback') {
   for (const progress of ['inline', 'engine']) {
