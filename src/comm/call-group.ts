@@ -18,6 +18,8 @@ import { resolveDType } from './validate.js';
 export interface GroupTarget {
   readonly rank: number;
   readonly size: number;
+  /** The largest all-reduce the tuner fuses with others (tuner/group-fusion.ts), the same on every rank. */
+  readonly groupFusionMaxBytes: number;
   alloc(dtype: DType, count: number): TypedArray;
   free(buffer: TypedArray): void;
   allReduce(buffer: TypedArray, options?: ReduceOptions): Promise<void>;
@@ -81,9 +83,9 @@ export const FUSED_MAX_BYTES = 16 << 20;
 
 /**
  * Runs `build` to record calls, then issues them as one (ncclGroupStart/End, torch's coalescing
- * manager): all-reduces of the same element type and operation, in place and without an
- * algorithm of their own, fused into buckets of one call each (copied into the arena, reduced
- * once, copied back), the other collectives in the order recorded, and every send and receive
+ * manager): all-reduces of the same element type and operation, in place, without an algorithm
+ * of their own and no larger than the tuner's fusion limit, fused into buckets of one call each
+ * (copied into the arena, reduced once, copied back), the other collectives in the order recorded, and every send and receive
  * posted together, so that no order of them can deadlock. With `check` (TSCCL_DEBUG_CHECK), the
  * ranks first compare what their groups hold and all fail with TSCCL_ERR_MISMATCH, naming the
  * ranks, where they differ. Resolves when every call has.
@@ -97,14 +99,14 @@ export async function runGroup(
   checkOptions('group', given, { rank: comm.rank, defaultTimeoutMs });
   const recorded = await recordGroup(comm.rank, build);
   // Checked before anything is issued: every rank refuses the same group alike.
-  const fused = buckets(recorded, comm.rank);
+  const fused = buckets(recorded, comm);
   const call: GroupOptions = callOptionsOf(options);
   if (check) await compareGroups(comm, recorded, { call, name });
   const running: Promise<void>[] = [];
   for (const bucket of fused) running.push(runBucket(comm, bucket, call));
   for (const r of recorded) {
     if (r.kind !== 'collective') running.push(comm[r.kind](r.buffer, r.peer, call));
-    else if (!fusable(r)) running.push(comm[r.name](r.buffer, { ...r.options, ...call }));
+    else if (!fusable(r, comm)) running.push(comm[r.name](r.buffer, { ...r.options, ...call }));
   }
   // Every call runs to its end before the group reports, so no buffer is still in use when it does.
   await settleAll(running);
@@ -165,6 +167,7 @@ export async function priceGroup(
   comm: {
     readonly rank: number;
     readonly size: number;
+    readonly groupFusionMaxBytes: number;
     predict(collective: string, bytes: number, options?: { dtype?: DType }): Prediction;
   },
   build: (group: Group) => void | Promise<void>,
@@ -175,12 +178,11 @@ export async function priceGroup(
     const prediction = comm.predict(name, bytes, { dtype });
     calls.push({ collective: name, bytes, tensors, algorithm: prediction.algorithm, timeUs: prediction.timeUs });
   };
-  for (const bucket of buckets(recorded, comm.rank))
-    price('allReduce', bucket.bytes, bucket.dtype, bucket.members.length);
+  for (const bucket of buckets(recorded, comm)) price('allReduce', bucket.bytes, bucket.dtype, bucket.members.length);
   let unpriced = 0;
   for (const r of recorded) {
     if (r.kind !== 'collective') unpriced++;
-    else if (!fusable(r)) price(r.name, inputBytes(r, comm.size), dtypeOf(r, comm.rank), 1);
+    else if (!fusable(r, comm)) price(r.name, inputBytes(r, comm.size), dtypeOf(r, comm.rank), 1);
   }
   return { timeUs: calls.reduce((sum, c) => sum + c.timeUs, 0), calls, unpriced };
 }
@@ -195,10 +197,14 @@ function dtypeOf(r: RecordedCollective, rank: number): DType {
   return resolveDType(r.buffer, r.options.dtype, 'buffer', rank).name as DType;
 }
 
-/** An all-reduce in place that names nothing of its own (algorithm, checksum): it may share a call with others. */
-function fusable(r: RecordedCollective): boolean {
+/**
+ * An all-reduce in place that names nothing of its own (algorithm, checksum), within the
+ * communicator's fusion limit: it may share a call with others.
+ */
+function fusable(r: RecordedCollective, comm: { readonly groupFusionMaxBytes: number }): boolean {
   return (
     r.name === 'allReduce' &&
+    r.buffer.byteLength <= comm.groupFusionMaxBytes &&
     r.options.output === undefined &&
     r.options.algorithm === undefined &&
     r.options.checksum === undefined
@@ -206,12 +212,15 @@ function fusable(r: RecordedCollective): boolean {
 }
 
 /** The group's fusable all-reduces by element type and operation, cut into buckets of at most FUSED_MAX_BYTES. */
-function buckets(recorded: readonly Recorded[], rank: number): Bucket[] {
+function buckets(
+  recorded: readonly Recorded[],
+  comm: { readonly rank: number; readonly groupFusionMaxBytes: number },
+): Bucket[] {
   const all: Bucket[] = [];
   const open = new Map<string, Bucket>();
   for (const r of recorded) {
-    if (r.kind !== 'collective' || !fusable(r)) continue;
-    const dtype = dtypeOf(r, rank);
+    if (r.kind !== 'collective' || !fusable(r, comm)) continue;
+    const dtype = dtypeOf(r, comm.rank);
     const key = `${dtype}|${(r.options as ReduceOptions).op ?? 'sum'}`;
     let bucket = open.get(key);
     if (bucket === undefined || bucket.bytes + r.buffer.byteLength > FUSED_MAX_BYTES) {

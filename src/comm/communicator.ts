@@ -4,6 +4,7 @@ import { TscclError, invalidArgument } from '../errors.js';
 import { bytesOverlap, executeSchedule } from '../exec/executor.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import type { Arena } from '../memory/arena.js';
+import { groupFusionMaxBytes } from '../tuner/group-fusion.js';
 import { type Prediction, predictCall } from '../tuner/predict.js';
 import { checkSelectable } from '../tuner/select.js';
 import { prepareThreadChoices } from './thread-choices.js';
@@ -191,6 +192,11 @@ export class Communicator {
   /** 'shm' for thread ranks of one process, 'tcp' for ranks in separate processes. */
   get transportKind(): 'shm' | 'tcp' {
     return this.backend.kind;
+  }
+
+  /** The largest all-reduce `group` fuses with others: the tuner's limit for where these ranks are. */
+  get groupFusionMaxBytes(): number {
+    return groupFusionMaxBytes(this.site);
   }
 
   /**

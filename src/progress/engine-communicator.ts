@@ -250,6 +250,8 @@ export class EngineCommunicator {
   /** Calls run on the rank's progress engine, a thread of the library. */
   readonly progress = 'engine' as const;
   readonly transportKind: 'shm' | 'tcp';
+  /** The largest all-reduce `group` fuses with others, as the engine's communicator has it. */
+  readonly groupFusionMaxBytes: number;
   private readonly engine: Engine;
   private readonly comm: number;
   private readonly defaultTimeoutMs: number;
@@ -262,6 +264,7 @@ export class EngineCommunicator {
     this.size = info.size;
     this.name = info.name;
     this.transportKind = info.transportKind;
+    this.groupFusionMaxBytes = info.groupFusionMaxBytes;
     this.defaultTimeoutMs = defaultTimeoutMs;
   }
 

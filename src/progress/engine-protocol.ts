@@ -84,6 +84,8 @@ export interface EngineCommInfo {
   readonly size: number;
   readonly name: string;
   readonly transportKind: 'shm' | 'tcp';
+  /** The largest all-reduce a group fuses (Communicator.groupFusionMaxBytes). */
+  readonly groupFusionMaxBytes: number;
 }
 
 /** From the engine to its rank. */

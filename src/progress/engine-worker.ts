@@ -28,7 +28,14 @@ const post = (message: FromEngine) => port.postMessage(message);
 function describe(comm: Communicator): EngineCommInfo {
   const id = nextComm++;
   comms.set(id, comm);
-  return { comm: id, rank: comm.rank, size: comm.size, name: comm.name, transportKind: comm.transportKind };
+  return {
+    comm: id,
+    rank: comm.rank,
+    size: comm.size,
+    name: comm.name,
+    transportKind: comm.transportKind,
+    groupFusionMaxBytes: comm.groupFusionMaxBytes,
+  };
 }
 
 /** The rank's array, seen from here: the same arena bytes. */

@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ErrorCode } from '../../src/errors.js';
+import { isOversubscribed } from '../../src/transport/wait.js';
+import { groupFusionMaxBytes } from '../../src/tuner/group-fusion.js';
 import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
 
 type Report = { failures: string[]; code?: string };
@@ -29,7 +31,7 @@ for (const mismatch of ['extra-send', 'other-count'] as const)
     for (const [rank, r] of results.entries()) assert.equal(r?.code, ErrorCode.MISMATCH, `rank ${rank}`);
   });
 
-test('predictGroup prices a group as it would run: one fused bucket for 200 gradients, other collectives alone, sends counted', async () => {
+test('predictGroup prices a group as it would run: one fused bucket for 200 gradients, all-reduces past the fusion limit and other collectives alone, sends counted', async () => {
   const { results } = await runFixture('predict-group-rank', 2);
   const r = results[0] as {
     prediction: {
@@ -41,16 +43,23 @@ test('predictGroup prices a group as it would run: one fused bucket for 200 grad
     whole: number;
     broadcast: number;
     separately: number;
+    limit: number;
+    alone: number;
   };
+  // 2 thread ranks of one process: the tuner's limit for shared memory on this machine's cores.
+  assert.equal(r.limit, groupFusionMaxBytes({ transport: 'shm', hostCount: 1, oversubscribed: isOversubscribed(2) }));
   assert.deepEqual(
     r.prediction.calls.map((c) => [c.collective, c.bytes, c.tensors]),
     [
       ['allReduce', r.total, 200],
+      ['allReduce', r.limit + 4, 1],
+      ['allReduce', r.limit + 4, 1],
       ['broadcast', 800, 1],
     ],
   );
   assert.equal(r.prediction.calls[0].timeUs, r.whole);
-  assert.equal(r.prediction.timeUs, r.whole + r.broadcast);
+  const sum = r.whole + 2 * r.alone + r.broadcast;
+  assert.ok(Math.abs(r.prediction.timeUs - sum) < 1e-9 * sum, `${r.prediction.timeUs} us against ${sum}`);
   assert.equal(r.prediction.unpriced, 1);
   // The model too says a group is cheaper than its calls one by one.
   assert.ok(r.whole < r.separately, `${r.whole} us fused against ${r.separately} us one by one`);
