@@ -23,19 +23,24 @@ const script = fileURLToPath(new URL('./overlap-rank.mjs', import.meta.url));
 /** The slowest rank's figures: a step ends when every rank's has. */
 function slowest(results) {
   const max = (key) => Math.max(...results.map((r) => r[key]));
-  return { allReduceMs: max('allReduceMs'), computeMs: max('computeMs'), stepMs: max('stepMs') };
+  return {
+    allReduceMs: max('allReduceMs'),
+    computeMs: max('computeMs'),
+    stepMs: max('stepMs'),
+    computeInStepMs: max('computeInStepMs'),
+  };
 }
 
 function row(config, progress, r) {
   const ratio = r.stepMs / Math.max(r.allReduceMs, r.computeMs);
   console.log(
-    `| ${config} | ${progress} | ${r.allReduceMs.toFixed(0)} | ${r.computeMs.toFixed(0)} | ${r.stepMs.toFixed(0)} | ${ratio.toFixed(2)} |`,
+    `| ${config} | ${progress} | ${r.allReduceMs.toFixed(0)} | ${r.computeMs.toFixed(0)} | ${r.stepMs.toFixed(0)} | ${ratio.toFixed(2)} | ${r.computeInStepMs.toFixed(0)} |`,
   );
 }
 
 console.log(`# ${mib} MiB all-reduce, median of ${reps}; ms; ${new Date().toISOString()}`);
 console.log(
-  '| configuration | progress | all-reduce alone | compute alone | step | step / max |\n|---|---|---:|---:|---:|---:|',
+  '| configuration | progress | all-reduce alone | compute alone | step | step / max | compute within the step |\n|---|---|---:|---:|---:|---:|---:|',
 );
 for (const progress of ['inline', 'engine']) {
   const jobArgs = [JSON.stringify({ progress, mib, reps })];
