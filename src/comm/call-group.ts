@@ -85,10 +85,10 @@ export const FUSED_MAX_BYTES = 16 << 20;
  * Runs `build` to record calls, then issues them as one (ncclGroupStart/End, torch's coalescing
  * manager): all-reduces of the same element type and operation, in place, without an algorithm
  * of their own and no larger than the tuner's fusion limit, fused into buckets of one call each
- * (copied into the arena, reduced once, copied back), the other collectives in the order recorded, and every send and receive
- * posted together, so that no order of them can deadlock. With `check` (TSCCL_DEBUG_CHECK), the
- * ranks first compare what their groups hold and all fail with TSCCL_ERR_MISMATCH, naming the
- * ranks, where they differ. Resolves when every call has.
+ * (copied into the arena, reduced once, copied back), the other collectives in the order
+ * recorded, and every send and receive posted together, so that no order of them can deadlock.
+ * With `check` (TSCCL_DEBUG_CHECK), the ranks first compare what their groups hold and all fail
+ * with TSCCL_ERR_MISMATCH, naming the ranks, where they differ. Resolves when every call has.
  */
 export async function runGroup(
   comm: GroupTarget,

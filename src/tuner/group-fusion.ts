@@ -8,13 +8,10 @@ export interface FusionSite {
 
 /**
  * The largest all-reduce that comm.group fuses with the group's others into one call. Fusing
- * copies a tensor into one arena buffer and back, which costs its bytes twice; issued alone, it
- * pays a call's hand-offs instead. Measured with arrays from comm.alloc, the case where fusing
- * alone adds copies (bench/group/fusion.mjs, docs/tuning.md "Fusing a group's all-reduces"):
- * between 2 thread ranks fusing wins at 64 KiB and loses at 256 KiB; between thread ranks that
- * outnumber the cores, whose every hand-off may wait for a descheduled peer, it wins up to
- * 1 MiB and loses at 2 MiB; over TCP it wins at 256 KiB and loses at 1 MiB. The limit depends
- * only on what every rank of the communicator sees alike, so all ranks cut a group the same way.
+ * copies a tensor into one arena buffer and back; issued alone, it pays a call's hand-offs
+ * instead. Each limit sits between the largest size where fusing was measured to win and the
+ * smallest where it lost (docs/tuning.md, `groupFusionMaxBytes`). It depends only on what every
+ * rank of the communicator sees alike, so all ranks cut a group the same way.
  */
 export function groupFusionMaxBytes(site: FusionSite): number {
   if (site.transport === 'tcp' || site.hostCount > 1) return 256 * 1024;
