@@ -1,5 +1,5 @@
 import type { Tensor } from '@tensorflow/tfjs';
-import type { CallOptions } from '../comm/call-options.js';
+import { type CallOptions, callOptionsOf } from '../comm/call-options.js';
 import { invalidArgument } from '../errors.js';
 import {
   GradientSync,
@@ -136,6 +136,8 @@ export class DataParallel {
       const { value, grads } = tf.tidy(() => tf.valueAndGrads((out: Tensor) => this.model.loss(out, targets))([x]));
       localLoss = (value.dataSync() as Float32Array)[0];
       value.dispose();
+      if (this.model.reduceLoss !== undefined)
+        localLoss = await this.model.reduceLoss(localLoss, callOptionsOf(options));
       if (sync) {
         this.lossBuffer[0] = localLoss;
         this.sync.issue(this.lossBuffer);

@@ -5,7 +5,7 @@ import type { Tensor, Variable } from '@tensorflow/tfjs';
 import type { CallOptions } from '../comm/call-options.js';
 import { attention, layerNorm, matMul, mlp } from './gpt-ops.js';
 import { type TensorParallelComm, columnShare, rowShare, tensorParallelResidual } from './tensor-parallel.js';
-import { vocabParallelEmbedding, vocabParallelHead } from './vocab-parallel.js';
+import { vocabParallelEmbedding, vocabParallelHead, vocabParallelLoss } from './vocab-parallel.js';
 
 export interface GptConfig {
   vocabSize: number;
@@ -185,9 +185,17 @@ export function createGpt(tf: Tf, config: GptConfig): LayeredModel {
           ]);
         },
       };
+  const shape = { blocks: layers, hidden: dim, sequence: seqLen };
+  if (vocabGroup !== undefined)
+    return {
+      tf,
+      shape,
+      layers: [embed, ...blocks, head],
+      ...vocabParallelLoss(tf, vocabGroup, vocabSize / vocabGroup.size, config.callOptions),
+    };
   return {
     tf,
-    shape: { blocks: layers, hidden: dim, sequence: seqLen },
+    shape,
     layers: [embed, ...blocks, head],
     loss(logits, targets) {
       const rows = targets.size;

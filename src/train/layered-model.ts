@@ -1,4 +1,5 @@
 import type { Tensor, Variable } from '@tensorflow/tfjs';
+import type { CallOptions } from '../comm/call-options.js';
 import type { Tf } from './load-tf.js';
 
 /**
@@ -48,6 +49,11 @@ export interface LayeredModel {
   readonly shape?: { readonly blocks: number; readonly hidden: number; readonly sequence: number };
   /** The mean loss of the last layer's output against the targets, a scalar. */
   loss(output: Tensor, targets: Tensor): Tensor;
+  /**
+   * Where `loss` is a share of the whole (a loss computed in parallel over a tensor-parallel
+   * group), the whole loss from this rank's value: every rank of the group calls it alike.
+   */
+  reduceLoss?(loss: number, options?: CallOptions): Promise<number>;
 }
 
 /** Every parameter of the model, in layer order. */

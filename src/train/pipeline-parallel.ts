@@ -260,7 +260,8 @@ export class PipelineParallel {
           const finalPass = ++backwards === this.microBatches;
           this.sync.beginPass(finalPass, call);
           if (finalPass && last) {
-            this.lossBuffer[0] = lossSum / this.microBatches;
+            const whole = this.model.reduceLoss === undefined ? lossSum : await this.model.reduceLoss(lossSum, call);
+            this.lossBuffer[0] = whole / this.microBatches;
             this.sync.issue(this.lossBuffer);
           }
           for (let i = entry.forwarded.length - 1; i >= 0; i--) {

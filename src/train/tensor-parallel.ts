@@ -1,5 +1,5 @@
 import type { Tensor, Variable } from '@tensorflow/tfjs';
-import type { CallOptions, CollectiveOptions, ReduceOptions } from '../comm/call-options.js';
+import type { CallOptions, ReduceOptions } from '../comm/call-options.js';
 import type { TypedArray } from '../dtypes/dtype.js';
 import { layerNorm } from './gpt-ops.js';
 import type { CommLayer, Forwarded } from './layered-model.js';
@@ -10,20 +10,22 @@ export interface TensorParallelComm {
   readonly rank: number;
   readonly size: number;
   allReduce(buffer: TypedArray, options?: ReduceOptions): Promise<void>;
-  /** The output layer's logits (vocabParallelHead). */
-  allGather(buffer: TypedArray, options?: CollectiveOptions): Promise<void>;
 }
 
-/** A tensor summed over the group's ranks (a new tensor of `shape`, the tensor's own by default); the tensor is left as it is. */
+/**
+ * A tensor summed (or reduced by `op`) over the group's ranks: a new tensor of `shape`, the
+ * tensor's own by default; the tensor is left as it is.
+ */
 export async function summedOver(
   tf: Tf,
   comm: TensorParallelComm,
   t: Tensor,
   callOptions: CallOptions,
   shape: number[] = t.shape,
+  op: 'sum' | 'max' = 'sum',
 ): Promise<Tensor> {
   const data = t.dataSync() as Float32Array;
-  await comm.allReduce(data, { ...callOptions, op: 'sum' });
+  await comm.allReduce(data, { ...callOptions, op });
   return tf.tensor(data, shape, 'float32');
 }
 

@@ -75,12 +75,15 @@ export function vocabParallelEmbedding(
 }
 
 /**
- * The output layer split over a tensor-parallel group by vocabulary columns (a column-parallel
- * projection whose output is gathered, Megatron-LM's gather_output): each rank computes the
- * logits of its share of the vocabulary and all-gathers them, so the loss sees every logit on
- * every rank. Backward takes the rank's columns of the logits' gradient and all-reduces the
- * gradient of the normed input (Megatron's f), so the layer norm's gradients and the gradient
- * passed down are equal on every rank.
+ * The output layer split over a tensor-parallel group by vocabulary columns, with the
+ * cross-entropy's softmax computed in parallel (Megatron-LM's vocab-parallel cross-entropy): each
+ * rank computes the logits of its share of the vocabulary and never gathers them. Two all-reduces
+ * of one number a position (the rows' maxima, then their sums of exponentials) give the
+ * log-sum-exp over the whole vocabulary, and the layer outputs its share of the log-probabilities,
+ * z - lse. Backward takes dz = dy - softmax * (dy summed over the whole vocabulary, an all-reduce
+ * of one number a position), then all-reduces the gradient of the normed input (Megatron's f), so
+ * the layer norm's gradients and the gradient passed down are equal on every rank. The model's
+ * loss reads only this rank's share (vocabParallelLoss).
  */
 export function vocabParallelHead(
   tf: Tf,
@@ -90,42 +93,72 @@ export function vocabParallelHead(
 ): CommLayer {
   const { gain, bias, out } = parts;
   const [dim, share] = out.shape as number[];
-  const vocab = share * comm.size;
+  /** A per-position column reduced over the group; `t` is disposed. */
+  const across = async (t: Tensor, op: 'sum' | 'max'): Promise<Tensor> => {
+    try {
+      return await summedOver(tf, comm, t, callOptions, t.shape, op);
+    } finally {
+      t.dispose();
+    }
+  };
   return {
     name: 'head',
     params: [gain, bias, out],
     async run(x: Tensor) {
       const [rows, t] = x.shape as number[];
-      const h = tf.tidy(() => tf.reshape(layerNorm(tf, x, gain, bias), [rows * t, dim]));
-      let logits: Tensor;
+      const positions = rows * t;
+      const h = tf.tidy(() => tf.reshape(layerNorm(tf, x, gain, bias), [positions, dim]));
+      let logProbs: Tensor;
+      let probs: Tensor;
       try {
-        const local = tf.tidy(() => matMul(tf, h, out));
-        const mine = local.dataSync() as Float32Array;
-        local.dispose();
-        const gathered = new Float32Array(mine.length * comm.size);
-        await comm.allGather(mine, { ...callOptions, output: gathered });
-        // Rank-major blocks [size][rows * t][share] to the vocabulary's order [rows * t][size * share].
-        logits = tf.tidy(() =>
-          tf.reshape(tf.transpose(tf.tensor(gathered, [comm.size, rows * t, share], 'float32'), [1, 0, 2]), [
-            rows,
-            t,
-            vocab,
-          ]),
-        );
+        const z = tf.tidy(() => matMul(tf, h, out));
+        try {
+          const max = await across(tf.max(z, 1, true), 'max');
+          try {
+            const shifted = tf.tidy(() => tf.sub(z, max));
+            try {
+              const sums = await across(
+                tf.tidy(() => tf.sum(tf.exp(shifted), 1, true)),
+                'sum',
+              );
+              logProbs = tf.tidy(() => tf.sub(shifted, tf.log(sums)));
+              sums.dispose();
+            } finally {
+              shifted.dispose();
+            }
+          } finally {
+            max.dispose();
+          }
+        } finally {
+          z.dispose();
+        }
+        probs = tf.tidy(() => tf.exp(logProbs));
       } catch (err) {
         h.dispose();
         throw err;
       }
+      const output = tf.tidy(() => tf.reshape(logProbs, [rows, t, share]));
+      logProbs.dispose();
+      const release = () => {
+        h.dispose();
+        probs.dispose();
+      };
       return {
-        output: logits,
+        output,
         async backward(dy: Tensor, wantDx: boolean) {
           try {
-            const mineDy = tf.tidy(() =>
-              tf.slice(tf.reshape(dy, [rows * t, vocab]), [0, comm.rank * share], [-1, share]),
-            );
-            const dOut = tf.tidy(() => tf.matMul(tf.transpose(h), mineDy));
-            const dhShare = tf.tidy(() => tf.matMul(mineDy, tf.transpose(out)));
-            mineDy.dispose();
+            const flatDy = tf.tidy(() => tf.reshape(dy, [positions, share]));
+            let dz: Tensor;
+            try {
+              const total = await across(tf.sum(flatDy, 1, true), 'sum');
+              dz = tf.tidy(() => tf.sub(flatDy, tf.mul(probs, total)));
+              total.dispose();
+            } finally {
+              flatDy.dispose();
+            }
+            const dOut = tf.tidy(() => tf.matMul(tf.transpose(h), dz));
+            const dhShare = tf.tidy(() => tf.matMul(dz, tf.transpose(out)));
+            dz.dispose();
             let dh: Tensor;
             try {
               dh = await summedOver(tf, comm, dhShare, callOptions, [rows, t, dim]);
@@ -139,13 +172,41 @@ export function vocabParallelHead(
             if (!wantDx) dx.dispose();
             return { dx: wantDx ? dx : undefined, grads: [dGain, dBias, dOut] };
           } finally {
-            h.dispose();
+            release();
           }
         },
-        release() {
-          h.dispose();
-        },
+        release,
       };
+    },
+  };
+}
+
+/**
+ * The mean cross-entropy of this rank's share of the vocabulary, from vocabParallelHead's
+ * log-probabilities: each position's target is in one rank's share (the others' one-hot rows are
+ * zero), so the group's losses sum to the whole loss, and each rank's gradient is its share of
+ * the whole one's. `reduceLoss` sums a loss value over the group, for reporting.
+ */
+export function vocabParallelLoss(
+  tf: Tf,
+  comm: TensorParallelComm,
+  share: number,
+  callOptions: CallOptions = {},
+): {
+  loss(logProbs: Tensor, targets: Tensor): Tensor;
+  reduceLoss(loss: number, options?: CallOptions): Promise<number>;
+} {
+  const first = comm.rank * share;
+  return {
+    loss(logProbs, targets) {
+      const positions = targets.size;
+      const local = tf.oneHot(tf.sub(tf.reshape(targets, [positions]), tf.scalar(first, 'int32')), share).toFloat();
+      return tf.div(tf.neg(tf.sum(tf.mul(local, tf.reshape(logProbs, [positions, share])))), positions);
+    },
+    async reduceLoss(loss, options = {}) {
+      const value = new Float32Array([loss]);
+      await comm.allReduce(value, { ...callOptions, ...options, op: 'sum' });
+      return value[0];
     },
   };
 }
