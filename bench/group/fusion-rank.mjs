@@ -2,6 +2,7 @@
 // comm.alloc (the case where fusing costs copies that the calls alone would not make), issued
 // together and as one comm.group; for each size, rank 0's median of the rounds, ms.
 import { init } from '../../dist/src/progress/init.js';
+import { medianOfRounds } from '../lib/timed-rounds.mjs';
 
 export default async function main({ args }) {
   const { sizes, totalBytes, rounds, maxCount } = JSON.parse(args[0]);
@@ -20,14 +21,7 @@ export default async function main({ args }) {
     const ms = {};
     for (const [name, way] of Object.entries(ways)) {
       await way();
-      const times = [];
-      for (let r = 0; r < rounds; r++) {
-        await comm.barrier();
-        const start = performance.now();
-        await way();
-        times.push(performance.now() - start);
-      }
-      ms[name] = times.sort((a, b) => a - b)[times.length >> 1];
+      ms[name] = await medianOfRounds(comm, way, rounds);
     }
     for (const t of tensors) comm.free(t);
     rows.push({ bytes, count, ...ms });

@@ -1,6 +1,7 @@
 // One rank of bench/group/group.mjs: a model's gradients (200 tensors of 4-64 KiB) all-reduced
 // one by one, all issued at once, and as one group.
 import { init } from '../../dist/src/progress/init.js';
+import { medianOfRounds } from '../lib/timed-rounds.mjs';
 
 const SIZES_KIB = [4, 8, 16, 32, 64];
 
@@ -22,16 +23,7 @@ export default async function main({ args }) {
   };
   for (const way of Object.values(ways)) await way();
   const ms = {};
-  for (const [name, way] of Object.entries(ways)) {
-    const times = [];
-    for (let r = 0; r < rounds; r++) {
-      await comm.barrier();
-      const start = performance.now();
-      await way();
-      times.push(performance.now() - start);
-    }
-    ms[name] = times.sort((a, b) => a - b)[times.length >> 1];
-  }
+  for (const [name, way] of Object.entries(ways)) ms[name] = await medianOfRounds(comm, way, rounds);
   await comm.destroy();
   return ms;
 }
