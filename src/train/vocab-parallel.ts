@@ -6,6 +6,14 @@ import type { Tf } from './load-tf.js';
 import { type TensorParallelComm, summedOver } from './tensor-parallel.js';
 
 /**
+ * Token ids as float one-hot rows over the `share` ids from `first` (a rank's range of the
+ * vocabulary), one row a position; an id outside the range gives a row of zeros.
+ */
+function oneHotInRange(tf: Tf, ids: Tensor, first: number, share: number): Tensor {
+  return tf.oneHot(tf.sub(tf.reshape(ids, [ids.size]), tf.scalar(first, 'int32')), share).toFloat();
+}
+
+/**
  * Token embedding split over a tensor-parallel group by vocabulary rows, as Megatron-LM's
  * VocabParallelEmbedding: a rank holds rows [rank * share, (rank + 1) * share) of the table and
  * looks up only the tokens in its range (the others' one-hot rows are zero), and forward
@@ -27,9 +35,7 @@ export function vocabParallelEmbedding(
     params: [tokens, positions],
     async run(ids: Tensor) {
       const [rows, t] = ids.shape as number[];
-      const local = tf.tidy(() =>
-        tf.oneHot(tf.sub(tf.reshape(ids, [rows * t]), tf.scalar(first, 'int32')), share).toFloat(),
-      );
+      const local = tf.tidy(() => oneHotInRange(tf, ids, first, share));
       let looked: Tensor;
       try {
         const partial = tf.tidy(() => matMul(tf, local, tokens));
@@ -200,7 +206,7 @@ export function vocabParallelLoss(
   return {
     loss(logProbs, targets) {
       const positions = targets.size;
-      const local = tf.oneHot(tf.sub(tf.reshape(targets, [positions]), tf.scalar(first, 'int32')), share).toFloat();
+      const local = oneHotInRange(tf, targets, first, share);
       return tf.div(tf.neg(tf.sum(tf.mul(local, tf.reshape(logProbs, [positions, share])))), positions);
     },
     async reduceLoss(loss, options = {}) {
