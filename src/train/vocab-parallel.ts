@@ -114,37 +114,33 @@ export function vocabParallelHead(
       const [rows, t] = x.shape as number[];
       const positions = rows * t;
       const h = tf.tidy(() => tf.reshape(layerNorm(tf, x, gain, bias), [positions, dim]));
-      let logProbs: Tensor;
+      let output: Tensor;
       let probs: Tensor;
+      // The forward's intermediates, freed however it ends.
+      const temps: Tensor[] = [];
+      const temp = <T extends Tensor>(tensor: T): T => {
+        temps.push(tensor);
+        return tensor;
+      };
       try {
-        const z = tf.tidy(() => matMul(tf, h, out));
-        try {
-          const max = await across(tf.max(z, 1, true), 'max');
-          try {
-            const shifted = tf.tidy(() => tf.sub(z, max));
-            try {
-              const sums = await across(
-                tf.tidy(() => tf.sum(tf.exp(shifted), 1, true)),
-                'sum',
-              );
-              logProbs = tf.tidy(() => tf.sub(shifted, tf.log(sums)));
-              sums.dispose();
-            } finally {
-              shifted.dispose();
-            }
-          } finally {
-            max.dispose();
-          }
-        } finally {
-          z.dispose();
-        }
+        const z = temp(tf.tidy(() => matMul(tf, h, out)));
+        const max = temp(await across(tf.max(z, 1, true), 'max'));
+        const shifted = temp(tf.tidy(() => tf.sub(z, max)));
+        const sums = temp(
+          await across(
+            tf.tidy(() => tf.sum(tf.exp(shifted), 1, true)),
+            'sum',
+          ),
+        );
+        const logProbs = temp(tf.tidy(() => tf.sub(shifted, tf.log(sums))));
         probs = tf.tidy(() => tf.exp(logProbs));
+        output = tf.tidy(() => tf.reshape(logProbs, [rows, t, share]));
       } catch (err) {
         h.dispose();
         throw err;
+      } finally {
+        for (const tensor of temps) tensor.dispose();
       }
-      const output = tf.tidy(() => tf.reshape(logProbs, [rows, t, share]));
-      logProbs.dispose();
       const release = () => {
         h.dispose();
         probs.dispose();
