@@ -208,7 +208,7 @@ export function replayTrace(
     const spans = computing.get(w.rank) ?? [];
     const mineAll = issued.get(w.rank) ?? [];
     const awaited: Call[] = [];
-    for (let i = firstIssuedFrom(mineAll, from); i < mineAll.length; i++) {
+    for (let i = firstWhere(mineAll.length, (j) => mineAll[j].mine.issueUs >= from); i < mineAll.length; i++) {
       const { call, mine } = mineAll[i];
       if (mine.issueUs > w.endUs) break;
       if (mine.endUs > w.endUs + CLOCK_SLACK_US) continue;
@@ -296,28 +296,21 @@ function unionsOf(byRank: ReadonlyMap<number, Span[]>): Map<number, Span[]> {
   return unions;
 }
 
-/** The first of disjoint, ordered spans that ends after `atUs` (spans.length if none). */
-function firstEndingAfter(spans: readonly Span[], atUs: number): number {
+/** The first index below `length` where `holds` is true, for a test false then true along a list (`length` if none). */
+function firstWhere(length: number, holds: (i: number) => boolean): number {
   let lo = 0;
-  let hi = spans.length;
+  let hi = length;
   while (lo < hi) {
     const mid = (lo + hi) >> 1;
-    if (spans[mid][1] > atUs) hi = mid;
+    if (holds(mid)) hi = mid;
     else lo = mid + 1;
   }
   return lo;
 }
 
-/** The first of a rank's calls, in issue order, issued at `fromUs` or later. */
-function firstIssuedFrom(list: readonly { mine: Member }[], fromUs: number): number {
-  let lo = 0;
-  let hi = list.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (list[mid].mine.issueUs >= fromUs) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
+/** The first of disjoint, ordered spans that ends after `atUs` (spans.length if none). */
+function firstEndingAfter(spans: readonly Span[], atUs: number): number {
+  return firstWhere(spans.length, (i) => spans[i][1] > atUs);
 }
 
 function listOf<T>(map: Map<number, T[]>, key: number): T[] {
