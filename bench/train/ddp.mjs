@@ -3,9 +3,10 @@
 // each step split into forward, backward and exposed communication (from the last rank's end of
 // backward compute to the last rank's end of waiting for its gradients; the slowest rank's own
 // wait, which also holds its peer's longer compute, beside it), inline and on progress engines.
-// Each rank trains on --rows sequences per step (weak scaling, as DDP jobs do). Configurations: thread ranks,
-// 2 process ranks over loopback TCP, and 2 hosts x 1 process over network namespaces with the
-// link shaped to 1 Gbit/s (needs root and iproute2; skipped with the reason otherwise).
+// Each rank trains on --rows sequences per step (weak scaling, as DDP jobs do). Configurations:
+// thread ranks, 2 process ranks over loopback TCP, and 2 hosts x 1 process over network
+// namespaces with the link shaped to 1 Gbit/s (needs root and iproute2; skipped with the reason
+// otherwise).
 // Usage: node bench/train/ddp.mjs [--dim 256] [--layers 4] [--seq 64] [--rows 8] [--bucket-mb 4]
 //        [--steps 10] [--backend wasm|cpu] [--only threads|tcp|netns]
 import { fileURLToPath } from 'node:url';
