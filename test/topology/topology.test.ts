@@ -52,6 +52,9 @@ test('every preset option passes the schema, and every accelerator reaches its p
     { nodes: 2, nicsPerNode: 3 },
     { nodes: 2, nicsPerNode: 2, gpus: 3 },
     { nodes: 2, nicsPerNode: 3, gpus: 8 },
+    { nodes: 2, nicsPerNode: 16 },
+    { nodes: 3, nicsPerNode: 32, fabric: 'rail' },
+    { nodes: 2, nicsPerNode: 12 },
   ];
   const board: PresetOptions[] = [
     { pcieGen: 3, gpusPerSwitch: 4, sockets: 1 },
@@ -77,6 +80,31 @@ test('every preset option passes the schema, and every accelerator reaches its p
       });
     }
   }
+});
+
+test('a GPU with several NICs of its own crosses all of their ports; NICs that do not fall evenly stay one per GPU', () => {
+  const nicLinks = (options: PresetOptions) => {
+    const graph = new TopologyGraph(buildPreset('dgx-h100', { nodes: 2, ...options }));
+    const gpu = graph.devices[graph.accelerators[3]];
+    const nic = graph.deviceIndex(gpu.nic!);
+    return {
+      nics: graph.devices.filter((d) => d.kind === 'nic').length,
+      ports: graph.linksFrom(nic).map((l) => [graph.devices[l.to].kind, l.count]),
+      capacity: graph.routeCapacity(graph.route(graph.accelerators[3], graph.accelerators[11])),
+    };
+  };
+  // AWS p5: 32 EFA of 100 Gb/s, four under each GPU's PCIe switch: one NIC a GPU, four ports.
+  const p5 = nicLinks({ nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' });
+  assert.equal(p5.nics, 16);
+  assert.deepEqual(p5.ports.sort(), [
+    ['switch', 4],
+    ['switch', 4],
+  ]);
+  assert.ok(Math.abs(p5.capacity - 4 * 12.5 * 0.9 * 1000) < 1e-6, `${p5.capacity}`);
+  // 12 NICs over 4 PCIe switches of 2 GPUs: 3 a switch do not split evenly, so one NIC a GPU.
+  const uneven = nicLinks({ nicsPerNode: 12 });
+  assert.equal(uneven.nics, 24);
+  assert.ok(uneven.ports.every(([, count]) => count === 1));
 });
 
 test('options a preset does not have are refused, not ignored', () => {

@@ -58,6 +58,7 @@ export function buildCluster(
   const builder = new TopologyBuilder();
   const nic = nicLink(options.nicFamily, options.nicGbps);
   const nicsByNode: (readonly string[])[] = [];
+  let nicPorts = 1;
   for (let host = 0; host < options.nodes; host++) {
     const prefix = options.nodes > 1 ? `n${host}.` : '';
     const result = server({
@@ -69,11 +70,12 @@ export function buildCluster(
       nicKind: nic.kind,
     });
     nicsByNode.push(result.nics);
+    nicPorts = result.nicPorts ?? 1;
   }
   if (options.nodes > 1) {
     if (nicsByNode.some((nics) => nics.length === 0))
       throw invalidArgument('--nodes > 1 needs --nics-per-node >= 1', { argument: '--nics-per-node' });
-    connectFabric(builder, options, nicsByNode, nic);
+    connectFabric(builder, options, nicsByNode, nicPorts, nic);
   }
   return builder.build(name, description);
 }
@@ -82,6 +84,7 @@ function connectFabric(
   builder: TopologyBuilder,
   options: ClusterOptions,
   nicsByNode: readonly (readonly string[])[],
+  nicPorts: number,
   nic: { kind: LinkKindId; gbps?: number },
 ): void {
   const switchKind = options.nicFamily === 'ib' ? 'ib-switch' : 'eth-switch';
@@ -90,8 +93,8 @@ function connectFabric(
     nics.forEach((id, k) => {
       const leafName =
         options.fabric === 'rail'
-          ? `rail${k}.leaf${Math.floor(host / options.leafDownPorts)}`
-          : `leaf${Math.floor((host * nics.length + k) / options.leafDownPorts)}`;
+          ? `rail${k}.leaf${Math.floor((host * nicPorts) / options.leafDownPorts)}`
+          : `leaf${Math.floor(((host * nics.length + k) * nicPorts) / options.leafDownPorts)}`;
       if (!leaves.has(leafName)) leaves.set(leafName, []);
       leaves.get(leafName)!.push(id);
     });
@@ -104,7 +107,7 @@ function connectFabric(
     builder.links.push({ a, b, kind: nic.kind, count, ...(nic.gbps === undefined ? {} : { gbps: nic.gbps }) });
   for (const [leafName, nics] of leaves) {
     const leaf = builder.switchDevice(leafName, undefined, switchKind);
-    for (const id of nics) link(id, leaf, 1);
-    if (spine !== undefined) link(leaf, spine, nics.length);
+    for (const id of nics) link(id, leaf, nicPorts);
+    if (spine !== undefined) link(leaf, spine, nics.length * nicPorts);
   }
 }

@@ -20,7 +20,7 @@ export function mi300xServer(ctx: ServerContext): ServerResult {
   gpus.forEach((gpu, i) => {
     b.link(gpu, pcieSwitches[i], 'pcie5');
   });
-  return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, 'pcie5') };
+  return { accelerators: gpus, ...attachNics(ctx, pcieSwitches, gpus, attachOf, 'pcie5') };
 }
 
 /**

@@ -45,7 +45,7 @@ export function switchedServer(ctx: ServerContext, board: SwitchedBoard): Server
   gpus.forEach((gpu, i) => {
     b.link(gpu, pcieSwitches[attachOf[i]], board.pcie);
   });
-  return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, board.pcie) };
+  return { accelerators: gpus, ...attachNics(ctx, pcieSwitches, gpus, attachOf, board.pcie) };
 }
 
 /** Two CPU sockets joined by their socket link, each with half of the PCIe switches below it. */
@@ -144,7 +144,7 @@ export function dgx1Server(ctx: ServerContext): ServerResult {
   gpus.forEach((gpu, i) => {
     b.link(gpu, pcieSwitches[attachOf[i]], 'pcie3');
   });
-  return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, 'pcie3') };
+  return { accelerators: gpus, ...attachNics(ctx, pcieSwitches, gpus, attachOf, 'pcie3') };
 }
 
 /**

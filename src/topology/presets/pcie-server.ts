@@ -30,5 +30,5 @@ export function pcieServer(ctx: ServerContext, options: PcieServerOptions): Serv
   gpus.forEach((gpu, i) => {
     b.link(gpu, pcieSwitches[attachOf[i]], pcie);
   });
-  return { accelerators: gpus, nics: attachNics(ctx, pcieSwitches, gpus, attachOf, pcie) };
+  return { accelerators: gpus, ...attachNics(ctx, pcieSwitches, gpus, attachOf, pcie) };
 }

@@ -77,12 +77,21 @@ export interface ServerResult {
   readonly accelerators: readonly string[];
   /** NIC device ids, which the fabric connects to leaf switches. */
   readonly nics: readonly string[];
+  /** Ports of each NIC device, each its own link to the fabric (absent: 1). */
+  readonly nicPorts?: number;
 }
 
 /**
- * Adds `count` NICs spread evenly over the given attachment points (PCIe switches or CPUs), and
- * binds each accelerator to the NIC of its own attachment point, the way NCCL pairs GPU i with
- * the NIC nearest it. `attachOf[i]` is accelerator i's attachment point.
+ * Adds the server's NICs (`ctx.nics` ports) spread evenly over the given attachment points (PCIe
+ * switches or CPUs), and binds each accelerator to the NIC of its own attachment point, the way
+ * NCCL pairs GPU i with the NIC nearest it. `attachOf[i]` is accelerator i's attachment point.
+ *
+ * Where every accelerator of every point has several ports of its own (p5's four EFA per GPU,
+ * two per GPU on OCI's H100 shape), they become one NIC device with a bundle of that many ports:
+ * NCCL merges the ports of one NIC into a virtual NIC and spreads a GPU's ring and tree channels
+ * over its nearest NICs, and aws-ofi-nccl stripes each message over a GPU's rail group, so a
+ * GPU's traffic crosses all of its ports at their summed rate (docs/SIMULATOR.md, "Servers with
+ * more NICs than accelerators").
  */
 export function attachNics(
   ctx: ServerContext,
@@ -90,7 +99,17 @@ export function attachNics(
   accelerators: readonly string[],
   attachOf: readonly number[],
   busKind: LinkKindId,
-): string[] {
+): { nics: string[]; nicPorts: number } {
+  const ports = fusedPorts(ctx.nics, points.length, accelerators.length, attachOf);
+  if (ports > 1) {
+    const nics = accelerators.map((acc, i) => {
+      const nic = ctx.builder.device(`${ctx.prefix}nic${i}`, 'nic', ctx.host);
+      ctx.builder.link(nic, points[attachOf[i]], busKind, ports);
+      ctx.builder.setNic(acc, nic);
+      return nic;
+    });
+    return { nics, nicPorts: ports };
+  }
   const nics: string[] = [];
   for (let k = 0; k < ctx.nics; k++) {
     const point = Math.floor((k * points.length) / ctx.nics);
@@ -98,7 +117,7 @@ export function attachNics(
     ctx.builder.link(nic, points[point], busKind);
     nics.push(nic);
   }
-  if (nics.length === 0) return nics;
+  if (nics.length === 0) return { nics, nicPorts: 1 };
   accelerators.forEach((acc, i) => {
     // Among the NICs on this accelerator's attachment point, spread accelerators round-robin.
     const local = nics.filter((_, k) => Math.floor((k * points.length) / ctx.nics) === attachOf[i]);
@@ -109,5 +128,19 @@ export function attachNics(
         : nics[Math.floor((i * nics.length) / accelerators.length)];
     ctx.builder.setNic(acc, choice);
   });
-  return nics;
+  return { nics, nicPorts: 1 };
+}
+
+/**
+ * Ports each accelerator's NIC bundles: k when the NICs fall evenly over the points and every
+ * point holds k of them per accelerator it serves (k >= 2), else 1 (one NIC per device).
+ */
+function fusedPorts(nics: number, points: number, accelerators: number, attachOf: readonly number[]): number {
+  if (accelerators === 0 || nics <= accelerators || nics % points !== 0) return 1;
+  const perPoint = nics / points;
+  const served = new Array<number>(points).fill(0);
+  for (const point of attachOf) served[point]++;
+  if (served.some((count) => count === 0 || perPoint % count !== 0)) return 1;
+  const ports = perPoint / served[0];
+  return served.every((count) => perPoint / count === ports) && ports >= 2 ? ports : 1;
 }
