@@ -2,7 +2,7 @@ import { inOrderTree, secondTreePosition } from '../algorithms/in-order-binary-t
 import { REDUCING_COLLECTIVES, pieceRoundCount } from '../algorithms/schedule.js';
 import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { type SimCall, reducingSwitch } from './flow-sim.js';
+import { type SimCall, nvlsTreeServers, reducingSwitch } from './flow-sim.js';
 import { nvlsFillUs, nvlsSaturatedUs } from './nvls-pipeline.js';
 import { channelCount } from './channel-rings.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
@@ -35,6 +35,8 @@ export interface TopologySummary {
   readonly nicsPerHost: number;
   /** The kind of the switch that can reduce for all these ranks (flow-sim's reducingSwitch), if any. */
   readonly reducingSwitch: SwitchKind | undefined;
+  /** The kind of the two servers' reducing switches where an NVLS tree can run (flow-sim's nvlsTreeServers). */
+  readonly treeSwitch: SwitchKind | undefined;
   /** Bytes per microsecond a rank reduces at when reduction is not fused (CPU ranks); 0 if fused. */
   readonly reduceRate: number;
   /**
@@ -108,6 +110,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const routesAmong = (sources: readonly number[], targets: readonly number[]) =>
     sources.flatMap((a) => targets.filter((b) => b !== a).map((b) => graph.route(a, b)));
   const sw = reducingSwitch(graph, rankDevices);
+  const treeServers = nvlsTreeServers(graph, rankDevices);
   // Accelerators without scale-up links (PCIe servers) reach each other through shared paths:
   // switch uplinks, the link between sockets, and where peer-to-peer is off the memory of the CPU
   // each message is staged in. A ring moves at the busiest of those when every rank sends to its
@@ -136,6 +139,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     nicsPerHost: new Set(hostZero.map((d) => graph.devices[d].nic ?? '')).size,
     reduceRate: (graph.devices[first].reduceGBps ?? 0) * 1000,
     reducingSwitch: sw === undefined ? undefined : SWITCH_KINDS[graph.devices[sw].switchKind!],
+    treeSwitch: treeServers === undefined ? undefined : SWITCH_KINDS[graph.devices[treeServers[0].sw].switchKind!],
     allPairsUsPerByte: busiestLinkUsPerByte(graph, routesAmong(hostZero, hostZero)),
     fanOutUsPerByte: busiestLinkUsPerByte(graph, routesAmong([first], hostZero)),
     fanInUsPerByte: busiestLinkUsPerByte(graph, routesAmong(hostZero.slice(1), [first])),
@@ -320,6 +324,21 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const rate = s.upBandwidth * sw.reductionEfficiency;
       const drain = Math.max(wire(bytes * (1 + 1 / n)) / rate, nvlsSaturatedUs(wire(bytes), n, rate));
       return result(2 * s.intraLatency + nvlsFillUs(bytes, n, sw, rate) + drain, 1, 'scale-up');
+    }
+    case 'nvls_tree': {
+      // As the flow engine charges it: NVLS on each server and every GPU's share through its NIC
+      // streamed at once, NVLS's fill and traversals, and one crossing of the network.
+      const sw = s.treeSwitch;
+      if (sw === undefined) throw new Error('nvls_tree needs two servers whose ranks attach to switches that reduce');
+      const rate = s.upBandwidth * sw.reductionEfficiency;
+      const k = s.perHost;
+      const up = Math.max(wire(bytes * (1 + 1 / k)) / rate, nvlsSaturatedUs(wire(bytes), k, rate));
+      const across = wire(bytes / k) / s.nicBandwidth;
+      return result(
+        2 * s.intraLatency + s.interLatency + p.netStepUs + nvlsFillUs(bytes, k, sw, rate) + Math.max(up, across),
+        1,
+        longer(up, across),
+      );
     }
     case 'hierarchical': {
       // One leader per host gathers (or reduces) its host's data, the leaders exchange theirs

@@ -19,7 +19,7 @@ import type { Collective } from '../algorithms/schedule.js';
 export type CollectiveLibrary = 'nccl' | 'rccl';
 
 const NCCL: Readonly<Partial<Record<Collective, readonly string[]>>> = {
-  allReduce: ['ring', 'nvls', 'tree'],
+  allReduce: ['ring', 'nvls', 'tree', 'nvls_tree'],
   allGather: ['ring'],
   reduceScatter: ['ring'],
   broadcast: ['ring'],

@@ -9,6 +9,7 @@ import { type GroupKind, type LinkUsageReport, layoutGroups, linkUsage } from '.
 import { topologyProtocols } from './protocols.js';
 import { type SimMode, type SimRow, type TscclChooser, ranksRunTsccl, simAlgorithms, simulateRow } from './simulate.js';
 import { DEFAULT_BUCKET_BYTES, DEFAULT_MFU, type ModelSpec, type TrainingReport, trainingStep } from './training.js';
+import { SWITCH_ALGORITHMS } from './nvls-flows.js';
 
 /**
  * The JSON documents of `tsccl sim` (table, links, train, curves), built in one place: the CLI
@@ -221,7 +222,7 @@ export function curvesDocument(graph: TopologyGraph, request: CurvesRequest): Cu
   if (collective !== undefined && !tuned) {
     const protocols = Object.keys(topologyProtocols(graph.topology));
     for (const algorithm of simAlgorithms(graph, ranks, collective, request.nvls))
-      for (const protocol of algorithm === 'nvls' ? ['Simple'] : protocols) {
+      for (const protocol of SWITCH_ALGORITHMS.has(algorithm) ? ['Simple'] : protocols) {
         if (!protocols.includes(protocol)) continue;
         series.push({
           algorithm,

@@ -8,7 +8,8 @@ import { analyticalTime } from './analytical.js';
 import { libraryAlgorithms } from './libraries.js';
 import { libraryChannelCount } from './library-channels.js';
 import { SHIFT, sendRecvShift } from './send-recv-shift.js';
-import { type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
+import { type SimCall, nvlsTreeServers, reducingSwitch, simulateFlows } from './flow-sim.js';
+import { SWITCH_ALGORITHMS } from './nvls-flows.js';
 import type { FlowWatch } from './sim-call.js';
 import { type Protocol, topologyProtocols } from './protocols.js';
 
@@ -108,6 +109,7 @@ export function simAlgorithms(
 ): string[] {
   const names = algorithmNames(collective).filter((a) => a !== 'hierarchical' || hostCountOf(graph, rankDevices) > 1);
   if (collective === 'allReduce' && nvls && reducingSwitch(graph, rankDevices) !== undefined) names.push('nvls');
+  if (collective === 'allReduce' && nvls && nvlsTreeServers(graph, rankDevices) !== undefined) names.push('nvls_tree');
   return names;
 }
 
@@ -116,10 +118,12 @@ export function simAlgorithms(
  * Where the protocols asked for leave it out, NVLS is no candidate, unless it was asked for by name.
  */
 function protocolsFor(algorithm: string, protocols: readonly string[], named: boolean): readonly string[] {
-  if (algorithm !== 'nvls') return protocols;
+  if (!SWITCH_ALGORITHMS.has(algorithm)) return protocols;
   if (protocols.includes('Simple')) return ['Simple'];
   if (named)
-    throw invalidArgument('nvls runs with the Simple protocol only: add Simple to --proto', { argument: '--proto' });
+    throw invalidArgument(`${algorithm} runs with the Simple protocol only: add Simple to --proto`, {
+      argument: '--proto',
+    });
   return [];
 }
 

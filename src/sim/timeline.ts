@@ -6,6 +6,7 @@ import { simulateSchedules } from './schedule-flows.js';
 import { STEP_LOCAL, STEP_RECV, STEP_RECV_REDUCE, STEP_SEND } from './schedule-program.js';
 import type { CallTrace, TracedProgram } from './sim-call.js';
 import { type TscclChooser, flowCallOf, linkLoads, ranksRunTsccl, simulateRow, withEnds } from './simulate.js';
+import { SWITCH_ALGORITHMS } from './nvls-flows.js';
 
 export type TimelineOpKind = 'send' | 'recv' | 'recvReduce' | 'local';
 
@@ -118,7 +119,7 @@ export function collectiveTimeline(
     root: request.root,
     ...(request.chooser === undefined ? {} : { chooser: request.chooser }),
   });
-  if (row.algorithm === 'nvls' || row.algorithm === ONE_SHOT)
+  if (SWITCH_ALGORITHMS.has(row.algorithm) || row.algorithm === ONE_SHOT)
     throw invalidArgument(
       `${row.algorithm} runs no step-by-step schedule to show (the switch or one pass does the work): name another with --algo`,
       { argument: '--algo' },

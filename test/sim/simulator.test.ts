@@ -355,13 +355,14 @@ test("sendrecv, as nccl-tests runs it (each rank to the next), moves at one GPU'
 test("across servers a small all-reduce takes NCCL's tree, whose latency grows with log2(servers) where a ring's grows with the ranks", () => {
   for (const nodes of [2, 16]) {
     const graph = graphOf('dgx-h100', { nodes });
+    // Without in-switch reduction: on two servers the NVLS tree's 8 B call costs about the tree's.
     const run = (algorithm: string | undefined, mode: 'flow' | 'analytical' = 'flow') =>
       simulateRow(graph, graph.accelerators, {
         op: 'all_reduce',
         bytes: 8,
         algorithm,
         mode,
-        nvls: true,
+        nvls: false,
         elementBytes: 4,
         root: 0,
       });
@@ -380,13 +381,13 @@ test("across servers a small all-reduce takes NCCL's tree, whose latency grows w
   // ("On two nodes, NCCL uses the tree ... which can indeed go beyond the network bottleneck",
   // nccl-tests issue 196; issue 22): each server sends half a ring's bytes through its NICs.
   const two = graphOf('dgx-h100', { nodes: 2 });
-  const twoNodes = (algorithm: string | undefined) =>
+  const twoNodes = (algorithm: string | undefined, nvls = false) =>
     simulateRow(two, two.accelerators, {
       op: 'all_reduce',
       bytes: 2 ** 30,
       algorithm,
       mode: 'flow',
-      nvls: true,
+      nvls,
       elementBytes: 4,
       root: 0,
     });
@@ -395,6 +396,10 @@ test("across servers a small all-reduce takes NCCL's tree, whose latency grows w
     twoNodes(undefined).busbwGBs > twoNodes('ring').busbwGBs,
     `${twoNodes(undefined).busbwGBs} against the ring's ${twoNodes('ring').busbwGBs}`,
   );
+  // With the switches reducing, NCCL's NVLS tree goes further: the NICs carry a tree's bytes and
+  // the NVLink ports NVLS's (1 + 1/8) of the data instead of the chain's two passes.
+  assert.equal(twoNodes(undefined, true).algorithm, 'nvls_tree');
+  assert.ok(twoNodes(undefined, true).busbwGBs > twoNodes('tree').busbwGBs * 1.2);
   // At 1 GB on 16 servers the double binary tree moves as many bytes through each NIC as the
   // ring, so it keeps up with the ring's bandwidth (NVIDIA's NCCL 2.4 post: full bandwidth at
   // logarithmic latency); with one tree per NIC an inner host's NIC carried 3 pieces a round, and
