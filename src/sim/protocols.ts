@@ -113,6 +113,20 @@ export const PROTOCOLS: Readonly<Record<ProtocolName, Protocol>> = {
   Simple: { name: 'Simple', baseUs: 8.4, stepUs: 9, netStepUs: 14, efficiency: 1 },
 };
 
+/**
+ * RCCL's wire protocols: NCCL's, with RCCL's own fixed cost for LL and LL128, 12 us each against
+ * NCCL's 6.6 and 14 (baseLat in ROCm/rccl src/graph/tuning.cc, the same in RCCL 2.21.5 and in
+ * ROCm/rocm-systems): a HIP launch and RCCL's setup cost more than CUDA's and NCCL's, which is
+ * what an MI300X's small calls measure (docs/SIMULATOR.md, "Small calls across vendors"). RCCL's
+ * Simple figure, 17 us, is not taken: C4's 1 MB call took 27.4 us in all, which 17 us of fixed
+ * cost would leave 10 us to move the data in, so Simple keeps the cost C4 fits.
+ */
+export const RCCL_PROTOCOLS: Readonly<Record<ProtocolName, Protocol>> = {
+  ...PROTOCOLS,
+  LL: { ...PROTOCOLS.LL, baseUs: 12 },
+  LL128: { ...PROTOCOLS.LL128, baseUs: 12 },
+};
+
 /** Parses a --proto value (NCCL_PROTO style, comma separated) against a topology's protocols; absent means all. */
 export function protocolsFrom(text: string | undefined, topology: Topology): string[] {
   const names = Object.keys(topologyProtocols(topology));
@@ -129,10 +143,10 @@ export function protocolsFrom(text: string | undefined, topology: Topology): str
 
 /**
  * The protocols a topology's ranks use: the file's own (a CPU machine's measured profile, an
- * emulated cluster) or, for accelerators, NCCL's three.
+ * emulated cluster) or, for accelerators, their library's three (NCCL's unless it is RCCL).
  */
 export function topologyProtocols(topology: Topology): Readonly<Record<string, Protocol>> {
-  if (topology.protocols === undefined) return PROTOCOLS;
+  if (topology.protocols === undefined) return topology.library === 'rccl' ? RCCL_PROTOCOLS : PROTOCOLS;
   return Object.fromEntries(topology.protocols.map((p) => [p.name, p]));
 }
 
