@@ -13,7 +13,11 @@ for (const n of [1, 2, 3, 4, 5, 8]) {
       const { results } = await runFixture(
         'collectives-rank',
         n,
-        { counts: [0, 1, 7, 13, 31], largeCount: chunkBytes === '24' ? 4099 : n === 8 ? 1 << 19 : 1 << 20, largeDTypes },
+        {
+          counts: [0, 1, 7, 13, 31],
+          largeCount: chunkBytes === '24' ? 4099 : n === 8 ? 1 << 19 : 1 << 20,
+          largeDTypes,
+        },
         { env: { ...process.env, TSCCL_CHUNK_BYTES: chunkBytes } },
       );
       for (const [rank, result] of (results as { cases: number; failures: string[] }[]).entries()) {

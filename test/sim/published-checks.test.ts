@@ -79,6 +79,91 @@ const CHECKS: Check[] = [
     lowGBs: 46 * 1.2 * (47 / 48),
     highGBs: 49 * 1.2,
   },
+  // Two servers, NCCL's choice: its NVLS tree where the switches reduce, its tree elsewhere. Each
+  // server then sends about half a ring's bytes through its NICs ("On two nodes, NCCL uses the
+  // tree (or nvlstree) algorithm which can indeed go beyond the network bottleneck", nccl-tests
+  // issue 196), so busbw passes the NICs' total. Single runs, +-10%.
+  // AWS p5: 8 H100, 32 x 100 Gb/s EFA (aws-ofi-nccl groups each GPU's four), 16 GiB: 487.09.
+  {
+    id: 'AWS p5, 2 nodes, 4 EFA per GPU, NCCL choice',
+    source: 'aws-samples/awsome-distributed-training, micro-benchmarks/nccl-tests/README.md (AWS, 2024)',
+    topo: 'dgx-h100',
+    options: { nodes: 2, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' },
+    bytes: 16 * 2 ** 30,
+    lowGBs: 487.1 * 0.9,
+    highGBs: 487.1 * 1.1,
+  },
+  // GCP A3 Mega: 8 H100, 8 x 200 Gb/s GPU NICs, 8 GiB out of place: 338.82 (algbw 180.71).
+  {
+    id: 'GCP A3 Mega, 2 nodes, 8 x 200G, NCCL choice',
+    source: 'lessizzmore/create-a3mega-ztan-fork, ztan-NCCL-test-result (a user)',
+    topo: 'dgx-h100',
+    options: { nodes: 2, nicsPerNode: 8, nicGbps: 200, nicKind: 'roce' },
+    bytes: 8 * 2 ** 30,
+    lowGBs: 338.8 * 0.9,
+    highGBs: 338.8 * 1.1,
+  },
+  // AWS p4de: 8 A100, 4 x 100 Gb/s EFA, 2 GiB: 78.33 (algbw 41.78), above the NICs' 50 GB/s.
+  {
+    id: 'AWS p4de, 2 nodes, 4 EFA, NCCL choice',
+    source: 'aws-samples/awsome-distributed-training, micro-benchmarks/nccl-tests/README.md (AWS, 2024)',
+    topo: 'dgx-a100',
+    options: { nodes: 2, nicsPerNode: 4, nicGbps: 100, nicKind: 'efa' },
+    bytes: 2 * 2 ** 30,
+    lowGBs: 78.3 * 0.9,
+    highGBs: 78.3 * 1.1,
+  },
+  // Two GB200 NVL72 racks, 144 GPUs, 16 GiB: 810.4.
+  {
+    id: 'GB200 NVL72, 2 racks, NCCL choice',
+    source: 'coreweave/nccl-tests README (CoreWeave, NCCL 2.26.2)',
+    topo: 'gb200-nvl72',
+    options: { nodes: 2 },
+    bytes: 16 * 2 ** 30,
+    lowGBs: 810.4 * 0.9,
+    highGBs: 810.4 * 1.1,
+  },
+  // More NICs than GPUs: AWS p5's 32 EFA, 4 per GPU, 8 GiB all-reduce on 4 and 16 nodes (a ring
+  // there): 357.0 and 356.3; all-to-all of 2 GiB on 2 and 8 nodes: 79.25 and 49.63. With one NIC
+  // a GPU the model gave a quarter of the ring's figure.
+  {
+    id: 'AWS p5, 4 nodes, 4 EFA per GPU',
+    source: 'crazyguitar/aws-gpu-communication-benchmark, data/nccl_all_reduce.csv (a user)',
+    topo: 'dgx-h100',
+    options: { nodes: 4, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' },
+    bytes: 8 * 2 ** 30,
+    lowGBs: 357.0 * 0.9,
+    highGBs: 357.0 * 1.1,
+  },
+  {
+    id: 'AWS p5, 16 nodes, 4 EFA per GPU',
+    source: 'crazyguitar/aws-gpu-communication-benchmark, data/nccl_all_reduce.csv (a user)',
+    topo: 'dgx-h100',
+    options: { nodes: 16, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' },
+    bytes: 8 * 2 ** 30,
+    lowGBs: 356.3 * 0.9,
+    highGBs: 356.3 * 1.1,
+  },
+  {
+    id: 'AWS p5, 2 nodes, 4 EFA per GPU, all-to-all',
+    source: 'crazyguitar/aws-gpu-communication-benchmark, data/nccl_alltoall.csv (a user)',
+    topo: 'dgx-h100',
+    options: { nodes: 2, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' },
+    op: 'alltoall',
+    bytes: 2 * 2 ** 30,
+    lowGBs: 79.25 * 0.9,
+    highGBs: 79.25 * 1.1,
+  },
+  {
+    id: 'AWS p5, 8 nodes, 4 EFA per GPU, all-to-all',
+    source: 'crazyguitar/aws-gpu-communication-benchmark, data/nccl_alltoall.csv (a user)',
+    topo: 'dgx-h100',
+    options: { nodes: 8, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' },
+    op: 'alltoall',
+    bytes: 2 * 2 ** 30,
+    lowGBs: 49.63 * 0.9,
+    highGBs: 49.63 * 1.1,
+  },
   // One server or NVLink domain, where the scale-up links and switches bound the call; each a
   // single run, so +-10% of it. 8 H200, NCCL 2.20.3's choice (NVLS), peak at 4 GiB: 475 GB/s.
   {
@@ -201,6 +286,88 @@ for (const mode of ['flow', 'analytical'] as SimMode[]) {
         misses.push(
           `${c.id}: predicted ${row.busbwGBs.toFixed(1)} GB/s, outside ${c.lowGBs.toFixed(1)}-${c.highGBs.toFixed(1)} (${c.source})`,
         );
+    }
+    assert.deepEqual(misses, []);
+  });
+}
+
+/**
+ * Small calls, where a call's fixed costs decide: time per call in us, published range +-10%.
+ * MI300X (RCCL): 8 GPUs, one process each, rccl-tests all_reduce out of place / in place, flat
+ * from 1 KiB to 64 KiB, where RCCL runs a one-pass all-pairs kernel (tsccl's direct): RCCL's
+ * 12 us fixed cost of LL is most of it, where NCCL's 6.6 gave 8.8 us. DGX A100 (NCCL): 8 B with
+ * NCCL_ALGO=Ring and one channel, 2, 4 and 8 GPUs: 10, 16.88 and 33.7 us, the ring's 2(n-1)
+ * hops of NVLink each.
+ */
+interface LatencyCheck extends PublishedCase {
+  id: string;
+  source: string;
+  lowUs: number;
+  highUs: number;
+}
+const MI300X_SMOKETEST = 'hisohara/ai-scripts, training/01_rccl-smoketest/README.md (a user)';
+const LATENCY_CHECKS: LatencyCheck[] = [
+  {
+    id: 'MI300X, 8 GPUs, 1 KiB',
+    source: MI300X_SMOKETEST,
+    topo: 'mi300x',
+    options: {},
+    bytes: 1024,
+    lowUs: 13.67,
+    highUs: 14.87,
+  },
+  {
+    id: 'MI300X, 8 GPUs, 4 KiB',
+    source: MI300X_SMOKETEST,
+    topo: 'mi300x',
+    options: {},
+    bytes: 4096,
+    lowUs: 13.33,
+    highUs: 13.72,
+  },
+  {
+    id: 'MI300X, 8 GPUs, 16 KiB',
+    source: MI300X_SMOKETEST,
+    topo: 'mi300x',
+    options: {},
+    bytes: 16384,
+    lowUs: 14.11,
+    highUs: 15.47,
+  },
+  {
+    id: 'MI300X, 8 GPUs, 64 KiB',
+    source: MI300X_SMOKETEST,
+    topo: 'mi300x',
+    options: {},
+    bytes: 65536,
+    lowUs: 13.82,
+    highUs: 14.25,
+  },
+  ...[
+    [2, 10],
+    [4, 16.88],
+    [8, 33.7],
+  ].map(
+    ([gpus, us]): LatencyCheck => ({
+      id: `DGX A100, ${gpus} GPUs, ring, 8 B`,
+      source: 'NVIDIA/nccl-tests issue 123 (a user, 2022-12-14)',
+      topo: 'dgx-a100',
+      options: { gpus },
+      algorithm: 'ring',
+      bytes: 8,
+      lowUs: us,
+      highUs: us,
+    }),
+  ),
+];
+
+for (const mode of ['flow', 'analytical'] as SimMode[]) {
+  test(`published small-call times, NVIDIA's and AMD's, are predicted in their range (${mode})`, () => {
+    const misses: string[] = [];
+    for (const c of LATENCY_CHECKS) {
+      const { timeUs } = simulateCase(c, mode);
+      if (timeUs < c.lowUs * 0.9 || timeUs > c.highUs * 1.1)
+        misses.push(`${c.id}: predicted ${timeUs.toFixed(1)} us, published ${c.lowUs}-${c.highUs} (${c.source})`);
     }
     assert.deepEqual(misses, []);
   });
