@@ -14,6 +14,8 @@ export interface ChannelFold {
   fold(path: Int32Array): Int32Array;
   /** What every real link carried, from what the folded links carried. */
   unfold(carried: Float64Array): Float64Array;
+  /** A mask over real links as one over folded links: a representative is set where its whole orbit is. */
+  foldMask(mask: Uint8Array): Uint8Array;
 }
 
 export interface FoldInput {
@@ -73,6 +75,13 @@ export function foldChannels(input: FoldInput): ChannelFold | undefined {
   return {
     capacities: folded,
     fold: (path) => path.map((link) => representative[link]),
+    foldMask(mask) {
+      const folded = new Uint8Array(mask.length);
+      for (let link = 0; link < mask.length; link++) if (representative[link] === link) folded[link] = 1;
+      for (let link = 0; link < mask.length; link++)
+        if (representative[link] >= 0 && mask[link] === 0) folded[representative[link]] = 0;
+      return folded;
+    },
     unfold(carried) {
       const real = new Float64Array(carried.length);
       for (let link = 0; link < carried.length; link++)

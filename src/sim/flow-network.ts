@@ -8,6 +8,9 @@ const LOCAL_REFILL_FLOWS = 256;
 /** Local refills that may fail in a row before the next ones are skipped, and the most skipped at once. */
 const LOCAL_REFILL_FAILURES = 4;
 const LOCAL_REFILL_MAX_SKIPS = 1024;
+/** Times a local refill that fails its check widens by one hop before the whole component is refilled, and the share of the flows in flight it may reach (1 / this). */
+const LOCAL_REFILL_WIDENINGS = 3;
+const LOCAL_REFILL_SHARE = 4;
 
 interface Flow {
   readonly tag: unknown;
@@ -58,6 +61,7 @@ export class FlowNetwork {
   /** Scratch lists of a recompute, kept to spare the allocations. */
   private readonly componentLinks: number[] = [];
   private readonly componentFlows: Flow[] = [];
+  private readonly widerSeed: number[] = [];
   private readonly stack: number[] = [];
   private active: number[] = [];
   private nextActive: number[] = [];
@@ -69,11 +73,20 @@ export class FlowNetwork {
   /** Told every link's new load each time rates settle (a traced call's timeline): bytes per microsecond. */
   onRate: ((timeUs: number, link: number, bytesPerUs: number) => void) | undefined;
 
-  /** `onDrained(tag)` runs for every transfer when its last byte has left. */
-  constructor(queue: EventQueue, capacity: Float64Array, onDrained: (tag: never) => void) {
+  /** Links no flow's rate can depend on (implied-links.ts): counted as carried, left out of every refill. */
+  private readonly neverBinds: Uint8Array | undefined;
+  /** Each path without its never-binding links, the same array for the same path. */
+  private readonly bindingPaths = new Map<Int32Array, Int32Array>();
+
+  /**
+   * `onDrained(tag)` runs for every transfer when its last byte has left. `neverBinds` marks links
+   * whose constraint others imply: refills leave them out, which gives the same rates.
+   */
+  constructor(queue: EventQueue, capacity: Float64Array, onDrained: (tag: never) => void, neverBinds?: Uint8Array) {
     this.queue = queue;
     this.capacity = capacity;
     this.onDrained = onDrained;
+    this.neverBinds = neverBinds;
     const n = capacity.length;
     this.carried = new Float64Array(n);
     this.linkFlows = Array.from({ length: n }, () => []);
@@ -86,12 +99,13 @@ export class FlowNetwork {
   }
 
   /** Starts moving `bytes` along `path` now; `onDrained(tag)` runs when the last byte has left. */
-  start<T>(path: Int32Array, bytes: number, tag: T): void {
-    for (let i = 0; i < path.length; i++) this.carried[path[i]] += bytes;
-    if (bytes <= 0 || path.length === 0) {
+  start<T>(route: Int32Array, bytes: number, tag: T): void {
+    for (let i = 0; i < route.length; i++) this.carried[route[i]] += bytes;
+    if (bytes <= 0 || route.length === 0) {
       this.queue.at(this.queue.now, this.onDrained as (tag: T) => void, tag);
       return;
     }
+    const path = this.bindingPath(route);
     const flow: Flow = {
       tag,
       finished: false,
@@ -118,6 +132,19 @@ export class FlowNetwork {
     flow.rate = place;
     flow.due = this.queue.now + bytes / Math.max(place, 1e-9);
     this.queue.at(flow.due, this.drainEvent, flow);
+  }
+
+  /** The links of a route that can bind its flows (all of them, or the route itself, when none is left out). */
+  private bindingPath(route: Int32Array): Int32Array {
+    const neverBinds = this.neverBinds;
+    if (neverBinds === undefined) return route;
+    let path = this.bindingPaths.get(route);
+    if (path === undefined) {
+      const kept = route.filter((link) => neverBinds[link] === 0);
+      path = kept.length === route.length || kept.length === 0 ? route : kept;
+      this.bindingPaths.set(route, path);
+    }
+    return path;
   }
 
   /** The rate of a flow that left `path` this instant, whose place a new flow takes; undefined if none. */
@@ -198,44 +225,63 @@ export class FlowNetwork {
    * shares a link with them, still has a bottleneck (a full link where none runs faster). The
    * allocation with that property is unique, so this is the answer a refill of the component
    * gives, at the cost of the changed links' neighbourhood instead of every flow in flight.
+   * Where the check fails, the change reached further: the refill widens by one hop (every flow
+   * on the links it moved) and tries again, a few times while the neighbourhood stays a small
+   * part of the flows in flight, before the caller refills the whole component.
    */
   private settleLocally(): boolean {
     const now = this.queue.now;
-    const epoch = ++this.markEpoch;
     const flows = this.componentFlows;
     const links = this.componentLinks;
-    flows.length = 0;
-    links.length = 0;
-    for (const link of this.dirty)
-      for (const flow of this.linkFlows[link]) {
-        if (flow.mark === epoch) continue;
-        flow.mark = epoch;
-        flows.push(flow);
+    let seed: readonly number[] = this.dirty;
+    for (let widening = 0; widening <= LOCAL_REFILL_WIDENINGS; widening++) {
+      const epoch = ++this.markEpoch;
+      flows.length = 0;
+      links.length = 0;
+      for (const link of seed)
+        for (const flow of this.linkFlows[link]) {
+          if (flow.mark === epoch) continue;
+          flow.mark = epoch;
+          flows.push(flow);
+        }
+      if (widening > 0 && flows.length * LOCAL_REFILL_SHARE > this.inFlight) return false;
+      for (const flow of flows)
+        for (let i = 0; i < flow.path.length; i++) {
+          const link = flow.path[i];
+          if (this.linkMark[link] === epoch) continue;
+          this.linkMark[link] = epoch;
+          links.push(link);
+        }
+      for (const link of links) {
+        let held = 0;
+        let count = 0;
+        for (const flow of this.linkFlows[link]) {
+          if (flow.mark === epoch) count++;
+          else held += flow.rate;
+        }
+        this.remCap[link] = this.capacity[link] - held;
+        this.unfrozen[link] = count;
       }
-    for (const flow of flows)
-      for (let i = 0; i < flow.path.length; i++) {
-        const link = flow.path[i];
-        if (this.linkMark[link] === epoch) continue;
-        this.linkMark[link] = epoch;
-        links.push(link);
+      this.advance(flows, now);
+      this.fill(links, flows.length);
+      if (this.everyFlowBottlenecked(flows, links, epoch)) {
+        this.settle(links, flows, now);
+        return true;
       }
-    for (const link of links) {
-      let held = 0;
-      let count = 0;
-      for (const flow of this.linkFlows[link]) {
-        if (flow.mark === epoch) count++;
-        else held += flow.rate;
-      }
-      this.remCap[link] = this.capacity[link] - held;
-      this.unfrozen[link] = count;
+      const wider = this.widerSeed;
+      wider.length = 0;
+      for (const link of links) wider.push(link);
+      seed = wider;
     }
-    this.advance(flows, now);
-    this.fill(links, flows.length);
+    return false;
+  }
+
+  /** Whether the refilled flows, and every flow sharing a link with them, have a bottleneck. */
+  private everyFlowBottlenecked(flows: readonly Flow[], links: readonly number[], epoch: number): boolean {
     for (const flow of flows) if (!this.hasBottleneck(flow, epoch)) return false;
     for (const link of links)
       for (const flow of this.linkFlows[link])
         if (flow.mark !== epoch && !this.hasBottleneck(flow, epoch)) return false;
-    this.settle(links, flows, now);
     return true;
   }
 

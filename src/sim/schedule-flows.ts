@@ -22,6 +22,7 @@ import { type Protocol, protocolOf } from './protocols.js';
 import { type Program, STEP_LOCAL, STEP_RECV_REDUCE, STEP_SEND, programsOf } from './schedule-program.js';
 import { type CallTrace, FlowBudgetExceeded, type SimCall, type SimOutcome } from './sim-call.js';
 import { type CallRates, callRates, peerReadWriteCosts } from './working-set.js';
+import { impliedLinks } from './implied-links.js';
 
 /** Algorithms that are rings over the ranks, which the simulator runs as several channel rings. */
 const RING_ALGORITHMS = new Set(['ring']);
@@ -222,7 +223,14 @@ class ScheduleFlows {
       this.rings.forEach((ring, c) => {
         if (!walked.has(c)) this.addChannel(ring, c, shapes[c]);
       });
-    this.network = new FlowNetwork(this.queue, this.fold?.capacities ?? this.rates.capacities, this.drained);
+    // A traced call reports every link's rate as it changes, so none may be left out of the refills.
+    const neverBinds = call.trace === undefined ? impliedLinks(graph, this.rates.capacities) : undefined;
+    this.network = new FlowNetwork(
+      this.queue,
+      this.fold?.capacities ?? this.rates.capacities,
+      this.drained,
+      neverBinds === undefined ? undefined : (this.fold?.foldMask(neverBinds) ?? neverBinds),
+    );
     const trace = call.trace;
     if (trace !== undefined)
       this.network.onRate = (timeUs, link, bytesPerUs) => {

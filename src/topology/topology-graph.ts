@@ -153,6 +153,16 @@ export class TopologyGraph {
     };
   }
 
+  /** The device a directed link leaves (link() without building its record). */
+  linkSource(index: number): number {
+    return this.linkFrom[index];
+  }
+
+  /** The device a directed link enters. */
+  linkTarget(index: number): number {
+    return this.linkTo[index];
+  }
+
   /** Links are named only when reported. */
   linkName(index: number): string {
     const from = this.devices[this.linkFrom[index]].id;
