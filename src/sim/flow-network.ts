@@ -98,14 +98,17 @@ export class FlowNetwork {
     this.summedAt = new Int32Array(n);
   }
 
-  /** Starts moving `bytes` along `path` now; `onDrained(tag)` runs when the last byte has left. */
-  start<T>(route: Int32Array, bytes: number, tag: T): void {
+  /**
+   * Starts moving `bytes` along `route` now; `onDrained(tag)` runs when the last byte has left.
+   * `path` is the route's binding links, bindingPath(route), which a caller that starts many
+   * flows on one route may keep.
+   */
+  start<T>(route: Int32Array, bytes: number, tag: T, path = this.bindingPath(route)): void {
     for (let i = 0; i < route.length; i++) this.carried[route[i]] += bytes;
     if (bytes <= 0 || route.length === 0) {
       this.queue.at(this.queue.now, this.onDrained as (tag: T) => void, tag);
       return;
     }
-    const path = this.bindingPath(route);
     const flow: Flow = {
       tag,
       finished: false,
@@ -135,7 +138,7 @@ export class FlowNetwork {
   }
 
   /** The links of a route that can bind its flows (all of them, or the route itself, when none is left out). */
-  private bindingPath(route: Int32Array): Int32Array {
+  bindingPath(route: Int32Array): Int32Array {
     const neverBinds = this.neverBinds;
     if (neverBinds === undefined) return route;
     let path = this.bindingPaths.get(route);
@@ -149,6 +152,7 @@ export class FlowNetwork {
 
   /** The rate of a flow that left `path` this instant, whose place a new flow takes; undefined if none. */
   private takePlace(path: Int32Array): number | undefined {
+    if (this.vacated.size === 0) return undefined;
     const left = this.vacated.get(path);
     if (left === undefined) return undefined;
     const rate = left.pop()!;

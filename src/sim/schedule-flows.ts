@@ -65,6 +65,8 @@ interface Box {
   sending: boolean;
   waiting: Slot[];
   path: Int32Array | undefined;
+  /** The path's links that can bind its flows (FlowNetwork.bindingPath), kept with it. */
+  binding: Int32Array | undefined;
   delay: number;
 }
 
@@ -507,7 +509,16 @@ class ScheduleFlows {
   private boxOf(receiver: Runner, sender: number): Box {
     let box = receiver.inbox.get(sender);
     if (box === undefined) {
-      box = { slots: [], head: 0, posted: 0, sending: false, waiting: [], path: undefined, delay: 0 };
+      box = {
+        slots: [],
+        head: 0,
+        posted: 0,
+        sending: false,
+        waiting: [],
+        path: undefined,
+        binding: undefined,
+        delay: 0,
+      };
       receiver.inbox.set(sender, box);
     }
     return box;
@@ -530,7 +541,7 @@ class ScheduleFlows {
 
   private startMoving(box: Box, slot: Slot): void {
     slot.movingSince = this.queue.now;
-    this.network.start(box.path!, slot.wireBytes, slot);
+    this.network.start(box.path!, slot.wireBytes, slot, box.binding);
   }
 
   /** Whether a route leaves its host (a message pays the protocol's network step). */
@@ -548,6 +559,7 @@ class ScheduleFlows {
       box.delay =
         graph.routeLatency(box.path) + protocol.stepUs + (this.crossesNetwork(box.path) ? protocol.netStepUs : 0);
       if (this.fold !== undefined) box.path = this.fold.fold(box.path);
+      box.binding = this.network.bindingPath(box.path);
     }
     return box;
   }
