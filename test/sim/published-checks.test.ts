@@ -164,6 +164,27 @@ const CHECKS: Check[] = [
     lowGBs: 49.63 * 0.9,
     highGBs: 49.63 * 1.1,
   },
+  // GH200: one GPU a server with four 200 Gb/s ports, 2 servers, GPUDirect RDMA on (NCCL 2.24.3
+  // with NCCL_NET_GDR_LEVEL=SYS), 2 GiB in place: all-reduce 96.07, all-gather 94.48.
+  {
+    id: 'GH200, 2 nodes, 4 x 200G, GDR',
+    source: 'NVIDIA/nccl issue 1579 (a user, 2025-01-20)',
+    topo: 'gh200',
+    options: { nodes: 2, nicsPerNode: 4, nicGbps: 200, gdr: 'on' },
+    bytes: 2 * 2 ** 30,
+    lowGBs: 96.07 * 0.9,
+    highGBs: 96.07 * 1.1,
+  },
+  {
+    id: 'GH200, 2 nodes, 4 x 200G, GDR, all-gather',
+    source: 'NVIDIA/nccl issue 1579 (a user, 2025-01-20)',
+    topo: 'gh200',
+    options: { nodes: 2, nicsPerNode: 4, nicGbps: 200, gdr: 'on' },
+    op: 'all_gather',
+    bytes: 2 * 2 ** 30,
+    lowGBs: 94.48 * 0.9,
+    highGBs: 94.48 * 1.1,
+  },
   // One server or NVLink domain, where the scale-up links and switches bound the call; each a
   // single run, so +-10% of it. 8 H200, NCCL 2.20.3's choice (NVLS), peak at 4 GiB: 475 GB/s.
   {

@@ -179,3 +179,21 @@ export function gb200Nvl72(ctx: ServerContext): ServerResult {
   });
   return { accelerators: gpus, nics };
 }
+
+/**
+ * A GH200 server: one Grace Hopper superchip, the H100 joined to its Grace by NVLink-C2C, the
+ * NICs on the Grace's PCIe 5. Servers join over the NICs only (NVL32 racks, whose NVLink spans
+ * servers, are not modelled). Several NIC ports act as one NIC of their summed rate (attachNics).
+ * GPUDirect RDMA goes over the C2C link, which NCCL allows by default since 2.27
+ * (NCCL_NET_GDR_C2C); `--gdr off` stages in the Grace's memory.
+ */
+export function gh200Server(ctx: ServerContext): ServerResult {
+  const { builder: b, prefix, host } = ctx;
+  const grace = b.device(`${prefix}grace`, 'cpu', host, { memoryGBps: 500 });
+  const gpus =
+    ctx.accelerators > 0
+      ? [b.device(`${prefix}gpu0`, 'gpu', host, { memoryGBps: 4000, label: 'H100 96GB (GH200)' })]
+      : [];
+  for (const gpu of gpus) b.link(gpu, grace, 'nvlink-c2c');
+  return { accelerators: gpus, ...attachNics(ctx, [grace], gpus, [0], 'pcie5') };
+}

@@ -11,6 +11,7 @@ import {
   type SwitchedBoard,
   dgx1Server,
   gb200Nvl72,
+  gh200Server,
   switchedServer,
 } from './nvidia-servers.js';
 import { pcieServer } from './pcie-server.js';
@@ -126,6 +127,15 @@ export const PRESETS: Readonly<Record<string, Preset>> = {
     fixedNics: true,
     library: 'nccl',
     server: gb200Nvl72,
+  },
+  gh200: {
+    description: 'GH200 server: one Grace Hopper superchip (H100 96GB and Grace over NVLink-C2C), 1 x 400 Gb/s IB',
+    accelerators: 1,
+    nics: 1,
+    nicKind: 'ib',
+    nicGbps: 400,
+    library: 'nccl',
+    server: gh200Server,
   },
   mi300x: {
     description: 'AMD MI300X platform: 8 GPUs, xGMI full mesh (7 links each), PCIe 5, 8 x 400 Gb/s RoCE',
