@@ -59,7 +59,10 @@ export function nvlsTreeServers(
   for (const device of rankDevices) {
     if (graph.devices[device].nic === undefined) return undefined;
     const host = graph.devices[device].host ?? 0;
-    hosts.set(host, [...(hosts.get(host) ?? []), device]);
+    const group = hosts.get(host);
+    if (group === undefined) hosts.set(host, [device]);
+    else group.push(device);
+    if (hosts.size > 2) return undefined;
   }
   const groups = [...hosts.values()];
   if (groups.length !== 2 || groups[0].length !== groups[1].length || groups[0].length < 2) return undefined;

@@ -77,7 +77,7 @@ export interface ServerResult {
   readonly accelerators: readonly string[];
   /** NIC device ids, which the fabric connects to leaf switches. */
   readonly nics: readonly string[];
-  /** Ports of each NIC device, each its own link to the fabric (absent: 1). */
+  /** Ports of each NIC device, one bundle of that many links to the fabric (absent: 1). */
   readonly nicPorts?: number;
 }
 
