@@ -89,7 +89,7 @@ const KIND_NAMES: Record<number, TimelineOpKind> = {
 
 /**
  * One collective on a topology, step by step: the algorithm and protocol the simulator picks
- * (or those asked for) run once on the flow engine with tracing on, which records when every
+ * among those that run a schedule (or those asked for) run once on the flow engine with tracing on, which records when every
  * rank reached every step of its schedule and every link's load as it changed.
  */
 export function collectiveTimeline(
@@ -114,7 +114,8 @@ export function collectiveTimeline(
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
     ...(request.protocol === undefined ? {} : { protocols: [request.protocol] }),
     mode: 'flow',
-    nvls: request.nvls,
+    // A timeline shows a schedule: left to choose, the switches' own reductions are no candidates.
+    nvls: request.algorithm === undefined ? false : request.nvls,
     elementBytes: 4,
     root: request.root,
     ...(request.chooser === undefined ? {} : { chooser: request.chooser }),

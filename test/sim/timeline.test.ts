@@ -49,6 +49,8 @@ test('an 8-rank ring all-reduce runs 2(n-1) = 14 steps on every rank: 7 receive-
 
 test('the timeline refuses what has no step-by-step schedule, and a channel the call does not run, naming the argument', () => {
   const request = { op: 'all_reduce' as const, bytes: 2 ** 20, nvls: true, root: 0 };
+  // Left to choose, it shows the fastest schedule, where NVLS would be faster still.
+  assert.equal(collectiveTimeline(dgx, dgx.accelerators, request).algorithm, 'ring');
   assert.throws(() => collectiveTimeline(dgx, dgx.accelerators, { ...request, algorithm: 'nvls' }), {
     code: 'TSCCL_ERR_INVALID_ARGUMENT',
     details: { argument: '--algo' },
