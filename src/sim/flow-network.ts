@@ -8,7 +8,10 @@ const LOCAL_REFILL_FLOWS = 256;
 /** Local refills that may fail in a row before the next ones are skipped, and the most skipped at once. */
 const LOCAL_REFILL_FAILURES = 4;
 const LOCAL_REFILL_MAX_SKIPS = 1024;
-/** Times a local refill that fails its check widens by one hop before the whole component is refilled, and the share of the flows in flight it may reach (1 / this). */
+/**
+ * Times a local refill that fails its check widens by one hop before the whole component is
+ * refilled, and the share of the flows in flight it may reach (1 / this).
+ */
 const LOCAL_REFILL_WIDENINGS = 3;
 const LOCAL_REFILL_SHARE = 4;
 

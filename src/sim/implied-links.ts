@@ -10,55 +10,58 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
  * changes no feasible rate, so the max-min allocation is the same. A link is dropped only where
  * the links that imply it are all kept, as two links could otherwise each stand for the other
  * (the two links of a switch with two ports). Forwarding and staging links (a device's own) are
- * never dropped. Returns a mask over the links: 1 where the link never binds.
+ * never dropped. Returns a mask over the links, 1 where the link never binds, or undefined
+ * where none is left out.
  */
-export function impliedLinks(graph: TopologyGraph, capacities: Float64Array): Uint8Array {
+export function impliedLinks(graph: TopologyGraph, capacities: Float64Array): Uint8Array | undefined {
   const links = graph.linkCount;
-  const isSwitch = (device: number) => graph.devices[device].kind === 'switch';
-  const into = new Float64Array(graph.devices.length);
-  const outOf = new Float64Array(graph.devices.length);
+  const devices = graph.devices.length;
+  const into = new Float64Array(devices);
+  const outOf = new Float64Array(devices);
   const pairs = new Map<number, number>();
-  const pairKey = (from: number, to: number) => from * graph.devices.length + to;
   for (let l = 0; l < links; l++) {
-    const [from, to] = [graph.linkSource(l), graph.linkTarget(l)];
+    const from = graph.linkSource(l);
+    const to = graph.linkTarget(l);
     if (from === to) continue;
     outOf[from] += capacities[l];
     into[to] += capacities[l];
-    pairs.set(pairKey(from, to), (pairs.get(pairKey(from, to)) ?? 0) + capacities[l]);
+    pairs.set(from * devices + to, (pairs.get(from * devices + to) ?? 0) + capacities[l]);
   }
-  const between = (from: number, to: number) => pairs.get(pairKey(from, to)) ?? 0;
-  // Whether l is implied by the out-links of its target switch (into) or the in-links of its source switch (outOf).
-  const byTarget = (l: number) => {
-    const [from, to] = [graph.linkSource(l), graph.linkTarget(l)];
-    return from !== to && isSwitch(to) && capacities[l] >= (outOf[to] - between(to, from)) * (1 - 1e-12);
-  };
-  const bySource = (l: number) => {
-    const [from, to] = [graph.linkSource(l), graph.linkTarget(l)];
-    return from !== to && isSwitch(from) && capacities[l] >= (into[from] - between(to, from)) * (1 - 1e-12);
-  };
-  const candidate = new Uint8Array(links);
-  for (let l = 0; l < links; l++) if (byTarget(l) || bySource(l)) candidate[l] = 1;
-  if (!candidate.includes(1)) return candidate;
-  // Each candidate's implying links: a switch's other out-links (byTarget) or other in-links (bySource).
-  const outLinks: number[][] = Array.from({ length: graph.devices.length }, () => []);
-  const inLinks: number[][] = Array.from({ length: graph.devices.length }, () => []);
+  // Which of its switches' other links could imply each link: its target's out-links, its source's in-links.
+  const criteria = new Uint8Array(links);
   for (let l = 0; l < links; l++) {
-    const [from, to] = [graph.linkSource(l), graph.linkTarget(l)];
+    const from = graph.linkSource(l);
+    const to = graph.linkTarget(l);
     if (from === to) continue;
-    outLinks[from].push(l);
-    inLinks[to].push(l);
+    const back = pairs.get(to * devices + from) ?? 0;
+    if (graph.devices[to].kind === 'switch' && capacities[l] >= (outOf[to] - back) * (1 - 1e-12))
+      criteria[l] |= BY_TARGET;
+    if (graph.devices[from].kind === 'switch' && capacities[l] >= (into[from] - back) * (1 - 1e-12))
+      criteria[l] |= BY_SOURCE;
   }
+  if (criteria.every((c) => c === 0)) return undefined;
+  const outLinks: number[][] = Array.from({ length: devices }, () => []);
+  const inLinks: number[][] = Array.from({ length: devices }, () => []);
+  for (let l = 0; l < links; l++) {
+    if (graph.linkSource(l) === graph.linkTarget(l)) continue;
+    outLinks[graph.linkSource(l)].push(l);
+    inLinks[graph.linkTarget(l)].push(l);
+  }
+  // Implying links other than the link's own reverse, none of them a candidate itself.
+  const keptBy = (others: readonly number[], reverse: (o: number) => boolean) =>
+    others.every((o) => reverse(o) || criteria[o] === 0);
   const implied = new Uint8Array(links);
   for (let l = 0; l < links; l++) {
-    if (candidate[l] === 0) continue;
-    const [from, to] = [graph.linkSource(l), graph.linkTarget(l)];
-    const keptBy = (others: readonly number[], back: (o: number) => boolean) =>
-      others.every((o) => back(o) || candidate[o] === 0);
+    const from = graph.linkSource(l);
+    const to = graph.linkTarget(l);
     if (
-      (byTarget(l) && keptBy(outLinks[to], (o) => graph.linkTarget(o) === from)) ||
-      (bySource(l) && keptBy(inLinks[from], (o) => graph.linkSource(o) === to))
+      ((criteria[l] & BY_TARGET) !== 0 && keptBy(outLinks[to], (o) => graph.linkTarget(o) === from)) ||
+      ((criteria[l] & BY_SOURCE) !== 0 && keptBy(inLinks[from], (o) => graph.linkSource(o) === to))
     )
       implied[l] = 1;
   }
-  return implied;
+  return implied.includes(1) ? implied : undefined;
 }
+
+const BY_TARGET = 1;
+const BY_SOURCE = 2;

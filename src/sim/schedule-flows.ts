@@ -226,12 +226,13 @@ class ScheduleFlows {
         if (!walked.has(c)) this.addChannel(ring, c, shapes[c]);
       });
     // A traced call reports every link's rate as it changes, so none may be left out of the refills.
-    const neverBinds = call.trace === undefined ? impliedLinks(graph, this.rates.capacities) : undefined;
+    const implied = call.trace === undefined ? impliedLinks(graph, this.rates.capacities) : undefined;
+    const neverBinds = implied === undefined ? undefined : (this.fold?.foldMask(implied) ?? implied);
     this.network = new FlowNetwork(
       this.queue,
       this.fold?.capacities ?? this.rates.capacities,
       this.drained,
-      neverBinds === undefined ? undefined : (this.fold?.foldMask(neverBinds) ?? neverBinds),
+      neverBinds?.includes(1) ? neverBinds : undefined,
     );
     const trace = call.trace;
     if (trace !== undefined)

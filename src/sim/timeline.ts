@@ -89,8 +89,9 @@ const KIND_NAMES: Record<number, TimelineOpKind> = {
 
 /**
  * One collective on a topology, step by step: the algorithm and protocol the simulator picks
- * among those that run a schedule (or those asked for) run once on the flow engine with tracing on, which records when every
- * rank reached every step of its schedule and every link's load as it changed.
+ * among those that run a schedule (or those asked for) run once on the flow engine with tracing
+ * on, which records when every rank reached every step of its schedule and every link's load as
+ * it changed.
  */
 export function collectiveTimeline(
   graph: TopologyGraph,

@@ -9,7 +9,7 @@ const impliedNames = (topology: Topology) => {
   const graph = new TopologyGraph(topology);
   const implied = impliedLinks(graph, graph.capacities);
   const names: string[] = [];
-  for (let l = 0; l < graph.linkCount; l++) if (implied[l] === 1) names.push(graph.linkName(l));
+  for (let l = 0; l < graph.linkCount; l++) if (implied?.[l] === 1) names.push(graph.linkName(l));
   return names.sort();
 };
 

@@ -190,10 +190,7 @@ export function gb200Nvl72(ctx: ServerContext): ServerResult {
 export function gh200Server(ctx: ServerContext): ServerResult {
   const { builder: b, prefix, host } = ctx;
   const grace = b.device(`${prefix}grace`, 'cpu', host, { memoryGBps: 500 });
-  const gpus =
-    ctx.accelerators > 0
-      ? [b.device(`${prefix}gpu0`, 'gpu', host, { memoryGBps: 4000, label: 'H100 96GB (GH200)' })]
-      : [];
-  for (const gpu of gpus) b.link(gpu, grace, 'nvlink-c2c');
-  return { accelerators: gpus, ...attachNics(ctx, [grace], gpus, [0], 'pcie5') };
+  const gpu = b.device(`${prefix}gpu0`, 'gpu', host, { memoryGBps: 4000, label: 'H100 96GB (GH200)' });
+  b.link(gpu, grace, 'nvlink-c2c');
+  return { accelerators: [gpu], ...attachNics(ctx, [grace], [gpu], [0], 'pcie5') };
 }
