@@ -18,7 +18,14 @@ import {
 } from '../sim/sim-documents.js';
 import { protocolsFrom } from '../sim/protocols.js';
 import { FlowBudgetExceeded } from '../sim/sim-call.js';
-import { type SimMode, type SimRequest, type SimRow, ranksRunTsccl, simulateRow } from '../sim/simulate.js';
+import {
+  type SimMode,
+  type SimRequest,
+  type SimRow,
+  choosesAsNccl,
+  ranksRunTsccl,
+  simulateRow,
+} from '../sim/simulate.js';
 import { SimProgress } from './sim-progress.js';
 import { type FaultSpec, describeFaults, parseFaults } from '../sim/fault-spec.js';
 import { planFaults, simulateWithFaults } from '../sim/fault-cost.js';
@@ -288,9 +295,11 @@ export function simCommand(
           ? `running --algo ${flags.algo as string}`
           : mode === 'flow' && ranksRunTsccl(graph, ranks)
             ? "running what tsccl's tuner picks"
-            : topology.library !== undefined
-              ? `choosing among the algorithms ${topology.library.toUpperCase()} runs (--algo for any other)`
-              : 'choosing among every algorithm';
+            : op === 'all_reduce' && choosesAsNccl(graph, ranks, flags.nvls === 'on')
+              ? "running what NCCL's own cost model picks (src/graph/tuning.cc; --algo for any other)"
+              : topology.library !== undefined
+                ? `choosing among the algorithms ${topology.library.toUpperCase()} runs (--algo for any other)`
+                : 'choosing among every algorithm';
       write(
         formatSimTable(rows, [
           `tsccl sim ${op} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`,

@@ -2,7 +2,7 @@ import { inOrderTree, secondTreePosition } from '../algorithms/in-order-binary-t
 import { REDUCING_COLLECTIVES, pieceRoundCount } from '../algorithms/schedule.js';
 import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { type SimCall, nvlsTreeServers, reducingSwitch } from './flow-sim.js';
+import { NvlsTreeLayout, type SimCall, reducingSwitch } from './flow-sim.js';
 import { nvlsFillUs, nvlsSaturatedUs } from './nvls-pipeline.js';
 import { channelCount } from './channel-rings.js';
 import { isChain, pipelineChunkCount } from './pipeline-chunks.js';
@@ -35,8 +35,8 @@ export interface TopologySummary {
   readonly nicsPerHost: number;
   /** The kind of the switch that can reduce for all these ranks (flow-sim's reducingSwitch), if any. */
   readonly reducingSwitch: SwitchKind | undefined;
-  /** The kind of the two servers' reducing switches where an NVLS tree can run (flow-sim's nvlsTreeServers). */
-  readonly treeSwitch: SwitchKind | undefined;
+  /** Where NCCL's NVLS tree can run, its layout over the servers (nvls-tree-layout.ts). */
+  readonly nvlsTree: NvlsTreeLayout | undefined;
   /** Bytes per microsecond a rank reduces at when reduction is not fused (CPU ranks); 0 if fused. */
   readonly reduceRate: number;
   /**
@@ -110,7 +110,6 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   const routesAmong = (sources: readonly number[], targets: readonly number[]) =>
     sources.flatMap((a) => targets.filter((b) => b !== a).map((b) => graph.route(a, b)));
   const sw = reducingSwitch(graph, rankDevices);
-  const treeServers = nvlsTreeServers(graph, rankDevices);
   // Accelerators without scale-up links (PCIe servers) reach each other through shared paths:
   // switch uplinks, the link between sockets, and where peer-to-peer is off the memory of the CPU
   // each message is staged in. A ring moves at the busiest of those when every rank sends to its
@@ -139,7 +138,7 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
     nicsPerHost: new Set(hostZero.map((d) => graph.devices[d].nic ?? '')).size,
     reduceRate: (graph.devices[first].reduceGBps ?? 0) * 1000,
     reducingSwitch: sw === undefined ? undefined : SWITCH_KINDS[graph.devices[sw].switchKind!],
-    treeSwitch: treeServers === undefined ? undefined : SWITCH_KINDS[graph.devices[treeServers[0].sw].switchKind!],
+    nvlsTree: NvlsTreeLayout.of(graph, rankDevices),
     allPairsUsPerByte: busiestLinkUsPerByte(graph, routesAmong(hostZero, hostZero)),
     fanOutUsPerByte: busiestLinkUsPerByte(graph, routesAmong([first], hostZero)),
     fanInUsPerByte: busiestLinkUsPerByte(graph, routesAmong(hostZero.slice(1), [first])),
@@ -326,16 +325,20 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       return result(2 * s.intraLatency + nvlsFillUs(bytes, n, sw, rate) + drain, 1, 'scale-up');
     }
     case 'nvls_tree': {
-      // As the flow engine charges it: NVLS on each server and every GPU's share through its NIC
-      // streamed at once, NVLS's fill and traversals, and one crossing of the network.
-      const sw = s.treeSwitch;
-      if (sw === undefined) throw new Error('nvls_tree needs two servers whose ranks attach to switches that reduce');
+      // As the flow engine charges it: NVLS on each server and the heads' NIC traffic streamed
+      // at once, NVLS's fill and traversals, and the tree's fill over the network.
+      const tree = s.nvlsTree;
+      if (tree === undefined) {
+        throw new Error('nvls_tree needs two or more servers whose ranks attach to switches that reduce and have NICs');
+      }
+      const sw = tree.switchKind;
       const rate = s.upBandwidth * sw.reductionEfficiency;
-      const k = s.perHost;
+      const k = tree.perServer;
       const up = Math.max(wire(bytes * (1 + 1 / k)) / rate, nvlsSaturatedUs(wire(bytes), k, rate));
-      const across = wire(bytes / k) / s.nicBandwidth;
+      const across = (tree.busiestNeighbours * wire(bytes / tree.heads / 2)) / s.nicBandwidth;
+      const fill = tree.fillUs(bytes, s.interLatency + p.netStepUs, s.nicBandwidth);
       return result(
-        2 * s.intraLatency + s.interLatency + p.netStepUs + nvlsFillUs(bytes, k, sw, rate) + Math.max(up, across),
+        2 * s.intraLatency + nvlsFillUs(bytes, k, sw, rate) + Math.max(up, across) + fill,
         1,
         longer(up, across),
       );

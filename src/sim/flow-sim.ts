@@ -6,12 +6,13 @@ import { simulateSchedules } from './schedule-flows.js';
 import type { SimCall, SimOutcome } from './sim-call.js';
 
 export { rankHosts } from './flow-costs.js';
-export { nvlsTreeServers, reducingSwitch } from './nvls-flows.js';
+export { NvlsTreeLayout } from './nvls-tree-layout.js';
+export { reducingSwitch } from './reducing-switch.js';
 export type { SimCall, SimOutcome } from './sim-call.js';
 
 /**
  * Runs one collective call on a topology at flow level, by its path: in-switch reduction, on one
- * switch or in a tree of two (nvls-flows.ts), the one-shot path (one-shot-flows.ts), or the schedules every other
+ * switch or in a tree of servers (nvls-flows.ts), the one-shot path (one-shot-flows.ts), or the schedules every other
  * algorithm runs, walked step by step (schedule-flows.ts).
  */
 export function simulateFlows(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {

@@ -1,7 +1,8 @@
 import type { Collective } from '../algorithms/schedule.js';
 import { SWITCH_KINDS } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
-import { reducingSwitch } from './nvls-flows.js';
+import { NvlsTreeLayout } from './nvls-tree-layout.js';
+import { reducingSwitch } from './reducing-switch.js';
 
 /**
  * NCCL's bytes a thread must have before a call takes one more channel, by protocol; a ring's LL
@@ -27,7 +28,8 @@ export interface ChannelCall {
 
 /**
  * How many channels the library runs a call on, where the machine says what it sets up: NVLS on
- * the switch's own (at most the ring channels where those are known); rings and trees start
+ * the switch's own (at most the ring channels where those are known), its tree across servers on
+ * the switch's tree channels; rings and trees start
  * from all the topology's channels and drop one at a time while the call's bytes would leave a
  * channel's threads less than the protocol's threshold each, keeping at least one (NCCL's
  * enqueue.cc, topoGetAlgoInfo). Undefined where the machine does not say, or for an algorithm
@@ -45,6 +47,7 @@ export function libraryChannelCount(
     const nvls = SWITCH_KINDS[graph.devices[reducing].switchKind!].reductionChannels;
     return channels === undefined ? nvls : Math.min(nvls, channels);
   }
+  if (call.algorithm === 'nvls_tree') return NvlsTreeLayout.of(graph, rankDevices)?.channels;
   if (channels === undefined || (call.algorithm !== 'ring' && call.algorithm !== 'tree')) return undefined;
   const threads = MAX_THREADS[call.protocol];
   const perThread = THREAD_THRESHOLD[call.protocol];

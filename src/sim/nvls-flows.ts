@@ -3,27 +3,13 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { EventQueue } from './event-queue.js';
 import { FlowNetwork } from './flow-network.js';
 import { nvlsFillUs, nvlsSaturatedUs } from './nvls-pipeline.js';
+import { NvlsTreeLayout } from './nvls-tree-layout.js';
 import { protocolOf } from './protocols.js';
+import { reducingSwitch } from './reducing-switch.js';
 import { type SimCall, type SimOutcome, singleCallOutcome } from './sim-call.js';
 
 /** The algorithms whose reductions the switches do: NCCL runs them with the Simple protocol only. */
 export const SWITCH_ALGORITHMS: ReadonlySet<string> = new Set(['nvls', 'nvls_tree']);
-
-/** The switch that can reduce in the fabric, if every rank hangs off the same one. */
-export function reducingSwitch(graph: TopologyGraph, rankDevices: readonly number[]): number | undefined {
-  let found: number | undefined;
-  for (const device of rankDevices) {
-    const candidates = graph
-      .linksFrom(device)
-      .filter(
-        (l) => graph.devices[l.to].kind === 'switch' && SWITCH_KINDS[graph.devices[l.to].switchKind!].inSwitchReduction,
-      )
-      .map((l) => l.to);
-    if (candidates.length === 0 || (found !== undefined && !candidates.includes(found))) return undefined;
-    found ??= candidates[0];
-  }
-  return found;
-}
 
 /**
  * In-switch reduction (NVLink SHARP, "NVLS"): each GPU owns 1/n of the result; the switch reads
@@ -47,60 +33,43 @@ export function simulateNvls(graph: TopologyGraph, rankDevices: readonly number[
 }
 
 /**
- * The two servers of an NVLS tree and each one's reducing switch, when the ranks lie on exactly
- * two servers, as many on each, every server's ranks on one NVLink SHARP switch and every rank
- * with a NIC; else undefined.
- */
-export function nvlsTreeServers(
-  graph: TopologyGraph,
-  rankDevices: readonly number[],
-): { readonly ranks: number[]; readonly sw: number }[] | undefined {
-  const hosts = new Map<number, number[]>();
-  for (const device of rankDevices) {
-    if (graph.devices[device].nic === undefined) return undefined;
-    const host = graph.devices[device].host ?? 0;
-    const group = hosts.get(host);
-    if (group === undefined) hosts.set(host, [device]);
-    else group.push(device);
-    if (hosts.size > 2) return undefined;
-  }
-  const groups = [...hosts.values()];
-  if (groups.length !== 2 || groups[0].length !== groups[1].length || groups[0].length < 2) return undefined;
-  const servers = groups.map((ranks) => ({ ranks, sw: reducingSwitch(graph, ranks) }));
-  if (servers.some((s) => s.sw === undefined)) return undefined;
-  return servers as { ranks: number[]; sw: number }[];
-}
-
-/**
- * NCCL's NVLS tree on two servers (NVLSTree, which NCCL runs by default across two NVLS
- * servers): each server reduces its GPUs' data in its switch as NVLS does, each GPU owning 1/k
- * of it; a GPU exchanges its share with the GPU of the same index on the other server through
- * their NICs (each server is the tree's root for half of every share: it receives the other's
- * partial sum of that half and returns the total, and sends its own partial sum of the other
- * half), and the switch multicasts the totals. Per GPU that is NVLS's (1 + 1/k) of the data each
- * way on its switch port and 1/k of it each way through its NIC, all streamed at once (the library
- * pipelines the stages), so the call takes one drain of both, NVLS's fill, the switch's two
- * traversals and one crossing of the network.
+ * NCCL's NVLS tree (NVLSTree, its default for large all-reduces across NVLS servers): each
+ * server reduces its GPUs' data in its switch as NVLS does; each head (nvls-tree-layout.ts) owns
+ * 1/heads of the result and passes its partial sum up NCCL's double binary tree over the servers
+ * through its NIC, half of the share on each tree; the totals come back down the same edges and
+ * the switch multicasts them. Per head and tree edge that is half a share each way; on two
+ * servers a head's NIC carries one share each way, from four on an inner server's two. All of it
+ * streams at once (the library pipelines the stages), so the call takes one drain of the switch
+ * ports and the NICs together, NVLS's fill and traversals, and the tree's fill: its first chunks
+ * climbing to the root and back (NvlsTreeLayout.fillUs).
  */
 export function simulateNvlsTree(graph: TopologyGraph, rankDevices: readonly number[], call: SimCall): SimOutcome {
-  const servers = nvlsTreeServers(graph, rankDevices);
-  if (servers === undefined || call.collective !== 'allReduce') {
-    throw new Error('nvls_tree needs an all-reduce on two servers whose GPUs each attach to an NVLink SHARP switch');
+  const layout = NvlsTreeLayout.of(graph, rankDevices);
+  if (layout === undefined || call.collective !== 'allReduce') {
+    throw new Error(
+      'nvls_tree needs an all-reduce on two or more servers, as many ranks on each, whose GPUs each attach to an NVLink SHARP switch and have a NIC',
+    );
   }
   const protocol = protocolOf(graph.topology, call.protocol);
   const run = new SwitchReductions(graph, call);
-  for (const { sw, ranks } of servers) run.reduceOn(sw, ranks);
-  const k = servers[0].ranks.length;
-  const share = (call.count * call.elementBytes) / k / protocol.efficiency;
-  let crossUs = 0;
-  servers[0].ranks.forEach((device, i) => {
-    const peer = servers[1].ranks[i];
-    for (const path of [graph.route(device, peer), graph.route(peer, device)]) {
-      crossUs = Math.max(crossUs, graph.routeLatency(path) + protocol.netStepUs);
-      run.network.start(path, share, undefined);
+  for (const { sw, ranks } of layout.servers) run.reduceOn(sw, ranks);
+  const bytes = call.count * call.elementBytes;
+  const half = bytes / layout.heads / 2 / protocol.efficiency;
+  let hopLatency = 0;
+  let nicRate = Infinity;
+  for (const tree of layout.edges) {
+    for (const { child, parent } of tree) {
+      layout.servers[child].heads.forEach((head, h) => {
+        const above = layout.servers[parent].heads[h];
+        for (const path of [graph.route(head, above), graph.route(above, head)]) {
+          hopLatency = Math.max(hopLatency, graph.routeLatency(path) + protocol.netStepUs);
+          nicRate = Math.min(nicRate, graph.routeCapacity(path));
+          run.network.start(path, half, undefined);
+        }
+      });
     }
-  });
-  const timeUs = protocol.baseUs + run.finish(k) + crossUs;
+  }
+  const timeUs = protocol.baseUs + run.finish(layout.perServer) + layout.fillUs(bytes, hopLatency, nicRate);
   return singleCallOutcome(timeUs, run.network);
 }
 

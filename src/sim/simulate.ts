@@ -6,9 +6,11 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { machineOutcome } from './machine-cost.js';
 import { analyticalTime } from './analytical.js';
 import { libraryAlgorithms } from './libraries.js';
+import { ncclGraphs } from './nccl-graphs.js';
+import { ncclChoice } from './nccl-tuner.js';
 import { libraryChannelCount } from './library-channels.js';
 import { SHIFT, sendRecvShift } from './send-recv-shift.js';
-import { type SimCall, nvlsTreeServers, reducingSwitch, simulateFlows } from './flow-sim.js';
+import { NvlsTreeLayout, type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
 import { SWITCH_ALGORITHMS } from './nvls-flows.js';
 import type { FlowWatch } from './sim-call.js';
 import { type Protocol, topologyProtocols } from './protocols.js';
@@ -109,7 +111,8 @@ export function simAlgorithms(
 ): string[] {
   const names = algorithmNames(collective).filter((a) => a !== 'hierarchical' || hostCountOf(graph, rankDevices) > 1);
   if (collective === 'allReduce' && nvls && reducingSwitch(graph, rankDevices) !== undefined) names.push('nvls');
-  if (collective === 'allReduce' && nvls && nvlsTreeServers(graph, rankDevices) !== undefined) names.push('nvls_tree');
+  if (collective === 'allReduce' && nvls && NvlsTreeLayout.of(graph, rankDevices) !== undefined)
+    names.push('nvls_tree');
   return names;
 }
 
@@ -167,6 +170,30 @@ export function flowCallOf(
   };
 }
 
+/**
+ * The call NCCL's tuner would pick among these (nccl-tuner.ts), where its NVLS tree competes and
+ * its graphs can be derived (nccl-graphs.ts).
+ */
+function ncclPickOf(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  offered: readonly SimCall[],
+  bytes: number,
+): SimCall | undefined {
+  if (!offered.some((call) => call.algorithm === 'nvls_tree')) return undefined;
+  const graphs = ncclGraphs(graph, rankDevices);
+  return graphs === undefined ? undefined : ncclChoice(graphs, offered, bytes);
+}
+
+/** Whether an all-reduce left to choose on these ranks runs what NCCL's own cost model picks (ncclPickOf). */
+export function choosesAsNccl(graph: TopologyGraph, rankDevices: readonly number[], nvls: boolean): boolean {
+  return (
+    graph.topology.library === 'nccl' &&
+    simAlgorithms(graph, rankDevices, 'allReduce', nvls).includes('nvls_tree') &&
+    ncclGraphs(graph, rankDevices) !== undefined
+  );
+}
+
 /** Predicts one nccl-tests row on the topology. */
 export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[], request: SimRequest): SimRow {
   const op = BENCH_OPS[request.op];
@@ -200,7 +227,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     algorithms = [request.algorithm];
   }
   const protocols = request.protocols ?? Object.keys(topologyProtocols(graph.topology));
-  const candidates = algorithms.flatMap((algorithm) =>
+  const offered = algorithms.flatMap((algorithm) =>
     protocolsFor(algorithm, protocols, request.algorithm !== undefined).map(
       (protocol): SimCall => ({
         collective,
@@ -212,6 +239,12 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
       }),
     ),
   );
+  // Where NCCL's own cost model can be replayed, NCCL runs what that model rates fastest.
+  const ncclPick =
+    request.algorithm === undefined && graph.topology.library === 'nccl' && collective === 'allReduce'
+      ? ncclPickOf(graph, rankDevices, offered, shapeCount * eb)
+      : undefined;
+  const candidates = ncclPick === undefined ? offered : [ncclPick];
   const ranked = candidates
     .map((call) => ({ call, estimate: analyticalTime(graph, rankDevices, call) }))
     .sort((a, b) => a.estimate.timeUs - b.estimate.timeUs);

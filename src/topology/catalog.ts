@@ -23,6 +23,11 @@ export interface LinkKind {
   /** Fraction of `gbps` a library sustains for large transfers. */
   readonly efficiency: number;
   readonly family: LinkFamily;
+  /**
+   * Network kinds whose NCCL network plugin brings its own tuner, which picks the algorithms in
+   * place of NCCL's cost model (sim/nccl-tuner.ts).
+   */
+  readonly pluginTuner?: boolean;
   readonly source: string;
 }
 
@@ -229,8 +234,9 @@ export const LINK_KINDS = {
     latencyUs: 5,
     efficiency: 0.9,
     family: 'network',
+    pluginTuner: true,
     source:
-      '100 Gb/s per adapter; efficiency 0.9 and 5 us per hop assumed (SRD over Ethernet, no public per-link measurement at hand)',
+      "100 Gb/s per adapter; efficiency 0.9 and 5 us per hop assumed (SRD over Ethernet, no public per-link measurement at hand); aws-ofi-nccl's tuner picks the algorithms on p5 and later (src/tuner/nccl_ofi_regions.cpp, is_region_supported)",
   }),
   'eth-10': kind({
     id: 'eth-10',
@@ -355,6 +361,8 @@ export interface SwitchKind {
   readonly reductionEfficiency: number;
   /** Channels a library runs an in-switch reduction on (NCCL's NVLS channel count), 0 without one. */
   readonly reductionChannels: number;
+  /** The same when the call spans servers (NCCL's NVLS tree), 0 without one. */
+  readonly treeChannels: number;
   readonly source: string;
 }
 
@@ -368,6 +376,7 @@ export const SWITCH_KINDS = {
     inSwitchReduction: false,
     reductionEfficiency: 0,
     reductionChannels: 0,
+    treeChannels: 0,
     source: '18 NVLink2 ports; latency assumed 0.3 us (an NVLink traversal is ~0.5 us, the switch adds a fraction)',
   }),
   nvswitch2: switchKind({
@@ -377,6 +386,7 @@ export const SWITCH_KINDS = {
     inSwitchReduction: false,
     reductionEfficiency: 0,
     reductionChannels: 0,
+    treeChannels: 0,
     source: '6 per DGX A100, every GPU pair full bandwidth [HW]',
   }),
   nvswitch3: switchKind({
@@ -386,6 +396,7 @@ export const SWITCH_KINDS = {
     inSwitchReduction: true,
     reductionEfficiency: 0.85,
     reductionChannels: 16,
+    treeChannels: 16,
     source:
       "4 per DGX H100, in-switch reduction [HW]; NVLS efficiency 0.85 and 16 NVLS channels are NCCL's Hopper figures (src/graph/tuning.cc nvlsEfficiency, src/transport/nvls.cc NVLS_NCHANNELS_SM90); with them [C2] at 8 GB is predicted within 2%",
   }),
@@ -396,8 +407,9 @@ export const SWITCH_KINDS = {
     inSwitchReduction: true,
     reductionEfficiency: 0.74,
     reductionChannels: 24,
+    treeChannels: 32,
     source:
-      "NVLink 5 switch with SHARP; NVLS efficiency 0.74 and 24 NVLS channels in one NVLink domain are NCCL's Blackwell figures (tuning.cc nvlsEfficiency, nvls.cc NVLS_NCHANNELS_SM100_NVL)",
+      "NVLink 5 switch with SHARP; NVLS efficiency 0.74 and 24 NVLS channels in one NVLink domain (32 across domains) are NCCL's Blackwell figures (tuning.cc nvlsEfficiency, nvls.cc NVLS_NCHANNELS_SM100_NVL and NVLS_NCHANNELS_SM100)",
   }),
   'ib-switch': switchKind({
     id: 'ib-switch',
@@ -406,6 +418,7 @@ export const SWITCH_KINDS = {
     inSwitchReduction: false,
     reductionEfficiency: 0,
     reductionChannels: 0,
+    treeChannels: 0,
     source: '0.5-0.6 us per switch [HW]',
   }),
   'eth-switch': switchKind({
@@ -415,6 +428,7 @@ export const SWITCH_KINDS = {
     inSwitchReduction: false,
     reductionEfficiency: 0,
     reductionChannels: 0,
+    treeChannels: 0,
     source: 'cut-through data-centre switch ~1 us (assumed)',
   }),
   'pcie-switch': switchKind({
@@ -424,6 +438,7 @@ export const SWITCH_KINDS = {
     inSwitchReduction: false,
     reductionEfficiency: 0,
     reductionChannels: 0,
+    treeChannels: 0,
     source: 'PCIe switch port-to-port ~150 ns (Broadcom PEX datasheets class figure, assumed)',
   }),
 } as const satisfies Record<string, SwitchKind>;

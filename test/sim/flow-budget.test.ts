@@ -72,6 +72,9 @@ test('--mode auto answers a row past the flow budget with the analytical model a
     '512M',
     '-f',
     '2',
+    // Without in-switch reduction: NCCL's NVLS tree streams its flows at once, with no walk to budget.
+    '--nvls',
+    'off',
     '--format',
     'json',
   ];

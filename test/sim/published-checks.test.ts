@@ -164,6 +164,47 @@ const CHECKS: Check[] = [
     lowGBs: 49.63 * 0.9,
     highGBs: 49.63 * 1.1,
   },
+  // AWS p5en (8 H200, 16 x 200 Gb/s EFA), 4 nodes, 4 GiB, NCCL 2.27.7: AWS's tuner runs the
+  // ring, 364.65 (NCCL's NVLS tree, forced, 310.07: docs/SIMULATOR.md, "Hundreds of nodes").
+  {
+    id: 'AWS p5en, 4 nodes, 2 EFA per GPU',
+    source: 'stas00/ml-engineering, network/README.md (measured 2026-08-07)',
+    topo: 'hgx-h200',
+    options: { nodes: 4, nicsPerNode: 16, nicGbps: 200, nicKind: 'efa' },
+    bytes: 4 * 2 ** 30,
+    lowGBs: 364.65 * 0.9,
+    highGBs: 364.65 * 1.1,
+  },
+  // NCCL's NVLS tree, forced, on 32, 256 and 8,192 H100 with 8 x NDR a server (NVIDIA, GTC 2024
+  // talk S62129, slide 35 "NCCL Allreduce BusBW, ALGO=NVLSTree, 32 to 8K GPUs"). Read off the
+  // plot, to about 5 GB/s: the range is 10% around the reading widened by that.
+  ...(
+    [
+      [4, 64, 230],
+      [4, 256, 314],
+      [4, 1024, 350],
+      [4, 16384, 377],
+      [32, 64, 170],
+      [32, 1024, 342],
+      [1024, 16, 32],
+      [1024, 64, 105],
+      [1024, 256, 218],
+      [1024, 1024, 307],
+      [1024, 16384, 366],
+    ] as const
+  ).map(
+    ([nodes, mib, gbs]): Check => ({
+      id: `DGX H100, ${nodes * 8} GPUs, NVLS tree, ${mib} MiB`,
+      source:
+        'NVIDIA GTC 2024 S62129 slide 35 (plot in stas00/ml-engineering network/images/nccl-all-reduce-scan-nvlstree.png)',
+      topo: 'dgx-h100',
+      options: { nodes },
+      algorithm: 'nvls_tree',
+      bytes: mib * 2 ** 20,
+      lowGBs: (gbs - 5) * 0.9,
+      highGBs: (gbs + 5) * 1.1,
+    }),
+  ),
   // GH200: one GPU a server with four 200 Gb/s ports, 2 servers, GPUDirect RDMA on (NCCL 2.24.3
   // with NCCL_NET_GDR_LEVEL=SYS), 2 GiB in place: all-reduce 96.07, all-gather 94.48.
   {

@@ -1,0 +1,99 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { ncclGraphs } from '../../src/sim/nccl-graphs.js';
+import { ncclAllReduceCost, ncclChoice } from '../../src/sim/nccl-tuner.js';
+import { simulateRow } from '../../src/sim/simulate.js';
+import { loadTopology } from '../../src/topology/load-topology.js';
+import { TopologyGraph } from '../../src/topology/topology-graph.js';
+
+const graphOf = (preset: string, options: Parameters<typeof loadTopology>[1]) =>
+  new TopologyGraph(loadTopology(preset, options));
+
+const CANDIDATES = [
+  ...['LL', 'LL128', 'Simple'].flatMap((protocol) => [
+    { algorithm: 'ring', protocol },
+    { algorithm: 'tree', protocol },
+  ]),
+  { algorithm: 'nvls_tree', protocol: 'Simple' },
+];
+
+test("NCCL's search on DGX H100 and GB200 NVL72, as its tuner reads it", () => {
+  const h100 = graphOf('dgx-h100', { nodes: 4 });
+  // A channel per NDR NIC at 48 GB/s; 8 NVLS heads at 40 inside (9 x 40 fits 18 x 20.6) and 48 across.
+  assert.deepEqual(ncclGraphs(h100, h100.accelerators), {
+    generation: 'hopper',
+    ranks: 32,
+    nodes: 4,
+    channels: 8,
+    bw: 48,
+    nvls: { heads: 8, bwIntra: 40, bwInter: 48 },
+  });
+  // GB200: 16 channels at 45.1 move the most within a GPU's 18 x 40.1 GB/s (NCCL 2.27.3 notes:
+  // "Increase to 16 the number of NICs used to communicate between MNNVL domains"); 32 heads at 20 / 40.
+  const racks = graphOf('gb200-nvl72', { nodes: 2 });
+  const gb200 = ncclGraphs(racks, racks.accelerators)!;
+  assert.deepEqual([gb200.generation, gb200.channels, gb200.bw], ['blackwell', 16, 45.1]);
+  assert.deepEqual(gb200.nvls, { heads: 32, bwIntra: 20, bwInter: 40 });
+  // AWS p5: aws-ofi-nccl's own tuner picks there; and without NVLink SHARP NCCL's NVLS tree
+  // cannot run. The simulator keeps its own choice in both.
+  const p5 = graphOf('dgx-h100', { nodes: 2, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' });
+  assert.equal(ncclGraphs(p5, p5.accelerators), undefined);
+  const a100 = graphOf('dgx-a100', { nodes: 4 });
+  assert.equal(ncclGraphs(a100, a100.accelerators), undefined);
+});
+
+test("NCCL's cost model on 4 DGX H100: its latencies and bandwidths, and what it picks", () => {
+  const h100 = graphOf('dgx-h100', { nodes: 4 });
+  const graphs = ncclGraphs(h100, h100.accelerators)!;
+  const cost = (algorithm: 'ring' | 'tree' | 'nvls_tree') => ncclAllReduceCost(graphs, algorithm, 'Simple')!;
+  // Ring: 8.4 + 56 x max(3.4, 3 x 1.0) + 6 x 14; tree: 8.4 + 2 x (7 x 4 + 2 x 14); NVLS tree: 25 + 2 x 2 x 14.
+  assert.ok(Math.abs(cost('ring').latencyUs - 282.8) < 1e-9, String(cost('ring').latencyUs));
+  assert.ok(Math.abs(cost('tree').latencyUs - 120.4) < 1e-9);
+  assert.ok(Math.abs(cost('nvls_tree').latencyUs - 81) < 1e-9);
+  assert.ok(Math.abs(cost('ring').bw - (8 * 48 * 32) / 62) < 1e-9);
+  assert.ok(Math.abs(cost('tree').bw - 144) < 1e-9);
+  assert.ok(Math.abs(cost('nvls_tree').bw - 160) < 1e-9);
+  const pick = (bytes: number) => ncclChoice(graphs, CANDIDATES, bytes);
+  assert.deepEqual(pick(8), { algorithm: 'tree', protocol: 'LL' });
+  assert.deepEqual(pick(64 * 2 ** 20), { algorithm: 'nvls_tree', protocol: 'Simple' });
+  assert.deepEqual(pick(2 ** 30), { algorithm: 'ring', protocol: 'Simple' });
+  // From 32 servers on the ring's latency keeps NCCL on its NVLS tree at 1 GiB.
+  const wide = graphOf('dgx-h100', { nodes: 32 });
+  assert.deepEqual(ncclChoice(ncclGraphs(wide, wide.accelerators)!, CANDIDATES, 2 ** 30), {
+    algorithm: 'nvls_tree',
+    protocol: 'Simple',
+  });
+  // What it cannot run it does not pick: without the Simple protocol, no NVLS tree.
+  assert.notEqual(ncclChoice(graphs, CANDIDATES.slice(0, 4), 64 * 2 ** 20)?.algorithm, 'nvls_tree');
+});
+
+test("left to choose, the simulator runs NCCL's pick where its NVLS tree competes, and its own elsewhere", () => {
+  const row = (preset: string, nodes: number, bytes: number, nvls = true) => {
+    const graph = graphOf(preset, { nodes });
+    return simulateRow(graph, graph.accelerators, {
+      op: 'all_reduce',
+      bytes,
+      mode: 'analytical',
+      nvls,
+      elementBytes: 4,
+      root: 0,
+    });
+  };
+  // 32 DGX H100 at 64 MiB: NCCL's NVLS tree, though the simulator prices its own tree faster there.
+  assert.equal(row('dgx-h100', 32, 64 * 2 ** 20).algorithm, 'nvls_tree');
+  const graph = graphOf('dgx-h100', { nodes: 32 });
+  const own = simulateRow(graph, graph.accelerators, {
+    op: 'all_reduce',
+    bytes: 64 * 2 ** 20,
+    algorithm: 'tree',
+    mode: 'analytical',
+    nvls: true,
+    elementBytes: 4,
+    root: 0,
+  });
+  assert.ok(own.timeUs < row('dgx-h100', 32, 64 * 2 ** 20).timeUs);
+  // Two GB200 racks, 16 GiB: the NVLS tree (810 GB/s published), where its ring would reach 714.
+  assert.equal(row('gb200-nvl72', 2, 16 * 2 ** 30).algorithm, 'nvls_tree');
+  // Without in-switch reduction the simulator's own choice stands: its tree on two servers.
+  assert.equal(row('dgx-h100', 2, 2 ** 30, false).algorithm, 'tree');
+});
