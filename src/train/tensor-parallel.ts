@@ -13,10 +13,10 @@ export interface TensorParallelComm {
 }
 
 /**
- * A tensor summed (or reduced by `op`) over the group's ranks: a new tensor of `shape`, the
- * tensor's own by default; the tensor is left as it is.
+ * A tensor reduced over the group's ranks by `op` (a sum by default): a new tensor of `shape`,
+ * the tensor's own by default; the tensor is left as it is.
  */
-export async function summedOver(
+export async function reducedOver(
   tf: Tf,
   comm: TensorParallelComm,
   t: Tensor,
@@ -68,7 +68,7 @@ export function tensorParallelResidual(
   callOptions: CallOptions = {},
 ): CommLayer {
   const { gain, bias, share, outBias } = parts;
-  const sum = (t: Tensor) => summedOver(tf, comm, t, callOptions);
+  const sum = (t: Tensor) => reducedOver(tf, comm, t, callOptions);
   return {
     name,
     params: [gain, bias, ...share, outBias],

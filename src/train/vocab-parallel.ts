@@ -3,7 +3,7 @@ import type { CallOptions } from '../comm/call-options.js';
 import { layerNorm, matMul } from './gpt-ops.js';
 import type { CommLayer } from './layered-model.js';
 import type { Tf } from './load-tf.js';
-import { type TensorParallelComm, summedOver } from './tensor-parallel.js';
+import { type TensorParallelComm, reducedOver } from './tensor-parallel.js';
 
 /**
  * Token ids as float one-hot rows over the `share` ids from `first` (a rank's range of the
@@ -40,7 +40,7 @@ export function vocabParallelEmbedding(
       try {
         const partial = tf.tidy(() => matMul(tf, local, tokens));
         try {
-          looked = await summedOver(tf, comm, partial, callOptions);
+          looked = await reducedOver(tf, comm, partial, callOptions);
         } finally {
           partial.dispose();
         }
@@ -102,7 +102,7 @@ export function vocabParallelHead(
   /** A per-position column reduced over the group; `t` is disposed. */
   const across = async (t: Tensor, op: 'sum' | 'max'): Promise<Tensor> => {
     try {
-      return await summedOver(tf, comm, t, callOptions, t.shape, op);
+      return await reducedOver(tf, comm, t, callOptions, t.shape, op);
     } finally {
       t.dispose();
     }
@@ -163,7 +163,7 @@ export function vocabParallelHead(
             dz.dispose();
             let dh: Tensor;
             try {
-              dh = await summedOver(tf, comm, dhShare, callOptions, [rows, t, dim]);
+              dh = await reducedOver(tf, comm, dhShare, callOptions, [rows, t, dim]);
             } finally {
               dhShare.dispose();
             }

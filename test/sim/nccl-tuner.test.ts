@@ -5,6 +5,7 @@ import { ncclAllReduceCost, ncclChoice } from '../../src/sim/nccl-tuner.js';
 import { simulateRow } from '../../src/sim/simulate.js';
 import { loadTopology } from '../../src/topology/load-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
+import { runTsccl } from '../harness/cli.js';
 
 const graphOf = (preset: string, options: Parameters<typeof loadTopology>[1]) =>
   new TopologyGraph(loadTopology(preset, options));
@@ -96,4 +97,15 @@ test("left to choose, the simulator runs NCCL's pick where its NVLS tree compete
   assert.equal(row('gb200-nvl72', 2, 16 * 2 ** 30).algorithm, 'nvls_tree');
   // Without in-switch reduction the simulator's own choice stands: its tree on two servers.
   assert.equal(row('dgx-h100', 2, 2 ** 30, false).algorithm, 'tree');
+});
+
+test("tsccl sim says when a row runs NCCL's cost model's pick, and when it chooses by its own prediction", async () => {
+  const header = async (...args: string[]) => {
+    const run = await runTsccl(['sim', '--topo', 'dgx-h100', '-b', '64M', '-e', '64M', ...args]);
+    assert.equal(run.code, 0, run.stderr);
+    return run.stdout.split('\n')[1];
+  };
+  assert.match(await header('--nodes', '8'), /running what NCCL's own cost model picks/);
+  assert.match(await header('--nodes', '8', '--nvls', 'off'), /choosing among the algorithms NCCL runs/);
+  assert.match(await header('--nodes', '8', '--algo', 'ring'), /running --algo ring/);
 });
