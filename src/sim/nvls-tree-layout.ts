@@ -26,7 +26,7 @@ export interface NvlsTreeEdge {
 
 /**
  * Where NCCL's NVLS tree (NVLSTree) can run and how it is laid out: every server's ranks on one
- * NVLink SHARP switch, as many on each, every rank with a NIC. Each server reduces in its switch;
+ * NVLink SHARP switch, as many on each and more than two, every rank with a NIC. Each server reduces in its switch;
  * head h of every server (the first rank on each of its NICs, as many on each server as the
  * server with the fewest, at most MAX_NVLS_HEADS: src/graph/connect.cc) owns 1/heads of the
  * data, and the h-th heads of all servers join in NCCL's double binary tree over the servers
@@ -104,7 +104,8 @@ export class NvlsTreeLayout {
       else group.push(device);
     }
     const groups = [...hosts.values()];
-    if (groups.length < 2 || groups[0].length < 2 || groups.some((g) => g.length !== groups[0].length))
+    // NCCL sets NVLS up only for more than two GPUs a server (ncclNvlsInit, src/transport/nvls.cc).
+    if (groups.length < 2 || groups[0].length <= 2 || groups.some((g) => g.length !== groups[0].length))
       return undefined;
     const found: { ranks: number[]; sw: number; nicHeads: number[] }[] = [];
     for (const ranks of groups) {

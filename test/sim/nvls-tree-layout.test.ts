@@ -40,6 +40,10 @@ test("NCCL's NVLS tree: a head per NIC, up to 32, in a double binary tree as dee
   assert.equal(NvlsTreeLayout.of(one, one.accelerators), undefined);
   const two = graphOf('dgx-h100', { nodes: 2 });
   assert.equal(NvlsTreeLayout.of(two, two.accelerators.slice(0, 12)), undefined);
+  // Two GPUs a server are too few for NCCL to set NVLS up.
+  const pairs = [0, 1, 8, 9].map((i) => two.accelerators[i]);
+  assert.equal(NvlsTreeLayout.of(two, pairs), undefined);
+  assert.ok(NvlsTreeLayout.of(two, [...pairs, two.accelerators[2], two.accelerators[10]]) !== undefined);
 });
 
 test("the tree's chunk is NCCL's: 128 KiB, 64 KiB from four servers on, smaller for small calls", () => {
