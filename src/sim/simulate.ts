@@ -170,17 +170,13 @@ export function flowCallOf(
   };
 }
 
-/**
- * The call NCCL's tuner would pick among these (nccl-tuner.ts), where its NVLS tree competes and
- * its graphs can be derived (nccl-graphs.ts).
- */
+/** The call NCCL's tuner would pick among these (nccl-tuner.ts), where its graphs can be derived (nccl-graphs.ts). */
 function ncclPickOf(
   graph: TopologyGraph,
   rankDevices: readonly number[],
   offered: readonly SimCall[],
   bytes: number,
 ): SimCall | undefined {
-  if (!offered.some((call) => call.algorithm === 'nvls_tree')) return undefined;
   const graphs = ncclGraphs(graph, rankDevices);
   return graphs === undefined ? undefined : ncclChoice(graphs, offered, bytes);
 }
@@ -239,9 +235,10 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
       }),
     ),
   );
-  // Where NCCL's own cost model can be replayed, NCCL runs what that model rates fastest.
+  // Where NCCL's NVLS tree competes and its cost model can be replayed, NCCL runs what that
+  // model rates fastest among the protocols allowed (as under NCCL_PROTO).
   const ncclPick =
-    request.algorithm === undefined && graph.topology.library === 'nccl' && collective === 'allReduce'
+    request.algorithm === undefined && graph.topology.library === 'nccl' && valid.includes('nvls_tree')
       ? ncclPickOf(graph, rankDevices, offered, shapeCount * eb)
       : undefined;
   const candidates = ncclPick === undefined ? offered : [ncclPick];

@@ -95,6 +95,18 @@ test("left to choose, the simulator runs NCCL's pick where its NVLS tree compete
   assert.ok(own.timeUs < row('dgx-h100', 32, 64 * 2 ** 20).timeUs);
   // Two GB200 racks, 16 GiB: the NVLS tree (810 GB/s published), where its ring would reach 714.
   assert.equal(row('gb200-nvl72', 2, 16 * 2 ** 30).algorithm, 'nvls_tree');
+  // Without the Simple protocol NCCL picks among the others by the same model (its tree's LL128 at
+  // 64 MiB on 32 servers, as NCCL_PROTO=LL,LL128 would have it).
+  const noSimple = simulateRow(graph, graph.accelerators, {
+    op: 'all_reduce',
+    bytes: 64 * 2 ** 20,
+    mode: 'analytical',
+    nvls: true,
+    protocols: ['LL', 'LL128'],
+    elementBytes: 4,
+    root: 0,
+  });
+  assert.deepEqual([noSimple.algorithm, noSimple.protocol], ['tree', 'LL128']);
   // Without in-switch reduction the simulator's own choice stands: its tree on two servers.
   assert.equal(row('dgx-h100', 2, 2 ** 30, false).algorithm, 'tree');
 });
