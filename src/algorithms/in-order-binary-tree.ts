@@ -38,3 +38,23 @@ export function inOrderDepth(n: number, p: number): number {
 export function secondTreePosition(n: number, h: number): number {
   return n % 2 === 0 ? n - 1 - h : (h - 1 + n) % n;
 }
+
+/** The host at position p of the second tree (secondTreePosition's inverse). */
+export function secondTreeHost(n: number, p: number): number {
+  return n % 2 === 0 ? n - 1 - p : (p + 1) % n;
+}
+
+/**
+ * The most tree neighbours (parent and children) one host has in NCCL's two trees together, over
+ * hosts 0..n-1: 2 on two hosts, 3 on three, 4 from four on, where one tree alone gives an inner
+ * host 3 and a leaf 1.
+ */
+export function busiestDoubleTreeDegree(n: number): number {
+  const degree = (p: number) => {
+    const node = inOrderTree(n, p);
+    return (node.parent === undefined ? 0 : 1) + node.children.length;
+  };
+  let busiest = 0;
+  for (let h = 0; h < n; h++) busiest = Math.max(busiest, degree(h) + degree(secondTreePosition(n, h)));
+  return busiest;
+}

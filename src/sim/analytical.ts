@@ -1,4 +1,4 @@
-import { inOrderTree, secondTreePosition } from '../algorithms/in-order-binary-tree.js';
+import { busiestDoubleTreeDegree } from '../algorithms/in-order-binary-tree.js';
 import { REDUCING_COLLECTIVES, pieceRoundCount } from '../algorithms/schedule.js';
 import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
@@ -147,22 +147,6 @@ export function summarize(graph: TopologyGraph, rankDevices: readonly number[]):
   return summary;
 }
 
-/**
- * Tree neighbours a host's NIC serves per piece, averaged over NCCL's two trees, which run on
- * copies of the same channels (flow-sim.ts): the busiest host's parent and children in the first
- * tree plus those in the second, halved. 1 on two hosts, 1.5 on three, 2 from four on, where one
- * tree alone would give an inner host 3.
- */
-function doubleTreeNeighbours(hosts: number): number {
-  const degree = (p: number) => {
-    const node = inOrderTree(hosts, p);
-    return (node.parent === undefined ? 0 : 1) + node.children.length;
-  };
-  let busiest = 0;
-  for (let h = 0; h < hosts; h++) busiest = Math.max(busiest, (degree(h) + degree(secondTreePosition(hosts, h))) / 2);
-  return busiest;
-}
-
 export interface Estimate {
   readonly timeUs: number;
   readonly channels: number;
@@ -228,7 +212,9 @@ export function analyticalTime(graph: TopologyGraph, rankDevices: readonly numbe
       const channels = ringChannels;
       const { r, piece } = channelPieces();
       const intraPerChannel = s.mesh ? meshPerChannel : s.upBandwidth / channels;
-      const neighbours = doubleTreeNeighbours(s.hosts);
+      // Tree neighbours a host's NIC serves per piece, averaged over NCCL's two trees, which run
+      // on copies of the same channels (flow-sim.ts): 1 on two hosts, 2 from four on.
+      const neighbours = busiestDoubleTreeDegree(s.hosts) / 2;
       // Behind a switch, with a channel per rank of the host, each channel's chain starts at
       // another rank (channel-rings.ts), so every rank heads one chain and ends one: it sends
       // 2(k-1)/k pieces a round, not 2, and a piece filling the chain meets few other channels'

@@ -1,4 +1,9 @@
-import { inOrderTree, secondTreePosition } from '../algorithms/in-order-binary-tree.js';
+import {
+  busiestDoubleTreeDegree,
+  inOrderTree,
+  secondTreeHost,
+  secondTreePosition,
+} from '../algorithms/in-order-binary-tree.js';
 import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { reducingSwitch } from './reducing-switch.js';
@@ -32,6 +37,8 @@ export interface NvlsTreeEdge {
  * data, and the h-th heads of all servers join in NCCL's double binary tree over the servers
  * (src/graph/trees.cc), half of the share on each tree.
  */
+const layouts = new WeakMap<TopologyGraph, WeakMap<readonly number[], NvlsTreeLayout | undefined>>();
+
 export class NvlsTreeLayout {
   readonly servers: readonly NvlsTreeServer[];
   readonly switchKind: SwitchKind;
@@ -55,7 +62,7 @@ export class NvlsTreeLayout {
     this.servers = servers;
     this.switchKind = switchKind;
     const n = servers.length;
-    const serverAt = [(p: number) => p, (p: number) => (n % 2 === 0 ? n - 1 - p : (p + 1) % n)];
+    const serverAt = [(p: number) => p, (p: number) => secondTreeHost(n, p)];
     const positionOf = [(s: number) => s, (s: number) => secondTreePosition(n, s)];
     this.edges = [0, 1].map((t) => {
       const edges: NvlsTreeEdge[] = [];
@@ -65,18 +72,15 @@ export class NvlsTreeLayout {
       }
       return edges;
     });
-    const neighbours = new Array<number>(n).fill(0);
     const children = new Array<number>(n).fill(0);
     const parents = this.edges.map(() => new Array<number | undefined>(n).fill(undefined));
     this.edges.forEach((tree, t) => {
       for (const { child, parent } of tree) {
-        neighbours[child]++;
-        neighbours[parent]++;
         children[parent]++;
         parents[t][child] = parent;
       }
     });
-    this.busiestNeighbours = Math.max(...neighbours);
+    this.busiestNeighbours = busiestDoubleTreeDegree(n);
     const climbs: { hops: number; children: number }[] = [];
     for (const up of parents) {
       for (let s = 0; s < n; s++) {
@@ -93,8 +97,23 @@ export class NvlsTreeLayout {
     this.depth = Math.max(...climbs.map((c) => c.hops));
   }
 
-  /** The layout for these ranks, or undefined where NCCL cannot run its NVLS tree. */
+  /**
+   * The layout for these ranks, or undefined where NCCL cannot run its NVLS tree; built once per
+   * graph and rank list (a row asks for it to offer, choose, price and count channels).
+   */
   static of(graph: TopologyGraph, rankDevices: readonly number[]): NvlsTreeLayout | undefined {
+    let byRanks = layouts.get(graph);
+    if (byRanks === undefined) {
+      byRanks = new WeakMap();
+      layouts.set(graph, byRanks);
+    }
+    if (byRanks.has(rankDevices)) return byRanks.get(rankDevices);
+    const layout = NvlsTreeLayout.build(graph, rankDevices);
+    byRanks.set(rankDevices, layout);
+    return layout;
+  }
+
+  private static build(graph: TopologyGraph, rankDevices: readonly number[]): NvlsTreeLayout | undefined {
     const hosts = new Map<number, number[]>();
     for (const device of rankDevices) {
       if (graph.devices[device].nic === undefined) return undefined;

@@ -7,7 +7,7 @@ import { machineOutcome } from './machine-cost.js';
 import { analyticalTime } from './analytical.js';
 import { libraryAlgorithms } from './libraries.js';
 import { ncclGraphs } from './nccl-graphs.js';
-import { ncclChoice } from './nccl-tuner.js';
+import { type NcclGraphs, ncclChoice } from './nccl-tuner.js';
 import { libraryChannelCount } from './library-channels.js';
 import { SHIFT, sendRecvShift } from './send-recv-shift.js';
 import { NvlsTreeLayout, type SimCall, reducingSwitch, simulateFlows } from './flow-sim.js';
@@ -170,24 +170,21 @@ export function flowCallOf(
   };
 }
 
-/** The call NCCL's tuner would pick among these (nccl-tuner.ts), where its graphs can be derived (nccl-graphs.ts). */
-function ncclPickOf(
+/**
+ * The graphs of NCCL's search (nccl-graphs.ts) where its own cost model picks an all-reduce among
+ * `valid`: on an NCCL topology whose NVLS tree competes; undefined elsewhere.
+ */
+function ncclChooserGraphs(
   graph: TopologyGraph,
   rankDevices: readonly number[],
-  offered: readonly SimCall[],
-  bytes: number,
-): SimCall | undefined {
-  const graphs = ncclGraphs(graph, rankDevices);
-  return graphs === undefined ? undefined : ncclChoice(graphs, offered, bytes);
+  valid: readonly string[],
+): NcclGraphs | undefined {
+  return graph.topology.library === 'nccl' && valid.includes('nvls_tree') ? ncclGraphs(graph, rankDevices) : undefined;
 }
 
-/** Whether an all-reduce left to choose on these ranks runs what NCCL's own cost model picks (ncclPickOf). */
+/** Whether an all-reduce left to choose on these ranks runs what NCCL's own cost model picks. */
 export function choosesAsNccl(graph: TopologyGraph, rankDevices: readonly number[], nvls: boolean): boolean {
-  return (
-    graph.topology.library === 'nccl' &&
-    simAlgorithms(graph, rankDevices, 'allReduce', nvls).includes('nvls_tree') &&
-    ncclGraphs(graph, rankDevices) !== undefined
-  );
+  return ncclChooserGraphs(graph, rankDevices, simAlgorithms(graph, rankDevices, 'allReduce', nvls)) !== undefined;
 }
 
 /** Predicts one nccl-tests row on the topology. */
@@ -237,10 +234,8 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
   );
   // Where NCCL's NVLS tree competes and its cost model can be replayed, NCCL runs what that
   // model rates fastest among the protocols allowed (as under NCCL_PROTO).
-  const ncclPick =
-    request.algorithm === undefined && graph.topology.library === 'nccl' && valid.includes('nvls_tree')
-      ? ncclPickOf(graph, rankDevices, offered, shapeCount * eb)
-      : undefined;
+  const ncclModel = request.algorithm === undefined ? ncclChooserGraphs(graph, rankDevices, valid) : undefined;
+  const ncclPick = ncclModel === undefined ? undefined : ncclChoice(ncclModel, offered, shapeCount * eb);
   const candidates = ncclPick === undefined ? offered : [ncclPick];
   const ranked = candidates
     .map((call) => ({ call, estimate: analyticalTime(graph, rankDevices, call) }))

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ncclGraphs } from '../../src/sim/nccl-graphs.js';
 import { ncclAllReduceCost, ncclChoice } from '../../src/sim/nccl-tuner.js';
-import { simulateRow } from '../../src/sim/simulate.js';
+import { type SimRequest, simulateRow } from '../../src/sim/simulate.js';
 import { loadTopology } from '../../src/topology/load-topology.js';
 import { TopologyGraph } from '../../src/topology/topology-graph.js';
 import { runTsccl } from '../harness/cli.js';
@@ -69,46 +69,30 @@ test("NCCL's cost model on 4 DGX H100: its latencies and bandwidths, and what it
 });
 
 test("left to choose, the simulator runs NCCL's pick where its NVLS tree competes, and its own elsewhere", () => {
-  const row = (preset: string, nodes: number, bytes: number, nvls = true) => {
+  const row = (preset: string, nodes: number, bytes: number, request: Partial<SimRequest> = {}) => {
     const graph = graphOf(preset, { nodes });
     return simulateRow(graph, graph.accelerators, {
       op: 'all_reduce',
       bytes,
       mode: 'analytical',
-      nvls,
+      nvls: true,
       elementBytes: 4,
       root: 0,
+      ...request,
     });
   };
   // 32 DGX H100 at 64 MiB: NCCL's NVLS tree, though the simulator prices its own tree faster there.
-  assert.equal(row('dgx-h100', 32, 64 * 2 ** 20).algorithm, 'nvls_tree');
-  const graph = graphOf('dgx-h100', { nodes: 32 });
-  const own = simulateRow(graph, graph.accelerators, {
-    op: 'all_reduce',
-    bytes: 64 * 2 ** 20,
-    algorithm: 'tree',
-    mode: 'analytical',
-    nvls: true,
-    elementBytes: 4,
-    root: 0,
-  });
-  assert.ok(own.timeUs < row('dgx-h100', 32, 64 * 2 ** 20).timeUs);
+  const picked = row('dgx-h100', 32, 64 * 2 ** 20);
+  assert.equal(picked.algorithm, 'nvls_tree');
+  assert.ok(row('dgx-h100', 32, 64 * 2 ** 20, { algorithm: 'tree' }).timeUs < picked.timeUs);
   // Two GB200 racks, 16 GiB: the NVLS tree (810 GB/s published), where its ring would reach 714.
   assert.equal(row('gb200-nvl72', 2, 16 * 2 ** 30).algorithm, 'nvls_tree');
   // Without the Simple protocol NCCL picks among the others by the same model (its tree's LL128 at
   // 64 MiB on 32 servers, as NCCL_PROTO=LL,LL128 would have it).
-  const noSimple = simulateRow(graph, graph.accelerators, {
-    op: 'all_reduce',
-    bytes: 64 * 2 ** 20,
-    mode: 'analytical',
-    nvls: true,
-    protocols: ['LL', 'LL128'],
-    elementBytes: 4,
-    root: 0,
-  });
+  const noSimple = row('dgx-h100', 32, 64 * 2 ** 20, { protocols: ['LL', 'LL128'] });
   assert.deepEqual([noSimple.algorithm, noSimple.protocol], ['tree', 'LL128']);
   // Without in-switch reduction the simulator's own choice stands: its tree on two servers.
-  assert.equal(row('dgx-h100', 2, 2 ** 30, false).algorithm, 'tree');
+  assert.equal(row('dgx-h100', 2, 2 ** 30, { nvls: false }).algorithm, 'tree');
 });
 
 test("tsccl sim says when a row runs NCCL's cost model's pick, and when it chooses by its own prediction", async () => {
