@@ -150,8 +150,9 @@ export class DataParallel {
         const { dx, grads: paramGrads }: LayerGradients = await forwarded[i].backward(dy as Tensor, i > 0);
         (dy as Tensor).dispose();
         dy = dx;
-        this.sync.add(layers[i].params, paramGrads);
+        this.sync.write(layers[i].params, paramGrads);
         options.trace?.span('compute', `backward ${layers[i].name}`, from, epochMs());
+        this.sync.issueFilled();
       }
       backwardMs = performance.now() - afterForward;
     } finally {

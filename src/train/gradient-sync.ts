@@ -92,6 +92,7 @@ export class GradientSync {
   private readonly tf: LayeredModel['tf'];
   private readonly callDefaults: CallOptions;
   private inFlight: Promise<void>[] = [];
+  private readonly filled: Bucket[] = [];
   private wireBytes = 0;
   private bucketCalls = 0;
   /** Backward passes whose gradients the buckets hold since the last update. */
@@ -246,18 +247,37 @@ export class GradientSync {
     this.inFlight.push(call);
   }
 
-  /** One layer's parameter gradients, in the layer's parameter order; the tensors are disposed. */
+  /** One layer's parameter gradients, in the layer's parameter order, then issueFilled(). */
   add(params: readonly Variable[], grads: readonly Tensor[]): void {
+    this.write(params, grads);
+    this.issueFilled();
+  }
+
+  /**
+   * Writes (and, with compression, encodes) one layer's parameter gradients, in the layer's
+   * parameter order, into their buckets; the tensors are disposed. On a synchronising pass the
+   * buckets this fills wait for issueFilled(), so a trace's compute span can end before their
+   * all-reduces start: ended after it, they are the ones the rank's wait is for.
+   */
+  write(params: readonly Variable[], grads: readonly Tensor[]): void {
     const accumulate = this.passes > 0;
     params.forEach((param, j) => {
       const full = this.buckets.write(param, grads[j].dataSync() as Float32Array, accumulate);
       grads[j].dispose();
       if (full !== undefined && this.syncing) {
         this.buckets.encode(full);
-        this.issueBucket(full);
-        this.bucketCalls++;
+        this.filled.push(full);
       }
     });
+  }
+
+  /** Issues the all-reduces of the buckets write() filled. */
+  issueFilled(): void {
+    for (const full of this.filled) {
+      this.issueBucket(full);
+      this.bucketCalls++;
+    }
+    this.filled.length = 0;
   }
 
   /**

@@ -24,7 +24,7 @@ test('a trace of data-parallel steps: per rank, each layer forward and backward,
   const dir = mkdtempSync(join(tmpdir(), 'tsccl-trace-'));
   try {
     const path = join(dir, 'trace.json');
-    await trained(2, { steps: 2, progress: 'engine', trace: path });
+    const results = await trained(2, { steps: 2, progress: 'engine', trace: path });
     assert.deepEqual(readdirSync(dir), ['trace.json'], 'the parts were merged and removed');
     const events = traceOf(path);
     for (const pid of [0, 1]) {
@@ -40,6 +40,16 @@ test('a trace of data-parallel steps: per rank, each layer forward and backward,
         on('comm data').filter((n) => n === 'allReduce').length >= 4,
         `rank ${pid}: the loss's and the gradients' all-reduces`,
       );
+      // A gradient bucket goes out after the compute span that filled it, so however early its
+      // all-reduce ends, the replay sees the wait for gradients waiting for it.
+      const buckets = results[pid].issued.filter((call) => call.count > 1);
+      assert.ok(buckets.length >= 2, `rank ${pid}: a bucket a step`);
+      for (const { atMs } of buckets)
+        for (const c of events.filter((e) => e.ph === 'X' && e.pid === pid && e.cat === 'compute'))
+          assert.ok(
+            !(c.ts < atMs * 1000 && atMs * 1000 < c.ts + c.dur!),
+            `rank ${pid}: a bucket issued inside ${c.name}`,
+          );
     }
     // The simulator replays the same steps with its own price for each call.
     const replay = await runTsccl(['sim', 'train', '--trace', path, '--topo', 'local', '-g', '2', '--format', 'json']);
