@@ -5,6 +5,10 @@ import { NvlsTreeLayout } from './nvls-tree-layout.js';
 
 /** The speeds NCCL's topology search tries, GB/s, highest first (src/graph/search.cc, 2.27). */
 const SPEEDS: Readonly<Record<NcclGeneration, { intra: readonly number[]; inter: readonly number[] }>> = {
+  ampere: {
+    intra: [40, 30, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3],
+    inter: [48, 30, 28, 24, 20, 18, 15, 12, 10, 9, 7, 6, 5, 4, 3, 2.4, 1.2, 0.24, 0.12],
+  },
   hopper: {
     intra: [60, 50, 40, 30, 24, 20, 15, 12, 11, 6, 3],
     inter: [48, 45, 42, 40, 30, 24, 22, 20, 17.5, 15, 12, 6, 3, 2.4, 1.2, 0.24, 0.12],
@@ -15,7 +19,58 @@ const SPEEDS: Readonly<Record<NcclGeneration, { intra: readonly number[]; inter:
   },
 };
 
-const GENERATIONS: Readonly<Record<string, NcclGeneration>> = { nvswitch3: 'hopper', nvswitch4: 'blackwell' };
+const GENERATIONS: Readonly<Record<string, NcclGeneration | undefined>> = {
+  nvswitch2: 'ampere',
+  nvswitch3: 'hopper',
+  nvswitch4: 'blackwell',
+};
+
+/** Servers of an NVSwitch generation NCCL's tuner knows, each GPU with a NIC: each server's ranks and its first GPU on each NIC. */
+interface NcclServers {
+  readonly generation: NcclGeneration;
+  readonly servers: readonly { readonly ranks: readonly number[]; readonly nicHeads: readonly number[] }[];
+}
+
+function ncclServers(graph: TopologyGraph, rankDevices: readonly number[]): NcclServers | undefined {
+  const hosts = new Map<number, number[]>();
+  for (const device of rankDevices) {
+    if (graph.devices[device].nic === undefined) return undefined;
+    const host = graph.devices[device].host ?? 0;
+    const group = hosts.get(host);
+    if (group === undefined) hosts.set(host, [device]);
+    else group.push(device);
+  }
+  const groups = [...hosts.values()];
+  if (groups.length < 2 || groups.some((g) => g.length !== groups[0].length)) return undefined;
+  let generation: NcclGeneration | undefined;
+  const servers = [];
+  for (const ranks of groups) {
+    const sw = sharedSwitch(graph, ranks);
+    const kind = sw === undefined ? undefined : GENERATIONS[graph.devices[sw].switchKind ?? ''];
+    if (kind === undefined || (generation !== undefined && kind !== generation)) return undefined;
+    generation = kind;
+    const nics = new Set<string>();
+    const nicHeads = ranks.filter((d) => {
+      const nic = graph.devices[d].nic!;
+      if (nics.has(nic)) return false;
+      nics.add(nic);
+      return true;
+    });
+    servers.push({ ranks, nicHeads });
+  }
+  return generation === undefined ? undefined : { generation, servers };
+}
+
+/** A switch every one of `ranks` links to directly, if any. */
+function sharedSwitch(graph: TopologyGraph, ranks: readonly number[]): number | undefined {
+  const switchesOf = (device: number) =>
+    graph
+      .linksFrom(device)
+      .filter((l) => graph.devices[l.to].kind === 'switch')
+      .map((l) => l.to);
+  const rest = ranks.slice(1).map((d) => new Set(switchesOf(d)));
+  return switchesOf(ranks[0]).find((sw) => rest.every((set) => set.has(sw)));
+}
 
 /** The highest speed of `speeds` at or below `limit`, or the lowest one. */
 function speedAtMost(speeds: readonly number[], limit: number): number {
@@ -41,26 +96,28 @@ function ringSearch(
 }
 
 /**
- * What NCCL's topology search finds on servers where its NVLS tree can run (NVLink SHARP
- * switches, a NIC for every GPU), for its tuner (nccl-tuner.ts); undefined elsewhere, and where
- * the network's plugin brings its own tuner (AWS's EFA), where the simulator keeps choosing by its
- * own prediction. The search itself is not replayed; these rules
- * give what it settles on:
+ * What NCCL's topology search finds on servers of NVSwitch GPUs (A100, H100, B200/GB200) with a
+ * NIC for every GPU, for its tuner (nccl-tuner.ts); undefined elsewhere, and where the network's
+ * plugin brings its own tuner (AWS's EFA), where the simulator keeps choosing by its own
+ * prediction. The search itself is not replayed; these rules give what it settles on:
  * - ring and tree: the channels (at most one per NIC, and 32) and speed that move the most, each
  *   channel at most a NIC's line rate, and all of them within a GPU's NVLink bandwidth, which
  *   every channel's ring crosses on all but one of the server's GPUs;
- * - NVLS: a head per NIC (nvls-tree-layout.ts); inside the server the highest speed at which the
- *   heads plus one fit the GPU's NVLink bandwidth (the search charges a head GPU twice); through
- *   the NIC that speed raised while it stays under twice the one inside and the NIC carries it.
+ * - NVLS, where `nvls` offers NCCL's NVLS tree: a head per NIC (nvls-tree-layout.ts); inside the
+ *   server the highest speed at which the heads plus one fit the GPU's NVLink bandwidth (the
+ *   search charges a head GPU twice); through the NIC that speed raised while it stays under
+ *   twice the one inside and the NIC carries it.
  */
-export function ncclGraphs(graph: TopologyGraph, rankDevices: readonly number[]): NcclGraphs | undefined {
-  const layout = NvlsTreeLayout.of(graph, rankDevices);
-  if (layout === undefined) return undefined;
-  const generation = GENERATIONS[layout.switchKind.id];
-  if (generation === undefined) return undefined;
+export function ncclGraphs(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  nvls: boolean,
+): NcclGraphs | undefined {
+  const found = ncclServers(graph, rankDevices);
+  if (found === undefined) return undefined;
+  const { generation, servers } = found;
   const speeds = SPEEDS[generation];
-  const [server, other] = layout.servers;
-  const route = graph.route(server.heads[0], other.heads[0]);
+  const route = graph.route(servers[0].nicHeads[0], servers[1].nicHeads[0]);
   let lineGBs = Infinity;
   for (const link of route) {
     const { kind, family, capacity } = graph.link(link);
@@ -72,19 +129,25 @@ export function ncclGraphs(graph: TopologyGraph, rankDevices: readonly number[])
   }
   const nvlinkGBs =
     graph
-      .linksFrom(server.heads[0])
+      .linksFrom(servers[0].nicHeads[0])
       .filter((l) => l.family === 'scale-up')
       .reduce((sum, l) => sum + l.capacity, 0) / 1000;
-  const ring = ringSearch(speeds.inter, lineGBs, nvlinkGBs, layout.heads, layout.perServer);
+  const nics = Math.min(...servers.map((s) => s.nicHeads.length));
+  const ring = ringSearch(speeds.inter, lineGBs, nvlinkGBs, nics, servers[0].ranks.length);
+  const graphs = {
+    generation,
+    ranks: rankDevices.length,
+    nodes: servers.length,
+    channels: ring.channels,
+    bw: ring.bw,
+  };
+  const layout = nvls ? NvlsTreeLayout.of(graph, rankDevices) : undefined;
+  if (layout === undefined) return graphs;
   const nicSpeed = speedAtMost(speeds.inter, lineGBs);
   const bwIntra = speedAtMost(speeds.intra, nvlinkGBs / (layout.heads + 1));
   const raised = [...speeds.inter].reverse().find((s) => s >= 2 * bwIntra) ?? speeds.inter[0];
   return {
-    generation,
-    ranks: rankDevices.length,
-    nodes: layout.servers.length,
-    channels: ring.channels,
-    bw: ring.bw,
+    ...graphs,
     nvls: { heads: layout.heads, bwIntra, bwInter: Math.max(bwIntra, Math.min(nicSpeed, raised)) },
   };
 }

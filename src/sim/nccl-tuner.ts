@@ -8,7 +8,7 @@
  * NcclGraphs (nccl-graphs.ts derives them from a topology).
  */
 
-export type NcclGeneration = 'hopper' | 'blackwell';
+export type NcclGeneration = 'ampere' | 'hopper' | 'blackwell';
 export type NcclAlgorithm = 'ring' | 'tree' | 'nvls_tree';
 export type NcclProtocol = 'LL' | 'LL128' | 'Simple';
 
@@ -43,11 +43,15 @@ const NET_LATENCY: Readonly<Record<NcclAlgorithm, readonly number[]>> = {
   nvls_tree: [0, 0, 14],
 };
 
-/** Per generation, for 1 / 2 / more servers (tuning.cc llMaxBws for Intel hosts, perChMax*Bws). */
+/**
+ * Per generation, for 1 / 2 / more servers (tuning.cc perChMax*Bws; llMaxBws across servers is
+ * its row for Intel hosts, as on DGX H100: the topologies do not say a host's CPU).
+ */
 const LL_MAX_BW: readonly number[] = [39.0, 39.0, 20.4];
 const PER_CHANNEL: Readonly<
   Record<NcclGeneration, { ringLL128: readonly number[]; treeLL128: readonly number[]; tree: readonly number[] }>
 > = {
+  ampere: { ringLL128: [20.0, 20.0, 20.0], treeLL128: [20.0, 20.0, 20.0], tree: [24.0, 23.6, 17.8] },
   hopper: { ringLL128: [36.7, 36.7, 36.7], treeLL128: [36.7, 36.7, 29.0], tree: [38.7, 41.4, 36.0] },
   blackwell: {
     ringLL128: [2 * 36.7, 2 * 36.7, 2 * 36.7],

@@ -172,19 +172,23 @@ export function flowCallOf(
 
 /**
  * The graphs of NCCL's search (nccl-graphs.ts) where its own cost model picks an all-reduce among
- * `valid`: on an NCCL topology whose NVLS tree competes; undefined elsewhere.
+ * `valid`: across NVSwitch servers of an NCCL topology; undefined elsewhere.
  */
 function ncclChooserGraphs(
   graph: TopologyGraph,
   rankDevices: readonly number[],
+  collective: string,
   valid: readonly string[],
 ): NcclGraphs | undefined {
-  return graph.topology.library === 'nccl' && valid.includes('nvls_tree') ? ncclGraphs(graph, rankDevices) : undefined;
+  return graph.topology.library === 'nccl' && collective === 'allReduce'
+    ? ncclGraphs(graph, rankDevices, valid.includes('nvls_tree'))
+    : undefined;
 }
 
 /** Whether an all-reduce left to choose on these ranks runs what NCCL's own cost model picks. */
 export function choosesAsNccl(graph: TopologyGraph, rankDevices: readonly number[], nvls: boolean): boolean {
-  return ncclChooserGraphs(graph, rankDevices, simAlgorithms(graph, rankDevices, 'allReduce', nvls)) !== undefined;
+  const valid = simAlgorithms(graph, rankDevices, 'allReduce', nvls);
+  return ncclChooserGraphs(graph, rankDevices, 'allReduce', valid) !== undefined;
 }
 
 /** Predicts one nccl-tests row on the topology. */
@@ -232,9 +236,10 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
       }),
     ),
   );
-  // Where NCCL's NVLS tree competes and its cost model can be replayed, NCCL runs what that
-  // model rates fastest among the protocols allowed (as under NCCL_PROTO).
-  const ncclModel = request.algorithm === undefined ? ncclChooserGraphs(graph, rankDevices, valid) : undefined;
+  // Where NCCL's cost model can be replayed, NCCL runs what that model rates fastest among the
+  // protocols allowed (as under NCCL_PROTO).
+  const ncclModel =
+    request.algorithm === undefined ? ncclChooserGraphs(graph, rankDevices, collective, valid) : undefined;
   const ncclPick = ncclModel === undefined ? undefined : ncclChoice(ncclModel, offered, shapeCount * eb);
   const candidates = ncclPick === undefined ? offered : [ncclPick];
   const ranked = candidates

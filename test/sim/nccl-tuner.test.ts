@@ -21,7 +21,7 @@ const CANDIDATES = [
 test("NCCL's search on DGX H100 and GB200 NVL72, as its tuner reads it", () => {
   const h100 = graphOf('dgx-h100', { nodes: 4 });
   // A channel per NDR NIC at 48 GB/s; 8 NVLS heads at 40 inside (9 x 40 fits 18 x 20.6) and 48 across.
-  assert.deepEqual(ncclGraphs(h100, h100.accelerators), {
+  assert.deepEqual(ncclGraphs(h100, h100.accelerators, true), {
     generation: 'hopper',
     ranks: 32,
     nodes: 4,
@@ -32,20 +32,29 @@ test("NCCL's search on DGX H100 and GB200 NVL72, as its tuner reads it", () => {
   // GB200: 16 channels at 45.1 move the most within a GPU's 18 x 40.1 GB/s (NCCL 2.27.3 notes:
   // "Increase to 16 the number of NICs used to communicate between MNNVL domains"); 32 heads at 20 / 40.
   const racks = graphOf('gb200-nvl72', { nodes: 2 });
-  const gb200 = ncclGraphs(racks, racks.accelerators)!;
+  const gb200 = ncclGraphs(racks, racks.accelerators, true)!;
   assert.deepEqual([gb200.generation, gb200.channels, gb200.bw], ['blackwell', 16, 45.1]);
   assert.deepEqual(gb200.nvls, { heads: 32, bwIntra: 20, bwInter: 40 });
-  // AWS p5: aws-ofi-nccl's own tuner picks there; and without NVLink SHARP NCCL's NVLS tree
-  // cannot run. The simulator keeps its own choice in both.
+  // AWS p5: aws-ofi-nccl's own tuner picks there; the simulator keeps its own choice.
   const p5 = graphOf('dgx-h100', { nodes: 2, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' });
-  assert.equal(ncclGraphs(p5, p5.accelerators), undefined);
+  assert.equal(ncclGraphs(p5, p5.accelerators, true), undefined);
+  // DGX A100: no NVLS; a ring channel per HDR NIC at 24 GB/s, Ampere's search speed under 25.
   const a100 = graphOf('dgx-a100', { nodes: 4 });
-  assert.equal(ncclGraphs(a100, a100.accelerators), undefined);
+  assert.deepEqual(ncclGraphs(a100, a100.accelerators, true), {
+    generation: 'ampere',
+    ranks: 32,
+    nodes: 4,
+    channels: 8,
+    bw: 24,
+  });
+  // One server, or servers whose GPUs share no NVSwitch: not NCCL's cost model's case here.
+  const one = graphOf('dgx-a100', { nodes: 1 });
+  assert.equal(ncclGraphs(one, one.accelerators, true), undefined);
 });
 
 test("NCCL's cost model on 4 DGX H100: its latencies and bandwidths, and what it picks", () => {
   const h100 = graphOf('dgx-h100', { nodes: 4 });
-  const graphs = ncclGraphs(h100, h100.accelerators)!;
+  const graphs = ncclGraphs(h100, h100.accelerators, true)!;
   const cost = (algorithm: 'ring' | 'tree' | 'nvls_tree') => ncclAllReduceCost(graphs, algorithm, 'Simple')!;
   // Ring: 8.4 + 56 x max(3.4, 3 x 1.0) + 6 x 14; tree: 8.4 + 2 x (7 x 4 + 2 x 14); NVLS tree: 25 + 2 x 2 x 14.
   assert.ok(Math.abs(cost('ring').latencyUs - 282.8) < 1e-9, String(cost('ring').latencyUs));
@@ -60,7 +69,7 @@ test("NCCL's cost model on 4 DGX H100: its latencies and bandwidths, and what it
   assert.deepEqual(pick(2 ** 30), { algorithm: 'ring', protocol: 'Simple' });
   // From 32 servers on the ring's latency keeps NCCL on its NVLS tree at 1 GiB.
   const wide = graphOf('dgx-h100', { nodes: 32 });
-  assert.deepEqual(ncclChoice(ncclGraphs(wide, wide.accelerators)!, CANDIDATES, 2 ** 30), {
+  assert.deepEqual(ncclChoice(ncclGraphs(wide, wide.accelerators, true)!, CANDIDATES, 2 ** 30), {
     algorithm: 'nvls_tree',
     protocol: 'Simple',
   });
@@ -68,7 +77,7 @@ test("NCCL's cost model on 4 DGX H100: its latencies and bandwidths, and what it
   assert.notEqual(ncclChoice(graphs, CANDIDATES.slice(0, 4), 64 * 2 ** 20)?.algorithm, 'nvls_tree');
 });
 
-test("left to choose, the simulator runs NCCL's pick where its NVLS tree competes, and its own elsewhere", () => {
+test("left to choose, the simulator runs NCCL's pick across NVSwitch servers, and its own elsewhere", () => {
   const row = (preset: string, nodes: number, bytes: number, request: Partial<SimRequest> = {}) => {
     const graph = graphOf(preset, { nodes });
     return simulateRow(graph, graph.accelerators, {
@@ -91,8 +100,25 @@ test("left to choose, the simulator runs NCCL's pick where its NVLS tree compete
   // 64 MiB on 32 servers, as NCCL_PROTO=LL,LL128 would have it).
   const noSimple = row('dgx-h100', 32, 64 * 2 ** 20, { protocols: ['LL', 'LL128'] });
   assert.deepEqual([noSimple.algorithm, noSimple.protocol], ['tree', 'LL128']);
-  // Without in-switch reduction the simulator's own choice stands: its tree on two servers.
-  assert.equal(row('dgx-h100', 2, 2 ** 30, { nvls: false }).algorithm, 'tree');
+  // Without in-switch reduction NCCL's model still picks: at 1 GiB on two servers the ring, though
+  // the simulator prices its own tree faster (NCCL rates a tree channel at most 41.4 GB/s, halved).
+  const withoutNvls = row('dgx-h100', 2, 2 ** 30, { nvls: false });
+  assert.equal(withoutNvls.algorithm, 'ring');
+  assert.ok(row('dgx-h100', 2, 2 ** 30, { nvls: false, algorithm: 'tree' }).timeUs < withoutNvls.timeUs);
+  // Two DGX A100: the ring too, as NVIDIA's 192 GB/s (NVIDIA/nccl issue 812) and OCI's 189.6 on
+  // 16 x 100 Gb/s (oracle-quickstart/oci-hpc-oke) measure; the simulator's own tree gives 250.
+  assert.equal(row('dgx-a100', 2, 8 * 2 ** 30).algorithm, 'ring');
+  // Where AWS's plugin tunes (EFA) the simulator's own choice stands.
+  const p5 = graphOf('dgx-h100', { nodes: 2, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' });
+  const onP5 = simulateRow(p5, p5.accelerators, {
+    op: 'all_reduce',
+    bytes: 2 ** 30,
+    mode: 'analytical',
+    nvls: false,
+    elementBytes: 4,
+    root: 0,
+  });
+  assert.equal(onP5.algorithm, 'tree');
 });
 
 test("tsccl sim says when a row runs NCCL's cost model's pick, and when it chooses by its own prediction", async () => {
@@ -102,6 +128,7 @@ test("tsccl sim says when a row runs NCCL's cost model's pick, and when it choos
     return run.stdout.split('\n')[1];
   };
   assert.match(await header('--nodes', '8'), /running what NCCL's own cost model picks/);
-  assert.match(await header('--nodes', '8', '--nvls', 'off'), /choosing among the algorithms NCCL runs/);
+  assert.match(await header('--nodes', '8', '--nvls', 'off'), /running what NCCL's own cost model picks/);
+  assert.match(await header('--nodes', '1'), /choosing among the algorithms NCCL runs/);
   assert.match(await header('--nodes', '8', '--algo', 'ring'), /running --algo ring/);
 });

@@ -113,6 +113,17 @@ const CHECKS: Check[] = [
     lowGBs: 78.3 * 0.9,
     highGBs: 78.3 * 1.1,
   },
+  // OCI BM.GPU.B4.8: 8 A100, 16 x 100 Gb/s RoCE (two a GPU), 8 GiB: 189.6, the NICs' ring figure:
+  // NCCL's cost model runs the ring there, where the simulator's own tree would give 250.6.
+  {
+    id: 'OCI BM.GPU.B4.8, 2 nodes, 16 x 100G, NCCL choice',
+    source: 'oracle-quickstart/oci-hpc-oke, docs/running-nccl-rccl-tests-from-slurm-operator.md (NCCL 2.29.3)',
+    topo: 'dgx-a100',
+    options: { nodes: 2, nicsPerNode: 16, nicGbps: 100, nicKind: 'roce' },
+    bytes: 8 * 2 ** 30,
+    lowGBs: 189.6 * 0.9,
+    highGBs: 189.6 * 1.1,
+  },
   // Two GB200 NVL72 racks, 144 GPUs, 16 GiB: 810.4.
   {
     id: 'GB200 NVL72, 2 racks, NCCL choice',

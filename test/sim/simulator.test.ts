@@ -379,7 +379,8 @@ test("across servers a small all-reduce takes NCCL's tree, whose latency grows w
   }
   // On two servers NCCL's tree goes beyond the network's bound on a ring, as NVIDIA says it does
   // ("On two nodes, NCCL uses the tree ... which can indeed go beyond the network bottleneck",
-  // nccl-tests issue 196; issue 22): each server sends half a ring's bytes through its NICs.
+  // nccl-tests issue 196; issue 22): each server sends half a ring's bytes through its NICs. Left
+  // to choose at 1 GiB, NCCL 2.27's cost model runs the ring there (nccl-tuner.test.ts).
   const two = graphOf('dgx-h100', { nodes: 2 });
   const twoNodes = (algorithm: string | undefined, nvls = false) =>
     simulateRow(two, two.accelerators, {
@@ -391,10 +392,9 @@ test("across servers a small all-reduce takes NCCL's tree, whose latency grows w
       elementBytes: 4,
       root: 0,
     });
-  assert.equal(twoNodes(undefined).algorithm, 'tree');
   assert.ok(
-    twoNodes(undefined).busbwGBs > twoNodes('ring').busbwGBs,
-    `${twoNodes(undefined).busbwGBs} against the ring's ${twoNodes('ring').busbwGBs}`,
+    twoNodes('tree').busbwGBs > twoNodes('ring').busbwGBs,
+    `${twoNodes('tree').busbwGBs} against the ring's ${twoNodes('ring').busbwGBs}`,
   );
   // With the switches reducing, NCCL's NVLS tree goes further: the NICs carry a tree's bytes and
   // the NVLink ports NVLS's (1 + 1/8) of the data instead of the chain's two passes.
