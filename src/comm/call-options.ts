@@ -169,7 +169,7 @@ export interface CallSettings {
 export function checkOptions(
   call: OptionsCall,
   options: unknown,
-  where: { rank?: number; defaultTimeoutMs: number },
+  where: { rank?: number; defaultTimeoutMs: number; defaults?: CallSettings },
 ): CallSettings {
   const { rank } = where;
   if (typeof options !== 'object' || options === null) {
@@ -203,6 +203,9 @@ export function checkOptions(
       },
     );
   }
+  // A call that sets none of them shares one settings object: an object per call is garbage.
+  if (signal === undefined && checksum === undefined && timeoutMs === where.defaultTimeoutMs)
+    return (where.defaults ??= { timeoutMs, signal, checksum });
   return { timeoutMs, signal, checksum };
 }
 

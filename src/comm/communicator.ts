@@ -12,7 +12,13 @@ import { childName } from './comm-name.js';
 import { log, logs } from '../log.js';
 import { type CommScope, OpContext } from './op-context.js';
 import type { CommBackend } from './backend.js';
-import { type CommRecord, type OpRecord, FlightRecorder, installSignalDump } from '../debug/flight-recorder.js';
+import {
+  type CommRecord,
+  FlightRecorder,
+  type OpRecord,
+  type RecordEntry,
+  installSignalDump,
+} from '../debug/flight-recorder.js';
 import { checkSameCall } from './desync-check.js';
 import {
   algorithmOverrides,
@@ -45,7 +51,7 @@ import {
   type SplitOptions,
   checkOptions,
 } from './call-options.js';
-import { type CallPlan, callViews, isCompressible } from './call-plan.js';
+import { type CallPlan, type PlanRequest, callViews, isCompressible } from './call-plan.js';
 import { PlanMemo } from './plan-memo.js';
 import { CallQueue, DONE } from './call-queue.js';
 import type { OneShotCall } from '../exec/one-shot.js';
@@ -96,7 +102,7 @@ export class Communicator {
   private backend: CommBackend;
   private readonly defaultTimeoutMs: number;
   /** What option checks need to know of this communicator (one object, not one per call). */
-  private readonly where: { rank: number; defaultTimeoutMs: number };
+  private readonly where: { rank: number; defaultTimeoutMs: number; defaults?: CallSettings };
   private seq = 0;
   private splits = 0;
   private shrinks = 0;
@@ -125,6 +131,20 @@ export class Communicator {
   private readonly reports: CompressionReport[] = [];
   /** What every call's wait context shares. */
   private readonly scope: CommScope;
+  /** The context of the last collective that ended well, for the next one (collectiveContext). */
+  private spareContext: OpContext | undefined;
+  /** What planReduction hands the plan memo. */
+  private readonly reductionRequest: { -readonly [K in keyof PlanRequest]: PlanRequest[K] } = {
+    collective: 'allReduce',
+    dtype: dtypeInfo('float32'),
+    count: 0,
+    root: 0,
+    input: new Float32Array(0),
+    output: undefined,
+    algorithm: undefined,
+  };
+  /** What enqueuePlan hands the flight recorder, which copies it: one object, not one per call. */
+  private readonly recordEntry: RecordEntry = { seq: 0, op: '', dtype: '', count: 0, root: 0, redop: '' };
   private readonly logsCalls: boolean;
 
   constructor(options: {
@@ -262,7 +282,8 @@ export class Communicator {
 
   /** allReduce's plan, its arguments checked (start calls it once the options passed). */
   private planAllReduce(buffer: TypedArray, options: ReduceOptions): CallPlan {
-    const { input, dtype } = this.typed(buffer, options.dtype);
+    const input = checkTypedArray(buffer, 'buffer', this.rank);
+    const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
     return this.planReduction('allReduce', input, dtype, input.length, options);
   }
 
@@ -274,17 +295,17 @@ export class Communicator {
     count: number,
     options: ReduceOptions,
   ): CallPlan {
-    return this.plans.plan({
-      collective,
-      dtype,
-      op: options.op,
-      count,
-      root: 0,
-      input,
-      output: options.output,
-      algorithm: options.algorithm,
-      compression: this.compressionFor(options, dtype, true),
-    });
+    // One request object refilled per call (the memo copies what it keeps): an object per call is garbage.
+    const request = this.reductionRequest;
+    request.collective = collective;
+    request.dtype = dtype;
+    request.op = options.op;
+    request.count = count;
+    request.input = input;
+    request.output = options.output;
+    request.algorithm = options.algorithm;
+    request.compression = this.compressionFor(options, dtype, true);
+    return this.plans.plan(request);
   }
 
   /** Copies root's `buffer` to every rank's options.output (or `buffer`). */
@@ -605,6 +626,8 @@ export class Communicator {
     await Promise.allSettled([this.queue.drained(), this.p2p.drained()]);
     // The memos hold the last call's buffers; let them go with the communicator.
     this.plans.forget();
+    this.reductionRequest.input = new Float32Array(0);
+    this.reductionRequest.output = undefined;
     this.lastPrepared = undefined;
     this.recorder.retire();
     await this.backend.close();
@@ -719,14 +742,14 @@ export class Communicator {
     numbered?: { record?: OpRecord; seq?: number },
   ): Promise<void> {
     const seq = ++this.seq;
-    const record = this.recorder.record({
-      seq,
-      op: plan.label,
-      dtype: plan.dtype.name,
-      count: plan.shape.count,
-      root: plan.shape.root,
-      redop: REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none',
-    });
+    const entry = this.recordEntry;
+    entry.seq = seq;
+    entry.op = plan.label;
+    entry.dtype = plan.dtype.name;
+    entry.count = plan.shape.count;
+    entry.root = plan.shape.root;
+    entry.redop = REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none';
+    const record = this.recorder.record(entry);
     const guard = debugCheck ? this.guardInput(plan, seq) : undefined;
     if (numbered !== undefined) {
       numbered.record = record;
@@ -848,16 +871,25 @@ export class Communicator {
       return Promise.reject(this.ended(record, seq, err));
     }
     this.ended(record, seq, undefined);
+    this.spareContext = ctx;
     return DONE;
   }
 
-  /** The wait context of collective `seq`, over every rank of the communicator. */
+  /**
+   * The wait context of collective `seq`, over every rank of the communicator: the last one that
+   * ended well, renewed, if there is one (a context per call was a third of a small call's garbage).
+   */
   private collectiveContext(
     plan: CallPlan,
     seq: number,
     timeoutMs: number,
     signal: AbortSignal | undefined,
   ): OpContext {
+    const spare = this.spareContext;
+    if (spare !== undefined) {
+      this.spareContext = undefined;
+      return spare.renew(plan.label, seq, timeoutMs, signal);
+    }
     return new OpContext(this.scope, {
       op: plan.label,
       seq,
@@ -895,6 +927,7 @@ export class Communicator {
           throw this.ended(record, seq, err);
         }
         this.ended(record, seq, undefined);
+        this.spareContext = ctx;
       },
       (err: unknown) => this.failed(plan, seq, record, call, guard, saved, err),
     );

@@ -49,18 +49,19 @@ export interface OpDescription {
 /**
  * The WaitContext of one call: ends it on its deadline, its AbortSignal, a job-wide abort (a rank
  * thread died), or a peer that gave up on the communicator, with a message that says which. One
- * object per call, holding the call's fields itself: small calls make one per call.
+ * object per call, holding the call's fields itself; a communicator renews the context of a
+ * collective that ended well for its next one (renew), so a stream of small calls makes none.
  */
 export class OpContext implements WaitContext {
   private readonly scope: CommScope;
-  private readonly op: string;
-  private readonly seq: number;
+  private op: string;
+  private seq: number;
   private readonly participants: readonly number[];
   private readonly collective: boolean;
-  private readonly timeoutMs: number;
-  private readonly signal: AbortSignal | undefined;
-  private readonly started = performance.now();
-  private readonly deadline: number;
+  private timeoutMs: number;
+  private signal: AbortSignal | undefined;
+  private started = performance.now();
+  private deadline: number;
   private announced = false;
   private warned = false;
   /** Steps the call has done, the count check() last saw, and when it last saw it grow. */
@@ -83,6 +84,26 @@ export class OpContext implements WaitContext {
     this.timeoutMs = call.timeoutMs;
     this.signal = call.signal;
     this.deadline = this.started + this.timeoutMs;
+  }
+
+  /**
+   * This context made new for another call of the same participants: the caller's call ended,
+   * and nothing of it holds the context any more.
+   */
+  renew(op: string, seq: number, timeoutMs: number, signal: AbortSignal | undefined): this {
+    this.op = op;
+    this.seq = seq;
+    this.timeoutMs = timeoutMs;
+    this.signal = signal;
+    this.started = performance.now();
+    this.deadline = this.started + timeoutMs;
+    this.announced = false;
+    this.warned = false;
+    this.steps = 0;
+    this.stepsSeen = 0;
+    this.movedAt = Number.NEGATIVE_INFINITY;
+    this.peerMemoryRead = true;
+    return this;
   }
 
   sliceMs(): number {

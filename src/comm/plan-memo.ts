@@ -28,8 +28,14 @@ export class PlanMemo {
       return last.plan;
     }
     const plan = planCall(request, this.site);
+    // A copy: callers may refill one request object for every call.
     if (request.variable === undefined)
-      this.last = { plan, request, inputLength: request.input.length, outputLength: request.output?.length };
+      this.last = {
+        plan,
+        request: { ...request },
+        inputLength: request.input.length,
+        outputLength: request.output?.length,
+      };
     return plan;
   }
 

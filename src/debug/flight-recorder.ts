@@ -58,6 +58,9 @@ export interface RankDump {
   readonly comms: CommRecord[];
 }
 
+/** What a record starts with; record() copies it, so a caller may hand the same object each time. */
+export type RecordEntry = Pick<OpRecord, 'seq' | 'op' | 'dtype' | 'count' | 'root' | 'redop' | 'peer'>;
+
 export class FlightRecorder {
   /** Circular: `next` is where the next record goes; the oldest is overwritten once full. */
   private readonly ring: OpRecord[] = [];
@@ -81,7 +84,7 @@ export class FlightRecorder {
    * object is reused for the next one in its place, so a steady stream of small calls makes no
    * garbage here (records in flight are never reused).
    */
-  record(entry: Pick<OpRecord, 'seq' | 'op' | 'dtype' | 'count' | 'root' | 'redop' | 'peer'>): OpRecord {
+  record(entry: RecordEntry): OpRecord {
     const { seq, op, dtype, count, root, redop, peer } = entry;
     const old = this.ring[this.next];
     const queuedAt = epochMs();

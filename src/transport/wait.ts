@@ -49,13 +49,20 @@ export function spinUntil(ready: () => boolean, spin: SpinPolicy): boolean {
   }
 }
 
+/** Tries of a spin that read no clock: most waits of a small call end within them. */
+const UNTIMED_TRIES = 1024;
+
 /**
  * spinUntil for the commonest wait, words[index] === value, without a predicate: a closure per
- * wait is garbage on every small call.
+ * wait is garbage on every small call. Its first tries read no clock, which costs a call and
+ * a number on the heap each time.
  */
 export function spinUntilEquals(words: Int32Array, index: number, value: number, spin: SpinPolicy): boolean {
   if (Atomics.load(words, index) === value) return true;
   if (spin.spinMs <= 0) return false;
+  if (!spin.spinYields) {
+    for (let i = 0; i < UNTIMED_TRIES; i++) if (Atomics.load(words, index) === value) return true;
+  }
   const yieldCore = spin.spinYields ? coreYield() : undefined;
   const start = performance.now();
   for (let i = 1; ; i++) {

@@ -33,3 +33,24 @@ test('a call that read only copies in shared slots has nothing for endReads to g
   ctx.readNoPeerMemory();
   assert.doesNotThrow(() => ctx.endReads());
 });
+
+test("a renewed context is its new call's: it names that call, its deadline counts from the renewal, and endReads guards again", () => {
+  const ctx = new OpContext(scopeWithFailedPeer(), call);
+  ctx.readNoPeerMemory();
+  ctx.renew('broadcast', 9, 1, undefined);
+  assert.throws(() => ctx.endReads(), { message: /broadcast #9 on rank 0 of world ended: rank 1 gave up/ });
+  const healthy: CommScope = {
+    ...scopeWithFailedPeer(),
+    status: { failedBefore: () => undefined, lastSeenSeq: () => 9 } as unknown as CommScope['status'],
+  };
+  const renewed = new OpContext(healthy, call).renew('broadcast', 9, 1, undefined);
+  const renewedAt = performance.now();
+  while (performance.now() - renewedAt < 2) {}
+  assert.throws(() => renewed.check(), {
+    code: ErrorCode.TIMEOUT,
+    message: /broadcast #9 .*timed out after \d+ ms \(timeout 1 ms\)/,
+  });
+  // Renewed with a long timeout, the same context is in time again.
+  renewed.renew('allReduce', 10, 30_000, undefined);
+  assert.doesNotThrow(() => renewed.check());
+});
