@@ -58,6 +58,12 @@ export const PARAMS: readonly Param[] = [
     check: intAtLeast(0),
   },
   {
+    name: 'TSCCL_RANK_YOUNG_GEN_MB',
+    defaultValue: '4',
+    doc: "Young generation of each thread rank and progress engine tsccl starts, in MiB (a Worker's resourceLimits.maxYoungGenerationSizeMb); 0 keeps V8's, which grows to 16-32 MiB and faults its pages in afresh as it cycles, stalling a stream of small calls for their first tens of thousands",
+    check: intAtLeast(0),
+  },
+  {
     name: 'TSCCL_ALGO',
     defaultValue: '',
     doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"',

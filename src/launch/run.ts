@@ -10,6 +10,7 @@ import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument, reviveError } from '../errors.js';
 import { keepArena, takeArena } from './arena-pool.js';
 import type { GlobalPlacement, ThreadRankBootstrap } from '../job/bootstrap.js';
+import { rankResourceLimits } from '../job/rank-heap.js';
 import { newJobId } from '../debug/flight-recorder.js';
 import { JobFailure } from './job-failure.js';
 import { DUMP_FLIGHT_RECORDS } from './rank-script.js';
@@ -91,6 +92,7 @@ export async function run(options: RunOptions): Promise<RunResult> {
     const mode = options.output ?? 'prefix';
     const worker = new Worker(workerEntryUrl(), {
       workerData: { tsccl },
+      resourceLimits: rankResourceLimits(),
       env,
       stdout: mode !== 'inherit',
       stderr: mode !== 'inherit',

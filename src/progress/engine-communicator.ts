@@ -22,6 +22,7 @@ import { type CommRecord, forwardDumps, installSignalDump } from '../debug/fligh
 import type { DType, DTypeArrayMap, TypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument, reviveError } from '../errors.js';
 import { threadRankBootstrap } from '../job/bootstrap.js';
+import { rankResourceLimits } from '../job/rank-heap.js';
 import { crc32 } from '../kernels/crc32.js';
 import { Arena } from '../memory/arena.js';
 import { type LiveTransport, forgetLive, registerLive } from '../transport/tcp/live-transports.js';
@@ -72,7 +73,10 @@ class Engine implements LiveTransport {
       tsccl: threadRankBootstrap(),
       engine: { defaultTimeoutMs, reply: this.reply, completions: this.completions },
     };
-    this.worker = new Worker(new URL('./engine-worker.js', import.meta.url), { workerData: data });
+    this.worker = new Worker(new URL('./engine-worker.js', import.meta.url), {
+      workerData: data,
+      resourceLimits: rankResourceLimits(),
+    });
     this.worker.on('error', (err) => this.failAll(err));
     this.worker.on('exit', (code) =>
       this.failAll(new TscclError(ErrorCode.INTERNAL, `progress engine exited (${code})`)),
