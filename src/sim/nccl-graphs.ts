@@ -2,6 +2,7 @@ import { LINK_KINDS, type LinkKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import type { NcclGeneration, NcclGraphs } from './nccl-tuner.js';
 import { NvlsTreeLayout } from './nvls-tree-layout.js';
+import { nicHeads, serversWithNics } from './servers-with-nics.js';
 
 /** The speeds NCCL's topology search tries, GB/s, highest first (src/graph/search.cc, 2.27). */
 const SPEEDS: Readonly<Record<NcclGeneration, { intra: readonly number[]; inter: readonly number[] }>> = {
@@ -32,16 +33,8 @@ interface NcclServers {
 }
 
 function ncclServers(graph: TopologyGraph, rankDevices: readonly number[]): NcclServers | undefined {
-  const hosts = new Map<number, number[]>();
-  for (const device of rankDevices) {
-    if (graph.devices[device].nic === undefined) return undefined;
-    const host = graph.devices[device].host ?? 0;
-    const group = hosts.get(host);
-    if (group === undefined) hosts.set(host, [device]);
-    else group.push(device);
-  }
-  const groups = [...hosts.values()];
-  if (groups.length < 2 || groups.some((g) => g.length !== groups[0].length)) return undefined;
+  const groups = serversWithNics(graph, rankDevices);
+  if (groups === undefined) return undefined;
   let generation: NcclGeneration | undefined;
   const servers = [];
   for (const ranks of groups) {
@@ -49,14 +42,7 @@ function ncclServers(graph: TopologyGraph, rankDevices: readonly number[]): Nccl
     const kind = sw === undefined ? undefined : GENERATIONS[graph.devices[sw].switchKind ?? ''];
     if (kind === undefined || (generation !== undefined && kind !== generation)) return undefined;
     generation = kind;
-    const nics = new Set<string>();
-    const nicHeads = ranks.filter((d) => {
-      const nic = graph.devices[d].nic!;
-      if (nics.has(nic)) return false;
-      nics.add(nic);
-      return true;
-    });
-    servers.push({ ranks, nicHeads });
+    servers.push({ ranks, nicHeads: nicHeads(graph, ranks) });
   }
   return generation === undefined ? undefined : { generation, servers };
 }

@@ -7,6 +7,7 @@ import {
 import { SWITCH_KINDS, type SwitchKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { reducingSwitch } from './reducing-switch.js';
+import { nicHeads, serversWithNics } from './servers-with-nics.js';
 
 /** NCCL's most NVLS heads per server (NCCL_MAX_NVLS_ARITY, src/include/device.h, 2.21 on). */
 export const MAX_NVLS_HEADS = 32;
@@ -114,30 +115,14 @@ export class NvlsTreeLayout {
   }
 
   private static build(graph: TopologyGraph, rankDevices: readonly number[]): NvlsTreeLayout | undefined {
-    const hosts = new Map<number, number[]>();
-    for (const device of rankDevices) {
-      if (graph.devices[device].nic === undefined) return undefined;
-      const host = graph.devices[device].host ?? 0;
-      const group = hosts.get(host);
-      if (group === undefined) hosts.set(host, [device]);
-      else group.push(device);
-    }
-    const groups = [...hosts.values()];
+    const groups = serversWithNics(graph, rankDevices);
     // NCCL sets NVLS up only for more than two GPUs a server (ncclNvlsInit, src/transport/nvls.cc).
-    if (groups.length < 2 || groups[0].length <= 2 || groups.some((g) => g.length !== groups[0].length))
-      return undefined;
+    if (groups === undefined || groups[0].length <= 2) return undefined;
     const found: { ranks: number[]; sw: number; nicHeads: number[] }[] = [];
     for (const ranks of groups) {
       const sw = reducingSwitch(graph, ranks);
       if (sw === undefined) return undefined;
-      const nics = new Set<string>();
-      const nicHeads = ranks.filter((d) => {
-        const nic = graph.devices[d].nic!;
-        if (nics.has(nic)) return false;
-        nics.add(nic);
-        return true;
-      });
-      found.push({ ranks, sw, nicHeads });
+      found.push({ ranks, sw, nicHeads: nicHeads(graph, ranks) });
     }
     const heads = Math.min(MAX_NVLS_HEADS, ...found.map((f) => f.nicHeads.length));
     const servers = found.map(({ ranks, sw, nicHeads }) => ({ ranks, sw, heads: nicHeads.slice(0, heads) }));
