@@ -282,6 +282,7 @@ export class Communicator {
 
   /** allReduce's plan, its arguments checked (start calls it once the options passed). */
   private planAllReduce(buffer: TypedArray, options: ReduceOptions): CallPlan {
+    // typed()'s two checks without its pair object: the all-reduce is the commonest small call.
     const input = checkTypedArray(buffer, 'buffer', this.rank);
     const dtype = resolveDType(input, options.dtype, 'buffer', this.rank);
     return this.planReduction('allReduce', input, dtype, input.length, options);

@@ -2,6 +2,7 @@ import { LINK_KINDS, type LinkKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import type { NcclGeneration, NcclGraphs } from './nccl-tuner.js';
 import { NvlsTreeLayout } from './nvls-tree-layout.js';
+import { sharedSwitch } from './reducing-switch.js';
 import { nicHeads, serversWithNics } from './servers-with-nics.js';
 
 /** The speeds NCCL's topology search tries, GB/s, highest first (src/graph/search.cc, 2.27). */
@@ -38,24 +39,13 @@ function ncclServers(graph: TopologyGraph, rankDevices: readonly number[]): Nccl
   let generation: NcclGeneration | undefined;
   const servers = [];
   for (const ranks of groups) {
-    const sw = sharedSwitch(graph, ranks);
-    const kind = sw === undefined ? undefined : GENERATIONS[graph.devices[sw].switchKind ?? ''];
+    const sw = sharedSwitch(graph, ranks, (switchKind) => GENERATIONS[switchKind] !== undefined);
+    const kind = sw === undefined ? undefined : GENERATIONS[graph.devices[sw].switchKind!];
     if (kind === undefined || (generation !== undefined && kind !== generation)) return undefined;
     generation = kind;
     servers.push({ ranks, nicHeads: nicHeads(graph, ranks) });
   }
   return generation === undefined ? undefined : { generation, servers };
-}
-
-/** A switch every one of `ranks` links to directly, if any. */
-function sharedSwitch(graph: TopologyGraph, ranks: readonly number[]): number | undefined {
-  const switchesOf = (device: number) =>
-    graph
-      .linksFrom(device)
-      .filter((l) => graph.devices[l.to].kind === 'switch')
-      .map((l) => l.to);
-  const rest = ranks.slice(1).map((d) => new Set(switchesOf(d)));
-  return switchesOf(ranks[0]).find((sw) => rest.every((set) => set.has(sw)));
 }
 
 /** The highest speed of `speeds` at or below `limit`, or the lowest one. */
