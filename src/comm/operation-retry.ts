@@ -50,13 +50,15 @@ export function retryVeto(
   err: TscclError,
   state: { readonly saved: boolean; readonly pointToPointBusy: boolean; readonly leftMs: number },
 ): string | undefined {
-  const { lost, peer } = err.details;
-  if (lost === 'process-gone') return `rank ${String(peer)}'s process is gone`;
-  if (lost === 'silent') return `rank ${String(peer)} fell silent past the heartbeat timeout`;
+  // What the call itself rules out comes first: it holds whichever way the link was lost, so every
+  // rank gives the same reason however the failure reached it.
   if (plan.compression?.residual !== undefined)
     return 'its compressed call keeps error feedback, which running it again would apply twice';
   if (overwritesInput(plan) && !state.saved)
     return `its ${plan.label} is in place and overwrote its input (TSCCL_OP_RETRY_SAVE_INPUT=1 keeps a copy to run it again from)`;
+  const { lost, peer } = err.details;
+  if (lost === 'process-gone') return `rank ${String(peer)}'s process is gone`;
+  if (lost === 'silent') return `rank ${String(peer)} fell silent past the heartbeat timeout`;
   if (state.pointToPointBusy)
     return 'sends or receives of the communicator are in flight, which new connections would lose';
   if (state.leftMs <= 0) return "the call's time is up";
