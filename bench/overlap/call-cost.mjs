@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// What the progress engine costs a call: back-to-back all-reduces of 8 B-1 MiB, inline and on
-// the engine, 2 thread ranks and 2 process ranks over loopback TCP, in one run. Each figure is
+// What the progress engine costs a call: back-to-back all-reduces of 8 B-1 MiB, inline, on the
+// engine and (thread ranks) under progress 'auto', 2 thread ranks and 2 process ranks over
+// loopback TCP, in one run. Each figure is
 // the median of 5 rounds of rank 0's time per call.
 // Then what staging a plain array costs a call on the engine, against an array from comm.alloc.
 // Usage: node bench/overlap/call-cost.mjs [--calls 500]
@@ -13,22 +14,36 @@ const { values } = parseArgs({ options: { calls: { type: 'string', default: '500
 const calls = Number(values.calls);
 const script = fileURLToPath(new URL('./call-cost-rank.mjs', import.meta.url));
 console.log(`# all-reduce, us per call (median of 5 rounds of ${calls}); ${new Date().toISOString()}`);
-console.log('| ranks | bytes | inline | engine | engine / inline |\n|---|---:|---:|---:|---:|');
-for (const [label, start] of [
-  ['2 thread ranks', (args) => run({ ranks: 2, script, args, output: 'silent', timeoutMs: 600_000 })],
+console.log(
+  "| ranks | bytes | inline | engine | engine / inline | 'auto' | 'auto' / inline | 'auto' ran it |\n|---|---:|---:|---:|---:|---:|---:|---|",
+);
+for (const [label, start, sizes] of [
+  [
+    '2 thread ranks',
+    (args) => run({ ranks: 2, script, args, output: 'silent', timeoutMs: 600_000 }),
+    [8, 4096, 65536, 1 << 20],
+  ],
   [
     '2 process ranks, TCP',
     (args) => launch({ nprocPerNode: 2, mode: 'processes', script, args, output: 'silent', timeoutMs: 600_000 }),
+    [8, 65536, 1 << 20],
   ],
 ])
-  for (const bytes of [8, 64 * 1024, 1 << 20]) {
+  for (const bytes of sizes) {
     const us = {};
-    for (const progress of ['inline', 'engine']) {
+    let auto;
+    // Process ranks run every call on the engine under 'auto': their sockets live there.
+    for (const progress of label.includes('thread') ? ['inline', 'engine', 'auto'] : ['inline', 'engine']) {
       const { results } = await start([JSON.stringify({ progress, bytes, calls: bytes > 65536 ? calls / 5 : calls })]);
       us[progress] = results[0].us;
+      if (progress === 'auto') auto = results[0];
     }
+    const autoCells =
+      auto === undefined
+        ? '| - | - | engine |'
+        : `| ${us.auto.toFixed(1)} | ${(us.auto / us.inline).toFixed(2)} | ${auto.path} (hand-off ${auto.handOffUs.toFixed(0)} us) |`;
     console.log(
-      `| ${label} | ${bytes} | ${us.inline.toFixed(1)} | ${us.engine.toFixed(1)} | ${(us.engine / us.inline).toFixed(2)} |`,
+      `| ${label} | ${bytes} | ${us.inline.toFixed(1)} | ${us.engine.toFixed(1)} | ${(us.engine / us.inline).toFixed(2)} ${autoCells}`,
     );
   }
 

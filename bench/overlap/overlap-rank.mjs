@@ -24,7 +24,7 @@ const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 export default async function main({ args }) {
   const { progress, mib, reps } = JSON.parse(args[0]);
   const comm =
-    progress === 'engine' ? await init({ progress, timeoutMs: 600_000 }) : await init({ timeoutMs: 600_000 });
+    progress === 'inline' ? await init({ timeoutMs: 600_000 }) : await init({ progress, timeoutMs: 600_000 });
   const buffer = comm.alloc('float32', mib * 262_144).fill(1);
   await comm.allReduce(buffer);
   const timed = async (step) => {

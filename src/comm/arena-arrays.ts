@@ -17,6 +17,8 @@ export function allocArray<D extends DType>(arena: Arena, dtype: D, count: numbe
     });
   }
   const array = arena.allocateOwned(info.ctor as never, count, info.bytes) as TypedArray;
+  // Zeroed, as a new typed array is: the arena reuses what earlier calls and arrays left.
+  new Uint8Array(array.buffer, array.byteOffset, array.byteLength).fill(0);
   allocatedDTypes.set(array, info);
   return array as DTypeArrayMap[D];
 }

@@ -120,7 +120,7 @@ const TYPES = {
   color: { expected: 'an integer or null', test: (v) => v === null || Number.isInteger(v) },
   key: { expected: 'an integer', test: isInteger },
   exclude: { expected: 'an array of integers', test: isIntegerArray },
-  progress: { expected: "'inline' or 'engine'", test: (v) => v === 'inline' || v === 'engine' },
+  progress: { expected: "'inline', 'engine' or 'auto'", test: (v) => v === 'inline' || v === 'engine' || v === 'auto' },
 } satisfies Record<string, KeyType>;
 
 type Key = keyof typeof TYPES;

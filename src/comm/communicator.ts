@@ -259,7 +259,7 @@ export class Communicator {
   }
 
   /**
-   * A typed array of `count` elements in the shared arena (registered memory): collectives on it
+   * A typed array of `count` zeroed elements in the shared arena (registered memory): collectives on it
    * need no staging copy, and peers read it in place. Its memory returns on `free`, or when the
    * array is garbage collected, which may come late: the collector does not see the arena fill.
    */

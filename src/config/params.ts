@@ -64,6 +64,12 @@ export const PARAMS: readonly Param[] = [
     check: intAtLeast(0),
   },
   {
+    name: 'TSCCL_ENGINE_HANDOFF_US',
+    defaultValue: '0',
+    doc: "What handing a call to the progress engine and its completion back costs, in us, as init({ progress: 'auto' }) prices it: calls whose predicted inline time is below it run on the rank's own thread. 0: measured when the world is created (small all-reduces on the engine against the same inline), the largest rank's figure agreed by all",
+    check: intAtLeast(0),
+  },
+  {
     name: 'TSCCL_ALGO',
     defaultValue: '',
     doc: 'Algorithm overrides, NCCL-style: "allreduce:ring;broadcast:binomial_tree"',

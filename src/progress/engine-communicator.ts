@@ -27,6 +27,9 @@ import { crc32 } from '../kernels/crc32.js';
 import { Arena } from '../memory/arena.js';
 import { type LiveTransport, forgetLive, registerLive } from '../transport/tcp/live-transports.js';
 import type { Prediction } from '../tuner/predict.js';
+import { callSizeBytes, runsInline } from '../tuner/progress-choice.js';
+import { CallLanes } from './call-lanes.js';
+import { type InlineTwin, openInlineTwin, twinSupported } from './inline-twin.js';
 import {
   type ArenaBuffer,
   type EngineCall,
@@ -251,8 +254,12 @@ export class EngineCommunicator {
   readonly rank: number;
   readonly size: number;
   readonly name: string;
-  /** Calls run on the rank's progress engine, a thread of the library. */
-  readonly progress = 'engine' as const;
+  /**
+   * 'engine': every call runs on the rank's progress engine, a thread of the library; 'auto':
+   * calls too short for the engine's hand-off to pay run on the rank's own thread (thread ranks;
+   * process ranks run every call on the engine), the tuner's choice per call (progressOf).
+   */
+  readonly progress: 'engine' | 'auto';
   readonly transportKind: 'shm' | 'tcp';
   /** The largest all-reduce `group` fuses with others, as the engine's communicator has it. */
   readonly groupFusionMaxBytes: number;
@@ -260,9 +267,13 @@ export class EngineCommunicator {
   private readonly comm: number;
   private readonly defaultTimeoutMs: number;
   private destroyed = false;
+  /** The rank's own communicator beside the engine's, for calls run inline ('auto' on thread ranks). */
+  private twin: InlineTwin | undefined;
+  private readonly lanes = new CallLanes();
 
-  private constructor(engine: Engine, info: EngineCommInfo, defaultTimeoutMs: number) {
+  private constructor(engine: Engine, info: EngineCommInfo, defaultTimeoutMs: number, progress: 'engine' | 'auto') {
     this.engine = engine;
+    this.progress = progress;
     this.comm = info.comm;
     this.rank = info.rank;
     this.size = info.size;
@@ -273,9 +284,49 @@ export class EngineCommunicator {
   }
 
   /** Starts this rank's engine, which joins the world as this rank. */
-  static async start(defaultTimeoutMs: number): Promise<EngineCommunicator> {
+  static async start(defaultTimeoutMs: number, progress: 'engine' | 'auto' = 'engine'): Promise<EngineCommunicator> {
     const engine = new Engine(defaultTimeoutMs);
-    return new EngineCommunicator(engine, await engine.started(), defaultTimeoutMs);
+    return EngineCommunicator.opened(engine, await engine.started(), defaultTimeoutMs, progress, undefined);
+  }
+
+  /** A communicator the engine made, with its inline twin where 'auto' can have one (the world measures the hand-off). */
+  private static async opened(
+    engine: Engine,
+    info: EngineCommInfo,
+    defaultTimeoutMs: number,
+    progress: 'engine' | 'auto',
+    handOffUs: number | undefined,
+  ): Promise<EngineCommunicator> {
+    const comm = new EngineCommunicator(engine, info, defaultTimeoutMs, progress);
+    if (progress === 'auto' && comm.size > 1 && twinSupported(info.transportKind)) {
+      comm.twin = await openInlineTwin(
+        {
+          rank: comm.rank,
+          size: comm.size,
+          name: comm.name,
+          arena: engine.arena,
+          defaultTimeoutMs,
+          allGatherOnEngine: (input, output) =>
+            settled(comm.issue('allGather', { buffer: input, options: { output }, writes: false })),
+          allReduceOnEngine: (buffer) => settled(comm.issue('allReduce', { buffer, options: {}, writes: true })),
+        },
+        handOffUs,
+      );
+    }
+    return comm;
+  }
+
+  /**
+   * Where a call of `bytes` (an all-gather's whole output) would run: on this rank's thread or
+   * on its engine. The same on every rank of the communicator.
+   */
+  progressOf(collective: string, bytes: number): 'inline' | 'engine' {
+    return this.twin !== undefined && runsInline(this.twin.engineMinBytes, collective, bytes) ? 'inline' : 'engine';
+  }
+
+  /** What the engine adds to a call, us, as 'auto' priced it (undefined where every call runs on the engine). */
+  get handOffUs(): number | undefined {
+    return this.twin?.handOffUs;
   }
 
   /** A typed array in the shared arena: the engine reads and writes it in place, with no copy. */
@@ -291,6 +342,11 @@ export class EngineCommunicator {
   /** This rank's flight record of the communicator, as the engine that ran its calls keeps it. */
   flightRecords(): CommRecord {
     return this.engine.query({ comm: this.comm, what: 'flightRecords' }) as CommRecord;
+  }
+
+  /** Under 'auto', this rank's flight record of the calls run on its own thread (a communicator named `<name>/inline`). */
+  inlineFlightRecords(): CommRecord | undefined {
+    return this.twin?.comm.flightRecords();
   }
 
   /** What this rank's links recovered from so far (Communicator.stats), as the engine that owns them counts. */
@@ -332,13 +388,13 @@ export class EngineCommunicator {
     return this.collective('scatter', buffer, options);
   }
   barrier(options: CallOptions = {}): Promise<void> {
-    return settled(this.issue('barrier', { options }));
+    return settled(this.onEngine('barrier', { options }));
   }
   send(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
-    return settled(this.issue('send', { buffer, peer, options, writes: false }));
+    return settled(this.onEngine('send', { buffer, peer, options, writes: false }));
   }
   recv(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
-    return settled(this.issue('recv', { buffer, peer, options, writes: true }));
+    return settled(this.onEngine('recv', { buffer, peer, options, writes: true }));
   }
 
   /** Issues the calls `build` records as one (Communicator.group); each call runs on the engine. */
@@ -360,16 +416,29 @@ export class EngineCommunicator {
   }
 
   async split(options: SplitOptions): Promise<EngineCommunicator | null> {
-    const info = await this.issue('split', { options });
+    const info = await this.onEngine('split', { options });
     if (info === null || info === undefined) return null;
     this.engine.live++;
-    return new EngineCommunicator(this.engine, info, this.defaultTimeoutMs);
+    return this.child(info);
   }
 
   async shrink(options: ShrinkOptions): Promise<EngineCommunicator> {
+    // A shrink works on a failed communicator, whose calls may never settle: it waits for none.
     const info = await this.issue('shrink', { options });
     this.engine.live++;
-    return new EngineCommunicator(this.engine, info as EngineCommInfo, this.defaultTimeoutMs);
+    return this.child(info as EngineCommInfo);
+  }
+
+  /** A split's or shrink's communicator, with a twin of its own where this one has one. */
+  private child(info: EngineCommInfo): Promise<EngineCommunicator> {
+    const twin = this.twin;
+    return EngineCommunicator.opened(
+      this.engine,
+      info,
+      this.defaultTimeoutMs,
+      twin === undefined ? 'engine' : this.progress,
+      twin?.handOffUs,
+    );
   }
 
   /** Waits for pending calls, retires the communicator, and ends the engine with the rank's last one. */
@@ -377,6 +446,8 @@ export class EngineCommunicator {
     if (this.destroyed) return;
     this.destroyed = true;
     try {
+      await this.lanes.drained();
+      await this.twin?.comm.destroy();
       await this.issue('destroy', { options: {} });
     } finally {
       this.engine.retire();
@@ -385,6 +456,7 @@ export class EngineCommunicator {
 
   /** Ends every pending call of this communicator on this rank (TSCCL_ERR_ABORTED) and tells the peers. */
   abort(reason = 'aborted by the application'): void {
+    this.twin?.comm.abort(reason);
     this.engine.post({ kind: 'abortComm', comm: this.comm, reason });
   }
 
@@ -399,7 +471,24 @@ export class EngineCommunicator {
           { rank: this.rank, argument: 'compression' },
         ),
       );
-    return settled(this.issue(call, { buffer, options, writes }));
+    const twin = this.twin;
+    if (twin !== undefined && !this.destroyed) {
+      const bytes = callSizeBytes(call, buffer, options as AllToAllOptions);
+      if (bytes !== undefined && runsInline(twin.engineMinBytes, call, bytes)) {
+        const inline = twin.comm[call as 'allReduce'] as (b: TypedArray, o: CollectiveOptions) => Promise<void>;
+        return this.lanes.issue('inline', () => inline.call(twin.comm, buffer, options));
+      }
+    }
+    return settled(this.onEngine(call, { buffer, options, writes }));
+  }
+
+  /** Issues a call on the engine, after the calls it must follow (CallLanes). */
+  private onEngine(
+    call: OptionsCall & EngineCall,
+    what: Parameters<EngineCommunicator['issue']>[1],
+  ): Promise<EngineCommInfo | null | undefined> {
+    if (this.twin === undefined) return this.issue(call, what);
+    return this.lanes.issue('engine', () => this.issue(call, what));
   }
 
   /**

@@ -8,19 +8,21 @@ export interface InitOptions extends InlineInitOptions {
   /**
    * Who moves this rank's calls: 'inline' (default), the rank's own thread whenever it is inside
    * tsccl or idle; 'engine', a progress engine thread of the rank's own, so calls move while the
-   * rank computes (docs/ARCHITECTURE.md, "Progress engine").
+   * rank computes (docs/ARCHITECTURE.md, "Progress engine"); 'auto', an engine for the calls
+   * long enough to hide, while calls shorter than the engine's hand-off run on the rank's own
+   * thread (thread ranks; process ranks run every call on the engine).
    */
-  progress?: 'inline' | 'engine';
+  progress?: 'inline' | 'engine' | 'auto';
 }
 
 let engineWorld: Promise<EngineCommunicator> | undefined;
 
 /**
  * The world communicator of this rank (see comm/init.ts for where rank and size come from);
- * with `progress: 'engine'`, one whose calls a progress engine runs. Calling it again returns
+ * with `progress: 'engine'` or `'auto'`, one whose calls a progress engine runs (all, or those the tuner sends it). Calling it again returns
  * the same one.
  */
-export function init(options: InitOptions & { progress: 'engine' }): Promise<EngineCommunicator>;
+export function init(options: InitOptions & { progress: 'engine' | 'auto' }): Promise<EngineCommunicator>;
 export function init(options?: InitOptions): Promise<Communicator>;
 export function init(options: InitOptions = {}): Promise<Communicator | EngineCommunicator> {
   let timeoutMs: number;
@@ -30,7 +32,7 @@ export function init(options: InitOptions = {}): Promise<Communicator | EngineCo
     return Promise.reject(err);
   }
   const { progress, ...rest } = options;
-  if (progress !== 'engine') return initInline(rest);
-  engineWorld ??= EngineCommunicator.start(timeoutMs);
+  if (progress !== 'engine' && progress !== 'auto') return initInline(rest);
+  engineWorld ??= EngineCommunicator.start(timeoutMs, progress);
   return engineWorld;
 }

@@ -5,8 +5,13 @@ import type { CommRecord } from '../debug/flight-recorder.js';
 /** A communicator whose calls a trace can show: any tsccl communicator (its flight recorder). */
 export interface TracedComm {
   flightRecords(): CommRecord;
-  /** Whether its calls run on the rank's thread or on a progress engine (`tsccl sim train --trace` replays either). */
-  readonly progress?: 'inline' | 'engine';
+  /**
+   * Whether its calls run on the rank's thread or on a progress engine (`tsccl sim train --trace`
+   * replays either); 'auto', each call where the tuner sent it, the inline ones recorded apart.
+   */
+  readonly progress?: 'inline' | 'engine' | 'auto';
+  /** Under 'auto', the records of the calls run on the rank's thread. */
+  inlineFlightRecords?(): CommRecord | undefined;
 }
 
 /** One span of a Chrome trace ("complete" event); times in microseconds since the epoch. */
@@ -74,32 +79,43 @@ export class StepTrace {
   /** Adds the collectives each communicator ended since the last call (the trainers call it after each step). */
   collectCalls(): void {
     for (const [name, comm] of this.comms) {
-      const { records, name: commName, size, rank: groupRank } = comm.flightRecords();
-      for (const r of records) {
-        // Sends and receives are numbered per peer and direction, collectives per communicator.
-        const stream = r.peer === undefined ? name : `${name} ${r.op} ${r.peer}`;
-        if (r.seq <= (this.seen.get(stream) ?? -1) || r.endedAt === undefined) continue;
-        this.span(
-          `comm ${name}`,
-          r.peer === undefined ? r.op : `${r.op} ${r.op === 'send' ? 'to' : 'from'} ${r.peer}`,
-          r.queuedAt,
-          r.endedAt,
-          {
-            seq: r.seq,
-            ...(r.peer === undefined ? {} : { peer: r.peer }),
-            comm: commName,
-            size,
-            groupRank,
-            progress: comm.progress ?? 'inline',
-            count: r.count,
-            dtype: r.dtype,
-            algorithm: r.algorithm,
-            startedAt: r.startedAt,
-            state: r.state,
-          },
-        );
-        this.seen.set(stream, Math.max(this.seen.get(stream) ?? -1, r.seq));
-      }
+      const inline = comm.inlineFlightRecords?.();
+      this.collectRecords(
+        name,
+        comm.flightRecords(),
+        comm.progress === 'inline' || comm.progress === undefined ? 'inline' : 'engine',
+      );
+      if (inline !== undefined) this.collectRecords(`${name}/inline`, inline, 'inline');
+    }
+  }
+
+  /** The calls of one flight record not yet in the trace, on the track of communicator `name`. */
+  private collectRecords(name: string, record: CommRecord, progress: 'inline' | 'engine'): void {
+    const { records, name: commName, size, rank: groupRank } = record;
+    for (const r of records) {
+      // Sends and receives are numbered per peer and direction, collectives per communicator.
+      const stream = r.peer === undefined ? name : `${name} ${r.op} ${r.peer}`;
+      if (r.seq <= (this.seen.get(stream) ?? -1) || r.endedAt === undefined) continue;
+      this.span(
+        `comm ${name}`,
+        r.peer === undefined ? r.op : `${r.op} ${r.op === 'send' ? 'to' : 'from'} ${r.peer}`,
+        r.queuedAt,
+        r.endedAt,
+        {
+          seq: r.seq,
+          ...(r.peer === undefined ? {} : { peer: r.peer }),
+          comm: commName,
+          size,
+          groupRank,
+          progress,
+          count: r.count,
+          dtype: r.dtype,
+          algorithm: r.algorithm,
+          startedAt: r.startedAt,
+          state: r.state,
+        },
+      );
+      this.seen.set(stream, Math.max(this.seen.get(stream) ?? -1, r.seq));
     }
   }
 

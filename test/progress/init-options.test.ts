@@ -10,7 +10,7 @@ const refused = async (options: unknown, message: RegExp) =>
   );
 
 test("init checks its options before choosing a path: progress's value, the engine's timeout, a misspelt key", async () => {
-  await refused({ progress: 'threads' }, /^progress must be 'inline' or 'engine', got 'threads'$/);
+  await refused({ progress: 'threads' }, /^progress must be 'inline', 'engine' or 'auto', got 'threads'$/);
   await refused({ progress: 'engine', timeoutMs: -5 }, /^timeoutMs must be a positive number of ms, got -5$/);
   await refused({ progres: 'engine' }, /unknown option 'progres' for init; did you mean 'progress'\?/);
 });

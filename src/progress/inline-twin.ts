@@ -1,0 +1,122 @@
+import type { Collective } from '../algorithms/schedule.js';
+import { Communicator } from '../comm/communicator.js';
+import { ShmBackend, allocateMailbox } from '../comm/shm-backend.js';
+import { adoptThreadWorldChoices } from '../comm/thread-choices.js';
+import { warmUp } from '../comm/warm-up.js';
+import { paramInt } from '../config/params.js';
+import { threadRankBootstrap } from '../job/bootstrap.js';
+import { log } from '../log.js';
+import type { Arena } from '../memory/arena.js';
+import { median } from '../tune/median.js';
+import { engineMinBytes } from '../tuner/progress-choice.js';
+
+/**
+ * The rank's own communicator beside one its engine holds, over the same ranks, for the calls
+ * `progress: 'auto'` runs inline: those too short for the engine's hand-off to pay.
+ */
+export interface InlineTwin {
+  readonly comm: Communicator;
+  /** Per collective, the smallest call that goes to the engine (tuner/progress-choice.ts). */
+  readonly engineMinBytes: ReadonlyMap<Collective, number>;
+  /** What the engine adds to a call, us, as every rank of the world agreed. */
+  readonly handOffUs: number;
+}
+
+/** What opening a twin needs of the engine's communicator: its place, and calls run on the engine. */
+export interface EngineSide {
+  readonly rank: number;
+  readonly size: number;
+  readonly name: string;
+  readonly arena: Arena;
+  readonly defaultTimeoutMs: number;
+  allGatherOnEngine(input: Int32Array, output: Int32Array): Promise<void>;
+  allReduceOnEngine(buffer: Float32Array): Promise<void>;
+}
+
+/** Rounds of the hand-off measurement: a small all-reduce on the engine, then the same inline. */
+const HAND_OFF_ROUNDS = 16;
+
+/**
+ * Whether this rank can run calls inline beside its engine: thread ranks of one process, whose
+ * mailboxes live in the shared arena both threads see. Process ranks' sockets live on the
+ * engine's event loop, so there every call goes to the engine.
+ */
+export function twinSupported(transportKind: 'shm' | 'tcp'): boolean {
+  const boot = threadRankBootstrap();
+  return transportKind === 'shm' && boot !== undefined && boot.global === undefined;
+}
+
+/**
+ * Opens the twin of `side`'s communicator: each rank allocates a mailbox in the arena, the
+ * engine all-gathers their places (with each rank's job rank, which failure detection names),
+ * and this thread builds a communicator on them. The world's twin warms up as init does, then
+ * measures the hand-off (unless `handOffUs` or TSCCL_ENGINE_HANDOFF_US gives it); a split or
+ * shrink takes its parent's.
+ */
+export async function openInlineTwin(side: EngineSide, handOffUs?: number): Promise<InlineTwin> {
+  const boot = threadRankBootstrap()!;
+  const { arena, rank, size } = side;
+  const mailbox = allocateMailbox(arena, size);
+  const places = new Int32Array(2 * size);
+  try {
+    await side.allGatherOnEngine(Int32Array.of(mailbox, boot.rank), places);
+  } catch (err) {
+    arena.free(mailbox);
+    throw err;
+  }
+  if (handOffUs === undefined) adoptThreadWorldChoices(boot.size, boot.choices);
+  const backend = new ShmBackend(
+    arena,
+    rank,
+    Array.from({ length: size }, (_, r) => places[2 * r]),
+    // The rank threads and their engines.
+    boot.size * 2,
+    Array.from({ length: size }, (_, r) => places[2 * r + 1]),
+  );
+  const comm = new Communicator({
+    arena,
+    backend,
+    name: `${side.name}/inline`,
+    defaultTimeoutMs: side.defaultTimeoutMs,
+  });
+  let agreed = handOffUs;
+  if (agreed === undefined) {
+    await warmUp(comm);
+    agreed = paramInt('TSCCL_ENGINE_HANDOFF_US') || (await measureHandOff(side, comm));
+  }
+  const predictUs = (collective: Collective, bytes: number) =>
+    comm.predict(collective, collective === 'allGather' ? Math.ceil(bytes / size) : bytes).timeUs;
+  const limits = engineMinBytes(predictUs, agreed);
+  log(
+    'INFO',
+    () =>
+      `${side.name} rank ${rank}: progress 'auto', hand-off ${agreed.toFixed(1)} us, calls inline below ${[...limits].map(([c, b]) => `${c} ${b} B`).join(', ')}`,
+  );
+  return { comm, engineMinBytes: limits, handOffUs: agreed };
+}
+
+/**
+ * What the engine adds to a small all-reduce over running it inline (medians of
+ * HAND_OFF_ROUNDS, us), the largest of any rank: every rank cuts its calls with the same figure.
+ */
+async function measureHandOff(side: EngineSide, twin: Communicator): Promise<number> {
+  const onEngine = side.arena.allocateOwned(Float32Array, 2, 4) as Float32Array;
+  const inline = new Float32Array(2);
+  const engineUs: number[] = [];
+  const inlineUs: number[] = [];
+  try {
+    for (let round = 0; round < HAND_OFF_ROUNDS; round++) {
+      let started = performance.now();
+      await side.allReduceOnEngine(onEngine);
+      engineUs.push((performance.now() - started) * 1000);
+      started = performance.now();
+      await twin.allReduce(inline);
+      inlineUs.push((performance.now() - started) * 1000);
+    }
+  } finally {
+    side.arena.release(onEngine);
+  }
+  const mine = new Float64Array([Math.max(1, median(engineUs) - median(inlineUs))]);
+  await twin.allReduce(mine, { op: 'max' });
+  return mine[0];
+}

@@ -1,0 +1,67 @@
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { runFixture } from '../harness/ranks.js';
+
+type Outcome = { waited: string; first: number; last: number; ranOn: string };
+
+/** Runs `body` with TSCCL_ENGINE_HANDOFF_US set for the thread ranks it starts (they copy the environment). */
+async function withHandOff<T>(us: number, body: () => Promise<T>): Promise<T> {
+  const before = process.env.TSCCL_ENGINE_HANDOFF_US;
+  process.env.TSCCL_ENGINE_HANDOFF_US = String(us);
+  try {
+    return await body();
+  } finally {
+    if (before === undefined) delete process.env.TSCCL_ENGINE_HANDOFF_US;
+    else process.env.TSCCL_ENGINE_HANDOFF_US = before;
+  }
+}
+
+test("progress 'auto': a 4 MiB all-reduce goes to the engine, so a rank that blocks its thread still lets its peer finish", async () => {
+  const { results } = await withHandOff(200, () =>
+    runFixture('blocked-rank-overlap-rank', 2, { progress: 'auto', waitMs: 60_000 }),
+  );
+  const [blocked, peer] = results as Outcome[];
+  assert.deepEqual([blocked.ranOn, peer.ranOn], ['engine', 'engine']);
+  assert.equal(blocked.waited, 'ok', 'rank 1 did not finish while rank 0 was blocked');
+  for (const r of [blocked, peer]) assert.deepEqual([r.first, r.last], [3, 3]);
+});
+
+test("progress 'auto': every rank measures, then agrees on one hand-off and one cut per collective; a split half keeps it", async () => {
+  const { results } = await runFixture('auto-progress-rank', 3);
+  const all = results as {
+    handOffUs: number;
+    paths: string[];
+    halfHandOffUs: number;
+    halfPaths: string[];
+    ran: { chosen: string; recorded: string[]; sum: number }[];
+  }[];
+  for (const [rank, r] of all.entries()) {
+    assert.ok(r.handOffUs > 0, `rank ${rank}: hand-off ${r.handOffUs}`);
+    assert.equal(r.handOffUs, all[0].handOffUs, `rank ${rank}`);
+    assert.deepEqual(r.paths, all[0].paths, `rank ${rank}`);
+    // Inline below the cut, engine from it on: the predicted time grows with the size, and no
+    // hand-off between threads is as short as a byte's all-reduce nor as long as 64 MiB's.
+    for (const path of r.paths) assert.match(path, /^i+e+$/, `rank ${rank}: ${path}`);
+    // Each call ran where the tuner sent it, and only there, with the right sums.
+    for (const call of r.ran) {
+      assert.deepEqual(call.recorded, [call.chosen], `rank ${rank}`);
+      assert.equal(call.sum, 6, `rank ${rank}`);
+    }
+    assert.equal(r.ran[0].chosen, 'inline', `rank ${rank}: a 32 B all-reduce`);
+  }
+  // The two ranks of the even half (world ranks 0 and 2) have a twin of their own; rank 1 is alone.
+  assert.equal(all[0].halfHandOffUs, all[0].handOffUs);
+  assert.deepEqual(all[2].halfPaths, all[0].halfPaths);
+  assert.equal(all[1].halfHandOffUs, undefined);
+  assert.deepEqual(all[1].halfPaths, ['e'.repeat(27), 'e'.repeat(27), 'e'.repeat(27)]);
+});
+
+test("progress 'auto': random calls of every size on 3 thread ranks, inline and on the engine in one stream, on the world and a split half at once", async () => {
+  const { results } = await withHandOff(200, () =>
+    runFixture('random-calls-rank', 3, { calls: 40, seed: 7, maxLog2: 18, progress: 'auto' }, { timeoutMs: 180_000 }),
+  );
+  for (const [rank, result] of (results as { calls: number; failures: string[] }[]).entries()) {
+    assert.deepEqual(result.failures, [], `rank ${rank}`);
+    assert.equal(result.calls, [80, 40, 80][rank], `rank ${rank}`);
+  }
+});
