@@ -9,6 +9,11 @@ const modes: [string, number, TrainArgs][] = [
   ['2 tensor-parallel ranks', 2, { steps: STEPS, tensor: 2 }],
   ['2 tensor-parallel ranks on progress engines', 2, { steps: STEPS, tensor: 2, progress: 'engine' }],
   [
+    "a 2-stage pipeline of 2 tensor-parallel ranks each, progress 'auto' (short calls inline, long ones on engines)",
+    4,
+    { steps: STEPS, tensor: 2, pipeline: 2, microBatches: 2, progress: 'auto' },
+  ],
+  [
     '8 thread ranks in 3D: tensor 2 x pipeline 2 x data 2',
     8,
     { steps: STEPS, tensor: 2, pipeline: 2, microBatches: 2 },
