@@ -106,6 +106,7 @@ export class Communicator {
   private seq = 0;
   private splits = 0;
   private shrinks = 0;
+  private siblings = 0;
   private readonly queue = new CallQueue();
   private readonly failures: FailurePolicy;
   private readonly p2p: PointToPoint;
@@ -599,14 +600,15 @@ export class Communicator {
   /**
    * A communicator of the same ranks on fresh mailboxes or links, met as shrink meets its
    * survivors: no call of this one, whose numbering and records stay as they were. For the
-   * library's own calls (init's warm-up); every rank calls it once with the same label.
+   * library's own calls (init's warm-up, a progress engine's hand-off measure); every rank makes
+   * its siblings in the same order with the same labels.
    */
   async sibling(label: string, options: { timeoutMs?: number } = {}): Promise<Communicator> {
     const name = childName(this.name, label);
     const backend = await this.backend.shrink({
       survivors: this.allRanks,
-      // Shrinks count from 1: a sibling's meeting never answers one of theirs.
-      epoch: -1,
+      // Shrinks count up from 1, siblings down from -1: no meeting answers another's offers.
+      epoch: -++this.siblings,
       name,
       timeoutMs: options.timeoutMs ?? this.defaultTimeoutMs,
       signal: undefined,
