@@ -1,7 +1,14 @@
 // One rank of bench/train/tensor-parallel.mjs: a GPT split across the world's ranks (Megatron-style
 // tensor parallelism), trained data-parallel over nothing else; medians of the timed steps.
 import { init } from '../../dist/src/progress/init.js';
-import { DataParallel, TextCorpus, createGpt, generateText, loadTf, parallelGroups } from '../../dist/src/train/index.js';
+import {
+  DataParallel,
+  TextCorpus,
+  createGpt,
+  generateText,
+  loadTf,
+  parallelGroups,
+} from '../../dist/src/train/index.js';
 
 export default async function main({ args }) {
   const { progress, steps, warm, dim, layers, seqLen, batchSize } = JSON.parse(args[0]);

@@ -38,6 +38,7 @@ for (const progress of ['inline', 'engine', 'auto']) {
   const { results } = await run({ ranks, script, args: [args], output: 'silent', timeoutMs: 600_000 });
   const stepMs = Math.max(...results.map((r) => r.stepMs));
   inlineMs ??= stepMs;
-  const where = results[0].handOffUs !== undefined ? `${results[0].paths} (hand-off ${results[0].handOffUs.toFixed(0)} us)` : '';
+  const where =
+    results[0].handOffUs !== undefined ? `${results[0].paths} (hand-off ${results[0].handOffUs.toFixed(0)} us)` : '';
   console.log(`| ${progress} | ${stepMs.toFixed(1)} | ${(stepMs / inlineMs).toFixed(2)} | ${where} |`);
 }

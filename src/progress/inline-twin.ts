@@ -100,6 +100,8 @@ export async function openInlineTwin(side: EngineSide, handOffUs?: number): Prom
  * HAND_OFF_ROUNDS, us), the largest of any rank: every rank cuts its calls with the same figure.
  */
 async function measureHandOff(side: EngineSide, twin: Communicator): Promise<number> {
+  // On a sibling, as init's warm-up: the twin's own calls and records start at #1.
+  const comm = await twin.sibling('handoff');
   const onEngine = side.arena.allocateOwned(Float32Array, 2, 4) as Float32Array;
   const inline = new Float32Array(2);
   const engineUs: number[] = [];
@@ -110,13 +112,14 @@ async function measureHandOff(side: EngineSide, twin: Communicator): Promise<num
       await side.allReduceOnEngine(onEngine);
       engineUs.push((performance.now() - started) * 1000);
       started = performance.now();
-      await twin.allReduce(inline);
+      await comm.allReduce(inline);
       inlineUs.push((performance.now() - started) * 1000);
     }
+    const mine = new Float64Array([Math.max(1, median(engineUs) - median(inlineUs))]);
+    await comm.allReduce(mine, { op: 'max' });
+    return mine[0];
   } finally {
     side.arena.release(onEngine);
+    await comm.destroy();
   }
-  const mine = new Float64Array([Math.max(1, median(engineUs) - median(inlineUs))]);
-  await twin.allReduce(mine, { op: 'max' });
-  return mine[0];
 }

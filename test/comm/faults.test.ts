@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { test } from 'node:test';
+import { test as nodeTest, test } from 'node:test';
 import { ErrorCode } from '../../src/errors.js';
 import { noRecoveries } from '../../src/transport/transport.js';
 import type { FaultReport } from '../fixtures/faults-rank.js';
@@ -14,9 +14,12 @@ import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
  */
 type Launcher = (scenario: string, n: number, env?: NodeJS.ProcessEnv) => Promise<(FaultReport | undefined)[]>;
 
-/** The scenarios on both transports, inline and with every rank's calls on its progress engine. */
+/**
+ * The scenarios on both transports, inline and with every rank's calls on its progress engine;
+ * on thread ranks also under progress 'auto', where the small calls run inline beside the engine.
+ */
 const launcher =
-  (processes: boolean, progress?: 'engine'): Launcher =>
+  (processes: boolean, progress?: 'engine' | 'auto'): Launcher =>
   (scenario, n, env) =>
     withMarks((marks) =>
       rankResults<FaultReport>(
@@ -34,14 +37,26 @@ const transports: [string, Launcher][] = [
   ['tcp', launcher(true)],
   ['shm with engines', launcher(false, 'engine')],
   ['tcp with engines', launcher(true, 'engine')],
+  ['shm with auto', launcher(false, 'auto')],
+];
+const AUTO_SCENARIOS = [
+  'abort ends',
+  'killed during',
+  'second rank dying',
+  'different collectives on',
+  'TSCCL_DEBUG_CHECK',
 ];
 
 for (const [name, job] of transports) {
+  // Under 'auto' the scenarios where a call on the rank's own thread meets a failure: abort, a
+  // death mid-call and mid-shrink, and mismatched calls; the others run as on engines.
+  const test = (title: string, body: () => Promise<void>) =>
+    name !== 'shm with auto' || AUTO_SCENARIOS.some((s) => title.includes(s)) ? nodeTest(title, body) : undefined;
   test(`${name}: abort ends the peers' calls with ABORTED naming the rank, later calls too; shrink recovers`, async () => {
     const all = await job('abort', 3);
     for (const [rank, r] of all.entries()) {
       assert.equal(r!.code, ErrorCode.ABORTED, `rank ${rank}: ${r!.message}`);
-      if (rank !== 1) assert.match(r!.message, /rank 1 gave up on world at #\d+ with TSCCL_ERR_ABORTED/);
+      if (rank !== 1) assert.match(r!.message, /rank 1 gave up on world(\/inline)? at #\d+ with TSCCL_ERR_ABORTED/);
       assert.equal(r!.recovered, 'OK', `rank ${rank}`);
     }
   });
@@ -132,7 +147,7 @@ for (const [name, job] of transports) {
       assert.equal(r!.code, ErrorCode.MISMATCH);
       assert.match(
         r!.message,
-        /Desync on world: rank 0 called allReduce #1\(float32, count 16, sum\) but rank 1 called allReduce #1\(int32, count 16, sum\)/,
+        /Desync on world(\/inline)?: rank 0 called allReduce #1\(float32, count 16, sum\) but rank 1 called allReduce #1\(int32, count 16, sum\)/,
       );
     }
   });
