@@ -21,12 +21,14 @@ export const INLINE_CHOOSABLE: readonly Collective[] = [
  */
 export function callSizeBytes(
   collective: string,
-  buffer: { readonly byteLength: number },
-  options: { readonly output?: { readonly byteLength: number }; readonly sendCounts?: unknown },
+  buffer: unknown,
+  options: { readonly output?: unknown; readonly sendCounts?: unknown } | undefined,
 ): number | undefined {
-  if (collective === 'allGather') return options.output?.byteLength ?? buffer.byteLength;
-  if (collective === 'allToAll' && options.sendCounts !== undefined) return undefined;
-  return buffer.byteLength;
+  // Arguments are checked where the call runs: what is not a typed array has no size here.
+  const bytes = (array: unknown) => (ArrayBuffer.isView(array) ? array.byteLength : undefined);
+  if (collective === 'allGather') return options?.output === undefined ? bytes(buffer) : bytes(options.output);
+  if (collective === 'allToAll' && options?.sendCounts !== undefined) return undefined;
+  return bytes(buffer);
 }
 
 /** The largest size searched: a call past it always goes to the engine. */
