@@ -17,7 +17,7 @@ import { debugCheck } from '../comm/call-defaults.js';
 import { type Group, type GroupPrediction, priceGroup, runGroup } from '../comm/call-group.js';
 import { registerCompletionProbe, shareCompletionProbe } from '../comm/work.js';
 import { allocArray, freeArray } from '../comm/arena-arrays.js';
-import { allocatedDTypes } from '../comm/validate.js';
+import { allocatedDTypes, checkTypedArray } from '../comm/validate.js';
 import { type CommRecord, forwardDumps, installSignalDump } from '../debug/flight-recorder.js';
 import type { DType, DTypeArrayMap, TypedArray } from '../dtypes/dtype.js';
 import { ErrorCode, TscclError, invalidArgument, reviveError } from '../errors.js';
@@ -508,6 +508,9 @@ export class EngineCommunicator {
         checkOptions(call, what.options, { rank: this.rank, defaultTimeoutMs: this.defaultTimeoutMs });
       const { signal, output, ...rest } = what.options;
       const staging: Staging = { call, copies: [], staged: [] };
+      // Checked before placing: what is not a typed array cannot be viewed in the arena.
+      if ('buffer' in what) checkTypedArray(what.buffer, 'buffer', this.rank);
+      if (output !== undefined) checkTypedArray(output, 'output', this.rank);
       const buffer = what.buffer === undefined ? undefined : this.place(what.buffer, what.writes === true, staging);
       const placedOutput = output === undefined ? undefined : this.place(output, true, staging);
       const finish = () => {
