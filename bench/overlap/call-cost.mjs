@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // What the progress engine costs a call: back-to-back all-reduces of 8 B-1 MiB, inline, on the
-// engine and (thread ranks) under progress 'auto', 2 thread ranks and 2 process ranks over
+// engine and under progress 'auto', 2 thread ranks and 2 process ranks over
 // loopback TCP, in one run. Each figure is
 // the median of 5 rounds of rank 0's time per call.
 // Then what staging a plain array costs a call on the engine, against an array from comm.alloc.
@@ -32,16 +32,12 @@ for (const [label, start, sizes] of [
   for (const bytes of sizes) {
     const us = {};
     let auto;
-    // Process ranks run every call on the engine under 'auto': their sockets live there.
-    for (const progress of label.includes('thread') ? ['inline', 'engine', 'auto'] : ['inline', 'engine']) {
+    for (const progress of ['inline', 'engine', 'auto']) {
       const { results } = await start([JSON.stringify({ progress, bytes, calls: bytes > 65536 ? calls / 5 : calls })]);
       us[progress] = results[0].us;
       if (progress === 'auto') auto = results[0];
     }
-    const autoCells =
-      auto === undefined
-        ? '| - | - | engine |'
-        : `| ${us.auto.toFixed(1)} | ${(us.auto / us.inline).toFixed(2)} | ${auto.path} (hand-off ${auto.handOffUs.toFixed(0)} us) |`;
+    const autoCells = `| ${us.auto.toFixed(1)} | ${(us.auto / us.inline).toFixed(2)} | ${auto.path} (hand-off ${auto.handOffUs.toFixed(0)} us) |`;
     console.log(
       `| ${label} | ${bytes} | ${us.inline.toFixed(1)} | ${us.engine.toFixed(1)} | ${(us.engine / us.inline).toFixed(2)} ${autoCells}`,
     );

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Compute-communication overlap: each rank issues a 64 MiB all-reduce, computes for about as
 // long as the all-reduce takes alone, then awaits it. Reports step / max(compute alone,
-// all-reduce alone) per configuration, inline, with the progress engine, and (thread ranks)
-// with progress 'auto' (1.0: fully hidden; 2.0: nothing hidden). Configurations: 2 and 4 thread ranks, 2 process ranks over loopback TCP,
+// all-reduce alone) per configuration, inline, with the progress engine, and with progress
+// 'auto' (1.0: fully hidden; 2.0: nothing hidden). Configurations: 2 and 4 thread ranks, 2 process ranks over loopback TCP,
 // and 2 hosts x 1 process over network namespaces with the link shaped to 1 Gbit/s (needs root
 // and iproute2; skipped with the reason otherwise).
 // Usage: node bench/overlap/overlap.mjs [--mib 64] [--reps 3] [--only threads|tcp|netns]
@@ -49,8 +49,7 @@ for (const progress of ['inline', 'engine', 'auto']) {
       const { results } = await run({ ranks, script, args: jobArgs, output: 'silent', timeoutMs: 600_000 });
       row(`${ranks} thread ranks`, progress, slowest(results));
     }
-  // Process ranks run every call on the engine under 'auto'.
-  if ((!values.only || values.only === 'tcp') && progress !== 'auto') {
+  if (!values.only || values.only === 'tcp') {
     const { results } = await launch({
       nprocPerNode: 2,
       mode: 'processes',

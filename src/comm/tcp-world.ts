@@ -30,9 +30,18 @@ export async function createTcpWorld(
  */
 export async function connectTcpWorld(
   job: EnvJob,
-  where: { rank: number; size: number; arena: Arena; defaultTimeoutMs: number },
+  where: {
+    rank: number;
+    size: number;
+    arena: Arena;
+    defaultTimeoutMs: number;
+    /** The mesh's name in the store: another mesh of the same ranks takes another (a progress engine's inline twin). */
+    name?: string;
+    /** Whether rank 0 serves the store when no launcher does; a second mesh finds it served. */
+    serveStore?: boolean;
+  },
 ): Promise<TcpBackend> {
-  const { rank, size, arena, defaultTimeoutMs } = where;
+  const { rank, size, arena, defaultTimeoutMs, name = 'world', serveStore = true } = where;
   const loopback = isLoopbackAddress(job.masterAddr) || job.masterAddr === 'localhost';
   if (!loopback && job.token === undefined && !job.allowInsecure) {
     throw invalidArgument(
@@ -41,7 +50,7 @@ export async function connectTcpWorld(
     );
   }
   let server: TcpStoreServer | undefined;
-  if (rank === 0 && !job.storeHosted) {
+  if (rank === 0 && !job.storeHosted && serveStore) {
     server = await TcpStoreServer.listen({
       host: loopback ? loopbackFor(job.masterAddr) : anyAddressFor(job.masterAddr),
       port: job.masterPort,
@@ -66,7 +75,7 @@ export async function connectTcpWorld(
   client.unref();
   const paths = loopback ? [loopbackFor(job.masterAddr)] : listenAddresses();
   return TcpBackend.create(
-    { rank, nranks: size, name: 'world' },
+    { rank, nranks: size, name },
     {
       store: new PrefixStore('tsccl', client),
       host: paths[0],

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import type { CommStats } from '../comm/comm-stats.js';
+import type { Communicator } from '../comm/communicator.js';
 import {
   type AllToAllOptions,
   type CallOptions,
@@ -256,8 +257,8 @@ export class EngineCommunicator {
   readonly name: string;
   /**
    * 'engine': every call runs on the rank's progress engine, a thread of the library; 'auto':
-   * calls too short for the engine's hand-off to pay run on the rank's own thread (thread ranks;
-   * process ranks run every call on the engine), the tuner's choice per call (progressOf).
+   * calls too short for the engine's hand-off to pay run on the rank's own thread (not for
+   * threads of several processes), the tuner's choice per call (progressOf).
    */
   readonly progress: 'engine' | 'auto';
   readonly transportKind: 'shm' | 'tcp';
@@ -289,16 +290,23 @@ export class EngineCommunicator {
     return EngineCommunicator.opened(engine, await engine.started(), defaultTimeoutMs, progress, undefined);
   }
 
-  /** A communicator the engine made, with its inline twin where 'auto' can have one (the world measures the hand-off). */
+  /**
+   * A communicator the engine made, with its inline twin where 'auto' can have one: the world's
+   * measures the hand-off; a split's or shrink's takes `parent`'s, and on process ranks is the
+   * parent twin's own split or shrink (`mirrored`).
+   */
   private static async opened(
     engine: Engine,
     info: EngineCommInfo,
     defaultTimeoutMs: number,
     progress: 'engine' | 'auto',
-    handOffUs: number | undefined,
+    parent: { readonly handOffUs: number; readonly mirrored: Communicator | undefined } | undefined,
   ): Promise<EngineCommunicator> {
     const comm = new EngineCommunicator(engine, info, defaultTimeoutMs, progress);
-    if (progress === 'auto' && comm.size > 1 && twinSupported(info.transportKind)) {
+    if (progress !== 'auto' || comm.size === 1 || !twinSupported(info.transportKind)) {
+      // A mirrored twin alone in its group has nothing to run.
+      await parent?.mirrored?.destroy();
+    } else {
       comm.twin = await openInlineTwin(
         {
           rank: comm.rank,
@@ -306,11 +314,12 @@ export class EngineCommunicator {
           name: comm.name,
           arena: engine.arena,
           defaultTimeoutMs,
+          transportKind: info.transportKind,
           allGatherOnEngine: (input, output) =>
             settled(comm.issue('allGather', { buffer: input, options: { output }, writes: false })),
           allReduceOnEngine: (buffer) => settled(comm.issue('allReduce', { buffer, options: {}, writes: true })),
         },
-        handOffUs,
+        parent,
       );
     }
     return comm;
@@ -415,29 +424,44 @@ export class EngineCommunicator {
     return priceGroup(this, build);
   }
 
-  async split(options: SplitOptions): Promise<EngineCommunicator | null> {
-    const info = await this.onEngine('split', { options });
-    if (info === null || info === undefined) return null;
-    this.engine.live++;
-    return this.child(info);
+  split(options: SplitOptions): Promise<EngineCommunicator | null> {
+    // The child's twin is made within the split's turn, before any later call of this communicator.
+    const split = async () => {
+      const info = await this.issue('split', { options });
+      // Every rank of a process ranks' twin splits it too (a collective), whatever group it lands in.
+      const mirrored = this.mirrors() ? await this.twin!.comm.split(options) : undefined;
+      if (info === null || info === undefined) {
+        await mirrored?.destroy();
+        return null;
+      }
+      this.engine.live++;
+      return this.child(info, mirrored ?? undefined);
+    };
+    return this.twin === undefined ? split() : this.lanes.issue('engine', split);
   }
 
   async shrink(options: ShrinkOptions): Promise<EngineCommunicator> {
     // A shrink works on a failed communicator, whose calls may never settle: it waits for none.
     const info = await this.issue('shrink', { options });
+    const mirrored = this.mirrors() ? await this.twin!.comm.shrink(options) : undefined;
     this.engine.live++;
-    return this.child(info as EngineCommInfo);
+    return this.child(info as EngineCommInfo, mirrored);
+  }
+
+  /** Whether a split's or shrink's twin comes from this one's (process ranks; thread ranks meet through the engine). */
+  private mirrors(): boolean {
+    return this.twin !== undefined && this.transportKind === 'tcp';
   }
 
   /** A split's or shrink's communicator, with a twin of its own where this one has one. */
-  private child(info: EngineCommInfo): Promise<EngineCommunicator> {
+  private child(info: EngineCommInfo, mirrored: Communicator | undefined): Promise<EngineCommunicator> {
     const twin = this.twin;
     return EngineCommunicator.opened(
       this.engine,
       info,
       this.defaultTimeoutMs,
       twin === undefined ? 'engine' : this.progress,
-      twin?.handOffUs,
+      twin === undefined ? undefined : { handOffUs: twin.handOffUs, mirrored },
     );
   }
 

@@ -1,10 +1,13 @@
 import type { Collective } from '../algorithms/schedule.js';
 import { Communicator } from '../comm/communicator.js';
 import { ShmBackend, allocateMailbox } from '../comm/shm-backend.js';
+import { connectTcpWorld } from '../comm/tcp-world.js';
 import { adoptThreadWorldChoices } from '../comm/thread-choices.js';
 import { warmUp } from '../comm/warm-up.js';
 import { paramInt } from '../config/params.js';
+import { ErrorCode, TscclError } from '../errors.js';
 import { threadRankBootstrap } from '../job/bootstrap.js';
+import { jobFromEnv } from '../job/env-job.js';
 import { log } from '../log.js';
 import type { Arena } from '../memory/arena.js';
 import { median } from '../tune/median.js';
@@ -29,6 +32,7 @@ export interface EngineSide {
   readonly name: string;
   readonly arena: Arena;
   readonly defaultTimeoutMs: number;
+  readonly transportKind: 'shm' | 'tcp';
   allGatherOnEngine(input: Int32Array, output: Int32Array): Promise<void>;
   allReduceOnEngine(buffer: Float32Array): Promise<void>;
 }
@@ -37,49 +41,51 @@ export interface EngineSide {
 const HAND_OFF_ROUNDS = 16;
 
 /**
- * Whether this rank can run calls inline beside its engine: thread ranks of one process, whose
- * mailboxes live in the shared arena both threads see. Process ranks' sockets live on the
- * engine's event loop, so there every call goes to the engine.
+ * Whether this rank can run calls inline beside its engine: thread ranks of one process (their
+ * mailboxes live in the shared arena both threads see) and process ranks (a second TCP mesh,
+ * served by the rank's own event loop). Threads of several processes keep every call on the engine.
  */
 export function twinSupported(transportKind: 'shm' | 'tcp'): boolean {
   const boot = threadRankBootstrap();
-  return transportKind === 'shm' && boot !== undefined && boot.global === undefined;
+  if (transportKind === 'shm') return boot !== undefined && boot.global === undefined;
+  return boot === undefined && jobFromEnv() !== undefined;
 }
 
 /**
- * Opens the twin of `side`'s communicator: each rank allocates a mailbox in the arena, the
- * engine all-gathers their places (with each rank's job rank, which failure detection names),
- * and this thread builds a communicator on them. The world's twin warms up as init does, then
- * measures the hand-off (unless `handOffUs` or TSCCL_ENGINE_HANDOFF_US gives it); a split or
- * shrink takes its parent's.
+ * Opens the twin of `side`'s communicator. A world's twin is made here (thread ranks: each rank
+ * allocates a mailbox in the arena and the engine all-gathers their places, with each rank's job
+ * rank, which failure detection names; process ranks: a TCP mesh of its own through the job's
+ * store), warms up as init does, and measures the hand-off (unless TSCCL_ENGINE_HANDOFF_US gives
+ * it). A split's or shrink's twin takes its parent's hand-off; on thread ranks it is made the
+ * same way; on process ranks it is `mirrored`, the parent twin's own split or shrink.
  */
-export async function openInlineTwin(side: EngineSide, handOffUs?: number): Promise<InlineTwin> {
-  const boot = threadRankBootstrap()!;
-  const { arena, rank, size } = side;
-  const mailbox = allocateMailbox(arena, size);
-  const places = new Int32Array(2 * size);
-  try {
-    await side.allGatherOnEngine(Int32Array.of(mailbox, boot.rank), places);
-  } catch (err) {
-    arena.free(mailbox);
-    throw err;
+export async function openInlineTwin(
+  side: EngineSide,
+  parent?: { readonly handOffUs: number; readonly mirrored: Communicator | undefined },
+): Promise<InlineTwin> {
+  const name = `${side.name}/inline`;
+  let comm: Communicator;
+  if (side.transportKind === 'shm') comm = await shmTwin(side, name, parent === undefined);
+  else if (parent === undefined) {
+    const backend = await connectTcpWorld(jobFromEnv()!, {
+      rank: side.rank,
+      size: side.size,
+      arena: side.arena,
+      defaultTimeoutMs: side.defaultTimeoutMs,
+      name,
+      serveStore: false,
+    });
+    comm = new Communicator({ arena: side.arena, backend, name, defaultTimeoutMs: side.defaultTimeoutMs });
+  } else {
+    if (parent.mirrored === undefined)
+      throw new TscclError(
+        ErrorCode.INTERNAL,
+        `${name}: the inline twin's split left rank ${side.rank} out, the engine's did not`,
+      );
+    comm = parent.mirrored;
   }
-  if (handOffUs === undefined) adoptThreadWorldChoices(boot.size, boot.choices);
-  const backend = new ShmBackend(
-    arena,
-    rank,
-    Array.from({ length: size }, (_, r) => places[2 * r]),
-    // The rank threads and their engines.
-    boot.size * 2,
-    Array.from({ length: size }, (_, r) => places[2 * r + 1]),
-  );
-  const comm = new Communicator({
-    arena,
-    backend,
-    name: `${side.name}/inline`,
-    defaultTimeoutMs: side.defaultTimeoutMs,
-  });
-  let agreed = handOffUs;
+  const { rank, size } = side;
+  let agreed = parent?.handOffUs;
   if (agreed === undefined) {
     await warmUp(comm);
     agreed = paramInt('TSCCL_ENGINE_HANDOFF_US') || (await measureHandOff(side, comm));
@@ -93,6 +99,30 @@ export async function openInlineTwin(side: EngineSide, handOffUs?: number): Prom
       `${side.name} rank ${rank}: progress 'auto', hand-off ${agreed.toFixed(1)} us, calls inline below ${[...limits].map(([c, b]) => `${c} ${b} B`).join(', ')}`,
   );
   return { comm, engineMinBytes: limits, handOffUs: agreed };
+}
+
+/** A thread rank's twin: a mailbox of its own per rank, their places all-gathered by the engine. */
+async function shmTwin(side: EngineSide, name: string, world: boolean): Promise<Communicator> {
+  const boot = threadRankBootstrap()!;
+  const { arena, rank, size } = side;
+  const mailbox = allocateMailbox(arena, size);
+  const places = new Int32Array(2 * size);
+  try {
+    await side.allGatherOnEngine(Int32Array.of(mailbox, boot.rank), places);
+  } catch (err) {
+    arena.free(mailbox);
+    throw err;
+  }
+  if (world) adoptThreadWorldChoices(boot.size, boot.choices);
+  const backend = new ShmBackend(
+    arena,
+    rank,
+    Array.from({ length: size }, (_, r) => places[2 * r]),
+    // The rank threads and their engines.
+    boot.size * 2,
+    Array.from({ length: size }, (_, r) => places[2 * r + 1]),
+  );
+  return new Communicator({ arena, backend, name, defaultTimeoutMs: side.defaultTimeoutMs });
 }
 
 /**

@@ -1,10 +1,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { runFixture } from '../harness/ranks.js';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { launchFixture, runFixture } from '../harness/ranks.js';
 
 type Outcome = { waited: string; first: number; last: number; ranOn: string };
 
-/** Runs `body` with TSCCL_ENGINE_HANDOFF_US set for the thread ranks it starts (they copy the environment). */
+/** Runs `body` with TSCCL_ENGINE_HANDOFF_US set for the ranks it starts (threads and processes copy the environment). */
 async function withHandOff<T>(us: number, body: () => Promise<T>): Promise<T> {
   const before = process.env.TSCCL_ENGINE_HANDOFF_US;
   process.env.TSCCL_ENGINE_HANDOFF_US = String(us);
@@ -63,5 +66,35 @@ test("progress 'auto': random calls of every size on 3 thread ranks, inline and 
   for (const [rank, result] of (results as { calls: number; failures: string[] }[]).entries()) {
     assert.deepEqual(result.failures, [], `rank ${rank}`);
     assert.equal(result.calls, [80, 40, 80][rank], `rank ${rank}`);
+  }
+});
+
+test("progress 'auto' on process ranks over TCP: a 4 MiB all-reduce goes to the engine, which serves the sockets while a rank blocks its thread", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-auto-'));
+  try {
+    const { results } = await withHandOff(200, () =>
+      launchFixture('blocked-rank-overlap-rank', 2, { progress: 'auto', flagDir: dir, waitMs: 60_000 }),
+    );
+    const [blocked, peer] = results as Outcome[];
+    assert.deepEqual([blocked.ranOn, peer.ranOn], ['engine', 'engine']);
+    assert.equal(blocked.waited, 'ok', 'rank 1 did not finish while rank 0 was blocked');
+    for (const r of [blocked, peer]) assert.deepEqual([r.first, r.last], [3, 3]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test("progress 'auto' on 3 process ranks over TCP: random calls inline (a TCP mesh of the rank's own) and on the engine, on the world and a split half", async () => {
+  const { results } = await withHandOff(200, () =>
+    launchFixture(
+      'random-calls-rank',
+      3,
+      { calls: 30, seed: 11, maxLog2: 18, progress: 'auto' },
+      { timeoutMs: 180_000 },
+    ),
+  );
+  for (const [rank, result] of (results as { calls: number; failures: string[] }[]).entries()) {
+    assert.deepEqual(result.failures, [], `rank ${rank}`);
+    assert.equal(result.calls, [60, 30, 60][rank], `rank ${rank}`);
   }
 });
