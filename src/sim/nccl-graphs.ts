@@ -1,3 +1,4 @@
+import { GraphRanksMemo } from './graph-ranks-memo.js';
 import { LINK_KINDS, type LinkKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import type { NcclGeneration, NcclGraphs } from './nccl-tuner.js';
@@ -89,6 +90,13 @@ export function ncclGraphs(
   rankDevices: readonly number[],
   nvls: boolean,
 ): NcclGraphs | undefined {
+  return (nvls ? withNvls : withoutNvls).get(graph, rankDevices, () => searchGraphs(graph, rankDevices, nvls));
+}
+
+const withNvls = new GraphRanksMemo<NcclGraphs | undefined>();
+const withoutNvls = new GraphRanksMemo<NcclGraphs | undefined>();
+
+function searchGraphs(graph: TopologyGraph, rankDevices: readonly number[], nvls: boolean): NcclGraphs | undefined {
   const found = ncclServers(graph, rankDevices);
   if (found === undefined) return undefined;
   const { generation, servers } = found;

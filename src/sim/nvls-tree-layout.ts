@@ -1,3 +1,4 @@
+import { GraphRanksMemo } from './graph-ranks-memo.js';
 import {
   busiestDoubleTreeDegree,
   inOrderTree,
@@ -38,7 +39,7 @@ export interface NvlsTreeEdge {
  * data, and the h-th heads of all servers join in NCCL's double binary tree over the servers
  * (src/graph/trees.cc), half of the share on each tree.
  */
-const layouts = new WeakMap<TopologyGraph, WeakMap<readonly number[], NvlsTreeLayout | undefined>>();
+const layouts = new GraphRanksMemo<NvlsTreeLayout | undefined>();
 
 export class NvlsTreeLayout {
   readonly servers: readonly NvlsTreeServer[];
@@ -103,15 +104,7 @@ export class NvlsTreeLayout {
    * graph and rank list (a row asks for it to offer, choose, price and count channels).
    */
   static of(graph: TopologyGraph, rankDevices: readonly number[]): NvlsTreeLayout | undefined {
-    let byRanks = layouts.get(graph);
-    if (byRanks === undefined) {
-      byRanks = new WeakMap();
-      layouts.set(graph, byRanks);
-    }
-    if (byRanks.has(rankDevices)) return byRanks.get(rankDevices);
-    const layout = NvlsTreeLayout.build(graph, rankDevices);
-    byRanks.set(rankDevices, layout);
-    return layout;
+    return layouts.get(graph, rankDevices, () => NvlsTreeLayout.build(graph, rankDevices));
   }
 
   private static build(graph: TopologyGraph, rankDevices: readonly number[]): NvlsTreeLayout | undefined {
