@@ -147,7 +147,7 @@ for (const [name, job] of transports) {
       assert.equal(r!.code, ErrorCode.MISMATCH);
       assert.match(
         r!.message,
-        /Desync on world(\/inline)?: rank 0 called allReduce #1\(float32, count 16, sum\) but rank 1 called allReduce #1\(int32, count 16, sum\)/,
+        /Desync on world: rank 0 called allReduce #1\(float32, count 16, sum\) but rank 1 called allReduce #1\(int32, count 16, sum\)/,
       );
     }
   });
