@@ -1,18 +1,14 @@
-import type { Collective } from '../algorithms/schedule.js';
+import { COLLECTIVES, type Collective } from '../algorithms/schedule.js';
 
 /**
  * The collectives a communicator with `progress: 'auto'` may run on the rank's own thread: those
  * whose size every rank sees alike (callSizeBytes), so that every rank takes the same path. A
- * gather's or scatter's buffers differ between root and peers; they stay on the engine.
+ * gather's or scatter's buffers differ between root and peers; they stay on the engine, as
+ * barriers do.
  */
-export const INLINE_CHOOSABLE: readonly Collective[] = [
-  'allReduce',
-  'broadcast',
-  'reduce',
-  'allGather',
-  'reduceScatter',
-  'allToAll',
-];
+export const INLINE_CHOOSABLE: readonly Collective[] = COLLECTIVES.filter(
+  (collective) => collective !== 'gather' && collective !== 'scatter' && collective !== 'barrier',
+);
 
 /**
  * A call's size as every rank of it sees it: the gathered whole for an all-gather, else the
