@@ -68,7 +68,7 @@ if (!values.only || values.only === 'netns') {
     const star = createNetnsStar('ov', 2, '1gbit');
     try {
       let port = 29850;
-      for (const progress of ['inline', 'engine'])
+      for (const progress of ['inline', 'engine', 'auto'])
         row(
           '2 hosts x 1 process, veth 1 Gbit/s',
           progress,
