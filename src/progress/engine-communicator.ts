@@ -397,13 +397,13 @@ export class EngineCommunicator {
     return this.collective('scatter', buffer, options);
   }
   barrier(options: CallOptions = {}): Promise<void> {
-    return settled(this.onEngine('barrier', { options }));
+    return settled(this.onEngine(() => this.issue('barrier', { options })));
   }
   send(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
-    return settled(this.onEngine('send', { buffer, peer, options, writes: false }));
+    return settled(this.onEngine(() => this.issue('send', { buffer, peer, options, writes: false })));
   }
   recv(buffer: TypedArray, peer: number, options: CallOptions = {}): Promise<void> {
-    return settled(this.onEngine('recv', { buffer, peer, options, writes: true }));
+    return settled(this.onEngine(() => this.issue('recv', { buffer, peer, options, writes: true })));
   }
 
   /** Issues the calls `build` records as one (Communicator.group); each call runs on the engine. */
@@ -437,7 +437,7 @@ export class EngineCommunicator {
       this.engine.live++;
       return this.child(info, mirrored ?? undefined);
     };
-    return this.twin === undefined ? split() : this.lanes.issue('engine', split);
+    return this.onEngine(split);
   }
 
   async shrink(options: ShrinkOptions): Promise<EngineCommunicator> {
@@ -503,16 +503,12 @@ export class EngineCommunicator {
         return this.lanes.issue('inline', () => inline.call(twin.comm, buffer, options));
       }
     }
-    return settled(this.onEngine(call, { buffer, options, writes }));
+    return settled(this.onEngine(() => this.issue(call, { buffer, options, writes })));
   }
 
-  /** Issues a call on the engine, after the calls it must follow (CallLanes). */
-  private onEngine(
-    call: OptionsCall & EngineCall,
-    what: Parameters<EngineCommunicator['issue']>[1],
-  ): Promise<EngineCommInfo | null | undefined> {
-    if (this.twin === undefined) return this.issue(call, what);
-    return this.lanes.issue('engine', () => this.issue(call, what));
+  /** Starts work on the engine after the calls it must follow (CallLanes); at once where every call runs there. */
+  private onEngine<T>(start: () => Promise<T>): Promise<T> {
+    return this.twin === undefined ? start() : this.lanes.issue('engine', start);
   }
 
   /**

@@ -20,8 +20,8 @@ let engineWorld: Promise<EngineCommunicator> | undefined;
 
 /**
  * The world communicator of this rank (see comm/init.ts for where rank and size come from);
- * with `progress: 'engine'` or `'auto'`, one whose calls a progress engine runs (all, or those the tuner sends it). Calling it again returns
- * the same one.
+ * with `progress: 'engine'` or `'auto'`, one whose calls a progress engine runs (all, or those
+ * the tuner sends it). Calling it again returns the same one.
  */
 export function init(options: InitOptions & { progress: 'engine' | 'auto' }): Promise<EngineCommunicator>;
 export function init(options?: InitOptions): Promise<Communicator>;

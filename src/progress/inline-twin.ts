@@ -90,9 +90,7 @@ export async function openInlineTwin(
     await warmUp(comm);
     agreed = paramInt('TSCCL_ENGINE_HANDOFF_US') || (await measureHandOff(side, comm));
   }
-  const predictUs = (collective: Collective, bytes: number) =>
-    comm.predict(collective, collective === 'allGather' ? Math.ceil(bytes / size) : bytes).timeUs;
-  const limits = engineMinBytes(predictUs, agreed);
+  const limits = engineMinBytes((collective, bytes) => comm.predict(collective, bytes).timeUs, agreed, size);
   log(
     'INFO',
     () =>

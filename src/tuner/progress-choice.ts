@@ -31,21 +31,25 @@ export function callSizeBytes(
 const LARGEST_LOG2 = 40;
 
 /**
- * Per collective, the smallest call (bytes, a power of two) that goes to the progress engine
- * under `progress: 'auto'`; smaller calls run inline on the rank's thread. The engine can hide at
- * most a call's own time behind compute and adds `handOffUs` to it (the call posted to the
- * engine thread and its completion posted back), so a call whose predicted inline time is below
- * the hand-off can only lose there. `predictUs` is the tuner's inline prediction; every rank
- * must pass the same `handOffUs` (the communicator agrees on it) so that all cut alike.
+ * Per collective, the smallest call (bytes as callSizeBytes gives them, a power of two) that goes
+ * to the progress engine under `progress: 'auto'`; smaller calls run inline on the rank's thread.
+ * The engine can hide at most a call's own time behind compute and adds `handOffUs` to it (the
+ * call posted to the engine thread and its completion posted back), so a call whose predicted
+ * inline time is below the hand-off can only lose there. `predictUs` is the tuner's inline
+ * prediction, which sizes a call by the root's input (an all-gather's block of `nranks`); every
+ * rank must pass the same `handOffUs` (the communicator agrees on it) so that all cut alike.
  */
 export function engineMinBytes(
   predictUs: (collective: Collective, bytes: number) => number,
   handOffUs: number,
+  nranks: number,
 ): Map<Collective, number> {
+  const predicted = (collective: Collective, bytes: number) =>
+    predictUs(collective, collective === 'allGather' ? Math.ceil(bytes / nranks) : bytes);
   const limits = new Map<Collective, number>();
   for (const collective of INLINE_CHOOSABLE) {
     let log2 = 0;
-    while (log2 <= LARGEST_LOG2 && predictUs(collective, 2 ** log2) < handOffUs) log2++;
+    while (log2 <= LARGEST_LOG2 && predicted(collective, 2 ** log2) < handOffUs) log2++;
     limits.set(collective, 2 ** log2);
   }
   return limits;

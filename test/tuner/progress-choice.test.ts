@@ -5,10 +5,12 @@ import { INLINE_CHOOSABLE, callSizeBytes, engineMinBytes, runsInline } from '../
 test('engineMinBytes: per collective, the smallest power of two whose predicted inline time reaches the hand-off', () => {
   // 1 us per KiB, plus 10 us; twice that for an all-to-all.
   const predict = (collective: string, bytes: number) => (collective === 'allToAll' ? 2 : 1) * (10 + bytes / 1024);
-  const limits = engineMinBytes(predict, 200);
+  const limits = engineMinBytes(predict, 200, 4);
   assert.deepEqual([...limits.keys()], INLINE_CHOOSABLE);
   assert.equal(limits.get('allReduce'), 256 * 1024); // 10 + 256 >= 200, 10 + 128 < 200
   assert.equal(limits.get('allToAll'), 128 * 1024); // 2 x (10 + 128) >= 200
+  // An all-gather's size is its whole output; the tuner prices it by one rank's block of 4.
+  assert.equal(limits.get('allGather'), 1024 * 1024); // 10 + 256 >= 200, 10 + 128 < 200
   assert.ok(runsInline(limits, 'allReduce', 256 * 1024 - 1));
   assert.ok(!runsInline(limits, 'allReduce', 256 * 1024));
   // Gather, scatter, sends: never inline (their sizes differ between ranks).
@@ -17,7 +19,7 @@ test('engineMinBytes: per collective, the smallest power of two whose predicted 
   // A hand-off no call reaches: everything inline up to the largest size searched.
   assert.ok(
     runsInline(
-      engineMinBytes(() => 1, 2),
+      engineMinBytes(() => 1, 2, 4),
       'allReduce',
       2 ** 39,
     ),
