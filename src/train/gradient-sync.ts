@@ -19,6 +19,7 @@ import {
 } from '../compress/compression-spec.js';
 import type { LayeredModel } from './layered-model.js';
 import { ZeroShards } from './zero-shards.js';
+import { readValues } from './tensor-values.js';
 
 /** What training needs of a communicator: an inline one or one on a progress engine. */
 export interface TrainingComm extends BucketMemory {
@@ -262,7 +263,7 @@ export class GradientSync {
   write(params: readonly Variable[], grads: readonly Tensor[]): void {
     const accumulate = this.passes > 0;
     params.forEach((param, j) => {
-      const full = this.buckets.write(param, grads[j].dataSync() as Float32Array, accumulate);
+      const full = this.buckets.write(param, readValues(this.tf, grads[j]), accumulate);
       grads[j].dispose();
       if (full !== undefined && this.syncing) {
         this.buckets.encode(full);
