@@ -5,6 +5,7 @@ import { anyAddressFor, isLoopbackAddress, loopbackFor, newJobToken } from '../s
 import { TcpStoreServer } from '../store/tcp-store-server.js';
 import { MAX_PORT, isPort } from '../job/env-job.js';
 import { newJobId } from '../debug/flight-recorder.js';
+import { processRankHeapFlags } from '../job/rank-heap.js';
 import { JobFailure } from './job-failure.js';
 import type { RankOutcomeMessage } from './rank-script.js';
 import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
@@ -128,6 +129,7 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   // The ranks write their flight records on SIGUSR1; sent to the launcher, it reaches them all.
   const forwardDump = () => signalAll('SIGUSR1');
   process.on('SIGUSR1', forwardDump);
+  const heapFlags = processRankHeapFlags([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)]);
   const failJob = (rank: number) => failure.rankFailed(rank);
   try {
     await Promise.all(
@@ -135,6 +137,7 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
         const rank = nodeRank * perNode + local;
         const mode = options.output ?? 'prefix';
         const child = fork(processEntry, [script, ...(options.args ?? [])], {
+          execArgv: [...process.execArgv, ...heapFlags],
           env: {
             ...env,
             RANK: String(rank),
