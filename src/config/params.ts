@@ -60,7 +60,7 @@ export const PARAMS: readonly Param[] = [
   {
     name: 'TSCCL_RANK_YOUNG_GEN_MB',
     defaultValue: '4',
-    doc: "Young generation of each thread rank and progress engine tsccl starts, in MiB (a Worker's resourceLimits.maxYoungGenerationSizeMb); 0 keeps V8's, which grows to 16-32 MiB and faults its pages in afresh as it cycles, stalling a stream of small calls for their first tens of thousands",
+    doc: "Young generation of each thread rank and progress engine tsccl starts, in MiB (a Worker's resourceLimits.maxYoungGenerationSizeMb), and of each process rank the launcher starts (--max-semi-space-size, a third of it, unless the rank's own flags set one); 0 keeps V8's, which grows to 16-32 MiB and faults its pages in afresh as it cycles, stalling a stream of small calls for their first tens of thousands",
     check: intAtLeast(0),
   },
   {
