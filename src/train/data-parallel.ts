@@ -138,10 +138,6 @@ export class DataParallel {
       value.dispose();
       if (this.model.reduceLoss !== undefined)
         localLoss = await this.model.reduceLoss(localLoss, callOptionsOf(options));
-      if (sync) {
-        this.lossBuffer[0] = localLoss;
-        this.sync.issue(this.lossBuffer);
-      }
       const afterForward = performance.now();
       forwardMs = afterForward - started;
       let dy: Tensor | undefined = grads[0];
@@ -155,6 +151,13 @@ export class DataParallel {
         this.sync.issueFilled();
       }
       backwardMs = performance.now() - afterForward;
+      // The loss's average goes after the buckets: under progress 'auto' it runs on the rank's own
+      // thread, and calls keep their issue order across the two paths, so issued before backward
+      // it would hold every bucket back until the rank waits.
+      if (sync) {
+        this.lossBuffer[0] = localLoss;
+        this.sync.issue(this.lossBuffer);
+      }
     } finally {
       for (const f of forwarded) {
         f.release();

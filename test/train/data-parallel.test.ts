@@ -34,6 +34,27 @@ for (const [name, ranks, args, processes] of modes) {
   });
 }
 
+test("data parallel under progress 'auto' trains as one rank does, and issues the loss's all-reduce after the gradient buckets", async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'tsccl-auto-dp-'));
+  try {
+    const results = await trained(2, { steps: STEPS, progress: 'auto', trace: join(dir, 'trace.json') });
+    assertTrainsAsReference(results, await referenceRun());
+    for (const [rank, r] of results.entries()) {
+      // 'auto' may run the one-float loss inline and the buckets on the engine; calls keep their
+      // issue order across the two, so a loss issued first would hold the buckets until backward ends.
+      const counts = r.issued.map((call) => call.count);
+      const steps = counts.filter((count) => count === 1).length;
+      assert.equal(steps, STEPS, `rank ${rank}: ${counts}`);
+      for (let i = 0; i < counts.length; i++)
+        if (counts[i] === 1)
+          assert.ok(i === 0 || counts[i - 1] > 1, `rank ${rank}: the loss follows a bucket: ${counts}`);
+      assert.equal(counts[counts.length - 1], 1, `rank ${rank}: ${counts}`);
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('ZeRO on 2 and 4 ranks: gradients reduce-scattered, each rank updating its shard, trains as one rank does with a share of the optimizer state', async () => {
   const ref = await referenceRun();
   for (const ranks of [2, 4]) {
