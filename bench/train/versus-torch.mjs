@@ -9,7 +9,8 @@
 // communication hook, torch-ddp.py); a rank's own wait after backward also holds its peer's
 // longer compute. Beside it the older, noisier subtraction: median step - median step without
 // communication (no_sync, the two alternating) - (for tsccl) the update, which its no-sync step skips.
-// Usage: node bench/train/versus-torch.mjs [--dim 256] [--layers 4] [--bucket-mb 4] [--steps 6] [--python /usr/bin/python3]
+// Usage: node bench/train/versus-torch.mjs [--dim 256] [--layers 4] [--bucket-mb 4] [--steps 6]
+//   [--progress inline,engine,auto] [--only loopback] [--python /usr/bin/python3]
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -29,8 +30,10 @@ const { values } = parseArgs({
     steps: { type: 'string', default: '10' },
     python: { type: 'string', default: '/usr/bin/python3' },
     only: { type: 'string' },
+    progress: { type: 'string', default: 'inline,engine,auto' },
   },
 });
+const progresses = values.progress.split(',');
 const tsScript = fileURLToPath(new URL('./ddp-rank.mjs', import.meta.url));
 const pyScript = fileURLToPath(new URL('./torch-ddp.py', import.meta.url));
 const shape = {
@@ -97,7 +100,7 @@ console.log(
   '| configuration | library | parameters | step ms | exposed comm ms | its share | each rank: wait after backward ms | no-sync step ms | step - no-sync step ms | its share |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---:|',
 );
 if (!values.only || values.only === 'loopback') {
-  for (const progress of ['inline', 'engine']) {
+  for (const progress of progresses) {
     const { results } = await launch({
       nprocPerNode: 2,
       mode: 'processes',
@@ -118,7 +121,7 @@ else {
   const star = createNetnsStar('vt', 2, '1gbit');
   try {
     let port = 29940;
-    for (const progress of ['inline', 'engine']) {
+    for (const progress of progresses) {
       const p = port++;
       const results = await netnsJob(star, {
         script: tsScript,

@@ -17,23 +17,35 @@ export interface BackwardOverlap {
 }
 
 /**
- * Data parallelism's gradient reduction overlapped with backward, as PyTorch DDP does it:
+ * The pieces tsccl/train cuts its last gradient bucket into (gradient-buckets.ts): nothing after
+ * that bucket hides its all-reduce, so it goes out a piece at a time as backward produces it,
+ * each piece at least PyTorch DDP's first bucket, 1 MiB, the size it judges worth a call.
+ */
+export const TAIL_PIECE_BYTES = 1 << 20;
+
+/**
+ * Data parallelism's gradient reduction overlapped with backward, as tsccl/train does it:
  * backward produces the gradients from the last layer to the first, evenly over `backwardUs`;
- * they are reduced in buckets of `bucketBytes` (the first layers' bucket last, maybe smaller),
- * each all-reduce starting once its bucket is ready and the previous one has ended. `timeOf`
- * gives an all-reduce's time by its bytes.
+ * they are reduced in buckets of `bucketBytes` as PyTorch DDP's, the first layers' bucket last
+ * and cut into pieces of `tailPieceBytes` (TAIL_PIECE_BYTES), each all-reduce starting once its
+ * bucket is ready and the previous one has ended. `timeOf` gives an all-reduce's time by its bytes.
  */
 export function backwardOverlap(
   backwardUs: number,
   gradientBytes: number,
-  { bucketBytes, timeOf }: { readonly bucketBytes: number; readonly timeOf: (bytes: number) => number },
+  {
+    bucketBytes,
+    timeOf,
+    tailPieceBytes = TAIL_PIECE_BYTES,
+  }: { readonly bucketBytes: number; readonly timeOf: (bytes: number) => number; readonly tailPieceBytes?: number },
 ): BackwardOverlap {
   const buckets: BucketSpan[] = [];
   let produced = 0;
   let streamFree = 0;
   let serialUs = 0;
   while (produced < gradientBytes) {
-    const bytes = Math.min(bucketBytes, gradientBytes - produced);
+    const left = gradientBytes - produced;
+    const bytes = left <= bucketBytes ? Math.min(left, tailPieceBytes) : bucketBytes;
     produced += bytes;
     const readyUs = (backwardUs * produced) / gradientBytes;
     const startUs = Math.max(readyUs, streamFree);

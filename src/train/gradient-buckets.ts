@@ -2,6 +2,7 @@ import type { Variable } from '@tensorflow/tfjs';
 import type { DType, DTypeArrayMap, TypedArray } from '../dtypes/dtype.js';
 import { bfloat16ToFloat, floatToBfloat16, floatToHalf, halfDecodeTable } from '../dtypes/half.js';
 import { invalidArgument } from '../errors.js';
+import { TAIL_PIECE_BYTES } from '../sim/backward-overlap.js';
 import type { LayeredModel } from './layered-model.js';
 
 /** What gradients cross the wire as: 'none' sends float32; 'fp16'/'bf16' halve the bytes (PyTorch's fp16/bf16 compress hooks). */
@@ -12,6 +13,29 @@ export const GRADIENT_HOOKS: readonly GradientHook[] = ['none', 'fp16', 'bf16'];
 export interface BucketMemory {
   alloc<D extends DType>(dtype: D, count: number): DTypeArrayMap[D];
   free(buffer: TypedArray): void;
+}
+
+/**
+ * The last bucket, `params` in backward's order, cut where a layer ends once a piece holds
+ * TAIL_PIECE_BYTES: nothing after it hides its all-reduce, so its layers' gradients go out as
+ * their backward ends rather than wait for the model's first layer.
+ */
+function splitAtLayers(params: readonly Variable[], layerOf: ReadonlyMap<Variable, number>): Variable[][] {
+  const pieces: Variable[][] = [];
+  let piece: Variable[] = [];
+  let bytes = 0;
+  for (const param of params) {
+    const previous = piece[piece.length - 1];
+    if (bytes >= TAIL_PIECE_BYTES && layerOf.get(param) !== layerOf.get(previous)) {
+      pieces.push(piece);
+      piece = [];
+      bytes = 0;
+    }
+    piece.push(param);
+    bytes += param.size * 4;
+  }
+  pieces.push(piece);
+  return pieces;
 }
 
 export interface Bucket {
@@ -29,6 +53,7 @@ export interface Bucket {
  * Gradients grouped into buckets of at most `capBytes` of float32 in reverse layer order (the
  * order backward produces them, as PyTorch DDP's buckets), so each bucket can be all-reduced as
  * soon as its last gradient exists. A parameter larger than the cap gets a bucket of its own.
+ * The last bucket is cut at layer boundaries (TAIL_PIECE_BYTES).
  */
 export class GradientBuckets {
   readonly buckets: Bucket[] = [];
@@ -50,21 +75,24 @@ export class GradientBuckets {
         argument: 'gradientHook',
       });
     }
+    const groups: Variable[][] = [];
     let group: Variable[] = [];
     let elements = 0;
-    const close = () => {
-      if (group.length > 0) this.addBucket(group);
-      group = [];
-      elements = 0;
-    };
-    for (const layer of [...model.layers].reverse()) {
+    const layerOf = new Map<Variable, number>();
+    for (const [index, layer] of [...model.layers].reverse().entries()) {
       for (const param of layer.params) {
-        if (elements > 0 && (elements + param.size) * 4 > capBytes) close();
+        layerOf.set(param, index);
+        if (elements > 0 && (elements + param.size) * 4 > capBytes) {
+          groups.push(group);
+          group = [];
+          elements = 0;
+        }
         group.push(param);
         elements += param.size;
       }
     }
-    close();
+    if (group.length > 0) groups.push(...splitAtLayers(group, layerOf));
+    for (const params of groups) this.addBucket(params);
   }
 
   private addBucket(params: Variable[]): void {

@@ -31,3 +31,21 @@ test('with the reduction longer than backward, buckets queue on the stream and m
   assert.equal(o.exposedUs, 940);
   assert.equal(o.serialUs, 1000);
 });
+
+test("the last bucket goes out in pieces as backward produces it, so only the last piece's all-reduce is left", () => {
+  // Buckets of 40 bytes from the back: 40, 40, then the last 20 in pieces of 8, 8 and 4.
+  const o = backwardOverlap(100, 100, { bucketBytes: 40, tailPieceBytes: 8, timeOf: (bytes) => bytes / 4 });
+  assert.deepEqual(
+    o.buckets.map((b) => [b.bytes, b.readyUs, b.startUs, b.endUs]),
+    [
+      [40, 40, 40, 50],
+      [40, 80, 80, 90],
+      [8, 88, 90, 92],
+      [8, 96, 96, 98],
+      [4, 100, 100, 101],
+    ],
+  );
+  assert.equal(o.exposedUs, 1);
+  // Whole, the last 20 bytes would start when backward ends and leave all 5 us of their all-reduce.
+  assert.equal(backwardOverlap(100, 100, { bucketBytes: 40, tailPieceBytes: 40, timeOf: (b) => b / 4 }).exposedUs, 5);
+});
