@@ -79,17 +79,18 @@ for (const progress of ['inline', 'engine']) {
       const { results } = await run({ ranks, script, args: jobArgs(progress), output: 'silent', timeoutMs: 600_000 });
       row(`${ranks} thread ranks`, ranks, progress, slowest(results));
     }
-  if (!values.only || values.only === 'tcp') {
-    const { results } = await launch({
-      nprocPerNode: 2,
-      mode: 'processes',
-      script,
-      args: jobArgs(progress),
-      output: 'silent',
-      timeoutMs: 600_000,
-    });
-    row('2 process ranks, loopback TCP', 2, progress, slowest(results));
-  }
+  if (!values.only || values.only === 'tcp')
+    for (const ranks of [2, 4]) {
+      const { results } = await launch({
+        nprocPerNode: ranks,
+        mode: 'processes',
+        script,
+        args: jobArgs(progress),
+        output: 'silent',
+        timeoutMs: 600_000,
+      });
+      row(`${ranks} process ranks, loopback TCP`, ranks, progress, slowest(results));
+    }
 }
 if (!values.only || values.only === 'netns') {
   const why = netnsUnavailable();
