@@ -8,7 +8,15 @@ import { newJobId } from '../debug/flight-recorder.js';
 import { processRankHeapFlags } from '../job/rank-heap.js';
 import { JobFailure } from './job-failure.js';
 import type { RankOutcomeMessage } from './rank-script.js';
-import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
+import {
+  type RankOutcome,
+  type RunResult,
+  forwardLines,
+  inheritedNodeFlags,
+  jobResult,
+  resolveScript,
+  run,
+} from './run.js';
 
 export interface LaunchOptions {
   script: string;
@@ -129,7 +137,7 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   // The ranks write their flight records on SIGUSR1; sent to the launcher, it reaches them all.
   const forwardDump = () => signalAll('SIGUSR1');
   process.on('SIGUSR1', forwardDump);
-  const heapFlags = processRankHeapFlags([...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)]);
+  const execArgv = [...process.execArgv, ...processRankHeapFlags(inheritedNodeFlags())];
   const failJob = (rank: number) => failure.rankFailed(rank);
   try {
     await Promise.all(
@@ -137,7 +145,7 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
         const rank = nodeRank * perNode + local;
         const mode = options.output ?? 'prefix';
         const child = fork(processEntry, [script, ...(options.args ?? [])], {
-          execArgv: [...process.execArgv, ...heapFlags],
+          execArgv,
           env: {
             ...env,
             RANK: String(rank),

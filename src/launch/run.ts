@@ -208,6 +208,11 @@ export function resolveScript(script: string): string {
   return url.href;
 }
 
+/** The Node flags the ranks this process starts inherit: its own (execArgv) and NODE_OPTIONS. */
+export function inheritedNodeFlags(): string[] {
+  return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
+}
+
 /**
  * Whether the ranks (which inherit this process's flags) can load .ts modules: Node strips types
  * (`process.features.typescript` from Node 22.10, the flag before it), or a loader hook such as
@@ -215,8 +220,7 @@ export function resolveScript(script: string): string {
  */
 function nodeLoadsTypeScript(): boolean {
   if ((process.features as { typescript?: string | false }).typescript) return true;
-  const flags = [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
-  return flags.some((flag) =>
+  return inheritedNodeFlags().some((flag) =>
     /^(--experimental-strip-types|--experimental-transform-types|--import|--loader|--experimental-loader|--require|-r)(=|$)/.test(
       flag,
     ),
