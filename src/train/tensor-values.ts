@@ -8,8 +8,8 @@ interface HeapBackend {
 
 /**
  * A tensor's values as float32, for reading at once: a view of the wasm backend's heap where the
- * backend offers one (float32 tensors), else dataSync()'s copy, which would copy every gradient
- * twice (out of the heap, then into its bucket). The view is valid until the next TensorFlow.js
+ * backend offers one (float32 tensors), else dataSync()'s copy, with which a caller that copies
+ * the values on (a gradient into its bucket) copies them twice. The view is valid until the next TensorFlow.js
  * call (the heap may grow and move), so copy out of it before any.
  */
 export function readValues(tf: Tf, t: Tensor): Float32Array {

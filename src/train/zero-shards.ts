@@ -3,6 +3,7 @@ import { type CallOptions, callOptionsOf } from '../comm/call-options.js';
 import { settleAll } from '../comm/settle-all.js';
 import { invalidArgument } from '../errors.js';
 import type { GradientBuckets } from './gradient-buckets.js';
+import { readValues } from './tensor-values.js';
 import type { TrainingComm } from './gradient-sync.js';
 import type { Tf } from './load-tf.js';
 
@@ -48,7 +49,7 @@ export class ZeroShards {
     this.optimizer.applyGradients(gradients);
     for (const tensor of Object.values(gradients)) tensor.dispose();
     const gathers = shards.map(({ params, master }) => {
-      params.set(master.dataSync() as Float32Array, comm.rank * master.size);
+      params.set(readValues(tf, master), comm.rank * master.size);
       return comm.allGather(params, callOptionsOf(call));
     });
     const waitFrom = performance.now();
