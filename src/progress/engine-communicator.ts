@@ -257,8 +257,8 @@ export class EngineCommunicator {
   readonly name: string;
   /**
    * 'engine': every call runs on the rank's progress engine, a thread of the library; 'auto':
-   * calls too short for the engine's hand-off to pay run on the rank's own thread (not for
-   * threads of several processes), the tuner's choice per call (progressOf).
+   * calls too short for the engine's hand-off to pay run on the rank's own thread, the tuner's
+   * choice per call (progressOf).
    */
   readonly progress: 'engine' | 'auto';
   readonly transportKind: 'shm' | 'tcp';

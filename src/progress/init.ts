@@ -10,8 +10,8 @@ export interface InitOptions extends InlineInitOptions {
    * tsccl or idle; 'engine', a progress engine thread of the rank's own, so calls move while the
    * rank computes (docs/ARCHITECTURE.md, "Progress engine"); 'auto', an engine for the calls
    * long enough to hide, while calls shorter than the engine's hand-off run on the rank's own
-   * thread (thread ranks, and process ranks over TCP; threads of several processes run every
-   * call on the engine).
+   * thread (thread ranks over mailboxes of their own, process ranks over a second TCP mesh,
+   * threads of several processes over both).
    */
   progress?: 'inline' | 'engine' | 'auto';
 }

@@ -1,12 +1,13 @@
 import type { Collective } from '../algorithms/schedule.js';
 import { Communicator } from '../comm/communicator.js';
+import { MixedBackend } from '../comm/mixed-backend.js';
 import { ShmBackend, allocateMailbox } from '../comm/shm-backend.js';
 import { connectTcpWorld } from '../comm/tcp-world.js';
 import { adoptThreadWorldChoices } from '../comm/thread-choices.js';
 import { warmUp } from '../comm/warm-up.js';
 import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError } from '../errors.js';
-import { threadRankBootstrap } from '../job/bootstrap.js';
+import { type ThreadRankBootstrap, threadRankBootstrap } from '../job/bootstrap.js';
 import { jobFromEnv } from '../job/env-job.js';
 import { log } from '../log.js';
 import type { Arena } from '../memory/arena.js';
@@ -42,13 +43,13 @@ const HAND_OFF_ROUNDS = 16;
 
 /**
  * Whether this rank can run calls inline beside its engine: thread ranks of one process (their
- * mailboxes live in the shared arena both threads see) and process ranks (a second TCP mesh,
- * served by the rank's own event loop). Threads of several processes keep every call on the engine.
+ * mailboxes live in the shared arena both threads see), process ranks (a second TCP mesh,
+ * served by the rank's own event loop), and threads of several processes (both at once).
  */
 export function twinSupported(transportKind: 'shm' | 'tcp'): boolean {
   const boot = threadRankBootstrap();
   if (transportKind === 'shm') return boot !== undefined && boot.global === undefined;
-  return boot === undefined && jobFromEnv() !== undefined;
+  return boot === undefined ? jobFromEnv() !== undefined : boot.global !== undefined;
 }
 
 /**
@@ -65,7 +66,9 @@ export async function openInlineTwin(
 ): Promise<InlineTwin> {
   const name = `${side.name}/inline`;
   let comm: Communicator;
+  const boot = threadRankBootstrap();
   if (side.transportKind === 'shm') comm = await shmTwin(side, name, parent === undefined);
+  else if (parent === undefined && boot?.global !== undefined) comm = await mixedTwin(side, name, boot);
   else if (parent === undefined) {
     const backend = await connectTcpWorld(jobFromEnv()!, {
       rank: side.rank,
@@ -121,6 +124,46 @@ async function shmTwin(side: EngineSide, name: string, world: boolean): Promise<
     Array.from({ length: size }, (_, r) => places[2 * r + 1]),
   );
   return new Communicator({ arena, backend, name, defaultTimeoutMs: side.defaultTimeoutMs });
+}
+
+/**
+ * The twin of threads of several processes, built as their world is: a mailbox per rank in this
+ * process's arena (their places all-gathered by the engine, each process keeping its own
+ * threads'), and a TCP mesh of its own between the processes, served by the rank's event loop.
+ */
+async function mixedTwin(side: EngineSide, name: string, boot: ThreadRankBootstrap): Promise<Communicator> {
+  const global = boot.global!;
+  const { arena, rank, size } = side;
+  const processOf = Array.from({ length: size }, (_, r) => Math.floor(r / global.threadsPerProcess));
+  const mailbox = allocateMailbox(arena, boot.size);
+  const places = new Int32Array(2 * size);
+  let shm: ShmBackend | undefined;
+  try {
+    await side.allGatherOnEngine(Int32Array.of(mailbox, rank), places);
+    const local = processOf.flatMap((p, r) => (p === processOf[rank] ? [r] : []));
+    shm = new ShmBackend(
+      arena,
+      boot.rank,
+      local.map((r) => places[2 * r]),
+      // The rank threads of this process and their engines.
+      boot.size * 2,
+      local.map((r) => places[2 * r + 1]),
+    );
+    const tcp = await connectTcpWorld(global.job, {
+      rank,
+      size,
+      arena,
+      defaultTimeoutMs: side.defaultTimeoutMs,
+      name,
+      serveStore: false,
+    });
+    const backend = new MixedBackend(shm, tcp, processOf);
+    return new Communicator({ arena, backend, name, defaultTimeoutMs: side.defaultTimeoutMs });
+  } catch (err) {
+    if (shm === undefined) arena.free(mailbox);
+    else await shm.close();
+    throw err;
+  }
 }
 
 /**

@@ -3,7 +3,10 @@ import { test } from 'node:test';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { launchFixture, runFixture } from '../harness/ranks.js';
+import { ErrorCode } from '../../src/errors.js';
+import type { FaultReport } from '../fixtures/faults-rank.js';
+import { withMarks } from '../harness/marks.js';
+import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
 
 type Outcome = { waited: string; first: number; last: number; ranOn: string };
 
@@ -96,5 +99,71 @@ test("progress 'auto' on 3 process ranks over TCP: random calls inline (a TCP me
   for (const [rank, result] of (results as { calls: number; failures: string[] }[]).entries()) {
     assert.deepEqual(result.failures, [], `rank ${rank}`);
     assert.equal(result.calls, [60, 30, 60][rank], `rank ${rank}`);
+  }
+});
+
+test("progress 'auto' on threads of 2 processes: small calls run inline over shared memory and TCP at once, large ones on the engine; a split across the processes keeps the cut", async () => {
+  // 4 ranks on 2 processes: the tuner prices a 32 B all-reduce at 200-300 us there, a 4 MiB one at ms.
+  const { results } = await withHandOff(1000, () => launchFixture('auto-progress-rank', 2, {}, { threadsPerProc: 2 }));
+  const all = results as {
+    handOffUs: number;
+    paths: string[];
+    halfHandOffUs: number;
+    halfPaths: string[];
+    ran: { chosen: string; recorded: string[]; sum: number }[];
+  }[];
+  assert.equal(all.length, 4);
+  for (const [rank, r] of all.entries()) {
+    assert.equal(r.handOffUs, 1000, `rank ${rank}`);
+    assert.deepEqual(r.paths, all[0].paths, `rank ${rank}`);
+    for (const path of r.paths) assert.match(path, /^i+e+$/, `rank ${rank}: ${path}`);
+    assert.deepEqual(
+      r.ran.map((call) => [call.chosen, call.recorded, call.sum]),
+      [
+        ['inline', ['inline'], 10],
+        ['engine', ['engine'], 10],
+      ],
+      `rank ${rank}`,
+    );
+    // Each half (world ranks 0 and 2, 1 and 3) has one thread in each process.
+    assert.equal(r.halfHandOffUs, 1000, `rank ${rank}`);
+    assert.deepEqual(r.halfPaths, all[rank % 2].halfPaths, `rank ${rank}`);
+    for (const path of r.halfPaths) assert.match(path, /^i+e+$/, `rank ${rank}: ${path}`);
+  }
+});
+
+test("progress 'auto' on threads of 2 processes: random calls inline and on the engine, on the world and a split half", async () => {
+  const { results } = await withHandOff(200, () =>
+    launchFixture(
+      'random-calls-rank',
+      2,
+      { calls: 30, seed: 13, maxLog2: 18, progress: 'auto' },
+      { threadsPerProc: 2, timeoutMs: 180_000 },
+    ),
+  );
+  const all = results as { calls: number; failures: string[] }[];
+  assert.equal(all.length, 4);
+  for (const [rank, result] of all.entries()) {
+    assert.deepEqual(result.failures, [], `rank ${rank}`);
+    assert.equal(result.calls, 60, `rank ${rank}`);
+  }
+});
+
+test("progress 'auto' on threads of 2 processes: an abort on one rank ends every rank's inline call with ABORTED naming it, and shrink recovers", async () => {
+  const all = await withMarks((marks) =>
+    rankResults<FaultReport>(
+      launchFixture(
+        'faults-rank',
+        2,
+        { scenario: 'abort', marks, processes: true, progress: 'auto' },
+        { threadsPerProc: 2, graceMs: 20_000 },
+      ),
+    ),
+  );
+  assert.equal(all.length, 4);
+  for (const [rank, r] of all.entries()) {
+    assert.equal(r!.code, ErrorCode.ABORTED, `rank ${rank}: ${r!.message}`);
+    if (rank !== 1) assert.match(r!.message, /rank 1 gave up on world\/inline at #\d+ with TSCCL_ERR_ABORTED/);
+    assert.equal(r!.recovered, 'OK', `rank ${rank}`);
   }
 });
