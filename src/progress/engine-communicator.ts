@@ -315,9 +315,11 @@ export class EngineCommunicator {
           arena: engine.arena,
           defaultTimeoutMs,
           transportKind: info.transportKind,
-          allGatherOnEngine: (input, output) =>
-            settled(comm.issue('allGather', { buffer: input, options: { output }, writes: false })),
-          allReduceOnEngine: (buffer) => settled(comm.issue('allReduce', { buffer, options: {}, writes: true })),
+          siblingOnEngine: async (label) => {
+            const sibling = await comm.issue('sibling', { options: { label } });
+            engine.live++;
+            return EngineCommunicator.opened(engine, sibling!, defaultTimeoutMs, 'engine', undefined);
+          },
         },
         parent,
       );
@@ -516,15 +518,21 @@ export class EngineCommunicator {
    * every array in the arena, and posts the call.
    */
   private issue(
-    call: (OptionsCall & EngineCall) | 'destroy',
-    what: { buffer?: TypedArray; peer?: number; options: CallOptions & { output?: TypedArray }; writes?: boolean },
+    call: (OptionsCall & EngineCall) | 'sibling' | 'destroy',
+    what: {
+      buffer?: TypedArray;
+      peer?: number;
+      options: CallOptions & { output?: TypedArray; label?: string };
+      writes?: boolean;
+    },
   ): Promise<EngineCommInfo | null | undefined> {
     try {
       if (this.destroyed && call !== 'destroy')
         throw new TscclError(ErrorCode.DESTROYED, `Communicator ${this.name} on rank ${this.rank} was destroyed`, {
           rank: this.rank,
         });
-      if (call !== 'destroy')
+      // The library's own calls (a sibling for its measures, destroy) take no options of a user.
+      if (call !== 'destroy' && call !== 'sibling')
         checkOptions(call, what.options, { rank: this.rank, defaultTimeoutMs: this.defaultTimeoutMs });
       const { signal, output, ...rest } = what.options;
       const staging: Staging = { call, copies: [], staged: [] };

@@ -44,6 +44,8 @@ export const ENGINE_CALLS = [
   'recv',
   'split',
   'shrink',
+  /** A communicator of the same ranks whose calls leave this one's numbering and records alone (options.label). */
+  'sibling',
   'destroy',
 ] as const;
 export type EngineCall = (typeof ENGINE_CALLS)[number];

@@ -65,6 +65,8 @@ function run(message: Extract<ToEngine, { kind: 'call' }>): Promise<EngineCommIn
       return comm.split(options).then((child) => (child === null ? null : describe(child)));
     case 'shrink':
       return comm.shrink(options).then(describe);
+    case 'sibling':
+      return comm.sibling(String(message.options.label), { timeoutMs: options.timeoutMs }).then(describe);
     case 'destroy':
       return comm.destroy().then(() => undefined);
     default:

@@ -34,8 +34,37 @@ export interface EngineSide {
   readonly arena: Arena;
   readonly defaultTimeoutMs: number;
   readonly transportKind: 'shm' | 'tcp';
-  allGatherOnEngine(input: Int32Array, output: Int32Array): Promise<void>;
-  allReduceOnEngine(buffer: Float32Array): Promise<void>;
+  /**
+   * A communicator of the same ranks on the engine whose calls leave the engine's numbering and
+   * records alone: the twin's own setup runs there, so the user's first call is #1.
+   */
+  siblingOnEngine(label: string): Promise<EngineSibling>;
+}
+
+/** The calls the twin's setup makes on the engine. */
+export interface EngineSibling {
+  allGather(input: Int32Array, options: { output: Int32Array }): Promise<void>;
+  allReduce(buffer: Float32Array): Promise<void>;
+  destroy(): Promise<void>;
+}
+
+/** The engine's sibling for a twin's setup, made on first use (every rank needs it at the same step) and destroyed after. */
+class SetupSibling {
+  private made: Promise<EngineSibling> | undefined;
+  private readonly side: EngineSide;
+
+  constructor(side: EngineSide) {
+    this.side = side;
+  }
+
+  get(): Promise<EngineSibling> {
+    this.made ??= this.side.siblingOnEngine('inline-setup');
+    return this.made;
+  }
+
+  async destroy(): Promise<void> {
+    if (this.made !== undefined) await (await this.made).destroy();
+  }
 }
 
 /** Rounds of the hand-off measurement: a small all-reduce on the engine, then the same inline. */
@@ -64,11 +93,25 @@ export async function openInlineTwin(
   side: EngineSide,
   parent?: { readonly handOffUs: number; readonly mirrored: Communicator | undefined },
 ): Promise<InlineTwin> {
+  const setup = new SetupSibling(side);
+  try {
+    return await openWith(side, setup, parent);
+  } finally {
+    await setup.destroy();
+  }
+}
+
+async function openWith(
+  side: EngineSide,
+  setup: SetupSibling,
+  parent: { readonly handOffUs: number; readonly mirrored: Communicator | undefined } | undefined,
+): Promise<InlineTwin> {
   const name = `${side.name}/inline`;
   let comm: Communicator;
   const boot = threadRankBootstrap();
-  if (side.transportKind === 'shm') comm = await shmTwin(side, name, parent === undefined);
-  else if (parent === undefined && boot?.global !== undefined) comm = await mixedTwin(side, name, boot);
+  if (side.transportKind === 'shm') comm = await shmTwin(side, await setup.get(), name, parent === undefined);
+  else if (parent === undefined && boot?.global !== undefined)
+    comm = await mixedTwin(side, await setup.get(), name, boot);
   else if (parent === undefined) {
     const backend = await connectTcpWorld(jobFromEnv()!, {
       rank: side.rank,
@@ -91,7 +134,7 @@ export async function openInlineTwin(
   let agreed = parent?.handOffUs;
   if (agreed === undefined) {
     await warmUp(comm);
-    agreed = paramInt('TSCCL_ENGINE_HANDOFF_US') || (await measureHandOff(side, comm));
+    agreed = paramInt('TSCCL_ENGINE_HANDOFF_US') || (await measureHandOff(side, await setup.get(), comm));
   }
   const limits = engineMinBytes((collective, bytes) => comm.predict(collective, bytes).timeUs, agreed, size);
   log(
@@ -103,13 +146,13 @@ export async function openInlineTwin(
 }
 
 /** A thread rank's twin: a mailbox of its own per rank, their places all-gathered by the engine. */
-async function shmTwin(side: EngineSide, name: string, world: boolean): Promise<Communicator> {
+async function shmTwin(side: EngineSide, engine: EngineSibling, name: string, world: boolean): Promise<Communicator> {
   const boot = threadRankBootstrap()!;
   const { arena, rank, size } = side;
   const mailbox = allocateMailbox(arena, size);
   const places = new Int32Array(2 * size);
   try {
-    await side.allGatherOnEngine(Int32Array.of(mailbox, boot.rank), places);
+    await engine.allGather(Int32Array.of(mailbox, boot.rank), { output: places });
   } catch (err) {
     arena.free(mailbox);
     throw err;
@@ -131,7 +174,12 @@ async function shmTwin(side: EngineSide, name: string, world: boolean): Promise<
  * process's arena (their places all-gathered by the engine, each process keeping its own
  * threads'), and a TCP mesh of its own between the processes, served by the rank's event loop.
  */
-async function mixedTwin(side: EngineSide, name: string, boot: ThreadRankBootstrap): Promise<Communicator> {
+async function mixedTwin(
+  side: EngineSide,
+  engine: EngineSibling,
+  name: string,
+  boot: ThreadRankBootstrap,
+): Promise<Communicator> {
   const global = boot.global!;
   const { arena, rank, size } = side;
   const processOf = Array.from({ length: size }, (_, r) => Math.floor(r / global.threadsPerProcess));
@@ -139,7 +187,7 @@ async function mixedTwin(side: EngineSide, name: string, boot: ThreadRankBootstr
   const places = new Int32Array(2 * size);
   let shm: ShmBackend | undefined;
   try {
-    await side.allGatherOnEngine(Int32Array.of(mailbox, rank), places);
+    await engine.allGather(Int32Array.of(mailbox, rank), { output: places });
     const local = processOf.flatMap((p, r) => (p === processOf[rank] ? [r] : []));
     shm = new ShmBackend(
       arena,
@@ -170,8 +218,8 @@ async function mixedTwin(side: EngineSide, name: string, boot: ThreadRankBootstr
  * What the engine adds to a small all-reduce over running it inline (medians of
  * HAND_OFF_ROUNDS, us), the largest of any rank: every rank cuts its calls with the same figure.
  */
-async function measureHandOff(side: EngineSide, twin: Communicator): Promise<number> {
-  // On a sibling, as init's warm-up: the twin's own calls and records start at #1.
+async function measureHandOff(side: EngineSide, engine: EngineSibling, twin: Communicator): Promise<number> {
+  // On siblings of both, as init's warm-up: the user's own calls and records start at #1 on each.
   const comm = await twin.sibling('handoff');
   const onEngine = side.arena.allocateOwned(Float32Array, 2, 4) as Float32Array;
   const inline = new Float32Array(2);
@@ -180,7 +228,7 @@ async function measureHandOff(side: EngineSide, twin: Communicator): Promise<num
   try {
     for (let round = 0; round < HAND_OFF_ROUNDS; round++) {
       let started = performance.now();
-      await side.allReduceOnEngine(onEngine);
+      await engine.allReduce(onEngine);
       engineUs.push((performance.now() - started) * 1000);
       started = performance.now();
       await comm.allReduce(inline);

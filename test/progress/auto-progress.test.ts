@@ -32,7 +32,7 @@ test("progress 'auto': a 4 MiB all-reduce goes to the engine, so a rank that blo
   for (const r of [blocked, peer]) assert.deepEqual([r.first, r.last], [3, 3]);
 });
 
-test("progress 'auto': every rank measures, then agrees on one hand-off and one cut per collective; a split half keeps it", async () => {
+test("progress 'auto': every rank measures, then agrees on one hand-off and one cut per collective; a split half keeps it; the user's calls are #1 on both paths", async () => {
   const { results } = await runFixture('auto-progress-rank', 3);
   const all = results as {
     handOffUs: number;
@@ -40,6 +40,8 @@ test("progress 'auto': every rank measures, then agrees on one hand-off and one 
     halfHandOffUs: number;
     halfPaths: string[];
     ran: { chosen: string; recorded: string[]; sum: number }[];
+    engineSeqs: number[];
+    inlineSeqs: number[];
   }[];
   for (const [rank, r] of all.entries()) {
     assert.ok(r.handOffUs > 0, `rank ${rank}: hand-off ${r.handOffUs}`);
@@ -54,6 +56,8 @@ test("progress 'auto': every rank measures, then agrees on one hand-off and one 
       assert.equal(call.sum, 6, `rank ${rank}`);
     }
     assert.equal(r.ran[0].chosen, 'inline', `rank ${rank}: a 32 B all-reduce`);
+    // The hand-off rounds ran on siblings: the user's first call on each path is #1.
+    assert.deepEqual([r.inlineSeqs, r.engineSeqs], [[1], [1]], `rank ${rank}`);
   }
   // The two ranks of the even half (world ranks 0 and 2) have a twin of their own; rank 1 is alone.
   assert.equal(all[0].halfHandOffUs, all[0].handOffUs);
@@ -111,6 +115,8 @@ test("progress 'auto' on threads of 2 processes: small calls run inline over sha
     halfHandOffUs: number;
     halfPaths: string[];
     ran: { chosen: string; recorded: string[]; sum: number }[];
+    engineSeqs: number[];
+    inlineSeqs: number[];
   }[];
   assert.equal(all.length, 4);
   for (const [rank, r] of all.entries()) {
@@ -125,6 +131,7 @@ test("progress 'auto' on threads of 2 processes: small calls run inline over sha
       ],
       `rank ${rank}`,
     );
+    assert.deepEqual([r.inlineSeqs, r.engineSeqs], [[1], [1]], `rank ${rank}`);
     // Each half (world ranks 0 and 2, 1 and 3) has one thread in each process.
     assert.equal(r.halfHandOffUs, 1000, `rank ${rank}`);
     assert.deepEqual(r.halfPaths, all[rank % 2].halfPaths, `rank ${rank}`);
