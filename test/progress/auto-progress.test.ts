@@ -10,6 +10,17 @@ import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
 
 type Outcome = { waited: string; first: number; last: number; ranOn: string };
 
+/** What test/fixtures/auto-progress-rank.ts returns of a rank. */
+type AutoProgressResult = {
+  handOffUs: number;
+  paths: string[];
+  halfHandOffUs: number;
+  halfPaths: string[];
+  ran: { chosen: string; recorded: string[]; sum: number }[];
+  engineSeqs: number[];
+  inlineSeqs: number[];
+};
+
 /** Runs `body` with TSCCL_ENGINE_HANDOFF_US set for the ranks it starts (threads and processes copy the environment). */
 async function withHandOff<T>(us: number, body: () => Promise<T>): Promise<T> {
   const before = process.env.TSCCL_ENGINE_HANDOFF_US;
@@ -34,15 +45,7 @@ test("progress 'auto': a 4 MiB all-reduce goes to the engine, so a rank that blo
 
 test("progress 'auto': every rank measures, then agrees on one hand-off and one cut per collective; a split half keeps it; the user's calls are #1 on both paths", async () => {
   const { results } = await runFixture('auto-progress-rank', 3);
-  const all = results as {
-    handOffUs: number;
-    paths: string[];
-    halfHandOffUs: number;
-    halfPaths: string[];
-    ran: { chosen: string; recorded: string[]; sum: number }[];
-    engineSeqs: number[];
-    inlineSeqs: number[];
-  }[];
+  const all = results as AutoProgressResult[];
   for (const [rank, r] of all.entries()) {
     assert.ok(r.handOffUs > 0, `rank ${rank}: hand-off ${r.handOffUs}`);
     assert.equal(r.handOffUs, all[0].handOffUs, `rank ${rank}`);
@@ -109,15 +112,7 @@ test("progress 'auto' on 3 process ranks over TCP: random calls inline (a TCP me
 test("progress 'auto' on threads of 2 processes: small calls run inline over shared memory and TCP at once, large ones on the engine; a split across the processes keeps the cut", async () => {
   // 4 ranks on 2 processes: the tuner prices a 32 B all-reduce at 200-300 us there, a 4 MiB one at ms.
   const { results } = await withHandOff(1000, () => launchFixture('auto-progress-rank', 2, {}, { threadsPerProc: 2 }));
-  const all = results as {
-    handOffUs: number;
-    paths: string[];
-    halfHandOffUs: number;
-    halfPaths: string[];
-    ran: { chosen: string; recorded: string[]; sum: number }[];
-    engineSeqs: number[];
-    inlineSeqs: number[];
-  }[];
+  const all = results as AutoProgressResult[];
   assert.equal(all.length, 4);
   for (const [rank, r] of all.entries()) {
     assert.equal(r.handOffUs, 1000, `rank ${rank}`);
