@@ -1,8 +1,8 @@
 import { paramInt } from '../config/params.js';
 import { threadRankBootstrap } from '../job/bootstrap.js';
 import { jobFromEnv } from '../job/env-job.js';
-import { MixedBackend } from './mixed-backend.js';
-import { connectTcpWorld, createTcpWorld } from './tcp-world.js';
+import { joinProcesses } from './mixed-world.js';
+import { createTcpWorld } from './tcp-world.js';
 import { Arena } from '../memory/arena.js';
 import { checkOptions } from './call-options.js';
 import { Communicator } from './communicator.js';
@@ -69,14 +69,11 @@ async function connectWorld(where: {
       return { comm: new Communicator({ arena, backend: shm, name: 'world', defaultTimeoutMs: timeoutMs }), arena };
     }
     // Threads of one of several processes: shared memory inside the process, TCP between them.
-    const tcp = await connectTcpWorld(global.job, {
+    const backend = await joinProcesses(shm, global, {
       rank: global.rankOffset + boot.rank,
-      size: global.size,
       arena,
       defaultTimeoutMs: timeoutMs,
     });
-    const processOf = Array.from({ length: global.size }, (_, r) => Math.floor(r / global.threadsPerProcess));
-    const backend = new MixedBackend(shm, tcp, processOf);
     return { comm: new Communicator({ arena, backend, name: 'world', defaultTimeoutMs: timeoutMs }), arena };
   }
   const arena = Arena.create();

@@ -1,6 +1,6 @@
 import type { Collective } from '../algorithms/schedule.js';
 import { Communicator } from '../comm/communicator.js';
-import { MixedBackend } from '../comm/mixed-backend.js';
+import { joinProcesses, processOfRanks } from '../comm/mixed-world.js';
 import { ShmBackend, allocateMailbox } from '../comm/shm-backend.js';
 import { connectTcpWorld } from '../comm/tcp-world.js';
 import { adoptThreadWorldChoices } from '../comm/thread-choices.js';
@@ -150,27 +150,53 @@ async function openWith(
   return { comm, engineMinBytes: limits, handOffUs: agreed };
 }
 
+/**
+ * Allocates this rank's twin mailbox (for `maxRanks` ranks) and all-gathers every rank's place
+ * and job rank on the engine (`places`: the pair of rank r at 2r); the mailbox goes back if that fails.
+ */
+async function gatherMailboxes(
+  side: EngineSide,
+  engine: EngineSibling,
+  maxRanks: number,
+  jobRank: number,
+): Promise<Int32Array> {
+  const mailbox = allocateMailbox(side.arena, maxRanks);
+  const places = new Int32Array(2 * side.size);
+  try {
+    await engine.allGather(Int32Array.of(mailbox, jobRank), { output: places });
+  } catch (err) {
+    side.arena.free(mailbox);
+    throw err;
+  }
+  return places;
+}
+
+/** Shared memory between `members` (ranks of the communicator, this one the `index`-th) over their gathered mailboxes. */
+function shmOver(
+  arena: Arena,
+  places: Int32Array,
+  members: readonly number[],
+  index: number,
+  boot: ThreadRankBootstrap,
+): ShmBackend {
+  return new ShmBackend(
+    arena,
+    index,
+    members.map((r) => places[2 * r]),
+    // The rank threads of this process and their engines.
+    boot.size * 2,
+    members.map((r) => places[2 * r + 1]),
+  );
+}
+
 /** A thread rank's twin: a mailbox of its own per rank, their places all-gathered by the engine. */
 async function shmTwin(side: EngineSide, engine: EngineSibling, name: string, world: boolean): Promise<Communicator> {
   const boot = threadRankBootstrap()!;
   const { arena, rank, size } = side;
-  const mailbox = allocateMailbox(arena, size);
-  const places = new Int32Array(2 * size);
-  try {
-    await engine.allGather(Int32Array.of(mailbox, boot.rank), { output: places });
-  } catch (err) {
-    arena.free(mailbox);
-    throw err;
-  }
+  const places = await gatherMailboxes(side, engine, size, boot.rank);
   if (world) adoptThreadWorldChoices(boot.size, boot.choices);
-  const backend = new ShmBackend(
-    arena,
-    rank,
-    Array.from({ length: size }, (_, r) => places[2 * r]),
-    // The rank threads and their engines.
-    boot.size * 2,
-    Array.from({ length: size }, (_, r) => places[2 * r + 1]),
-  );
+  const everyRank = Array.from({ length: size }, (_, r) => r);
+  const backend = shmOver(arena, places, everyRank, rank, boot);
   return new Communicator({ arena, backend, name, defaultTimeoutMs: side.defaultTimeoutMs });
 }
 
@@ -186,35 +212,22 @@ async function mixedTwin(
   boot: ThreadRankBootstrap,
 ): Promise<Communicator> {
   const global = boot.global!;
-  const { arena, rank, size } = side;
-  const processOf = Array.from({ length: size }, (_, r) => Math.floor(r / global.threadsPerProcess));
-  const mailbox = allocateMailbox(arena, boot.size);
-  const places = new Int32Array(2 * size);
-  let shm: ShmBackend | undefined;
+  const { arena, rank } = side;
+  const places = await gatherMailboxes(side, engine, boot.size, rank);
+  const processOf = processOfRanks(global);
+  const local = processOf.flatMap((p, r) => (p === processOf[rank] ? [r] : []));
+  const shm = shmOver(arena, places, local, boot.rank, boot);
   try {
-    await engine.allGather(Int32Array.of(mailbox, rank), { output: places });
-    const local = processOf.flatMap((p, r) => (p === processOf[rank] ? [r] : []));
-    shm = new ShmBackend(
-      arena,
-      boot.rank,
-      local.map((r) => places[2 * r]),
-      // The rank threads of this process and their engines.
-      boot.size * 2,
-      local.map((r) => places[2 * r + 1]),
-    );
-    const tcp = await connectTcpWorld(global.job, {
+    const backend = await joinProcesses(shm, global, {
       rank,
-      size,
       arena,
       defaultTimeoutMs: side.defaultTimeoutMs,
       name,
       serveStore: false,
     });
-    const backend = new MixedBackend(shm, tcp, processOf);
     return new Communicator({ arena, backend, name, defaultTimeoutMs: side.defaultTimeoutMs });
   } catch (err) {
-    if (shm === undefined) arena.free(mailbox);
-    else await shm.close();
+    await shm.close();
     throw err;
   }
 }
