@@ -21,6 +21,8 @@ export interface MachineCall {
   readonly elementBytes: number;
   readonly algorithm: string;
   readonly chunkCount: number;
+  /** The executor's in-place schedules (SimCall.inPlace). */
+  readonly inPlace?: boolean;
   /** Back-to-back calls per rank, as a benchmark times them (SimCall.calls); default 1. */
   readonly calls?: number;
 }
@@ -88,7 +90,7 @@ function standInOutcome(
 ): SimOutcome {
   let known = standIns.get(graph);
   if (known === undefined) standIns.set(graph, (known = new Map()));
-  const key = `${call.collective}|${call.algorithm}|${call.count}|${call.elementBytes}|${call.chunkCount}|${call.calls ?? 1}|${protocol}|${workingSetCount}`;
+  const key = `${call.collective}|${call.algorithm}|${call.count}|${call.elementBytes}|${call.chunkCount}|${call.inPlace === true}|${call.calls ?? 1}|${protocol}|${workingSetCount}`;
   let outcome = known.get(key);
   if (outcome === undefined) {
     outcome = simulateFlows(graph, graph.accelerators, { ...call, workingSetCount, root: 0, protocol });

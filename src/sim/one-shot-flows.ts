@@ -31,7 +31,7 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
     nranks: n,
     count: call.count,
     root: call.root,
-    inPlace: false,
+    inPlace: call.inPlace === true,
     chunkCount: 0,
   };
   const plans = rankDevices.map((_, rank) => oneShotPlan(shape, rank));
@@ -47,7 +47,9 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
   // schedules' zero-copy reads assume): nothing is copied into a slot, and readers read the
   // publisher's input, which was not written in the call; each publisher then waits to see its
   // last reader release the call.
-  const byReference = pull && messageBytes >= BY_REFERENCE_MIN_BYTES;
+  // In place, a reduction overwrites the input its peers would read, so it is copied (exec/one-shot.ts).
+  const byReference =
+    pull && messageBytes >= BY_REFERENCE_MIN_BYTES && (!shape.inPlace || plans[0].byReferenceOverOutput);
   // Where ranks read each other's slots (thread ranks), a slot's lines sit in the caches of the
   // peers that read it in the call before, and publishing into it takes them back first; and a
   // slot read was written in this call, so its lines come from the writer's cache (the
@@ -55,6 +57,10 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
   const takeBackUsPerByte = byReference
     ? undefined
     : peerReadWriteCosts(graph, rankDevices, protocol, shape, call.elementBytes);
+  // The fitted one-shot rate (tuner/fit-one-shot.ts) is of thread ranks reading their peers'
+  // inputs by reference; a slot they copy into and read back is priced by what the tune measured
+  // of those two moves instead (the copy rate; peerWrittenGBps for bytes a peer just wrote).
+  const slotEfficiency = pull && !byReference ? 1 : efficiency;
   const published =
     messagesUs +
     (takeBackUsPerByte === undefined
@@ -62,7 +68,7 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
       : Math.max(
           ...rankDevices.map(
             (d) =>
-              messageBytes / efficiency / copyRate(graph.devices[d], rates.deviceScale[d]) +
+              messageBytes / slotEfficiency / copyRate(graph.devices[d], rates.deviceScale[d]) +
               messageBytes * (takeBackUsPerByte.get(d) ?? 0),
           ),
         ));
@@ -87,7 +93,7 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
       bytes += plan.count * call.elementBytes;
       network.start(
         transferRoute(graph, rankDevices[peer], device, pull),
-        (plan.count * call.elementBytes * traffic) / efficiency,
+        (plan.count * call.elementBytes * traffic) / slotEfficiency,
         reader,
       );
     }

@@ -1,6 +1,6 @@
 import { secondTreePosition } from '../algorithms/in-order-binary-tree.js';
 import { generateSchedule } from '../algorithms/registry.js';
-import { type CallShape, executorHosts, ROOTED_COLLECTIVES, splitEven } from '../algorithms/schedule.js';
+import { type CallShape, executorHosts, inPlaceLayout, ROOTED_COLLECTIVES, splitEven } from '../algorithms/schedule.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { channelRings } from './channel-rings.js';
 import { type ChannelFold, foldChannels } from './channel-symmetry.js';
@@ -198,7 +198,7 @@ class ScheduleFlows {
       nranks: n,
       count: call.workingSetCount ?? call.count,
       root: call.root,
-      inPlace: false,
+      inPlace: call.inPlace === true,
       chunkCount: 0,
     };
     this.rates = callRates(graph, rankDevices, wholeCall, call.elementBytes);
@@ -339,7 +339,7 @@ class ScheduleFlows {
       nranks: this.rankDevices.length,
       count: shares[c].count,
       root: ring.indexOf(call.root),
-      inPlace: false,
+      inPlace: call.inPlace === true,
       chunkCount:
         RING_ALGORITHMS.has(call.algorithm) && !isChain(call)
           ? (call.chunkCount ?? 0)
@@ -431,7 +431,13 @@ class ScheduleFlows {
           ? generateSchedule(shape, logical, call.algorithm)
           : call.generator(shape, logical);
       const traced = call.trace !== undefined;
-      const programs = programsOf(schedule, call.elementBytes, this.freshReadRate !== undefined, traced);
+      const programs = programsOf(
+        schedule,
+        call.elementBytes,
+        this.freshReadRate !== undefined,
+        traced,
+        shape.inPlace ? inPlaceLayout(shape, logical) : undefined,
+      );
       programs.forEach((program, k) => {
         const key = c * PROGRAMS_PER_CHANNEL + k;
         const runner: Runner = {

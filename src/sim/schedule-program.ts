@@ -1,4 +1,4 @@
-import type { BufferId, Schedule, Slice, Step } from '../algorithms/schedule.js';
+import type { BufferId, InPlaceLayout, Schedule, Slice, Step } from '../algorithms/schedule.js';
 import { WrittenRanges } from './written-ranges.js';
 
 export const STEP_SEND = 0;
@@ -35,13 +35,19 @@ export interface Program {
   readonly slices?: { readonly offsets: Float64Array; readonly counts: Float64Array };
 }
 
+/**
+ * Programs of a schedule; `inPlace`, the call's layout when its input is its output, makes the
+ * cache accounting (`trackFresh`) see the two buffers as the memory they share.
+ */
 export function programsOf(
   schedule: Schedule,
   elementBytes: number,
   trackFresh = false,
   keepSlices = false,
+  inPlace?: InPlaceLayout,
 ): Program[] {
-  return schedule.channels.map((steps) => {
+  return schedule.channels.map((scheduled) => {
+    const steps = inPlace === undefined || !trackFresh ? scheduled : scheduled.map((s) => inStorage(s, inPlace));
     const slices = keepSlices ? sliceTable(steps) : undefined;
     const kinds = new Uint8Array(steps.length);
     const peers = new Int32Array(steps.length);
@@ -92,6 +98,27 @@ function sliceTable(steps: readonly Step[]): { offsets: Float64Array; counts: Fl
     counts[i] = moved.count;
   });
   return { offsets, counts };
+}
+
+/**
+ * A step with the slices of an in-place call's inner buffer renamed to the outer one, at their
+ * place in it: a copy back into the output then writes what a peer read of the input.
+ */
+function inStorage(step: Step, layout: InPlaceLayout): Step {
+  const outer: BufferId = layout.inner === 'input' ? 'output' : 'input';
+  const at = (slice: Slice): Slice =>
+    slice.buf === layout.inner ? { buf: outer, offset: slice.offset + layout.offset, count: slice.count } : slice;
+  switch (step.kind) {
+    case 'send':
+      return { ...step, src: at(step.src) };
+    case 'recv':
+      return { ...step, dst: at(step.dst) };
+    case 'recvReduce':
+    case 'copy':
+      return { ...step, dst: at(step.dst), src: at(step.src) };
+    case 'reduce':
+      return { ...step, dst: at(step.dst), srcs: step.srcs.map(at) };
+  }
 }
 
 /** Per step, 1 at a send of data the channel's earlier steps wrote. */

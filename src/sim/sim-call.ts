@@ -12,6 +12,11 @@ export interface SimCall {
   /** The executor's chunk in elements, to simulate exactly what it runs; absent: the simulator's GPU-library chunking. */
   readonly chunkCount?: number;
   /**
+   * The call's input is its output (PyTorch's all_reduce always is): its schedules are the
+   * executor's in-place ones, which may stage through scratch and copy back. Default false.
+   */
+  readonly inPlace?: boolean;
+  /**
    * How many times each rank makes the call back to back, as a benchmark times it (default 1).
    * A rank starts its next call as soon as its last one returned, so ranks with less to do run
    * ahead, as far as their sends let them.

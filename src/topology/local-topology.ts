@@ -264,8 +264,9 @@ export function tcpProtocol(profile: LocalProfile, rankCores: number): TopologyP
  * 2-rank call, of which the simulator charges the wake-up (messageUs) apart. Its oneShotGBps
  * (fitted so that the simulator reproduces a timed all-reduce through the path) is the rate at
  * which a reader takes a message published by reference, one move that the simulator charges at
- * the copy speed of the smallest working set (the first cache tier) divided by the efficiency; a
- * message small enough to be copied through a slot moves twice at it.
+ * the copy speed of the smallest working set (the first cache tier) divided by the efficiency. A
+ * message copied through a slot (small, or in place) is not read by reference: the simulator
+ * prices its two moves at the copy and fresh-read rates instead (sim/one-shot-flows.ts).
  */
 function oneShotOf(profile: LocalProfile): { oneShotUs: number; oneShotEfficiency: number } {
   const { oneShotUs, oneShotGBps } = { ...DEFAULT_ONE_SHOT, ...profile.shm };

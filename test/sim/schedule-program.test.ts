@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { generateSchedule } from '../../src/algorithms/registry.js';
-import type { CallShape } from '../../src/algorithms/schedule.js';
+import { type CallShape, inPlaceLayout } from '../../src/algorithms/schedule.js';
 import { STEP_SEND, programsOf } from '../../src/sim/schedule-program.js';
 
 const shape: CallShape = { collective: 'allReduce', nranks: 2, count: 1024, root: 0, inPlace: false, chunkCount: 0 };
@@ -37,4 +37,16 @@ test('a write costs an invalidation for the bytes a peer read since the rank las
     charged('direct', 4).filter((bytes) => bytes > 0),
     [1024],
   );
+});
+
+test('in place, a copy back into the output pays for what a peer read of the input', () => {
+  const inPlace = { ...shape, inPlace: true };
+  const charged = (layout?: ReturnType<typeof inPlaceLayout>): number[] => {
+    const [program] = programsOf(generateSchedule(inPlace, 0, 'recursive_doubling'), 4, true, false, layout);
+    return Array.from(program.peerReadWrites!).filter((_, i) => program.kinds[i] !== STEP_SEND);
+  };
+  // 2-rank recursive doubling in place: the exchange lands in scratch, and the copy back writes
+  // the 4 KiB the peer read; seen as two buffers, the input and output would not meet.
+  assert.deepEqual(charged(inPlaceLayout(inPlace, 0)), [0, 4096]);
+  assert.deepEqual(charged(), [0, 0]);
 });
