@@ -88,6 +88,8 @@ export interface PredictOptions {
   algorithm?: string;
   /** Predict a checksummed call (default from TSCCL_CHECKSUM), which runs without the one-shot path. */
   checksum?: boolean;
+  /** Predict the call in place (no `output`), whose schedules may differ: default false. */
+  inPlace?: boolean;
 }
 
 /** A key's type: what it must be, and the test. */
@@ -104,6 +106,7 @@ const TYPES = {
   timeoutMs: { expected: 'a positive number of ms', test: (v) => typeof v === 'number' && v > 0 },
   signal: { expected: 'an AbortSignal', test: (v) => v instanceof AbortSignal },
   checksum: { expected: 'true or false', test: (v) => typeof v === 'boolean' },
+  inPlace: { expected: 'true or false', test: (v) => typeof v === 'boolean' },
   op: { expected: 'the name of a reduction', test: isString },
   output: { expected: 'a typed array', test: isTypedArray },
   dtype: { expected: 'the name of a dtype', test: isString },
@@ -142,7 +145,7 @@ const KEYS = {
   recv: CALL,
   split: [...CALL, 'color', 'key'],
   shrink: [...CALL, 'exclude'],
-  predict: ['dtype', 'algorithm', 'checksum'],
+  predict: ['dtype', 'algorithm', 'checksum', 'inPlace'],
   init: ['timeoutMs', 'progress'],
   group: ['timeoutMs', 'signal'],
 } satisfies Record<string, Key[]>;

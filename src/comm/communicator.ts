@@ -256,6 +256,7 @@ export class Communicator {
       oneShotCapacity,
       checksum: options.checksum ?? checksumDefault,
       debugCheck,
+      inPlace: options.inPlace,
     });
   }
 

@@ -30,6 +30,8 @@ export interface PredictRequest {
   /** The call is checksummed, or TSCCL_DEBUG_CHECK is on: see CallSelectionRequest. */
   readonly checksum?: boolean;
   readonly debugCheck?: boolean;
+  /** The call in place: see PredictOnRequest. */
+  readonly inPlace?: boolean;
 }
 
 export interface Prediction {
@@ -58,6 +60,8 @@ export interface PredictOnRequest {
   readonly oneShotCapacity?: number;
   readonly checksum?: boolean;
   readonly debugCheck?: boolean;
+  /** The call's input is its output (as PyTorch's all_reduce): its in-place schedules are ranked and priced. */
+  readonly inPlace?: boolean;
   /**
    * Predict what a benchmark of this many back-to-back calls per rank reports (mean over ranks
    * of the time per call after the first), not one call on its own; default 1.
@@ -111,6 +115,7 @@ export function selectForCall(request: CallSelectionRequest): Selection {
     transport,
     oversubscribed: request.oversubscribed,
     machine,
+    inPlace: shape.inPlace,
   });
 }
 
@@ -121,7 +126,14 @@ export function selectForCall(request: CallSelectionRequest): Selection {
 export function choiceOn(graph: TopologyGraph, request: PredictOnRequest): { selection: Selection; count: number } {
   const nranks = graph.accelerators.length;
   const count = callCount(request.collective, request.bytes, request.elementBytes, nranks);
-  const shape: CallShape = { collective: request.collective, nranks, count, root: 0, inPlace: false, chunkCount: 0 };
+  const shape: CallShape = {
+    collective: request.collective,
+    nranks,
+    count,
+    root: 0,
+    inPlace: request.inPlace === true,
+    chunkCount: 0,
+  };
   const selection = selectForCall({
     shape,
     bytes: request.bytes,
@@ -156,6 +168,7 @@ export function predictOn(
     algorithm: selection.algorithm,
     chunkCount: selection.chunkCount,
     calls: request.calls,
+    inPlace: request.inPlace,
   });
   return { algorithm: selection.algorithm, chunkCount: selection.chunkCount, timeUs };
 }
@@ -186,6 +199,7 @@ export function predictCall(request: PredictRequest): Prediction {
     oneShotCapacity: request.oneShotCapacity,
     checksum: request.checksum,
     debugCheck: request.debugCheck,
+    inPlace: request.inPlace,
   });
   return { collective, bytes: request.bytes, ...predicted, profile: local.profile };
 }

@@ -41,7 +41,19 @@ export interface SelectionRequest {
    * by simulated time; without it (process ranks, several hosts) the measured rules below decide.
    */
   readonly machine?: TopologyGraph;
+  /** The call's input is its output: where that changes a schedule's steps, the cost model ranks the in-place candidates. */
+  readonly inPlace?: boolean;
 }
+
+/**
+ * Collectives with a schedule that runs other steps in place (recursive doubling's copy back
+ * from scratch, a direct all-gather or broadcast that skips its own block, all-to-all's
+ * staging): their in-place calls are ranked apart. Elsewhere every candidate runs the same
+ * steps either way, and an in-place call takes the out-of-place ranking.
+ */
+const RANKED_IN_PLACE = new Set<Collective>(['allReduce', 'allGather', 'broadcast', 'allToAll']);
+const rankedInPlace = (collective: Collective, inPlace: boolean | undefined): boolean =>
+  inPlace === true && RANKED_IN_PLACE.has(collective);
 
 /** Collectives with a hierarchical schedule: worth it when several ranks share each of several hosts. */
 const HIERARCHICAL = new Set<Collective>(['allReduce', 'allGather', 'reduceScatter', 'broadcast']);
@@ -253,17 +265,18 @@ const CHOICE_LIMIT = 4096;
  */
 function fastestOn(
   machine: TopologyGraph,
-  request: Pick<SelectionRequest, 'collective' | 'nranks' | 'bytes'>,
+  request: Pick<SelectionRequest, 'collective' | 'nranks' | 'bytes' | 'inPlace'>,
   chunkBytes: number,
   oneShot: boolean,
 ): string {
   const sizeClass = sizeClassOf(request.bytes);
   const known = knownChoices(machine);
-  const key = choiceKey(request.collective, sizeClass, chunkBytes, oneShot);
+  const inPlace = rankedInPlace(request.collective, request.inPlace);
+  const key = choiceKey(request.collective, sizeClass, chunkBytes, oneShot, inPlace);
   let best = known.get(key);
   if (best === undefined) {
     rankedOnDemand++;
-    [best] = rankClass(machine, { ...request, sizeClass }, chunkBytes, [oneShot]);
+    [best] = rankClass(machine, { ...request, sizeClass, inPlace }, chunkBytes, [oneShot]);
     if (known.size >= CHOICE_LIMIT) known.clear();
     known.set(key, best);
   }
@@ -276,8 +289,13 @@ function knownChoices(machine: TopologyGraph): Map<string, string> {
   return known;
 }
 
-const choiceKey = (collective: Collective, sizeClass: number, chunkBytes: number, oneShot: boolean): string =>
-  `${collective}|${sizeClass}|${chunkBytes}|${oneShot}`;
+const choiceKey = (
+  collective: Collective,
+  sizeClass: number,
+  chunkBytes: number,
+  oneShot: boolean,
+  inPlace: boolean,
+): string => `${collective}|${sizeClass}|${chunkBytes}|${oneShot}${inPlace ? '|in place' : ''}`;
 
 /** The power of two a call's bytes round up to: the tuner's unit of choice. */
 function sizeClassOf(bytes: number): number {
@@ -290,7 +308,7 @@ function sizeClassOf(bytes: number): number {
  */
 function rankClass(
   machine: TopologyGraph,
-  request: Pick<SelectionRequest, 'collective' | 'nranks'> & { readonly sizeClass: number },
+  request: Pick<SelectionRequest, 'collective' | 'nranks'> & { readonly sizeClass: number; readonly inPlace: boolean },
   chunkBytes: number,
   offers: readonly boolean[],
 ): string[] {
@@ -306,6 +324,7 @@ function rankClass(
         elementBytes: 1,
         algorithm,
         chunkCount: chunkBytes,
+        inPlace: request.inPlace,
       }),
     ),
   );
@@ -348,15 +367,21 @@ export function prepareChoices(machine: TopologyGraph, request: PrepareRequest):
   const known = knownChoices(machine);
   for (const collective of COLLECTIVES) {
     const chunkBytes = chunkBytesOf({ ...request, collective });
-    for (let sizeClass = 1; sizeClass <= PREPARED_MAX_CLASS; sizeClass *= 2) {
-      const offers = (sizeClass < 2 * capacity * request.nranks ? [false, true] : [false]).filter(
-        (oneShot) => !known.has(choiceKey(collective, sizeClass, chunkBytes, oneShot)),
-      );
-      if (offers.length === 0) continue;
-      const picks = rankClass(machine, { collective, nranks: request.nranks, sizeClass }, chunkBytes, offers);
-      for (const [i, oneShot] of offers.entries())
-        known.set(choiceKey(collective, sizeClass, chunkBytes, oneShot), picks[i]);
-    }
+    for (const inPlace of RANKED_IN_PLACE.has(collective) ? [false, true] : [false])
+      for (let sizeClass = 1; sizeClass <= PREPARED_MAX_CLASS; sizeClass *= 2) {
+        const offers = (sizeClass < 2 * capacity * request.nranks ? [false, true] : [false]).filter(
+          (oneShot) => !known.has(choiceKey(collective, sizeClass, chunkBytes, oneShot, inPlace)),
+        );
+        if (offers.length === 0) continue;
+        const picks = rankClass(
+          machine,
+          { collective, nranks: request.nranks, sizeClass, inPlace },
+          chunkBytes,
+          offers,
+        );
+        for (const [i, oneShot] of offers.entries())
+          known.set(choiceKey(collective, sizeClass, chunkBytes, oneShot, inPlace), picks[i]);
+      }
   }
 }
 

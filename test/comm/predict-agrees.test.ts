@@ -23,7 +23,7 @@ test('selectForCall offers the one-shot path, whose slots carry no checksum, onl
   assert.notEqual(selectForCall({ ...request, debugCheck: true }).algorithm, 'one_shot');
 });
 
-test('comm.predict names the algorithm the call then runs, with and without checksums', async () => {
+test('comm.predict names the algorithm the call then runs, with and without checksums, in place and out of place', async () => {
   // The default profile's choices: a profile `tsccl tune` saved on this machine must not change them.
   process.env.TSCCL_PROFILE = join(tmpdir(), `tsccl-no-profile-${process.pid}.json`);
   const { results } = await runFixture('predict-agrees-rank', 3).finally(() => {

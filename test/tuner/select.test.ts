@@ -77,10 +77,11 @@ function machine(nranks: number): TopologyGraph {
 }
 
 /** What the communicator asks for a call of `bytes` (the root's input) on `nranks` thread ranks. */
-function threadCall(collective: Collective, nranks: number, bytes: number, algorithm?: string) {
+function threadCall(collective: Collective, nranks: number, bytes: number, algorithm?: string, inPlace = false) {
   const count = callCount(collective, bytes, 4, nranks);
-  const oneShot = oneShotOffer({ collective, nranks, count, root: 0, inPlace: false, chunkCount: 0 }, 4, 65536);
+  const oneShot = oneShotOffer({ collective, nranks, count, root: 0, inPlace, chunkCount: 0 }, 4, 65536);
   return selectAlgorithm({
+    inPlace,
     collective,
     nranks,
     bytes,
@@ -288,13 +289,30 @@ test('thread ranks take whole pieces when they outnumber the cores; process rank
   );
 });
 
+test('an in-place call is ranked with its in-place schedules', () => {
+  // 2 thread ranks, 4 MiB: recursive doubling is one exchange of the whole buffer, but in place
+  // its result lands in scratch and is copied back over what the peer has just read.
+  assert.equal(threadCall('allReduce', 2, 4 << 20).algorithm, 'recursive_doubling');
+  assert.notEqual(threadCall('allReduce', 2, 4 << 20, undefined, true).algorithm, 'recursive_doubling');
+  // 16 KiB: in place the one-shot path copies into its slot (a reduction cannot be read by
+  // reference where it is written), which still beats the exchange.
+  assert.equal(threadCall('allReduce', 2, 16 << 10, undefined, true).algorithm, 'one_shot');
+  // A collective whose schedules run the same steps in place takes the out-of-place ranking.
+  for (const bytes of [64, 64 << 10, 4 << 20])
+    assert.deepEqual(
+      threadCall('reduceScatter', 4, bytes, undefined, true),
+      threadCall('reduceScatter', 4, bytes),
+      `${bytes}`,
+    );
+});
+
 test('the size classes a communicator prepares are the choices its calls would make, and its calls then run no simulation', () => {
   const prepared = machine(4);
   const fresh = machine(4);
   const capacity = 4096;
   prepareChoices(prepared, { nranks: 4, transport: 'shm', oversubscribed: true, oneShotCapacity: capacity });
   for (const collective of ['allReduce', 'broadcast', 'allGather', 'reduceScatter', 'allToAll'] as const) {
-    for (const elementBytes of [1, 2, 4, 8]) {
+    for (const [elementBytes, inPlace] of [1, 2, 4, 8].flatMap((e) => [[e, false] as const, [e, true] as const])) {
       for (let bytes = elementBytes; bytes <= 2 ** 34; bytes *= 8) {
         const count =
           collective === 'reduceScatter' || collective === 'allToAll' ? bytes / elementBytes / 4 : bytes / elementBytes;
@@ -303,11 +321,12 @@ test('the size classes a communicator prepares are the choices its calls would m
           nranks: 4,
           count: Math.max(1, Math.floor(count)),
           root: 0,
-          inPlace: false,
+          inPlace,
           chunkCount: 0,
         };
         const request = {
           collective,
+          inPlace,
           nranks: 4,
           bytes: bytes + elementBytes,
           elementBytes,
@@ -320,9 +339,9 @@ test('the size classes a communicator prepares are the choices its calls would m
         assert.equal(
           classesRankedOnDemand(),
           before,
-          `${collective} of ${bytes} bytes in ${elementBytes}-byte elements ran the cost model`,
+          `${collective} of ${bytes} bytes in ${elementBytes}-byte elements${inPlace ? ' in place' : ''} ran the cost model`,
         );
-        assert.deepEqual(chosen, selectAlgorithm({ ...request, machine: fresh }), `${collective} ${bytes}`);
+        assert.deepEqual(chosen, selectAlgorithm({ ...request, machine: fresh }), `${collective} ${bytes} ${inPlace}`);
       }
     }
   }
