@@ -2,7 +2,8 @@
 // Prediction check on this machine: `tsccl bench` (measured) against `tsccl sim --topo local`
 // (predicted from the `tsccl tune` profile) on the same ops, sizes and rank counts, each size
 // with the algorithm the real run recorded and the tuner's chunk, so both run the same schedule.
-// Usage: node bench/predict-local.mjs [--procs] [--rounds 3] [--blocks B] [--save FILE | --from FILE]
+// Usage: node bench/predict-local.mjs [--procs] [--in-place] [--rounds 3] [--blocks B] [--save FILE | --from FILE]
+//   --in-place scores the bench's in-place column (the call's input is its output) instead.
 //   (run `tsccl tune` first; defaults otherwise). --save keeps the measured times; --from
 //   predicts again against saved ones, to compare models on the same measurements.
 import { readFileSync, writeFileSync } from 'node:fs';
@@ -24,8 +25,13 @@ const option = (name) => {
 const from = option('--from');
 const saved = from === undefined ? undefined : JSON.parse(readFileSync(from, 'utf8'));
 const procs = saved?.procs ?? process.argv.includes('--procs');
+const inPlace = saved?.inPlace ?? process.argv.includes('--in-place');
 const rounds = Number(option('--rounds') ?? 3);
 const blocks = option('--blocks') === undefined ? undefined : Number(option('--blocks'));
+if (inPlace && blocks !== undefined) {
+  console.error('bench/predict-local.mjs: --blocks times out-of-place calls only; drop --in-place or --blocks');
+  process.exit(2);
+}
 const detection = detectLocal();
 
 /**
@@ -47,7 +53,7 @@ async function measure() {
     for (const [i, { op, ranks }] of grid.entries()) {
       runs[i].push(
         blocks === undefined
-          ? (await sweepRows({ op, ranks, procs })).filter((r) => !r.inPlace)
+          ? (await sweepRows({ op, ranks, procs })).filter((r) => r.inPlace === inPlace)
           : (await blockRows({ op, ranks, procs, candidates: [{}], blocks })).map(
               ({ bytes, chosen, callsPerBlock, blockTimes }) => ({
                 bytes,
@@ -76,12 +82,12 @@ async function measure() {
 const rows = saved?.rows ?? (await measure());
 const out = option('--save');
 if (out !== undefined)
-  writeFileSync(out, JSON.stringify({ procs, measuredAt: new Date().toISOString(), rows }, null, 1));
+  writeFileSync(out, JSON.stringify({ procs, inPlace, measuredAt: new Date().toISOString(), rows }, null, 1));
 console.log(
   `# profile: ${loadProfile(detection.cores, detection.host).source}${from === undefined ? '' : `; measured times from ${from} (${saved.measuredAt})`}`,
 );
 console.log(
-  `# ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}; ${rows[0]?.calls === undefined ? '20-call means, median of the rounds' : 'medians of blocks of back-to-back calls over the rounds'}; error = |predicted - measured| / measured`,
+  `# ${procs ? 'process ranks over TCP' : 'thread ranks over shared memory'}${inPlace ? ', in place' : ''}; ${rows[0]?.calls === undefined ? '20-call means, median of the rounds' : 'medians of blocks of back-to-back calls over the rounds'}; error = |predicted - measured| / measured`,
 );
 console.log(
   '| op | ranks | bytes | algorithm | measured us | predicted us | error | one call alone, us |\n|---|---:|---:|---|---:|---:|---:|---:|',
@@ -100,6 +106,7 @@ for (const { op, ranks, bytes, algorithm, measuredUs, calls } of rows) {
     elementBytes: 4,
     hostCount: 1,
     algorithm,
+    inPlace,
     ...localRanks(procs, ranks),
   };
   const predicted = predictOn(graphs.get(ranks), { ...request, calls: 1 + (calls ?? SWEEP_ITERS) });
