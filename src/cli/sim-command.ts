@@ -96,6 +96,10 @@ export function simCommand(
           .choices(['auto', 'flow', 'analytical'])
           .default('auto'),
       )
+      .option(
+        '--in-place',
+        "time in-place calls (the input is the output, as torch.distributed's): ranks that run tsccl run other schedules in place",
+      )
       .option('--links', 'also print the per-link utilisation of the largest size')
       .option(
         '--flow-budget <seconds>',
@@ -198,6 +202,14 @@ export function simCommand(
     const faults = flags.faults === undefined ? undefined : planFaults(flags.faults as FaultSpec, graph);
     if (what === undefined) {
       const op = flags.op as SimRow['op'];
+      const inPlace = flags.inPlace === true;
+      if (inPlace && op === 'sendrecv')
+        throw invalidArgument(
+          '--in-place does not apply to sendrecv: a rank cannot send from and receive into one buffer at once',
+          {
+            argument: '--in-place',
+          },
+        );
       if (BENCH_OPS[op].rooted && (flags.root as number) >= ranks.length)
         throw invalidArgument(`--root ${flags.root as number} must be below the ${ranks.length} ranks`, {
           argument: '--root',
@@ -241,6 +253,7 @@ export function simCommand(
           elementBytes: 4,
           root: flags.root as number,
           chooser: tscclChooser,
+          ...(inPlace ? { inPlace } : {}),
           ...(rowMode === 'flow'
             ? {
                 watch: progress.row(
@@ -281,7 +294,7 @@ export function simCommand(
               ranks: ranks.length,
               mode,
               modeNote,
-              rows: rows.map((row) => tableRow(row, flags.links === true)),
+              rows: rows.map((row) => tableRow(row, flags.links === true, inPlace)),
               simSeconds: seconds,
             },
             null,
@@ -302,7 +315,7 @@ export function simCommand(
                 : 'choosing among every algorithm';
       write(
         formatSimTable(rows, [
-          `tsccl sim ${op} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`,
+          `tsccl sim ${op}${inPlace ? ' in place' : ''} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`,
           `${chooser}; simulated in ${seconds.toFixed(2)} s`,
           ...(modeNote === null ? [] : [modeNote]),
           ...(compression === undefined

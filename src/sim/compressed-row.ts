@@ -53,7 +53,8 @@ export function simulateCompressedRow(
   const counts = op.counts(Math.floor(request.bytes / request.elementBytes), n);
   const perBlock = counts.param;
   const phase = (name: BenchOpName, bytes: number, devices = rankDevices, elementBytes = 1) =>
-    simulateRow(graph, devices, { ...request, op: name, bytes, algorithm: undefined, elementBytes });
+    // The phases run on the codec's own buffers, never in place.
+    simulateRow(graph, devices, { ...request, op: name, bytes, algorithm: undefined, elementBytes, inPlace: false });
   let phases: SimRow[];
   // The phases that carry encoded bytes (a hierarchy's host phases carry the values uncompressed).
   let encodedPhases: () => SimRow[] = () => phases;

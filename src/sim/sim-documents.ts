@@ -67,13 +67,13 @@ export function parseGroups(text: string, argument = '--ranks'): number[][] {
 }
 
 /** A row as the JSON table prints it: nccl-tests' columns, the link list left out unless asked. */
-export function tableRow(row: SimRow, withLinks: boolean): Record<string, unknown> {
+export function tableRow(row: SimRow, withLinks: boolean, inPlace = false): Record<string, unknown> {
   const { links, ...rest } = row;
   return {
     ...rest,
     dtype: 'float32',
     redop: row.reduces ? 'sum' : 'none',
-    inPlace: false,
+    inPlace,
     wrong: null,
     ...(withLinks ? { links } : {}),
   };

@@ -31,6 +31,11 @@ export interface SimRequest {
   readonly root: number;
   /** What tsccl's tuner runs for a call; needed where the ranks run tsccl itself (CPU cores). */
   readonly chooser?: TscclChooser;
+  /**
+   * The call's input is its output. Ranks that run tsccl then rank and run its in-place
+   * schedules; an accelerator library's in-place call costs what its out-of-place one does.
+   */
+  readonly inPlace?: boolean;
   /** The flow engine's progress over the row's candidates, and its deadline (FlowBudgetExceeded past it). */
   readonly watch?: FlowWatch;
 }
@@ -45,6 +50,7 @@ export interface TscclCall {
   readonly transport: 'shm' | 'tcp';
   readonly oversubscribed: boolean;
   readonly algorithm?: string;
+  readonly inPlace?: boolean;
 }
 
 /**
@@ -407,6 +413,7 @@ function tscclRun(
     transport: call.transport,
     oversubscribed: call.transport === 'shm' && n > (protocol.rankCores ?? n),
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
+    ...(request.inPlace === true ? { inPlace: true } : {}),
   });
   const outcome = machineOutcome(graph, {
     collective: call.collective,
@@ -414,6 +421,7 @@ function tscclRun(
     elementBytes: request.elementBytes,
     algorithm,
     chunkCount,
+    ...(request.inPlace === true ? { inPlace: true } : {}),
   });
   const links = linkLoads(graph, outcome.linkBytes, outcome.rankCallUs, outcome.capacities);
   return {

@@ -292,6 +292,27 @@ test('tsccl topo show / schema and tsccl sim print tables and JSON', async () =>
   assert.match(train.stdout, /^\s+dp\s+16\s+all_reduce\s+1\s+350000\.00\s+\d+\.\d\s+\d+\.\d\d\s+direct\s/m);
 });
 
+test('tsccl sim --in-place times the in-place schedules where ranks run tsccl, and refuses sendrecv', async () => {
+  const row = async (...args: string[]) => {
+    const out = await tsccl('sim', '-o', 'all_reduce', '-b', '8M', '-e', '8M', '--format', 'json', ...args);
+    assert.equal(out.code, 0, out.stderr);
+    return (JSON.parse(out.stdout) as { rows: { inPlace: boolean; timeUs: number }[] }).rows[0];
+  };
+  // Recursive doubling in place lands in scratch and copies back: more work on any profile.
+  const local = ['--topo', 'local', '-g', '2', '--algo', 'recursive_doubling'];
+  const [outOfPlace, inPlace] = [await row(...local), await row(...local, '--in-place')];
+  assert.deepEqual([outOfPlace.inPlace, inPlace.inPlace], [false, true]);
+  assert.ok(inPlace.timeUs > outOfPlace.timeUs, `${inPlace.timeUs} <= ${outOfPlace.timeUs}`);
+  // An accelerator library's in-place call costs what its out-of-place one does.
+  const gpus = ['--topo', 'dgx-h100'];
+  assert.equal((await row(...gpus, '--in-place')).timeUs, (await row(...gpus)).timeUs);
+  const table = await tsccl('sim', '--topo', 'local', '-g', '2', '-b', '1M', '-e', '1M', '--in-place');
+  assert.match(table.stdout, /^# tsccl sim all_reduce in place on local/m);
+  const bad = await tsccl('sim', '--topo', 'local', '-g', '2', '-o', 'sendrecv', '--in-place');
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /TSCCL_ERR_INVALID_ARGUMENT: --in-place does not apply to sendrecv/);
+});
+
 test('tsccl topo detect and tsccl tune: this machine measured into a profile that --topo local reads', async () => {
   const detect = await tsccl('topo', 'detect', '--format', 'json');
   assert.equal(detect.code, 0, detect.stderr);
