@@ -10,8 +10,6 @@ import { fileURLToPath } from 'node:url';
 import { isMainThread } from 'node:worker_threads';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
-const SIZE_UNITS = { K: 1024, M: 1024 * 1024 };
-const bytesOf = (text) => Number.parseInt(text, 10) * (SIZE_UNITS[text.at(-1)] ?? 1);
 
 if (isMainThread) {
   const argv = process.argv.slice(2);
@@ -39,9 +37,11 @@ if (isMainThread) {
   process.stdout.write(out.replace(/^\[0\] /gm, ''));
 } else {
   const { init } = await import('../dist/src/index.js');
+  const { parseSize } = await import('../dist/src/algorithms/bench-ops.js');
+  const { median } = await import('../dist/src/tune/median.js');
   const comm = await init();
   const rounds = Number(process.env.IN_PLACE_ROUNDS);
-  const sizes = process.env.IN_PLACE_SIZES.split(',').map(bytesOf);
+  const sizes = process.env.IN_PLACE_SIZES.split(',').map((size) => parseSize(size, '--sizes'));
   const algos = process.env.IN_PLACE_ALGOS.split(',');
   const times = new Map();
   const ran = new Map();
@@ -67,7 +67,6 @@ if (isMainThread) {
     }
   }
   if (comm.rank === 0) {
-    const median = (values) => [...values].sort((a, b) => a - b)[values.length >> 1];
     console.log(`| bytes | ${algos.join(' | ')} |`);
     console.log(`|---:|${algos.map(() => '---:').join('|')}|`);
     for (const bytes of sizes) {

@@ -20,6 +20,19 @@ export const ONE_SHOT = 'one_shot';
  */
 export const BY_REFERENCE_MIN_BYTES = 2048;
 
+/**
+ * Whether a rank publishes its message by reference: peers can read its memory in place
+ * (`readable`), the message is large enough, and, where it lies in the call's output (in
+ * place), the plan writes the output only where no peer reads.
+ */
+export function publishesByReference(
+  plan: Pick<OneShotPlan, 'byReferenceOverOutput'>,
+  messageBytes: number,
+  where: { readonly readable: boolean; readonly overOutput: boolean },
+): boolean {
+  return where.readable && messageBytes >= BY_REFERENCE_MIN_BYTES && (!where.overOutput || plan.byReferenceOverOutput);
+}
+
 /** How the pieces a rank reads become its output. */
 export type OneShotCombine = 'reduce' | 'place' | 'none';
 

@@ -213,6 +213,10 @@ export interface InPlaceLayout {
   readonly offset: number;
 }
 
+/** The buffer of an in-place call that spans the whole array: the one its inner view lies in. */
+export const outerBuffer = (layout: InPlaceLayout): 'input' | 'output' =>
+  layout.inner === 'input' ? 'output' : 'input';
+
 export function inPlaceLayout(shape: CallShape, rank: number): InPlaceLayout {
   switch (shape.collective) {
     case 'allGather':

@@ -253,7 +253,7 @@ export function simCommand(
           elementBytes: 4,
           root: flags.root as number,
           chooser: tscclChooser,
-          ...(inPlace ? { inPlace } : {}),
+          inPlace,
           ...(rowMode === 'flow'
             ? {
                 watch: progress.row(

@@ -1,8 +1,8 @@
 import {
-  BY_REFERENCE_MIN_BYTES,
   type OneShotPlan,
   cachedOneShotPlan,
   oneShotCount,
+  publishesByReference,
 } from '../algorithms/one-shot-plan.js';
 import type { CallShape } from '../algorithms/schedule.js';
 import type { DTypeInfo, TypedArray } from '../dtypes/dtype.js';
@@ -69,17 +69,13 @@ export class OneShotCall {
     this.messages = new Array<Uint8Array>(shape.nranks);
     this.pieces = new Array<TypedArray | undefined>(2 * this.plan.reads.length).fill(undefined);
     this.pieceSources = new Array<Uint8Array | undefined>(2 * this.plan.reads.length).fill(undefined);
+    const data = this.data;
     this.byReference =
-      this.data !== undefined &&
-      this.bytes >= BY_REFERENCE_MIN_BYTES &&
-      request.slots.readsInPlace?.(this.data) === true &&
-      (!bytesOverlap(
-        this.data.buffer,
-        this.data.byteOffset,
-        this.data.byteOffset + this.data.byteLength,
-        request.output,
-      ) ||
-        this.plan.byReferenceOverOutput);
+      data !== undefined &&
+      publishesByReference(this.plan, this.bytes, {
+        readable: request.slots.readsInPlace?.(data) === true,
+        overOutput: bytesOverlap(data.buffer, data.byteOffset, data.byteOffset + data.byteLength, request.output),
+      });
   }
 
   /**

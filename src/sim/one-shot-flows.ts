@@ -1,4 +1,4 @@
-import { BY_REFERENCE_MIN_BYTES, oneShotPlan } from '../algorithms/one-shot-plan.js';
+import { oneShotPlan, publishesByReference } from '../algorithms/one-shot-plan.js';
 import { type CallShape, REDUCING_COLLECTIVES } from '../algorithms/schedule.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { corePools } from './core-pool.js';
@@ -47,9 +47,8 @@ export function simulateOneShot(graph: TopologyGraph, rankDevices: readonly numb
   // schedules' zero-copy reads assume): nothing is copied into a slot, and readers read the
   // publisher's input, which was not written in the call; each publisher then waits to see its
   // last reader release the call.
-  // In place, a reduction overwrites the input its peers would read, so it is copied (exec/one-shot.ts).
-  const byReference =
-    pull && messageBytes >= BY_REFERENCE_MIN_BYTES && (!shape.inPlace || plans[0].byReferenceOverOutput);
+  // In place the message lies in the output, which a reduction overwrites while peers would read it.
+  const byReference = publishesByReference(plans[0], messageBytes, { readable: pull, overOutput: shape.inPlace });
   // Where ranks read each other's slots (thread ranks), a slot's lines sit in the caches of the
   // peers that read it in the call before, and publishing into it takes them back first; and a
   // slot read was written in this call, so its lines come from the writer's cache (the

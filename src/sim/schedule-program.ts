@@ -1,4 +1,11 @@
-import type { BufferId, InPlaceLayout, Schedule, Slice, Step } from '../algorithms/schedule.js';
+import {
+  type BufferId,
+  type InPlaceLayout,
+  type Schedule,
+  type Slice,
+  type Step,
+  outerBuffer,
+} from '../algorithms/schedule.js';
 import { WrittenRanges } from './written-ranges.js';
 
 export const STEP_SEND = 0;
@@ -105,7 +112,7 @@ function sliceTable(steps: readonly Step[]): { offsets: Float64Array; counts: Fl
  * place in it: a copy back into the output then writes what a peer read of the input.
  */
 function inStorage(step: Step, layout: InPlaceLayout): Step {
-  const outer: BufferId = layout.inner === 'input' ? 'output' : 'input';
+  const outer = outerBuffer(layout);
   const at = (slice: Slice): Slice =>
     slice.buf === layout.inner ? { buf: outer, offset: slice.offset + layout.offset, count: slice.count } : slice;
   switch (step.kind) {

@@ -413,7 +413,7 @@ function tscclRun(
     transport: call.transport,
     oversubscribed: call.transport === 'shm' && n > (protocol.rankCores ?? n),
     ...(request.algorithm === undefined ? {} : { algorithm: request.algorithm }),
-    ...(request.inPlace === true ? { inPlace: true } : {}),
+    inPlace: request.inPlace,
   });
   const outcome = machineOutcome(graph, {
     collective: call.collective,
@@ -421,7 +421,7 @@ function tscclRun(
     elementBytes: request.elementBytes,
     algorithm,
     chunkCount,
-    ...(request.inPlace === true ? { inPlace: true } : {}),
+    inPlace: request.inPlace,
   });
   const links = linkLoads(graph, outcome.linkBytes, outcome.rankCallUs, outcome.capacities);
   return {

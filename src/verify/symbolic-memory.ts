@@ -1,4 +1,4 @@
-import { type BufferId, type CallShape, bufferCounts, inPlaceLayout } from '../algorithms/schedule.js';
+import { type BufferId, type CallShape, bufferCounts, inPlaceLayout, outerBuffer } from '../algorithms/schedule.js';
 
 /**
  * A rank's memory as the verifiers run it: each element holds the list of input elements
@@ -25,7 +25,7 @@ export function rankMemory(shape: CallShape, rank: number, scratch: number): Ran
   let base: Record<BufferId, number>;
   if (shape.inPlace) {
     const layout = inPlaceLayout(shape, rank);
-    const outer: BufferId = layout.inner === 'input' ? 'output' : 'input';
+    const outer = outerBuffer(layout);
     const outerSize = Math.max(counts[outer], layout.offset + counts[layout.inner]);
     base = { [outer]: 0, [layout.inner]: layout.offset, scratch: outerSize } as Record<BufferId, number>;
     memory = new Array<Value>(outerSize + scratch).fill(null);
