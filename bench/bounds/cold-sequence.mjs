@@ -7,7 +7,7 @@
 // nice=N: before the sequence, rank 0 lowers the priority of every thread but the ranks' to nice N.
 // settle=N: after the sequence, N calls of 8 B, and the mean us of each 10000.
 // Usage: node bin/tsccl.js run -n 2 bench/bounds/cold-sequence.mjs [nice=N] [settle=N]
-import { readFileSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { init } from '../../dist/src/comm/init.js';
 
@@ -31,7 +31,7 @@ function threadTimes() {
 export default async function coldSequence({ args }) {
   const opts = Object.fromEntries(args.map((a) => a.split('=')).map(([k, v]) => [k, Number(v)]));
   const comm = await init({ timeoutMs: 60000 });
-  const linux = readdirSync('/proc/self').includes('task');
+  const linux = existsSync('/proc/self/task');
   const tids = new Float64Array(comm.size);
   if (linux) {
     const me = Number(readlinkSync('/proc/thread-self').split('/').pop());

@@ -111,6 +111,14 @@ export const BENCH_OPS: Readonly<Record<BenchOpName, BenchOp>> = {
   sendrecv: { name: 'sendrecv', collective: undefined, reduces: false, rooted: false, counts: whole, busFactor: one },
 };
 
+/**
+ * Whether the op has an in-place form (its input is its output): every collective does; a
+ * sendrecv does not, as a rank cannot send from and receive into one buffer at once.
+ */
+export function hasInPlace(op: BenchOp): boolean {
+  return op.collective !== undefined;
+}
+
 export function benchOp(name: string): BenchOp {
   const normalized = name.replace(/-/g, '_').toLowerCase();
   const aliases: Record<string, BenchOpName> = {

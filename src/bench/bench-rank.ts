@@ -2,7 +2,7 @@ import type { Communicator } from '../comm/communicator.js';
 import { init } from '../comm/init.js';
 import { type DType, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import type { ReduceOp } from '../kernels/reduce-op.js';
-import { type BenchOp, type BenchOpName, BENCH_OPS, sweepSizes } from '../algorithms/bench-ops.js';
+import { type BenchOp, type BenchOpName, BENCH_OPS, hasInPlace, sweepSizes } from '../algorithms/bench-ops.js';
 import type { BenchOptions, RankMeasurement } from './bench-options.js';
 import { concatenate, countDifferences, makeData, referenceReduce } from './pattern.js';
 import { warmupCallsFor } from './warm-up.js';
@@ -136,8 +136,8 @@ export function prepare(
   const b = counts.param;
   const name: BenchOpName = op.name;
 
+  if (inPlace && !hasInPlace(op)) return undefined;
   if (name === 'sendrecv') {
-    if (inPlace) return undefined; // a rank cannot send from and receive into one buffer at once
     const input = pool.input.subarray(0, total) as TypedArray;
     const output = pool.output.subarray(0, total) as TypedArray;
     const from = (me - 1 + n) % n;

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import { type Command, Option } from 'commander';
 import { chromeTrace } from '../sim/chrome-trace.js';
 import { type TimelineDocument, collectiveTimeline } from '../sim/timeline.js';
-import { BENCH_OPS, BENCH_OP_NAMES, benchOp, parseSize, sweepSizes } from '../algorithms/bench-ops.js';
+import { BENCH_OPS, BENCH_OP_NAMES, benchOp, hasInPlace, parseSize, sweepSizes } from '../algorithms/bench-ops.js';
 import { invalidArgument } from '../errors.js';
 import { formatSimTable } from '../sim/format-sim.js';
 import type { GroupKind } from '../sim/link-usage.js';
@@ -203,9 +203,9 @@ export function simCommand(
     if (what === undefined) {
       const op = flags.op as SimRow['op'];
       const inPlace = flags.inPlace === true;
-      if (inPlace && op === 'sendrecv')
+      if (inPlace && !hasInPlace(BENCH_OPS[op]))
         throw invalidArgument(
-          '--in-place does not apply to sendrecv: a rank cannot send from and receive into one buffer at once',
+          `--in-place does not apply to ${op}: a rank cannot send from and receive into one buffer at once`,
           {
             argument: '--in-place',
           },
