@@ -7,6 +7,8 @@ import {
   LL_DATA_OFFSET,
   LL_FLAG,
   LL_HEADER_WORDS,
+  LL_INLINE_BYTES,
+  LL_INLINE_DATA,
   LL_OPCODE,
   LL_RELEASED,
   LL_SLEEPERS,
@@ -24,8 +26,10 @@ import {
  * sequentially consistent).
  *
  * No acknowledgement is needed to reuse a slot: the last write into slot seq & 1 was for call
- * seq - 2 or earlier, and a peer that has entered call seq - 1 (its status word) has finished
- * every call before it, including reading that slot.
+ * seq - 2 or earlier, and a peer that has entered call seq - 1 (its status word, or its own
+ * slot's flag for that call) has finished every call before it, including reading that slot.
+ * A message of up to 32 bytes travels in the flag's cache line: a reader that sees the flag
+ * has its data too, and a writer stores into one line.
  *
  * A message whose data already lies in the arena (a registered buffer) can go by reference: the
  * slot then holds its offset, and peers read the data where it lies, so nobody copies it into a
@@ -77,7 +81,8 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     const key = 2 * rank + (seq & 1);
     let view = this.dataViews[key];
     if (view === undefined || view.byteLength !== bytes) {
-      view = this.arena.bytes((this.bases[rank] + llSlotIndex(this.nranks, seq) + LL_HEADER_WORDS) * 4, bytes);
+      const from = bytes <= LL_INLINE_BYTES ? LL_INLINE_DATA : LL_HEADER_WORDS;
+      view = this.arena.bytes((this.bases[rank] + llSlotIndex(this.nranks, seq) + from) * 4, bytes);
       this.dataViews[key] = view;
     }
     return view;
@@ -95,10 +100,19 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     return view;
   }
 
-  /** The first peer that has not entered call seq - 1 (and may still read the slot call seq writes), or -1. */
+  /**
+   * The first peer that has not entered call seq - 1 (and may still read the slot call seq writes), or -1.
+   * A peer that published call seq - 1 in its own slot has entered it; this rank read that flag
+   * in call seq - 1, so it is in this core's cache, where the peer's status word, which the peer
+   * writes on every call, is not.
+   */
   private slotReader(seq: number): number {
+    const previous = llSlotIndex(this.nranks, seq - 1) + LL_FLAG;
     for (let r = 0; r < this.nranks; r++) {
-      if (r !== this.rank && mayReadSlot(Atomics.load(this.words, this.bases[r] + STATUS_ENTERED_SEQ), seq)) return r;
+      if (r === this.rank) continue;
+      const base = this.bases[r];
+      if (Atomics.load(this.words, base + previous) === seq - 1) continue;
+      if (mayReadSlot(Atomics.load(this.words, base + STATUS_ENTERED_SEQ), seq)) return r;
     }
     return -1;
   }

@@ -19,7 +19,8 @@ import { QUEUED_CHANNELS } from '../channels.js';
  *   int32[3..4]    1 and the data's byte offset in the arena if it was published by reference, else 0
  *   int32[5]       released: the last call whose messages the owner has read (of this slot's parity)
  *   int32[6]       threads asleep on the flag or released word
- *   data[LL_SLOT_BYTES] from byte 64 on
+ *   int32[8..15]   a message of up to 32 bytes (LL_INLINE_BYTES), in the flag's cache line
+ *   data[LL_SLOT_BYTES] from byte 64 on, for larger messages
  */
 export const QUEUE_DEPTH = 64;
 
@@ -33,15 +34,16 @@ const SLOT_WORDS = 8;
 export const SLOT_CHECKSUM = 1;
 export const QUEUE_WORDS = SLOTS + QUEUE_DEPTH * SLOT_WORDS;
 
-/** Status block words. */
+/**
+ * Status block words. The owner stores the first line's words on every call; the failure words
+ * sit on a line of their own, which peers read-modify-write (status.ts failedBefore) on calls
+ * that read peer memory and the owner writes only when it gives up, so those reads do not pull
+ * the owner's hot line away from it on every call.
+ */
 export const STATUS_ENTERED_SEQ = 0; // seq of the last collective this rank started
-export const STATUS_FAILED = 1; // 0, or the error's wire number (errors.ts) once this rank gave up on the communicator
-export const STATUS_FAILED_SEQ = 2;
 /** A shrink's meeting point: the epoch a rank has reached, and its new mailbox's byte offset. */
 export const STATUS_SHRINK_EPOCH = 3;
 export const STATUS_SHRINK_MAILBOX = 4;
-/** The rank whose failure started it all (this rank, or the peer whose failure it saw). */
-export const STATUS_FAILED_ORIGIN = 5;
 /** The last collective this rank ended successfully: nothing it shared for that call is read any more. */
 export const STATUS_ENDED_SEQ = 6;
 /**
@@ -51,7 +53,11 @@ export const STATUS_ENDED_SEQ = 6;
 export const STATUS_CLOSED = 7;
 /** Threads asleep on STATUS_ENTERED_SEQ (on its cache line, for wait.ts wake). */
 export const STATUS_SLEEPERS = 8;
-const STATUS_WORDS = 16;
+export const STATUS_FAILED = 16; // 0, or the error's wire number (errors.ts) once this rank gave up on the communicator
+export const STATUS_FAILED_SEQ = 17;
+/** The rank whose failure started it all (this rank, or the peer whose failure it saw). */
+export const STATUS_FAILED_ORIGIN = 18;
+const STATUS_WORDS = 32;
 
 /** Bytes one rank can publish through a low-latency slot: the largest one-shot collective. */
 export const LL_SLOT_BYTES = 64 * 1024;
@@ -63,6 +69,9 @@ export const LL_BY_REFERENCE = 3;
 export const LL_DATA_OFFSET = 4;
 export const LL_RELEASED = 5;
 export const LL_SLEEPERS = 6;
+/** A message of up to LL_INLINE_BYTES travels in the flag's cache line, from this word on. */
+export const LL_INLINE_DATA = 8;
+export const LL_INLINE_BYTES = (LL_HEADER_WORDS - LL_INLINE_DATA) * 4;
 const LL_SLOT_WORDS = LL_HEADER_WORDS + LL_SLOT_BYTES / 4;
 
 /** Word index of the low-latency slot used by collective `seq` (two slots, alternating). */

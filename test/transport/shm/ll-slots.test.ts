@@ -4,7 +4,7 @@ import { allocateMailbox, mailboxBytes } from '../../../src/comm/shm-backend.js'
 import { CommStatus } from '../../../src/comm/status.js';
 import { ErrorCode, TscclError } from '../../../src/errors.js';
 import { Arena } from '../../../src/memory/arena.js';
-import { LL_SLOT_BYTES } from '../../../src/transport/shm/mailbox.js';
+import { LL_INLINE_BYTES, LL_SLOT_BYTES } from '../../../src/transport/shm/mailbox.js';
 import { ShmLowLatencySlots } from '../../../src/transport/shm/ll-slots.js';
 import type { WaitContext } from '../../../src/transport/transport.js';
 
@@ -152,4 +152,38 @@ test('a message published by reference is read where it lies, and its owner wait
     /test deadline/,
     'a release of call 1 does not count for call 3',
   );
+});
+
+test('messages of every size around the inline limit keep their bytes and the header beside them', () => {
+  const { slots, status } = pair();
+  const sizes = [1, 8, LL_INLINE_BYTES - 1, LL_INLINE_BYTES, LL_INLINE_BYTES + 1, 36, 4096, 8, LL_INLINE_BYTES];
+  sizes.forEach((bytes, i) => {
+    const seq = i + 1;
+    status[0].enter(seq);
+    status[1].enter(seq);
+    for (const r of [0, 1]) {
+      const data = Uint8Array.from({ length: bytes }, (_, j) => (seq * 31 + r * 7 + j) & 0xff);
+      assert.equal(slots[r].publish(seq, OPCODE + r, bytes, data, context(SUCCESS_MS)), undefined, `call ${seq}`);
+    }
+    for (const r of [0, 1]) {
+      const peer = 1 - r;
+      assert.equal(slots[r].arrived(peer, seq, context(SUCCESS_MS)), undefined);
+      const expected = Array.from({ length: bytes }, (_, j) => (seq * 31 + peer * 7 + j) & 0xff);
+      assert.deepEqual([...slots[r].read(peer, seq, OPCODE + peer, bytes)], expected, `${bytes} B of call ${seq}`);
+    }
+  });
+});
+
+test('a peer that published the call before frees the slot, whatever its status word says', () => {
+  const { slots, status } = pair();
+  status[0].enter(1);
+  status[1].enter(1);
+  slots[0].publish(1, OPCODE, 4, new Uint8Array(4), context(SUCCESS_MS));
+  status[0].enter(2);
+  slots[0].publish(2, OPCODE, 4, new Uint8Array(4), context(SUCCESS_MS));
+  // Rank 1 publishes call 2 (so it is done with call 1) while its status word still says call 1.
+  slots[1].publish(2, OPCODE, 4, new Uint8Array(4), context(SUCCESS_MS));
+  status[0].enter(3);
+  assert.equal(slots[0].publish(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(SUCCESS_MS)), undefined);
+  assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
 });
