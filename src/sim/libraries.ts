@@ -12,9 +12,9 @@ import type { Collective } from '../algorithms/schedule.js';
  *   `tree` on two copies of every channel); all-gather, reduce-scatter, broadcast and reduce by ring
  *   (chains for the rooted two); all-to-all, gather and scatter as grouped point-to-point sends
  *   and receives to every peer at once.
- * - RCCL (ROCm/rccl): NCCL's algorithms, and on one MI300X node MSCCL's all-pairs all-reduce
- *   (tools/msccl-algorithms/allreduce-allpairs-8n-simple-op.xml), which is tsccl's direct: on
- *   one server only. RCCL runs it between 512 KiB and 16 MiB; here it competes at every size.
+ * - RCCL (ROCm/rccl): NCCL's algorithms, chosen by its own tuner; and on one node of 8 MI300X,
+ *   for the all-reduces its algorithm files take, MSCCL's all-pairs, which is tsccl's direct
+ *   (libraryFixedChoice).
  */
 export type CollectiveLibrary = 'nccl' | 'rccl';
 
@@ -33,24 +33,53 @@ const LIBRARY_ALGORITHMS: Readonly<
   Record<CollectiveLibrary, Readonly<Partial<Record<Collective, readonly string[]>>>>
 > = {
   nccl: NCCL,
-  rccl: { ...NCCL, allReduce: ['ring', 'tree', 'direct'] },
+  rccl: { ...NCCL, allReduce: ['ring', 'tree'] },
 };
 
-/** Algorithms a library runs only among the GPUs of one server. */
-const ONE_SERVER_ONLY: Readonly<Record<CollectiveLibrary, readonly string[]>> = { nccl: [], rccl: ['direct'] };
-
 /**
- * The candidates a library would choose among for this collective on ranks spread over `hosts`
- * servers, of those the topology offers (all of them without a library).
+ * The candidates a library's tuner would choose among for this collective, of those the
+ * topology offers (all of them without a library).
  */
 export function libraryAlgorithms(
   library: CollectiveLibrary | undefined,
   collective: Collective,
   valid: readonly string[],
-  hosts: number,
 ): string[] {
   if (library === undefined) return [...valid];
   const runs = LIBRARY_ALGORITHMS[library][collective] ?? [];
-  const chosen = valid.filter((a) => runs.includes(a) && (hosts === 1 || !ONE_SERVER_ONLY[library].includes(a)));
+  const chosen = valid.filter((a) => runs.includes(a));
   return chosen.length > 0 ? chosen : [...valid];
+}
+
+/**
+ * MSCCL's all-pairs all-reduce files that RCCL 2.21.5 (ROCm 6.3) loads for 8 GPUs
+ * (tools/msccl-algorithms/allreduce-allpairs-8n-ll-32tb, -ll-64tb and -simple, in place and out
+ * of place). RCCL runs one, before its tuner is asked, for a call whose bytes lie in its range
+ * and whose element count is a multiple of its chunks per loop (src/misc/msccl/msccl_lifecycle.cc,
+ * mscclInternalSchedulerSelectAlgo); any other call goes to its tuner's ring or tree. So a 512 B
+ * all-reduce (128 floats) runs the ring, and 1 KiB runs all-pairs over LL.
+ */
+const RCCL_ALL_PAIRS_FILES: readonly { protocol: string; chunksPerLoop: number; minBytes: number; maxBytes: number }[] =
+  [
+    { protocol: 'LL', chunksPerLoop: 256, minBytes: 0, maxBytes: 65536 },
+    { protocol: 'LL', chunksPerLoop: 512, minBytes: 65537, maxBytes: 524287 },
+    { protocol: 'Simple', chunksPerLoop: 512, minBytes: 524288, maxBytes: 16777216 },
+  ];
+const RCCL_ALL_PAIRS_RANKS = 8;
+
+/**
+ * The algorithm and protocol a library runs for this call whatever its tuner would say
+ * (RCCL's MSCCL files, above), or undefined where its tuner chooses.
+ */
+export function libraryFixedChoice(
+  library: CollectiveLibrary | undefined,
+  collective: Collective,
+  call: { ranks: number; hosts: number; count: number; bytes: number },
+): { algorithm: string; protocol: string } | undefined {
+  if (library !== 'rccl' || collective !== 'allReduce') return undefined;
+  if (call.ranks !== RCCL_ALL_PAIRS_RANKS || call.hosts !== 1 || call.count <= 0) return undefined;
+  const file = RCCL_ALL_PAIRS_FILES.find(
+    (f) => call.bytes >= f.minBytes && call.bytes <= f.maxBytes && call.count % f.chunksPerLoop === 0,
+  );
+  return file === undefined ? undefined : { algorithm: 'direct', protocol: file.protocol };
 }

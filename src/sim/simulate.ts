@@ -5,7 +5,7 @@ import { invalidArgument } from '../errors.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
 import { machineOutcome } from './machine-cost.js';
 import { analyticalTime } from './analytical.js';
-import { libraryAlgorithms } from './libraries.js';
+import { libraryAlgorithms, libraryFixedChoice } from './libraries.js';
 import { ncclGraphs } from './nccl-graphs.js';
 import { type NcclGraphs, ncclChoice } from './nccl-tuner.js';
 import { libraryChannelCount } from './library-channels.js';
@@ -215,10 +215,17 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
       tscclRun(graph, rankDevices, request, { collective, count: shapeCount, ...ranksRunTsccl }),
     );
   const valid = simAlgorithms(graph, rankDevices, collective, request.nvls);
+  const protocols = request.protocols ?? Object.keys(topologyProtocols(graph.topology));
+  const library = graph.topology.library;
   let algorithms: string[];
+  let fixed: { algorithm: string; protocol: string } | undefined;
   if (request.algorithm === undefined) {
     // What the accelerators' library would run, as published measurements are of it.
-    const candidates = libraryAlgorithms(graph.topology.library, collective, valid, hostCountOf(graph, rankDevices));
+    const hosts = hostCountOf(graph, rankDevices);
+    fixed = libraryFixedChoice(library, collective, { ranks: n, hosts, count: shapeCount, bytes: shapeCount * eb });
+    if (fixed !== undefined && (!valid.includes(fixed.algorithm) || !protocols.includes(fixed.protocol)))
+      fixed = undefined;
+    const candidates = fixed !== undefined ? [fixed.algorithm] : libraryAlgorithms(library, collective, valid);
     algorithms = n > FLOW_SEARCH_RANKS ? candidates.filter((a) => !isQuadratic(collective, a)) : candidates;
   } else {
     if (!valid.includes(request.algorithm)) {
@@ -229,9 +236,8 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     }
     algorithms = [request.algorithm];
   }
-  const protocols = request.protocols ?? Object.keys(topologyProtocols(graph.topology));
   const offered = algorithms.flatMap((algorithm) =>
-    protocolsFor(algorithm, protocols, request.algorithm !== undefined).map(
+    (fixed !== undefined ? [fixed.protocol] : protocolsFor(algorithm, protocols, request.algorithm !== undefined)).map(
       (protocol): SimCall => ({
         collective,
         count: shapeCount,

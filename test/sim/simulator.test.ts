@@ -276,19 +276,28 @@ test("left to choose, a preset runs what its vendor's library runs, as the publi
     }).algorithm,
     'direct',
   );
-  // RCCL runs MSCCL's all-pairs all-reduce on one MI300X node; a topology file without a library keeps every schedule.
+  // RCCL runs MSCCL's all-pairs all-reduce on one MI300X node for the calls its files take
+  // (bytes in a file's range, elements a multiple of its chunks per loop), its ring otherwise;
+  // a topology file without a library keeps every schedule.
   const mi300x = graphOf('mi300x');
-  assert.equal(
-    simulateRow(mi300x, mi300x.accelerators, {
+  const mi300xRow = (bytes: number) => {
+    const row = simulateRow(mi300x, mi300x.accelerators, {
       op: 'all_reduce',
-      bytes: 16e6,
+      bytes,
       mode: 'flow',
       nvls: true,
       elementBytes: 4,
       root: 0,
-    }).algorithm,
-    'direct',
-  );
+    });
+    return `${row.algorithm} ${row.protocol}`;
+  };
+  assert.equal(mi300xRow(512), 'ring LL', '128 floats: no file takes them');
+  assert.equal(mi300xRow(1024), 'direct LL');
+  assert.equal(mi300xRow(1000), 'ring LL', '250 floats: not a multiple of 256');
+  assert.equal(mi300xRow(256 * 1024), 'direct LL');
+  assert.equal(mi300xRow(16 * 2 ** 20), 'direct Simple');
+  assert.notEqual(mi300xRow(16e6).split(' ')[0], 'direct', '4,000,000 floats: not a multiple of 512');
+  assert.notEqual(mi300xRow(32 * 2 ** 20).split(' ')[0], 'direct', 'above the Simple file');
   // ... within one server only: across two, RCCL runs its ring and tree.
   const twoMi300x = graphOf('mi300x', { nodes: 2 });
   assert.notEqual(
