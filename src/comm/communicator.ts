@@ -762,6 +762,7 @@ export class Communicator {
     // An idle queue starts the call without a closure: a stream of small calls makes less garbage.
     if (this.queue.idle) {
       this.queue.beginNow();
+      record.startedAt = record.queuedAt;
       return this.queue.begun(this.runCollective(plan, seq, record, call, guard));
     }
     return this.enqueueLater(plan, seq, record, call, guard);
@@ -857,12 +858,14 @@ export class Communicator {
     guard: InFlightGuard | undefined,
   ): Promise<void> {
     record.state = 'running';
-    record.startedAt = epochMs();
+    // A call begun as it was queued started then: one clock read less on a small call's path.
+    const startedAt = record.startedAt ?? epochMs();
+    record.startedAt = startedAt;
     let pending: Promise<void> | undefined;
     let ctx: OpContext;
     try {
       this.failures.ensureUsable();
-      ctx = this.collectiveContext(plan, seq, call.timeoutMs, call.signal);
+      ctx = this.collectiveContext(plan, seq, call.timeoutMs, call.signal, startedAt);
       guard?.started();
       const saved =
         saveInputForRetry && opRetries > 0 && this.backend.rebuild !== undefined ? savedInput(plan) : undefined;
@@ -888,11 +891,12 @@ export class Communicator {
     seq: number,
     timeoutMs: number,
     signal: AbortSignal | undefined,
+    startedAt: number,
   ): OpContext {
     const spare = this.spareContext;
     if (spare !== undefined) {
       this.spareContext = undefined;
-      return spare.renew(plan.label, seq, timeoutMs, signal);
+      return spare.renew(plan.label, seq, timeoutMs, signal, startedAt);
     }
     return new OpContext(this.scope, {
       op: plan.label,
@@ -901,6 +905,7 @@ export class Communicator {
       signal,
       collective: true,
       participants: this.allRanks,
+      startedAt,
     });
   }
 
@@ -997,7 +1002,7 @@ export class Communicator {
           `${this.name} rank ${this.rank}: ${plan.label} #${seq} failed (${err.code}: ${err.message}); every rank agreed to run it again over new connections (${attempt} of TSCCL_OP_RETRIES=${opRetries})`,
       );
       try {
-        const ctx = this.collectiveContext(plan, seq, Math.max(1, leftMs), call.signal);
+        const ctx = this.collectiveContext(plan, seq, Math.max(1, leftMs), call.signal, epochMs());
         await this.execute(plan, seq, ctx, record, call.checksum ?? checksumDefault);
         ctx.endReads();
       } catch (again) {

@@ -1,4 +1,5 @@
 import { ErrorCode, type ErrorCodeValue, TscclError, rankList } from '../errors.js';
+import { epochMs } from '../debug/epoch-clock.js';
 import { log } from '../log.js';
 import type { WaitContext } from '../transport/transport.js';
 import type { StatusBoard } from './backend.js';
@@ -44,6 +45,8 @@ export interface OpDescription {
   readonly collective: boolean;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
+  /** When the call started (epochMs), if its caller already read the clock; now otherwise. */
+  readonly startedAt?: number;
 }
 
 /**
@@ -60,7 +63,8 @@ export class OpContext implements WaitContext {
   private readonly collective: boolean;
   private timeoutMs: number;
   private signal: AbortSignal | undefined;
-  private started = performance.now();
+  /** When the call started, in epochMs: its deadline and its messages count from here. */
+  private started: number;
   private deadline: number;
   private announced = false;
   private warned = false;
@@ -83,19 +87,21 @@ export class OpContext implements WaitContext {
     this.collective = call.collective;
     this.timeoutMs = call.timeoutMs;
     this.signal = call.signal;
+    this.started = call.startedAt ?? epochMs();
     this.deadline = this.started + this.timeoutMs;
   }
 
   /**
-   * This context made new for another call of the same participants: the caller's call ended,
-   * and nothing of it holds the context any more.
+   * This context made new for another call of the same participants, started at `startedAt`
+   * (epochMs): the caller's call ended, and nothing of it holds the context any more. Positional,
+   * so that renewing makes no object on a small call's path.
    */
-  renew(op: string, seq: number, timeoutMs: number, signal: AbortSignal | undefined): this {
+  renew(op: string, seq: number, timeoutMs: number, signal: AbortSignal | undefined, startedAt: number): this {
     this.op = op;
     this.seq = seq;
     this.timeoutMs = timeoutMs;
     this.signal = signal;
-    this.started = performance.now();
+    this.started = startedAt;
     this.deadline = this.started + timeoutMs;
     this.announced = false;
     this.warned = false;
@@ -107,7 +113,7 @@ export class OpContext implements WaitContext {
   }
 
   sliceMs(): number {
-    return Math.max(1, Math.min(MAX_SLICE_MS, this.deadline - performance.now()));
+    return Math.max(1, Math.min(MAX_SLICE_MS, this.deadline - epochMs()));
   }
 
   /** Every CHECK_EVERY_STEPS steps it checks too: a call whose waits all end within their spin never sleeps, and would never see its deadline. */
@@ -144,7 +150,7 @@ export class OpContext implements WaitContext {
       const missing = failed.code === ErrorCode.PEER_LOST ? [] : this.missingRanks().filter((r) => r !== failed.rank);
       throw this.gaveUp(failed, missing.length > 0 ? `; ${this.describeMissing(missing)}` : '', missing);
     }
-    const now = performance.now();
+    const now = epochMs();
     if (this.steps !== this.stepsSeen) {
       this.stepsSeen = this.steps;
       this.movedAt = now;
@@ -228,7 +234,7 @@ export class OpContext implements WaitContext {
   private timeoutError(): TscclError {
     const { op, seq, participants } = this;
     const rank = this.scope.rank;
-    const elapsed = Math.round(performance.now() - this.started);
+    const elapsed = Math.round(epochMs() - this.started);
     if (!this.collective) {
       return new TscclError(
         ErrorCode.TIMEOUT,
@@ -237,7 +243,7 @@ export class OpContext implements WaitContext {
       );
     }
     const missing = this.missingRanks();
-    const sinceMoved = performance.now() - this.movedAt;
+    const sinceMoved = epochMs() - this.movedAt;
     const why =
       missing.length > 0
         ? this.describeMissing(missing)

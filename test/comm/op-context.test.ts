@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { type CommScope, OpContext } from '../../src/comm/op-context.js';
+import { epochMs } from '../../src/debug/epoch-clock.js';
 import { ErrorCode } from '../../src/errors.js';
 
 /** A scope whose rank 1 gave up on the communicator at call #3, before ending call #4. */
@@ -37,20 +38,20 @@ test('a call that read only copies in shared slots has nothing for endReads to g
 test("a renewed context is its new call's: it names that call, its deadline counts from the renewal, and endReads guards again", () => {
   const ctx = new OpContext(scopeWithFailedPeer(), call);
   ctx.readNoPeerMemory();
-  ctx.renew('broadcast', 9, 1, undefined);
+  ctx.renew('broadcast', 9, 1, undefined, epochMs());
   assert.throws(() => ctx.endReads(), { message: /broadcast #9 on rank 0 of world ended: rank 1 gave up/ });
   const healthy: CommScope = {
     ...scopeWithFailedPeer(),
     status: { failedBefore: () => undefined, lastSeenSeq: () => 9 } as unknown as CommScope['status'],
   };
-  const renewed = new OpContext(healthy, call).renew('broadcast', 9, 1, undefined);
-  const renewedAt = performance.now();
-  while (performance.now() - renewedAt < 2) {}
+  const renewedAt = epochMs();
+  const renewed = new OpContext(healthy, call).renew('broadcast', 9, 1, undefined, renewedAt);
+  while (epochMs() - renewedAt < 2) {}
   assert.throws(() => renewed.check(), {
     code: ErrorCode.TIMEOUT,
     message: /broadcast #9 .*timed out after \d+ ms \(timeout 1 ms\)/,
   });
   // Renewed with a long timeout, the same context is in time again.
-  renewed.renew('allReduce', 10, 30_000, undefined);
+  renewed.renew('allReduce', 10, 30_000, undefined, epochMs());
   assert.doesNotThrow(() => renewed.check());
 });
