@@ -112,11 +112,14 @@ export interface RebuildRequest {
   readonly signal: AbortSignal | undefined;
 }
 
-/** A shrink cannot finish when a rank it keeps has died too: say so at once, naming it. */
-export function deadSurvivorError(rank: number, dead: number): TscclError {
+/**
+ * A shrink cannot finish when a rank it keeps has died too, or destroyed the communicator (it
+ * never comes to the meeting): say so at once, naming it.
+ */
+export function deadSurvivorError(rank: number, dead: number, why = 'has died too'): TscclError {
   return new TscclError(
     ErrorCode.PEER_LOST,
-    `shrink on rank ${rank}: rank ${dead}, kept as a survivor, has died too; exclude it as well`,
+    `shrink on rank ${rank}: rank ${dead}, kept as a survivor, ${why}; exclude it as well`,
     { rank, peer: dead, origin: dead, op: 'shrink' },
   );
 }

@@ -189,6 +189,17 @@ export class Communicator {
       lostRank: (seq) => this.backend.lostRank(seq),
       localAbort: () => this.failures.failure,
     };
+    // The first collective renews this one as every later one does: a path taken only on a
+    // communicator's first call has no type feedback in V8's optimised code, and taking it
+    // there throws the warmed code away (init's warm-up warms it on another communicator).
+    this.spareContext = new OpContext(this.scope, {
+      op: '',
+      seq: 0,
+      timeoutMs: this.defaultTimeoutMs,
+      signal: undefined,
+      collective: true,
+      participants: this.allRanks,
+    });
     this.p2p = new PointToPoint({
       rank: this.rank,
       size: this.size,
@@ -1071,7 +1082,8 @@ export class Communicator {
           }));
     const { selection, scale, oneShot } = prepared;
     record.algorithm = selection.algorithm;
-    if (this.logsCalls && logs('INFO')) this.logCall(plan, seq, prepared);
+    // The level first: siblings, which do not log, then warm the same test the world's calls make.
+    if (logs('INFO') && this.logsCalls) this.logCall(plan, seq, prepared);
     this.backend.status.enter(seq);
     if (oneShot !== undefined) {
       const averaged = scale ? plan.dtype.name : undefined;

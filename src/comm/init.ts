@@ -41,7 +41,14 @@ export async function openWorld(where: {
   busyThreadsPerRank?: number;
 }): Promise<{ comm: Communicator; arena: Arena }> {
   const world = await connectWorld(where);
-  await warmUp(world.comm);
+  try {
+    await warmUp(world.comm);
+  } catch (err) {
+    // Peers may be past the step that failed here, waiting to meet for the next one: closing the
+    // world's links tells them this rank is gone (PEER_LOST at once, not a timeout).
+    await world.comm.destroy().catch(() => undefined);
+    throw err;
+  }
   return world;
 }
 

@@ -106,8 +106,8 @@ export class TcpBackend implements CommBackend {
 
   /**
    * Survivors build a fresh mesh through the store, under the shrunk communicator's name. While
-   * they meet, this rank watches its old links: a survivor that dies meanwhile fails the shrink
-   * at once instead of at the timeout.
+   * they meet, this rank watches its old links: a survivor that dies or destroys the communicator
+   * meanwhile fails the shrink at once instead of at the timeout.
    */
   async shrink(request: ShrinkRequest): Promise<CommBackend> {
     const me = this.transport.rank;
@@ -121,7 +121,10 @@ export class TcpBackend implements CommBackend {
     const deadSurvivor = new Promise<never>((_, reject) => {
       const look = () => {
         const dead = this.transport.lostPeers().find((r) => request.survivors.includes(r));
-        if (dead !== undefined) reject(deadSurvivorError(me, dead));
+        if (dead !== undefined) return reject(deadSurvivorError(me, dead));
+        const departed = this.transport.departedPeers().find((r) => request.survivors.includes(r));
+        if (departed !== undefined)
+          reject(deadSurvivorError(me, departed, 'destroyed the communicator or its process ended'));
       };
       watch = setInterval(look, 50);
       look();

@@ -436,6 +436,11 @@ export class TcpTransport implements Transport {
     return this.control.lostPeers();
   }
 
+  /** Peers that said goodbye: they destroyed this communicator, or their process ended. */
+  departedPeers(): number[] {
+    return this.links.filter((link) => link.saidGoodbye).map((link) => link.peer);
+  }
+
   /**
    * Why a peer counts as gone for good, if one does: its process ended (its address refuses
    * connections, or it said goodbye), or it fell silent past the heartbeat timeout. Such a
