@@ -99,6 +99,12 @@ export interface ShrinkRequest {
   readonly name: string;
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
+  /**
+   * A sibling's meeting (Communicator.sibling): every member keeps the parent open until it has
+   * met, so one that destroyed the parent will never come. A shrink's survivor may destroy the
+   * parent as soon as its own side of the meeting is done, so a shrink cannot tell.
+   */
+  readonly sibling?: boolean;
 }
 
 export interface RebuildRequest {
@@ -113,8 +119,8 @@ export interface RebuildRequest {
 }
 
 /**
- * A shrink cannot finish when a rank it keeps has died too, or destroyed the communicator (it
- * never comes to the meeting): say so at once, naming it.
+ * A shrink cannot finish when a rank it keeps has died too, nor a sibling's meeting when a member
+ * destroyed the communicator (it never comes): say so at once, naming it.
  */
 export function deadSurvivorError(rank: number, dead: number, why = 'has died too'): TscclError {
   return new TscclError(

@@ -624,6 +624,7 @@ export class Communicator {
       name,
       timeoutMs: options.timeoutMs ?? this.defaultTimeoutMs,
       signal: undefined,
+      sibling: true,
     });
     return new Communicator({
       arena: this.arena,

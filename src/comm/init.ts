@@ -44,8 +44,8 @@ export async function openWorld(where: {
   try {
     await warmUp(world.comm);
   } catch (err) {
-    // Peers may be past the step that failed here, waiting to meet for the next one: closing the
-    // world's links tells them this rank is gone (PEER_LOST at once, not a timeout).
+    // Peers may be past the step that failed here: closing the world's links tells their calls
+    // on it that this rank is gone (PEER_LOST at once, not a timeout).
     await world.comm.destroy().catch(() => undefined);
     throw err;
   }

@@ -106,8 +106,8 @@ export class TcpBackend implements CommBackend {
 
   /**
    * Survivors build a fresh mesh through the store, under the shrunk communicator's name. While
-   * they meet, this rank watches its old links: a survivor that dies or destroys the communicator
-   * meanwhile fails the shrink at once instead of at the timeout.
+   * they meet, this rank watches its old links: a survivor that dies meanwhile (or, meeting for a
+   * sibling, destroys the communicator) fails the meeting at once instead of at the timeout.
    */
   async shrink(request: ShrinkRequest): Promise<CommBackend> {
     const me = this.transport.rank;
@@ -122,6 +122,8 @@ export class TcpBackend implements CommBackend {
       const look = () => {
         const dead = this.transport.lostPeers().find((r) => request.survivors.includes(r));
         if (dead !== undefined) return reject(deadSurvivorError(me, dead));
+        // A shrink's survivor may destroy this communicator once its own side has met.
+        if (request.sibling !== true) return;
         const departed = this.transport.departedPeers().find((r) => request.survivors.includes(r));
         if (departed !== undefined)
           reject(deadSurvivorError(me, departed, 'destroyed the communicator or its process ended'));
