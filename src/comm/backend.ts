@@ -120,12 +120,25 @@ export interface RebuildRequest {
 
 /**
  * A shrink cannot finish when a rank it keeps has died too, nor a sibling's meeting when a member
- * destroyed the communicator (it never comes): say so at once, naming it.
+ * died or destroyed the communicator (it never comes): say so at once, naming it. A sibling is
+ * the library's own (init's warm-up), so its message names it and gives no shrink advice.
  */
-export function deadSurvivorError(rank: number, dead: number, why = 'has died too'): TscclError {
+export function deadSurvivorError(
+  request: Pick<ShrinkRequest, 'name' | 'sibling'>,
+  rank: number,
+  dead: number,
+  departed = false,
+): TscclError {
+  const gone = departed ? 'destroyed the communicator or its process ended' : undefined;
+  if (request.sibling === true)
+    return new TscclError(
+      ErrorCode.PEER_LOST,
+      `Rank ${rank} could not meet its peers for ${request.name}: rank ${dead} ${gone ?? 'died'}`,
+      { rank, peer: dead, origin: dead, op: 'sibling' },
+    );
   return new TscclError(
     ErrorCode.PEER_LOST,
-    `shrink on rank ${rank}: rank ${dead}, kept as a survivor, ${why}; exclude it as well`,
+    `shrink on rank ${rank}: rank ${dead}, kept as a survivor, ${gone ?? 'has died too'}; exclude it as well`,
     { rank, peer: dead, origin: dead, op: 'shrink' },
   );
 }

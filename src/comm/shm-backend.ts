@@ -103,7 +103,7 @@ export class ShmBackend implements CommBackend {
           op: 'shrink',
         });
       const dead = request.survivors.find((r, i) => offers[i] === undefined && this.arena.isLost(this.jobRanks[r]));
-      if (dead !== undefined) throw deadSurvivorError(me, dead);
+      if (dead !== undefined) throw deadSurvivorError(request, me, dead);
       if (performance.now() > deadline) {
         const missing = request.survivors.filter((_, i) => offers[i] === undefined);
         throw new TscclError(

@@ -121,12 +121,11 @@ export class TcpBackend implements CommBackend {
     const deadSurvivor = new Promise<never>((_, reject) => {
       const look = () => {
         const dead = this.transport.lostPeers().find((r) => request.survivors.includes(r));
-        if (dead !== undefined) return reject(deadSurvivorError(me, dead));
+        if (dead !== undefined) return reject(deadSurvivorError(request, me, dead));
         // A shrink's survivor may destroy this communicator once its own side has met.
         if (request.sibling !== true) return;
         const departed = this.transport.departedPeers().find((r) => request.survivors.includes(r));
-        if (departed !== undefined)
-          reject(deadSurvivorError(me, departed, 'destroyed the communicator or its process ended'));
+        if (departed !== undefined) reject(deadSurvivorError(request, me, departed, true));
       };
       watch = setInterval(look, 50);
       look();

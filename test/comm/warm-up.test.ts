@@ -63,6 +63,7 @@ test('thread ranks: a rank that dies while the others are in init fails them wit
     const r = reports[rank]!;
     assert.equal(r.code, ErrorCode.PEER_LOST, `rank ${rank}: ${r.code} ${r.message}`);
     assert.match(r.message, /rank 1\b/, `rank ${rank} names rank 1: ${r.message}`);
+    assert.doesNotMatch(r.message, /shrink|exclude it/, `init's failure speaks of no shrink: ${r.message}`);
   }
 });
 
@@ -82,5 +83,6 @@ test("process ranks: a connection cut in the middle of init's warm-up fails init
   for (const [rank, r] of reports.entries()) {
     assert.equal(r?.code, ErrorCode.PEER_LOST, `rank ${rank}: ${r?.code} ${r?.message}`);
     assert.match(r.message, new RegExp(`rank ${1 - rank}\\b`), `rank ${rank} names its peer: ${r.message}`);
+    assert.doesNotMatch(r.message, /shrink|exclude it/, `init's failure speaks of no shrink: ${r.message}`);
   }
 });
