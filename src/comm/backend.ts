@@ -127,9 +127,9 @@ export function deadSurvivorError(
   request: Pick<ShrinkRequest, 'name' | 'sibling'>,
   rank: number,
   dead: number,
-  departed = false,
+  how: 'died' | 'said goodbye' = 'died',
 ): TscclError {
-  const gone = departed ? 'destroyed the communicator or its process ended' : undefined;
+  const gone = how === 'said goodbye' ? 'destroyed the communicator or its process ended' : undefined;
   if (request.sibling === true)
     return new TscclError(
       ErrorCode.PEER_LOST,

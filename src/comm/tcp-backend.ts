@@ -125,7 +125,7 @@ export class TcpBackend implements CommBackend {
         // A shrink's survivor may destroy this communicator once its own side has met.
         if (request.sibling !== true) return;
         const departed = this.transport.departedPeers().find((r) => request.survivors.includes(r));
-        if (departed !== undefined) reject(deadSurvivorError(request, me, departed, true));
+        if (departed !== undefined) reject(deadSurvivorError(request, me, departed, 'said goodbye'));
       };
       watch = setInterval(look, 50);
       look();
