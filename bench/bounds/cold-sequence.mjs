@@ -1,6 +1,7 @@
 // A fresh job's first calls as nccl-tests makes them, and who had the cores meanwhile: all-reduces
 // of 8 B to 512 KiB (x4), out of place then in place, 5 untimed and 20 timed calls each, right
-// after init. Prints the sequence's time, the time spent in calls over 0.4 ms, and (rank 0, Linux)
+// after init. Prints the sequence's time, the time spent in calls over 0.4 ms, each row's median
+// timed call (its pace without the stalls, and their sum over 8 B-2 KiB), and (rank 0, Linux)
 // every thread of the process with the CPU time it ran and the time it waited for a core
 // (/proc/self/task/*/schedstat) over the sequence: the ranks' threads, then the others (V8's
 // compiler and garbage-collector workers, the launcher's thread).
@@ -44,21 +45,26 @@ export default async function coldSequence({ args }) {
   const before = comm.rank === 0 && linux ? threadTimes() : undefined;
   let stalled = 0;
   let stalls = 0;
+  const medians = [];
   const start = performance.now();
   for (let bytes = 8; bytes <= 512 * 1024; bytes *= 4) {
     const input = comm.alloc('float32', bytes / 4);
     const output = comm.alloc('float32', bytes / 4);
     for (const inPlace of [false, true]) {
+      const timed = [];
       for (let i = 0; i < 25; i++) {
         const t = performance.now();
         if (inPlace) await comm.allReduce(input, { op: 'sum' });
         else await comm.allReduce(input, { op: 'sum', output });
         const ms = performance.now() - t;
-        if (i >= 5 && ms > STALL_MS) {
+        if (i < 5) continue;
+        timed.push(ms * 1000);
+        if (ms > STALL_MS) {
           stalled += ms;
           stalls++;
         }
       }
+      medians.push(timed.sort((a, b) => a - b)[timed.length >> 1]);
     }
     comm.free(input);
     comm.free(output);
@@ -85,6 +91,11 @@ export default async function coldSequence({ args }) {
   const lines = [
     `${comm.size} ${comm.transportKind} ranks${opts.nice > 0 ? `, other threads at nice ${opts.nice}` : ''}: sequence ${wall.toFixed(1)} ms, ${stalls} timed calls over ${STALL_MS} ms took ${stalled.toFixed(1)} ms`,
   ];
+  // Rows 0-9: 8 B to 2 KiB, out of place then in place.
+  const smallSum = medians.slice(0, 10).reduce((a, b) => a + b, 0);
+  lines.push(
+    `  median timed call per row, us (8 B-512 KiB, out of place / in place): ${medians.map((m) => m.toFixed(1)).join(' ')}; sum over 8 B-2 KiB ${smallSum.toFixed(1)}`,
+  );
   if (after !== undefined) {
     const rows = [...after].map(([tid, [cpu, wait]]) => {
       const [cpu0, wait0] = before.get(tid) ?? [0, 0];

@@ -27,11 +27,16 @@ export interface CallPlan {
 }
 
 /** A call's arguments as its public method resolved them. */
+/**
+ * What a call asks to be planned. Every key is always present, and every place that makes one
+ * lists them in this order: then all requests share one object shape, and the code that reads
+ * them (the plan memo on every call) stays compiled for it whichever collective comes next.
+ */
 export interface PlanRequest {
   readonly collective: Collective;
   readonly dtype: DTypeInfo;
-  /** The reduction as the caller named it (default 'sum'). */
-  readonly op?: unknown;
+  /** The reduction as the caller named it (default 'sum'); undefined where the collective has none. */
+  readonly op: unknown;
   /** Elements per block (the collective's count). */
   readonly count: number;
   readonly root: number;
@@ -39,9 +44,9 @@ export interface PlanRequest {
   /** The output array; undefined (or the input itself) for in place. */
   readonly output: TypedArray | undefined;
   readonly algorithm: string | undefined;
-  /** All-to-all-v's counts and displacements; equal blocks when absent. */
-  readonly variable?: Partial<CallShape>;
-  readonly compression?: CompressionSpec;
+  readonly compression: CompressionSpec | undefined;
+  /** All-to-all-v's counts and displacements; undefined for equal blocks. */
+  readonly variable: Partial<CallShape> | undefined;
 }
 
 /** The communicator a call is planned on. */

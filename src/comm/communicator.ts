@@ -1,4 +1,4 @@
-import { type Collective, REDUCING_COLLECTIVES, bufferCounts } from '../algorithms/schedule.js';
+import { type CallShape, type Collective, REDUCING_COLLECTIVES, bufferCounts } from '../algorithms/schedule.js';
 import { type DType, type DTypeArrayMap, type DTypeInfo, type TypedArray, dtypeInfo } from '../dtypes/dtype.js';
 import { TscclError, invalidArgument } from '../errors.js';
 import { bytesOverlap, executeSchedule } from '../exec/executor.js';
@@ -138,11 +138,14 @@ export class Communicator {
   private readonly reductionRequest: { -readonly [K in keyof PlanRequest]: PlanRequest[K] } = {
     collective: 'allReduce',
     dtype: dtypeInfo('float32'),
+    op: undefined,
     count: 0,
     root: 0,
     input: new Float32Array(0),
     output: undefined,
     algorithm: undefined,
+    compression: undefined,
+    variable: undefined,
   };
   /** What enqueuePlan hands the flight recorder, which copies it: one object, not one per call. */
   private readonly recordEntry: RecordEntry = { seq: 0, op: '', dtype: '', count: 0, root: 0, redop: '' };
@@ -336,12 +339,14 @@ export class Communicator {
     return this.plans.plan({
       collective: 'broadcast',
       dtype,
+      op: undefined,
       count,
       root,
       input,
       output: options.output,
       algorithm: options.algorithm,
       compression: this.compressionFor(options, dtype, false),
+      variable: undefined,
     });
   }
 
@@ -364,6 +369,7 @@ export class Communicator {
       output: options.output,
       algorithm: options.algorithm,
       compression: this.compressionFor(options, dtype, true),
+      variable: undefined,
     });
   }
 
@@ -382,12 +388,14 @@ export class Communicator {
     return this.plans.plan({
       collective: 'allGather',
       dtype,
+      op: undefined,
       count,
       root: 0,
       input,
       output: options.output,
       algorithm: options.algorithm,
       compression: this.compressionFor(options, dtype, false),
+      variable: undefined,
     });
   }
 
@@ -413,16 +421,20 @@ export class Communicator {
   /** allToAll's plan, its arguments checked (start calls it once the options passed). */
   private planAllToAll(buffer: TypedArray, options: AllToAllOptions): CallPlan {
     const { input, dtype } = this.typed(buffer, options.dtype);
-    const request = {
+    const request = (count: number, variable: Partial<CallShape> | undefined): PlanRequest => ({
       collective: 'allToAll',
       dtype,
+      op: undefined,
+      count,
       root: 0,
       input,
       output: options.output,
       algorithm: options.algorithm,
-    } as const;
+      compression: undefined,
+      variable,
+    });
     const variable = options.sendCounts !== undefined || options.recvCounts !== undefined;
-    if (!variable) return this.plans.plan({ ...request, count: this.blockCount(input, 'allToAll') });
+    if (!variable) return this.plans.plan(request(this.blockCount(input, 'allToAll'), undefined));
     if (options.output === undefined) {
       throw invalidArgument(
         `Rank ${this.rank}: allToAll with sendCounts/recvCounts needs an output buffer (in place works with equal blocks only)`,
@@ -446,7 +458,7 @@ export class Communicator {
         { rank: this.rank, argument: 'recvCounts' },
       );
     }
-    return this.plans.plan({ ...request, count: 0, variable: { sendCounts, recvCounts, sendDispls, recvDispls } });
+    return this.plans.plan(request(0, { sendCounts, recvCounts, sendDispls, recvDispls }));
   }
 
   /** Every rank's `buffer` into root's options.output, in rank order (in place at root: buffer holds all blocks). */
@@ -463,11 +475,14 @@ export class Communicator {
     return this.plans.plan({
       collective: 'gather',
       dtype,
+      op: undefined,
       count,
       root,
       input,
       output: this.rank === root ? options.output : input,
       algorithm: options.algorithm,
+      compression: undefined,
+      variable: undefined,
     });
   }
 
@@ -484,11 +499,14 @@ export class Communicator {
       return this.plans.plan({
         collective: 'scatter',
         dtype,
+        op: undefined,
         count: this.blockCount(input, 'scatter'),
         root,
         input,
         output: options.output,
         algorithm: options.algorithm,
+        compression: undefined,
+        variable: undefined,
       });
     }
     const output = options.output ?? input;
@@ -498,11 +516,14 @@ export class Communicator {
     return this.plans.plan({
       collective: 'scatter',
       dtype,
+      op: undefined,
       count: output.length,
       root,
       input: output,
       output,
       algorithm: options.algorithm,
+      compression: undefined,
+      variable: undefined,
     });
   }
 
@@ -515,11 +536,14 @@ export class Communicator {
     return this.plans.plan({
       collective: 'barrier',
       dtype: dtypeInfo('uint8'),
+      op: undefined,
       count: 0,
       root: 0,
       input: EMPTY,
       output: undefined,
       algorithm: undefined,
+      compression: undefined,
+      variable: undefined,
     });
   }
 
@@ -583,11 +607,14 @@ export class Communicator {
       ...this.plans.plan({
         collective: 'allGather',
         dtype: dtypeInfo('float64'),
+        op: undefined,
         count: 3,
         root: 0,
         input: mine,
         output: everyone,
         algorithm: undefined,
+        compression: undefined,
+        variable: undefined,
       }),
       label: 'split',
     }));
@@ -808,6 +835,8 @@ export class Communicator {
       input: views.input,
       output: exactOutput,
       algorithm: undefined,
+      compression: undefined,
+      variable: undefined,
     });
     const exact = this.enqueuePlan(exactPlan, call);
     const compressed: { record?: OpRecord; seq?: number } = {};

@@ -6,9 +6,7 @@ import { type CallPlan, type PlanRequest, type PlanSite, planCall } from './call
  * Calls with variable blocks are planned afresh every time.
  */
 export class PlanMemo {
-  private last:
-    | { plan: CallPlan; request: PlanRequest; inputLength: number; outputLength: number | undefined }
-    | undefined;
+  private last: { plan: CallPlan; request: PlanRequest; inputLength: number; outputLength: number } | undefined;
 
   private readonly site: PlanSite;
 
@@ -23,7 +21,7 @@ export class PlanMemo {
       request.variable === undefined &&
       sameCall(last.request, request) &&
       last.inputLength === request.input.length &&
-      last.outputLength === request.output?.length
+      last.outputLength === outputLength(request)
     ) {
       return last.plan;
     }
@@ -34,7 +32,7 @@ export class PlanMemo {
         plan,
         request: { ...request },
         inputLength: request.input.length,
-        outputLength: request.output?.length,
+        outputLength: outputLength(request),
       };
     return plan;
   }
@@ -48,6 +46,11 @@ export class PlanMemo {
   forget(): void {
     this.last = undefined;
   }
+}
+
+/** The output's length, -1 in place: always a small integer, which V8 compiles the comparison for. */
+function outputLength(request: PlanRequest): number {
+  return request.output === undefined ? -1 : request.output.length;
 }
 
 function sameCall(a: PlanRequest, b: PlanRequest): boolean {

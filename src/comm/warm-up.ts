@@ -1,5 +1,6 @@
 import { paramInt } from '../config/params.js';
 import { log } from '../log.js';
+import type { CollectiveOptions, ReduceOptions, RootedOptions } from './call-options.js';
 import type { Communicator } from './communicator.js';
 
 /**
@@ -14,6 +15,8 @@ const ROUND_OTHER_SMALL_CALLS = 8;
 const ROUND_MID_CALLS = 2;
 /** A mid-size call: above every one-shot slot (64 KiB per thread rank), so it runs a schedule. */
 const MID_ELEMENTS = 32 * 1024;
+/** An unregistered small buffer above the 32 B a flag's cache line carries: copied through a slot. */
+const COPIED_ELEMENTS = 256;
 /** A registered buffer of at least BY_REFERENCE_MIN_BYTES, which one-shot calls publish by reference. */
 const BY_REFERENCE_ELEMENTS = 1024;
 
@@ -74,26 +77,40 @@ async function warmRounds(
   const small = new Float32Array(2);
   const smallOut = new Float32Array(2);
   const gathered = new Float32Array(2 * n);
+  const copied = new Float32Array(COPIED_ELEMENTS);
+  const copiedOut = new Float32Array(COPIED_ELEMENTS);
   const vote = new Float32Array(2);
   const votes = new Float32Array(2);
   const mid = new Float32Array(MID_ELEMENTS);
   const midOut = new Float32Array(MID_ELEMENTS);
   const registered = comm.alloc('float32', BY_REFERENCE_ELEMENTS);
   const registeredOut = comm.alloc('float32', BY_REFERENCE_ELEMENTS);
+  const reduceShapes = reduceOptionShapes(smallOut);
+  const copiedShapes = reduceOptionShapes(copiedOut);
+  const gatherShapes = gatherCallShapes(small, gathered);
+  const broadcastShapes = broadcastOptionShapes(smallOut);
   let calls = 0;
   let smallCalls = 0;
   let succeeded = false;
   try {
     for (;;) {
-      for (let i = 1; i < ROUND_SMALL_CALLS; i++) await comm.allReduce(small, { output: smallOut });
+      // A round's small all-reduces take one shape, so that all but its first reuse their plan,
+      // as a job's repeated calls do; each round takes the next.
+      const round = smallCalls / ROUND_SMALL_CALLS;
+      const reduceOptions = reduceShapes[round % reduceShapes.length];
+      for (let i = 1; i < ROUND_SMALL_CALLS; i++) await comm.allReduce(small, reduceOptions);
       for (let i = 0; i < ROUND_OTHER_SMALL_CALLS; i++) {
-        await comm.allGather(small, { output: gathered });
-        await comm.broadcast(small, { output: smallOut });
+        const k = round + i;
+        const [gatherInput, gatherOptions] = gatherShapes[k % gatherShapes.length];
+        await comm.allGather(gatherInput, gatherOptions);
+        await comm.broadcast(small, broadcastShapes[k % broadcastShapes.length]);
         await comm.allReduce(registered, { output: registeredOut });
+        await comm.allReduce(copied, copiedShapes[k % copiedShapes.length]);
       }
       for (let i = 0; i < ROUND_MID_CALLS; i++) await comm.allReduce(mid, { output: midOut });
+      await comm.barrier();
       smallCalls += ROUND_SMALL_CALLS;
-      calls += ROUND_SMALL_CALLS + 3 * ROUND_OTHER_SMALL_CALLS + ROUND_MID_CALLS;
+      calls += ROUND_SMALL_CALLS + 4 * ROUND_OTHER_SMALL_CALLS + ROUND_MID_CALLS + 1;
       vote[0] = done(smallCalls) ? 1 : 0;
       vote[1] = late() ? 1 : 0;
       await comm.allReduce(vote, { output: votes });
@@ -110,6 +127,49 @@ async function warmRounds(
     await comm.destroy();
   }
   return { calls, smallCalls };
+}
+
+// Options objects of the shapes callers pass: in place or not, the reduction or root named or
+// not, the dtype given, tsccl bench's five keys. V8 compiles the code that reads a caller's
+// options for the shapes it has seen, and a shape it has not seen throws that code away at the
+// job's first call (docs/tuning.md); past four shapes a read accepts any. The calls sum or copy
+// zeros, so in place changes nothing.
+
+function reduceOptionShapes(output: Float32Array): (ReduceOptions | undefined)[] {
+  return [
+    { output },
+    { op: 'sum', output },
+    undefined,
+    { output, op: 'sum' },
+    { op: 'sum' },
+    { output, dtype: 'float32' },
+    { op: 'sum', output, algorithm: undefined, dtype: 'float32', compression: undefined },
+    {},
+  ];
+}
+
+function broadcastOptionShapes(output: Float32Array): (RootedOptions | undefined)[] {
+  return [
+    { output },
+    { root: 0 },
+    undefined,
+    { root: 0, output },
+    { output, root: 0 },
+    { root: 0, output, algorithm: undefined, dtype: 'float32', compression: undefined },
+    {},
+  ];
+}
+
+/** All-gathers: out of place from `input` into `output`, or in place in `output`. */
+function gatherCallShapes(input: Float32Array, output: Float32Array): [Float32Array, CollectiveOptions | undefined][] {
+  return [
+    [input, { output }],
+    [output, undefined],
+    [input, { output, dtype: 'float32' }],
+    [output, {}],
+    [input, { output, algorithm: undefined, dtype: 'float32', compression: undefined }],
+    [output, { output: undefined, algorithm: undefined, dtype: 'float32', compression: undefined }],
+  ];
 }
 
 let last: WarmUpReport | undefined;

@@ -5,6 +5,11 @@ import { ErrorCode, TscclError } from '../../src/errors.js';
 import { type PlanRequest, callViews, planCall } from '../../src/comm/call-plan.js';
 import { PlanMemo } from '../../src/comm/plan-memo.js';
 
+/** A plan request; the keys a test leaves out are undefined, as the communicator's requests set them. */
+function request(fields: Omit<PlanRequest, 'op' | 'compression' | 'variable'> & Partial<PlanRequest>): PlanRequest {
+  return { op: undefined, compression: undefined, variable: undefined, ...fields };
+}
+
 const site = { rank: 1, size: 4, hosts: undefined };
 const f32 = dtypeInfo('float32');
 const refused = (f: () => unknown, message: RegExp) =>
@@ -17,7 +22,7 @@ test('planCall: an out-of-place all-reduce keeps its arrays, op and shape', () =
   const input = new Float32Array(8);
   const output = new Float32Array(8);
   const plan = planCall(
-    { collective: 'allReduce', dtype: f32, op: 'max', count: 8, root: 0, input, output, algorithm: 'ring' },
+    request({ collective: 'allReduce', dtype: f32, op: 'max', count: 8, root: 0, input, output, algorithm: 'ring' }),
     site,
   );
   assert.equal(plan.op, 'max');
@@ -38,13 +43,13 @@ test('planCall: in place when output is absent or the input itself; hosts go int
   const input = new Float32Array(8);
   assert.equal(
     planCall(
-      { collective: 'allReduce', dtype: f32, count: 8, root: 0, input, output: input, algorithm: undefined },
+      request({ collective: 'allReduce', dtype: f32, count: 8, root: 0, input, output: input, algorithm: undefined }),
       site,
     ).output,
     undefined,
   );
   const plan = planCall(
-    { collective: 'allGather', dtype: f32, count: 2, root: 0, input, output: undefined, algorithm: undefined },
+    request({ collective: 'allGather', dtype: f32, count: 2, root: 0, input, output: undefined, algorithm: undefined }),
     { ...site, hosts: [0, 0, 1, 1] },
   );
   assert.equal(plan.shape.inPlace, true);
@@ -57,7 +62,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        {
+        request({
           collective: 'allGather',
           dtype: f32,
           count: 8,
@@ -65,7 +70,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
           input,
           output: new Float32Array(31),
           algorithm: undefined,
-        },
+        }),
         site,
       ),
     /Rank 1: output holds 31 elements but allGather of count 8 needs 32/,
@@ -73,7 +78,15 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        { collective: 'allGather', dtype: f32, count: 4, root: 0, input, output: undefined, algorithm: undefined },
+        request({
+          collective: 'allGather',
+          dtype: f32,
+          count: 4,
+          root: 0,
+          input,
+          output: undefined,
+          algorithm: undefined,
+        }),
         site,
       ),
     /buffer holds 8 elements but in-place allGather of 4 elements per block needs 16/,
@@ -81,7 +94,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        {
+        request({
           collective: 'allReduce',
           dtype: f32,
           count: 8,
@@ -89,7 +102,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
           input,
           output: new Float64Array(8),
           algorithm: undefined,
-        },
+        }),
         site,
       ),
     /output is a Float64Array but the call's dtype is float32/,
@@ -97,7 +110,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        {
+        request({
           collective: 'allReduce',
           dtype: f32,
           op: 'xor',
@@ -106,7 +119,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
           input,
           output: undefined,
           algorithm: undefined,
-        },
+        }),
         site,
       ),
     /Unknown op 'xor'/,
@@ -114,7 +127,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        {
+        request({
           collective: 'allReduce',
           dtype: dtypeInfo('int32'),
           op: 'avg',
@@ -123,7 +136,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
           input: new Int32Array(8),
           output: undefined,
           algorithm: undefined,
-        },
+        }),
         site,
       ),
     /avg' needs a floating dtype/,
@@ -133,7 +146,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
 test('PlanMemo reuses the last plan while the arguments repeat, and plans again when one changes', () => {
   const memo = new PlanMemo(site);
   const input = new Float32Array(8);
-  const request: PlanRequest = {
+  const allReduce: PlanRequest = {
     collective: 'allReduce',
     dtype: f32,
     op: 'sum',
@@ -142,13 +155,16 @@ test('PlanMemo reuses the last plan while the arguments repeat, and plans again 
     input,
     output: undefined,
     algorithm: undefined,
+    compression: undefined,
+    variable: undefined,
   };
-  const first = memo.plan(request);
-  assert.equal(memo.plan({ ...request }), first);
-  assert.notEqual(memo.plan({ ...request, op: 'max' }), first);
-  assert.notEqual(memo.plan({ ...request, input: new Float32Array(8) }), first);
+  const first = memo.plan(allReduce);
+  assert.equal(memo.plan({ ...allReduce }), first);
+  assert.notEqual(memo.plan({ ...allReduce, op: 'max' }), first);
+  assert.notEqual(memo.plan({ ...allReduce, input: new Float32Array(8) }), first);
+  assert.notEqual(memo.plan({ ...allReduce, output: new Float32Array(8) }), memo.plan(allReduce));
   const variable = {
-    ...request,
+    ...allReduce,
     collective: 'allToAll',
     count: 0,
     output: new Float32Array(8),

@@ -1,14 +1,27 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { planCall } from '../../src/comm/call-plan.js';
+import { type PlanRequest, planCall } from '../../src/comm/call-plan.js';
 import { retryVeto } from '../../src/comm/operation-retry.js';
 import { dtypeInfo } from '../../src/dtypes/dtype.js';
 import { ErrorCode, TscclError } from '../../src/errors.js';
 
+/** A plan request; the keys a test leaves out are undefined, as the communicator's requests set them. */
+function request(fields: Omit<PlanRequest, 'op' | 'compression' | 'variable'> & Partial<PlanRequest>): PlanRequest {
+  return { op: undefined, compression: undefined, variable: undefined, ...fields };
+}
+
 const site = { rank: 0, size: 3, hosts: undefined };
 const allReduce = (input: Float32Array, output: Float32Array | undefined) =>
   planCall(
-    { collective: 'allReduce', dtype: dtypeInfo('float32'), count: 8, root: 0, input, output, algorithm: undefined },
+    request({
+      collective: 'allReduce',
+      dtype: dtypeInfo('float32'),
+      count: 8,
+      root: 0,
+      input,
+      output,
+      algorithm: undefined,
+    }),
     site,
   );
 const lost = (how: string) => new TscclError(ErrorCode.PEER_LOST, 'link lost', { lost: how, peer: 1 });
