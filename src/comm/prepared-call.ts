@@ -1,5 +1,6 @@
 import { buildSchedule } from '../algorithms/registry.js';
 import { type Schedule, bufferCounts } from '../algorithms/schedule.js';
+import { LocalCopy } from '../exec/local-copy.js';
 import { OneShotCall } from '../exec/one-shot.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
@@ -26,6 +27,8 @@ export interface PreparedCall {
   readonly scale: boolean;
   /** The one-shot run, where the tuner chose it. */
   readonly oneShot: OneShotCall | undefined;
+  /** A communicator of one rank: the copy that is the whole call. */
+  readonly local: LocalCopy | undefined;
   /** This rank's schedule otherwise: built once per prepared call, not looked up per call. */
   readonly schedule: Schedule | undefined;
 }
@@ -75,9 +78,14 @@ export function prepareCall(
   const kernel = arenaKernels(on.arena).reduce(dtype.name, plan.op);
   const opcode = opcodeOf(plan.collective);
   const scale = plan.op === 'avg' && (plan.collective !== 'reduce' || rank === shape.root);
+  // All-to-all-v's blocks sit where its displacements say, which a plain copy does not follow.
+  const local =
+    shape.nranks === 1 && shape.sendCounts === undefined
+      ? new LocalCopy(callViews(shape, rank, { user: plan.input!, output: plan.output }))
+      : undefined;
   // The one-shot path copies through its slots anyway, so user memory needs no staging.
   const oneShot =
-    selection.protocol === 'll'
+    local === undefined && selection.protocol === 'll'
       ? new OneShotCall({
           shape,
           rank,
@@ -89,8 +97,8 @@ export function prepareCall(
         })
       : undefined;
   const schedule =
-    oneShot === undefined
+    oneShot === undefined && local === undefined
       ? buildSchedule({ ...shape, chunkCount: selection.chunkCount }, rank, selection.algorithm)
       : undefined;
-  return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot, schedule };
+  return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot, local, schedule };
 }
