@@ -89,8 +89,8 @@ async function warmRounds(
   const copiedShapes = reduceOptionShapes(copiedOut);
   const gatherShapes = gatherCallShapes(small, gathered);
   const broadcastShapes = broadcastOptionShapes(smallOut);
-  // Over TCP these calls made the 8 B path's compiled code slower (19.5-20 us a call against
-  // 21.3-22, tsccl bench --procs), and there is no slot to warm.
+  // Only thread ranks copy through a slot; over TCP these calls left the 8 B path's compiled
+  // code slower (bench/RESULTS.md, "Options of every shape in init's warm-up").
   const slotCopies = comm.transportKind === 'shm';
   let calls = 0;
   let smallCalls = 0;

@@ -3,7 +3,7 @@ import type { TypedArray } from '../dtypes/dtype.js';
 /**
  * A collective on a communicator of one rank: its result is its input, so the call copies its
  * input view to its output view, and in place does nothing, as NCCL runs a one-rank call as a
- * single device copy. Staged and run as a schedule, an 8 B all-reduce took 2.4 us a call.
+ * single device copy, instead of staging the call and running a one-rank schedule.
  */
 export class LocalCopy {
   private readonly input: TypedArray;
