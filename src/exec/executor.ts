@@ -86,6 +86,11 @@ function sameMemory(a: ArrayBufferLike, b: ArrayBufferLike): boolean {
   return a === b || (a instanceof SharedArrayBuffer && b instanceof SharedArrayBuffer);
 }
 
+/** Two views that start at the same byte of the same buffer: copying one onto the other is a no-op. */
+export function sameView(a: ArrayBufferView, b: ArrayBufferView): boolean {
+  return a.byteOffset === b.byteOffset && a.buffer === b.buffer;
+}
+
 function overlaps(s: PostedSend, v: TypedArray): boolean {
   return bytesOverlap(s.buffer, s.start, s.end, v);
 }
@@ -235,7 +240,7 @@ class ChannelRun {
     if (step.kind === 'copy') {
       const src = this.view(step.src);
       const dst = this.view(step.dst);
-      if (!(src.byteOffset === dst.byteOffset && src.buffer === dst.buffer)) dst.set(src as never);
+      if (!sameView(src, dst)) dst.set(src as never);
     } else if (step.kind === 'reduce') {
       const { kernel } = this.request;
       const dst = this.view(step.dst);

@@ -1,4 +1,5 @@
 import type { TypedArray } from '../dtypes/dtype.js';
+import { sameView } from './executor.js';
 
 /**
  * A collective on a communicator of one rank: its result is its input, so the call copies its
@@ -14,11 +15,7 @@ export class LocalCopy {
     this.input = views.input;
     this.output = views.output;
     // In place the two views are one (an all-gather's block is the whole output of one rank).
-    this.copies = !(
-      views.input.buffer === views.output.buffer &&
-      views.input.byteOffset === views.output.byteOffset &&
-      views.input.byteLength === views.output.byteLength
-    );
+    this.copies = !sameView(views.input, views.output);
   }
 
   run(): void {
