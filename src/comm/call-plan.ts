@@ -26,11 +26,11 @@ export interface CallPlan {
   readonly compression: CompressionSpec | undefined;
 }
 
-/** A call's arguments as its public method resolved them. */
 /**
- * What a call asks to be planned. Every key is always present, and every place that makes one
- * lists them in this order: then all requests share one object shape, and the code that reads
- * them (the plan memo on every call) stays compiled for it whichever collective comes next.
+ * A call's arguments as its public method resolved them. Every key is always present, and every
+ * place that makes one lists them in this order: then all requests share one object shape, and
+ * the code that reads them (the plan memo on every call) stays compiled for it whichever
+ * collective comes next.
  */
 export interface PlanRequest {
   readonly collective: Collective;

@@ -4,11 +4,7 @@ import { dtypeInfo } from '../../src/dtypes/dtype.js';
 import { ErrorCode, TscclError } from '../../src/errors.js';
 import { type PlanRequest, callViews, planCall } from '../../src/comm/call-plan.js';
 import { PlanMemo } from '../../src/comm/plan-memo.js';
-
-/** A plan request; the keys a test leaves out are undefined, as the communicator's requests set them. */
-function request(fields: Omit<PlanRequest, 'op' | 'compression' | 'variable'> & Partial<PlanRequest>): PlanRequest {
-  return { op: undefined, compression: undefined, variable: undefined, ...fields };
-}
+import { planRequest } from '../harness/plan-request.js';
 
 const site = { rank: 1, size: 4, hosts: undefined };
 const f32 = dtypeInfo('float32');
@@ -22,7 +18,16 @@ test('planCall: an out-of-place all-reduce keeps its arrays, op and shape', () =
   const input = new Float32Array(8);
   const output = new Float32Array(8);
   const plan = planCall(
-    request({ collective: 'allReduce', dtype: f32, op: 'max', count: 8, root: 0, input, output, algorithm: 'ring' }),
+    planRequest({
+      collective: 'allReduce',
+      dtype: f32,
+      op: 'max',
+      count: 8,
+      root: 0,
+      input,
+      output,
+      algorithm: 'ring',
+    }),
     site,
   );
   assert.equal(plan.op, 'max');
@@ -43,13 +48,29 @@ test('planCall: in place when output is absent or the input itself; hosts go int
   const input = new Float32Array(8);
   assert.equal(
     planCall(
-      request({ collective: 'allReduce', dtype: f32, count: 8, root: 0, input, output: input, algorithm: undefined }),
+      planRequest({
+        collective: 'allReduce',
+        dtype: f32,
+        count: 8,
+        root: 0,
+        input,
+        output: input,
+        algorithm: undefined,
+      }),
       site,
     ).output,
     undefined,
   );
   const plan = planCall(
-    request({ collective: 'allGather', dtype: f32, count: 2, root: 0, input, output: undefined, algorithm: undefined }),
+    planRequest({
+      collective: 'allGather',
+      dtype: f32,
+      count: 2,
+      root: 0,
+      input,
+      output: undefined,
+      algorithm: undefined,
+    }),
     { ...site, hosts: [0, 0, 1, 1] },
   );
   assert.equal(plan.shape.inPlace, true);
@@ -62,7 +83,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        request({
+        planRequest({
           collective: 'allGather',
           dtype: f32,
           count: 8,
@@ -78,7 +99,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        request({
+        planRequest({
           collective: 'allGather',
           dtype: f32,
           count: 4,
@@ -94,7 +115,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        request({
+        planRequest({
           collective: 'allReduce',
           dtype: f32,
           count: 8,
@@ -110,7 +131,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        request({
+        planRequest({
           collective: 'allReduce',
           dtype: f32,
           op: 'xor',
@@ -127,7 +148,7 @@ test('planCall refuses short buffers, a mismatched output type, an unknown op an
   refused(
     () =>
       planCall(
-        request({
+        planRequest({
           collective: 'allReduce',
           dtype: dtypeInfo('int32'),
           op: 'avg',

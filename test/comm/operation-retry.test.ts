@@ -1,19 +1,15 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { type PlanRequest, planCall } from '../../src/comm/call-plan.js';
+import { planCall } from '../../src/comm/call-plan.js';
 import { retryVeto } from '../../src/comm/operation-retry.js';
 import { dtypeInfo } from '../../src/dtypes/dtype.js';
 import { ErrorCode, TscclError } from '../../src/errors.js';
-
-/** A plan request; the keys a test leaves out are undefined, as the communicator's requests set them. */
-function request(fields: Omit<PlanRequest, 'op' | 'compression' | 'variable'> & Partial<PlanRequest>): PlanRequest {
-  return { op: undefined, compression: undefined, variable: undefined, ...fields };
-}
+import { planRequest } from '../harness/plan-request.js';
 
 const site = { rank: 0, size: 3, hosts: undefined };
 const allReduce = (input: Float32Array, output: Float32Array | undefined) =>
   planCall(
-    request({
+    planRequest({
       collective: 'allReduce',
       dtype: dtypeInfo('float32'),
       count: 8,
