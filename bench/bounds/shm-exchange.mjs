@@ -4,16 +4,22 @@
 // other's flag and adding the pair, with an `await` per call as tsccl's API has. Options add what
 // tsccl's one-shot path does besides: `status` (store this rank's status word and read the
 // peer's), `notify` (an Atomics.notify after each flag and status store), `header` (four header
-// words beside the flag), `copy` (the data copied with TypedArray.set). No tsccl code runs.
-// Usage: node bench/bounds/shm-exchange.mjs [status] [notify] [header] [copy] [--calls N]
+// words beside the flag), `copy` (the data copied with TypedArray.set), `line` (the data in the
+// flag's cache line, as tsccl's low-latency slots carry up to 32 B, instead of the next line),
+// `sync` (no `await`: the floor of a blocking call). No tsccl code runs.
+// Usage: node bench/bounds/shm-exchange.mjs [status] [notify] [header] [copy] [line] [sync] [--calls N]
 import { Worker, isMainThread, workerData } from 'node:worker_threads';
 
 if (isMainThread) {
   const argv = process.argv.slice(2);
   const i = argv.indexOf('--calls');
   const calls = i < 0 ? 500_000 : Number(argv[i + 1]);
-  const options = Object.fromEntries(['status', 'notify', 'header', 'copy'].map((k) => [k, argv.includes(k)]));
-  const sab = new SharedArrayBuffer(1 << 16);
+  const options = Object.fromEntries(
+    ['status', 'notify', 'header', 'copy', 'line', 'sync'].map((k) => [k, argv.includes(k)]),
+  );
+  // A shared WebAssembly memory is page-aligned, as tsccl's arena is: a SharedArrayBuffer's
+  // start is not, and the cache lines the words fall on would move from run to run.
+  const sab = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true }).buffer;
   const us = await Promise.all(
     [0, 1].map(
       (rank) =>
@@ -31,15 +37,17 @@ if (isMainThread) {
 } else {
   const { sab, rank, calls, options } = workerData;
   const words = new Int32Array(sab);
-  // Each rank's block: status line at word 0, flag and header at word 64, data at word 80.
+  // Each rank's block: status line at word 0, flag and header at word 64 (a cache line of 16
+  // words), data at word 80 (the next line), or with `line` at word 72 (the flag's line).
   const me = rank * 4096;
   const peer = (1 - rank) * 4096;
+  const data = options.line ? 72 : 80;
   const x = new Float32Array([1, 2]);
   const y = new Float32Array(2);
   const xBytes = new Uint8Array(x.buffer);
-  const myData = new Uint8Array(sab, (me + 80) * 4, 8);
-  const myFloats = new Float32Array(sab, (me + 80) * 4, 2);
-  const peerData = new Float32Array(sab, (peer + 80) * 4, 2);
+  const myData = new Uint8Array(sab, (me + data) * 4, 8);
+  const myFloats = new Float32Array(sab, (me + data) * 4, 2);
+  const peerData = new Float32Array(sab, (peer + data) * 4, 2);
   const DONE = Promise.resolve();
   const call = (seq) => {
     if (options.status) {
@@ -67,9 +75,16 @@ if (isMainThread) {
     return DONE;
   };
   let seq = 0;
-  for (let i = 0; i < 100_000; i++) await call(++seq);
-  const start = performance.now();
-  for (let i = 0; i < calls; i++) await call(++seq);
+  let start = 0;
+  if (options.sync) {
+    for (let i = 0; i < 100_000; i++) call(++seq);
+    start = performance.now();
+    for (let i = 0; i < calls; i++) call(++seq);
+  } else {
+    for (let i = 0; i < 100_000; i++) await call(++seq);
+    start = performance.now();
+    for (let i = 0; i < calls; i++) await call(++seq);
+  }
   const { parentPort } = await import('node:worker_threads');
   parentPort.postMessage(((performance.now() - start) * 1000) / calls);
 }
