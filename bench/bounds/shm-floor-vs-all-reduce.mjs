@@ -70,7 +70,9 @@ if (mpi !== undefined) {
 
 const times = rows.map(() => []);
 for (let round = 0; round < rounds; round++) {
-  rows.forEach(([, time], i) => times[i].push(time()));
+  rows.forEach(([, time], i) => {
+    times[i].push(time());
+  });
 }
 console.log(
   `# ${new Date().toISOString()}, node ${process.version}; 8 B, ${calls} calls after 10000, medians of ${rounds} rounds`,
