@@ -1,7 +1,7 @@
 import type { Socket } from 'node:net';
 import { ErrorCode, TscclError, internalError } from '../../errors.js';
 import { crc32 } from '../../kernels/crc32.js';
-import { type BreakPoint, FrameParser, frameError } from './frame.js';
+import { type BreakPoint, type FrameHeader, FrameParser, frameError } from './frame.js';
 import type { FrameHolds, HeldReader } from './hold.js';
 import type { Connection, PeerLink } from './peer-link.js';
 import type { ReceiveDispatch } from './receive-dispatch.js';
@@ -49,6 +49,9 @@ export class FrameReader {
     const { socket, intake } = connection;
     const { dispatch, resend, holds, buffers } = this.parts;
     const parser = new FrameParser(this.parts.maxPayloadBytes, crc32, resend.checks(link, lane), resume);
+    // Made once, not per read: a closure per read is garbage on every small call.
+    const openPatient = (header: FrameHeader) => dispatch.open(link, header, lane, true);
+    const openNow = (header: FrameHeader) => dispatch.open(link, header, lane, false);
     const reader: HeldReader = {
       take: (bytes: Uint8Array, patient = true) => {
         // A held frame's socket that broke meanwhile: what it held comes again on the new one.
@@ -56,7 +59,7 @@ export class FrameReader {
         link.lastHeard = link.laneHeard[lane] = performance.now();
         let used: number;
         try {
-          used = parser.push(bytes, (header) => dispatch.open(link, header, lane, patient));
+          used = parser.push(bytes, patient ? openPatient : openNow);
           resend.flush(link);
         } catch (err) {
           this.fail(link, socket, err);

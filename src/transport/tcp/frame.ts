@@ -218,7 +218,8 @@ export class FrameParser {
       if (this.header === undefined) {
         if (at >= chunk.byteLength) return at;
         const take = Math.min(HEADER_BYTES - this.headerFill, chunk.byteLength - at);
-        this.headerBytes.set(chunk.subarray(at, at + take), this.headerFill);
+        // Byte by byte: a view of the chunk per header would be garbage on every frame.
+        for (let i = 0; i < take; i++) this.headerBytes[this.headerFill + i] = chunk[at + i];
         this.headerFill += take;
         at += take;
         if (this.headerFill < HEADER_BYTES) return at;

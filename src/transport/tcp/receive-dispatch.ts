@@ -88,34 +88,19 @@ export class ReceiveDispatch {
     return streamingSink(receiver, this.buffers, finished);
   }
 
-  /**
-   * A frame nobody waits for yet, bound for its channel's inbox. If it fails its checksum and is
-   * to come again, it takes a place in the channel's order first, so the frames behind it queue
-   * behind it instead of overtaking it into the next receive.
-   */
+  /** A frame nobody waits for yet, bound for its channel's inbox (InboxSink). */
   private inboxSink(link: PeerLink, header: FrameHeader): FrameSink {
-    let slot: Slot | undefined;
-    const sink = bufferingSink(header, (frame) => {
-      if (slot === undefined) {
-        this.deliver(link, frame);
-        return;
-      }
-      slot.frame = frame;
-      this.flush(link, header.channel);
-    });
-    const restart = sink.restart!;
-    return {
-      payload: sink.payload,
-      end: sink.end,
-      restart: () => {
-        restart();
-        if (slot !== undefined) return;
-        slot = { frame: undefined };
-        let ordered = link.ordered.get(header.channel);
-        if (ordered === undefined) link.ordered.set(header.channel, (ordered = []));
-        ordered.push(slot);
-      },
-    };
+    return new InboxSink(this, link, header);
+  }
+
+  /** An inbox frame that arrived whole: handed over now, or in its place in the channel's order. */
+  inboxFrame(link: PeerLink, frame: Frame, slot: Slot | undefined): void {
+    if (slot === undefined) {
+      this.deliver(link, frame);
+      return;
+    }
+    slot.frame = frame;
+    this.flush(link, frame.header.channel);
   }
 
   /** Hands over, in order, the messages of a channel whose parts have all arrived. */
@@ -156,5 +141,46 @@ export class ReceiveDispatch {
     if (queue === undefined) link.inbox.set(frame.header.channel, (queue = []));
     queue.push(frame);
     link.wake();
+  }
+}
+
+/**
+ * The payload of a frame nobody waits for yet, collected for its channel's inbox; one object per
+ * frame and no closures, as most small frames take this way. If the frame fails its checksum and
+ * is to come again, it takes a place in the channel's order first (restart), so the frames behind
+ * it queue behind it instead of overtaking it into the next receive.
+ */
+class InboxSink implements FrameSink {
+  private readonly dispatch: ReceiveDispatch;
+  private readonly link: PeerLink;
+  private readonly header: FrameHeader;
+  private readonly bytes: Buffer;
+  private filled = 0;
+  private slot: Slot | undefined;
+
+  constructor(dispatch: ReceiveDispatch, link: PeerLink, header: FrameHeader) {
+    this.dispatch = dispatch;
+    this.link = link;
+    this.header = header;
+    this.bytes = Buffer.allocUnsafe(header.length);
+  }
+
+  payload(piece: Uint8Array): void {
+    this.bytes.set(piece, this.filled);
+    this.filled += piece.byteLength;
+  }
+
+  end(): void {
+    this.dispatch.inboxFrame(this.link, { header: this.header, payload: this.bytes }, this.slot);
+  }
+
+  restart(): void {
+    this.filled = 0;
+    if (this.slot !== undefined) return;
+    this.slot = { frame: undefined };
+    const { ordered } = this.link;
+    let queue = ordered.get(this.header.channel);
+    if (queue === undefined) ordered.set(this.header.channel, (queue = []));
+    queue.push(this.slot);
   }
 }

@@ -62,6 +62,16 @@ export class SendPath {
   private readonly dispatch: ReceiveDispatch;
   /** Checksummed frames are kept for resend (TSCCL_RESEND_RETRIES > 0). */
   private readonly resend: boolean;
+  /** The header of a copied frame, refilled per send: encoded at once and kept by nobody. */
+  private readonly copiedHeader: { -readonly [K in keyof FrameHeader]: FrameHeader[K] } = {
+    flags: 0,
+    channel: 0,
+    commId: 0,
+    seq: 0,
+    opcode: 0,
+    length: 0,
+    checksum: 0,
+  };
 
   constructor(
     dispatch: ReceiveDispatch,
@@ -104,7 +114,15 @@ export class SendPath {
     }
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
-      const frame = encodeFrame(this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0), data);
+      const header = this.copiedHeader;
+      header.flags = sum ? FLAG_CHECKSUM : 0;
+      header.channel = channel;
+      header.commId = this.commId;
+      header.seq = tag.seq;
+      header.opcode = tag.opcode;
+      header.length = data.byteLength;
+      header.checksum = sum ? crc32(data) : 0;
+      const frame = encodeFrame(header, data);
       const number = link.writeFrame(0, [frame]);
       if (keep)
         link.retained.keep(0, {

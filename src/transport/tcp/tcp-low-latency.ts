@@ -51,6 +51,14 @@ export class TcpLowLatencySlots implements LowLatencySlots {
   /** This rank's last message, prefix and data: what it sends, and what it reads of itself. */
   private readonly own = new Uint8Array(LOW_LATENCY_PREFIX_BYTES + TCP_ONE_SHOT_BYTES);
   private readonly ownWords = new DataView(this.own.buffer);
+  /**
+   * Each peer's last message, copied out of its frame into memory of its own, which every call
+   * reuses: the one-shot path then keeps its typed views of it from call to call, where a view
+   * of each new frame was garbage on every call (index: rank).
+   */
+  private readonly received: (Uint8Array | undefined)[] = [];
+  /** The view each rank's last read returned (index: rank), kept while calls repeat its length. */
+  private readonly views: (Uint8Array | undefined)[] = [];
 
   constructor(links: LowLatencyLinks) {
     this.links = links;
@@ -77,7 +85,7 @@ export class TcpLowLatencySlots implements LowLatencySlots {
   }
 
   read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array {
-    if (peer === this.links.rank) return this.own.subarray(LOW_LATENCY_PREFIX_BYTES, LOW_LATENCY_PREFIX_BYTES + bytes);
+    if (peer === this.links.rank) return this.view(peer, this.own, LOW_LATENCY_PREFIX_BYTES, bytes);
     const frame = this.links.takeMessage(peer, 0);
     if (frame === undefined)
       throw new TscclError(
@@ -104,8 +112,23 @@ export class TcpLowLatencySlots implements LowLatencySlots {
         `${marked ? '' : ' by another algorithm'}${header.commId !== this.links.commId ? ' on another communicator' : ''}`,
       );
     }
-    const data = payload.subarray(LOW_LATENCY_PREFIX_BYTES);
-    // Node's small buffers start 8-byte aligned; a copy keeps a reader's typed view legal if one ever does not.
-    return data.byteOffset % 8 === 0 ? data : new Uint8Array(data);
+    // A copy at the start of memory of its own also keeps a reader's typed view aligned.
+    let memory = this.received[peer];
+    if (memory === undefined || memory.byteLength < dataBytes) {
+      memory = new Uint8Array(Math.max(dataBytes, LOW_LATENCY_PREFIX_BYTES));
+      this.received[peer] = memory;
+    }
+    payload.copy(memory, 0, LOW_LATENCY_PREFIX_BYTES);
+    return this.view(peer, memory, 0, dataBytes);
+  }
+
+  /** `bytes` of `memory` from `from`, as the same view while `rank`'s reads repeat them. */
+  private view(rank: number, memory: Uint8Array, from: number, bytes: number): Uint8Array {
+    let view = this.views[rank];
+    if (view === undefined || view.buffer !== memory.buffer || view.byteLength !== bytes) {
+      view = new Uint8Array(memory.buffer, memory.byteOffset + from, bytes);
+      this.views[rank] = view;
+    }
+    return view;
   }
 }
