@@ -17,6 +17,19 @@ export function checksumsFrame(choice: boolean | undefined, sameMachine: boolean
   return choice ?? !sameMachine;
 }
 
+type MutableFrameHeader = { -readonly [K in keyof FrameHeader]: FrameHeader[K] };
+
+/** A header to fill, its keys in FrameHeader's order: every header a send makes has one shape. */
+const blankHeader = (): MutableFrameHeader => ({
+  flags: 0,
+  channel: 0,
+  commId: 0,
+  seq: 0,
+  opcode: 0,
+  length: 0,
+  checksum: 0,
+});
+
 /** One send to a peer over the network, as a test's send hook sees it. */
 export interface OutgoingFrame {
   /** Identifies the sending transport (a process may have several). */
@@ -63,15 +76,7 @@ export class SendPath {
   /** Checksummed frames are kept for resend (TSCCL_RESEND_RETRIES > 0). */
   private readonly resend: boolean;
   /** The header of a copied frame, refilled per send: encoded at once and kept by nobody. */
-  private readonly copiedHeader: { -readonly [K in keyof FrameHeader]: FrameHeader[K] } = {
-    flags: 0,
-    channel: 0,
-    commId: 0,
-    seq: 0,
-    opcode: 0,
-    length: 0,
-    checksum: 0,
-  };
+  private readonly copiedHeader = blankHeader();
 
   constructor(
     dispatch: ReceiveDispatch,
@@ -114,14 +119,7 @@ export class SendPath {
     }
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
-      const header = this.copiedHeader;
-      header.flags = sum ? FLAG_CHECKSUM : 0;
-      header.channel = channel;
-      header.commId = this.commId;
-      header.seq = tag.seq;
-      header.opcode = tag.opcode;
-      header.length = data.byteLength;
-      header.checksum = sum ? crc32(data) : 0;
+      const header = this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0, this.copiedHeader);
       const frame = encodeFrame(header, data);
       const number = link.writeFrame(0, [frame]);
       if (keep)
@@ -154,22 +152,23 @@ export class SendPath {
     return ticket;
   }
 
+  /** The header of a frame of `data`, in a new object or (a header encoded at once) `into`. */
   private header(
     channel: number,
     tag: MessageTag,
     data: Uint8Array,
     checksum: number,
     extraFlags: number,
+    into: MutableFrameHeader = blankHeader(),
   ): FrameHeader {
-    return {
-      flags: extraFlags,
-      channel,
-      commId: this.commId,
-      seq: tag.seq,
-      opcode: tag.opcode,
-      length: data.byteLength,
-      checksum,
-    };
+    into.flags = extraFlags;
+    into.channel = channel;
+    into.commId = this.commId;
+    into.seq = tag.seq;
+    into.opcode = tag.opcode;
+    into.length = data.byteLength;
+    into.checksum = checksum;
+    return into;
   }
 
   /** The header of `data` sent as one unstriped frame. */
