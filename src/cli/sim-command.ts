@@ -22,6 +22,7 @@ import {
   type SimMode,
   type SimRequest,
   type SimRow,
+  choosesAsAws,
   choosesAsNccl,
   ranksRunTsccl,
   simulateRow,
@@ -308,11 +309,13 @@ export function simCommand(
           ? `running --algo ${flags.algo as string}`
           : mode === 'flow' && ranksRunTsccl(graph, ranks)
             ? "running what tsccl's tuner picks"
-            : op === 'all_reduce' && choosesAsNccl(graph, ranks, flags.nvls === 'on')
-              ? "running what NCCL's own cost model picks (src/graph/tuning.cc; --algo for any other)"
-              : topology.library !== undefined
-                ? `choosing among the algorithms ${topology.library.toUpperCase()} runs (--algo for any other)`
-                : 'choosing among every algorithm';
+            : op === 'all_reduce' && choosesAsAws(graph, ranks)
+              ? "running what AWS's tuner picks on P5 (aws-ofi-nccl's regions, NCCL's cost model outside them; --algo for any other)"
+              : op === 'all_reduce' && choosesAsNccl(graph, ranks, flags.nvls === 'on')
+                ? "running what NCCL's own cost model picks (src/graph/tuning.cc; --algo for any other)"
+                : topology.library !== undefined
+                  ? `choosing among the algorithms ${topology.library.toUpperCase()} runs (--algo for any other)`
+                  : 'choosing among every algorithm';
       write(
         formatSimTable(rows, [
           `tsccl sim ${op}${inPlace ? ' in place' : ''} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`,

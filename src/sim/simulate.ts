@@ -6,7 +6,8 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { machineOutcome } from './machine-cost.js';
 import { analyticalTime } from './analytical.js';
 import { libraryAlgorithms, libraryFixedChoice } from './libraries.js';
-import { ncclGraphs } from './nccl-graphs.js';
+import { p5AllReduceChoice } from './aws-region-tuner.js';
+import { awsPlatformOf, ncclGraphs } from './nccl-graphs.js';
 import { type NcclGraphs, ncclChoice } from './nccl-tuner.js';
 import { libraryChannelCount } from './library-channels.js';
 import { SHIFT, sendRecvShift } from './send-recv-shift.js';
@@ -191,6 +192,30 @@ function ncclChooserGraphs(
     : undefined;
 }
 
+/**
+ * What the network plugin's own tuner runs for this call, where it decides: AWS's on P5-family
+ * nodes (aws-region-tuner.ts); undefined elsewhere, where the library's own choice stands.
+ */
+function pluginTunerChoice(
+  graph: TopologyGraph,
+  rankDevices: readonly number[],
+  collective: Collective,
+  bytes: number,
+  offered: { algorithms: readonly string[]; protocols: readonly string[] },
+): { algorithm: string; protocol: string } | undefined {
+  if (collective !== 'allReduce') return undefined;
+  const aws = awsPlatformOf(graph, rankDevices);
+  return aws?.platform === 'p5'
+    ? p5AllReduceChoice({ bytes, ranks: rankDevices.length, nodes: aws.nodes }, offered)
+    : undefined;
+}
+
+/** Whether an all-reduce left to choose on these ranks runs what AWS's tuner picks (P5-family nodes, more than two). */
+export function choosesAsAws(graph: TopologyGraph, rankDevices: readonly number[]): boolean {
+  const aws = awsPlatformOf(graph, rankDevices);
+  return aws?.platform === 'p5' && aws.nodes > 2;
+}
+
 /** Whether an all-reduce left to choose on these ranks runs what NCCL's own cost model picks. */
 export function choosesAsNccl(graph: TopologyGraph, rankDevices: readonly number[], nvls: boolean): boolean {
   const valid = simAlgorithms(graph, rankDevices, 'allReduce', nvls);
@@ -225,6 +250,7 @@ export function simulateRow(graph: TopologyGraph, rankDevices: readonly number[]
     fixed = libraryFixedChoice(library, collective, { ranks: n, hosts, count: shapeCount, bytes: shapeCount * eb });
     if (fixed !== undefined && (!valid.includes(fixed.algorithm) || !protocols.includes(fixed.protocol)))
       fixed = undefined;
+    fixed ??= pluginTunerChoice(graph, rankDevices, collective, shapeCount * eb, { algorithms: valid, protocols });
     const candidates = fixed !== undefined ? [fixed.algorithm] : libraryAlgorithms(library, collective, valid);
     algorithms = n > FLOW_SEARCH_RANKS ? candidates.filter((a) => !isQuadratic(collective, a)) : candidates;
   } else {

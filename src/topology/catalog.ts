@@ -25,7 +25,8 @@ export interface LinkKind {
   readonly family: LinkFamily;
   /**
    * Network kinds whose NCCL network plugin brings its own tuner, which picks the algorithms in
-   * place of NCCL's cost model (sim/nccl-tuner.ts).
+   * place of NCCL's cost model (sim/nccl-tuner.ts) where it knows the platform (AWS's regions on
+   * P5: sim/aws-region-tuner.ts; where it hands a call back, sim/nccl-graphs.ts).
    */
   readonly pluginTuner?: boolean;
   readonly source: string;

@@ -35,9 +35,24 @@ test("NCCL's search on DGX H100 and GB200 NVL72, as its tuner reads it", () => {
   const gb200 = ncclGraphs(racks, racks.accelerators, true)!;
   assert.deepEqual([gb200.generation, gb200.channels, gb200.bw], ['blackwell', 16, 45.1]);
   assert.deepEqual(gb200.nvls, { heads: 32, bwIntra: 20, bwInter: 40 });
-  // AWS p5: aws-ofi-nccl's own tuner picks there; the simulator keeps its own choice.
+  // AWS p5 on two nodes, where aws-ofi-nccl's tuner hands the call back to NCCL's: a channel per
+  // GPU's bundle of four 100 Gb/s EFA, at 48 GB/s.
   const p5 = graphOf('dgx-h100', { nodes: 2, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' });
-  assert.equal(ncclGraphs(p5, p5.accelerators, true), undefined);
+  assert.deepEqual(ncclGraphs(p5, p5.accelerators, true), {
+    generation: 'hopper',
+    ranks: 16,
+    nodes: 2,
+    channels: 8,
+    bw: 48,
+    nvls: { heads: 8, bwIntra: 40, bwInter: 48 },
+  });
+  // AWS p5en on four nodes: AWS's tuner decides by regions the simulator does not hold, so NCCL's
+  // model is not replayed there; on two nodes it is.
+  const p5en = (nodes: number) => graphOf('hgx-h200', { nodes, nicsPerNode: 16, nicGbps: 200, nicKind: 'efa' });
+  const fourP5en = p5en(4);
+  assert.equal(ncclGraphs(fourP5en, fourP5en.accelerators, true), undefined);
+  const twoP5en = p5en(2);
+  assert.notEqual(ncclGraphs(twoP5en, twoP5en.accelerators, true), undefined);
   // DGX A100: no NVLS; a ring channel per HDR NIC at 24 GB/s, Ampere's search speed under 25.
   const a100 = graphOf('dgx-a100', { nodes: 4 });
   assert.deepEqual(ncclGraphs(a100, a100.accelerators, true), {
@@ -113,9 +128,33 @@ test("left to choose, the simulator runs NCCL's pick across NVSwitch servers, an
   // Two DGX A100: the ring too, as NVIDIA's 192 GB/s (NVIDIA/nccl issue 812) and OCI's 189.6 on
   // 16 x 100 Gb/s (oracle-quickstart/oci-hpc-oke) measure; the simulator's own tree gives 250.
   assert.equal(row('dgx-a100', { nodes: 2 }, 8 * 2 ** 30).algorithm, 'ring');
-  // Where AWS's plugin tunes (EFA) the simulator's own choice stands.
-  const p5 = { nodes: 2, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' } as const;
-  assert.equal(row('dgx-h100', p5, 2 ** 30, { nvls: false }).algorithm, 'tree');
+  // AWS p5 on two nodes: NCCL's pick (AWS's tuner hands two nodes back), the ring, though the
+  // simulator prices its own tree faster.
+  const p5 = (nodes: number) => ({ nodes, nicsPerNode: 32, nicGbps: 100, nicKind: 'efa' }) as const;
+  assert.equal(row('dgx-h100', p5(2), 2 ** 30, { nvls: false }).algorithm, 'ring');
+  assert.ok(
+    row('dgx-h100', p5(2), 2 ** 30, { nvls: false, algorithm: 'tree' }).timeUs <
+      row('dgx-h100', p5(2), 2 ** 30, { nvls: false }).timeUs,
+  );
+  // On more nodes AWS's regions pick, and nccl-tests on p5 step where they do (docs/SIMULATOR.md):
+  // 4 nodes, ring LL128 to 1 GiB and ring Simple from 2 GiB (280.3 then 347.6 GB/s published).
+  const pick = (nodes: number, bytes: number, request: Partial<SimRequest> = {}) => {
+    const r = row('dgx-h100', p5(nodes), bytes, request);
+    return `${r.algorithm} ${r.protocol}`;
+  };
+  assert.equal(pick(4, 32 * 2 ** 20), 'tree LL128');
+  assert.equal(pick(4, 2 ** 30), 'ring LL128');
+  assert.equal(pick(4, 2 * 2 ** 30), 'ring Simple');
+  // 16 nodes: ring LL128 at 2 GiB (a vertex of its region), the NVLS tree at 4 GiB, the ring's
+  // Simple at 8 GiB (270.9, 306.2, 356.3 published); 32 nodes, the NVLS tree at 8 GiB (321.1).
+  assert.equal(pick(16, 2 * 2 ** 30), 'ring LL128');
+  assert.equal(pick(16, 4 * 2 ** 30), 'nvls_tree Simple');
+  assert.equal(pick(16, 8 * 2 ** 30), 'ring Simple');
+  assert.equal(pick(32, 8 * 2 ** 30), 'nvls_tree Simple');
+  // A region whose algorithm or protocol is not offered is passed over, as AWS's tuner passes over
+  // what NCCL cannot run: without NVLS or without LL128 the next region, or NCCL's pick, runs.
+  assert.equal(pick(32, 8 * 2 ** 30, { nvls: false }), 'ring Simple');
+  assert.equal(pick(4, 2 ** 30, { protocols: ['LL', 'Simple'] }), 'ring Simple');
 });
 
 test("tsccl sim says when a row runs NCCL's cost model's pick, and when it chooses by its own prediction", async () => {
@@ -128,4 +167,7 @@ test("tsccl sim says when a row runs NCCL's cost model's pick, and when it choos
   assert.match(await header('--nodes', '8', '--nvls', 'off'), /running what NCCL's own cost model picks/);
   assert.match(await header('--nodes', '1'), /choosing among the algorithms NCCL runs/);
   assert.match(await header('--nodes', '8', '--algo', 'ring'), /running --algo ring/);
+  const efa = ['--nics-per-node', '32', '--nic-gbps', '100', '--nic-kind', 'efa'];
+  assert.match(await header('--nodes', '4', ...efa), /running what AWS's tuner picks on P5/);
+  assert.match(await header('--nodes', '2', ...efa), /running what NCCL's own cost model picks/);
 });
