@@ -310,7 +310,7 @@ export function simCommand(
           : mode === 'flow' && ranksRunTsccl(graph, ranks)
             ? "running what tsccl's tuner picks"
             : op === 'all_reduce' && choosesAsAws(graph, ranks)
-              ? "running what AWS's tuner picks on P5 (aws-ofi-nccl's regions, NCCL's cost model outside them; --algo for any other)"
+              ? "running what AWS's tuner picks on P5 and P5en (aws-ofi-nccl's regions, NCCL's cost model outside them; --algo for any other)"
               : op === 'all_reduce' && choosesAsNccl(graph, ranks, flags.nvls === 'on')
                 ? "running what NCCL's own cost model picks (src/graph/tuning.cc; --algo for any other)"
                 : topology.library !== undefined

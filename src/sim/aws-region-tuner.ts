@@ -5,10 +5,14 @@
  * coordinates; a call takes the first region that holds its point, on an edge included. On two
  * nodes or fewer it leaves the choice to NCCL, and a point in no region does too.
  *
- * The vertices below are AWS's for P5 and P5e (8 H100 or H200 a node, four 100 Gb/s EFA a GPU),
- * all-reduce with 8 ranks a node, as at aws-ofi-nccl commit 2daf7d30 (2026); a row of
- * docs/SIMULATOR.md ("AWS's tuner on p5") shows nccl-tests on p5 stepping where they do.
+ * The vertices below are AWS's for all-reduce with 8 ranks a node on P5 and P5e (8 H100 or H200
+ * a node, four 100 Gb/s EFA a GPU) and on P5en (8 H200, two 200 Gb/s EFA a GPU), as at
+ * aws-ofi-nccl commit 2daf7d30 (2026); docs/SIMULATOR.md ("AWS's tuner on p5") shows nccl-tests
+ * on p5 stepping where they do.
  */
+
+/** AWS's platforms whose calls the region tuner decides (is_region_supported), of those modelled here. */
+export type AwsPlatform = 'p5' | 'p5en';
 
 /** A point of the plane: message bytes, ranks. */
 type Point = readonly [bytes: number, ranks: number];
@@ -135,6 +139,72 @@ export const P5_ALL_REDUCE_REGIONS: readonly Region[] = [
   },
 ];
 
+const P5EN_TREE_LL_EDGE = extendTo([196608, 192], [196608, 1024], MAX_POINT);
+const P5EN_TREE_LL128_EDGE = extendTo([129499136, 127], [218103808, 1024], MAX_POINT);
+const P5EN_NVLS_TREE_EDGE = extendTo([7516192768, 256], [17179869184, 448], MAX_POINT);
+
+/** P5en, all-reduce, 8 ranks a node, in AWS's order. */
+export const P5EN_ALL_REDUCE_REGIONS: readonly Region[] = [
+  {
+    algorithm: 'tree',
+    protocol: 'LL',
+    vertices: [[0, 16], [196608, 16], [196608, 1024], P5EN_TREE_LL_EDGE, [0, MAX_POINT[1]]],
+  },
+  {
+    algorithm: 'tree',
+    protocol: 'LL128',
+    vertices: [
+      P5EN_TREE_LL_EDGE,
+      [196608, 1024],
+      [196608, 16],
+      [13107200, 16],
+      [129499136, 127],
+      [218103808, 1024],
+      P5EN_TREE_LL128_EDGE,
+    ],
+  },
+  {
+    algorithm: 'ring',
+    protocol: 'LL128',
+    vertices: [
+      [129499136, 127],
+      [13107200, 16],
+      [29884416, 16],
+      [293601280, 32],
+      [589299712, 64],
+      [549453824, 128],
+    ],
+  },
+  {
+    algorithm: 'nvls_tree',
+    protocol: 'Simple',
+    vertices: [
+      P5EN_TREE_LL128_EDGE,
+      [218103808, 1024],
+      [129499136, 127],
+      [549453824, 128],
+      [589299712, 64],
+      [293601280, 32],
+      [29884416, 16],
+      [MAX_POINT[0], 16],
+      [509607936, 32],
+      [7516192768, 256],
+      [17179869184, 448],
+      P5EN_NVLS_TREE_EDGE,
+    ],
+  },
+  {
+    algorithm: 'ring',
+    protocol: 'Simple',
+    vertices: [P5EN_NVLS_TREE_EDGE, [17179869184, 448], [7516192768, 256], [509607936, 32], [MAX_POINT[0], 16]],
+  },
+];
+
+const ALL_REDUCE_REGIONS: Readonly<Record<AwsPlatform, readonly Region[]>> = {
+  p5: P5_ALL_REDUCE_REGIONS,
+  p5en: P5EN_ALL_REDUCE_REGIONS,
+};
+
 /** How near (log2 units) a point must lie to an edge to count as on it. */
 const ON_EDGE = 1e-9;
 
@@ -164,18 +234,19 @@ export function regionHolds(region: Region, point: Point): boolean {
 }
 
 /**
- * What AWS's tuner runs for an all-reduce of `bytes` on `ranks` over `nodes` P5-family nodes,
+ * What AWS's tuner runs for an all-reduce of `bytes` on `ranks` over `nodes` nodes of `platform`,
  * among the algorithms and protocols the topology offers (a region whose choice is not offered
  * is passed over, as the tuner passes over what NCCL cannot run); undefined where NCCL's own
  * tuner chooses: two nodes or fewer, not 8 ranks a node, or a point in no region.
  */
-export function p5AllReduceChoice(
+export function awsAllReduceChoice(
+  platform: AwsPlatform,
   call: { bytes: number; ranks: number; nodes: number },
   offered: { algorithms: readonly string[]; protocols: readonly string[] },
 ): { algorithm: string; protocol: string } | undefined {
   if (call.nodes <= 2 || call.ranks !== 8 * call.nodes) return undefined;
   const point: Point = [call.bytes, call.ranks];
-  for (const region of P5_ALL_REDUCE_REGIONS) {
+  for (const region of ALL_REDUCE_REGIONS[platform]) {
     if (!offered.algorithms.includes(region.algorithm) || !offered.protocols.includes(region.protocol)) continue;
     if (regionHolds(region, point)) return { algorithm: region.algorithm, protocol: region.protocol };
   }

@@ -1,3 +1,4 @@
+import type { AwsPlatform } from './aws-region-tuner.js';
 import { GraphRanksMemo } from './graph-ranks-memo.js';
 import { LINK_KINDS, type LinkKind } from '../topology/catalog.js';
 import type { TopologyGraph } from '../topology/topology-graph.js';
@@ -75,9 +76,9 @@ function ringSearch(
 /**
  * What NCCL's topology search finds on servers of NVSwitch GPUs (A100, H100, B200/GB200) with a
  * NIC for every GPU, for its tuner (nccl-tuner.ts); undefined elsewhere, and where the network's
- * plugin brings its own tuner (AWS's EFA) and does not hand the call back to NCCL's
- * (ncclTunesOnAws), where the simulator keeps choosing by its own prediction. The search itself
- * is not replayed; these rules give what it settles on:
+ * plugin brings its own tuner (AWS's EFA) on a platform the simulator does not know it for, where
+ * the simulator keeps choosing by its own prediction. The search itself is not replayed; these
+ * rules give what it settles on:
  * - ring and tree: the channels (at most one per NIC, and 32) and speed that move the most, each
  *   channel at most a NIC's line rate, and all of them within a GPU's NVLink bandwidth, which
  *   every channel's ring crosses on all but one of the server's GPUs;
@@ -108,8 +109,9 @@ function searchGraphs(graph: TopologyGraph, rankDevices: readonly number[], nvls
     const { kind, family, capacity } = graph.link(link);
     const catalog = (LINK_KINDS as Readonly<Record<string, LinkKind | undefined>>)[kind];
     if (family !== 'network' || catalog === undefined) continue;
-    // A plugin with its own tuner decides, except where it hands the call back to NCCL's.
-    if (catalog.pluginTuner && !ncclTunesOnAws(awsPlatform(graph, found), servers.length)) return undefined;
+    // A plugin's own tuner decides; on the platforms AWS's knows, it hands two nodes or fewer, and
+    // a call outside its regions, back to NCCL's (aws-region-tuner.ts).
+    if (catalog.pluginTuner && awsPlatform(graph, found) === undefined) return undefined;
     // NCCL reads a NIC's line rate, not what it sustains.
     lineGBs = Math.min(lineGBs, capacity / 1000 / catalog.efficiency);
   }
@@ -138,12 +140,7 @@ function searchGraphs(graph: TopologyGraph, rankDevices: readonly number[], nvls
   };
 }
 
-/**
- * AWS's platforms whose calls aws-ofi-nccl's region tuner decides (is_region_supported), told
- * apart by their EFA ports a GPU: P5 and P5e 32 x 100 Gb/s a node, P5en 16 x 200 Gb/s.
- */
-export type AwsPlatform = 'p5' | 'p5en';
-
+/** AWS's platforms, told apart by their EFA ports a GPU: P5 and P5e 32 x 100 Gb/s a node, P5en 16 x 200 Gb/s. */
 const AWS_PORTS_PER_GPU: Readonly<Record<number, AwsPlatform>> = { 4: 'p5', 2: 'p5en' };
 
 /** The AWS platform of servers of 8 Hopper GPUs on EFA with the plugin's tuner, if they are one. */
@@ -154,15 +151,6 @@ function awsPlatform(graph: TopologyGraph, { generation, servers }: NcclServers)
   if (nicLink === undefined) return undefined;
   const catalog = (LINK_KINDS as Readonly<Record<string, LinkKind | undefined>>)[nicLink.kind];
   return catalog?.pluginTuner === true ? AWS_PORTS_PER_GPU[nicLink.count] : undefined;
-}
-
-/**
- * Where NCCL's cost model picks on an AWS platform: on two nodes or fewer, which AWS's tuner
- * hands back to NCCL, and on P5 for a call outside AWS's regions (aws-region-tuner.ts holds
- * P5's; P5en's are not modelled, so there the simulator's own choice stands).
- */
-function ncclTunesOnAws(platform: AwsPlatform | undefined, nodes: number): boolean {
-  return platform === 'p5' || (platform !== undefined && nodes <= 2);
 }
 
 /** The AWS platform the ranks fill and its node count, where it is one AWS's tuner knows. */

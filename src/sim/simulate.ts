@@ -6,7 +6,7 @@ import type { TopologyGraph } from '../topology/topology-graph.js';
 import { machineOutcome } from './machine-cost.js';
 import { analyticalTime } from './analytical.js';
 import { libraryAlgorithms, libraryFixedChoice } from './libraries.js';
-import { p5AllReduceChoice } from './aws-region-tuner.js';
+import { awsAllReduceChoice } from './aws-region-tuner.js';
 import { awsPlatformOf, ncclGraphs } from './nccl-graphs.js';
 import { type NcclGraphs, ncclChoice } from './nccl-tuner.js';
 import { libraryChannelCount } from './library-channels.js';
@@ -193,8 +193,8 @@ function ncclChooserGraphs(
 }
 
 /**
- * What the network plugin's own tuner runs for this call, where it decides: AWS's on P5-family
- * nodes (aws-region-tuner.ts); undefined elsewhere, where the library's own choice stands.
+ * What the network plugin's own tuner runs for this call, where it decides: AWS's on P5, P5e and
+ * P5en nodes (aws-region-tuner.ts); undefined elsewhere, where the library's own choice stands.
  */
 function pluginTunerChoice(
   graph: TopologyGraph,
@@ -205,15 +205,14 @@ function pluginTunerChoice(
 ): { algorithm: string; protocol: string } | undefined {
   if (collective !== 'allReduce') return undefined;
   const aws = awsPlatformOf(graph, rankDevices);
-  return aws?.platform === 'p5'
-    ? p5AllReduceChoice({ bytes, ranks: rankDevices.length, nodes: aws.nodes }, offered)
-    : undefined;
+  return aws === undefined
+    ? undefined
+    : awsAllReduceChoice(aws.platform, { bytes, ranks: rankDevices.length, nodes: aws.nodes }, offered);
 }
 
-/** Whether an all-reduce left to choose on these ranks runs what AWS's tuner picks (P5-family nodes, more than two). */
+/** Whether an all-reduce left to choose on these ranks runs what AWS's tuner picks (its platforms, more than two nodes). */
 export function choosesAsAws(graph: TopologyGraph, rankDevices: readonly number[]): boolean {
-  const aws = awsPlatformOf(graph, rankDevices);
-  return aws?.platform === 'p5' && aws.nodes > 2;
+  return (awsPlatformOf(graph, rankDevices)?.nodes ?? 0) > 2;
 }
 
 /** Whether an all-reduce left to choose on these ranks runs what NCCL's own cost model picks. */

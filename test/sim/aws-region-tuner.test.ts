@@ -1,6 +1,11 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { P5_ALL_REDUCE_REGIONS, p5AllReduceChoice, regionHolds } from '../../src/sim/aws-region-tuner.js';
+import {
+  P5EN_ALL_REDUCE_REGIONS,
+  P5_ALL_REDUCE_REGIONS,
+  awsAllReduceChoice,
+  regionHolds,
+} from '../../src/sim/aws-region-tuner.js';
 
 const EVERYTHING = { algorithms: ['ring', 'tree', 'nvls', 'nvls_tree'], protocols: ['LL', 'LL128', 'Simple'] };
 const MIB = 2 ** 20;
@@ -26,7 +31,7 @@ test('a region holds the points inside it and on its edges, in log2-log2 coordin
 
 test("AWS's P5 regions: the first that holds the call picks, from three nodes on, 8 ranks a node", () => {
   const choice = (nodes: number, bytes: number, offered = EVERYTHING) => {
-    const c = p5AllReduceChoice({ bytes, ranks: 8 * nodes, nodes }, offered);
+    const c = awsAllReduceChoice('p5', { bytes, ranks: 8 * nodes, nodes }, offered);
     return c === undefined ? undefined : `${c.algorithm} ${c.protocol}`;
   };
   assert.equal(choice(4, 8), 'tree LL128');
@@ -40,7 +45,7 @@ test("AWS's P5 regions: the first that holds the call picks, from three nodes on
   assert.equal(choice(32, 8192 * MIB), 'nvls_tree Simple');
   // Two nodes or fewer go to NCCL's tuner, as do other rank counts a node.
   assert.equal(choice(2, 1024 * MIB), undefined);
-  assert.equal(p5AllReduceChoice({ bytes: 2 ** 30, ranks: 16, nodes: 4 }, EVERYTHING), undefined);
+  assert.equal(awsAllReduceChoice('p5', { bytes: 2 ** 30, ranks: 16, nodes: 4 }, EVERYTHING), undefined);
   // What is not offered is passed over.
   const noNvls = { algorithms: ['ring', 'tree'], protocols: EVERYTHING.protocols };
   assert.equal(choice(32, 512 * MIB, noNvls), undefined, 'no other region holds it: NCCL picks');
@@ -48,9 +53,22 @@ test("AWS's P5 regions: the first that holds the call picks, from three nodes on
   assert.equal(choice(4, 1024 * MIB, { algorithms: ['ring', 'tree'], protocols: ['LL', 'LL128'] }), 'ring LL128');
 });
 
-test("the P5 regions' closing vertices lie where AWS's table extends them", () => {
+test("AWS's P5en regions: the tree over LL up to 192 KiB, the ring over Simple for large calls on few nodes", () => {
+  const choice = (nodes: number, bytes: number) => {
+    const c = awsAllReduceChoice('p5en', { bytes, ranks: 8 * nodes, nodes }, EVERYTHING);
+    return c === undefined ? undefined : `${c.algorithm} ${c.protocol}`;
+  };
+  assert.equal(choice(4, 8), 'tree LL');
+  assert.equal(choice(4, 1024 * 1024), 'tree LL128');
+  // 4 nodes, 4 GiB: the ring, as AWS's tuner ran it (stas00/ml-engineering, 364.65 GB/s).
+  assert.equal(choice(4, 4096 * MIB), 'ring Simple');
+  assert.equal(choice(32, 4096 * MIB), 'nvls_tree Simple');
+  assert.equal(choice(2, 4096 * MIB), undefined);
+});
+
+test("the regions' closing vertices lie where AWS's table extends them", () => {
   // Each extended vertex sits on the box's far side: 2^20 ranks or 100 GiB.
-  for (const region of P5_ALL_REDUCE_REGIONS) {
+  for (const region of [...P5_ALL_REDUCE_REGIONS, ...P5EN_ALL_REDUCE_REGIONS]) {
     for (const [bytes, ranks] of region.vertices) {
       assert.ok(
         bytes <= 100 * 2 ** 30 + 1 && ranks <= 2 ** 20 + 1,
