@@ -2,7 +2,9 @@
 // 2000 back-to-back 8 B all-reduces, the calls that took over 12 us, the minor page faults of
 // this rank's own thread (/proc/thread-self/stat, Linux) and the size of V8's young generation.
 // The two counts track each other while V8's young generation faults its pages in
-// (docs/tuning.md, TSCCL_RANK_YOUNG_GEN_MB).
+// (docs/tuning.md, TSCCL_RANK_YOUNG_GEN_MB), and while scavenges promote objects into old-space
+// pages the rank has not touched yet: the last figure of a window is what its scavenges moved
+// to the old space (bench/bounds/new-loop-promotion.mjs shows V8 doing so with no tsccl code).
 // Usage: [TSCCL_RANK_YOUNG_GEN_MB=n] [TSCCL_WARMUP_MS=0] node bin/tsccl.js run -n 2 bench/bounds/first-calls-faults.mjs [windows=16]
 import { readFileSync } from 'node:fs';
 import v8 from 'node:v8';
@@ -14,6 +16,9 @@ const WINDOW = 2000;
 /** Minor faults of the calling thread: field 10 of its stat line, counted after the command name. */
 const minorFaults = () => Number(readFileSync('/proc/thread-self/stat', 'utf8').split(') ')[1].split(' ')[7]);
 
+/** A space's used bytes in a GCProfiler heap record. */
+const spaceUsed = (heap, name) => heap.heapSpaceStatistics.find((s) => s.spaceName === name).spaceUsedSize;
+
 export default async function firstCallsFaults({ args }) {
   const windows = Number(args[0] ?? 16);
   const comm = await init({ timeoutMs: 60000 });
@@ -23,15 +28,25 @@ export default async function firstCallsFaults({ args }) {
   for (let w = 0; w < windows; w++) {
     let slow = 0;
     const faults = minorFaults();
+    const profiler = new v8.GCProfiler();
+    profiler.start();
     for (let i = 0; i < WINDOW; i++) {
       const start = performance.now();
       await comm.allReduce(input, { output });
       if (performance.now() - start > SLOW_MS) slow++;
     }
     const young = v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space');
-    rows.push(`${slow}/${minorFaults() - faults}/${(young.space_size / 2 ** 20).toFixed(0)}M`);
+    const promoted = profiler
+      .stop()
+      .statistics.filter((gc) => gc.gcType === 'Scavenge')
+      .reduce((sum, gc) => sum + spaceUsed(gc.afterGC, 'old_space') - spaceUsed(gc.beforeGC, 'old_space'), 0);
+    rows.push(
+      `${slow}/${minorFaults() - faults}/${(young.space_size / 2 ** 20).toFixed(0)}M/${(promoted / 1024).toFixed(0)}K`,
+    );
   }
   if (comm.rank === 0)
-    console.log(`slow calls / faults / young generation, per ${WINDOW}-call window: ${rows.join(' ')}`);
+    console.log(
+      `slow calls / faults / young generation / promoted by scavenges, per ${WINDOW}-call window: ${rows.join(' ')}`,
+    );
   await comm.destroy();
 }
