@@ -1,3 +1,7 @@
+// The module's binding, not the global: Node defines the global `performance` as a lazy getter,
+// which a call path pays on every clock read (bench/bounds/clock-read.mjs).
+import { performance } from 'node:perf_hooks';
+
 /** This thread's time origin: the getter computes it on every read, allocating a number each time. */
 const TIME_ORIGIN_MS = performance.timeOrigin;
 

@@ -1,3 +1,5 @@
+// The module's binding, not the lazy global getter: a clock read per spin turn (debug/epoch-clock.ts).
+import { performance } from 'node:perf_hooks';
 import type { SpinPolicy, WaitContext } from './transport.js';
 
 import { availableParallelism } from 'node:os';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { ErrorCode, TscclError, internalError } from '../../errors.js';
 import { crc32 } from '../../kernels/crc32.js';

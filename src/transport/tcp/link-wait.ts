@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { WaitContext } from '../transport.js';
 import type { PeerLink } from './peer-link.js';
 import { POLL_CHECK_MS, POLL_MAX_BYTES } from './tcp-tunables.js';

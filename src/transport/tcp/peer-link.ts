@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import type { ErrorCodeValue, TscclError } from '../../errors.js';
 import { log } from '../../log.js';

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import { ErrorCode, type ErrorCodeValue, type TscclError } from '../../errors.js';
 import { crc32 } from '../../kernels/crc32.js';
 import type { Store } from '../../store/store.js';
