@@ -104,14 +104,15 @@ function searchGraphs(graph: TopologyGraph, rankDevices: readonly number[], nvls
   const { generation, servers } = found;
   const speeds = SPEEDS[generation];
   const route = graph.route(servers[0].nicHeads[0], servers[1].nicHeads[0]);
+  // A plugin's own tuner decides; on the platforms AWS's knows, it hands two nodes or fewer, and a
+  // call outside its regions, back to NCCL's (aws-region-tuner.ts).
+  const handedBack = awsPlatform(graph, found) !== undefined;
   let lineGBs = Infinity;
   for (const link of route) {
     const { kind, family, capacity } = graph.link(link);
-    const catalog = (LINK_KINDS as Readonly<Record<string, LinkKind | undefined>>)[kind];
+    const catalog = linkKind(kind);
     if (family !== 'network' || catalog === undefined) continue;
-    // A plugin's own tuner decides; on the platforms AWS's knows, it hands two nodes or fewer, and
-    // a call outside its regions, back to NCCL's (aws-region-tuner.ts).
-    if (catalog.pluginTuner && awsPlatform(graph, found) === undefined) return undefined;
+    if (catalog.pluginTuner && !handedBack) return undefined;
     // NCCL reads a NIC's line rate, not what it sustains.
     lineGBs = Math.min(lineGBs, capacity / 1000 / catalog.efficiency);
   }
@@ -143,22 +144,36 @@ function searchGraphs(graph: TopologyGraph, rankDevices: readonly number[], nvls
 /** AWS's platforms, told apart by their EFA ports a GPU: P5 and P5e 32 x 100 Gb/s a node, P5en 16 x 200 Gb/s. */
 const AWS_PORTS_PER_GPU: Readonly<Record<number, AwsPlatform>> = { 4: 'p5', 2: 'p5en' };
 
+/** A link kind of the catalog by its id, undefined for kinds it does not list (staging, forwarding). */
+function linkKind(kind: string): LinkKind | undefined {
+  return (LINK_KINDS as Readonly<Record<string, LinkKind | undefined>>)[kind];
+}
+
 /** The AWS platform of servers of 8 Hopper GPUs on EFA with the plugin's tuner, if they are one. */
 function awsPlatform(graph: TopologyGraph, { generation, servers }: NcclServers): AwsPlatform | undefined {
   if (generation !== 'hopper' || servers.some((s) => s.ranks.length !== 8)) return undefined;
-  const route = [...graph.route(servers[0].nicHeads[0], servers[1].nicHeads[0])].map((link) => graph.link(link));
-  const nicLink = route.find((link) => link.family === 'network');
-  if (nicLink === undefined) return undefined;
-  const catalog = (LINK_KINDS as Readonly<Record<string, LinkKind | undefined>>)[nicLink.kind];
-  return catalog?.pluginTuner === true ? AWS_PORTS_PER_GPU[nicLink.count] : undefined;
+  for (const index of graph.route(servers[0].nicHeads[0], servers[1].nicHeads[0])) {
+    const link = graph.link(index);
+    if (link.family !== 'network') continue;
+    // The first network link is the GPU's NIC to its switch, a bundle of the NIC's ports.
+    return linkKind(link.kind)?.pluginTuner === true ? AWS_PORTS_PER_GPU[link.count] : undefined;
+  }
+  return undefined;
 }
 
-/** The AWS platform the ranks fill and its node count, where it is one AWS's tuner knows. */
+const awsPlatforms = new GraphRanksMemo<{ platform: AwsPlatform; nodes: number } | undefined>();
+
+/**
+ * The AWS platform the ranks fill and its node count, where it is one AWS's tuner knows; derived
+ * once per graph and rank list, as every row of a sweep asks.
+ */
 export function awsPlatformOf(
   graph: TopologyGraph,
   rankDevices: readonly number[],
 ): { platform: AwsPlatform; nodes: number } | undefined {
-  const found = ncclServers(graph, rankDevices);
-  const platform = found === undefined ? undefined : awsPlatform(graph, found);
-  return platform === undefined ? undefined : { platform, nodes: found!.servers.length };
+  return awsPlatforms.get(graph, rankDevices, () => {
+    const found = ncclServers(graph, rankDevices);
+    const platform = found === undefined ? undefined : awsPlatform(graph, found);
+    return platform === undefined ? undefined : { platform, nodes: found!.servers.length };
+  });
 }
