@@ -304,18 +304,12 @@ export function simCommand(
         );
         return;
       }
-      const chooser =
-        flags.algo !== undefined
-          ? `running --algo ${flags.algo as string}`
-          : mode === 'flow' && ranksRunTsccl(graph, ranks)
-            ? "running what tsccl's tuner picks"
-            : op === 'all_reduce' && choosesAsAws(graph, ranks)
-              ? "running what AWS's tuner picks on P5 and P5en (aws-ofi-nccl's regions, NCCL's cost model outside them; --algo for any other)"
-              : op === 'all_reduce' && choosesAsNccl(graph, ranks, flags.nvls === 'on')
-                ? "running what NCCL's own cost model picks (src/graph/tuning.cc; --algo for any other)"
-                : topology.library !== undefined
-                  ? `choosing among the algorithms ${topology.library.toUpperCase()} runs (--algo for any other)`
-                  : 'choosing among every algorithm';
+      const chooser = chooserNote(graph, ranks, {
+        op,
+        mode,
+        algo: flags.algo as string | undefined,
+        nvls: flags.nvls === 'on',
+      });
       write(
         formatSimTable(rows, [
           `tsccl sim ${op}${inPlace ? ' in place' : ''} on ${topology.name}: ${ranks.length} ranks, ${mode} model (predicted, not measured)`,
@@ -472,6 +466,24 @@ export function simCommand(
     }
     throw invalidArgument(`tsccl sim ${what}: expected nothing, "links", "train" or "timeline"`, { argument: 'what' });
   });
+}
+
+/** The header's line on who chose each row's algorithm. */
+function chooserNote(
+  graph: TopologyGraph,
+  ranks: readonly number[],
+  run: { op: string; mode: SimMode; algo: string | undefined; nvls: boolean },
+): string {
+  if (run.algo !== undefined) return `running --algo ${run.algo}`;
+  if (run.mode === 'flow' && ranksRunTsccl(graph, ranks)) return "running what tsccl's tuner picks";
+  if (run.op === 'all_reduce' && choosesAsAws(graph, ranks))
+    return "running what AWS's tuner picks on P5 and P5en (aws-ofi-nccl's regions, NCCL's cost model outside them; --algo for any other)";
+  if (run.op === 'all_reduce' && choosesAsNccl(graph, ranks, run.nvls))
+    return "running what NCCL's own cost model picks (src/graph/tuning.cc; --algo for any other)";
+  const library = graph.topology.library;
+  return library !== undefined
+    ? `choosing among the algorithms ${library.toUpperCase()} runs (--algo for any other)`
+    : 'choosing among every algorithm';
 }
 
 const ms = (us: number) => (us / 1000).toFixed(1);
