@@ -10,6 +10,12 @@ import {
 const EVERYTHING = { algorithms: ['ring', 'tree', 'nvls', 'nvls_tree'], protocols: ['LL', 'LL128', 'Simple'] };
 const MIB = 2 ** 20;
 
+/** What AWS's tuner picks on `nodes` nodes of 8 ranks, as "algorithm protocol", or undefined. */
+function pick(platform: 'p5' | 'p5en', nodes: number, bytes: number, offered = EVERYTHING): string | undefined {
+  const c = awsAllReduceChoice(platform, { bytes, ranks: 8 * nodes, nodes }, offered);
+  return c === undefined ? undefined : `${c.algorithm} ${c.protocol}`;
+}
+
 /** A region of the given vertices (bytes, ranks); its choice does not matter to regionHolds. */
 function polygon(...vertices: [number, number][]) {
   return { algorithm: 'ring', protocol: 'Simple', vertices };
@@ -30,10 +36,7 @@ test('a region holds the points inside it and on its edges, in log2-log2 coordin
 });
 
 test("AWS's P5 regions: the first that holds the call picks, from three nodes on, 8 ranks a node", () => {
-  const choice = (nodes: number, bytes: number, offered = EVERYTHING) => {
-    const c = awsAllReduceChoice('p5', { bytes, ranks: 8 * nodes, nodes }, offered);
-    return c === undefined ? undefined : `${c.algorithm} ${c.protocol}`;
-  };
+  const choice = (nodes: number, bytes: number, offered = EVERYTHING) => pick('p5', nodes, bytes, offered);
   assert.equal(choice(4, 8), 'tree LL128');
   assert.equal(choice(4, 32 * MIB), 'tree LL128');
   assert.equal(choice(4, 64 * MIB), 'ring LL128');
@@ -54,10 +57,7 @@ test("AWS's P5 regions: the first that holds the call picks, from three nodes on
 });
 
 test("AWS's P5en regions: the tree over LL up to 192 KiB, the ring over Simple for large calls on few nodes", () => {
-  const choice = (nodes: number, bytes: number) => {
-    const c = awsAllReduceChoice('p5en', { bytes, ranks: 8 * nodes, nodes }, EVERYTHING);
-    return c === undefined ? undefined : `${c.algorithm} ${c.protocol}`;
-  };
+  const choice = (nodes: number, bytes: number) => pick('p5en', nodes, bytes);
   assert.equal(choice(4, 8), 'tree LL');
   assert.equal(choice(4, 1024 * 1024), 'tree LL128');
   // 4 nodes, 4 GiB: the ring, as AWS's tuner ran it (stas00/ml-engineering, 364.65 GB/s).
