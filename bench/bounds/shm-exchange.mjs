@@ -6,8 +6,11 @@
 // peer's), `notify` (an Atomics.notify after each flag and status store), `header` (four header
 // words beside the flag), `copy` (the data copied with TypedArray.set), `line` (the data in the
 // flag's cache line, as tsccl's low-latency slots carry up to 32 B, instead of the next line),
-// `sync` (no `await`: the floor of a blocking call). No tsccl code runs.
-// Usage: node bench/bounds/shm-exchange.mjs [status] [notify] [header] [copy] [line] [sync] [--calls N]
+// `sync` (no `await`: the floor of a blocking call), `own` (each rank adds rank 0's data to
+// rank 1's as they lie in the two ranks' published words, in rank order, so a rank also reads
+// its own published line, which its peer is pulling at that moment; by default it adds its own
+// input to the peer's data). No tsccl code runs.
+// Usage: node bench/bounds/shm-exchange.mjs [status] [notify] [header] [copy] [line] [sync] [own] [--calls N]
 import { Worker, isMainThread, workerData } from 'node:worker_threads';
 
 if (isMainThread) {
@@ -15,7 +18,7 @@ if (isMainThread) {
   const i = argv.indexOf('--calls');
   const calls = i < 0 ? 500_000 : Number(argv[i + 1]);
   const options = Object.fromEntries(
-    ['status', 'notify', 'header', 'copy', 'line', 'sync'].map((k) => [k, argv.includes(k)]),
+    ['status', 'notify', 'header', 'copy', 'line', 'sync', 'own'].map((k) => [k, argv.includes(k)]),
   );
   // A shared WebAssembly memory is page-aligned, as tsccl's arena is: a SharedArrayBuffer's
   // start is not, and the cache lines the words fall on would move from run to run.
@@ -69,8 +72,15 @@ if (isMainThread) {
     Atomics.store(words, me + 64, seq);
     if (options.notify) Atomics.notify(words, me + 64);
     while (Atomics.load(words, peer + 64) < seq) {}
-    y[0] = x[0] + peerData[0];
-    y[1] = x[1] + peerData[1];
+    if (options.own) {
+      const first = rank === 0 ? myFloats : peerData;
+      const second = rank === 0 ? peerData : myFloats;
+      y[0] = first[0] + second[0];
+      y[1] = first[1] + second[1];
+    } else {
+      y[0] = x[0] + peerData[0];
+      y[1] = x[1] + peerData[1];
+    }
     if (options.status) Atomics.store(words, me + 6, seq);
     return DONE;
   };

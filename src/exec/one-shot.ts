@@ -1,5 +1,6 @@
 import {
   type OneShotPlan,
+  type OneShotRead,
   cachedOneShotPlan,
   oneShotCount,
   publishesByReference,
@@ -58,6 +59,12 @@ export class OneShotCall {
   private readonly pieceSources: (Uint8Array | undefined)[];
   /** Whether this rank publishes its input by reference (peers read it in place) rather than a copy. */
   readonly byReference: boolean;
+  /**
+   * This rank's own message as its input holds it, where the output cannot overwrite it before it
+   * is read: read there rather than in its slot, whose cache line the peers are pulling at that
+   * moment (bench/RESULTS.md, "Small calls: a rank's own message from its input").
+   */
+  private readonly ownMessage: Uint8Array | undefined;
 
   constructor(request: OneShotRequest) {
     const { shape, rank, input } = request;
@@ -76,6 +83,10 @@ export class OneShotCall {
         readable: request.slots.readsInPlace?.(data) === true,
         overOutput: bytesOverlap(data.buffer, data.byteOffset, data.byteOffset + data.byteLength, request.output),
       });
+    this.ownMessage =
+      data !== undefined && !this.byReference && ownReadsSurvive(this.plan, data, request.output, request.dtype.bytes)
+        ? data
+        : undefined;
   }
 
   /**
@@ -106,6 +117,10 @@ export class OneShotCall {
     const awaits = this.plan.awaits;
     for (let i = from; i < awaits.length; i++) {
       const peer = awaits[i];
+      if (peer === this.request.rank && this.ownMessage !== undefined) {
+        this.messages[peer] = this.ownMessage;
+        continue;
+      }
       const pending = slots.arrived(peer, seq, ctx);
       if (pending !== undefined) return this.collectAfter(pending, seq, ctx, i);
       this.messages[peer] = slots.read(peer, seq, opcode, this.bytes);
@@ -164,6 +179,27 @@ export class OneShotCall {
       for (let i = 2; i < sources; i++) kernel(output, output, this.piece(i, parity));
     }
   }
+}
+
+/**
+ * Whether every piece a rank reads of its own message (`data`, its input's first bytes) is read
+ * before the output is written over it: a piece clear of the output; one the output covers
+ * exactly that the first fold reads (either operand of the first kernel call, which reads each
+ * element before writing it); one placed onto itself after placements that leave it be.
+ */
+function ownReadsSurvive(plan: OneShotPlan, data: Uint8Array, output: TypedArray, elementBytes: number): boolean {
+  const { count, reads } = plan;
+  const folds = plan.combine === 'reduce' && reads.length > 1;
+  return reads.every((read, i) => {
+    if (read.peer !== plan.rank) return true;
+    const start = data.byteOffset + read.offset * elementBytes;
+    if (!bytesOverlap(data.buffer, start, start + count * elementBytes, output)) return true;
+    if (folds) return i < 2 && start === output.byteOffset;
+    const placedOnItself = start === output.byteOffset + read.outputOffset * elementBytes;
+    const clearOfEarlier = (earlier: OneShotRead) =>
+      earlier.outputOffset + count <= read.outputOffset || read.outputOffset + count <= earlier.outputOffset;
+    return placedOnItself && reads.slice(0, i).every(clearOfEarlier);
+  });
 }
 
 /**

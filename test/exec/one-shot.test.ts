@@ -154,9 +154,17 @@ async function runCalls(
   shape: CallShape,
   memory: Memory,
   transport: Transport = 'shm',
-): Promise<{ byReference: boolean[] }> {
+): Promise<{ byReference: boolean[]; ownSlotReads: number[] }> {
   const { arena, slots, status } = world(shape.nranks, transport);
   const ranks = Array.from({ length: shape.nranks }, (_, r) => r);
+  const ownSlotReads = ranks.map(() => 0);
+  for (const r of ranks) {
+    const read = slots[r].read.bind(slots[r]);
+    slots[r].read = (peer, seq, opcode, bytes) => {
+      if (peer === r) ownSlotReads[r]++;
+      return read(peer, seq, opcode, bytes);
+    };
+  }
   const buffers = ranks.map((r) => views(arena, memory, shape, r));
   const calls = ranks.map(
     (r) =>
@@ -184,7 +192,7 @@ async function runCalls(
       if (!shape.inPlace) assert.deepEqual(Array.from(buffers[r].input), inputs[r], `${where}: input changed`);
     }
   }
-  return { byReference: calls.map((call) => call.byReference) };
+  return { byReference: calls.map((call) => call.byReference), ownSlotReads };
 }
 
 const shape = (over: Partial<CallShape>): CallShape => ({
@@ -232,6 +240,22 @@ test('registered memory goes by reference where the output leaves the published 
     false,
   ]);
   assert.deepEqual((await runCalls(big({ count: 3 }), 'registered')).byReference, [false, false, false]);
+});
+
+test('a rank reads its own message in its input, unless the output is written over it before it is read', async () => {
+  const three = (over: Partial<CallShape>) => shape({ nranks: 3, ...over });
+  // Out of place nothing writes over the input.
+  assert.deepEqual((await runCalls(three({}), 'user')).ownSlotReads, [0, 0, 0]);
+  // In place, ranks 0 and 1 are the first fold's operands; rank 2's input is by then the partial sum.
+  assert.deepEqual((await runCalls(three({ inPlace: true }), 'user')).ownSlotReads, [0, 0, 2]);
+  assert.deepEqual(
+    (await runCalls(three({ collective: 'reduceScatter', inPlace: true }), 'user')).ownSlotReads,
+    [0, 0, 2],
+  );
+  // An in-place all-gather places each rank's block onto itself, clear of the others.
+  assert.deepEqual((await runCalls(three({ collective: 'allGather', inPlace: true }), 'user')).ownSlotReads, [0, 0, 0]);
+  // A message published by reference is read where it lies, through its slot.
+  assert.deepEqual((await runCalls(three({ count: 300 }), 'registered')).ownSlotReads, [2, 2, 2]);
 });
 
 test('reductions fold in rank order on every rank', async () => {
