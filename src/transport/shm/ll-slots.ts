@@ -62,6 +62,9 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   /** Views of data published by reference, per rank and parity as dataViews, with their byte offsets. */
   private readonly referenceViews: (Uint8Array | undefined)[];
   private readonly referenceOffsets: number[];
+  /** The array whose words inlineWords last gave, and those words. */
+  private inlineSource: Uint8Array | undefined;
+  private inlineSourceWords: Int32Array | undefined;
   /** The last call of which this rank read a message published by reference: only then does it owe a release. */
   private readByReference = 0;
 
@@ -86,6 +89,20 @@ export class ShmLowLatencySlots implements LowLatencySlots {
       this.dataViews[key] = view;
     }
     return view;
+  }
+
+  /**
+   * `data` as 32-bit words, if it travels in the flag's cache line and its bytes are whole words
+   * at a word boundary; the view is kept while calls publish the same array.
+   */
+  private inlineWords(data: Uint8Array): Int32Array | undefined {
+    const bytes = data.byteLength;
+    if (bytes > LL_INLINE_BYTES || (bytes & 3) !== 0 || (data.byteOffset & 3) !== 0) return undefined;
+    if (this.inlineSource !== data) {
+      this.inlineSource = data;
+      this.inlineSourceWords = new Int32Array(data.buffer, data.byteOffset, bytes >> 2);
+    }
+    return this.inlineSourceWords;
   }
 
   /** `bytes` of the arena at `byteOffset`, which `rank` published by reference for call `seq`. */
@@ -202,7 +219,14 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   ): void {
     const words = this.words;
     const slot = this.bases[this.rank] + llSlotIndex(this.nranks, seq);
-    if (data !== undefined && data.byteLength > 0) this.dataView(this.rank, seq, data.byteLength).set(data);
+    if (data !== undefined && data.byteLength > 0) {
+      const inline = this.inlineWords(data);
+      if (inline !== undefined) {
+        // A few words stored inline cost less than TypedArray.prototype.set, a builtin call.
+        const at = slot + LL_INLINE_DATA;
+        for (let i = 0; i < inline.length; i++) words[at + i] = inline[i];
+      } else this.dataView(this.rank, seq, data.byteLength).set(data);
+    }
     // The header shares its cache line with the flag a peer spins on, and each store there pulls
     // the line back from the spinner: a call that repeats the last one's header stores none of it.
     const byReference = byReferenceOffset >= 0 ? 1 : 0;
