@@ -1,4 +1,4 @@
-import { type DTypeInfo, type TypedArray, dtypeInfo, inferDType, isTypedArray } from '../dtypes/dtype.js';
+import { type DTypeInfo, type TypedArray, dtypeInfo, inferDType, isTypedArray, soleDType } from '../dtypes/dtype.js';
 import { invalidArgument } from '../errors.js';
 
 /** Remembers the dtype of arrays from comm.alloc, so float16 and bfloat16 need no repeated hint. */
@@ -26,7 +26,8 @@ export function resolveDType(buffer: TypedArray, dtype: string | undefined, argu
     }
     return info;
   }
-  return allocatedDTypes.get(buffer) ?? dtypeInfo(inferDType(buffer, argument));
+  // An array of a class one dtype owns needs no lookup: the commonest small call passes a Float32Array.
+  return soleDType(buffer) ?? allocatedDTypes.get(buffer) ?? dtypeInfo(inferDType(buffer, argument));
 }
 
 export function checkSameType(buffer: TypedArray, dtype: DTypeInfo, argument: string, rank: number): void {

@@ -119,6 +119,21 @@ export function dtypeInfo(name: string, argument = 'dtype'): DTypeInfo {
  * float16 and bfloat16 and needs an explicit dtype; a Uint8Array is uint8 unless the call says
  * float8e4m3 or float8e5m2 (or the array came from comm.alloc).
  */
+/**
+ * The dtype of an array whose class only one dtype uses (a Float32Array is float32), undefined
+ * for the classes dtypes share (Uint16Array: float16 or bfloat16; Uint8Array: uint8 or float8).
+ */
+export function soleDType(array: TypedArray): DTypeInfo | undefined {
+  if (array instanceof Float32Array) return TABLE.float32;
+  if (array instanceof Float64Array) return TABLE.float64;
+  if (array instanceof Int32Array) return TABLE.int32;
+  if (array instanceof Uint32Array) return TABLE.uint32;
+  if (array instanceof Int8Array) return TABLE.int8;
+  if (array instanceof BigInt64Array) return TABLE.int64;
+  if (array instanceof BigUint64Array) return TABLE.uint64;
+  return undefined;
+}
+
 export function inferDType(array: TypedArray, argument: string): DType {
   if (array instanceof Float32Array) return 'float32';
   if (array instanceof Float64Array) return 'float64';
