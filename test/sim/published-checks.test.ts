@@ -124,10 +124,11 @@ const CHECKS: Check[] = [
     lowGBs: 189.6 * 0.9,
     highGBs: 189.6 * 1.1,
   },
-  // Two GB200 NVL72 racks, 144 GPUs, 16 GiB: 810.4.
+  // Two GB200 NVL72 racks, 144 GPUs, 16 GiB: 810.4. In the README under "NCCL 2.26.2", but run with
+  // the job file of pull request 43 (2025-02-20): NCCL 2.25.1's image, NCCL_NVLS_ENABLE=1.
   {
     id: 'GB200 NVL72, 2 racks, NCCL choice',
-    source: 'coreweave/nccl-tests README (CoreWeave, NCCL 2.26.2)',
+    source: 'coreweave/nccl-tests README and pull request 43 (CoreWeave, NCCL 2.25.1, NVLS on)',
     topo: 'gb200-nvl72',
     options: { nodes: 2 },
     bytes: 16 * 2 ** 30,
