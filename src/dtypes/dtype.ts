@@ -115,11 +115,6 @@ export function dtypeInfo(name: string, argument = 'dtype'): DTypeInfo {
 }
 
 /**
- * The dtype a typed array holds when the caller did not say: Uint16Array is ambiguous between
- * float16 and bfloat16 and needs an explicit dtype; a Uint8Array is uint8 unless the call says
- * float8e4m3 or float8e5m2 (or the array came from comm.alloc).
- */
-/**
  * The dtype of an array whose class only one dtype uses (a Float32Array is float32), undefined
  * for the classes dtypes share (Uint16Array: float16 or bfloat16; Uint8Array: uint8 or float8).
  */
@@ -134,6 +129,11 @@ export function soleDType(array: TypedArray): DTypeInfo | undefined {
   return undefined;
 }
 
+/**
+ * The dtype a typed array holds when the caller did not say: Uint16Array is ambiguous between
+ * float16 and bfloat16 and needs an explicit dtype; a Uint8Array is uint8 unless the call says
+ * float8e4m3 or float8e5m2 (or the array came from comm.alloc).
+ */
 export function inferDType(array: TypedArray, argument: string): DType {
   if (array instanceof Float32Array) return 'float32';
   if (array instanceof Float64Array) return 'float64';
