@@ -135,14 +135,9 @@ export function soleDType(array: TypedArray): DTypeInfo | undefined {
  * float8e4m3 or float8e5m2 (or the array came from comm.alloc).
  */
 export function inferDType(array: TypedArray, argument: string): DType {
-  if (array instanceof Float32Array) return 'float32';
-  if (array instanceof Float64Array) return 'float64';
-  if (array instanceof Int8Array) return 'int8';
+  const sole = soleDType(array);
+  if (sole !== undefined) return sole.name;
   if (array instanceof Uint8Array) return 'uint8';
-  if (array instanceof Int32Array) return 'int32';
-  if (array instanceof Uint32Array) return 'uint32';
-  if (array instanceof BigInt64Array) return 'int64';
-  if (array instanceof BigUint64Array) return 'uint64';
   if (array instanceof Uint16Array) {
     throw invalidArgument(`${argument} is a Uint16Array: pass { dtype: 'float16' } or { dtype: 'bfloat16' }`, {
       argument,
