@@ -19,6 +19,13 @@ const MID_ELEMENTS = 32 * 1024;
 const COPIED_ELEMENTS = 256;
 /** A registered buffer of at least BY_REFERENCE_MIN_BYTES, which one-shot calls publish by reference. */
 const BY_REFERENCE_ELEMENTS = 1024;
+/**
+ * Array classes besides Float32Array that jobs reduce small messages of (losses and metrics in
+ * doubles, counts and flags in integers). Warmed on float32 alone, the path's compiled code
+ * expects a Float32Array wherever it reads the user's array, and a job's first calls on one of
+ * these threw that code away and ran unoptimised until V8 compiled it again.
+ */
+const OTHER_SMALL_ARRAYS = [Float64Array, Int32Array] as const;
 
 export interface WarmUpReport {
   /** Calls made, on every rank alike. */
@@ -81,6 +88,7 @@ async function warmRounds(
   const copiedOut = new Float32Array(COPIED_ELEMENTS);
   const vote = new Float32Array(2);
   const votes = new Float32Array(2);
+  const others = OTHER_SMALL_ARRAYS.map((ctor) => ({ input: new ctor(2), output: new ctor(2) }));
   const mid = new Float32Array(MID_ELEMENTS);
   const midOut = new Float32Array(MID_ELEMENTS);
   const registered = comm.alloc('float32', BY_REFERENCE_ELEMENTS);
@@ -110,10 +118,17 @@ async function warmRounds(
         await comm.allReduce(registered, { output: registeredOut });
         if (slotCopies) await comm.allReduce(copied, copiedShapes[k % copiedShapes.length]);
       }
+      // Each twice in a row: the second reuses the first's plan, a path of its own.
+      for (const { input, output } of others) {
+        await comm.allReduce(input, { output });
+        await comm.allReduce(input, { output });
+      }
       for (let i = 0; i < ROUND_MID_CALLS; i++) await comm.allReduce(mid, { output: midOut });
       await comm.barrier();
+      await comm.barrier();
       smallCalls += ROUND_SMALL_CALLS;
-      calls += ROUND_SMALL_CALLS + (slotCopies ? 4 : 3) * ROUND_OTHER_SMALL_CALLS + ROUND_MID_CALLS + 1;
+      calls +=
+        ROUND_SMALL_CALLS + (slotCopies ? 4 : 3) * ROUND_OTHER_SMALL_CALLS + 2 * others.length + ROUND_MID_CALLS + 2;
       vote[0] = done(smallCalls) ? 1 : 0;
       vote[1] = late() ? 1 : 0;
       await comm.allReduce(vote, { output: votes });
