@@ -20,12 +20,19 @@ const COPIED_ELEMENTS = 256;
 /** A registered buffer of at least BY_REFERENCE_MIN_BYTES, which one-shot calls publish by reference. */
 const BY_REFERENCE_ELEMENTS = 1024;
 /**
- * Array classes besides Float32Array that jobs reduce small messages of (losses and metrics in
- * doubles, counts and flags in integers). Warmed on float32 alone, the path's compiled code
- * expects a Float32Array wherever it reads the user's array, and a job's first calls on one of
- * these threw that code away and ran unoptimised until V8 compiled it again.
+ * Small all-reduces besides float32 sums that jobs make (losses and metrics in doubles, counts
+ * and flags in integers, averaged gradients, maxima). Warmed on float32 sums alone, the path's
+ * compiled code expected a Float32Array wherever it read the user's array and a sum wherever it
+ * chose the reduction, and a job's first calls of another kind threw that code away and ran
+ * unoptimised until V8 compiled it again (bench/RESULTS.md, "A fresh job's first calls of other
+ * kinds than float32 sums").
  */
-const OTHER_SMALL_ARRAYS = [Float64Array, Int32Array] as const;
+const OTHER_SMALL_REDUCTIONS = [
+  { ctor: Float64Array, op: 'sum', inPlace: false },
+  { ctor: Int32Array, op: 'sum', inPlace: false },
+  { ctor: Float32Array, op: 'avg', inPlace: true },
+  { ctor: Float32Array, op: 'max', inPlace: false },
+] as const;
 
 export interface WarmUpReport {
   /** Calls made, on every rank alike. */
@@ -88,7 +95,10 @@ async function warmRounds(
   const copiedOut = new Float32Array(COPIED_ELEMENTS);
   const vote = new Float32Array(2);
   const votes = new Float32Array(2);
-  const others = OTHER_SMALL_ARRAYS.map((ctor) => ({ input: new ctor(2), output: new ctor(2) }));
+  const others = OTHER_SMALL_REDUCTIONS.map(({ ctor, op, inPlace }) => {
+    const input = new ctor(2);
+    return { input, options: inPlace ? { op } : { op, output: new ctor(2) } };
+  });
   const mid = new Float32Array(MID_ELEMENTS);
   const midOut = new Float32Array(MID_ELEMENTS);
   const registered = comm.alloc('float32', BY_REFERENCE_ELEMENTS);
@@ -119,9 +129,9 @@ async function warmRounds(
         if (slotCopies) await comm.allReduce(copied, copiedShapes[k % copiedShapes.length]);
       }
       // Each twice in a row: the second reuses the first's plan, a path of its own.
-      for (const { input, output } of others) {
-        await comm.allReduce(input, { output });
-        await comm.allReduce(input, { output });
+      for (const { input, options } of others) {
+        await comm.allReduce(input, options);
+        await comm.allReduce(input, options);
       }
       for (let i = 0; i < ROUND_MID_CALLS; i++) await comm.allReduce(mid, { output: midOut });
       await comm.barrier();
