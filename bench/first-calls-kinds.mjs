@@ -3,8 +3,9 @@
 // over TCP with --tcp). Per run the mean us per call of the first 10,000 calls (while V8 still
 // settles the path) and of the next 10,000 (settled), the slower rank's; medians over rounds.
 // Side by side in one run, alternating: --against DIR runs the same jobs from another built
-// checkout (e.g. `git worktree add /tmp/base HEAD~1 && (cd /tmp/base && npm ci && npx tsc -p .)`).
-// Usage: node bench/first-calls-kinds.mjs [--rounds 3] [--tcp] [--against DIR]
+// checkout (e.g. `git worktree add /tmp/base HEAD~1 && (cd /tmp/base && npm ci && npx tsc -p .)`),
+// and --env NAME=v1,v2 runs each build once per value of a TSCCL_* variable.
+// Usage: node bench/first-calls-kinds.mjs [--rounds 3] [--tcp] [--against DIR] [--env NAME=v1,v2]
 //          [--kinds float32:sum,float64:sum,int32:sum,float32:avg,float32:max]
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -20,6 +21,9 @@ const flag = (name, fallback) => {
 const rounds = Number(flag('--rounds', '3'));
 const against = flag('--against', undefined);
 const tcp = argv.includes('--tcp');
+const envSpec = flag('--env', undefined);
+const [envName, envValues] =
+  envSpec === undefined ? [undefined, [undefined]] : [envSpec.split('=')[0], envSpec.split('=')[1].split(',')];
 const kinds = flag('--kinds', 'float32:sum,float64:sum,int32:sum,float32:avg,float32:max')
   .split(',')
   .map((kind) => kind.split(':'));
@@ -67,7 +71,15 @@ export default async function ({ args }) {
 const builds = [
   { name: 'this checkout', root: fileURLToPath(new URL('..', import.meta.url)) },
   ...(against ? [{ name: against, root: resolve(against) }] : []),
-].map((build) => ({ ...build, script: rankScript(build.root) }));
+].flatMap((build) => {
+  const script = rankScript(build.root);
+  return envValues.map((value) => ({
+    ...build,
+    script,
+    env: value === undefined ? process.env : { ...process.env, [envName]: value },
+    name: value === undefined ? build.name : `${build.name}, ${envName}=${value}`,
+  }));
+});
 
 const runs = new Map();
 for (let round = 0; round < rounds; round++) {
@@ -78,7 +90,7 @@ for (let round = 0; round < rounds; round++) {
         const out = execFileSync(
           process.execPath,
           [join(build.root, 'bin/tsccl.js'), ...launch, build.script, ARRAYS[dtype], op, placement],
-          { maxBuffer: 1 << 24 },
+          { env: build.env, maxBuffer: 1 << 24 },
         ).toString();
         const perRank = out
           .split('\n')

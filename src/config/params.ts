@@ -64,6 +64,12 @@ export const PARAMS: readonly Param[] = [
     check: intAtLeast(0),
   },
   {
+    name: 'TSCCL_RANK_SYNC_COMPILE',
+    defaultValue: 'auto',
+    doc: "1: the thread and process ranks tsccl's launchers start compile V8's optimised code on their own thread (V8's --no-concurrent-recompilation) instead of a background thread; auto: where they are at least as many as the machine's cores, so a background compile would take a core from a rank while its peers wait; 0: never. Flags of the ranks' own that choose either way stand",
+    check: oneOf('auto', '0', '1'),
+  },
+  {
     name: 'TSCCL_ENGINE_HANDOFF_US',
     defaultValue: '0',
     doc: "What handing a call to the progress engine and its completion back costs, in us, as init({ progress: 'auto' }) prices it: calls whose predicted inline time is below it run on the rank's own thread. 0: measured when the world is created (small all-reduces on the engine against the same inline), the largest rank's figure agreed by all",

@@ -5,6 +5,7 @@ import { anyAddressFor, isLoopbackAddress, loopbackFor, newJobToken } from '../s
 import { TcpStoreServer } from '../store/tcp-store-server.js';
 import { MAX_PORT, isPort } from '../job/env-job.js';
 import { newJobId } from '../debug/flight-recorder.js';
+import { processRankCompileFlags } from '../job/rank-compile.js';
 import { processRankHeapFlags } from '../job/rank-heap.js';
 import { JobFailure } from './job-failure.js';
 import type { RankOutcomeMessage } from './rank-script.js';
@@ -137,7 +138,11 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   // The ranks write their flight records on SIGUSR1; sent to the launcher, it reaches them all.
   const forwardDump = () => signalAll('SIGUSR1');
   process.on('SIGUSR1', forwardDump);
-  const execArgv = [...process.execArgv, ...processRankHeapFlags(inheritedNodeFlags())];
+  const execArgv = [
+    ...process.execArgv,
+    ...processRankHeapFlags(inheritedNodeFlags()),
+    ...processRankCompileFlags(perNode, inheritedNodeFlags()),
+  ];
   const failJob = (rank: number) => failure.rankFailed(rank);
   try {
     await Promise.all(

@@ -10,6 +10,7 @@ import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument, reviveError } from '../errors.js';
 import { keepArena, takeArena } from './arena-pool.js';
 import type { GlobalPlacement, ThreadRankBootstrap } from '../job/bootstrap.js';
+import { compileThreadRanksOnThemselves } from '../job/rank-compile.js';
 import { rankResourceLimits } from '../job/rank-heap.js';
 import { newJobId } from '../debug/flight-recorder.js';
 import { JobFailure } from './job-failure.js';
@@ -73,6 +74,7 @@ export async function run(options: RunOptions): Promise<RunResult> {
   const baseEnv = options.env ?? process.env;
   const env = baseEnv.TSCCL_JOB_ID ? baseEnv : { ...baseEnv, TSCCL_JOB_ID: newJobId() };
 
+  compileThreadRanksOnThemselves(ranks, inheritedNodeFlags());
   // Ranked here once for every rank; threads of a multi-process job run no cost model.
   const choices = options.global === undefined ? threadWorldChoices(ranks) : undefined;
   const workers = Array.from({ length: ranks }, (_, rank) => {
