@@ -65,10 +65,7 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
       // themselves, keep them in step up to the timed ones.
       await comm.barrier();
       const warmupCalls = warmupCallsFor(size, options.warmupIters, options.warmupSmall ?? 0);
-      for (let i = 0; i < warmupCalls; i++) await prepared.call();
-      const start = performance.now();
-      for (let i = 0; i < options.iters; i++) await prepared.call();
-      const timeUs = ((performance.now() - start) * 1000) / Math.max(1, options.iters);
+      const timeUs = await timeCalls(prepared.call, warmupCalls, options.iters);
       const last = comm.flightRecords().records.at(-1);
       row.push({
         timeUs,
@@ -81,6 +78,19 @@ export async function measureRank(comm: Communicator, options: BenchOptions): Pr
     rows.push(row);
   }
   return rows;
+}
+
+/**
+ * `warmups` untimed calls, then the mean us of `iters` timed ones. A function of its own, so that
+ * the loops V8 runs hot are these few lines: in measureRank, its whole body became hot within the
+ * first rows, and V8's baseline compile of it (a pause of about 200 us on this VM) fell inside a
+ * row's 20 timed calls (the 128 B row of nccl-tests' sequence, in every run; bench/RESULTS.md).
+ */
+async function timeCalls(call: () => Promise<void>, warmups: number, iters: number): Promise<number> {
+  for (let i = 0; i < warmups; i++) await call();
+  const start = performance.now();
+  for (let i = 0; i < iters; i++) await call();
+  return ((performance.now() - start) * 1000) / Math.max(1, iters);
 }
 
 /** The registered buffers, sized for the largest size; each size runs on their first elements. */
