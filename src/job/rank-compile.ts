@@ -14,22 +14,41 @@ const CONCURRENT_RECOMPILATION = /^--(no[-_]?)?concurrent[-_]recompilation$/;
  * on the rank's own thread"). Flags of the ranks' own (`flags`: the launcher's execArgv and
  * NODE_OPTIONS) that choose either way stand.
  */
-export function compilesOnRank(ranksOnMachine: number, flags: readonly string[]): boolean {
+export function compilesOnRank(
+  ranksOnMachine: number,
+  flags: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
   if (flags.some((flag) => CONCURRENT_RECOMPILATION.test(flag))) return false;
-  const mode = paramString('TSCCL_RANK_SYNC_COMPILE');
+  const mode = paramString('TSCCL_RANK_SYNC_COMPILE', env);
   return mode === '1' || (mode === 'auto' && ranksOnMachine >= availableParallelism());
 }
 
 /** The Node flags a launcher adds for process ranks, `ranksOnMachine` of them on this machine. */
-export function processRankCompileFlags(ranksOnMachine: number, flags: readonly string[]): string[] {
-  return compilesOnRank(ranksOnMachine, flags) ? ['--no-concurrent-recompilation'] : [];
+export function processRankCompileFlags(
+  ranksOnMachine: number,
+  flags: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
+  return compilesOnRank(ranksOnMachine, flags, env) ? ['--no-concurrent-recompilation'] : [];
 }
 
 /**
  * Before a process starts `ranks` thread ranks: V8 reads the flag when it creates a thread's
  * isolate, so it is set for the process (every isolate created after, the ranks', takes it; the
- * threads that exist keep theirs).
+ * threads that exist keep theirs). A later job of this process that does not want it gets V8's
+ * default back, unless the process's own flags chose.
  */
-export function compileThreadRanksOnThemselves(ranks: number, flags: readonly string[]): void {
-  if (compilesOnRank(ranks, flags)) setFlagsFromString('--no-concurrent-recompilation');
+export function compileThreadRanksOnThemselves(
+  ranks: number,
+  flags: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): void {
+  const wanted = compilesOnRank(ranks, flags, env);
+  if (wanted === setHere) return;
+  setFlagsFromString(wanted ? '--no-concurrent-recompilation' : '--concurrent-recompilation');
+  setHere = wanted;
 }
+
+/** Whether this module set --no-concurrent-recompilation for the isolates this process creates. */
+let setHere = false;

@@ -141,7 +141,7 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   const execArgv = [
     ...process.execArgv,
     ...processRankHeapFlags(inheritedNodeFlags()),
-    ...processRankCompileFlags(perNode, inheritedNodeFlags()),
+    ...processRankCompileFlags(perNode, inheritedNodeFlags(), env),
   ];
   const failJob = (rank: number) => failure.rankFailed(rank);
   try {

@@ -74,7 +74,7 @@ export async function run(options: RunOptions): Promise<RunResult> {
   const baseEnv = options.env ?? process.env;
   const env = baseEnv.TSCCL_JOB_ID ? baseEnv : { ...baseEnv, TSCCL_JOB_ID: newJobId() };
 
-  compileThreadRanksOnThemselves(ranks, inheritedNodeFlags());
+  compileThreadRanksOnThemselves(ranks, inheritedNodeFlags(), baseEnv);
   // Ranked here once for every rank; threads of a multi-process job run no cost model.
   const choices = options.global === undefined ? threadWorldChoices(ranks) : undefined;
   const workers = Array.from({ length: ranks }, (_, rank) => {

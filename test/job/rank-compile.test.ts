@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { availableParallelism } from 'node:os';
 import { test } from 'node:test';
+import { checkParams } from '../../src/config/params.js';
+import { ErrorCode, type TscclError } from '../../src/errors.js';
 import { compilesOnRank, processRankCompileFlags } from '../../src/job/rank-compile.js';
 import { launchFixture } from '../harness/ranks.js';
 
@@ -25,6 +27,15 @@ test('ranks compile on their own thread where they fill the cores (auto), always
   });
   await withSetting('1', () => assert.equal(compilesOnRank(1, []), true, 'one rank, however many cores'));
   await withSetting('0', () => assert.equal(compilesOnRank(cores + 3, []), false));
+});
+
+test('the setting is read from the environment the job is given', () => {
+  assert.equal(compilesOnRank(64, [], { TSCCL_RANK_SYNC_COMPILE: '0' }), false);
+  assert.equal(compilesOnRank(1, [], { TSCCL_RANK_SYNC_COMPILE: '1' }), true);
+  assert.throws(
+    () => checkParams({ TSCCL_RANK_SYNC_COMPILE: 'yes' }),
+    (err: TscclError) => err.code === ErrorCode.INVALID_ARGUMENT && /TSCCL_RANK_SYNC_COMPILE=yes/.test(err.message),
+  );
 });
 
 test("the ranks' own choice of V8's flag stands", async () => {
