@@ -10,3 +10,16 @@ export function withEnv<T>(name: string, value: string | undefined, body: () => 
     else process.env[name] = before;
   }
 }
+
+/** withEnv for an asynchronous `body`: the variable is put back once its promise settles. */
+export async function withEnvAsync<T>(name: string, value: string | undefined, body: () => Promise<T>): Promise<T> {
+  const before = process.env[name];
+  if (value === undefined) delete process.env[name];
+  else process.env[name] = value;
+  try {
+    return await body();
+  } finally {
+    if (before === undefined) delete process.env[name];
+    else process.env[name] = before;
+  }
+}

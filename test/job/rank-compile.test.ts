@@ -4,18 +4,12 @@ import { test } from 'node:test';
 import { checkParams } from '../../src/config/params.js';
 import { ErrorCode, type TscclError } from '../../src/errors.js';
 import { compilesOnRank, processRankCompileFlags } from '../../src/job/rank-compile.js';
+import { withEnvAsync } from '../harness/env.js';
 import { launchFixture } from '../harness/ranks.js';
 
-async function withSetting<T>(setting: string | undefined, body: () => T | Promise<T>): Promise<T> {
-  const before = process.env.TSCCL_RANK_SYNC_COMPILE;
-  if (setting === undefined) delete process.env.TSCCL_RANK_SYNC_COMPILE;
-  else process.env.TSCCL_RANK_SYNC_COMPILE = setting;
-  try {
-    return await body();
-  } finally {
-    if (before === undefined) delete process.env.TSCCL_RANK_SYNC_COMPILE;
-    else process.env.TSCCL_RANK_SYNC_COMPILE = before;
-  }
+/** Runs `body` with TSCCL_RANK_SYNC_COMPILE set to `setting` (undefined: unset). */
+function withSetting<T>(setting: string | undefined, body: () => T | Promise<T>): Promise<T> {
+  return withEnvAsync('TSCCL_RANK_SYNC_COMPILE', setting, async () => body());
 }
 
 test('ranks compile on their own thread where they fill the cores (auto), always (1) or never (0)', async () => {

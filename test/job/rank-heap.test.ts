@@ -1,20 +1,14 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { processRankHeapFlags } from '../../src/job/rank-heap.js';
+import { withEnvAsync } from '../harness/env.js';
 import { launchFixture, runFixture } from '../harness/ranks.js';
 
 type YoungGeneration = { limitMb: number | undefined; newSpaceBytes: number; execArgv: string[] };
 
-async function withSetting<T>(setting: string | undefined, body: () => T | Promise<T>): Promise<T> {
-  const before = process.env.TSCCL_RANK_YOUNG_GEN_MB;
-  if (setting === undefined) delete process.env.TSCCL_RANK_YOUNG_GEN_MB;
-  else process.env.TSCCL_RANK_YOUNG_GEN_MB = setting;
-  try {
-    return await body();
-  } finally {
-    if (before === undefined) delete process.env.TSCCL_RANK_YOUNG_GEN_MB;
-    else process.env.TSCCL_RANK_YOUNG_GEN_MB = before;
-  }
+/** Runs `body` with TSCCL_RANK_YOUNG_GEN_MB set to `setting` (undefined: unset). */
+function withSetting<T>(setting: string | undefined, body: () => T | Promise<T>): Promise<T> {
+  return withEnvAsync('TSCCL_RANK_YOUNG_GEN_MB', setting, async () => body());
 }
 
 async function youngGenerations(setting: string | undefined, ranks: 'threads' | 'processes' = 'threads') {

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ErrorCode } from '../../src/errors.js';
 import type { FaultReport } from '../fixtures/faults-rank.js';
+import { withEnvAsync } from '../harness/env.js';
 import { withMarks } from '../harness/marks.js';
 import { launchFixture, rankResults, runFixture } from '../harness/ranks.js';
 
@@ -22,15 +23,8 @@ type AutoProgressResult = {
 };
 
 /** Runs `body` with TSCCL_ENGINE_HANDOFF_US set for the ranks it starts (threads and processes copy the environment). */
-async function withHandOff<T>(us: number, body: () => Promise<T>): Promise<T> {
-  const before = process.env.TSCCL_ENGINE_HANDOFF_US;
-  process.env.TSCCL_ENGINE_HANDOFF_US = String(us);
-  try {
-    return await body();
-  } finally {
-    if (before === undefined) delete process.env.TSCCL_ENGINE_HANDOFF_US;
-    else process.env.TSCCL_ENGINE_HANDOFF_US = before;
-  }
+function withHandOff<T>(us: number, body: () => Promise<T>): Promise<T> {
+  return withEnvAsync('TSCCL_ENGINE_HANDOFF_US', String(us), body);
 }
 
 test("progress 'auto': a 4 MiB all-reduce goes to the engine, so a rank that blocks its thread still lets its peer finish", async () => {
