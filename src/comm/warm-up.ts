@@ -15,6 +15,13 @@ const ROUND_OTHER_SMALL_CALLS = 8;
 const ROUND_MID_CALLS = 2;
 /** A mid-size call: above every one-shot slot (64 KiB per thread rank), so it runs a schedule. */
 const MID_ELEMENTS = 32 * 1024;
+/**
+ * Over TCP, an all-reduce of 8 KiB: above the one-shot path, it runs a schedule on frames of its
+ * own size, a path the mid-size calls (split into larger pieces) do not take, and a fresh job's
+ * first calls compiled it while they ran (bench/RESULTS.md, "Init's warm-up over TCP: a schedule
+ * of small frames").
+ */
+const FRAMED_ELEMENTS = 2048;
 /** An unregistered small buffer above the 32 B a flag's cache line carries: copied through a slot. */
 const COPIED_ELEMENTS = 256;
 /** A registered buffer of at least BY_REFERENCE_MIN_BYTES, which one-shot calls publish by reference. */
@@ -99,6 +106,8 @@ async function warmRounds(
     const input = new ctor(2);
     return { input, options: inPlace ? { op } : { op, output: new ctor(2) } };
   });
+  const framed = new Float32Array(FRAMED_ELEMENTS);
+  const framedOut = new Float32Array(FRAMED_ELEMENTS);
   const mid = new Float32Array(MID_ELEMENTS);
   const midOut = new Float32Array(MID_ELEMENTS);
   const registered = comm.alloc('float32', BY_REFERENCE_ELEMENTS);
@@ -134,11 +143,17 @@ async function warmRounds(
         await comm.allReduce(input, options);
       }
       for (let i = 0; i < ROUND_MID_CALLS; i++) await comm.allReduce(mid, { output: midOut });
+      if (!slotCopies) await comm.allReduce(framed, { output: framedOut });
       await comm.barrier();
       await comm.barrier();
       smallCalls += ROUND_SMALL_CALLS;
       calls +=
-        ROUND_SMALL_CALLS + (slotCopies ? 4 : 3) * ROUND_OTHER_SMALL_CALLS + 2 * others.length + ROUND_MID_CALLS + 2;
+        ROUND_SMALL_CALLS +
+        (slotCopies ? 4 : 3) * ROUND_OTHER_SMALL_CALLS +
+        2 * others.length +
+        ROUND_MID_CALLS +
+        (slotCopies ? 0 : 1) +
+        2;
       vote[0] = done(smallCalls) ? 1 : 0;
       vote[1] = late() ? 1 : 0;
       await comm.allReduce(vote, { output: votes });
