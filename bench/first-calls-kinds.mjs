@@ -8,10 +8,9 @@
 // Usage: node bench/first-calls-kinds.mjs [--rounds 3] [--tcp] [--against DIR] [--env NAME=v1,v2]
 //          [--kinds float32:sum,float64:sum,int32:sum,float32:avg,float32:max]
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { buildVariants, writeRankScript } from './lib/build-variants.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name, fallback) => {
@@ -22,8 +21,6 @@ const rounds = Number(flag('--rounds', '3'));
 const against = flag('--against', undefined);
 const tcp = argv.includes('--tcp');
 const envSpec = flag('--env', undefined);
-const [envName, envValues] =
-  envSpec === undefined ? [undefined, [undefined]] : [envSpec.split('=')[0], envSpec.split('=')[1].split(',')];
 const kinds = flag('--kinds', 'float32:sum,float64:sum,int32:sum,float32:avg,float32:max')
   .split(',')
   .map((kind) => kind.split(':'));
@@ -37,11 +34,8 @@ for (const [dtype, op] of kinds)
 
 /** The rank script of one checkout: it imports that checkout's build. */
 function rankScript(root) {
-  const dir = mkdtempSync(join(tmpdir(), 'tsccl-first-calls-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'rank.mjs');
-  writeFileSync(
-    file,
+  return writeRankScript(
+    'tsccl-first-calls-',
     `import { init } from ${JSON.stringify(pathToFileURL(join(root, 'dist/src/comm/init.js')).href)};
 export default async function ({ args }) {
   const [className, op, placement] = args;
@@ -65,21 +59,9 @@ export default async function ({ args }) {
 }
 `,
   );
-  return file;
 }
 
-const builds = [
-  { name: 'this checkout', root: fileURLToPath(new URL('..', import.meta.url)) },
-  ...(against ? [{ name: against, root: resolve(against) }] : []),
-].flatMap((build) => {
-  const script = rankScript(build.root);
-  return envValues.map((value) => ({
-    ...build,
-    script,
-    env: value === undefined ? process.env : { ...process.env, [envName]: value },
-    name: value === undefined ? build.name : `${build.name}, ${envName}=${value}`,
-  }));
-});
+const builds = buildVariants({ tool: 'bench/first-calls-kinds.mjs', against, envSpec, rankScript });
 
 const runs = new Map();
 for (let round = 0; round < rounds; round++) {

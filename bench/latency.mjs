@@ -14,10 +14,8 @@
 // Usage: node bench/latency.mjs [--rows] [--op all_reduce] [--ranks 2] [--bytes 8] [--calls 200000]
 //          [--rounds 3] [--against DIR] [--env NAME=v1,v2,...]
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { buildVariants, writeRankScript } from './lib/build-variants.mjs';
 
 const argv = process.argv.slice(2);
 const flag = (name, fallback) => {
@@ -40,10 +38,6 @@ const METHODS = {
 };
 if (!(op in METHODS)) {
   console.error(`bench/latency.mjs: --op must be one of ${Object.keys(METHODS).join(', ')}`);
-  process.exit(2);
-}
-if (envSpec !== undefined && !/^TSCCL_[A-Z_]+=[^,]+(,[^,]+)*$/.test(envSpec)) {
-  console.error('bench/latency.mjs: --env takes TSCCL_NAME=v1,v2,...');
   process.exit(2);
 }
 
@@ -93,40 +87,21 @@ for (let row = 0; row < ${ROWS}; row++) {
 export default () => ({ times });
 `;
 
-/** The rank script of one checkout: it imports that checkout's build. */
-function rankScript(root) {
-  const dir = mkdtempSync(join(tmpdir(), 'tsccl-latency-'));
-  process.on('exit', () => rmSync(dir, { recursive: true, force: true }));
-  const file = join(dir, 'rank.mjs');
-  writeFileSync(file, setup(root) + (rowsMode ? rowsBody : batchesBody));
-  return file;
-}
-
-const [envName, envValues] =
-  envSpec === undefined ? [undefined, [undefined]] : [envSpec.split('=')[0], envSpec.split('=')[1].split(',')];
-const builds = [
-  { name: 'this checkout', root: fileURLToPath(new URL('..', import.meta.url)) },
-  ...(against ? [{ name: against, root: resolve(against) }] : []),
-];
-const variants = builds.flatMap((build) => {
-  const script = rankScript(build.root);
-  return envValues.map((value) => ({
-    ...build,
-    script,
-    value,
-    name: value === undefined ? build.name : `${build.name}, ${envName}=${value}`,
-    runs: [],
-  }));
-});
+const variants = buildVariants({
+  tool: 'bench/latency.mjs',
+  against,
+  envSpec,
+  // The rank script of one checkout: it imports that checkout's build.
+  rankScript: (root) => writeRankScript('tsccl-latency-', setup(root) + (rowsMode ? rowsBody : batchesBody)),
+}).map((variant) => ({ ...variant, runs: [] }));
 const sorted = (xs) => [...xs].sort((a, b) => a - b);
 const quantile = (xs, q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 for (let round = 0; round < rounds; round++) {
   for (const variant of variants) {
-    const env = variant.value === undefined ? process.env : { ...process.env, [envName]: variant.value };
     const out = execFileSync(
       process.execPath,
       [join(variant.root, 'bin/tsccl.js'), 'run', '-n', String(ranks), variant.script],
-      { env, maxBuffer: 1 << 26 },
+      { env: variant.env, maxBuffer: 1 << 26 },
     ).toString();
     // Each rank prints "[rank] result: {...}"; a batch or row takes as long as its slower rank.
     const perRank = out
