@@ -138,10 +138,11 @@ export async function launch(options: LaunchOptions): Promise<RunResult> {
   // The ranks write their flight records on SIGUSR1; sent to the launcher, it reaches them all.
   const forwardDump = () => signalAll('SIGUSR1');
   process.on('SIGUSR1', forwardDump);
+  const rankFlags = inheritedNodeFlags();
   const execArgv = [
     ...process.execArgv,
-    ...processRankHeapFlags(inheritedNodeFlags()),
-    ...processRankCompileFlags(perNode, inheritedNodeFlags(), env),
+    ...processRankHeapFlags(rankFlags),
+    ...processRankCompileFlags(perNode, rankFlags, env),
   ];
   const failJob = (rank: number) => failure.rankFailed(rank);
   try {
