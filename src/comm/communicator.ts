@@ -60,7 +60,7 @@ import { type CommStats, addRecoveries, commStats } from './comm-stats.js';
 import type { RecoveryCounts } from '../transport/transport.js';
 import { mendable, notRunAgain, restoreInput, retryVeto, savedInput } from './operation-retry.js';
 import { PointToPoint } from './point-to-point.js';
-import { type PreparedCall, type SelectionSite, prepareCall, selectionSite } from './prepared-call.js';
+import { type PreparedCall, type SelectionSite, prepareCall, rebindCall, selectionSite } from './prepared-call.js';
 import { Workspaces, stageCall } from './staging.js';
 import { checkCounts, checkRank, checkSameType, checkTypedArray, resolveDType } from './validate.js';
 import { epochMs } from '../debug/epoch-clock.js';
@@ -1099,17 +1099,7 @@ export class Communicator {
   ): Promise<void> | undefined {
     if (plan.compression !== undefined)
       return this.executeCompressed(plan, plan.compression, seq, ctx, record, checksum);
-    const last = this.lastPrepared;
-    const prepared =
-      last !== undefined && last.plan === plan && last.checksum === checksum
-        ? last
-        : (this.lastPrepared = prepareCall(plan, {
-            rank: this.rank,
-            backend: this.backend,
-            arena: this.arena,
-            site: this.site,
-            checksum,
-          }));
+    const prepared = this.preparedFor(plan, checksum);
     const { selection, scale, oneShot } = prepared;
     record.algorithm = selection.algorithm;
     // The level first: siblings, which do not log, then warm the same test the world's calls make.
@@ -1127,6 +1117,23 @@ export class Communicator {
       return undefined;
     }
     return this.runSchedule(plan, seq, ctx, prepared, checksum);
+  }
+
+  /** What `plan` runs with: the last call's, the last call's on new arrays, or chosen afresh. */
+  private preparedFor(plan: CallPlan, checksum: boolean | undefined): PreparedCall {
+    const last = this.lastPrepared;
+    if (last !== undefined && last.checksum === checksum) {
+      if (last.plan === plan) return last;
+      const rebound = rebindCall(last, plan, { rank: this.rank, backend: this.backend });
+      if (rebound !== undefined) return (this.lastPrepared = rebound);
+    }
+    return (this.lastPrepared = prepareCall(plan, {
+      rank: this.rank,
+      backend: this.backend,
+      arena: this.arena,
+      site: this.site,
+      checksum,
+    }));
   }
 
   /**

@@ -102,3 +102,60 @@ export function prepareCall(
       : undefined;
   return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot, local, schedule };
 }
+
+/**
+ * `last` for `plan`, where `plan` is `last.plan`'s call on other arrays (a job that passes a fresh
+ * array each call, as a loss or a tensor's data): its selection, kernel and schedule are reused,
+ * and only what reads the arrays is made again; undefined where anything else differs. Choosing
+ * afresh cost such a call 8 us where a repeated call took 1.2 (bench/RESULTS.md, "Calls on a
+ * fresh array").
+ */
+export function rebindCall(
+  last: PreparedCall,
+  plan: CallPlan,
+  on: { rank: number; backend: CommBackend },
+): PreparedCall | undefined {
+  if (!sameCallOnOtherArrays(last.plan, plan)) return undefined;
+  const { shape, dtype } = plan;
+  const local =
+    last.local === undefined
+      ? undefined
+      : new LocalCopy(callViews(shape, on.rank, { user: plan.input!, output: plan.output }));
+  const oneShot =
+    last.oneShot === undefined
+      ? undefined
+      : new OneShotCall({
+          shape,
+          rank: on.rank,
+          ...callViews(shape, on.rank, { user: plan.input!, output: plan.output }),
+          dtype,
+          kernel: last.kernel,
+          slots: on.backend.transport.lowLatency!,
+          opcode: last.opcode,
+        });
+  return { ...last, plan, local, oneShot };
+}
+
+/** Whether two plans differ in their arrays alone (equal blocks, no compression). */
+function sameCallOnOtherArrays(a: CallPlan, b: CallPlan): boolean {
+  const x = a.shape;
+  const y = b.shape;
+  return (
+    a.collective === b.collective &&
+    a.label === b.label &&
+    a.dtype === b.dtype &&
+    a.op === b.op &&
+    a.algorithm === b.algorithm &&
+    a.compression === undefined &&
+    b.compression === undefined &&
+    x.count === y.count &&
+    x.root === y.root &&
+    x.inPlace === y.inPlace &&
+    x.nranks === y.nranks &&
+    x.chunkCount === y.chunkCount &&
+    x.sendCounts === undefined &&
+    y.sendCounts === undefined &&
+    x.recvCounts === undefined &&
+    y.recvCounts === undefined
+  );
+}
