@@ -157,11 +157,10 @@ export const MIB = 1024 * 1024;
 export const TCP_RATE_BYTES = 16 * MIB;
 
 /**
- * The one-shot path where a profile predates its measurement: the fixed cost two tunes on the
- * 2-core VMs measured, and the rate that makes the rest of the defaults reproduce the 32 KiB call
- * those tunes timed (docs/SIMULATOR.md, "What `tsccl tune` measures").
+ * The one-shot path where a profile predates its measurement: what two tunes on the 2-core VMs
+ * measured and fitted (docs/SIMULATOR.md, "What `tsccl tune` measures").
  */
-export const DEFAULT_ONE_SHOT = { oneShotUs: 1.5, oneShotGBps: 25 } as const;
+export const DEFAULT_ONE_SHOT = { oneShotUs: 1.5, oneShotGBps: 14 } as const;
 
 /**
  * One core copying what another has just written, where a profile predates its measurement:
