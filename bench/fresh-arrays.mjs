@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Calls on a fresh array each time, as a job passes a loss (`new Float32Array([loss])`) or a
-// tensor's data (`tensor.dataSync()` is a new array per call), against the same array reused:
+// tensor's data (`tensor.dataSync()` is a new array per call), and calls of two shapes taking
+// turns (the same arrays, float32 and float64 of half the count), against one array reused:
 // all-reduces of 2 thread ranks (or 2 process ranks over TCP with --tcp) at --bytes (8 B and
 // 4 KiB take the one-shot path, 256 KiB a schedule), each way in blocks, taking turns; per run
 // the median us per call over its blocks, the slower rank's; medians over rounds.
@@ -28,7 +29,7 @@ if (sizes.some((bytes) => !Number.isInteger(bytes) || bytes < 4 || bytes % 4 !==
   console.error('bench/fresh-arrays.mjs: --bytes takes sizes in bytes, multiples of 4');
   process.exit(2);
 }
-const WAYS = ['reused', 'fresh input, in place', 'fresh output'];
+const WAYS = ['reused', 'fresh input, in place', 'fresh output', 'two shapes in turn'];
 const BLOCKS = 7;
 
 /** The rank script of one checkout: it imports that checkout's build. */
@@ -42,10 +43,13 @@ export default async function ({ args }) {
   const comm = await init({ timeoutMs: 60000 });
   const reused = new Float32Array(count);
   const reusedOut = new Float32Array(count);
+  const doubles = new Float64Array(Math.max(1, count >> 1));
+  let turn = 0;
   const ways = [
     () => comm.allReduce(reused, { output: reusedOut }),
     () => comm.allReduce(new Float32Array(count)),
     () => comm.allReduce(reused, { output: new Float32Array(count) }),
+    () => (++turn & 1 ? comm.allReduce(reused, { output: reusedOut }) : comm.allReduce(doubles)),
   ];
   const times = ways.map(() => []);
   for (let block = 0; block < ${BLOCKS}; block++) {

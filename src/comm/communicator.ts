@@ -60,7 +60,7 @@ import { type CommStats, addRecoveries, commStats } from './comm-stats.js';
 import type { RecoveryCounts } from '../transport/transport.js';
 import { mendable, notRunAgain, restoreInput, retryVeto, savedInput } from './operation-retry.js';
 import { PointToPoint } from './point-to-point.js';
-import { type PreparedCall, type SelectionSite, prepareCall, rebindCall, selectionSite } from './prepared-call.js';
+import { type PreparedCall, RecipeCache, type SelectionSite, prepareCall, selectionSite } from './prepared-call.js';
 import { Workspaces, stageCall } from './staging.js';
 import { checkCounts, checkRank, checkSameType, checkTypedArray, resolveDType } from './validate.js';
 import { epochMs } from '../debug/epoch-clock.js';
@@ -128,6 +128,8 @@ export class Communicator {
   /** Under TSCCL_DEBUG_CHECK: what each call queued or running on this communicator writes (one entry per call). */
   private readonly queuedWrites = new Set<{ readonly written: TypedArray }>();
   private lastPrepared: PreparedCall | undefined;
+  /** What recent calls chose, by shape, for calls of those shapes on other arrays. */
+  private readonly recipes = new RecipeCache();
   private lastCompressed: { plan: CallPlan; call: CompressedCall } | undefined;
   private readonly reports: CompressionReport[] = [];
   /** What every call's wait context shares. */
@@ -672,6 +674,7 @@ export class Communicator {
     this.reductionRequest.input = new Float32Array(0);
     this.reductionRequest.output = undefined;
     this.lastPrepared = undefined;
+    this.recipes.clear();
     this.recorder.retire();
     await this.backend.close();
     // Staging space goes back to the arena. Not after a failed call: a peer may still be reading
@@ -1070,6 +1073,7 @@ export class Communicator {
     this.backend = backend;
     this.site = selectionSite(backend, this.size);
     this.lastPrepared = undefined;
+    this.recipes.clear();
     this.lastCompressed = undefined;
     this.failures.recovered();
     old.close().catch(() => undefined);
@@ -1119,21 +1123,16 @@ export class Communicator {
     return this.runSchedule(plan, seq, ctx, prepared, checksum);
   }
 
-  /** What `plan` runs with: the last call's, the last call's on new arrays, or chosen afresh. */
+  /** What `plan` runs with: the last call's, a recent call's of its shape on these arrays, or chosen afresh. */
   private preparedFor(plan: CallPlan, checksum: boolean | undefined): PreparedCall {
     const last = this.lastPrepared;
-    if (last !== undefined && last.checksum === checksum) {
-      if (last.plan === plan) return last;
-      const rebound = rebindCall(last, plan, { rank: this.rank, backend: this.backend });
-      if (rebound !== undefined) return (this.lastPrepared = rebound);
-    }
-    return (this.lastPrepared = prepareCall(plan, {
-      rank: this.rank,
-      backend: this.backend,
-      arena: this.arena,
-      site: this.site,
-      checksum,
-    }));
+    if (last !== undefined && last.plan === plan && last.checksum === checksum) return last;
+    const on = { rank: this.rank, backend: this.backend };
+    const rebound = this.recipes.rebind(plan, checksum, on);
+    if (rebound !== undefined) return (this.lastPrepared = rebound);
+    const prepared = prepareCall(plan, { ...on, arena: this.arena, site: this.site, checksum });
+    this.recipes.keep(prepared);
+    return (this.lastPrepared = prepared);
   }
 
   /**

@@ -104,36 +104,70 @@ export function prepareCall(
 }
 
 /**
- * `last` for `plan`, where `plan` is `last.plan`'s call on other arrays (a job that passes a fresh
- * array each call, as a loss or a tensor's data): its selection, kernel and schedule are reused,
- * and only what reads the arrays is made again; undefined where anything else differs. Choosing
- * afresh cost such a call 8 us where a repeated call took 1.2 (bench/RESULTS.md, "Calls on a
- * fresh array").
+ * What a prepared call keeps of its call apart from the arrays: enough to run the same call on
+ * other arrays without choosing again. Holds no array, so a communicator may keep several (a job
+ * that takes turns between calls of a few shapes, a loss and a gradient bucket, keeps each one's).
+ */
+export interface CallRecipe {
+  /** The call's plan without its arrays. */
+  readonly plan: CallPlan;
+  readonly checksum: boolean | undefined;
+  readonly bytes: number;
+  readonly selection: Selection;
+  readonly kernel: ReduceKernel;
+  readonly opcode: number;
+  readonly scale: boolean;
+  readonly path: 'one-shot' | 'local' | 'schedule';
+  readonly schedule: Schedule | undefined;
+}
+
+export function recipeOf(prepared: PreparedCall): CallRecipe {
+  const { plan, checksum, bytes, selection, kernel, opcode, scale, schedule } = prepared;
+  const path = prepared.oneShot !== undefined ? 'one-shot' : prepared.local !== undefined ? 'local' : 'schedule';
+  return {
+    plan: { ...plan, input: undefined, output: undefined },
+    checksum,
+    bytes,
+    selection,
+    kernel,
+    opcode,
+    scale,
+    path,
+    schedule,
+  };
+}
+
+/**
+ * `recipe` prepared for `plan`, where `plan` is the recipe's call on other arrays (a job that
+ * passes a fresh array each call, as a loss or a tensor's data): its selection, kernel and
+ * schedule are reused, and only what reads the arrays is made again; undefined where anything
+ * else differs. Choosing afresh cost such a call 8 us where a repeated call took 1.2
+ * (bench/RESULTS.md, "Calls on a fresh array").
  */
 export function rebindCall(
-  last: PreparedCall,
+  recipe: CallRecipe,
   plan: CallPlan,
+  checksum: boolean | undefined,
   on: { rank: number; backend: CommBackend },
 ): PreparedCall | undefined {
-  if (!sameCallOnOtherArrays(last.plan, plan)) return undefined;
+  if (recipe.checksum !== checksum || !sameCallOnOtherArrays(recipe.plan, plan)) return undefined;
   const { shape, dtype } = plan;
-  const local =
-    last.local === undefined
-      ? undefined
-      : new LocalCopy(callViews(shape, on.rank, { user: plan.input!, output: plan.output }));
+  const { bytes, selection, kernel, opcode, scale, schedule } = recipe;
+  const views = () => callViews(shape, on.rank, { user: plan.input!, output: plan.output });
+  const local = recipe.path === 'local' ? new LocalCopy(views()) : undefined;
   const oneShot =
-    last.oneShot === undefined
-      ? undefined
-      : new OneShotCall({
+    recipe.path === 'one-shot'
+      ? new OneShotCall({
           shape,
           rank: on.rank,
-          ...callViews(shape, on.rank, { user: plan.input!, output: plan.output }),
+          ...views(),
           dtype,
-          kernel: last.kernel,
+          kernel,
           slots: on.backend.transport.lowLatency!,
-          opcode: last.opcode,
-        });
-  return { ...last, plan, local, oneShot };
+          opcode,
+        })
+      : undefined;
+  return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot, local, schedule };
 }
 
 /** Whether two plans differ in their arrays alone (equal blocks, no compression). */
@@ -159,3 +193,41 @@ function sameCallOnOtherArrays(a: CallPlan, b: CallPlan): boolean {
     y.recvCounts === undefined
   );
 }
+
+/**
+ * The recipes of a communicator's recent calls, the most recent first, at most RECIPES_KEPT: a
+ * call of one of their shapes on any arrays is prepared from its recipe.
+ */
+export class RecipeCache {
+  private readonly recipes: CallRecipe[] = [];
+
+  /** `plan` prepared from a kept recipe of its shape, or undefined. */
+  rebind(
+    plan: CallPlan,
+    checksum: boolean | undefined,
+    on: { rank: number; backend: CommBackend },
+  ): PreparedCall | undefined {
+    const recipes = this.recipes;
+    for (let i = 0; i < recipes.length; i++) {
+      const prepared = rebindCall(recipes[i], plan, checksum, on);
+      if (prepared === undefined) continue;
+      if (i > 0) recipes.unshift(recipes.splice(i, 1)[0]);
+      return prepared;
+    }
+    return undefined;
+  }
+
+  keep(prepared: PreparedCall): void {
+    if (prepared.plan.compression !== undefined || prepared.plan.shape.sendCounts !== undefined) return;
+    this.recipes.unshift(recipeOf(prepared));
+    if (this.recipes.length > RECIPES_KEPT) this.recipes.pop();
+  }
+
+  /** Forgets every recipe (the transport they were chosen for went away). */
+  clear(): void {
+    this.recipes.length = 0;
+  }
+}
+
+/** Shapes of call a communicator keeps the choice of: more than a training step's kinds of call. */
+export const RECIPES_KEPT = 16;

@@ -2,10 +2,10 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { launchFixture, runFixture } from '../harness/ranks.js';
 
-// A call on new arrays of the last call's shape reuses what that call chose (prepared-call.ts,
-// rebindCall); every result must still be the one its own arrays give.
+// A call on other arrays of a recent call's shape reuses what that call chose (prepared-call.ts,
+// RecipeCache); every result must still be the one its own arrays give.
 for (const n of [1, 2, 3]) {
-  test(`calls on new arrays every time on ${n} thread rank(s) follow each array, its length, dtype, op and placement`, async () => {
+  test(`calls on new arrays every time on ${n} thread rank(s) follow each array, its length, dtype, op and placement, and shapes taking turns`, async () => {
     const { results } = await runFixture('fresh-arrays-rank', n);
     for (const [rank, failures] of (results as string[][]).entries()) assert.deepEqual(failures, [], `rank ${rank}`);
   });
