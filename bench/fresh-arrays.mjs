@@ -13,17 +13,9 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildVariants, writeRankScript } from './lib/build-variants.mjs';
+import { buildVariants, sideBySideArgs, writeRankScript } from './lib/build-variants.mjs';
 
-const argv = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = argv.indexOf(name);
-  return i >= 0 ? argv[i + 1] : fallback;
-};
-const rounds = Number(flag('--rounds', '3'));
-const against = flag('--against', undefined);
-const tcp = argv.includes('--tcp');
-const envSpec = flag('--env', undefined);
+const { flag, rounds, tcp, against, envSpec } = sideBySideArgs();
 const sizes = flag('--bytes', '8,4096,262144').split(',').map(Number);
 if (sizes.some((bytes) => !Number.isInteger(bytes) || bytes < 4 || bytes % 4 !== 0)) {
   console.error('bench/fresh-arrays.mjs: --bytes takes sizes in bytes, multiples of 4');

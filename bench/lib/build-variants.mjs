@@ -6,6 +6,24 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
+ * The command line of a side-by-side benchmark: `flag(name, fallback)` reads `--name value`, and
+ * the options every one of them takes (--rounds, --tcp, --against, --env).
+ */
+export function sideBySideArgs(argv = process.argv.slice(2)) {
+  const flag = (name, fallback) => {
+    const i = argv.indexOf(name);
+    return i >= 0 ? argv[i + 1] : fallback;
+  };
+  return {
+    flag,
+    rounds: Number(flag('--rounds', '3')),
+    tcp: argv.includes('--tcp'),
+    against: flag('--against', undefined),
+    envSpec: flag('--env', undefined),
+  };
+}
+
+/**
  * One variant per build and value: `name` for the tables, `root` of the build, `script` (the rank
  * script `rankScript(root)` wrote for that build), `env` to run it with. `tool` names the
  * benchmark in the error a malformed --env spec exits with.

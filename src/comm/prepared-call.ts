@@ -14,9 +14,8 @@ import type { CommBackend } from './backend.js';
 import { algorithmOverrides, debugCheck } from './call-defaults.js';
 import { type CallPlan, callViews } from './call-plan.js';
 
-/** What a plan runs with on this rank, decided once per plan (and the checksum choice). */
-export interface PreparedCall {
-  readonly plan: CallPlan;
+/** What a call's shape decided on this rank, whatever arrays it runs on (and the checksum choice). */
+export interface CallChoice {
   readonly checksum: boolean | undefined;
   /** The call's size as the tuner sized it: the root's input bytes. */
   readonly bytes: number;
@@ -25,12 +24,17 @@ export interface PreparedCall {
   readonly opcode: number;
   /** Divides the output by the rank count (avg) on ranks that hold a result. */
   readonly scale: boolean;
+  /** This rank's schedule where it runs one: built once per shape, not looked up per call. */
+  readonly schedule: Schedule | undefined;
+}
+
+/** What a plan runs with on this rank, decided once per plan. */
+export interface PreparedCall extends CallChoice {
+  readonly plan: CallPlan;
   /** The one-shot run, where the tuner chose it. */
   readonly oneShot: OneShotCall | undefined;
   /** A communicator of one rank: the copy that is the whole call. */
   readonly local: LocalCopy | undefined;
-  /** This rank's schedule otherwise: built once per prepared call, not looked up per call. */
-  readonly schedule: Schedule | undefined;
 }
 
 /** What the tuner's selection knows of a communicator: the same for a call it runs and one it predicts. */
@@ -108,17 +112,10 @@ export function prepareCall(
  * other arrays without choosing again. Holds no array, so a communicator may keep several (a job
  * that takes turns between calls of a few shapes, a loss and a gradient bucket, keeps each one's).
  */
-export interface CallRecipe {
+export interface CallRecipe extends CallChoice {
   /** The call's plan without its arrays. */
   readonly plan: CallPlan;
-  readonly checksum: boolean | undefined;
-  readonly bytes: number;
-  readonly selection: Selection;
-  readonly kernel: ReduceKernel;
-  readonly opcode: number;
-  readonly scale: boolean;
   readonly path: 'one-shot' | 'local' | 'schedule';
-  readonly schedule: Schedule | undefined;
 }
 
 export function recipeOf(prepared: PreparedCall): CallRecipe {
