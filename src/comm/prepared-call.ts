@@ -138,8 +138,8 @@ export function recipeOf(prepared: PreparedCall): CallRecipe {
  * `recipe` prepared for `plan`, where `plan` is the recipe's call on other arrays (a job that
  * passes a fresh array each call, as a loss or a tensor's data): its selection, kernel and
  * schedule are reused, and only what reads the arrays is made again; undefined where anything
- * else differs. Choosing afresh cost such a call 8 us where a repeated call took 1.2
- * (bench/RESULTS.md, "Calls on a fresh array").
+ * else differs. Choosing afresh is most of a small call's cost (bench/RESULTS.md, "Calls on a
+ * fresh array, and calls of several shapes in turn").
  */
 export function rebindCall(
   recipe: CallRecipe,
