@@ -24,6 +24,8 @@ export interface CallChoice {
   readonly opcode: number;
   /** Divides the output by the rank count (avg) on ranks that hold a result. */
   readonly scale: boolean;
+  /** Which way the call runs: the one-shot path, a one-rank copy, or a schedule. */
+  readonly path: 'one-shot' | 'local' | 'schedule';
   /** This rank's schedule where it runs one: built once per shape, not looked up per call. */
   readonly schedule: Schedule | undefined;
 }
@@ -83,28 +85,39 @@ export function prepareCall(
   const opcode = opcodeOf(plan.collective);
   const scale = plan.op === 'avg' && (plan.collective !== 'reduce' || rank === shape.root);
   // All-to-all-v's blocks sit where its displacements say, which a plain copy does not follow.
-  const local =
-    shape.nranks === 1 && shape.sendCounts === undefined
-      ? new LocalCopy(callViews(shape, rank, { user: plan.input!, output: plan.output }))
-      : undefined;
   // The one-shot path copies through its slots anyway, so user memory needs no staging.
+  const path =
+    shape.nranks === 1 && shape.sendCounts === undefined
+      ? 'local'
+      : selection.protocol === 'll'
+        ? 'one-shot'
+        : 'schedule';
+  const schedule =
+    path === 'schedule'
+      ? buildSchedule({ ...shape, chunkCount: selection.chunkCount }, rank, selection.algorithm)
+      : undefined;
+  return onArrays({ checksum, bytes, selection, kernel, opcode, scale, path, schedule }, plan, on);
+}
+
+/** A choice made ready to run on `plan`'s arrays: the one-shot run or the one-rank copy that reads them. */
+function onArrays(choice: CallChoice, plan: CallPlan, on: { rank: number; backend: CommBackend }): PreparedCall {
+  const { checksum, bytes, selection, kernel, opcode, scale, path, schedule } = choice;
+  const { shape, dtype } = plan;
+  const views = () => callViews(shape, on.rank, { user: plan.input!, output: plan.output });
+  const local = path === 'local' ? new LocalCopy(views()) : undefined;
   const oneShot =
-    local === undefined && selection.protocol === 'll'
+    path === 'one-shot'
       ? new OneShotCall({
           shape,
-          rank,
-          ...callViews(shape, rank, { user: plan.input!, output: plan.output }),
+          rank: on.rank,
+          ...views(),
           dtype,
           kernel,
           slots: on.backend.transport.lowLatency!,
           opcode,
         })
       : undefined;
-  const schedule =
-    oneShot === undefined && local === undefined
-      ? buildSchedule({ ...shape, chunkCount: selection.chunkCount }, rank, selection.algorithm)
-      : undefined;
-  return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot, local, schedule };
+  return { plan, checksum, bytes, selection, kernel, opcode, scale, path, schedule, oneShot, local };
 }
 
 /**
@@ -115,23 +128,11 @@ export function prepareCall(
 export interface CallRecipe extends CallChoice {
   /** The call's plan without its arrays. */
   readonly plan: CallPlan;
-  readonly path: 'one-shot' | 'local' | 'schedule';
 }
 
 export function recipeOf(prepared: PreparedCall): CallRecipe {
-  const { plan, checksum, bytes, selection, kernel, opcode, scale, schedule } = prepared;
-  const path = prepared.oneShot !== undefined ? 'one-shot' : prepared.local !== undefined ? 'local' : 'schedule';
-  return {
-    plan: { ...plan, input: undefined, output: undefined },
-    checksum,
-    bytes,
-    selection,
-    kernel,
-    opcode,
-    scale,
-    path,
-    schedule,
-  };
+  const { plan, oneShot: _oneShot, local: _local, ...choice } = prepared;
+  return { ...choice, plan: { ...plan, input: undefined, output: undefined } };
 }
 
 /**
@@ -148,23 +149,7 @@ export function rebindCall(
   on: { rank: number; backend: CommBackend },
 ): PreparedCall | undefined {
   if (recipe.checksum !== checksum || !sameCallOnOtherArrays(recipe.plan, plan)) return undefined;
-  const { shape, dtype } = plan;
-  const { bytes, selection, kernel, opcode, scale, schedule } = recipe;
-  const views = () => callViews(shape, on.rank, { user: plan.input!, output: plan.output });
-  const local = recipe.path === 'local' ? new LocalCopy(views()) : undefined;
-  const oneShot =
-    recipe.path === 'one-shot'
-      ? new OneShotCall({
-          shape,
-          rank: on.rank,
-          ...views(),
-          dtype,
-          kernel,
-          slots: on.backend.transport.lowLatency!,
-          opcode,
-        })
-      : undefined;
-  return { plan, checksum, bytes, selection, kernel, opcode, scale, oneShot, local, schedule };
+  return onArrays(recipe, plan, on);
 }
 
 /** Whether two plans differ in their arrays alone (equal blocks, no compression). */
@@ -215,7 +200,8 @@ export class RecipeCache {
   }
 
   keep(prepared: PreparedCall): void {
-    if (prepared.plan.compression !== undefined || prepared.plan.shape.sendCounts !== undefined) return;
+    // All-to-all-v's counts are part of its shape, which the recipe does not compare.
+    if (prepared.plan.shape.sendCounts !== undefined) return;
     this.recipes.unshift(recipeOf(prepared));
     if (this.recipes.length > RECIPES_KEPT) this.recipes.pop();
   }
