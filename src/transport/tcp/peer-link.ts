@@ -6,6 +6,7 @@ import type { Consume, MessageTag } from '../transport.js';
 import { type Frame, type FrameHeader, HEADER_BYTES } from './frame.js';
 import type { Intake } from './intake.js';
 import { type RecoveryCounts, noRecoveries } from '../transport.js';
+import { unwritten, writeNow } from './direct-write.js';
 import { LaneArrivals } from './lane-arrivals.js';
 import { RetainedFrames } from './retained-frames.js';
 
@@ -167,14 +168,29 @@ export class PeerLink {
   }
 
   /**
-   * Writes one frame on socket `lane`, its pieces in one corked burst (`written` after the last),
-   * and returns its number there: every frame written goes through here (or is counted by
+   * Writes one frame on socket `lane`, its pieces in one burst (`written` after the last, called
+   * before this returns when the kernel took the frame at once, see direct-write.ts), and returns
+   * its number there. `transient`: the pieces' memory is reused once this returns, so whatever is
+   * not written at once is copied. Every frame written goes through here (or is counted by
    * retained.next, where a test hook writes it), so both ends number a socket's frames alike.
    */
-  writeFrame(lane: number, pieces: readonly Uint8Array[], written?: (err?: Error | null) => void): number {
+  writeFrame(
+    lane: number,
+    frame: readonly Uint8Array[],
+    written?: (err?: Error | null) => void,
+    transient = false,
+  ): number {
     const socket = this.lanes[lane];
     const number = this.retained.next(lane);
     const done = written !== undefined && this.reconnects ? this.rewritable(lane, number, written) : written;
+    let total = 0;
+    for (let i = 0; i < frame.length; i++) total += frame[i].byteLength;
+    const now = writeNow(socket, frame, total);
+    if (now === total) {
+      done?.();
+      return number;
+    }
+    const pieces = now > 0 || transient ? unwritten(frame, now, transient) : frame;
     if (pieces.length === 1) {
       socket.write(pieces[0], done);
       return number;

@@ -77,6 +77,8 @@ export class SendPath {
   private readonly resend: boolean;
   /** The header of a copied frame, refilled per send: encoded at once and kept by nobody. */
   private readonly copiedHeader = blankHeader();
+  /** Where a copied frame that is not kept for resend is encoded, refilled per send. */
+  private readonly copiedFrame = Buffer.allocUnsafe(HEADER_BYTES + COPY_FRAME_MAX_BYTES);
 
   constructor(
     dispatch: ReceiveDispatch,
@@ -120,6 +122,13 @@ export class SendPath {
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
       const header = this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0, this.copiedHeader);
+      if (!keep) {
+        // Encoded in memory every such send reuses: what the kernel does not take at once is copied.
+        encodeHeader(header, this.copiedFrame).set(data, HEADER_BYTES);
+        link.writeFrame(0, [this.copiedFrame.subarray(0, HEADER_BYTES + data.byteLength)], undefined, true);
+        link.finish(ticket);
+        return ticket;
+      }
       const frame = encodeFrame(header, data);
       const number = link.writeFrame(0, [frame]);
       if (keep)

@@ -347,26 +347,34 @@ export class TcpTransport implements Transport {
 
   /**
    * Reads the peer's socket without turning the event loop until a message waits on `channel`,
-   * for up to SPIN_READ_MS; whether one does. Not while this rank still has bytes queued for
-   * the peer (it may be waiting for them, and only the event loop sends them), nor where the
-   * ranks outnumber the cores: the reads that find nothing take CPU the peer needs.
+   * for up to SPIN_READ_MS; whether one does (see spinRead).
    */
   spinForMessage(peer: number, channel: number): boolean {
     const link = this.links[peer];
+    return this.spinRead(link, () => link.hasMessage(channel));
+  }
+
+  /**
+   * Reads the link's socket without turning the event loop until `ready`, for up to
+   * SPIN_READ_MS; whether it is. Not while this rank still has bytes queued for the peer (it may
+   * be waiting for them, and only the event loop sends them), nor where the ranks outnumber the
+   * cores: the reads that find nothing take CPU the peer needs.
+   */
+  private spinRead(link: PeerLink, ready: () => boolean): boolean {
     const connection = link.inbound[0];
     if (
       connection === undefined ||
       this.pollYield !== undefined ||
       link.lanes.some((socket) => socket.writableLength > 0)
     )
-      return link.hasMessage(channel);
+      return ready();
     const until = performance.now() + SPIN_READ_MS;
     do {
       const read = readNow(connection.socket, this.buffers.read, connection.intake);
       if (read === undefined) break;
-      if (read > 0 && link.hasMessage(channel)) return true;
+      if (read > 0 && ready()) return true;
     } while (performance.now() < until && link.error === undefined);
-    return link.hasMessage(channel);
+    return ready();
   }
 
   /** Waits until a message from `peer` is in on `channel`; a message of up to `bytes` polls as a receive of that size does. */
@@ -404,8 +412,11 @@ export class TcpTransport implements Transport {
     };
     link.waiting[channel] = receiver;
     link.releaseHeld(false);
+    const pollMs = receivePollMs(bytes, this.pollBudgetMs);
     try {
-      await waitOnLink(link, () => receiver.done, ctx, receivePollMs(bytes, this.pollBudgetMs), this.pollYield);
+      // A receive that would poll reads the socket in place first, as the one-shot path does.
+      if (pollMs === 0 || !this.spinRead(link, () => receiver.done))
+        await waitOnLink(link, () => receiver.done, ctx, pollMs, this.pollYield);
     } catch (err) {
       receiver.cancelled = true;
       throw err;

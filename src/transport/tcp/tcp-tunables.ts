@@ -47,6 +47,14 @@ export const HOLD_MIN_BYTES = 64 * 1024;
 export const COPY_FRAME_MAX_BYTES = TCP_ONE_SHOT_BYTES + LOW_LATENCY_PREFIX_BYTES;
 
 /**
+ * The largest frame written straight into the socket's kernel buffer when nothing is queued
+ * (direct-write.ts): the frames of small and mid-size calls, which then count as delivered before
+ * their send returns. Larger frames keep Node's stream, which writes what the kernel takes and
+ * the rest as the socket drains.
+ */
+export const DIRECT_WRITE_MAX_BYTES = 64 * 1024;
+
+/**
  * After a frame of this size, the next frame's header is read on its own, so that its payload can
  * be read straight into a plain receive's memory instead of being copied from the read buffer.
  */

@@ -253,6 +253,29 @@ test("tcp: a one-shot wait reads its peer's socket in place for a few microsecon
   }
 });
 
+test("tcp: a mid-size send is taken before it returns, and its receive reads the peer's socket in place, with no turn of the event loop", async (t) => {
+  if (rankSpin(2).spinYields) return t.skip('this machine has one core: the transport does not spin here');
+  const {
+    transports: [a, b],
+  } = await pair();
+  try {
+    const message = new Uint8Array(8192).map((_, i) => (i * 7) & 255);
+    let turned = false;
+    setImmediate(() => {
+      turned = true;
+    });
+    const handle = a.trySend(1, 3, message, { seq: 1, opcode: 0 });
+    assert.ok(a.isDelivered(handle), 'the kernel took the frame: the sender may reuse its memory at once');
+    const { seen, consume } = countingReceive(message.byteLength);
+    await b.recv(0, 3, message.byteLength, 1, { seq: 1, opcode: 0 }, consume, ctx());
+    assert.equal(turned, false, 'the receive ended without waiting for the event loop');
+    assert.deepEqual(seen.dst, message);
+  } finally {
+    await a.close();
+    await b.close();
+  }
+});
+
 test('tcp: striped and small messages on several channels keep their order per channel', async () => {
   const {
     transports: [a, b],
