@@ -509,15 +509,23 @@ export class TcpTransport implements Transport {
    * connection and could destroy data still on its way to a peer.
    */
   close(): Promise<void> {
-    if (this.closed === undefined) {
-      this.closing = true;
-      this.control.stopHeartbeat();
-      this.pathWatch?.stop();
-      forgetLive(this);
-      // A peer still dialing a socket that broke is owed what was sent on it: let it come back first.
-      this.closed = this.reconnector.settled(LINGER_MS).then(() => this.hangUp());
-    }
+    this.closed ??= this.closeAfterPendingBreaks();
     return this.closed;
+  }
+
+  private async closeAfterPendingBreaks(): Promise<void> {
+    // A socket that broke (or was destroyed) in this turn of the event loop reports it from its
+    // close callback a turn later, and a closing transport ignores such reports: a call that
+    // ended without a turn (its frames written and read in place) would hang up on a peer still
+    // owed a frame of the broken socket.
+    for (let turn = 0; turn < 2; turn++) await new Promise((resolve) => setImmediate(resolve));
+    this.closing = true;
+    this.control.stopHeartbeat();
+    this.pathWatch?.stop();
+    forgetLive(this);
+    // A peer still dialing a socket that broke is owed what was sent on it: let it come back first.
+    await this.reconnector.settled(LINGER_MS);
+    await this.hangUp();
   }
 
   /** Says goodbye and closes every socket (close(), once no peer is owed a reconnection). */
