@@ -1,9 +1,7 @@
 import { writeSync, writevSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { quietSyscall, socketFd } from './socket-syscall.js';
 import { DIRECT_WRITE_MAX_BYTES } from './tcp-tunables.js';
-
-/** Not where the intrinsics are frozen (node --frozen-intrinsics): writing it would throw. */
-const stackTraceLimitWritable = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')?.writable === true;
 
 /**
  * Writes `pieces` into the socket's kernel buffer at once, from this call, when the socket holds
@@ -16,18 +14,12 @@ const stackTraceLimitWritable = Object.getOwnPropertyDescriptor(Error, 'stackTra
  */
 export function writeNow(socket: Socket, pieces: readonly Uint8Array[], total: number): number {
   if (total > DIRECT_WRITE_MAX_BYTES || socket.writableLength > 0 || socket.destroyed || socket.connecting) return 0;
-  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-  if (fd === undefined || fd < 0) return 0;
-  const stackTraceLimit = Error.stackTraceLimit;
-  // A full socket buffer throws EAGAIN, and a stack trace would be most of that cost.
-  if (stackTraceLimitWritable) Error.stackTraceLimit = 0;
-  try {
-    return pieces.length === 1 ? writeSync(fd, pieces[0]) : writevSync(fd, pieces as Uint8Array[]);
-  } catch {
-    return 0;
-  } finally {
-    if (stackTraceLimitWritable) Error.stackTraceLimit = stackTraceLimit;
-  }
+  const fd = socketFd(socket);
+  return fd === undefined ? 0 : quietSyscall(writePieces, fd, pieces);
+}
+
+function writePieces(fd: number, pieces: readonly Uint8Array[]): number {
+  return pieces.length === 1 ? writeSync(fd, pieces[0]) : writevSync(fd, pieces as Uint8Array[]);
 }
 
 /** What of `pieces` is left after the first `written` bytes: copies if the pieces' memory is reused once the call returns. */

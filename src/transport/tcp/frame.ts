@@ -57,9 +57,10 @@ export function encodeHeader(h: FrameHeader, b: Buffer = Buffer.allocUnsafe(HEAD
   return b;
 }
 
-/** A whole frame in one buffer: the header, then a copy of the payload. */
-export function encodeFrame(h: FrameHeader, payload: Uint8Array): Buffer {
-  const b = encodeHeader(h, Buffer.allocUnsafe(HEADER_BYTES + payload.byteLength));
+/** A whole frame in one buffer (a fresh one, or the start of `into`): the header, then a copy of the payload. */
+export function encodeFrame(h: FrameHeader, payload: Uint8Array, into?: Buffer): Buffer {
+  const bytes = HEADER_BYTES + payload.byteLength;
+  const b = encodeHeader(h, into === undefined ? Buffer.allocUnsafe(bytes) : into.subarray(0, bytes));
   b.set(payload, HEADER_BYTES);
   return b;
 }

@@ -1,5 +1,6 @@
 import { readSync } from 'node:fs';
 import type { OnReadOpts, Socket } from 'node:net';
+import { quietSyscall, socketFd } from './socket-syscall.js';
 
 /**
  * Where the bytes a socket reads go. A socket this rank dialed reads through `onread`: libuv
@@ -57,9 +58,6 @@ export function readInto(buffer: Uint8Array, intake: Intake): { onread: OnReadOp
   };
 }
 
-/** Not where the intrinsics are frozen (node --frozen-intrinsics): writing it would throw. */
-const stackTraceLimitWritable = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit')?.writable === true;
-
 /**
  * Reads what a socket of readInto holds right now, synchronously, into `buffer` (its usual
  * memory), and feeds it to the intake; the bytes read (0: none waiting), or undefined if the
@@ -69,29 +67,16 @@ const stackTraceLimitWritable = Object.getOwnPropertyDescriptor(Error, 'stackTra
  * of the stream are left for Node's own next read to see.
  */
 export function readNow(socket: Socket, buffer: Uint8Array, intake: Intake): number | undefined {
-  const fd = (socket as unknown as { _handle?: { fd?: number } })._handle?.fd;
-  if (
-    fd === undefined ||
-    fd < 0 ||
-    !intake.attached ||
-    socket.destroyed ||
-    socket.isPaused() ||
-    !within(intake.nextRead, buffer)
-  )
+  const fd = socketFd(socket);
+  if (fd === undefined || !intake.attached || socket.destroyed || socket.isPaused() || !within(intake.nextRead, buffer))
     return undefined;
-  const stackTraceLimit = Error.stackTraceLimit;
-  // A socket with nothing waiting throws EAGAIN, and a stack trace would be most of that cost.
-  if (stackTraceLimitWritable) Error.stackTraceLimit = 0;
-  let n: number;
-  try {
-    n = readSync(fd, buffer, 0, buffer.byteLength, null);
-  } catch {
-    return 0;
-  } finally {
-    if (stackTraceLimitWritable) Error.stackTraceLimit = stackTraceLimit;
-  }
+  const n = quietSyscall(readAll, fd, buffer);
   if (n > 0) intake.feed(buffer.subarray(0, n));
   return n;
+}
+
+function readAll(fd: number, buffer: Uint8Array): number {
+  return readSync(fd, buffer, 0, buffer.byteLength, null);
 }
 
 /** An intake fed by 'data' events: an accepted socket (Node's server cannot read into a given buffer). */

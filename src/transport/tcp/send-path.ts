@@ -122,15 +122,10 @@ export class SendPath {
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
       const header = this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0, this.copiedHeader);
-      if (!keep) {
-        // Encoded in memory every such send reuses: what the kernel does not take at once is copied.
-        encodeHeader(header, this.copiedFrame).set(data, HEADER_BYTES);
-        link.writeFrame(0, [this.copiedFrame.subarray(0, HEADER_BYTES + data.byteLength)], undefined, true);
-        link.finish(ticket);
-        return ticket;
-      }
-      const frame = encodeFrame(header, data);
-      const number = link.writeFrame(0, [frame]);
+      // A frame kept for resend needs memory of its own; any other is encoded in memory every
+      // such send reuses, and what the kernel does not take at once is copied.
+      const frame = encodeFrame(header, data, keep ? undefined : this.copiedFrame);
+      const number = link.writeFrame(0, [frame], undefined, !keep);
       if (keep)
         link.retained.keep(0, {
           number,

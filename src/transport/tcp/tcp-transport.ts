@@ -143,6 +143,11 @@ export function commIdOf(name: string): number {
  * (frame-reader.ts, receive-dispatch.ts). The state of each peer is its PeerLink; failures,
  * heartbeats and goodbyes travel on the control channel. docs/tcp-transport.md maps the parts.
  */
+/** Whether `receiver` is done, or without one, whether a message waits on `channel`. */
+function arrived(link: PeerLink, channel: number, receiver: WaitingRecv | undefined): boolean {
+  return receiver === undefined ? link.hasMessage(channel) : receiver.done;
+}
+
 export class TcpTransport implements Transport {
   readonly rank: number;
   readonly nranks: number;
@@ -350,31 +355,31 @@ export class TcpTransport implements Transport {
    * for up to SPIN_READ_MS; whether one does (see spinRead).
    */
   spinForMessage(peer: number, channel: number): boolean {
-    const link = this.links[peer];
-    return this.spinRead(link, () => link.hasMessage(channel));
+    return this.spinRead(this.links[peer], channel, undefined);
   }
 
   /**
-   * Reads the link's socket without turning the event loop until `ready`, for up to
-   * SPIN_READ_MS; whether it is. Not while this rank still has bytes queued for the peer (it may
+   * Reads the link's socket without turning the event loop until `receiver` is done (without
+   * one: until a message waits on `channel`), for up to SPIN_READ_MS; whether it is. No closure
+   * per wait: the one-shot path asks on every call. Not while this rank still has bytes queued for the peer (it may
    * be waiting for them, and only the event loop sends them), nor where the ranks outnumber the
    * cores: the reads that find nothing take CPU the peer needs.
    */
-  private spinRead(link: PeerLink, ready: () => boolean): boolean {
+  private spinRead(link: PeerLink, channel: number, receiver: WaitingRecv | undefined): boolean {
     const connection = link.inbound[0];
     if (
       connection === undefined ||
       this.pollYield !== undefined ||
       link.lanes.some((socket) => socket.writableLength > 0)
     )
-      return ready();
+      return arrived(link, channel, receiver);
     const until = performance.now() + SPIN_READ_MS;
     do {
       const read = readNow(connection.socket, this.buffers.read, connection.intake);
       if (read === undefined) break;
-      if (read > 0 && ready()) return true;
+      if (read > 0 && arrived(link, channel, receiver)) return true;
     } while (performance.now() < until && link.error === undefined);
-    return ready();
+    return arrived(link, channel, receiver);
   }
 
   /** Waits until a message from `peer` is in on `channel`; a message of up to `bytes` polls as a receive of that size does. */
@@ -415,7 +420,7 @@ export class TcpTransport implements Transport {
     const pollMs = receivePollMs(bytes, this.pollBudgetMs);
     try {
       // A receive that would poll reads the socket in place first, as the one-shot path does.
-      if (pollMs === 0 || !this.spinRead(link, () => receiver.done))
+      if (pollMs === 0 || !this.spinRead(link, channel, receiver))
         await waitOnLink(link, () => receiver.done, ctx, pollMs, this.pollYield);
     } catch (err) {
       receiver.cancelled = true;
