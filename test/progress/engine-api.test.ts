@@ -14,7 +14,10 @@ for (const progress of ['engine', 'auto'])
       assert.deepEqual(r.plain, [6, 6], `rank ${rank}`);
       assert.deepEqual(r.gathered, [0, 0, 0, 1, 1, 1, 2, 2, 2], `rank ${rank}`);
       assert.deepEqual(r.ops, ['allReduce:done', 'allGather:done'], `rank ${rank}`);
-      assert.equal(r.predictedAlgorithm, 'string');
+      const prediction = r.prediction as { algorithm?: unknown; timeUs?: unknown } | undefined;
+      const answered = `rank ${rank}: predict answered ${JSON.stringify(prediction)}`;
+      assert.equal(typeof prediction?.algorithm, 'string', answered);
+      assert.ok(Number(prediction?.timeUs) > 0, answered);
       assert.equal(r.afterDestroy, ErrorCode.DESTROYED, `rank ${rank}`);
     }
   });
