@@ -75,8 +75,8 @@ export class SendPath {
   private readonly dispatch: ReceiveDispatch;
   /** Checksummed frames are kept for resend (TSCCL_RESEND_RETRIES > 0). */
   private readonly resend: boolean;
-  /** The header of a copied frame, refilled per send: encoded at once and kept by nobody. */
-  private readonly copiedHeader = blankHeader();
+  /** The header of every frame this path writes, refilled per frame: encoded at once and kept by nobody. */
+  private readonly scratchHeader = blankHeader();
   /** Where a copied frame that is not kept for resend is encoded, refilled per send. */
   private readonly copiedFrame = Buffer.allocUnsafe(HEADER_BYTES + COPY_FRAME_MAX_BYTES);
 
@@ -95,7 +95,8 @@ export class SendPath {
   send(link: PeerLink, channel: number, data: Uint8Array, tag: MessageTag): number {
     const ticket = ++link.posted;
     if (link.lanes.length === 0) {
-      const sink = this.dispatch.open(link, this.header(channel, tag, data, 0, 0))!;
+      // The receive side may keep this header (a frame nobody waits for yet): an object of its own.
+      const sink = this.dispatch.open(link, this.header(channel, tag, data, 0, 0, blankHeader()))!;
       sink.payload(data);
       sink.end();
       link.finish(ticket);
@@ -121,7 +122,7 @@ export class SendPath {
     }
     if (data.byteLength <= COPY_FRAME_MAX_BYTES) {
       // The frame is a copy, so the caller's memory is free at once: no wait for the write.
-      const header = this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0, this.copiedHeader);
+      const header = this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0);
       // A frame kept for resend needs memory of its own; any other is encoded in memory every
       // such send reuses, and what the kernel does not take at once is copied.
       const frame = encodeFrame(header, data, keep ? undefined : this.copiedFrame);
@@ -156,14 +157,17 @@ export class SendPath {
     return ticket;
   }
 
-  /** The header of a frame of `data`, in a new object or (a header encoded at once) `into`. */
+  /**
+   * The header of a frame of `data`, filled `into` the one object every encoded frame refills
+   * (each is encoded before the next send: an object per frame was garbage), unless one is given.
+   */
   private header(
     channel: number,
     tag: MessageTag,
     data: Uint8Array,
     checksum: number,
     extraFlags: number,
-    into: MutableFrameHeader = blankHeader(),
+    into: MutableFrameHeader = this.scratchHeader,
   ): FrameHeader {
     into.flags = extraFlags;
     into.channel = channel;
