@@ -143,7 +143,13 @@ async function warmRounds(
         await comm.allReduce(input, options);
       }
       for (let i = 0; i < ROUND_MID_CALLS; i++) await comm.allReduce(mid, { output: midOut });
-      if (!slotCopies) await comm.allReduce(framed, { output: framedOut });
+      if (!slotCopies) {
+        // Over TCP the schedule path's in-place calls too: with out-of-place calls alone it was
+        // still compiling its steps in a fresh job's 32-128 KiB in-place calls (bench/RESULTS.md).
+        await comm.allReduce(midOut);
+        await comm.allReduce(framed, { output: framedOut });
+        await comm.allReduce(framedOut);
+      }
       await comm.barrier();
       await comm.barrier();
       smallCalls += ROUND_SMALL_CALLS;
@@ -152,7 +158,7 @@ async function warmRounds(
         (slotCopies ? 4 : 3) * ROUND_OTHER_SMALL_CALLS +
         2 * others.length +
         ROUND_MID_CALLS +
-        (slotCopies ? 0 : 1) +
+        (slotCopies ? 0 : 3) +
         2;
       vote[0] = done(smallCalls) ? 1 : 0;
       vote[1] = late() ? 1 : 0;

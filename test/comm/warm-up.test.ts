@@ -68,7 +68,7 @@ test('thread ranks: a rank that dies while the others are in init fails them wit
 });
 
 test("process ranks: a connection cut in the middle of init's warm-up fails init on both sides with PEER_LOST", async () => {
-  // Rank 1's 61st frame of the warm-up's mesh (the world's own sends none before init returns):
+  // Rank 1's 63rd frame of the warm-up's mesh (the world's own sends none before init returns):
   // the first child's last all-reduce, its vote, which no frame follows at once. The hook sends
   // the frames after a cut frame until its socket closes, and a frame that followed at once
   // would reach the peer after the half frame and read as a bad header (MISMATCH).
@@ -79,7 +79,7 @@ test("process ranks: a connection cut in the middle of init's warm-up fails init
       { scenario: 'fails' },
       {
         graceMs: 20_000,
-        env: { ...warmUpOn, TSCCL_TEST_FAULT: 'cut@1#61' },
+        env: { ...warmUpOn, TSCCL_TEST_FAULT: 'cut@1#63' },
       },
     ),
   );
