@@ -134,6 +134,11 @@ export function commIdOf(name: string): number {
   return h >>> 0;
 }
 
+/** Whether `receiver` is done, or without one, whether a message waits on `channel`. */
+function arrived(link: PeerLink, channel: number, receiver: WaitingRecv | undefined): boolean {
+  return receiver === undefined ? link.hasMessage(channel) : receiver.done;
+}
+
 /**
  * Ranks in different processes or hosts. Two sockets per pair of ranks and lane, one each way:
  * every rank dials every peer, proves the job token, and reads that peer's frames from the
@@ -143,11 +148,6 @@ export function commIdOf(name: string): number {
  * (frame-reader.ts, receive-dispatch.ts). The state of each peer is its PeerLink; failures,
  * heartbeats and goodbyes travel on the control channel. docs/tcp-transport.md maps the parts.
  */
-/** Whether `receiver` is done, or without one, whether a message waits on `channel`. */
-function arrived(link: PeerLink, channel: number, receiver: WaitingRecv | undefined): boolean {
-  return receiver === undefined ? link.hasMessage(channel) : receiver.done;
-}
-
 export class TcpTransport implements Transport {
   readonly rank: number;
   readonly nranks: number;
@@ -361,9 +361,9 @@ export class TcpTransport implements Transport {
   /**
    * Reads the link's socket without turning the event loop until `receiver` is done (without
    * one: until a message waits on `channel`), for up to SPIN_READ_MS; whether it is. No closure
-   * per wait: the one-shot path asks on every call. Not while this rank still has bytes queued for the peer (it may
-   * be waiting for them, and only the event loop sends them), nor where the ranks outnumber the
-   * cores: the reads that find nothing take CPU the peer needs.
+   * per wait: the one-shot path asks on every call. Not while this rank still has bytes queued
+   * for the peer (it may be waiting for them, and only the event loop sends them), nor where the
+   * ranks outnumber the cores: the reads that find nothing take CPU the peer needs.
    */
   private spinRead(link: PeerLink, channel: number, receiver: WaitingRecv | undefined): boolean {
     const connection = link.inbound[0];
