@@ -61,6 +61,14 @@ export interface OneShotPlan {
   readonly publishesData: boolean;
   /** The ranks whose publication this rank waits for, itself included: every rank, so a rank that called something else is seen by all. */
   readonly awaits: readonly number[];
+  /**
+   * The ranks it waits for where a publication nobody reads leaves nothing behind (thread ranks'
+   * slots, LowLatencySlots.eagerRoot): where only the root holds data (broadcast, scatter), a
+   * reader waits for the root alone and the root for nobody, so the root leaves as soon as it has
+   * published, as MPI's eager sends do, and back-to-back calls overlap. A reader that called
+   * something else still meets the root's message and says so; elsewhere, as `awaits`.
+   */
+  readonly eagerAwaits: readonly number[];
   readonly combine: OneShotCombine;
   /** The pieces this rank reads, in the order it folds or places them: rank order, so every rank reduces to bitwise the same result. */
   readonly reads: readonly OneShotRead[];
@@ -110,6 +118,7 @@ export function oneShotPlan(shape: CallShape, rank: number): OneShotPlan {
   const computes = pattern.combine !== 'none' && (pattern.to === 'all' || rank === root);
   const sources = pattern.from === 'all' ? Array.from({ length: nranks }, (_, peer) => peer) : [root];
   const offset = pattern.part === 'block' ? rank * count : 0;
+  const awaits = Array.from({ length: nranks }, (_, peer) => peer);
   const reads = computes
     ? sources.map(
         (peer, i): OneShotRead => ({ peer, offset, outputOffset: pattern.combine === 'place' ? i * count : 0 }),
@@ -122,7 +131,8 @@ export function oneShotPlan(shape: CallShape, rank: number): OneShotPlan {
     count,
     messageCount: collective === 'barrier' ? 0 : oneShotCount(shape),
     publishesData: pattern.from === 'all' || rank === root,
-    awaits: Array.from({ length: nranks }, (_, peer) => peer),
+    awaits,
+    eagerAwaits: pattern.from === 'root' ? [root] : awaits,
     combine: pattern.combine,
     reads,
     byReferenceOverOutput: pattern.combine === 'place' && pattern.part === 'whole',

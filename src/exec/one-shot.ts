@@ -46,6 +46,8 @@ export class OneShotCall {
   /** Where the result lands on this rank. */
   readonly output: TypedArray;
   private readonly plan: OneShotPlan;
+  /** The ranks this rank waits for: the plan's eager set where the transport allows it. */
+  private readonly awaits: readonly number[];
   private readonly bytes: number;
   /** What this rank publishes: its input's bytes, if it holds data. */
   private readonly data: Uint8Array | undefined;
@@ -71,6 +73,7 @@ export class OneShotCall {
     this.request = request;
     this.output = request.output;
     this.plan = cachedOneShotPlan(shape, rank);
+    this.awaits = request.slots.eagerRoot === true ? this.plan.eagerAwaits : this.plan.awaits;
     this.bytes = this.plan.messageCount * request.dtype.bytes;
     this.data = this.plan.publishesData ? new Uint8Array(input.buffer, input.byteOffset, this.bytes) : undefined;
     this.messages = new Array<Uint8Array>(shape.nranks);
@@ -91,8 +94,9 @@ export class OneShotCall {
 
   /**
    * Runs call `seq`: undefined if it finished without waiting (peers kept up), else a promise.
-   * Every rank publishes (with data if it holds any) and waits for every other: a rank that
-   * called something else is then seen by all, and no rank leaves a call its peers never joined.
+   * Every rank publishes (with data if it holds any) and waits for every other (or, where the
+   * transport allows, for the ranks the plan's eagerAwaits names): a rank that called something
+   * else is then seen.
    */
   run(seq: number, ctx: WaitContext): Promise<void> | undefined {
     const { slots, opcode } = this.request;
@@ -114,7 +118,7 @@ export class OneShotCall {
    */
   private collect(seq: number, ctx: WaitContext, from: number): Promise<void> | undefined {
     const { slots, opcode } = this.request;
-    const awaits = this.plan.awaits;
+    const awaits = this.awaits;
     for (let i = from; i < awaits.length; i++) {
       const peer = awaits[i];
       if (peer === this.request.rank && this.ownMessage !== undefined) {

@@ -142,6 +142,11 @@ export interface LowLatencySlots {
   /** Largest message one publish can carry, in bytes. */
   readonly capacity: number;
   /**
+   * Whether a publication no peer reads leaves nothing behind (a slot the next call overwrites,
+   * not a queued frame), so a one-shot call's plan may await fewer ranks (OneShotPlan.eagerAwaits).
+   */
+  readonly eagerRoot?: boolean;
+  /**
    * Publishes collective `seq` (a message of `bytes`; `data` if this rank holds it), once no peer
    * still reads the slot it reuses.
    */
@@ -155,9 +160,9 @@ export interface LowLatencySlots {
   /** Waits until `peer` has published for collective `seq`. */
   arrived(peer: number, seq: number, ctx: WaitContext): Promise<void> | undefined;
   /**
-   * What `peer` published for `seq` (after arrived), read in place; throws TSCCL_ERR_MISMATCH
-   * unless it published `opcode` with a message of `bytes`. Repeated calls of one size may get
-   * the same view object back.
+   * What `peer` published for `seq` (after arrived), read in place or copied out; throws
+   * TSCCL_ERR_MISMATCH unless it published `opcode` with a message of `bytes`. Repeated calls of
+   * one size may get the same view object back, valid until the next read of that peer.
    */
   read(peer: number, seq: number, opcode: number, bytes: number): Uint8Array;
   /**

@@ -10,7 +10,7 @@ import type { VerifyResult } from './verifier.js';
  * token-valued memory, and the collective's postcondition is checked, so a contribution missed
  * or folded twice, a reduction out of rank order, a piece read from the wrong rank or block
  * (a root not respected), a read of a message that carries no data or outside one, and a rank
- * that does not wait for every other are all found.
+ * that does not wait for every other (eagerly: for every rank that holds data) are all found.
  *
  * By reference, a reader reads the publisher's memory where it lies, possibly after the
  * publisher has written its own output: each rank's reads are run twice, once before any peer
@@ -20,6 +20,8 @@ import type { VerifyResult } from './verifier.js';
 export interface OneShotVerifyOptions {
   /** Whether ranks that may publish by reference (publishesData, and byReferenceOverOutput where the output covers the message) do. */
   readonly byReference: boolean;
+  /** Whether ranks wait for their plan's eagerAwaits (a transport whose unread publications leave nothing behind) rather than its awaits. */
+  readonly eager?: boolean;
 }
 
 /** Verifies the plans of one call (one plan and shape per rank). */
@@ -28,7 +30,7 @@ export function verifyOneShotPlans(
   plans: readonly OneShotPlan[],
   options: OneShotVerifyOptions,
 ): VerifyResult {
-  const errors = checkStructure(shapes, plans);
+  const errors = checkStructure(shapes, plans, options.eager === true);
   if (errors.length > 0) return { ok: false, errors };
   const initial = shapes.map((shape, r) => rankMemory(shape, r, 0));
   const byReference = plans.map(
@@ -46,7 +48,7 @@ export function verifyOneShotPlans(
   );
   checkPostcondition(
     shapes,
-    early.map((memory, r) => finalRank(initial[r], memory, plans[r])),
+    early.map((memory, r) => finalRank(initial[r], memory, plans[r], options)),
     errors,
   );
   if (errors.length > 0 || !byReference.some((b) => b)) return { ok: errors.length === 0, errors };
@@ -59,24 +61,37 @@ export function verifyOneShotPlans(
   const lateErrors: string[] = [];
   checkPostcondition(
     shapes,
-    late.map((memory, r) => finalRank(initial[r], memory, plans[r])),
+    late.map((memory, r) => finalRank(initial[r], memory, plans[r], options)),
     lateErrors,
   );
   errors.push(...lateErrors.map((e) => `by reference, read after the publishers wrote their output: ${e}`));
   return { ok: errors.length === 0, errors };
 }
 
-/** Verifies the one-shot path's plans for one call shape, by value and by reference. */
+/** Verifies the one-shot path's plans for one call shape, by value and by reference, waiting as every transport does. */
 export function verifyOneShot(shape: CallShape): VerifyResult {
   const shapes = Array.from({ length: shape.nranks }, () => shape);
   const plans = shapes.map((s, r) => oneShotPlan(s, r));
-  const byValue = verifyOneShotPlans(shapes, plans, { byReference: false });
-  return byValue.ok ? verifyOneShotPlans(shapes, plans, { byReference: true }) : byValue;
+  for (const eager of [false, true]) {
+    for (const byReference of [false, true]) {
+      const result = verifyOneShotPlans(shapes, plans, { byReference, eager });
+      if (!result.ok) return result;
+    }
+  }
+  return { ok: true, errors: [] };
 }
 
+/** The ranks a plan waits for under the options. */
+const waitsOf = (plan: OneShotPlan, options: Pick<OneShotVerifyOptions, 'eager'>) =>
+  options.eager === true ? plan.eagerAwaits : plan.awaits;
+
 /** What can be checked of the plans before running them: ranks, sizes, waits and the bounds of every read. */
-function checkStructure(shapes: readonly CallShape[], plans: readonly OneShotPlan[]): string[] {
+function checkStructure(shapes: readonly CallShape[], plans: readonly OneShotPlan[], eager: boolean): string[] {
   const n = shapes.length;
+  // Waiting eagerly a rank need only meet every rank that holds data (every rank if none does):
+  // a rank that called something else then meets a message that is not its call's.
+  const holders = plans.flatMap((plan, r) => (plan.publishesData ? [r] : []));
+  const mustAwait = eager && holders.length > 0 ? holders : Array.from({ length: n }, (_, r) => r);
   const errors: string[] = [];
   if (plans.length !== n) return [`${plans.length} plans for ${n} ranks`];
   plans.forEach((plan, r) => {
@@ -96,10 +111,12 @@ function checkStructure(shapes: readonly CallShape[], plans: readonly OneShotPla
     if (plan.publishesData && plan.messageCount > counts.input) {
       errors.push(`rank ${r} publishes ${plan.messageCount} elements of an input of ${counts.input}`);
     }
-    const awaited = new Set(plan.awaits);
-    for (let peer = 0; peer < n; peer++) {
+    const awaited = new Set(waitsOf(plan, { eager }));
+    for (const peer of mustAwait) {
       if (!awaited.has(peer))
-        errors.push(`rank ${r} does not wait for rank ${peer}: a rank that called something else would go unseen`);
+        errors.push(
+          `rank ${r} does not wait for rank ${peer}${eager ? ' (eagerly)' : ''}: a rank that called something else would go unseen`,
+        );
     }
     for (const read of plan.reads) {
       const { peer, offset, outputOffset } = read;
@@ -174,6 +191,11 @@ function runReads(
 /** A reduction of two values, in that order: the tokens are not sorted, so a fold out of rank order shows. */
 const fold = (a: Value, b: Value): Value => (a === null || b === null ? null : [...a, ...b]);
 
-function finalRank(start: RankMemory, memory: Value[], plan: OneShotPlan): FinalRank {
-  return { memory, base: start.base, size: start.size, knows: new Set([plan.rank, ...plan.awaits]) };
+function finalRank(
+  start: RankMemory,
+  memory: Value[],
+  plan: OneShotPlan,
+  options: Pick<OneShotVerifyOptions, 'eager'>,
+): FinalRank {
+  return { memory, base: start.base, size: start.size, knows: new Set([plan.rank, ...waitsOf(plan, options)]) };
 }

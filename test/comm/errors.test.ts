@@ -99,11 +99,17 @@ test('different counts on different ranks are reported as a mismatch, not a hang
 });
 
 test('different collectives on different ranks are reported, naming both sides', async () => {
-  const results = await scenario('op-mismatch', 2);
-  for (const o of results) assert.equal(o.call.code, ErrorCode.MISMATCH);
-  const mismatch = results.map((o) => o.call).find((o) => /expected/.test(o.message!));
-  assert.ok(mismatch, JSON.stringify(results));
-  assert.match(mismatch.message!, /expected (allReduce|broadcast) #1 .* sent (broadcast|allReduce) #1/);
+  const results = await scenario('op-mismatch-then-barrier', 2);
+  // Rank 1 meets the root's broadcast where it expected an all-reduce.
+  assert.equal(results[1].call.code, ErrorCode.MISMATCH, JSON.stringify(results));
+  assert.match(results[1].call.message!, /expected allReduce #1 .* from rank 0, but rank 0 sent broadcast #1/);
+  // The root publishes and leaves, as MPI's eager sends do: if its broadcast ended, its next call
+  // fails on rank 1's give-up, and no call waits out its timeout.
+  const root = results[0];
+  if (root.call.code === 'OK') {
+    assert.notEqual(root.after.code, 'OK', JSON.stringify(root));
+    assert.notEqual(root.after.code, ErrorCode.TIMEOUT, root.after.message);
+  } else assert.equal(root.call.code, ErrorCode.MISMATCH, root.call.message);
 });
 
 test('over TCP, where small calls take the one-shot path: different counts, paths and collectives are mismatches, not hangs', async () => {
@@ -135,6 +141,14 @@ test('over TCP, where small calls take the one-shot path: different counts, path
   assert.equal(roots[2].broadcast.code, ErrorCode.MISMATCH, roots[2].broadcast.message);
   assert.match(
     roots[2].broadcast.message!,
+    /Rank 2 needs rank 1's data for broadcast, but rank 1 sent none: the ranks called different roots/,
+  );
+  // The same between thread ranks, where a reader waits for its root alone: rank 1 published the
+  // call without data, and rank 2 says so rather than reading whatever its slot held before.
+  const threadRoots = await scenario('root-mismatch', 3);
+  assert.equal(threadRoots[2].broadcast.code, ErrorCode.MISMATCH, threadRoots[2].broadcast.message);
+  assert.match(
+    threadRoots[2].broadcast.message!,
     /Rank 2 needs rank 1's data for broadcast, but rank 1 sent none: the ranks called different roots/,
   );
   // A broadcast's root sends and is done; the one-shot all-reduce on the other rank names both sides.

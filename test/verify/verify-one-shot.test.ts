@@ -45,13 +45,14 @@ const broken = (
   rank: number,
   change: (plan: OneShotPlan) => Partial<OneShotPlan>,
   byReference = false,
+  eager = false,
 ) => {
   const plans = plansOf(s);
   plans[rank] = { ...plans[rank], ...change(plans[rank]) };
   return verifyOneShotPlans(
     Array.from({ length: s.nranks }, () => s),
     plans,
-    { byReference },
+    { byReference, eager },
   );
 };
 const withReads = (reads: OneShotRead[]) => () => ({ reads });
@@ -113,6 +114,27 @@ test('a rank that does not wait for every other, or reads a slot it did not wait
   fails(
     broken(shape({}), 0, () => ({ awaits: [0, 1] })),
     /rank 0 reads rank 2's slot without waiting for it/,
+  );
+});
+
+test('waiting eagerly, a rank that does not wait for the root, or an all-reduce that waits for fewer than all, is reported', () => {
+  const eagerly = (s: CallShape, rank: number, change: (plan: OneShotPlan) => Partial<OneShotPlan>) =>
+    broken(s, rank, change, false, true);
+  // A broadcast's plans wait eagerly for the root alone, and that proves.
+  const bcast = shape({ collective: 'broadcast', root: 1 });
+  assert.deepEqual(plansOf(bcast)[2].eagerAwaits, [1]);
+  assert.equal(eagerly(bcast, 2, () => ({})).ok, true);
+  fails(
+    eagerly(bcast, 2, () => ({ eagerAwaits: [] })),
+    /rank 2 does not wait for rank 1 \(eagerly\)/,
+  );
+  fails(
+    eagerly(shape({}), 0, () => ({ eagerAwaits: [0, 1] })),
+    /rank 0 does not wait for rank 2 \(eagerly\)/,
+  );
+  fails(
+    eagerly(shape({ collective: 'barrier', count: 0 }), 1, () => ({ eagerAwaits: [1] })),
+    /rank 1 does not wait for rank 0 \(eagerly\)/,
   );
 });
 

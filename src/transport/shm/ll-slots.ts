@@ -4,32 +4,42 @@ import { blockUntil, spinUntil, spinUntilEquals, waitWhileEqual, wake } from '..
 import {
   LL_BYTES,
   LL_BY_REFERENCE,
+  LL_BY_REFERENCE_MARK,
+  LL_COPIED,
   LL_DATA_OFFSET,
   LL_FLAG,
-  LL_HEADER_WORDS,
   LL_INLINE_BYTES,
   LL_INLINE_DATA,
+  LL_NO_DATA,
   LL_OPCODE,
   LL_RELEASED,
   LL_SLEEPERS,
+  LL_SLOTS,
   LL_SLOT_BYTES,
   STATUS_ENTERED_SEQ,
   STATUS_SLEEPERS,
+  llDataIndex,
   llSlotIndex,
 } from './mailbox.js';
 
 /**
  * The low-latency protocol of thread ranks (NCCL's LL idea: data and flag travel together, so a
  * message is one write and one read, with no descriptor, no acknowledgement and no wake-up of
- * the sender). Each rank owns two slots in its mailbox and writes call `seq` into slot seq & 1:
- * the data, then the flag = seq. A reader that sees the flag sees the data (Atomics are
- * sequentially consistent).
+ * the sender). Each rank owns LL_SLOTS slots in its mailbox, a cache line each, and writes call
+ * `seq` into slot seq % LL_SLOTS: the data, then the flag = seq. A reader that sees the flag sees
+ * the data (Atomics are sequentially consistent). A message of up to 32 bytes travels in the
+ * flag's cache line: a reader that sees the flag has its data too, and a writer stores into one
+ * line. A larger one goes to one of two data areas, used in turn (seq & 1).
  *
- * No acknowledgement is needed to reuse a slot: the last write into slot seq & 1 was for call
- * seq - 2 or earlier, and a peer that has entered call seq - 1 (its status word, or its own
- * slot's flag for that call) has finished every call before it, including reading that slot.
- * A message of up to 32 bytes travels in the flag's cache line: a reader that sees the flag
- * has its data too, and a writer stores into one line.
+ * No acknowledgement is needed to reuse a slot: the last write into slot seq % LL_SLOTS was for
+ * call seq - LL_SLOTS or earlier, and a peer that has entered call seq - LL_SLOTS + 1 (its status
+ * word, or its own slot's flag for that call) has finished every call before it, including
+ * reading that slot; a data area, by the same rule with 2 in place of LL_SLOTS. Where a call does
+ * not wait for every peer (a broadcast's root, see OneShotPlan.eagerAwaits), the root so runs up
+ * to LL_SLOTS - 1 calls ahead of its slowest reader with messages in the flag's line, and one
+ * call ahead with larger ones (a data area for every call in flight would cost LL_SLOT_BYTES each).
+ * A reader copies a message in the flag's line out to memory of its own, so its views of
+ * messages do not change with the slot.
  *
  * A message whose data already lies in the arena (a registered buffer) can go by reference: the
  * slot then holds its offset, and peers read the data where it lies, so nobody copies it into a
@@ -43,22 +53,34 @@ import {
  */
 const BLOCK_MS = 2;
 
+/** What read returns for a message that carries no data. */
+const NO_DATA = new Uint8Array(0);
+
 /** Whether a peer whose status word says it entered call `entered` may still read the slot call `seq` writes. */
-const mayReadSlot = (entered: number, seq: number) => ((entered - (seq - 1)) | 0) < 0;
+const mayReadSlot = (entered: number, seq: number, window: number) => ((entered - (seq - window + 1)) | 0) < 0;
+
+/** Calls a publication of `bytes` may run ahead of its readers: LL_SLOTS, or 2 where its data goes to a large area. */
+const windowOf = (bytes: number, copied: boolean) => (copied && bytes > LL_INLINE_BYTES ? 2 : LL_SLOTS);
 
 export class ShmLowLatencySlots implements LowLatencySlots {
   readonly capacity = LL_SLOT_BYTES;
+  readonly eagerRoot = true;
   private readonly arena: Arena;
   private readonly rank: number;
   private readonly nranks: number;
   /** Word offset of each rank's mailbox. */
   private readonly bases: readonly number[];
   private readonly words: Int32Array;
+  /** The same memory as bytes. */
+  private readonly wordBytes: Uint8Array;
   /**
-   * The data view of each rank's slot per parity (index rank * 2 + (seq & 1)), kept while calls
-   * repeat a size: a stream of small calls then makes no view per call.
+   * The view of each rank's data areas (index rank * 2 + (seq & 1)), kept while calls repeat a
+   * size: a stream of small calls then makes no view per call.
    */
   private readonly dataViews: (Uint8Array | undefined)[];
+  /** Where each rank's messages in the flag's line are copied to when read, and the view last read of it. */
+  private readonly inlineCopies: Int32Array[];
+  private readonly inlineViews: (Uint8Array | undefined)[];
   /** Views of data published by reference, per rank and parity as dataViews, with their byte offsets. */
   private readonly referenceViews: (Uint8Array | undefined)[];
   private readonly referenceOffsets: number[];
@@ -74,19 +96,34 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     this.nranks = mailboxByteOffsets.length;
     this.bases = mailboxByteOffsets.map((b) => b / 4);
     this.words = words;
+    this.wordBytes = new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
     this.dataViews = new Array<Uint8Array | undefined>(2 * this.nranks).fill(undefined);
+    this.inlineCopies = Array.from({ length: this.nranks }, () => new Int32Array(LL_INLINE_BYTES / 4));
+    this.inlineViews = new Array<Uint8Array | undefined>(this.nranks).fill(undefined);
     this.referenceViews = new Array<Uint8Array | undefined>(2 * this.nranks).fill(undefined);
     this.referenceOffsets = new Array<number>(2 * this.nranks).fill(-1);
   }
 
-  /** The first `bytes` of `rank`'s slot for call `seq`. */
+  /** The first `bytes` of `rank`'s data area for call `seq` (a message of more than LL_INLINE_BYTES). */
   private dataView(rank: number, seq: number, bytes: number): Uint8Array {
     const key = 2 * rank + (seq & 1);
     let view = this.dataViews[key];
     if (view === undefined || view.byteLength !== bytes) {
-      const from = bytes <= LL_INLINE_BYTES ? LL_INLINE_DATA : LL_HEADER_WORDS;
-      view = this.arena.bytes((this.bases[rank] + llSlotIndex(this.nranks, seq) + from) * 4, bytes);
+      view = this.arena.bytes((this.bases[rank] + llDataIndex(this.nranks, seq)) * 4, bytes);
       this.dataViews[key] = view;
+    }
+    return view;
+  }
+
+  /** `rank`'s message of `bytes` in the flag's line of its slot for call `seq`, copied out. */
+  private inlineCopy(rank: number, seq: number, bytes: number): Uint8Array {
+    const copy = this.inlineCopies[rank];
+    const at = this.bases[rank] + llSlotIndex(this.nranks, seq) + LL_INLINE_DATA;
+    for (let i = 0, n = (bytes + 3) >> 2; i < n; i++) copy[i] = this.words[at + i];
+    let view = this.inlineViews[rank];
+    if (view === undefined || view.byteLength !== bytes) {
+      view = new Uint8Array(copy.buffer, 0, bytes);
+      this.inlineViews[rank] = view;
     }
     return view;
   }
@@ -118,18 +155,18 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   }
 
   /**
-   * The first peer that has not entered call seq - 1 (and may still read the slot call seq writes), or -1.
-   * A peer that published call seq - 1 in its own slot has entered it; this rank read that flag
-   * in call seq - 1, so it is in this core's cache, where the peer's status word, which the peer
-   * writes on every call, is not.
+   * The first peer that has not entered call seq - window + 1 (and may still read the slot or
+   * large area call seq writes), or -1. A peer that published call seq - 1 in its own slot has entered it; this
+   * rank read that flag in call seq - 1 if it waited for that peer, so it is in this core's cache,
+   * where the peer's status word, which the peer writes on every call, is not.
    */
-  private slotReader(seq: number): number {
+  private slotReader(seq: number, window: number): number {
     const previous = llSlotIndex(this.nranks, seq - 1) + LL_FLAG;
     for (let r = 0; r < this.nranks; r++) {
       if (r === this.rank) continue;
       const base = this.bases[r];
       if (Atomics.load(this.words, base + previous) === seq - 1) continue;
-      if (mayReadSlot(Atomics.load(this.words, base + STATUS_ENTERED_SEQ), seq)) return r;
+      if (mayReadSlot(Atomics.load(this.words, base + STATUS_ENTERED_SEQ), seq, window)) return r;
     }
     return -1;
   }
@@ -163,7 +200,7 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     byReferenceOffset: number,
     ctx: WaitContext,
   ): Promise<void> | undefined {
-    const pending = this.slotFree(seq, ctx);
+    const pending = this.slotFree(seq, windowOf(bytes, data !== undefined && data.byteLength > 0), ctx);
     if (pending !== undefined) return this.writeAfter(pending, seq, opcode, bytes, data, byReferenceOffset);
     this.write(seq, opcode, bytes, data, byReferenceOffset);
     return undefined;
@@ -182,29 +219,29 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   }
 
   /** Waits until no peer still reads the slot call `seq` reuses: undefined if none does by the end of a brief wait. */
-  private slotFree(seq: number, ctx: WaitContext): Promise<void> | undefined {
-    if (this.slotReader(seq) < 0) return undefined;
-    return this.slotFreeWait(seq, ctx);
+  private slotFree(seq: number, window: number, ctx: WaitContext): Promise<void> | undefined {
+    if (this.slotReader(seq, window) < 0) return undefined;
+    return this.slotFreeWait(seq, window, ctx);
   }
 
   /** slotFree once a peer was found reading: spinning, blocking briefly, then asynchronously. */
-  private slotFreeWait(seq: number, ctx: WaitContext): Promise<void> | undefined {
-    const free = () => this.slotReader(seq) < 0;
+  private slotFreeWait(seq: number, window: number, ctx: WaitContext): Promise<void> | undefined {
+    const free = () => this.slotReader(seq, window) < 0;
     if (spinUntil(free, ctx)) return undefined;
-    const reader = this.slotReader(seq);
+    const reader = this.slotReader(seq, window);
     if (reader < 0) return undefined;
     const base = this.bases[reader];
     if (blockUntil(this.words, base + STATUS_ENTERED_SEQ, base + STATUS_SLEEPERS, free, BLOCK_MS)) return undefined;
-    return this.slotFreeLater(seq, ctx);
+    return this.slotFreeLater(seq, window, ctx);
   }
 
-  private async slotFreeLater(seq: number, ctx: WaitContext): Promise<void> {
-    for (let reader = this.slotReader(seq); reader >= 0; reader = this.slotReader(seq)) {
+  private async slotFreeLater(seq: number, window: number, ctx: WaitContext): Promise<void> {
+    for (let reader = this.slotReader(seq, window); reader >= 0; reader = this.slotReader(seq, window)) {
       const base = this.bases[reader];
       // Wait on the value that was found wanting: a reader that entered since slotReader looked
       // changes its word only when it enters the next call, which needs this very message.
       const entered = Atomics.load(this.words, base + STATUS_ENTERED_SEQ);
-      if (mayReadSlot(entered, seq))
+      if (mayReadSlot(entered, seq, window))
         await waitWhileEqual(this.words, base + STATUS_ENTERED_SEQ, base + STATUS_SLEEPERS, entered, ctx);
     }
   }
@@ -225,14 +262,18 @@ export class ShmLowLatencySlots implements LowLatencySlots {
         // A few words stored inline cost less than TypedArray.prototype.set, a builtin call.
         const at = slot + LL_INLINE_DATA;
         for (let i = 0; i < inline.length; i++) words[at + i] = inline[i];
+      } else if (data.byteLength <= LL_INLINE_BYTES) {
+        const at = (slot + LL_INLINE_DATA) * 4;
+        for (let i = 0; i < data.byteLength; i++) this.wordBytes[at + i] = data[i];
       } else this.dataView(this.rank, seq, data.byteLength).set(data);
     }
     // The header shares its cache line with the flag a peer spins on, and each store there pulls
     // the line back from the spinner: a call that repeats the last one's header stores none of it.
-    const byReference = byReferenceOffset >= 0 ? 1 : 0;
+    const carries =
+      byReferenceOffset >= 0 ? LL_BY_REFERENCE_MARK : data === undefined && bytes > 0 ? LL_NO_DATA : LL_COPIED;
     if (words[slot + LL_BYTES] !== bytes) words[slot + LL_BYTES] = bytes;
     if (words[slot + LL_OPCODE] !== opcode) words[slot + LL_OPCODE] = opcode;
-    if (words[slot + LL_BY_REFERENCE] !== byReference) words[slot + LL_BY_REFERENCE] = byReference;
+    if (words[slot + LL_BY_REFERENCE] !== carries) words[slot + LL_BY_REFERENCE] = carries;
     if (words[slot + LL_DATA_OFFSET] !== byReferenceOffset) words[slot + LL_DATA_OFFSET] = byReferenceOffset;
     Atomics.store(words, slot + LL_FLAG, seq);
     wake(words, slot + LL_FLAG, slot + LL_SLEEPERS);
@@ -298,10 +339,13 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     if (sentBytes !== bytes || sentOpcode !== opcode) {
       throw messageMismatch(this.rank, peer, { opcode, seq, bytes }, { opcode: sentOpcode, seq, bytes: sentBytes });
     }
-    if (this.words[slot + LL_BY_REFERENCE] === 1) {
+    const carries = this.words[slot + LL_BY_REFERENCE];
+    if (carries === LL_BY_REFERENCE_MARK) {
       this.readByReference = seq;
       return this.referenceView(peer, seq, this.words[slot + LL_DATA_OFFSET] >>> 0, bytes);
     }
-    return this.dataView(peer, seq, bytes);
+    // The call alone: a reader that needs its data called another root, which the caller reports.
+    if (carries === LL_NO_DATA) return NO_DATA;
+    return bytes <= LL_INLINE_BYTES ? this.inlineCopy(peer, seq, bytes) : this.dataView(peer, seq, bytes);
   }
 }

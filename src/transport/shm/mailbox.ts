@@ -12,15 +12,17 @@ import { QUEUED_CHANNELS } from '../channels.js';
  *
  * Counters run on and wrap as int32; differences are taken with |0. The mailbox starts with the
  * owner's status block, which peers read to say who has not arrived or who failed, and ends with
- * the owner's two low-latency slots (see ll-slots.ts):
+ * the owner's LL_SLOTS low-latency slots (see ll-slots.ts), each a cache line:
  *
  *   int32[0]       flag: the collective sequence number whose data the slot holds
  *   int32[1..2]    bytes, opcode of that call
- *   int32[3..4]    1 and the data's byte offset in the arena if it was published by reference, else 0
- *   int32[5]       released: the last call whose messages the owner has read (of this slot's parity)
+ *   int32[3..4]    how the data travels (LL_COPIED, LL_BY_REFERENCE_MARK with the data's byte offset in
+ *                  the arena, or LL_NO_DATA: the call alone), and that offset or -1
+ *   int32[5]       released: the last call whose messages the owner has read (of this slot's calls)
  *   int32[6]       threads asleep on the flag or released word
  *   int32[8..15]   a message of up to 32 bytes (LL_INLINE_BYTES), in the flag's cache line
- *   data[LL_SLOT_BYTES] from byte 64 on, for larger messages
+ *
+ * A larger message (up to LL_SLOT_BYTES) goes to the owner's data area seq & 1 (two in all).
  */
 export const QUEUE_DEPTH = 64;
 
@@ -59,28 +61,47 @@ export const STATUS_FAILED_SEQ = 17;
 export const STATUS_FAILED_ORIGIN = 18;
 const STATUS_WORDS = 32;
 
-/** Bytes one rank can publish through a low-latency slot: the largest one-shot collective. */
+/** Bytes one rank can publish through the low-latency path: the largest one-shot collective. */
 export const LL_SLOT_BYTES = 64 * 1024;
 export const LL_HEADER_WORDS = 16;
 export const LL_FLAG = 0;
 export const LL_BYTES = 1;
 export const LL_OPCODE = 2;
 export const LL_BY_REFERENCE = 3;
+/** Values of the LL_BY_REFERENCE word: the message's data is in the slot, in the arena where it lies, or absent. */
+export const LL_COPIED = 0;
+export const LL_BY_REFERENCE_MARK = 1;
+export const LL_NO_DATA = 2;
 export const LL_DATA_OFFSET = 4;
 export const LL_RELEASED = 5;
 export const LL_SLEEPERS = 6;
 /** A message of up to LL_INLINE_BYTES travels in the flag's cache line, from this word on. */
 export const LL_INLINE_DATA = 8;
 export const LL_INLINE_BYTES = (LL_HEADER_WORDS - LL_INLINE_DATA) * 4;
-const LL_SLOT_WORDS = LL_HEADER_WORDS + LL_SLOT_BYTES / 4;
+/**
+ * Low-latency slots per rank, used in turn (a power of two): how many calls a broadcast's root
+ * may publish before its slowest reader has read the first (ll-slots.ts).
+ */
+export const LL_SLOTS = 16;
+const LL_DATA_WORDS = LL_SLOT_BYTES / 4;
 
-/** Word index of the low-latency slot used by collective `seq` (two slots, alternating). */
+/** Word index of the first low-latency slot. */
+function llStart(maxRanks: number): number {
+  return STATUS_WORDS + maxRanks * QUEUED_CHANNELS * QUEUE_WORDS;
+}
+
+/** Word index of the low-latency slot (a header line, with up to LL_INLINE_BYTES of data) used by collective `seq`. */
 export function llSlotIndex(maxRanks: number, seq: number): number {
-  return STATUS_WORDS + maxRanks * QUEUED_CHANNELS * QUEUE_WORDS + (seq & 1) * LL_SLOT_WORDS;
+  return llStart(maxRanks) + (seq & (LL_SLOTS - 1)) * LL_HEADER_WORDS;
+}
+
+/** Word index of the data area collective `seq` copies a message of more than LL_INLINE_BYTES into. */
+export function llDataIndex(maxRanks: number, seq: number): number {
+  return llStart(maxRanks) + LL_SLOTS * LL_HEADER_WORDS + (seq & 1) * LL_DATA_WORDS;
 }
 
 export function mailboxWords(maxRanks: number): number {
-  return llSlotIndex(maxRanks, 0) + 2 * LL_SLOT_WORDS;
+  return llDataIndex(maxRanks, 0) + 2 * LL_DATA_WORDS;
 }
 
 /** Word index of the queue from `source` on `channel` inside a mailbox. */

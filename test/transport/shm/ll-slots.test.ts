@@ -4,7 +4,7 @@ import { allocateMailbox, mailboxBytes } from '../../../src/comm/shm-backend.js'
 import { CommStatus } from '../../../src/comm/status.js';
 import { ErrorCode, TscclError } from '../../../src/errors.js';
 import { Arena } from '../../../src/memory/arena.js';
-import { LL_INLINE_BYTES, LL_SLOT_BYTES } from '../../../src/transport/shm/mailbox.js';
+import { LL_INLINE_BYTES, LL_SLOTS, LL_SLOT_BYTES } from '../../../src/transport/shm/mailbox.js';
 import { ShmLowLatencySlots } from '../../../src/transport/shm/ll-slots.js';
 import type { WaitContext } from '../../../src/transport/transport.js';
 
@@ -69,15 +69,57 @@ test('a slot is reused only once every peer has entered the call after the one t
   status[0].enter(1);
   status[1].enter(1);
   slots[0].publish(1, OPCODE, 4, new Uint8Array([1, 1, 1, 1]), context(SUCCESS_MS));
-  // Rank 0 runs ahead to call 3, which reuses call 1's slot while rank 1 may still be reading it.
-  status[0].enter(3);
-  const pending = slots[0].publish(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(SUCCESS_MS));
+  // Rank 0 runs ahead through every other slot: each is free, as rank 1 never read it.
+  for (let seq = 2; seq <= LL_SLOTS; seq++) {
+    status[0].enter(seq);
+    assert.equal(slots[0].publish(seq, OPCODE, 4, new Uint8Array(4).fill(seq), context(SUCCESS_MS)), undefined);
+  }
+  // Call LL_SLOTS + 1 reuses call 1's slot while rank 1 may still be reading it.
+  const next = LL_SLOTS + 1;
+  status[0].enter(next);
+  const pending = slots[0].publish(next, OPCODE, 4, new Uint8Array(4).fill(next), context(SUCCESS_MS));
   assert.ok(pending instanceof Promise, 'the publish must wait');
   assert.deepEqual([...slots[1].read(0, 1, OPCODE, 4)], [1, 1, 1, 1], 'call 1 is still readable');
   status[1].enter(2);
   await pending;
-  assert.equal(slots[1].arrived(0, 3, context(SUCCESS_MS)), undefined);
-  assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
+  for (let seq = 2; seq <= LL_SLOTS; seq++)
+    assert.deepEqual([...slots[1].read(0, seq, OPCODE, 4)], new Array(4).fill(seq), `call ${seq} is intact`);
+  assert.equal(slots[1].arrived(0, next, context(SUCCESS_MS)), undefined);
+  assert.deepEqual([...slots[1].read(0, next, OPCODE, 4)], new Array(4).fill(next));
+});
+
+test("a message larger than the flag's line goes to one of two data areas, reused once every peer entered the call before", async () => {
+  const { slots, status } = pair();
+  const bytes = LL_INLINE_BYTES + 4;
+  const message = (seq: number) => new Uint8Array(bytes).fill(seq);
+  status[0].enter(1);
+  status[1].enter(1);
+  assert.equal(slots[0].publish(1, OPCODE, bytes, message(1), context(SUCCESS_MS)), undefined);
+  status[0].enter(2);
+  assert.equal(slots[0].publish(2, OPCODE, bytes, message(2), context(SUCCESS_MS)), undefined);
+  // Call 3 reuses call 1's data area while rank 1 has not entered call 2.
+  status[0].enter(3);
+  const pending = slots[0].publish(3, OPCODE, bytes, message(3), context(SUCCESS_MS));
+  assert.ok(pending instanceof Promise, 'the publish must wait');
+  assert.deepEqual(slots[1].read(0, 1, OPCODE, bytes), message(1), 'call 1 is still readable');
+  status[1].enter(2);
+  assert.deepEqual(slots[1].read(0, 2, OPCODE, bytes), message(2));
+  await pending;
+  assert.deepEqual(slots[1].read(0, 3, OPCODE, bytes), message(3));
+  // A small message in between runs ahead of the reader as far as the slots allow.
+  status[0].enter(4);
+  assert.equal(slots[0].publish(4, OPCODE, 4, new Uint8Array(4).fill(4), context(SUCCESS_MS)), undefined);
+  assert.deepEqual([...slots[1].read(0, 4, OPCODE, 4)], [4, 4, 4, 4]);
+});
+
+test('a message published without data reads as empty, so a reader that needs data can say who sent none', () => {
+  const { slots, status } = pair();
+  status[0].enter(1);
+  status[1].enter(1);
+  slots[0].publish(1, OPCODE, 16, new Uint8Array(16).fill(7), context(SUCCESS_MS));
+  slots[0].publish(2, OPCODE, 16, undefined, context(SUCCESS_MS));
+  assert.deepEqual([...slots[1].read(0, 1, OPCODE, 16)], new Array(16).fill(7));
+  assert.equal(slots[1].read(0, 2, OPCODE, 16).byteLength, 0);
 });
 
 test("a peer that enters the call between the publisher's look and its wait is not waited for again", async () => {
@@ -85,22 +127,24 @@ test("a peer that enters the call between the publisher's look and its wait is n
   // changed after slotReader read it and before the wait took its value, and it changes next only
   // when the reader enters the following call, which needs this message.
   const { slots, status } = pair();
-  status[0].enter(3);
+  const next = LL_SLOTS + 1; // reuses call 1's slot
+  status[0].enter(next);
   status[1].enter(1);
   const publisher = slots[0] as unknown as {
-    slotReader(seq: number): number;
-    slotFreeLater(seq: number, ctx: WaitContext): Promise<void>;
+    slotReader(seq: number, window: number): number;
+    slotFreeLater(seq: number, window: number, ctx: WaitContext): Promise<void>;
   };
   const look = publisher.slotReader.bind(publisher);
-  publisher.slotReader = (seq) => {
-    const reader = look(seq);
+  publisher.slotReader = (seq, window) => {
+    const reader = look(seq, window);
     if (reader >= 0) status[reader].enter(2);
     return reader;
   };
-  await publisher.slotFreeLater(3, context(SUCCESS_MS));
-  slots[0].publish(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(SUCCESS_MS));
-  assert.equal(slots[1].arrived(0, 3, context(SUCCESS_MS)), undefined);
-  assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
+  assert.equal(look(next, LL_SLOTS), 1, 'rank 1 may still read the slot');
+  await publisher.slotFreeLater(next, LL_SLOTS, context(SUCCESS_MS));
+  slots[0].publish(next, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(SUCCESS_MS));
+  assert.equal(slots[1].arrived(0, next, context(SUCCESS_MS)), undefined);
+  assert.deepEqual([...slots[1].read(0, next, OPCODE, 4)], [3, 3, 3, 3]);
 });
 
 test("waiting for a peer that never publishes ends with the context's error, and a message larger than a slot is refused", async () => {
@@ -142,21 +186,23 @@ test('a message published by reference is read where it lies, and its owner wait
   slots[1].release(1);
   await waiting;
   // A copied message in the same slot's next use reads as a copy again.
-  status[0].enter(3);
-  status[1].enter(3);
-  slots[0].publish(3, OPCODE, 4, new Uint8Array([9, 9, 9, 9]), context(SUCCESS_MS));
-  assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [9, 9, 9, 9]);
-  assert.equal(slots[1].readPeerMemory(3), false);
+  const next = LL_SLOTS + 1;
+  status[0].enter(next);
+  status[1].enter(next);
+  slots[0].publish(next, OPCODE, 4, new Uint8Array([9, 9, 9, 9]), context(SUCCESS_MS));
+  assert.deepEqual([...slots[1].read(0, next, OPCODE, 4)], [9, 9, 9, 9]);
+  assert.equal(slots[1].readPeerMemory(next), false);
   await assert.rejects(
-    slots[0].released(3, context(30))!,
+    slots[0].released(next, context(30))!,
     /test deadline/,
-    'a release of call 1 does not count for call 3',
+    `a release of call 1 does not count for call ${next}, which reuses its slot`,
   );
 });
 
 test('messages of every size around the inline limit keep their bytes and the header beside them', () => {
   const { slots, status } = pair();
   const sizes = [1, 8, LL_INLINE_BYTES - 1, LL_INLINE_BYTES, LL_INLINE_BYTES + 1, 36, 4096, 8, LL_INLINE_BYTES];
+  sizes.push(LL_SLOT_BYTES, 3, 17, LL_INLINE_BYTES - 2, 5, 2);
   sizes.forEach((bytes, i) => {
     const seq = i + 1;
     status[0].enter(seq);
@@ -178,12 +224,14 @@ test('a peer that published the call before frees the slot, whatever its status 
   const { slots, status } = pair();
   status[0].enter(1);
   status[1].enter(1);
-  slots[0].publish(1, OPCODE, 4, new Uint8Array(4), context(SUCCESS_MS));
-  status[0].enter(2);
-  slots[0].publish(2, OPCODE, 4, new Uint8Array(4), context(SUCCESS_MS));
-  // Rank 1 publishes call 2 (so it is done with call 1) while its status word still says call 1.
-  slots[1].publish(2, OPCODE, 4, new Uint8Array(4), context(SUCCESS_MS));
-  status[0].enter(3);
-  assert.equal(slots[0].publish(3, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(SUCCESS_MS)), undefined);
-  assert.deepEqual([...slots[1].read(0, 3, OPCODE, 4)], [3, 3, 3, 3]);
+  for (let seq = 1; seq <= LL_SLOTS; seq++) {
+    status[0].enter(seq);
+    slots[0].publish(seq, OPCODE, 4, new Uint8Array(4), context(SUCCESS_MS));
+  }
+  // Rank 1 publishes call LL_SLOTS (so it is done with call 1) while its status word still says call 1.
+  slots[1].publish(LL_SLOTS, OPCODE, 4, new Uint8Array(4), context(SUCCESS_MS));
+  const next = LL_SLOTS + 1; // reuses call 1's slot
+  status[0].enter(next);
+  assert.equal(slots[0].publish(next, OPCODE, 4, new Uint8Array([3, 3, 3, 3]), context(SUCCESS_MS)), undefined);
+  assert.deepEqual([...slots[1].read(0, next, OPCODE, 4)], [3, 3, 3, 3]);
 });
