@@ -153,7 +153,7 @@ export class OneShotCall {
     const key = 2 * i + parity;
     if (this.pieceSources[key] !== data) {
       if (data.byteLength < (read.offset + shape.count) * dtype.bytes) {
-        // Over TCP a rank that holds no data sends none: a peer that thinks otherwise called another root.
+        // A rank that holds no data publishes none (an empty message): a peer that thinks otherwise called another root.
         throw new TscclError(
           ErrorCode.MISMATCH,
           `Rank ${this.request.rank} needs rank ${read.peer}'s data for ${shape.collective}, but rank ${read.peer} sent none: the ranks called different roots`,
