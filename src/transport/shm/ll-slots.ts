@@ -262,10 +262,8 @@ export class ShmLowLatencySlots implements LowLatencySlots {
         // A few words stored inline cost less than TypedArray.prototype.set, a builtin call.
         const at = slot + LL_INLINE_DATA;
         for (let i = 0; i < inline.length; i++) words[at + i] = inline[i];
-      } else if (data.byteLength <= LL_INLINE_BYTES) {
-        const at = (slot + LL_INLINE_DATA) * 4;
-        for (let i = 0; i < data.byteLength; i++) this.wordBytes[at + i] = data[i];
-      } else this.dataView(this.rank, seq, data.byteLength).set(data);
+      } else if (data.byteLength <= LL_INLINE_BYTES) this.wordBytes.set(data, (slot + LL_INLINE_DATA) * 4);
+      else this.dataView(this.rank, seq, data.byteLength).set(data);
     }
     // The header shares its cache line with the flag a peer spins on, and each store there pulls
     // the line back from the spinner: a call that repeats the last one's header stores none of it.
