@@ -3,14 +3,14 @@ import { type LowLatencySlots, type WaitContext, messageMismatch } from '../tran
 import { blockUntil, spinUntil, spinUntilEquals, waitWhileEqual, wake } from '../wait.js';
 import {
   LL_BYTES,
-  LL_BY_REFERENCE,
-  LL_BY_REFERENCE_MARK,
-  LL_COPIED,
+  LL_CARRIAGE,
+  LL_CARRIED_BY_REFERENCE,
+  LL_CARRIED_IN_SLOT,
+  LL_CARRIED_NONE,
   LL_DATA_OFFSET,
   LL_FLAG,
   LL_INLINE_BYTES,
   LL_INLINE_DATA,
-  LL_NO_DATA,
   LL_OPCODE,
   LL_RELEASED,
   LL_SLEEPERS,
@@ -60,7 +60,16 @@ const NO_DATA = new Uint8Array(0);
 const mayReadSlot = (entered: number, seq: number, window: number) => ((entered - (seq - window + 1)) | 0) < 0;
 
 /** Calls a publication of `bytes` may run ahead of its readers: LL_SLOTS, or 2 where its data goes to a large area. */
-const windowOf = (bytes: number, copied: boolean) => (copied && bytes > LL_INLINE_BYTES ? 2 : LL_SLOTS);
+const windowOf = (bytes: number, carriage: number) =>
+  carriage === LL_CARRIED_IN_SLOT && bytes > LL_INLINE_BYTES ? 2 : LL_SLOTS;
+
+/** How a message travels (an LL_CARRIED_* value), from what publish was given. */
+const carriageOf = (bytes: number, data: Uint8Array | undefined, byReferenceOffset: number) =>
+  byReferenceOffset >= 0
+    ? LL_CARRIED_BY_REFERENCE
+    : data === undefined && bytes > 0
+      ? LL_CARRIED_NONE
+      : LL_CARRIED_IN_SLOT;
 
 export class ShmLowLatencySlots implements LowLatencySlots {
   readonly capacity = LL_SLOT_BYTES;
@@ -200,9 +209,10 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     byReferenceOffset: number,
     ctx: WaitContext,
   ): Promise<void> | undefined {
-    const pending = this.slotFree(seq, windowOf(bytes, data !== undefined && data.byteLength > 0), ctx);
-    if (pending !== undefined) return this.writeAfter(pending, seq, opcode, bytes, data, byReferenceOffset);
-    this.write(seq, opcode, bytes, data, byReferenceOffset);
+    const carriage = carriageOf(bytes, data, byReferenceOffset);
+    const pending = this.slotFree(seq, windowOf(bytes, carriage), ctx);
+    if (pending !== undefined) return this.writeAfter(pending, seq, opcode, bytes, data, byReferenceOffset, carriage);
+    this.write(seq, opcode, bytes, data, byReferenceOffset, carriage);
     return undefined;
   }
 
@@ -214,8 +224,9 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     bytes: number,
     data: Uint8Array | undefined,
     byReferenceOffset: number,
+    carriage: number,
   ): Promise<void> {
-    return pending.then(() => this.write(seq, opcode, bytes, data, byReferenceOffset));
+    return pending.then(() => this.write(seq, opcode, bytes, data, byReferenceOffset, carriage));
   }
 
   /** Waits until no peer still reads the slot call `seq` reuses: undefined if none does by the end of a brief wait. */
@@ -253,6 +264,7 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     bytes: number,
     data: Uint8Array | undefined,
     byReferenceOffset: number,
+    carriage: number,
   ): void {
     const words = this.words;
     const slot = this.bases[this.rank] + llSlotIndex(this.nranks, seq);
@@ -267,11 +279,9 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     }
     // The header shares its cache line with the flag a peer spins on, and each store there pulls
     // the line back from the spinner: a call that repeats the last one's header stores none of it.
-    const carries =
-      byReferenceOffset >= 0 ? LL_BY_REFERENCE_MARK : data === undefined && bytes > 0 ? LL_NO_DATA : LL_COPIED;
     if (words[slot + LL_BYTES] !== bytes) words[slot + LL_BYTES] = bytes;
     if (words[slot + LL_OPCODE] !== opcode) words[slot + LL_OPCODE] = opcode;
-    if (words[slot + LL_BY_REFERENCE] !== carries) words[slot + LL_BY_REFERENCE] = carries;
+    if (words[slot + LL_CARRIAGE] !== carriage) words[slot + LL_CARRIAGE] = carriage;
     if (words[slot + LL_DATA_OFFSET] !== byReferenceOffset) words[slot + LL_DATA_OFFSET] = byReferenceOffset;
     Atomics.store(words, slot + LL_FLAG, seq);
     wake(words, slot + LL_FLAG, slot + LL_SLEEPERS);
@@ -337,13 +347,13 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     if (sentBytes !== bytes || sentOpcode !== opcode) {
       throw messageMismatch(this.rank, peer, { opcode, seq, bytes }, { opcode: sentOpcode, seq, bytes: sentBytes });
     }
-    const carries = this.words[slot + LL_BY_REFERENCE];
-    if (carries === LL_BY_REFERENCE_MARK) {
+    const carriage = this.words[slot + LL_CARRIAGE];
+    if (carriage === LL_CARRIED_BY_REFERENCE) {
       this.readByReference = seq;
       return this.referenceView(peer, seq, this.words[slot + LL_DATA_OFFSET] >>> 0, bytes);
     }
     // The call alone: a reader that needs its data called another root, which the caller reports.
-    if (carries === LL_NO_DATA) return NO_DATA;
+    if (carriage === LL_CARRIED_NONE) return NO_DATA;
     return bytes <= LL_INLINE_BYTES ? this.inlineCopy(peer, seq, bytes) : this.dataView(peer, seq, bytes);
   }
 }

@@ -16,8 +16,8 @@ import { QUEUED_CHANNELS } from '../channels.js';
  *
  *   int32[0]       flag: the collective sequence number whose data the slot holds
  *   int32[1..2]    bytes, opcode of that call
- *   int32[3..4]    how the data travels (LL_COPIED, LL_BY_REFERENCE_MARK with the data's byte offset in
- *                  the arena, or LL_NO_DATA: the call alone), and that offset or -1
+ *   int32[3..4]    how the data travels (LL_CARRIED_IN_SLOT, LL_CARRIED_BY_REFERENCE with the data's byte offset in
+ *                  the arena, or LL_CARRIED_NONE: the call alone), and that offset or -1
  *   int32[5]       released: the last call whose messages the owner has read (of this slot's calls)
  *   int32[6]       threads asleep on the flag or released word
  *   int32[8..15]   a message of up to 32 bytes (LL_INLINE_BYTES), in the flag's cache line
@@ -67,11 +67,14 @@ export const LL_HEADER_WORDS = 16;
 export const LL_FLAG = 0;
 export const LL_BYTES = 1;
 export const LL_OPCODE = 2;
-export const LL_BY_REFERENCE = 3;
-/** Values of the LL_BY_REFERENCE word: the message's data is in the slot, in the arena where it lies, or absent. */
-export const LL_COPIED = 0;
-export const LL_BY_REFERENCE_MARK = 1;
-export const LL_NO_DATA = 2;
+/** How the message's data travels: one of the LL_CARRIED_* values. */
+export const LL_CARRIAGE = 3;
+/** In the slot: its inline words or its data area (nothing, for a call of no bytes). */
+export const LL_CARRIED_IN_SLOT = 0;
+/** In the arena where it lies, at the byte offset of word LL_DATA_OFFSET. */
+export const LL_CARRIED_BY_REFERENCE = 1;
+/** Not at all: the call alone, from a rank that holds no data for it. */
+export const LL_CARRIED_NONE = 2;
 export const LL_DATA_OFFSET = 4;
 export const LL_RELEASED = 5;
 export const LL_SLEEPERS = 6;
