@@ -25,21 +25,22 @@ import {
 /**
  * The low-latency protocol of thread ranks (NCCL's LL idea: data and flag travel together, so a
  * message is one write and one read, with no descriptor, no acknowledgement and no wake-up of
- * the sender). Each rank owns LL_SLOTS slots in its mailbox, a cache line each, and writes call
- * `seq` into slot seq % LL_SLOTS: the data, then the flag = seq. A reader that sees the flag sees
- * the data (Atomics are sequentially consistent). A message of up to 32 bytes travels in the
- * flag's cache line: a reader that sees the flag has its data too, and a writer stores into one
- * line. A larger one goes to one of two data areas, used in turn (seq & 1).
+ * the sender). Each rank owns LL_SLOTS slots in its mailbox, four cache lines each, and writes
+ * call `seq` into slot seq % LL_SLOTS: the data, then the flag = seq. A reader that sees the flag
+ * sees the data (Atomics are sequentially consistent). A message of up to 224 bytes travels in
+ * the slot, up to 32 of them in the flag's own cache line: a reader that sees the flag has those
+ * too, and a writer stores into one line. A larger one goes to one of two data areas, used in
+ * turn (seq & 1).
  *
  * No acknowledgement is needed to reuse a slot: the last write into slot seq % LL_SLOTS was for
  * call seq - LL_SLOTS or earlier, and a peer that has entered call seq - LL_SLOTS + 1 (its status
  * word, or its own slot's flag for that call) has finished every call before it, including
  * reading that slot; a data area, by the same rule with 2 in place of LL_SLOTS. Where a call does
  * not wait for every peer (a broadcast's root, see OneShotPlan.eagerAwaits), the root so runs up
- * to LL_SLOTS - 1 calls ahead of its slowest reader with messages in the flag's line, and one
- * call ahead with larger ones (a data area for every call in flight would cost LL_SLOT_BYTES each).
- * A reader copies a message in the flag's line out to memory of its own, so its views of
- * messages do not change with the slot.
+ * to LL_SLOTS - 1 calls ahead of its slowest reader with messages in the slot, and one call
+ * ahead with larger ones (a data area for every call in flight would cost LL_SLOT_BYTES each).
+ * A reader copies a message in the slot out to memory of its own, so its views of messages do
+ * not change with the slot.
  *
  * A message whose data already lies in the arena (a registered buffer) can go by reference: the
  * slot then holds its offset, and peers read the data where it lies, so nobody copies it into a
@@ -52,6 +53,12 @@ import {
  * checks deadline, signal and peers: bounds how late an abort is noticed.
  */
 const BLOCK_MS = 2;
+
+/**
+ * Messages of up to this many words are stored and copied out word by word: a few stores cost
+ * less than TypedArray.prototype.set, a builtin call; larger ones go through set.
+ */
+const INLINE_LOOP_WORDS = 8;
 
 /** What read returns for a message that carries no data. */
 const NO_DATA = new Uint8Array(0);
@@ -89,6 +96,8 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   private readonly dataViews: (Uint8Array | undefined)[];
   /** Where each rank's messages in the flag's line are copied to when read, and the view last read of it. */
   private readonly inlineCopies: Int32Array[];
+  /** Each rank's slots' inline data, whole (index rank * LL_SLOTS + slot), what inlineCopy copies a larger message from. */
+  private readonly slotData: Int32Array[];
   private readonly inlineViews: (Uint8Array | undefined)[];
   /** Views of data published by reference, per rank and parity as dataViews, with their byte offsets. */
   private readonly referenceViews: (Uint8Array | undefined)[];
@@ -108,6 +117,10 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     this.wordBytes = new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
     this.dataViews = new Array<Uint8Array | undefined>(2 * this.nranks).fill(undefined);
     this.inlineCopies = Array.from({ length: this.nranks }, () => new Int32Array(LL_INLINE_BYTES / 4));
+    this.slotData = Array.from({ length: this.nranks * LL_SLOTS }, (_, i) => {
+      const at = this.bases[Math.floor(i / LL_SLOTS)] + llSlotIndex(this.nranks, i % LL_SLOTS) + LL_INLINE_DATA;
+      return new Int32Array(words.buffer, words.byteOffset + 4 * at, LL_INLINE_BYTES / 4);
+    });
     this.inlineViews = new Array<Uint8Array | undefined>(this.nranks).fill(undefined);
     this.referenceViews = new Array<Uint8Array | undefined>(2 * this.nranks).fill(undefined);
     this.referenceOffsets = new Array<number>(2 * this.nranks).fill(-1);
@@ -124,11 +137,14 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     return view;
   }
 
-  /** `rank`'s message of `bytes` in the flag's line of its slot for call `seq`, copied out. */
+  /** `rank`'s message of `bytes` in its slot for call `seq`, copied out. */
   private inlineCopy(rank: number, seq: number, bytes: number): Uint8Array {
     const copy = this.inlineCopies[rank];
-    const at = this.bases[rank] + llSlotIndex(this.nranks, seq) + LL_INLINE_DATA;
-    for (let i = 0, n = (bytes + 3) >> 2; i < n; i++) copy[i] = this.words[at + i];
+    const n = (bytes + 3) >> 2;
+    if (n <= INLINE_LOOP_WORDS) {
+      const at = this.bases[rank] + llSlotIndex(this.nranks, seq) + LL_INLINE_DATA;
+      for (let i = 0; i < n; i++) copy[i] = this.words[at + i];
+    } else copy.set(this.slotData[rank * LL_SLOTS + (seq & (LL_SLOTS - 1))]);
     let view = this.inlineViews[rank];
     if (view === undefined || view.byteLength !== bytes) {
       view = new Uint8Array(copy.buffer, 0, bytes);
@@ -138,12 +154,12 @@ export class ShmLowLatencySlots implements LowLatencySlots {
   }
 
   /**
-   * `data` as 32-bit words, if it travels in the flag's cache line and its bytes are whole words
-   * at a word boundary; the view is kept while calls publish the same array.
+   * `data` as 32-bit words, if it is stored word by word (INLINE_LOOP_WORDS) and its bytes are
+   * whole words at a word boundary; the view is kept while calls publish the same array.
    */
   private inlineWords(data: Uint8Array): Int32Array | undefined {
     const bytes = data.byteLength;
-    if (bytes > LL_INLINE_BYTES || (bytes & 3) !== 0 || (data.byteOffset & 3) !== 0) return undefined;
+    if (bytes > INLINE_LOOP_WORDS * 4 || (bytes & 3) !== 0 || (data.byteOffset & 3) !== 0) return undefined;
     if (this.inlineSource !== data) {
       this.inlineSource = data;
       this.inlineSourceWords = new Int32Array(data.buffer, data.byteOffset, bytes >> 2);
@@ -271,7 +287,6 @@ export class ShmLowLatencySlots implements LowLatencySlots {
     if (data !== undefined && data.byteLength > 0) {
       const inline = this.inlineWords(data);
       if (inline !== undefined) {
-        // A few words stored inline cost less than TypedArray.prototype.set, a builtin call.
         const at = slot + LL_INLINE_DATA;
         for (let i = 0; i < inline.length; i++) words[at + i] = inline[i];
       } else if (data.byteLength <= LL_INLINE_BYTES) this.wordBytes.set(data, (slot + LL_INLINE_DATA) * 4);

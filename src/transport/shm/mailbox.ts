@@ -12,7 +12,7 @@ import { QUEUED_CHANNELS } from '../channels.js';
  *
  * Counters run on and wrap as int32; differences are taken with |0. The mailbox starts with the
  * owner's status block, which peers read to say who has not arrived or who failed, and ends with
- * the owner's LL_SLOTS low-latency slots (see ll-slots.ts), each a cache line:
+ * the owner's LL_SLOTS low-latency slots (see ll-slots.ts), each four cache lines:
  *
  *   int32[0]       flag: the collective sequence number whose data the slot holds
  *   int32[1..2]    bytes, opcode of that call
@@ -20,7 +20,7 @@ import { QUEUED_CHANNELS } from '../channels.js';
  *                  the arena, or LL_CARRIED_NONE: the call alone), and that offset or -1
  *   int32[5]       released: the last call whose messages the owner has read (of this slot's calls)
  *   int32[6]       threads asleep on the flag or released word
- *   int32[8..15]   a message of up to 32 bytes (LL_INLINE_BYTES), in the flag's cache line
+ *   int32[8..63]   a message of up to 224 bytes (LL_INLINE_BYTES): up to 32 in the flag's cache line
  *
  * A larger message (up to LL_SLOT_BYTES) goes to the owner's data area seq & 1 (two in all).
  */
@@ -63,7 +63,8 @@ const STATUS_WORDS = 32;
 
 /** Bytes one rank can publish through the low-latency path: the largest one-shot collective. */
 export const LL_SLOT_BYTES = 64 * 1024;
-export const LL_HEADER_WORDS = 16;
+/** Words of a low-latency slot: the header's cache line and three more of inline data. */
+export const LL_SLOT_WORDS = 64;
 export const LL_FLAG = 0;
 export const LL_BYTES = 1;
 export const LL_OPCODE = 2;
@@ -78,9 +79,9 @@ export const LL_CARRIED_NONE = 2;
 export const LL_DATA_OFFSET = 4;
 export const LL_RELEASED = 5;
 export const LL_SLEEPERS = 6;
-/** A message of up to LL_INLINE_BYTES travels in the flag's cache line, from this word on. */
+/** A message of up to LL_INLINE_BYTES travels in the slot from this word on, in the flag's cache line first. */
 export const LL_INLINE_DATA = 8;
-export const LL_INLINE_BYTES = (LL_HEADER_WORDS - LL_INLINE_DATA) * 4;
+export const LL_INLINE_BYTES = (LL_SLOT_WORDS - LL_INLINE_DATA) * 4;
 /**
  * Low-latency slots per rank, used in turn (a power of two): how many calls a broadcast's root
  * may publish before its slowest reader has read the first (ll-slots.ts).
@@ -93,14 +94,14 @@ function llStart(maxRanks: number): number {
   return STATUS_WORDS + maxRanks * QUEUED_CHANNELS * QUEUE_WORDS;
 }
 
-/** Word index of the low-latency slot (a header line, with up to LL_INLINE_BYTES of data) used by collective `seq`. */
+/** Word index of the low-latency slot (a header, with up to LL_INLINE_BYTES of data) used by collective `seq`. */
 export function llSlotIndex(maxRanks: number, seq: number): number {
-  return llStart(maxRanks) + (seq & (LL_SLOTS - 1)) * LL_HEADER_WORDS;
+  return llStart(maxRanks) + (seq & (LL_SLOTS - 1)) * LL_SLOT_WORDS;
 }
 
 /** Word index of the data area collective `seq` copies a message of more than LL_INLINE_BYTES into. */
 export function llDataIndex(maxRanks: number, seq: number): number {
-  return llStart(maxRanks) + LL_SLOTS * LL_HEADER_WORDS + (seq & 1) * LL_DATA_WORDS;
+  return llStart(maxRanks) + LL_SLOTS * LL_SLOT_WORDS + (seq & 1) * LL_DATA_WORDS;
 }
 
 export function mailboxWords(maxRanks: number): number {

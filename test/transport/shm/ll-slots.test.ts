@@ -64,31 +64,34 @@ test('a different operation or size on the peer is a MISMATCH naming both sides'
   );
 });
 
-test('a slot is reused only once every peer has entered the call after the one that last wrote it', async () => {
-  const { slots, status } = pair();
-  status[0].enter(1);
-  status[1].enter(1);
-  slots[0].publish(1, OPCODE, 4, new Uint8Array([1, 1, 1, 1]), context(SUCCESS_MS));
-  // Rank 0 runs ahead through every other slot: each is free, as rank 1 never read it.
-  for (let seq = 2; seq <= LL_SLOTS; seq++) {
-    status[0].enter(seq);
-    assert.equal(slots[0].publish(seq, OPCODE, 4, new Uint8Array(4).fill(seq), context(SUCCESS_MS)), undefined);
-  }
-  // Call LL_SLOTS + 1 reuses call 1's slot while rank 1 may still be reading it.
-  const next = LL_SLOTS + 1;
-  status[0].enter(next);
-  const pending = slots[0].publish(next, OPCODE, 4, new Uint8Array(4).fill(next), context(SUCCESS_MS));
-  assert.ok(pending instanceof Promise, 'the publish must wait');
-  assert.deepEqual([...slots[1].read(0, 1, OPCODE, 4)], [1, 1, 1, 1], 'call 1 is still readable');
-  status[1].enter(2);
-  await pending;
-  for (let seq = 2; seq <= LL_SLOTS; seq++)
-    assert.deepEqual([...slots[1].read(0, seq, OPCODE, 4)], new Array(4).fill(seq), `call ${seq} is intact`);
-  assert.equal(slots[1].arrived(0, next, context(SUCCESS_MS)), undefined);
-  assert.deepEqual([...slots[1].read(0, next, OPCODE, 4)], new Array(4).fill(next));
-});
+for (const bytes of [4, LL_INLINE_BYTES]) {
+  test(`a slot is reused only once every peer has entered the call after the one that last wrote it (${bytes} B)`, async () => {
+    const { slots, status } = pair();
+    const message = (seq: number) => new Uint8Array(bytes).fill(seq);
+    status[0].enter(1);
+    status[1].enter(1);
+    slots[0].publish(1, OPCODE, bytes, message(1), context(SUCCESS_MS));
+    // Rank 0 runs ahead through every other slot: each is free, as rank 1 never read it.
+    for (let seq = 2; seq <= LL_SLOTS; seq++) {
+      status[0].enter(seq);
+      assert.equal(slots[0].publish(seq, OPCODE, bytes, message(seq), context(SUCCESS_MS)), undefined);
+    }
+    // Call LL_SLOTS + 1 reuses call 1's slot while rank 1 may still be reading it.
+    const next = LL_SLOTS + 1;
+    status[0].enter(next);
+    const pending = slots[0].publish(next, OPCODE, bytes, message(next), context(SUCCESS_MS));
+    assert.ok(pending instanceof Promise, 'the publish must wait');
+    assert.deepEqual(slots[1].read(0, 1, OPCODE, bytes), message(1), 'call 1 is still readable');
+    status[1].enter(2);
+    await pending;
+    for (let seq = 2; seq <= LL_SLOTS; seq++)
+      assert.deepEqual(slots[1].read(0, seq, OPCODE, bytes), message(seq), `call ${seq} is intact`);
+    assert.equal(slots[1].arrived(0, next, context(SUCCESS_MS)), undefined);
+    assert.deepEqual(slots[1].read(0, next, OPCODE, bytes), message(next));
+  });
+}
 
-test("a message larger than the flag's line goes to one of two data areas, reused once every peer entered the call before", async () => {
+test('a message larger than a slot holds goes to one of two data areas, reused once every peer entered the call before', async () => {
   const { slots, status } = pair();
   const bytes = LL_INLINE_BYTES + 4;
   const message = (seq: number) => new Uint8Array(bytes).fill(seq);
