@@ -94,11 +94,11 @@ export class ShmLowLatencySlots implements LowLatencySlots {
    * size: a stream of small calls then makes no view per call.
    */
   private readonly dataViews: (Uint8Array | undefined)[];
-  /** Where each rank's messages in the flag's line are copied to when read, and the view last read of it. */
+  /** Where each rank's messages in the slot are copied to when read, and the view last read of it. */
   private readonly inlineCopies: Int32Array[];
+  private readonly inlineViews: (Uint8Array | undefined)[];
   /** Each rank's slots' inline data, whole (index rank * LL_SLOTS + slot), what inlineCopy copies a larger message from. */
   private readonly slotData: Int32Array[];
-  private readonly inlineViews: (Uint8Array | undefined)[];
   /** Views of data published by reference, per rank and parity as dataViews, with their byte offsets. */
   private readonly referenceViews: (Uint8Array | undefined)[];
   private readonly referenceOffsets: number[];
