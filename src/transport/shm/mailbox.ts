@@ -86,7 +86,7 @@ export const LL_INLINE_BYTES = (LL_SLOT_WORDS - LL_INLINE_DATA) * 4;
  * Low-latency slots per rank, used in turn (a power of two): how many calls a broadcast's root
  * may publish before its slowest reader has read the first (ll-slots.ts).
  */
-export const LL_SLOTS = 16;
+export const LL_SLOTS = 64;
 const LL_DATA_WORDS = LL_SLOT_BYTES / 4;
 
 /** Word index of the first low-latency slot. */
