@@ -181,13 +181,22 @@ const latency = plan.map(() => ({ tsccl: [], mpi: [], gloo: [], baseline: [] }))
 for (let round = 0; round < rounds; round++) {
   for (const [i, { op, n }] of plan.entries()) {
     process.stderr.write(`# round ${round + 1}/${rounds}: ${op} on ${n} ranks\n`);
+    // Both builds check their results in the first round and alternate which runs first, so that
+    // neither pays alone for what comes first or checks.
+    const baselineFirst = round % 2 === 1;
+    if (baselineRoot !== undefined && baselineFirst)
+      results[i].baseline.push(runTsccl(op, n, round === 0, SWEEP, baselineRoot));
     results[i].tsccl.push(runTsccl(op, n, round === 0, SWEEP));
-    if (baselineRoot !== undefined) results[i].baseline.push(runTsccl(op, n, false, SWEEP, baselineRoot));
+    if (baselineRoot !== undefined && !baselineFirst)
+      results[i].baseline.push(runTsccl(op, n, round === 0, SWEEP, baselineRoot));
     results[i].mpi.push(mpi.run(op, n, SWEEP, { tcp }));
     if (gloo && op === 'all_reduce') results[i].gloo.push(await runGloo(n, SWEEP));
     if (op !== 'all_reduce') continue;
+    if (baselineRoot !== undefined && baselineFirst)
+      latency[i].baseline.push(runTsccl(op, n, false, LATENCY, baselineRoot));
     latency[i].tsccl.push(runTsccl(op, n, false, LATENCY));
-    if (baselineRoot !== undefined) latency[i].baseline.push(runTsccl(op, n, false, LATENCY, baselineRoot));
+    if (baselineRoot !== undefined && !baselineFirst)
+      latency[i].baseline.push(runTsccl(op, n, false, LATENCY, baselineRoot));
     latency[i].mpi.push(mpi.run(op, n, LATENCY, { tcp }));
     if (gloo) latency[i].gloo.push(await runGloo(n, LATENCY));
   }
