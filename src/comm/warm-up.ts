@@ -22,8 +22,15 @@ const MID_ELEMENTS = 32 * 1024;
  * of small frames").
  */
 const FRAMED_ELEMENTS = 2048;
-/** An unregistered small buffer above the 32 B a flag's cache line carries: copied through a slot. */
+/** An unregistered buffer larger than a slot's LL_INLINE_BYTES: copied into a data area. */
 const COPIED_ELEMENTS = 256;
+/**
+ * An unregistered buffer above the 32 B a flag's cache line carries and within the slot's
+ * LL_INLINE_BYTES: copied into the slot with one `set`, and out of it by each reader. Without
+ * it a fresh job's first 33-224 B calls threw away the compiled publish and read code that had
+ * not seen this path (bench/RESULTS.md, "Init's warm-up: the slot's copied path").
+ */
+const SLOT_COPIED_ELEMENTS = 32;
 /** A registered buffer of at least BY_REFERENCE_MIN_BYTES, which one-shot calls publish by reference. */
 const BY_REFERENCE_ELEMENTS = 1024;
 /**
@@ -100,6 +107,8 @@ async function warmRounds(
   const gathered = new Float32Array(2 * n);
   const copied = new Float32Array(COPIED_ELEMENTS);
   const copiedOut = new Float32Array(COPIED_ELEMENTS);
+  const slotCopied = new Float32Array(SLOT_COPIED_ELEMENTS);
+  const slotCopiedOut = new Float32Array(SLOT_COPIED_ELEMENTS);
   const vote = new Float32Array(2);
   const votes = new Float32Array(2);
   const others = OTHER_SMALL_REDUCTIONS.map(({ ctor, op, inPlace }) => {
@@ -128,6 +137,10 @@ async function warmRounds(
       // as a job's repeated calls do; each round takes the next.
       const round = smallCalls / ROUND_SMALL_CALLS;
       const reduceOptions = reduceShapes[round % reduceShapes.length];
+      // The slot's copied path in the first half of the rounds only: warmed to the end, V8 was
+      // still compiling for it during a fresh job's first calls, pauses of 15-20 us in one call
+      // of every few dozen (bench/RESULTS.md, "Init's warm-up: the slot's copied path").
+      const slotPath = slotCopies && smallCalls < WARM_UP_SMALL_CALLS / 2;
       for (let i = 1; i < ROUND_SMALL_CALLS; i++) await comm.allReduce(small, reduceOptions);
       for (let i = 0; i < ROUND_OTHER_SMALL_CALLS; i++) {
         const k = round + i;
@@ -136,6 +149,7 @@ async function warmRounds(
         await comm.broadcast(small, broadcastShapes[k % broadcastShapes.length]);
         await comm.allReduce(registered, { output: registeredOut });
         if (slotCopies) await comm.allReduce(copied, copiedShapes[k % copiedShapes.length]);
+        if (slotPath) await comm.allReduce(slotCopied, { output: slotCopiedOut });
       }
       // Each twice in a row: the second reuses the first's plan, a path of its own.
       for (const { input, options } of others) {
@@ -156,6 +170,7 @@ async function warmRounds(
       calls +=
         ROUND_SMALL_CALLS +
         (slotCopies ? 4 : 3) * ROUND_OTHER_SMALL_CALLS +
+        (slotPath ? ROUND_OTHER_SMALL_CALLS : 0) +
         2 * others.length +
         ROUND_MID_CALLS +
         (slotCopies ? 0 : 3) +
