@@ -70,29 +70,19 @@ export function planCall(request: PlanRequest, site: PlanSite): CallPlan {
   if (request.compression !== undefined) checkCompressible(request, op, site);
   if (output !== undefined) checkTypedArray(output, 'output', rank);
   const inPlace = output === undefined || output === input;
-  const shape: CallShape = {
-    collective,
-    nranks: site.size,
-    count,
-    root,
-    inPlace,
-    chunkCount: 0,
-    ...request.variable,
-    ...(site.hosts ? { hosts: site.hosts } : {}),
-  };
+  const equalBlocks: CallShape = { collective, nranks: site.size, count, root, inPlace, chunkCount: 0 };
+  // Spread only where there is more to it: copying properties is most of planning a small call.
+  const shape: CallShape =
+    request.variable === undefined && site.hosts === undefined
+      ? equalBlocks
+      : { ...equalBlocks, ...request.variable, ...(site.hosts ? { hosts: site.hosts } : {}) };
   if (inPlace) {
-    checkLength(
-      input,
-      inPlaceExtent(shape, rank),
-      'buffer',
-      rank,
-      `in-place ${collective} of ${count} elements per block`,
-    );
+    checkLength(input, inPlaceExtent(shape, rank), 'buffer', rank, shape);
   } else {
     const needed = bufferCounts(shape, rank);
     checkSameType(output, dtype, 'output', rank);
-    checkLength(input, needed.input, 'buffer', rank, `${collective} of count ${count}`);
-    checkLength(output, needed.output, 'output', rank, `${collective} of count ${count}`);
+    checkLength(input, needed.input, 'buffer', rank, shape);
+    checkLength(output, needed.output, 'output', rank, shape);
   }
   return {
     collective,
@@ -146,10 +136,11 @@ export function callViews(
 ): { input: TypedArray; output: TypedArray } {
   const { user, output } = buffers;
   const counts = bufferCounts(shape, rank);
+  // An array of the view's length is its own view: a call on fresh arrays makes no views of them.
   if (output !== undefined)
     return {
-      input: user.subarray(0, counts.input) as TypedArray,
-      output: output.subarray(0, counts.output) as TypedArray,
+      input: user.length === counts.input ? user : (user.subarray(0, counts.input) as TypedArray),
+      output: output.length === counts.output ? output : (output.subarray(0, counts.output) as TypedArray),
     };
   const layout = inPlaceLayout(shape, rank);
   const inner = user.subarray(layout.offset, layout.offset + counts[layout.inner]) as TypedArray;

@@ -6,7 +6,25 @@ import { type CallPlan, type PlanRequest, type PlanSite, planCall } from './call
  * Calls with variable blocks are planned afresh every time.
  */
 export class PlanMemo {
-  private last: { plan: CallPlan; request: PlanRequest; inputLength: number; outputLength: number } | undefined;
+  private lastPlan: CallPlan | undefined;
+  /**
+   * The last plan's arguments, copied field by field into this one object (callers may refill
+   * one request object for every call): a copy per call was garbage on every call on a fresh array.
+   */
+  private readonly lastRequest: { -readonly [K in keyof PlanRequest]: PlanRequest[K] } = {
+    collective: 'allReduce',
+    dtype: undefined as unknown as PlanRequest['dtype'],
+    op: undefined,
+    count: 0,
+    root: 0,
+    input: undefined as unknown as PlanRequest['input'],
+    output: undefined,
+    algorithm: undefined,
+    compression: undefined,
+    variable: undefined,
+  };
+  private lastInputLength = 0;
+  private lastOutputLength = 0;
 
   private readonly site: PlanSite;
 
@@ -15,25 +33,18 @@ export class PlanMemo {
   }
 
   plan(request: PlanRequest): CallPlan {
-    const last = this.last;
+    const last = this.lastPlan;
     if (
       last !== undefined &&
       request.variable === undefined &&
-      sameCall(last.request, request) &&
-      last.inputLength === request.input.length &&
-      last.outputLength === outputLength(request)
+      sameCall(this.lastRequest, request) &&
+      this.lastInputLength === request.input.length &&
+      this.lastOutputLength === outputLength(request)
     ) {
-      return last.plan;
+      return last;
     }
     const plan = planCall(request, this.site);
-    // A copy: callers may refill one request object for every call.
-    if (request.variable === undefined)
-      this.last = {
-        plan,
-        request: { ...request },
-        inputLength: request.input.length,
-        outputLength: outputLength(request),
-      };
+    if (request.variable === undefined) this.keep(plan, request);
     return plan;
   }
 
@@ -44,7 +55,26 @@ export class PlanMemo {
 
   /** Lets go of the last call's buffers. */
   forget(): void {
-    this.last = undefined;
+    this.lastPlan = undefined;
+    this.lastRequest.input = undefined as unknown as PlanRequest['input'];
+    this.lastRequest.output = undefined;
+    this.lastRequest.compression = undefined;
+  }
+
+  private keep(plan: CallPlan, request: PlanRequest): void {
+    const kept = this.lastRequest;
+    kept.collective = request.collective;
+    kept.dtype = request.dtype;
+    kept.op = request.op;
+    kept.count = request.count;
+    kept.root = request.root;
+    kept.input = request.input;
+    kept.output = request.output;
+    kept.algorithm = request.algorithm;
+    kept.compression = request.compression;
+    this.lastPlan = plan;
+    this.lastInputLength = request.input.length;
+    this.lastOutputLength = outputLength(request);
   }
 }
 

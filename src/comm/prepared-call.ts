@@ -1,7 +1,7 @@
 import { buildSchedule } from '../algorithms/registry.js';
 import { type Schedule, bufferCounts } from '../algorithms/schedule.js';
 import { LocalCopy } from '../exec/local-copy.js';
-import { OneShotCall } from '../exec/one-shot.js';
+import { OneShotCall, OneShotCommon } from '../exec/one-shot.js';
 import type { ReduceKernel } from '../kernels/reduce-kernel.js';
 import { arenaKernels } from '../kernels/simd-kernels.js';
 import type { Arena } from '../memory/arena.js';
@@ -28,6 +28,8 @@ export interface CallChoice {
   readonly path: 'one-shot' | 'local' | 'schedule';
   /** This rank's schedule where it runs one: built once per shape, not looked up per call. */
   readonly schedule: Schedule | undefined;
+  /** What the shape's one-shot calls share where it runs them (its plan, views of the peers' messages). */
+  readonly oneShotCommon: OneShotCommon | undefined;
 }
 
 /** What a plan runs with on this rank, decided once per plan. */
@@ -96,28 +98,31 @@ export function prepareCall(
     path === 'schedule'
       ? buildSchedule({ ...shape, chunkCount: selection.chunkCount }, rank, selection.algorithm)
       : undefined;
-  return onArrays({ checksum, bytes, selection, kernel, opcode, scale, path, schedule }, plan, on);
+  const oneShotCommon = path === 'one-shot' ? new OneShotCommon(shape, rank) : undefined;
+  return onArrays({ checksum, bytes, selection, kernel, opcode, scale, path, schedule, oneShotCommon }, plan, on);
 }
 
 /** A choice made ready to run on `plan`'s arrays: the one-shot run or the one-rank copy that reads them. */
 function onArrays(choice: CallChoice, plan: CallPlan, on: { rank: number; backend: CommBackend }): PreparedCall {
-  const { checksum, bytes, selection, kernel, opcode, scale, path, schedule } = choice;
+  const { checksum, bytes, selection, kernel, opcode, scale, path, schedule, oneShotCommon } = choice;
   const { shape, dtype } = plan;
-  const views = () => callViews(shape, on.rank, { user: plan.input!, output: plan.output });
-  const local = path === 'local' ? new LocalCopy(views()) : undefined;
+  const views = path === 'schedule' ? undefined : callViews(shape, on.rank, { user: plan.input!, output: plan.output });
+  const local = path === 'local' ? new LocalCopy(views!) : undefined;
   const oneShot =
     path === 'one-shot'
       ? new OneShotCall({
           shape,
           rank: on.rank,
-          ...views(),
+          input: views!.input,
+          output: views!.output,
           dtype,
           kernel,
           slots: on.backend.transport.lowLatency!,
           opcode,
+          common: oneShotCommon,
         })
       : undefined;
-  return { plan, checksum, bytes, selection, kernel, opcode, scale, path, schedule, oneShot, local };
+  return { plan, checksum, bytes, selection, kernel, opcode, scale, path, schedule, oneShotCommon, oneShot, local };
 }
 
 /**

@@ -1,4 +1,5 @@
 import { type DTypeInfo, type TypedArray, dtypeInfo, inferDType, isTypedArray, soleDType } from '../dtypes/dtype.js';
+import type { CallShape } from '../algorithms/schedule.js';
 import { invalidArgument } from '../errors.js';
 
 /** Remembers the dtype of arrays from comm.alloc, so float16 and bfloat16 need no repeated hint. */
@@ -39,8 +40,22 @@ export function checkSameType(buffer: TypedArray, dtype: DTypeInfo, argument: st
   }
 }
 
-export function checkLength(buffer: TypedArray, needed: number, argument: string, rank: number, what: string): void {
+/**
+ * Throws unless `buffer` holds `needed` elements for the call of `shape`. The message is built
+ * only when it fails: a string built per call was a tenth of the garbage of a small call on a
+ * fresh array.
+ */
+export function checkLength(
+  buffer: TypedArray,
+  needed: number,
+  argument: string,
+  rank: number,
+  shape: Pick<CallShape, 'collective' | 'count' | 'inPlace'>,
+): void {
   if (buffer.length < needed) {
+    const what = shape.inPlace
+      ? `in-place ${shape.collective} of ${shape.count} elements per block`
+      : `${shape.collective} of count ${shape.count}`;
     throw invalidArgument(`Rank ${rank}: ${argument} holds ${buffer.length} elements but ${what} needs ${needed}`, {
       rank,
       argument,

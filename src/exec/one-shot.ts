@@ -33,6 +33,33 @@ export interface OneShotRequest {
   readonly kernel: ReduceKernel;
   readonly slots: LowLatencySlots;
   readonly opcode: number;
+  /** What the calls of this shape share, where the caller keeps it (a call of a kept shape on other arrays). */
+  readonly common?: OneShotCommon;
+}
+
+/**
+ * What one-shot calls of one shape share on a rank, whatever arrays they run on: the plan, and
+ * typed views of the peers' messages, which lie in the transport's memory. A job that passes a
+ * fresh array each call (a loss, a tensor's data) makes a OneShotCall per call, and made these
+ * each time too: a string key for the plan's cache and a view per peer.
+ */
+export class OneShotCommon {
+  readonly plan: OneShotPlan;
+  /** Each peer's message of the running call: one call at a time uses it, as a communicator runs them. */
+  readonly messages: Uint8Array[];
+  /**
+   * Typed views of the plan's reads, per read and slot parity (index 2 * read + (seq & 1)): the
+   * slots alternate between two message views, and a view kept per parity is made once.
+   */
+  readonly pieces: (TypedArray | undefined)[];
+  readonly pieceSources: (Uint8Array | undefined)[];
+
+  constructor(shape: CallShape, rank: number) {
+    this.plan = cachedOneShotPlan(shape, rank);
+    this.messages = new Array<Uint8Array>(shape.nranks);
+    this.pieces = new Array<TypedArray | undefined>(2 * this.plan.reads.length).fill(undefined);
+    this.pieceSources = new Array<Uint8Array | undefined>(2 * this.plan.reads.length).fill(undefined);
+  }
 }
 
 /**
@@ -51,12 +78,7 @@ export class OneShotCall {
   private readonly bytes: number;
   /** What this rank publishes: its input's bytes, if it holds data. */
   private readonly data: Uint8Array | undefined;
-  /** Each peer's message of the running call. */
   private readonly messages: Uint8Array[];
-  /**
-   * Typed views of the plan's reads, per read and slot parity (index 2 * read + (seq & 1)): the
-   * slots alternate between two message views, and a view kept per parity is made once.
-   */
   private readonly pieces: (TypedArray | undefined)[];
   private readonly pieceSources: (Uint8Array | undefined)[];
   /** Whether this rank publishes its input by reference (peers read it in place) rather than a copy. */
@@ -72,13 +94,14 @@ export class OneShotCall {
     const { shape, rank, input } = request;
     this.request = request;
     this.output = request.output;
-    this.plan = cachedOneShotPlan(shape, rank);
+    const common = request.common ?? new OneShotCommon(shape, rank);
+    this.plan = common.plan;
+    this.messages = common.messages;
+    this.pieces = common.pieces;
+    this.pieceSources = common.pieceSources;
     this.awaits = request.slots.eagerRoot === true ? this.plan.eagerAwaits : this.plan.awaits;
     this.bytes = this.plan.messageCount * request.dtype.bytes;
     this.data = this.plan.publishesData ? new Uint8Array(input.buffer, input.byteOffset, this.bytes) : undefined;
-    this.messages = new Array<Uint8Array>(shape.nranks);
-    this.pieces = new Array<TypedArray | undefined>(2 * this.plan.reads.length).fill(undefined);
-    this.pieceSources = new Array<Uint8Array | undefined>(2 * this.plan.reads.length).fill(undefined);
     const data = this.data;
     this.byReference =
       data !== undefined &&
