@@ -7,7 +7,6 @@ import { type Frame, type FrameHeader, HEADER_BYTES } from './frame.js';
 import type { Intake } from './intake.js';
 import { type RecoveryCounts, noRecoveries } from '../transport.js';
 import { unwritten, writeNow } from './direct-write.js';
-import { QUEUED_CHANNELS } from '../channels.js';
 import { LaneArrivals } from './lane-arrivals.js';
 import { RetainedFrames } from './retained-frames.js';
 
@@ -104,13 +103,8 @@ export class PeerLink {
   readonly wakers: (() => void)[] = [];
   /** Whole messages by channel, waiting for their receive. */
   readonly inbox = new Map<number, Frame[]>();
-  /**
-   * By channel, a recv waiting while its inbox is empty: the next frame streams straight into it.
-   * Every link's array starts with a slot per queued channel, so all have one elements kind: the
-   * world's links, first used after init's warm-up, otherwise threw away the receive path V8 had
-   * compiled on the warm-up's links (a "wrong map" deopt at the job's first schedule call).
-   */
-  readonly waiting: (WaitingRecv | undefined)[] = Array.from({ length: QUEUED_CHANNELS }, () => undefined);
+  /** By channel, a recv waiting while its inbox is empty: the next frame streams straight into it. */
+  readonly waiting: (WaitingRecv | undefined)[] = [];
   /** Per channel, messages seen on socket 0 still waiting for their other stripes, in order. */
   readonly ordered = new Map<number, Slot[]>();
   /** Per channel, how many stripe parts each socket has carried: part j of a socket is message j's. */
