@@ -1,5 +1,6 @@
 import { paramInt } from '../config/params.js';
 import { log } from '../log.js';
+import { LL_SLOTS } from '../transport/shm/mailbox.js';
 import type { CollectiveOptions, ReduceOptions, RootedOptions } from './call-options.js';
 import type { Communicator } from './communicator.js';
 
@@ -31,6 +32,17 @@ const COPIED_ELEMENTS = 256;
  * not seen this path (bench/RESULTS.md, "Init's warm-up: the slot's copied path").
  */
 const SLOT_COPIED_ELEMENTS = 32;
+/**
+ * Thread ranks, in the first round of each warm-up communicator (before V8 optimises anything): a
+ * stream of small broadcasts that the readers join late, so that the root fills its ring of slots
+ * and waits for its slowest reader. A job's first stream of more than LL_SLOTS broadcasts
+ * otherwise took that wait for the first time: V8 threw away the compiled publish, which had
+ * never run it, and compiled it again on every rank's thread inside the stream (bench/RESULTS.md,
+ * "Init's warm-up: a broadcast's root waiting for its readers").
+ */
+const RUN_AHEAD_CALLS = LL_SLOTS + 8;
+/** How late the readers join the stream: far longer than the root takes to fill its slots. */
+const READERS_LATE_MS = 1;
 /** A registered buffer of at least BY_REFERENCE_MIN_BYTES, which one-shot calls publish by reference. */
 const BY_REFERENCE_ELEMENTS = 1024;
 /**
@@ -102,6 +114,7 @@ async function warmRounds(
   late: () => boolean = () => false,
 ): Promise<{ calls: number; smallCalls: number }> {
   const n = comm.size;
+  const lateness = new Int32Array(new SharedArrayBuffer(4));
   const small = new Float32Array(2);
   const smallOut = new Float32Array(2);
   const gathered = new Float32Array(2 * n);
@@ -156,6 +169,12 @@ async function warmRounds(
         await comm.allReduce(input, options);
         await comm.allReduce(input, options);
       }
+      const runAhead = slotCopies && round === 0;
+      if (runAhead) {
+        // A blocking sleep: a timer's turn of the event loop made init 50-100 ms longer.
+        if (comm.rank !== 0) Atomics.wait(lateness, 0, 0, READERS_LATE_MS);
+        for (let i = 0; i < RUN_AHEAD_CALLS; i++) await comm.broadcast(small, { output: smallOut });
+      }
       for (let i = 0; i < ROUND_MID_CALLS; i++) await comm.allReduce(mid, { output: midOut });
       if (!slotCopies) {
         // Over TCP the schedule path's in-place calls too: with out-of-place calls alone it was
@@ -171,6 +190,7 @@ async function warmRounds(
         ROUND_SMALL_CALLS +
         (slotCopies ? 4 : 3) * ROUND_OTHER_SMALL_CALLS +
         (slotPath ? ROUND_OTHER_SMALL_CALLS : 0) +
+        (runAhead ? RUN_AHEAD_CALLS : 0) +
         2 * others.length +
         ROUND_MID_CALLS +
         (slotCopies ? 0 : 3) +
