@@ -52,6 +52,7 @@ import {
   checkOptions,
 } from './call-options.js';
 import { type CallPlan, type PlanRequest, callViews, isCompressible } from './call-plan.js';
+import { LastCall } from './last-call.js';
 import { PlanMemo } from './plan-memo.js';
 import { CallQueue, DONE } from './call-queue.js';
 import type { OneShotCall } from '../exec/one-shot.js';
@@ -125,6 +126,8 @@ export class Communicator {
    * size, op, algorithm): a stream of small calls then checks, selects and builds views once.
    */
   private readonly plans: PlanMemo;
+  /** The last call's checked options and plan, which a repeat of it takes as they are. */
+  private readonly lastCall = new LastCall();
   /** Under TSCCL_DEBUG_CHECK: what each call queued or running on this communicator writes (one entry per call). */
   private readonly queuedWrites = new Set<{ readonly written: TypedArray }>();
   private lastPrepared: PreparedCall | undefined;
@@ -151,6 +154,8 @@ export class Communicator {
   };
   /** What enqueuePlan hands the flight recorder, which copies it: one object, not one per call. */
   private readonly recordEntry: RecordEntry = { seq: 0, op: '', dtype: '', count: 0, root: 0, redop: '' };
+  /** The plan recordEntry describes: a call of the same plan sets its number only. */
+  private recordedPlan: CallPlan | undefined;
   private readonly logsCalls: boolean;
 
   constructor(options: {
@@ -671,6 +676,8 @@ export class Communicator {
     await Promise.allSettled([this.queue.drained(), this.p2p.drained()]);
     // The memos hold the last call's buffers; let them go with the communicator.
     this.plans.forget();
+    this.lastCall.forget();
+    this.recordedPlan = undefined;
     this.reductionRequest.input = new Float32Array(0);
     this.reductionRequest.output = undefined;
     this.lastPrepared = undefined;
@@ -768,6 +775,8 @@ export class Communicator {
   ): Promise<void> {
     try {
       this.failures.ensureUsable();
+      const repeated = this.lastCall.repeated(name, buffer, options);
+      if (repeated !== undefined) return this.enqueuePlan(repeated.plan, repeated.settings);
       const call = checkOptions(name, options, this.where);
       const plan = makePlan.call(this, buffer, options);
       // Refused calls take no sequence number: every check that can refuse one (checkOptions refuses
@@ -775,6 +784,7 @@ export class Communicator {
       if (plan.algorithm !== undefined)
         checkSelectable(plan.collective, plan.algorithm, { argument: 'algorithm', op: name });
       if (plan.compression?.shadow) return this.shadowed(plan, call);
+      this.lastCall.keep(name, buffer, options, call, plan);
       return this.enqueuePlan(plan, call);
     } catch (err) {
       return Promise.reject(err);
@@ -790,11 +800,14 @@ export class Communicator {
     const seq = ++this.seq;
     const entry = this.recordEntry;
     entry.seq = seq;
-    entry.op = plan.label;
-    entry.dtype = plan.dtype.name;
-    entry.count = plan.shape.count;
-    entry.root = plan.shape.root;
-    entry.redop = REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none';
+    if (this.recordedPlan !== plan) {
+      entry.op = plan.label;
+      entry.dtype = plan.dtype.name;
+      entry.count = plan.shape.count;
+      entry.root = plan.shape.root;
+      entry.redop = REDUCING_COLLECTIVES.has(plan.collective) ? plan.op : 'none';
+      this.recordedPlan = plan;
+    }
     const record = this.recorder.record(entry);
     const guard = debugCheck ? this.guardInput(plan, seq) : undefined;
     if (numbered !== undefined) {
