@@ -60,6 +60,8 @@ interface Pending {
 class Engine implements LiveTransport {
   readonly worker: Worker;
   readonly reply = replyBuffer();
+  /** Questions asked in the reply block so far: the next one's number is one more. */
+  private questions = 0;
   readonly completions = completionFlags();
   private readonly flags = new Int32Array(this.completions);
   arena!: Arena;
@@ -167,14 +169,16 @@ class Engine implements LiveTransport {
   /** The process is exiting: the engine tells its peers how far this rank got before the thread is gone. */
   announceExit(): void {
     if (this.failure !== undefined) return;
-    this.worker.postMessage({ kind: 'announceExit' } satisfies ToEngine);
-    readReply(this.reply, EXIT_ANNOUNCE_MS);
+    const reply = ++this.questions;
+    this.worker.postMessage({ kind: 'announceExit', reply } satisfies ToEngine);
+    readReply(this.reply, reply, EXIT_ANNOUNCE_MS);
   }
 
   /** Asks the engine about a communicator's local state and waits for the answer (it never communicates). */
-  query(message: Omit<Extract<ToEngine, { kind: 'query' }>, 'kind'>): unknown {
-    this.worker.postMessage({ kind: 'query', ...message } satisfies ToEngine);
-    const answer = readReply(this.reply, QUERY_TIMEOUT_MS) as { value?: unknown; error?: unknown } | undefined;
+  query(message: Omit<Extract<ToEngine, { kind: 'query' }>, 'kind' | 'reply'>): unknown {
+    const reply = ++this.questions;
+    this.worker.postMessage({ kind: 'query', reply, ...message } satisfies ToEngine);
+    const answer = readReply(this.reply, reply, QUERY_TIMEOUT_MS) as { value?: unknown; error?: unknown } | undefined;
     if (answer === undefined)
       throw new TscclError(
         ErrorCode.INTERNAL,

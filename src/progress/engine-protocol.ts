@@ -69,11 +69,13 @@ export type ToEngine =
   /** The rank's script ended: leave politely, saying goodbye on every socket (answered with done). */
   | { readonly kind: 'leave'; readonly id: number }
   /** The rank's process is exiting now: tell every peer how far this rank got (answered in the reply block). */
-  | { readonly kind: 'announceExit' }
+  | { readonly kind: 'announceExit'; readonly reply: number }
   /** The rank was asked for its flight records (SIGUSR1, a failure): the engine holds them. */
   | { readonly kind: 'dump'; readonly reason: string }
   | {
       readonly kind: 'query';
+      /** The question's number, under which the engine answers in the reply block (engine-reply.ts). */
+      readonly reply: number;
       readonly comm: number;
       readonly what: 'flightRecords' | 'predict' | 'stats';
       readonly args?: { collective: string; bytes: number; options: Record<string, unknown> };

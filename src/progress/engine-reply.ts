@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { ThreadRankBootstrap } from '../job/bootstrap.js';
 
 /** What a rank hands its engine thread at start. */
@@ -13,20 +14,22 @@ export interface EngineData {
   };
 }
 
-/** Reply block: word 0 the state, word 1 the JSON's byte length, the JSON from byte 8. */
-const STATE = 0;
+/**
+ * Reply block: word 0 the number of the last answer written (0 before the first), word 1 its
+ * JSON's byte length, the JSON from byte 8. The rank numbers its questions 1, 2, ...; the
+ * engine answers them in the order they came, each under its question's number.
+ */
+const ANSWERED = 0;
 const LENGTH = 1;
 const DATA_OFFSET = 8;
-const EMPTY = 0;
-const WRITTEN = 1;
 export const REPLY_BYTES = 4 << 20;
 
 export function replyBuffer(): SharedArrayBuffer {
   return new SharedArrayBuffer(REPLY_BYTES);
 }
 
-/** The engine's side: writes the answer and wakes the rank. */
-export function writeReply(reply: SharedArrayBuffer, answer: unknown): void {
+/** The engine's side: writes the answer to question `number` and wakes the rank. */
+export function writeReply(reply: SharedArrayBuffer, number: number, answer: unknown): void {
   const words = new Int32Array(reply, 0, 2);
   let bytes = new TextEncoder().encode(JSON.stringify(answer));
   if (bytes.length > REPLY_BYTES - DATA_OFFSET)
@@ -35,23 +38,31 @@ export function writeReply(reply: SharedArrayBuffer, answer: unknown): void {
     );
   new Uint8Array(reply, DATA_OFFSET, bytes.length).set(bytes);
   Atomics.store(words, LENGTH, bytes.length);
-  Atomics.store(words, STATE, WRITTEN);
-  Atomics.notify(words, STATE);
+  Atomics.store(words, ANSWERED, number);
+  Atomics.notify(words, ANSWERED);
 }
 
 /**
- * The rank's side: blocks until the engine has answered (a query of local state, answered at
- * once by a thread that is never blocked for long), then clears the block for the next one.
- * Undefined if no answer came within `timeoutMs`.
+ * The rank's side: blocks until the engine has answered question `number` (a query of local
+ * state, answered at once by a thread that is never blocked for long); undefined if no answer
+ * came within `timeoutMs`. A wake-up is not an answer: the engine's notify for the question
+ * before may come after the rank has read that answer and asked the next (the engine's thread
+ * descheduled between its store and its notify), and an answer to a question the rank gave up
+ * on may come late. Either found the old answer in the block, read as the new one's. Only the
+ * number says whose answer the block holds; the engine writes the next one only once asked.
  */
-export function readReply(reply: SharedArrayBuffer, timeoutMs: number): unknown {
+export function readReply(reply: SharedArrayBuffer, number: number, timeoutMs: number): unknown {
   const words = new Int32Array(reply, 0, 2);
-  if (Atomics.wait(words, STATE, EMPTY, timeoutMs) === 'timed-out' && Atomics.load(words, STATE) === EMPTY)
-    return undefined;
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const answered = Atomics.load(words, ANSWERED);
+    if (answered === number) break;
+    const left = deadline - performance.now();
+    if (left <= 0) return undefined;
+    Atomics.wait(words, ANSWERED, answered, left);
+  }
   const length = Atomics.load(words, LENGTH);
-  const text = new TextDecoder().decode(new Uint8Array(reply, DATA_OFFSET, length).slice());
-  Atomics.store(words, STATE, EMPTY);
-  return JSON.parse(text);
+  return JSON.parse(new TextDecoder().decode(new Uint8Array(reply, DATA_OFFSET, length).slice()));
 }
 
 /** Calls whose completion flags live at once; a call's slot is its id modulo this. */

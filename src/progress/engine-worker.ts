@@ -114,7 +114,7 @@ port.on('message', (message: ToEngine) => {
       return;
     case 'announceExit':
       announceExits();
-      writeReply(data.engine.reply, { value: true });
+      writeReply(data.engine.reply, message.reply, { value: true });
       return;
     case 'query': {
       const comm = comms.get(message.comm);
@@ -127,9 +127,9 @@ port.on('message', (message: ToEngine) => {
             : message.what === 'stats'
               ? comm.stats()
               : comm.flightRecords();
-        writeReply(data.engine.reply, { value });
+        writeReply(data.engine.reply, message.reply, { value });
       } catch (err) {
-        writeReply(data.engine.reply, { error: serializeError(err) });
+        writeReply(data.engine.reply, message.reply, { error: serializeError(err) });
       }
       return;
     }
