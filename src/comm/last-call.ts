@@ -11,6 +11,12 @@ import type { CallPlan } from './call-plan.js';
  * arrays, an AbortSignal, whose state is read on every call); an array of counts or a
  * compression object may be edited between calls, so such calls are checked every time.
  */
+/** What a repeat takes of the call it repeats. */
+export interface Kept {
+  readonly settings: CallSettings;
+  readonly plan: CallPlan;
+}
+
 export class LastCall {
   private name: string | undefined;
   private buffer: TypedArray | undefined;
@@ -18,15 +24,22 @@ export class LastCall {
   private outputLength = -1;
   private readonly keys: string[] = [];
   private readonly values: unknown[] = [];
-  private kept: { settings: CallSettings; plan: CallPlan } | undefined;
+  /**
+   * The kept call's settings and plan (none while plan is undefined): one object, refilled by
+   * keep, since a job that passes a fresh array each call keeps a call every time.
+   */
+  private readonly held: { settings: CallSettings | undefined; plan: CallPlan | undefined } = {
+    settings: undefined,
+    plan: undefined,
+  };
 
   /** The settings and plan of the last call, if `name` on `buffer` with `options` repeats it; else undefined. */
-  repeated(name: string, buffer: TypedArray, options: object): { settings: CallSettings; plan: CallPlan } | undefined {
-    const kept = this.kept;
-    if (kept === undefined || name !== this.name || buffer !== this.buffer) return undefined;
+  repeated(name: string, buffer: TypedArray, options: object): Kept | undefined {
+    const kept = this.held;
+    if (kept.plan === undefined || name !== this.name || buffer !== this.buffer) return undefined;
     // A transferred buffer's arrays read as empty: its length tells.
     if (buffer.length !== this.bufferLength || outputLength(kept.plan) !== this.outputLength) return undefined;
-    if (kept.settings.signal?.aborted === true) return undefined;
+    if (kept.settings!.signal?.aborted === true) return undefined;
     const keys = this.keys;
     const values = this.values;
     const given = options as Record<string, unknown>;
@@ -35,7 +48,7 @@ export class LastCall {
       if (i === keys.length || key !== keys[i] || given[key] !== values[i]) return undefined;
       i++;
     }
-    return i === keys.length ? kept : undefined;
+    return i === keys.length ? (kept as Kept) : undefined;
   }
 
   /** Keeps a call that passed its checks, if its options cannot change in place. */
@@ -55,12 +68,14 @@ export class LastCall {
     this.buffer = buffer;
     this.bufferLength = buffer.length;
     this.outputLength = outputLength(plan);
-    this.kept = { settings, plan };
+    this.held.settings = settings;
+    this.held.plan = plan;
   }
 
   /** Lets go of the last call's buffers. */
   forget(): void {
-    this.kept = undefined;
+    this.held.settings = undefined;
+    this.held.plan = undefined;
     this.name = undefined;
     this.buffer = undefined;
     this.keys.length = 0;

@@ -21,20 +21,18 @@ test('a wake-up of the reply block without the answer does not end the wait (a n
   writeReply(reply, 1, { value: 'previous' });
   assert.deepEqual(readReply(reply, 1, 1000), { value: 'previous' });
   // A thread that notifies the block's word as an answer's writer would, before writing the
-  // answer: the waiting rank must go on waiting and return the answer, not the one before.
+  // answer (with writeReply): the waiting rank must go on waiting and return the answer, not
+  // the one before.
   const source = `
     const { workerData } = require('node:worker_threads');
     const words = new Int32Array(workerData.reply, 0, 2);
     const pause = new Int32Array(new SharedArrayBuffer(4));
     while (Atomics.notify(words, 0) === 0) Atomics.wait(pause, 0, 0, 1);
     Atomics.wait(pause, 0, 0, 50);
-    const bytes = new TextEncoder().encode(JSON.stringify({ value: 'second' }));
-    new Uint8Array(workerData.reply, 8, bytes.length).set(bytes);
-    Atomics.store(words, 1, bytes.length);
-    Atomics.store(words, 0, 2);
-    Atomics.notify(words, 0);
+    import(workerData.module).then(({ writeReply }) => writeReply(workerData.reply, 2, { value: 'second' }));
   `;
-  const worker = new Worker(source, { eval: true, workerData: { reply } });
+  const module = new URL('../../src/progress/engine-reply.js', import.meta.url).href;
+  const worker = new Worker(source, { eval: true, workerData: { reply, module } });
   const exited = new Promise((resolve) => worker.once('exit', resolve));
   assert.deepEqual(readReply(reply, 2, 30_000), { value: 'second' });
   await exited;
