@@ -106,6 +106,12 @@ export const PARAMS: readonly Param[] = [
     check: FLAG,
   },
   {
+    name: 'TSCCL_SOCKET_CALLS',
+    defaultValue: 'ffi',
+    doc: "How process ranks read and write their sockets' descriptors at once (in-place reads while a small receive waits, small frames written without a turn of the event loop): ffi, recv(2) and send(2) through koffi (Linux with glibc; elsewhere node); node, node:fs's readSync and writeSync",
+    check: oneOf('ffi', 'node'),
+  },
+  {
     name: 'TSCCL_KERNEL',
     defaultValue: 'auto',
     doc: 'Reduction kernels: auto (WASM SIMD on the shared arena where it can, JS loops elsewhere) or js',

@@ -3,9 +3,17 @@ import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../src/errors.js';
 import { launchFixture, rankResults } from '../harness/ranks.js';
 
+/** Where koffi's recv/send should load: Linux on x64 or arm64 with glibc (its prebuilt binaries). */
+const ffiExpected =
+  process.platform === 'linux' &&
+  ['x64', 'arm64'].includes(process.arch) &&
+  (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime !== undefined;
+
 // The same matrix as over shared memory, with ranks as processes meeting over TCP on loopback.
+// 3 ranks read and write their sockets through node:fs, the others through koffi where it loads.
 for (const n of [2, 3, 4]) {
-  test(`all collectives on ${n} process ranks over TCP${n === 2 ? ', 2 sockets per peer' : ''}`, async () => {
+  const title = n === 2 ? ', 2 sockets per peer' : n === 3 ? ', socket calls through node:fs' : '';
+  test(`all collectives on ${n} process ranks over TCP${title}`, async () => {
     const { results } = await launchFixture(
       'collectives-rank',
       n,
@@ -16,12 +24,15 @@ for (const n of [2, 3, 4]) {
           ...process.env,
           TSCCL_CHUNK_BYTES: n === 3 ? '64' : '524288',
           TSCCL_NSOCKS_PERPEER: n === 2 ? '2' : '1',
+          TSCCL_SOCKET_CALLS: n === 3 ? 'node' : 'ffi',
         },
       },
     );
-    for (const [rank, result] of (results as { cases: number; failures: string[] }[]).entries()) {
+    const calls = n === 3 || !ffiExpected ? 'node' : 'ffi';
+    for (const [rank, result] of (results as { cases: number; failures: string[]; socketCalls: string }[]).entries()) {
       assert.deepEqual(result.failures, [], `rank ${rank}`);
       assert.ok(result.cases > 400, `rank ${rank} ran only ${result.cases} cases`);
+      assert.equal(result.socketCalls, calls, `rank ${rank}'s socket calls`);
     }
   });
 }

@@ -1,5 +1,6 @@
-import { writeSync, writevSync } from 'node:fs';
+import { writevSync } from 'node:fs';
 import type { Socket } from 'node:net';
+import { socketCalls } from './socket-calls.js';
 import { quietSyscall, socketFd } from './socket-syscall.js';
 import { DIRECT_WRITE_MAX_BYTES } from './tcp-tunables.js';
 
@@ -15,11 +16,12 @@ import { DIRECT_WRITE_MAX_BYTES } from './tcp-tunables.js';
 export function writeNow(socket: Socket, pieces: readonly Uint8Array[], total: number): number {
   if (total > DIRECT_WRITE_MAX_BYTES || socket.writableLength > 0 || socket.destroyed || socket.connecting) return 0;
   const fd = socketFd(socket);
-  return fd === undefined ? 0 : quietSyscall(writePieces, fd, pieces);
+  if (fd === undefined) return 0;
+  return pieces.length === 1 ? socketCalls().write(fd, pieces[0]) : quietSyscall(writeAll, fd, pieces);
 }
 
-function writePieces(fd: number, pieces: readonly Uint8Array[]): number {
-  return pieces.length === 1 ? writeSync(fd, pieces[0]) : writevSync(fd, pieces as Uint8Array[]);
+function writeAll(fd: number, pieces: readonly Uint8Array[]): number {
+  return writevSync(fd, pieces as Uint8Array[]);
 }
 
 /** What of `pieces` is left after the first `written` bytes: copies if the pieces' memory is reused once the call returns. */

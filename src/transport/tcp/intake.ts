@@ -1,6 +1,6 @@
-import { readSync } from 'node:fs';
 import type { OnReadOpts, Socket } from 'node:net';
-import { quietSyscall, socketFd } from './socket-syscall.js';
+import { socketCalls } from './socket-calls.js';
+import { socketFd } from './socket-syscall.js';
 
 /**
  * Where the bytes a socket reads go. A socket this rank dialed reads through `onread`: libuv
@@ -70,13 +70,9 @@ export function readNow(socket: Socket, buffer: Uint8Array, intake: Intake): num
   const fd = socketFd(socket);
   if (fd === undefined || !intake.attached || socket.destroyed || socket.isPaused() || !within(intake.nextRead, buffer))
     return undefined;
-  const n = quietSyscall(readAll, fd, buffer);
+  const n = socketCalls().read(fd, buffer);
   if (n > 0) intake.feed(buffer.subarray(0, n));
   return n;
-}
-
-function readAll(fd: number, buffer: Uint8Array): number {
-  return readSync(fd, buffer, 0, buffer.byteLength, null);
 }
 
 /** An intake fed by 'data' events: an accepted socket (Node's server cannot read into a given buffer). */
