@@ -1,19 +1,28 @@
 #!/usr/bin/env node
 // What the system calls under a small TCP call cost through Node and through FFI: two processes
-// share one loopback socket (Nagle off) and exchange 8 B `exchanges` times per round, each
-// writing its 8 B and then reading until the peer's have come, in a loop that never sleeps, with
-// tsccl's own socket calls (src/transport/tcp/socket-calls.ts): node:fs's readSync/writeSync,
-// and recv/send through koffi, in alternate rounds. A 2-process all-reduce of 8 B is one such
-// exchange plus tsccl's own work. Prints the median us per exchange of each, their ratio, and how
-// many reads per exchange found nothing. Needs `npx tsc` first (dist/).
-// Usage: node bench/bounds/tcp-small-exchange-calls.mjs [rounds=6] [exchanges=100000]
+// exchange 8 B `exchanges` times per round over loopback (Nagle off), each writing its 8 B and
+// then reading until the peer's have come, in a loop that never sleeps, with tsccl's own socket
+// calls (src/transport/tcp/socket-calls.ts): node:fs's readSync/writeSync, and recv/send through
+// koffi, in alternate rounds. `sockets` 2 (the default) is tsccl's layout: each process writes on
+// the socket its peer dialed and reads the one it dialed, so every message travels alone and is
+// acknowledged on its own; 1 shares one socket both ways, as Open MPI's tcp btl does, where an
+// acknowledgement rides on the reply. A 2-process all-reduce of 8 B is one such exchange plus
+// tsccl's own work. Prints the median us per exchange of each kind, their ratio, and how many
+// reads per exchange found nothing. Needs `npx tsc` first (dist/).
+// Usage: node bench/bounds/tcp-small-exchange-calls.mjs [rounds=6] [exchanges=100000] [sockets=2]
 import { fork } from 'node:child_process';
 import net from 'node:net';
 import { NODE_CALLS, loadFfiCalls } from '../../dist/src/transport/tcp/socket-calls.js';
 import { median } from '../../dist/src/tune/median.js';
 
 const peer = process.argv[2] === 'peer';
-const [rounds = 6, exchanges = 100_000, port] = (peer ? process.argv.slice(3) : process.argv.slice(2)).map(Number);
+const [rounds = 6, exchanges = 100_000, sockets = 2, port] = (peer ? process.argv.slice(3) : process.argv.slice(2)).map(
+  Number,
+);
+if (sockets !== 1 && sockets !== 2) {
+  console.error('usage: tcp-small-exchange-calls.mjs [rounds] [exchanges] [sockets: 1 or 2]');
+  process.exit(2);
+}
 const ffi = loadFfiCalls();
 if (ffi instanceof Error) {
   console.log(`skipped: recv/send through koffi unavailable (${ffi.message})`);
@@ -21,26 +30,31 @@ if (ffi instanceof Error) {
 }
 const kinds = [ffi, NODE_CALLS];
 
-function run(socket) {
-  socket.setNoDelay(true);
-  socket.pause();
-  const fd = socket._handle.fd;
+function run(readFrom, writeTo) {
+  for (const socket of [readFrom, writeTo]) {
+    socket.setNoDelay(true);
+    socket.pause();
+  }
+  const readFd = readFrom._handle.fd;
+  const writeFd = writeTo._handle.fd;
   const out = new Uint8Array(8).fill(7);
   const into = new Uint8Array(4096);
   const times = kinds.map(() => []);
   const empties = kinds.map(() => []);
+  let got = 0;
+  let expected = 0;
   for (let round = -1; round < rounds; round++) {
     for (let k = 0; k < kinds.length; k++) {
       const calls = kinds[k];
       const n = round < 0 ? 10_000 : exchanges;
-      let got = 0;
       let empty = 0;
       const start = performance.now();
-      for (let i = 1; i <= n; i++) {
+      for (let i = 0; i < n; i++) {
         let sent = 0;
-        while (sent < 8) sent += calls.write(fd, sent === 0 ? out : out.subarray(sent));
-        while (got < 8 * i) {
-          const read = calls.read(fd, into);
+        while (sent < 8) sent += calls.write(writeFd, sent === 0 ? out : out.subarray(sent));
+        expected += 8;
+        while (got < expected) {
+          const read = calls.read(readFd, into);
           if (read === 0) empty++;
           got += read;
         }
@@ -53,27 +67,54 @@ function run(socket) {
   return { times, empties };
 }
 
-if (peer) {
-  const socket = net.connect(port, '127.0.0.1', () => {
-    run(socket);
-    socket.end();
-    process.exit(0);
-  });
-} else {
-  const server = net.createServer((socket) => {
-    const { times, empties } = run(socket);
-    const us = times.map(median);
-    for (const [k, calls] of kinds.entries())
-      console.log(
-        `${calls.kind === 'ffi' ? 'recv/send through koffi' : 'node:fs readSync/writeSync'}: ${us[k].toFixed(2)} us per 8 B exchange, ${median(empties[k]).toFixed(2)} empty reads per exchange`,
-      );
+let accepted;
+let dialed;
+/** Runs once this process holds the sockets its layout needs; the parent reports. */
+function ready() {
+  const readFrom = sockets === 1 ? (peer ? dialed : accepted) : dialed;
+  const writeTo = sockets === 1 ? readFrom : accepted;
+  if (readFrom === undefined || writeTo === undefined) return;
+  const { times, empties } = run(readFrom, writeTo);
+  if (peer) {
+    setTimeout(() => process.exit(0), 200);
+    return;
+  }
+  const us = times.map(median);
+  const layout = sockets === 1 ? 'one socket both ways' : 'a socket each way';
+  for (const [k, calls] of kinds.entries())
     console.log(
-      `koffi / node:fs: ${(us[0] / us[1]).toFixed(2)} (medians of ${rounds} alternating rounds of ${exchanges})`,
+      `${calls.kind === 'ffi' ? 'recv/send through koffi' : 'node:fs readSync/writeSync'}, ${layout}: ${us[k].toFixed(2)} us per 8 B exchange, ${median(empties[k]).toFixed(2)} empty reads per exchange`,
     );
-    server.close();
-    socket.destroy();
-  });
-  server.listen(0, '127.0.0.1', () => {
-    fork(new URL(import.meta.url).pathname, ['peer', String(rounds), String(exchanges), String(server.address().port)]);
-  });
+  console.log(
+    `koffi / node:fs: ${(us[0] / us[1]).toFixed(2)} (medians of ${rounds} alternating rounds of ${exchanges})`,
+  );
+  process.exit(0);
 }
+
+const server = net.createServer((socket) => {
+  accepted = socket;
+  ready();
+});
+server.listen(0, '127.0.0.1', () => {
+  const ownPort = server.address().port;
+  // `dialed` is set once connected: a socket still connecting takes no writes.
+  const dial = (to) => {
+    const socket = net.connect(to, '127.0.0.1', () => {
+      dialed = socket;
+      ready();
+    });
+  };
+  if (peer) {
+    dial(port);
+    if (sockets === 2) process.send(ownPort);
+    return;
+  }
+  const child = fork(new URL(import.meta.url).pathname, [
+    'peer',
+    String(rounds),
+    String(exchanges),
+    String(sockets),
+    String(ownPort),
+  ]);
+  child.on('message', (childPort) => dial(childPort));
+});
