@@ -44,17 +44,36 @@ export interface FrameHeader {
 
 /** Writes the header's 32 bytes at the start of `b` (a fresh buffer if none is given). */
 export function encodeHeader(h: FrameHeader, b: Buffer = Buffer.allocUnsafe(HEADER_BYTES)): Buffer {
-  b.writeUInt32LE(FRAME_MAGIC, 0);
-  b.writeUInt8(FRAME_VERSION, 4);
-  b.writeUInt8(h.flags, 5);
-  b.writeUInt16LE(h.channel, 6);
-  b.writeUInt32LE(h.commId >>> 0, 8);
-  b.writeUInt32LE(Math.floor(h.length / 2 ** 32), 12);
-  b.writeUInt32LE(h.seq >>> 0, 16);
-  b.writeUInt32LE(h.opcode >>> 0, 20);
-  b.writeUInt32LE(h.length >>> 0, 24);
-  b.writeUInt32LE(h.checksum >>> 0, 28);
+  if (h.flags > 0xff || h.channel > 0xffff || h.channel < 0)
+    throw new RangeError(`frame flags ${h.flags} or channel ${h.channel} do not fit the header`);
+  putU32(b, 0, FRAME_MAGIC);
+  b[4] = FRAME_VERSION;
+  b[5] = h.flags;
+  b[6] = h.channel & 0xff;
+  b[7] = (h.channel >>> 8) & 0xff;
+  putU32(b, 8, h.commId);
+  putU32(b, 12, Math.floor(h.length / 2 ** 32));
+  putU32(b, 16, h.seq);
+  putU32(b, 20, h.opcode);
+  putU32(b, 24, h.length);
+  putU32(b, 28, h.checksum);
   return b;
+}
+
+/**
+ * The header's words byte by byte, little-endian: Buffer's writeUInt32LE and readUInt32LE check
+ * their arguments on every call, and a frame's header is written and read on every small message.
+ */
+function putU32(b: Uint8Array, at: number, value: number): void {
+  b[at] = value & 0xff;
+  b[at + 1] = (value >>> 8) & 0xff;
+  b[at + 2] = (value >>> 16) & 0xff;
+  b[at + 3] = (value >>> 24) & 0xff;
+}
+
+/** The little-endian u32 at `at` of `b`. */
+export function u32(b: Uint8Array, at: number): number {
+  return (b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (b[at + 3] << 24)) >>> 0;
 }
 
 /** A whole frame in one buffer (a fresh one, or the start of `into`): the header, then a copy of the payload. */
@@ -69,22 +88,22 @@ export function frameError(message: string): TscclError {
   return new TscclError(ErrorCode.MISMATCH, `TCP frame error: ${message}`, { op: 'transport' });
 }
 
-export function decodeHeader(b: Buffer, maxPayloadBytes: number): FrameHeader {
-  const magic = b.readUInt32LE(0);
+export function decodeHeader(b: Uint8Array, maxPayloadBytes: number): FrameHeader {
+  const magic = u32(b, 0);
   if (magic !== FRAME_MAGIC)
     throw frameError(`bad magic 0x${magic.toString(16)} (not a tsccl peer, or the stream lost its place)`);
-  const version = b.readUInt8(4);
+  const version = b[4];
   if (version !== FRAME_VERSION) throw frameError(`frame version ${version}, expected ${FRAME_VERSION}`);
-  const length = b.readUInt32LE(12) * 2 ** 32 + b.readUInt32LE(24);
+  const length = u32(b, 12) * 2 ** 32 + u32(b, 24);
   if (length > maxPayloadBytes) throw frameError(`frame of ${length} bytes exceeds the limit of ${maxPayloadBytes}`);
   return {
-    flags: b.readUInt8(5),
-    channel: b.readUInt16LE(6),
-    commId: b.readUInt32LE(8),
-    seq: b.readInt32LE(16),
-    opcode: b.readUInt32LE(20),
+    flags: b[5],
+    channel: b[6] | (b[7] << 8),
+    commId: u32(b, 8),
+    seq: u32(b, 16) | 0,
+    opcode: u32(b, 20),
     length,
-    checksum: b.readUInt32LE(28),
+    checksum: u32(b, 28),
   };
 }
 

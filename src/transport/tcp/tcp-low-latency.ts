@@ -7,7 +7,7 @@ import {
   messageMismatch,
 } from '../transport.js';
 import { ONE_SHOT_CHANNEL } from '../channels.js';
-import type { Frame } from './frame.js';
+import { type Frame, u32 } from './frame.js';
 
 /**
  * Bytes in front of a one-shot message's data: the size its publisher declared (u32, so a rank
@@ -94,8 +94,8 @@ export class TcpLowLatencySlots implements LowLatencySlots {
         { rank: this.links.rank, peer, seq },
       );
     const { header, payload } = frame;
-    const marked = payload.byteLength >= LOW_LATENCY_PREFIX_BYTES && payload.readUInt32LE(4) === MARKER;
-    const declared = marked ? payload.readUInt32LE(0) : undefined;
+    const marked = payload.byteLength >= LOW_LATENCY_PREFIX_BYTES && u32(payload, 4) === MARKER;
+    const declared = marked ? u32(payload, 0) : undefined;
     const dataBytes = payload.byteLength - LOW_LATENCY_PREFIX_BYTES;
     if (
       header.seq !== seq ||

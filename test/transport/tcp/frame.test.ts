@@ -7,6 +7,7 @@ import {
   FrameParser,
   HEADER_BYTES,
   bufferingSink,
+  decodeHeader,
   encodeHeader,
 } from '../../../src/transport/tcp/frame.js';
 
@@ -196,4 +197,19 @@ test('between frames the parser says how much of the next header is still to com
   parser.push(stream.subarray(HEADER_BYTES + 2), open);
   assert.equal(parser.headerLeft, HEADER_BYTES, 'the frame ended: a whole header is next');
   assert.equal(parser.previousBytes, payload.byteLength);
+});
+
+test('every header field round-trips at its extremes, and a channel or flags too wide for the header are refused', () => {
+  const extreme = {
+    flags: 0xff,
+    channel: 0xffff,
+    commId: 0xffff_ffff,
+    seq: -2,
+    opcode: 0xffff_fffe,
+    length: 2 ** 33 + 0x8000_0001,
+    checksum: 0x8000_0001,
+  };
+  assert.deepEqual(decodeHeader(encodeHeader(extreme), 2 ** 34), { ...extreme });
+  assert.throws(() => encodeHeader({ ...extreme, channel: 0x1_0000 }), RangeError);
+  assert.throws(() => encodeHeader({ ...extreme, flags: 0x100 }), RangeError);
 });
