@@ -1,30 +1,17 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { type AddressInfo, type Socket, createServer, connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { unwritten, writeNow } from '../../../src/transport/tcp/direct-write.js';
 import { PeerLink } from '../../../src/transport/tcp/peer-link.js';
 import { DIRECT_WRITE_MAX_BYTES } from '../../../src/transport/tcp/tcp-tunables.js';
+import { loopbackPair } from './loopback-pair.js';
 
 /** A connected loopback pair: `writer` dialed, `reader` accepted and paused. */
 async function socketPair(): Promise<{ writer: Socket; reader: Socket; close: () => void }> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const accepted = once(server, 'connection');
-  const writer = connect((server.address() as AddressInfo).port, '127.0.0.1');
-  await once(writer, 'connect');
-  const [reader] = (await accepted) as [Socket];
-  reader.pause();
-  return {
-    writer,
-    reader,
-    close: () => {
-      writer.destroy();
-      reader.destroy();
-      server.close();
-    },
-  };
+  const { dialed, accepted, close } = await loopbackPair();
+  accepted.pause();
+  return { writer: dialed, reader: accepted, close };
 }
 
 /** Reads from `socket` until `bytes` have come. */

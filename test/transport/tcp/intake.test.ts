@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { type Socket, connect, createServer } from 'node:net';
+import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { Intake, readInto, readNow } from '../../../src/transport/tcp/intake.js';
 import { waitFor } from '../../harness/wait-for.js';
+import { loopbackPair } from './loopback-pair.js';
 
 test('intake: bytes that come before a handler are kept, copied, and handed over first, in order', () => {
   const intake = new Intake();
@@ -41,22 +42,8 @@ async function readingPair() {
   const intake = new Intake();
   const seen: number[] = [];
   intake.attach((bytes) => seen.push(...bytes));
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
-  const reader = connect({
-    host: '127.0.0.1',
-    port: (server.address() as { port: number }).port,
-    ...readInto(buffer, intake),
-  });
-  await new Promise<void>((resolve) => reader.once('connect', resolve));
-  const writer = await accepted;
+  const { dialed: reader, accepted: writer, close } = await loopbackPair(readInto(buffer, intake).onread);
   writer.setNoDelay(true);
-  const close = () => {
-    reader.destroy();
-    writer.destroy();
-    server.close();
-  };
   return { buffer, intake, seen, reader, writer, close };
 }
 

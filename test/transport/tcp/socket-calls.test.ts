@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { once } from 'node:events';
-import { type AddressInfo, type Socket, createServer, connect } from 'node:net';
+import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { NODE_CALLS, type SocketCalls, loadFfiCalls, socketCallsFor } from '../../../src/transport/tcp/socket-calls.js';
 import { socketFd } from '../../../src/transport/tcp/socket-syscall.js';
+import { loopbackPair } from './loopback-pair.js';
 
 /** koffi ships prebuilt binaries for these; there its recv/send must load. */
 const ffiExpected =
@@ -13,24 +14,10 @@ const ffiExpected =
 
 /** A connected loopback pair, both ends paused so that only the calls under test read them. */
 async function socketPair(): Promise<{ a: Socket; b: Socket; close: () => void }> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const accepted = once(server, 'connection');
-  const a = connect((server.address() as AddressInfo).port, '127.0.0.1');
-  await once(a, 'connect');
-  const [b] = (await accepted) as [Socket];
-  a.pause();
-  b.pause();
-  return {
-    a,
-    b,
-    close: () => {
-      a.destroy();
-      b.destroy();
-      server.close();
-    },
-  };
+  const { dialed, accepted, close } = await loopbackPair();
+  dialed.pause();
+  accepted.pause();
+  return { a: dialed, b: accepted, close };
 }
 
 /** Reads with `calls` until `bytes` bytes are in `into`, or fails after `tries` reads that found nothing. */
