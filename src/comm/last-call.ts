@@ -2,6 +2,12 @@ import { type TypedArray, isTypedArray } from '../dtypes/dtype.js';
 import type { CallSettings } from './call-options.js';
 import type { CallPlan } from './call-plan.js';
 
+/** What a repeat takes of the call it repeats. */
+export interface Kept {
+  readonly settings: CallSettings;
+  readonly plan: CallPlan;
+}
+
 /**
  * The last collective a communicator started and what its checks gave (its settings and plan).
  * A call of the same name on the same buffer whose options hold the same keys, in the same
@@ -11,12 +17,6 @@ import type { CallPlan } from './call-plan.js';
  * arrays, an AbortSignal, whose state is read on every call); an array of counts or a
  * compression object may be edited between calls, so such calls are checked every time.
  */
-/** What a repeat takes of the call it repeats. */
-export interface Kept {
-  readonly settings: CallSettings;
-  readonly plan: CallPlan;
-}
-
 export class LastCall {
   private name: string | undefined;
   private buffer: TypedArray | undefined;
