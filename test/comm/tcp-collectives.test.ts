@@ -2,12 +2,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../src/errors.js';
 import { launchFixture, rankResults } from '../harness/ranks.js';
-
-/** Where koffi's recv/send should load: Linux on x64 or arm64 with glibc (its prebuilt binaries). */
-const ffiExpected =
-  process.platform === 'linux' &&
-  ['x64', 'arm64'].includes(process.arch) &&
-  (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime !== undefined;
+import { ffiExpected } from '../harness/ffi-expected.js';
 
 // The same matrix as over shared memory, with ranks as processes meeting over TCP on loopback.
 // 3 ranks read and write their sockets through node:fs, the others through koffi where it loads.

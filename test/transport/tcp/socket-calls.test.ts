@@ -5,12 +5,7 @@ import { test } from 'node:test';
 import { NODE_CALLS, type SocketCalls, loadFfiCalls, socketCallsFor } from '../../../src/transport/tcp/socket-calls.js';
 import { socketFd } from '../../../src/transport/tcp/socket-syscall.js';
 import { loopbackPair } from './loopback-pair.js';
-
-/** koffi ships prebuilt binaries for these; there its recv/send must load. */
-const ffiExpected =
-  process.platform === 'linux' &&
-  ['x64', 'arm64'].includes(process.arch) &&
-  (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime !== undefined;
+import { ffiExpected } from '../../harness/ffi-expected.js';
 
 /** A connected loopback pair, both ends paused so that only the calls under test read them. */
 async function socketPair(): Promise<{ a: Socket; b: Socket; close: () => void }> {
