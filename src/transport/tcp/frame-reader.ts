@@ -2,7 +2,7 @@ import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { ErrorCode, TscclError, internalError } from '../../errors.js';
 import { crc32 } from '../../kernels/crc32.js';
-import { type BreakPoint, type FrameHeader, FrameParser, frameError } from './frame.js';
+import { type BreakPoint, type FrameHeader, FrameParser } from './frame.js';
 import type { FrameHolds, HeldReader } from './hold.js';
 import type { Connection, PeerLink } from './peer-link.js';
 import type { ReceiveDispatch } from './receive-dispatch.js';
@@ -22,9 +22,9 @@ export interface FrameReaderParts {
   readonly closing: () => boolean;
   /**
    * A socket of a link broke (closed without a goodbye): true if it is being re-established
-   * (reconnect.ts), false if the link is lost. `at`: where the stream of a socket this rank reads broke.
+   * (reconnect.ts), false if the link is lost. `at`: where this rank's reading of it broke.
    */
-  readonly broke: (link: PeerLink, lane: number, at: BreakPoint | undefined) => boolean;
+  readonly broke: (link: PeerLink, lane: number, at: BreakPoint) => boolean;
 }
 
 /**
@@ -45,7 +45,7 @@ export class FrameReader {
     this.parts = parts;
   }
 
-  /** Reads a peer's frames from one of the sockets this rank dialed (`resume`: one that replaces a broken socket). */
+  /** Reads a peer's frames from one of its sockets (`resume`: one that replaces a broken socket, from where that one broke). */
   listen(link: PeerLink, connection: Connection, lane: number, resume?: BreakPoint): void {
     const { socket, intake } = connection;
     const { dispatch, resend, holds, buffers } = this.parts;
@@ -84,7 +84,7 @@ export class FrameReader {
     };
     intake.attach(reader.take);
     this.streams.set(socket, () => parser.breakPoint);
-    this.watch(link, socket, lane, () => (link.inbound[lane] === connection ? parser.breakPoint : undefined));
+    this.watch(link, connection, lane, () => parser.breakPoint);
   }
 
   /** Where the stream of socket `lane` from `link`'s peer stands now. */
@@ -102,14 +102,6 @@ export class FrameReader {
     socket.destroy();
   }
 
-  /** A socket this rank only writes on: the peer never sends on it, so bytes there are an error. */
-  listenOutbound(link: PeerLink, { socket, intake }: Connection, lane: number): void {
-    intake.attach(() =>
-      this.fail(link, socket, frameError(`rank ${link.peer} sent data on a socket it should only read`)),
-    );
-    this.watch(link, socket, lane, undefined);
-  }
-
   private fail(link: PeerLink, socket: Socket, err: unknown): void {
     const { rank } = this.parts;
     const base = internalError(err, 'receiving a frame', { peer: link.peer });
@@ -123,13 +115,9 @@ export class FrameReader {
     socket.destroy();
   }
 
-  /** `breakPoint`: for a socket this rank reads, where its stream stands (undefined once it was replaced). */
-  private watch(
-    link: PeerLink,
-    socket: Socket,
-    lane: number,
-    breakPoint: (() => BreakPoint | undefined) | undefined,
-  ): void {
+  /** `breakPoint`: where the socket's stream stands. */
+  private watch(link: PeerLink, connection: Connection, lane: number, breakPoint: () => BreakPoint): void {
+    const { socket } = connection;
     const { rank } = this.parts;
     socket.on('error', () => {});
     socket.resume(); // the handshake left it paused
@@ -138,9 +126,8 @@ export class FrameReader {
     socket.on('close', () => {
       if (this.parts.closing() || this.retired.has(socket)) return;
       // A socket already replaced by a reconnection is no news.
-      const current = breakPoint === undefined ? link.lanes[lane] === socket : link.inbound[lane]?.socket === socket;
-      if (!current) return;
-      if (!link.saidGoodbye && link.error === undefined && this.parts.broke(link, lane, breakPoint?.())) return;
+      if (link.inbound[lane] !== connection) return;
+      if (!link.saidGoodbye && link.error === undefined && this.parts.broke(link, lane, breakPoint())) return;
       // A peer that destroyed its communicator ends each of its sockets after its last frame, and
       // the sockets' bytes do not keep step: while another one still reads, that socket may carry
       // parts of a message this rank waits for.

@@ -21,17 +21,26 @@ import { type Intake, intakeOf, readExactly } from './intake.js';
  *    48  u32      resume from, low 32 bits: 0 for a new socket; else it replaces the lane's broken
  *    52  u32      resume from, high bits    socket, and the first frame it carries is this number
  *
- *   answer (accepting -> dialing), 1 byte: 1, accepted; 2, the lane cannot go on from that frame
- *   (the accepting side no longer holds it). A socket refused for any other reason is closed.
+ *   answer (accepting -> dialing), integers little-endian:
+ *     0  u8       1, accepted; 2, the lane cannot go on from that frame (the accepting side no
+ *                 longer holds it). A socket refused for any other reason is closed.
+ *   and after an acceptance:
+ *     1  u32      resume from, low 32 bits: 0 for a new socket; else the first frame the accepting
+ *     5  u32      resume from, high bits    side needs on this lane (both ranks write each socket)
+ *
+ *   confirmation (dialing -> accepting), 1 byte, only on a socket that replaces a broken one:
+ *     1, going on; 2, the dialing side cannot go on from the frame the answer asked for
  */
 const MAGIC = 'TSCH';
-const VERSION = 2;
+const VERSION = 3;
 const GREETING_BYTES = 22;
 const GREETING = { magic: 0, version: 4, tokenRequired: 5, nonce: 6 } as const;
 const HELLO_BYTES = 56;
 const HELLO = { mac: 0, rank: 32, commId: 36, lane: 40, lanes: 44, resumeLow: 48, resumeHigh: 52 } as const;
 const MAC_BYTES = 32;
 export const HELLO_ANSWERS = { ACCEPTED: 1, CANNOT_RESUME: 2 } as const;
+const ACCEPTANCE_BYTES = 9;
+const ACCEPTANCE = { answer: 0, resumeLow: 1, resumeHigh: 5 } as const;
 const ACCEPTED = HELLO_ANSWERS.ACCEPTED;
 /** What the token's HMAC is bound to, so a proof for another tsccl service is worthless here. */
 const PURPOSE = 'tsccl-transport';
@@ -96,9 +105,24 @@ export async function checkHello(socket: Socket, options: HandshakeOptions): Pro
   };
 }
 
-/** Tells the dialer its socket is in. */
-export function acceptHello(socket: Socket): void {
-  socket.write(Buffer.of(ACCEPTED));
+/** Tells the dialer its socket is in, and from which frame on this side reads it (0: a new socket). */
+export function acceptHello(socket: Socket, resumeFrom = 0): void {
+  const answer = Buffer.alloc(ACCEPTANCE_BYTES);
+  answer.writeUInt8(ACCEPTED, ACCEPTANCE.answer);
+  answer.writeUInt32LE(resumeFrom % 2 ** 32, ACCEPTANCE.resumeLow);
+  answer.writeUInt32LE(Math.floor(resumeFrom / 2 ** 32), ACCEPTANCE.resumeHigh);
+  socket.write(answer);
+}
+
+/** A reconnecting dialer's last word: whether it can go on from the frame the acceptance asked for. */
+export function confirmResume(socket: Socket, canGoOn: boolean): void {
+  socket.write(Buffer.of(canGoOn ? HELLO_ANSWERS.ACCEPTED : HELLO_ANSWERS.CANNOT_RESUME));
+}
+
+/** The accepting side of a replaced socket: whether its dialer can go on (false too if it closed or said nothing in time). */
+export async function resumeConfirmed(socket: Socket, intake: Intake, timeoutMs: number): Promise<boolean> {
+  const word = await readExactly(socket, intake, 1, timeoutMs).catch(() => Buffer.of(0));
+  return word[0] === HELLO_ANSWERS.ACCEPTED;
 }
 
 /** Tells a reconnecting dialer its lane cannot go on from the frame it asked for, and closes. */
@@ -106,13 +130,16 @@ export function refuseResume(socket: Socket): void {
   socket.end(Buffer.of(HELLO_ANSWERS.CANNOT_RESUME));
 }
 
-/** The dialing side, on a connected socket: reads the greeting, proves the token, waits to be accepted. */
+/**
+ * The dialing side, on a connected socket: reads the greeting, proves the token, waits to be
+ * accepted. Resolves to the first frame the accepting side needs on the socket (0 for a new one).
+ */
 export async function sayHello(
   socket: Socket,
   intake: Intake,
   to: { peer: number; lane: number; where: string; resumeFrom?: number },
   options: HandshakeOptions,
-): Promise<void> {
+): Promise<number> {
   const { peer, lane, where } = to;
   const resumeFrom = to.resumeFrom ?? 0;
   const greeting = await readExactly(socket, intake, GREETING_BYTES, options.timeoutMs);
@@ -147,4 +174,6 @@ export async function sayHello(
       `Rank ${peer} refused rank ${options.rank}'s connection (wrong job token or communicator)`,
       { rank: options.rank, peer },
     );
+  const rest = await readExactly(socket, intake, ACCEPTANCE_BYTES - 1, options.timeoutMs);
+  return rest.readUInt32LE(ACCEPTANCE.resumeLow - 1) + rest.readUInt32LE(ACCEPTANCE.resumeHigh - 1) * 2 ** 32;
 }

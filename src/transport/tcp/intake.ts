@@ -3,10 +3,10 @@ import { socketCalls } from './socket-calls.js';
 import { socketFd } from './socket-syscall.js';
 
 /**
- * Where the bytes a socket reads go. A socket this rank dialed reads through `onread`: libuv
- * fills one reused buffer and the handler must take the bytes before returning (no Buffer per
- * read, which made reads a tenth of a TCP all-reduce's time in garbage collection and halved a
- * raw loopback exchange's speed). Bytes that come while nobody listens (the peer's first frame
+ * Where the bytes a socket reads go. A rank's sockets read through `onread` (an accepted one
+ * once its handshake is done, accepted-socket.ts): libuv fills one reused buffer and the handler
+ * must take the bytes before returning (no Buffer per read, which made reads a tenth of a TCP
+ * all-reduce's time in garbage collection and halved a raw loopback exchange's speed). Bytes that come while nobody listens (the peer's first frame
  * right behind the handshake) are copied and kept for the next handler, in order (copied with
  * the typed-array constructor: a Buffer's slice would be a view of memory the next read reuses).
  */
@@ -31,6 +31,12 @@ export class Intake {
   attach(handler: (bytes: Uint8Array) => void): void {
     this.handler = handler;
     while (this.early.length > 0 && this.handler === handler) handler(this.early.shift()!);
+  }
+
+  /** Moves the bytes kept so far to `next`, in front of any it keeps (the socket changes hands). */
+  handOver(next: Intake): void {
+    next.early.unshift(...this.early);
+    this.early = [];
   }
 
   /** Stops routing; later bytes are kept. `rest` goes back in front of them. */
@@ -75,7 +81,7 @@ export function readNow(socket: Socket, buffer: Uint8Array, intake: Intake): num
   return n;
 }
 
-/** An intake fed by 'data' events: an accepted socket (Node's server cannot read into a given buffer). */
+/** An intake fed by 'data' events: an accepted socket during its handshake (Node's server cannot read into a given buffer). */
 export function intakeOf(socket: Socket): Intake {
   const intake = new Intake();
   socket.on('data', (chunk: Buffer) => intake.feed(chunk));

@@ -3,7 +3,15 @@ import { ErrorCode, TscclError, rankList } from '../../errors.js';
 import { log } from '../../log.js';
 import type { Store } from '../../store/store.js';
 import { hostKey } from '../../topology/host-key.js';
-import { type HandshakeOptions, acceptHello, checkHello, refuseResume, sayHello } from './handshake.js';
+import { readableInPlace } from './accepted-socket.js';
+import {
+  type HandshakeOptions,
+  acceptHello,
+  checkHello,
+  refuseResume,
+  resumeConfirmed,
+  sayHello,
+} from './handshake.js';
 import { Intake, readInto } from './intake.js';
 import type { Connection } from './peer-link.js';
 
@@ -17,7 +25,7 @@ export interface MeshOptions extends HandshakeOptions {
    * path i modulo their count, from this rank's address of that path.
    */
   readonly paths: readonly string[];
-  /** The memory every dialed socket reads into (see Intake). */
+  /** The memory every socket reads into (see Intake). */
   readonly readBuffer: Uint8Array;
   /** Gives up building the mesh, closing whatever it holds. */
   readonly signal?: AbortSignal;
@@ -29,20 +37,28 @@ export interface PathAddress {
   readonly port: number;
 }
 
-/** What a rank does with a peer's hello that replaces a broken socket (reconnect.ts). */
+/**
+ * What a rank does with a peer's hello that replaces a broken socket (reconnect.ts), the peer
+ * needing this rank's frames from `resumeFrom` on. Accepting names the frame this rank needs
+ * from there on; once the peer confirms it can go on from it, `accept` takes the new socket,
+ * else `cannot` is called.
+ */
 export type ResumeHandler = (
   peer: number,
   lane: number,
-  connection: Connection,
   resumeFrom: number,
-) => { readonly accept: () => void } | { readonly refuse: string } | { readonly drop: string };
+) =>
+  | { readonly readFrom: number; readonly accept: (connection: Connection) => void; readonly cannot: () => void }
+  | { readonly refuse: string }
+  | { readonly drop: string };
 
 /** Every connection of one rank, by peer and lane. */
 export interface Mesh {
-  /** The sockets peers dialed: this rank writes on them. */
-  readonly outbound: Map<number, Connection[]>;
-  /** The sockets this rank dialed: it reads the peer's frames from them. */
-  readonly inbound: Map<number, Connection[]>;
+  /**
+   * One socket per lane to each peer, which both ranks read and write (no acknowledgement travels
+   * alone while replies flow both ways): the higher rank of each pair dialed it.
+   */
+  readonly connections: Map<number, Connection[]>;
   /** Each rank's host key (topology/host-key.ts), by rank. */
   readonly hostKeys: string[];
   /** Where each peer listens, one address per path, by rank: where a broken socket is dialed again. */
@@ -56,23 +72,28 @@ export interface Mesh {
   close(): void;
 }
 
+/** Whether `rank` dials its sockets to `peer` (and dials them again when they break): the higher rank of a pair does. */
+export function dials(rank: number, peer: number): boolean {
+  return rank > peer;
+}
+
 /**
  * Builds the full mesh: listens on every path, publishes this rank's addresses in the store,
- * dials every peer on every lane (lane i over path i modulo the paths) and accepts every peer's
- * lanes. Once every expected peer is in, new sockets are refused; the listeners stay open only
- * for sockets that replace broken ones (reconnect.ts). On failure no socket stays open.
+ * dials every lower-ranked peer on every lane (lane i over path i modulo the paths) and accepts
+ * every higher-ranked peer's lanes. Once every expected peer is in, new sockets are refused; the
+ * listeners stay open only for sockets that replace broken ones (reconnect.ts). On failure no
+ * socket stays open.
  */
 export async function buildMesh(options: MeshOptions): Promise<Mesh> {
   const { rank, nranks, store, commName, paths } = options;
-  const outbound = new Map<number, Connection[]>();
-  const inbound = new Map<number, Connection[]>();
+  const connections = new Map<number, Connection[]>();
   const addresses = new Map<number, readonly PathAddress[]>();
   const servers = paths.map(() => createServer());
   const closeAll = () => {
     for (const server of servers) server.close();
   };
   const resume: { handler?: ResumeHandler } = {};
-  const accepted = acceptPeers(servers, options, outbound, resume);
+  const accepted = acceptPeers(servers, options, connections, resume);
   const mine: PathAddress[] = [];
   try {
     for (const [i, server] of servers.entries()) {
@@ -96,7 +117,7 @@ export async function buildMesh(options: MeshOptions): Promise<Mesh> {
   let failed = false;
   // One socket left behind would keep the process alive after its work.
   const dropAll = () => {
-    for (const lanes of [...outbound.values(), ...inbound.values()]) for (const c of lanes) c?.socket.destroy();
+    for (const lanes of connections.values()) for (const c of lanes) c?.socket.destroy();
   };
   try {
     [, hostKeys] = await Promise.all([
@@ -116,13 +137,15 @@ export async function buildMesh(options: MeshOptions): Promise<Mesh> {
               { rank, peer, argument: 'TSCCL_SOCKET_IFNAME' },
             );
           addresses.set(peer, where.paths);
-          inbound.set(
-            peer,
-            await Promise.all(
-              Array.from({ length: options.lanes }, (_, lane) =>
-                dialPeer(where.paths[lane % paths.length], { peer, lane, from: pathFrom(paths, lane) }, options),
-              ),
+          if (!dials(rank, peer)) return where.hostKey;
+          const dialed = await Promise.all(
+            Array.from({ length: options.lanes }, (_, lane) =>
+              dialPeer(where.paths[lane % paths.length], { peer, lane, from: pathFrom(paths, lane) }, options),
             ),
+          );
+          connections.set(
+            peer,
+            dialed.map((d) => d.connection),
           );
           if (failed) dropAll(); // a dial that completed after the rendezvous had already failed
           return where.hostKey;
@@ -138,8 +161,7 @@ export async function buildMesh(options: MeshOptions): Promise<Mesh> {
   // Listening on must not keep the process alive.
   for (const server of servers) server.unref();
   return {
-    outbound,
-    inbound,
+    connections,
     hostKeys,
     addresses,
     resumeWith: (handler) => {
@@ -155,8 +177,8 @@ export function pathFrom(paths: readonly string[], lane: number): string | undef
 }
 
 /**
- * Accepts the connections of every peer, lane by lane, then only hellos that replace a broken
- * socket (handed to `resume.handler`); anything else is refused and logged.
+ * Accepts the connections of every higher-ranked peer, lane by lane, then only hellos that
+ * replace a broken socket (handed to `resume.handler`); anything else is refused and logged.
  */
 function acceptPeers(
   servers: readonly Server[],
@@ -165,16 +187,16 @@ function acceptPeers(
   resume: { handler?: ResumeHandler },
 ): Promise<void> {
   const { rank, nranks, lanes } = options;
-  const expected = nranks - 1;
+  const dialers = Array.from({ length: nranks }, (_, r) => r).filter((r) => dials(r, rank));
   const complete = (r: number) => (sockets.get(r)?.filter(Boolean).length ?? 0) === lanes;
   return new Promise<void>((resolve, reject) => {
-    if (expected === 0) return resolve();
+    if (dialers.length === 0) return resolve();
     const timer = setTimeout(
       () =>
         reject(
           new TscclError(
             ErrorCode.TIMEOUT,
-            `Rank ${rank} timed out after ${options.timeoutMs} ms waiting for ${rankList(Array.from({ length: nranks }, (_, r) => r).filter((r) => r !== rank && !complete(r)))} to connect`,
+            `Rank ${rank} timed out after ${options.timeoutMs} ms waiting for ${rankList(dialers.filter((r) => !complete(r)))} to connect`,
             { rank },
           ),
         ),
@@ -202,15 +224,21 @@ function acceptPeers(
         socket.destroy();
       };
       checkHello(socket, options).then(
-        ({ peer, lane, intake, resumeFrom }) => {
-          if (peer === rank || peer >= nranks || lane >= lanes) return refuse(`unexpected rank ${peer} socket ${lane}`);
+        async ({ peer, lane, intake, resumeFrom }) => {
+          if (!dials(peer, rank) || peer >= nranks || lane >= lanes)
+            return refuse(`unexpected rank ${peer} socket ${lane}`);
           if (resumeFrom > 0) {
-            const decision = resume.handler?.(peer, lane, { socket, intake }, resumeFrom) ?? {
+            const decision = resume.handler?.(peer, lane, resumeFrom) ?? {
               drop: 'the connections are still being built',
             };
             if ('accept' in decision) {
-              acceptHello(socket);
-              decision.accept();
+              acceptHello(socket, decision.readFrom);
+              if (await resumeConfirmed(socket, intake, options.timeoutMs))
+                decision.accept(readableInPlace(socket, intake, options.readBuffer));
+              else {
+                socket.destroy();
+                decision.cannot();
+              }
             } else if ('refuse' in decision) {
               log('WARN', () => `rank ${rank} cannot resume socket ${lane} from rank ${peer}: ${decision.refuse}`);
               refuseResume(socket);
@@ -221,8 +249,8 @@ function acceptPeers(
           acceptHello(socket);
           let peerLanes = sockets.get(peer);
           if (peerLanes === undefined) sockets.set(peer, (peerLanes = new Array<Connection>(lanes)));
-          peerLanes[lane] = { socket, intake };
-          if ([...sockets.keys()].filter(complete).length === expected) {
+          peerLanes[lane] = readableInPlace(socket, intake, options.readBuffer);
+          if (dialers.every(complete)) {
             clearTimeout(timer);
             resolve();
           }
@@ -234,12 +262,18 @@ function acceptPeers(
   });
 }
 
+/** A dialed socket the peer accepted, and the first frame the peer needs on it (0 for a new socket). */
+export interface Dialed {
+  readonly connection: Connection;
+  readonly resumeFrom: number;
+}
+
 /** Dials one lane to a peer and says hello (`resumeFrom`: to replace a broken socket); the socket reads into `readBuffer`. */
 export async function dialPeer(
   where: PathAddress,
   to: { peer: number; lane: number; resumeFrom?: number; signal?: AbortSignal; from?: string | undefined },
   options: HandshakeOptions & { readonly readBuffer: Uint8Array },
-): Promise<Connection> {
+): Promise<Dialed> {
   const connection = await connectPeer(where, to, options);
   return greetPeer(connection, where, to, options);
 }
@@ -286,18 +320,18 @@ export async function greetPeer(
   where: PathAddress,
   to: { peer: number; lane: number; resumeFrom?: number; signal?: AbortSignal },
   options: HandshakeOptions,
-): Promise<Connection> {
+): Promise<Dialed> {
   const { socket, intake } = connection;
   const stopWatching = giveUpOnAbort(socket, to.signal);
   try {
-    await sayHello(socket, intake, { ...to, where: `${where.host}:${where.port}` }, options);
+    const resumeFrom = await sayHello(socket, intake, { ...to, where: `${where.host}:${where.port}` }, options);
+    return { connection, resumeFrom };
   } catch (err) {
     socket.destroy();
     throw err;
   } finally {
     stopWatching();
   }
-  return connection;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { log } from '../../log.js';
+import { dials } from './mesh.js';
 import type { PeerLink } from './peer-link.js';
 import type { Reconnector } from './reconnect.js';
 import { PATH_CHECK_MS, PATH_SILENCE_MS } from './tcp-tunables.js';
@@ -6,8 +7,8 @@ import { PATH_CHECK_MS, PATH_SILENCE_MS } from './tcp-tunables.js';
 /**
  * With several network paths, finds sockets whose path failed. A path that goes down does not
  * close its sockets (TCP only stalls), so heartbeats go on every socket, and a socket silent for
- * PATH_SILENCE_MS while its peer is heard on another is taken down: the reconnector dials it
- * again over another path. A link silent on every socket is the heartbeat timeout's to judge.
+ * PATH_SILENCE_MS while its peer is heard on another is taken down by the rank that dialed it,
+ * which dials it again over another path. A link silent on every socket is the heartbeat timeout's to judge.
  * Sockets moved to another path try their own again on the same beat (Reconnector.failBack).
  */
 export class PathWatch {
@@ -31,7 +32,8 @@ export class PathWatch {
     if (this.self.closing()) return;
     const now = performance.now();
     for (const link of links) {
-      if (link.error !== undefined || link.saidGoodbye || link.inbound.length < 2) continue;
+      if (link.error !== undefined || link.saidGoodbye || link.inbound.length < 2 || !dials(this.self.rank, link.peer))
+        continue;
       if (now - Math.max(...link.laneHeard) > PATH_SILENCE_MS) continue;
       link.inbound.forEach((connection, lane) => {
         const silent = now - link.laneHeard[lane];

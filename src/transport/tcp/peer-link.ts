@@ -77,9 +77,12 @@ export interface PeerFailure {
  */
 export class PeerLink {
   readonly peer: number;
-  /** The sockets this rank writes to the peer on (none to oneself); socket 0 carries every unstriped frame. A reconnected socket takes its lane's place. */
+  /**
+   * The sockets this rank writes to the peer on (none to oneself); socket 0 carries every
+   * unstriped frame. A reconnected socket takes its lane's place, here and in `inbound`.
+   */
   readonly lanes: Socket[];
-  /** The sockets this rank reads the peer's frames from, lane by lane. */
+  /** The same sockets, lane by lane, as this rank reads the peer's frames from them. */
   readonly inbound: Connection[];
   /** The peer runs on this rank's machine (same kernel boot), whatever its network namespace. */
   readonly sameMachine: boolean;
@@ -134,8 +137,8 @@ export class PeerLink {
   constructor(
     peer: number,
     where: {
-      lanes: readonly Socket[];
-      inbound: readonly Connection[];
+      /** One per lane, read and written by both ranks (mesh.ts). */
+      connections: readonly Connection[];
       sameMachine: boolean;
       resendWindowBytes: number;
       /** Set where broken sockets may be re-established: a heartbeat frame's header. */
@@ -143,15 +146,15 @@ export class PeerLink {
     },
   ) {
     this.peer = peer;
-    this.lanes = [...where.lanes];
-    this.inbound = [...where.inbound];
+    this.lanes = where.connections.map((c) => c.socket);
+    this.inbound = [...where.connections];
     this.sameMachine = where.sameMachine;
-    this.retained = new RetainedFrames(peer, where.lanes.length, where.resendWindowBytes);
-    this.arrivals = where.inbound.map(() => new LaneArrivals());
-    this.laneHeard = where.inbound.map(() => performance.now());
+    this.retained = new RetainedFrames(peer, this.lanes.length, where.resendWindowBytes);
+    this.arrivals = this.inbound.map(() => new LaneArrivals());
+    this.laneHeard = this.inbound.map(() => performance.now());
     this.standIn = where.standIn;
     this.reconnects = where.standIn !== undefined;
-    this.unwritten = where.lanes.map(() => new Map());
+    this.unwritten = this.lanes.map(() => new Map());
   }
 
   /** The peer said goodbye: it closed on purpose. */

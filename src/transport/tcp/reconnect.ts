@@ -3,8 +3,8 @@ import { crc32 } from '../../kernels/crc32.js';
 import { log } from '../../log.js';
 import type { BreakPoint } from './frame.js';
 import type { FrameReader } from './frame-reader.js';
-import type { HandshakeOptions } from './handshake.js';
-import { type PathAddress, type ResumeHandler, connectPeer, dialPeer, greetPeer, pathFrom } from './mesh.js';
+import { type HandshakeOptions, confirmResume } from './handshake.js';
+import { type PathAddress, type ResumeHandler, connectPeer, dialPeer, dials, greetPeer, pathFrom } from './mesh.js';
 import type { Connection, PeerLink } from './peer-link.js';
 import type { Resend } from './resend.js';
 import { FAILBACK_PROBE_MS } from './tcp-tunables.js';
@@ -44,26 +44,30 @@ const DIAL_MS = 2000;
 
 /**
  * Re-establishes a socket that broke while both ranks live (a reset, a connection cut), through
- * the same authenticated handshake, and goes on where the stream stopped. The rank that dialed
- * the socket (the one reading it) dials again, naming the first frame it needs: the frame its
- * stream broke in, whose sink is restarted, or the next one. The writing rank carries every frame
- * from there on again on the new socket, from what it keeps for resend (RetainedFrames); a write
- * that failed with the old socket completes when made again. Where a frame from there on is not
- * kept (it carried no checksum, or the window forgot it), or the memory it was sent from has
- * changed, the lane cannot go on and the peer is lost, as without reconnection. A dial refused
- * outright means the peer's process is gone: lost at once. A socket not back within the grace
- * period loses its peer too.
+ * the same authenticated handshake, and goes on where each direction's stream stopped. Both
+ * ranks read and write every socket; the rank that dialed it (the higher of the pair) dials
+ * again, naming the first frame it needs: the frame its reading broke in, whose sink is
+ * restarted, or the next one. The accepting rank answers with the first frame it needs, and
+ * each carries every frame from the other's point on again on the new socket, from what it
+ * keeps for resend (RetainedFrames); a write that failed with the old socket completes when made
+ * again. Where a frame from there on is not kept (it carried no checksum, or the window forgot
+ * it), or the memory it was sent from has changed, the lane cannot go on and the peer is lost,
+ * as without reconnection. A dial refused outright means the peer's process is gone: lost at
+ * once. A socket not back within the grace period loses its peer too.
  */
 export class Reconnector {
   private readonly parts: ReconnectParts;
-  /** Per link, the sockets being re-established ('in' lanes this rank dials, 'out' lanes it waits for) and the grace timer. */
+  /**
+   * Per link, the sockets being re-established ('dial' lanes this rank dials again, 'wait' lanes it
+   * waits for the peer to dial) and the grace timer.
+   */
   private readonly broken = new Map<PeerLink, { lanes: Set<string>; timer: NodeJS.Timeout }>();
+  /** Where this rank's reading of each broken socket it waits for stopped, by `peer:lane`. */
+  private readonly stoppedAt = new Map<string, BreakPoint>();
   /** Sockets taken down because their path fell silent: dialed again over another path first. */
   private readonly failedPaths = new Set<string>();
-  /** Sockets this rank writes on that a peer's new socket replaces once they have closed. */
-  private readonly replacing = new Set<string>();
   /**
-   * Sockets this rank reads that run over another path than their own since a failover, by
+   * Sockets this rank dialed that run over another path than their own since a failover, by
    * `peer:lane`: each tries its own path again every FAILBACK_PROBE_MS (failBack).
    */
   private readonly away = new Map<string, { link: PeerLink; lane: number; probing: boolean; nextProbe: number }>();
@@ -72,43 +76,59 @@ export class Reconnector {
     this.parts = parts;
   }
 
-  /** A socket of `link` closed without a goodbye; `at` is set for one this rank reads. True if it is being re-established. */
-  broke(link: PeerLink, lane: number, at: BreakPoint | undefined): boolean {
+  /** Socket `lane` of `link` closed without a goodbye, this rank's reading of it stopped at `at`. True if it is being re-established. */
+  broke(link: PeerLink, lane: number, at: BreakPoint): boolean {
     if (!link.reconnects || this.parts.closing()) return false;
+    if (!this.restartAt(link, at)) return true;
     const rank = this.parts.handshake.rank;
-    if (at !== undefined) {
-      const open = at.open;
-      if (open !== undefined && open.sink.restart === undefined) {
-        this.lose(
-          link,
-          `Rank ${rank} lost its connection to rank ${link.peer} in the middle of frame ${at.from}, which its receive cannot take again (a reduction reads frames without a checksum in place; TSCCL_CHECKSUM=1 stages them)`,
-          'cannot-resume',
-        );
-        return true;
-      }
-      open?.sink.restart?.();
-      this.waitFor(link, `in${lane}`);
+    if (dials(rank, link.peer)) {
+      this.waitFor(link, `dial${lane}`);
       log(
         'INFO',
         () =>
-          `Rank ${rank}: socket ${lane} from rank ${link.peer} broke at frame ${at.from}; dialing it again (TSCCL_RECONNECT_MS ${this.parts.graceMs})`,
+          `Rank ${rank}: socket ${lane} to rank ${link.peer} broke at frame ${at.from}; dialing it again (TSCCL_RECONNECT_MS ${this.parts.graceMs})`,
       );
       void this.redial(link, lane, at);
     } else {
-      // A socket this rank destroyed itself, as the peer had dialed its replacement already.
-      if (this.replacing.has(`${link.peer}:${lane}`)) return true;
-      this.waitFor(link, `out${lane}`);
+      this.waitFor(link, `wait${lane}`);
+      this.stoppedAt.set(`${link.peer}:${lane}`, at);
       log(
         'INFO',
-        () => `Rank ${rank}: socket ${lane} to rank ${link.peer} broke; waiting for rank ${link.peer} to dial it again`,
+        () =>
+          `Rank ${rank}: socket ${lane} to rank ${link.peer} broke at frame ${at.from}; waiting for rank ${link.peer} to dial it again`,
       );
     }
     return true;
   }
 
-  /** The handler of peers' hellos that replace a broken socket this rank writes on. */
-  readonly resume: ResumeHandler = (peer, lane, connection, resumeFrom) => {
+  /** Restarts the frame whose reading stopped at `at`; false (and the link lost) if its receive cannot take it again. */
+  private restartAt(link: PeerLink, at: BreakPoint): boolean {
+    const open = at.open;
+    if (open !== undefined && open.sink.restart === undefined) {
+      this.lose(
+        link,
+        `Rank ${this.parts.handshake.rank} lost its connection to rank ${link.peer} in the middle of frame ${at.from}, which its receive cannot take again (a reduction reads frames without a checksum in place; TSCCL_CHECKSUM=1 stages them)`,
+        'cannot-resume',
+      );
+      return false;
+    }
+    open?.sink.restart?.();
+    return true;
+  }
+
+  /** Whether this rank can write socket `lane`'s frames from `from` on again; else why not. */
+  private cannotResend(link: PeerLink, lane: number, from: number): string | undefined {
+    const frames = link.retained.from(lane, from);
+    if ('missing' in frames) return notKept(frames.missing);
+    if (frames.some((f) => f.checksum !== undefined && crc32(f.payload) >>> 0 !== f.checksum >>> 0))
+      return `a frame of socket ${lane} from ${from} on was sent from memory the caller has rewritten since`;
+    return undefined;
+  }
+
+  /** The handler of peers' hellos that replace a broken socket (this rank accepted the one they replace). */
+  readonly resume: ResumeHandler = (peer, lane, resumeFrom) => {
     const link = this.parts.links[peer];
+    const rank = this.parts.handshake.rank;
     // While closing, too: what this rank sent on the broken socket is still owed to the peer.
     if (!link.reconnects)
       return { drop: 'this rank does not re-establish sockets (TSCCL_RECONNECT_MS=0, or TSCCL_RESEND_RETRIES=0)' };
@@ -116,64 +136,85 @@ export class Reconnector {
     if (lane >= link.lanes.length) return { drop: `it has only ${link.lanes.length} sockets` };
     const written = link.retained.written[lane];
     if (resumeFrom > written + 1) return { drop: `it asks for frame ${resumeFrom}, and only ${written} were written` };
-    const frames = link.retained.from(lane, resumeFrom);
-    if ('missing' in frames) return { refuse: this.cannotGoOn(link, lane, resumeFrom, notKept(frames.missing)) };
-    if (frames.some((f) => f.checksum !== undefined && crc32(f.payload) >>> 0 !== f.checksum >>> 0))
-      return {
-        refuse: this.cannotGoOn(
-          link,
-          lane,
-          resumeFrom,
-          `a frame of socket ${lane} from ${resumeFrom} on was sent from memory the caller has rewritten since`,
-        ),
-      };
+    const why = this.cannotResend(link, lane, resumeFrom);
+    if (why !== undefined) return { refuse: this.cannotGoOn(link, lane, resumeFrom, why) };
+    const key = `${peer}:${lane}`;
+    let at = this.stoppedAt.get(key);
+    if (at === undefined) {
+      // The peer saw the break first, or moved the socket to another path: this rank stops
+      // reading the old socket where its stream stands, and goes on from there.
+      const live = this.parts.reader.breakPoint(link, lane);
+      this.parts.reader.retire(link, lane);
+      if (live === undefined || !this.restartAt(link, live))
+        return { refuse: `socket ${lane} from rank ${peer} cannot go on where this rank's reading of it stopped` };
+      at = live;
+      this.waitFor(link, `wait${lane}`);
+    }
+    this.stoppedAt.delete(key);
+    const from = at;
     return {
-      accept: () => {
-        const old = link.lanes[lane];
-        // The old socket's failed writes report in before its 'close': only then is every one of
-        // them waiting to be made again, and the new socket takes over.
-        if (old.closed) this.carryOn(link, lane, connection, resumeFrom);
-        else {
-          this.replacing.add(`${peer}:${lane}`);
-          old.once('close', () => {
-            this.replacing.delete(`${peer}:${lane}`);
-            this.carryOn(link, lane, connection, resumeFrom);
-          });
-          old.destroy();
-        }
-      },
+      readFrom: from.from,
+      accept: (connection) => this.carryOn(link, lane, connection, resumeFrom, from, `wait${lane}`),
+      cannot: () =>
+        this.lose(
+          link,
+          `Rank ${rank} lost its connection to rank ${peer}, and rank ${peer} cannot go on with socket ${lane} from frame ${from.from}: it no longer holds the frames from there (a frame without a checksum is never kept)`,
+          'cannot-resume',
+        ),
     };
   };
 
-  /** Socket `lane` to the peer goes on over `connection` from frame `resumeFrom`, carrying every frame from there again. */
-  private carryOn(link: PeerLink, lane: number, connection: Connection, resumeFrom: number): void {
-    if (link.error !== undefined) {
-      connection.socket.destroy();
-      return;
+  /**
+   * Socket `lane` to the peer goes on over `connection`: this rank reads it from `at` and writes
+   * every frame from `writeFrom` on again. The old socket's failed writes report in before its
+   * 'close': only then is every one of them waiting to be made again, and the new socket takes over.
+   */
+  private carryOn(
+    link: PeerLink,
+    lane: number,
+    connection: Connection,
+    writeFrom: number,
+    at: BreakPoint,
+    key: string,
+  ): void {
+    const old = link.lanes[lane];
+    const proceed = () => {
+      if (link.error !== undefined) {
+        connection.socket.destroy();
+        return;
+      }
+      const frames = link.retained.from(lane, writeFrom);
+      if ('missing' in frames) {
+        connection.socket.destroy();
+        this.cannotGoOn(link, lane, writeFrom, notKept(frames.missing));
+        return;
+      }
+      link.lanes[lane] = connection.socket;
+      link.inbound[lane] = connection;
+      link.laneHeard[lane] = performance.now();
+      this.parts.reader.listen(link, connection, lane, at);
+      link.retained.restartAt(lane, writeFrom);
+      const unwritten = link.unwritten[lane];
+      for (const frame of frames) {
+        const written = unwritten.get(frame.number);
+        unwritten.delete(frame.number);
+        link.writeFrame(lane, frame.payload.byteLength > 0 ? [frame.header, frame.payload] : [frame.header], written);
+      }
+      // Writes that failed with the old socket although the peer had read them whole.
+      for (const written of unwritten.values()) written();
+      unwritten.clear();
+      log(
+        'INFO',
+        () =>
+          `Rank ${this.parts.handshake.rank}: socket ${lane} to rank ${link.peer} is back; reading from frame ${at.from}, and sent its ${frames.length} frame(s) from frame ${writeFrom} on again`,
+      );
+      this.restored(link, key);
+    };
+    if (old.closed) proceed();
+    else {
+      old.once('close', proceed);
+      old.destroy();
     }
-    const frames = link.retained.from(lane, resumeFrom);
-    if ('missing' in frames) {
-      this.cannotGoOn(link, lane, resumeFrom, notKept(frames.missing));
-      return;
-    }
-    link.lanes[lane] = connection.socket;
-    this.parts.reader.listenOutbound(link, connection, lane);
-    link.retained.restartAt(lane, resumeFrom);
-    const unwritten = link.unwritten[lane];
-    for (const frame of frames) {
-      const written = unwritten.get(frame.number);
-      unwritten.delete(frame.number);
-      link.writeFrame(lane, frame.payload.byteLength > 0 ? [frame.header, frame.payload] : [frame.header], written);
-    }
-    // Writes that failed with the old socket although the peer had read them whole.
-    for (const written of unwritten.values()) written();
-    unwritten.clear();
-    log(
-      'INFO',
-      () =>
-        `Rank ${this.parts.handshake.rank}: rank ${link.peer} dialed socket ${lane} again; sent its ${frames.length} frame(s) from frame ${resumeFrom} on again`,
-    );
-    this.restored(link, `out${lane}`);
   }
 
   /** Loses the link because socket `lane` cannot go on from frame `from`; returns why, for the peer's refusal. */
@@ -187,30 +228,30 @@ export class Reconnector {
   }
 
   /**
-   * Resolves once no peer still has to dial again a socket this rank writes on (what was sent on
-   * it is owed to that peer), or after `ms`: a closing transport waits for this before its goodbye.
+   * Resolves once no peer still has to dial again a socket it broke with this rank (what was sent
+   * on it is owed to that peer), or after `ms`: a closing transport waits for this before its goodbye.
    */
   async settled(ms: number): Promise<void> {
-    const owed = () => [...this.broken.values()].some((b) => [...b.lanes].some((key) => key.startsWith('out')));
+    const owed = () => [...this.broken.values()].some((b) => [...b.lanes].some((key) => key.startsWith('wait')));
     const deadline = performance.now() + ms;
     while (owed() && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
   }
 
-  /** Socket `lane` from `link`'s peer lost its path (path-watch.ts): it is dialed again over another path first. */
+  /** Socket `lane` to `link`'s peer lost its path (path-watch.ts): it is dialed again over another path first. */
   pathFailed(link: PeerLink, lane: number): void {
     this.failedPaths.add(`${link.peer}:${lane}`);
   }
 
-  /** Whether socket `lane` from `link`'s peer is being dialed again. */
+  /** Whether socket `lane` to `link`'s peer is being dialed again. */
   redialing(link: PeerLink, lane: number): boolean {
-    return this.broken.get(link)?.lanes.has(`in${lane}`) ?? false;
+    return this.broken.get(link)?.lanes.has(`dial${lane}`) ?? false;
   }
 
   /**
-   * Failback: each socket this rank reads that runs over another path than its own since a
+   * Failback: each socket this rank dialed that runs over another path than its own since a
    * failover is dialed over its own path again, every FAILBACK_PROBE_MS until that path answers.
    * Once it does, the socket over the other path is taken down where its stream stands and the
-   * new one goes on from there, as after a break (the writer carries the frames from there again).
+   * new one goes on from there, as after a break (each rank carries its frames from there again).
    */
   failBack(now: number): void {
     for (const [key, away] of this.away) {
@@ -254,7 +295,7 @@ export class Reconnector {
     }
     at.open?.sink.restart?.();
     reader.retire(link, lane);
-    this.waitFor(link, `in${lane}`);
+    this.waitFor(link, `dial${lane}`);
     log(
       'INFO',
       () =>
@@ -267,6 +308,7 @@ export class Reconnector {
   stop(): void {
     for (const { timer } of this.broken.values()) clearTimeout(timer);
     this.broken.clear();
+    this.stoppedAt.clear();
     this.away.clear();
   }
 
@@ -298,6 +340,7 @@ export class Reconnector {
   private stopWaiting(link: PeerLink): void {
     clearTimeout(this.broken.get(link)?.timer);
     this.broken.delete(link);
+    for (let lane = 0; lane < link.lanes.length; lane++) this.stoppedAt.delete(`${link.peer}:${lane}`);
   }
 
   private restored(link: PeerLink, key: string): void {
@@ -319,7 +362,7 @@ export class Reconnector {
     for (let attempt = start; ; attempt++) {
       if (link.error !== undefined) return;
       if (this.parts.closing()) {
-        this.forget(link, `in${lane}`);
+        this.forget(link, `dial${lane}`);
         return;
       }
       const left = deadline - performance.now();
@@ -333,18 +376,22 @@ export class Reconnector {
           signal: AbortSignal.timeout(Math.max(1, Math.min(DIAL_MS, left))),
           from: pathFrom(paths, path),
         };
-        const connection =
+        const { connection, resumeFrom: writeFrom } =
           home !== undefined && attempt === 0
             ? await greetPeer(home, addresses[path], to, handshake)
             : await dialPeer(addresses[path], to, { ...handshake, readBuffer: this.parts.readBuffer });
         if (link.error !== undefined || this.parts.closing()) {
           connection.socket.destroy();
-          this.forget(link, `in${lane}`);
+          this.forget(link, `dial${lane}`);
           return;
         }
-        link.inbound[lane] = connection;
-        link.laneHeard[lane] = performance.now();
-        this.parts.reader.listen(link, connection, lane, at);
+        const why = this.cannotResend(link, lane, writeFrom);
+        confirmResume(connection.socket, why === undefined);
+        if (why !== undefined) {
+          connection.socket.end();
+          this.cannotGoOn(link, lane, writeFrom, why);
+          return;
+        }
         const moved = path !== lane % paths.length;
         if (moved) {
           link.recovery.failovers++;
@@ -353,9 +400,9 @@ export class Reconnector {
         log(
           'INFO',
           () =>
-            `Rank ${handshake.rank}: socket ${lane} from rank ${link.peer} is back, from frame ${at.from}${moved ? `, over path ${path} (${paths[path]}) instead of path ${lane % paths.length}` : home !== undefined ? `, over its own path ${path} (${paths[path]}) again` : ''}`,
+            `Rank ${handshake.rank}: dialed socket ${lane} to rank ${link.peer} again${moved ? `, over path ${path} (${paths[path]}) instead of path ${lane % paths.length}` : home !== undefined ? `, over its own path ${path} (${paths[path]}) again` : ''}`,
         );
-        this.restored(link, `in${lane}`);
+        this.carryOn(link, lane, connection, writeFrom, at, `dial${lane}`);
         return;
       } catch (err) {
         const e = err instanceof TscclError ? err : undefined;
@@ -391,6 +438,6 @@ export class Reconnector {
     if (link.error !== undefined) return;
     const rank = this.parts.handshake.rank;
     link.lose(new TscclError(ErrorCode.PEER_LOST, message, { rank, peer: link.peer, lost }));
-    for (const socket of [...link.lanes, ...link.inbound.map((c) => c.socket)]) socket.destroy();
+    for (const socket of link.lanes) socket.destroy();
   }
 }

@@ -258,8 +258,7 @@ export class TcpTransport implements Transport {
       { length: nranks },
       (_, peer) =>
         new PeerLink(peer, {
-          lanes: peer === rank ? [] : mesh.outbound.get(peer)!.map((c) => c.socket),
-          inbound: peer === rank ? [] : mesh.inbound.get(peer)!,
+          connections: peer === rank ? [] : mesh.connections.get(peer)!,
           sameMachine: machineOf(mesh.hostKeys[peer]) === machine,
           resendWindowBytes: options.resendWindowBytes ?? RESEND_WINDOW_BYTES,
           ...(standIn === undefined ? {} : { standIn }),
@@ -284,9 +283,6 @@ export class TcpTransport implements Transport {
     for (const link of links) {
       link.inbound.forEach((c, lane) => {
         transport.reader.listen(link, c, lane);
-      });
-      (mesh.outbound.get(link.peer) ?? []).forEach((c, lane) => {
-        transport.reader.listenOutbound(link, c, lane);
       });
     }
     registerLive(transport);
@@ -537,9 +533,7 @@ export class TcpTransport implements Transport {
   private hangUp(): Promise<void> {
     this.reconnector.stop();
     this.mesh.close();
-    const sockets = this.links
-      .flatMap((l) => [...l.lanes, ...l.inbound.map((c) => c.socket)])
-      .filter((socket) => !socket.destroyed);
+    const sockets = this.links.flatMap((l) => l.lanes).filter((socket) => !socket.destroyed);
     const closed = Promise.all(
       sockets.map(
         (socket) =>

@@ -3,6 +3,7 @@ import { once } from 'node:events';
 import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { unwritten, writeNow } from '../../../src/transport/tcp/direct-write.js';
+import { Intake } from '../../../src/transport/tcp/intake.js';
 import { PeerLink } from '../../../src/transport/tcp/peer-link.js';
 import { DIRECT_WRITE_MAX_BYTES } from '../../../src/transport/tcp/tcp-tunables.js';
 import { loopbackPair } from './loopback-pair.js';
@@ -73,7 +74,11 @@ test('writeNow writes at once what nothing is queued before, and nothing behind 
 
 test('frames written at once and frames queued behind a full socket arrive whole and in order, reused memory included', async () => {
   const { writer, reader, close } = await socketPair();
-  const link = new PeerLink(1, { lanes: [writer], inbound: [], sameMachine: true, resendWindowBytes: 0 });
+  const link = new PeerLink(1, {
+    connections: [{ socket: writer, intake: new Intake() }],
+    sameMachine: true,
+    resendWindowBytes: 0,
+  });
   try {
     // The reader takes nothing until the end, so the kernel's buffers fill and later frames queue.
     const frameBytes = 48 * 1024;

@@ -42,8 +42,7 @@ function recordingSocket(): { socket: Socket; frames: () => Frame[] } {
 function linkTo(peer: number) {
   const recorder = recordingSocket();
   const link = new PeerLink(peer, {
-    lanes: [recorder.socket],
-    inbound: [{} as Connection],
+    connections: [{ socket: recorder.socket } as Connection],
     sameMachine: false,
     resendWindowBytes: 1 << 20,
   });

@@ -3,7 +3,7 @@ import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../../src/errors.js';
 import { LinkState, PeerLink } from '../../../src/transport/tcp/peer-link.js';
 
-const link = () => new PeerLink(1, { lanes: [], inbound: [], sameMachine: true, resendWindowBytes: 0 });
+const link = () => new PeerLink(1, { connections: [], sameMachine: true, resendWindowBytes: 0 });
 const lost = (why: string) => new TscclError(ErrorCode.PEER_LOST, why);
 /** Read through a call: an assertion on the field would narrow it for the rest of the test. */
 const errorOf = (l: PeerLink) => l.error;

@@ -36,17 +36,17 @@ async function until(condition: () => boolean, what: string): Promise<void> {
   }
 }
 
-/** Sends `bytes` from rank 0 and breaks socket `lane` (rank 0's side) once rank 1 has read part of them. */
+/** Sends `bytes` from `a` to `b` and breaks socket `lane` (`a`'s side) once `b` has read part of them. */
 async function breakMidTransfer(a: TcpTransport, b: TcpTransport, bytes: number, lane: number, consume?: Consume) {
   const sent = pattern(bytes, 5);
   const got = new Uint8Array(bytes);
-  const reading = inside(b).links[0].inbound[lane].socket;
+  const reading = inside(b).links[a.rank].inbound[lane].socket;
   const readBefore = reading.bytesRead;
-  const receive = b.recv(0, 0, bytes, 1, { seq: 1, opcode: 0 }, consume ?? copyInto(got), ctx());
-  const handle = a.trySend(1, 0, sent, { seq: 1, opcode: 0 });
-  await until(() => reading.bytesRead - readBefore > 64 * 1024, 'rank 1 reads part of the message');
+  const receive = b.recv(a.rank, 0, bytes, 1, { seq: 1, opcode: 0 }, consume ?? copyInto(got), ctx());
+  const handle = a.trySend(b.rank, 0, sent, { seq: 1, opcode: 0 });
+  await until(() => reading.bytesRead - readBefore > 64 * 1024, `rank ${b.rank} reads part of the message`);
   // A reset: what the kernels still held is lost, so the stream breaks inside the message.
-  inside(a).links[1].lanes[lane].resetAndDestroy();
+  inside(a).links[b.rank].lanes[lane].resetAndDestroy();
   return { sent, got, receive, delivered: a.waitDelivered(handle, ctx()) };
 }
 
@@ -76,6 +76,40 @@ test('tcp reconnect: a socket that breaks mid-message is dialed again, and the r
   }
 });
 
+test('tcp reconnect: messages in flight both ways when their socket breaks (reset by the rank that dialed it) each arrive whole', async () => {
+  const [a, b] = await pair();
+  try {
+    const bytes = 32 << 20;
+    const toB = pattern(bytes, 5);
+    const toA = pattern(bytes, 11);
+    const [gotB, gotA] = [new Uint8Array(bytes), new Uint8Array(bytes)];
+    const socketOfA = inside(a).links[1].inbound[0].socket;
+    const socketOfB = inside(b).links[0].inbound[0].socket;
+    const [readByA, readByB] = [socketOfA.bytesRead, socketOfB.bytesRead];
+    const receives = [
+      b.recv(0, 0, bytes, 1, { seq: 1, opcode: 0 }, copyInto(gotB), ctx()),
+      a.recv(1, 0, bytes, 1, { seq: 1, opcode: 0 }, copyInto(gotA), ctx()),
+    ];
+    const deliveries = [
+      a.waitDelivered(a.trySend(1, 0, toB, { seq: 1, opcode: 0 }), ctx()),
+      b.waitDelivered(b.trySend(0, 0, toA, { seq: 1, opcode: 0 }), ctx()),
+    ];
+    await until(
+      () => socketOfA.bytesRead - readByA > 64 * 1024 && socketOfB.bytesRead - readByB > 64 * 1024,
+      'both ranks read part of the message to them',
+    );
+    // Rank 1 (the higher rank) dialed the pair's socket: it breaks it, and dials it again.
+    inside(b).links[0].lanes[0].resetAndDestroy();
+    await Promise.all([...receives, ...deliveries]);
+    assert.deepEqual(gotB, toB);
+    assert.deepEqual(gotA, toA);
+    assert.equal(a.recoveries()[1].reconnects, 1);
+    assert.equal(b.recoveries()[0].reconnects, 1);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
 test('tcp reconnect: with 3 sockets per peer, a striped message survives the loss of one of them', async () => {
   const [a, b] = await pair({ socketsPerPeer: 3 });
   try {
@@ -89,26 +123,30 @@ test('tcp reconnect: with 3 sockets per peer, a striped message survives the los
   }
 });
 
-test('tcp reconnect: a frame without a checksum cannot be carried again, so both ranks lose the link and say why', async () => {
-  const [a, b] = await pair({ checksum: false });
-  try {
-    const { receive, delivered } = await breakMidTransfer(a, b, 32 << 20, 0);
-    delivered.catch(() => {}); // taken by the socket before the reset, or lost with the link
-    const why = /cannot go on .*from frame \d+/;
-    await assert.rejects(
-      receive,
-      (err: TscclError) =>
-        err.code === ErrorCode.PEER_LOST && why.test(err.message) && err.details.lost === 'cannot-resume',
-    );
-    await assert.rejects(
-      a.recv(1, 0, 4, 1, { seq: 2, opcode: 0 }, () => {}, ctx()),
-      (err: TscclError) => err.code === ErrorCode.PEER_LOST && why.test(err.message),
-    );
-    assert.equal(b.recoveries()[0].reconnects, 0);
-  } finally {
-    await Promise.all([a.close(), b.close()]);
-  }
-});
+// Either side's frame can be the one that cannot go on: the accepting rank (rank 0) then refuses
+// the new socket's hello, the dialing rank (rank 1) says so in its confirmation.
+for (const sender of [0, 1]) {
+  test(`tcp reconnect: rank ${sender}'s frame without a checksum cannot be carried again, so both ranks lose the link and say why`, async () => {
+    const ranks = await pair({ checksum: false });
+    const [from, to] = sender === 0 ? ranks : [ranks[1], ranks[0]];
+    try {
+      const { receive, delivered } = await breakMidTransfer(from, to, 32 << 20, 0);
+      delivered.catch(() => {}); // taken by the socket before the reset, or lost with the link
+      const lostWhy = (err: TscclError) =>
+        err.code === ErrorCode.PEER_LOST &&
+        /cannot go on .*from frame \d+/.test(err.message) &&
+        err.details.lost === 'cannot-resume';
+      await assert.rejects(receive, lostWhy);
+      await assert.rejects(
+        from.recv(to.rank, 0, 4, 1, { seq: 2, opcode: 0 }, () => {}, ctx()),
+        lostWhy,
+      );
+      assert.equal(to.recoveries()[from.rank].reconnects, 0);
+    } finally {
+      await Promise.all(ranks.map((t) => t.close()));
+    }
+  });
+}
 
 test('tcp reconnect: a rank that waits for its peer to dial again loses the link after TSCCL_RECONNECT_MS', async () => {
   // Rank 1 never dials again (reconnection off there): rank 0 gives up after its grace period.

@@ -295,6 +295,64 @@ test('tcp: striped and small messages on several channels keep their order per c
   await b.close();
 });
 
+test('tcp: each pair of ranks shares one socket per lane, dialed by the higher rank, which both read and write', async () => {
+  const store = new MemoryStore();
+  const ranks = await Promise.all(
+    [0, 1, 2].map((rank) =>
+      TcpTransport.create({
+        rank,
+        nranks: 3,
+        store,
+        commName: 'shared',
+        host: '127.0.0.1',
+        timeoutMs: 20_000,
+        socketsPerPeer: 2,
+      }),
+    ),
+  );
+  type Lane = { localPort?: number; remotePort?: number };
+  type Inside = {
+    links: { lanes: Lane[]; inbound: { socket: Lane }[] }[];
+    mesh: { addresses: Map<number, { port: number }[]> };
+  };
+  const inside = (t: TcpTransport) => t as unknown as Inside;
+  try {
+    for (const [low, high] of [
+      [0, 1],
+      [0, 2],
+      [1, 2],
+    ]) {
+      const lowSide = inside(ranks[low]).links[high];
+      const highSide = inside(ranks[high]).links[low];
+      const listening = inside(ranks[high]).mesh.addresses.get(low)![0].port;
+      for (const lane of [0, 1]) {
+        assert.equal(lowSide.inbound[lane].socket, lowSide.lanes[lane], `rank ${low} reads the socket it writes`);
+        assert.equal(highSide.inbound[lane].socket, highSide.lanes[lane], `rank ${high} reads the socket it writes`);
+        assert.equal(highSide.lanes[lane].remotePort, listening, `rank ${high} dialed rank ${low}'s listener`);
+        assert.equal(lowSide.lanes[lane].remotePort, highSide.lanes[lane].localPort, 'both ends of one connection');
+        assert.equal(highSide.lanes[lane].remotePort, lowSide.lanes[lane].localPort, 'both ends of one connection');
+      }
+    }
+    // Messages go both ways at once on every pair.
+    const exchanges = [];
+    for (const from of ranks)
+      for (const to of ranks) {
+        if (from === to) continue;
+        const data = new Uint8Array(70_000).map((_, i) => (i * 7 + from.rank * 3 + to.rank) & 0xff);
+        const got = new Uint8Array(data.byteLength);
+        exchanges.push(
+          to.recv(from.rank, 0, data.byteLength, 1, { seq: 1, opcode: 0 }, copyInto(got), ctx()).then(() => {
+            assert.deepEqual(got, data, `rank ${from.rank} to rank ${to.rank}`);
+          }),
+          from.waitDelivered(from.trySend(to.rank, 0, data, { seq: 1, opcode: 0 }), ctx()),
+        );
+      }
+    await Promise.all(exchanges);
+  } finally {
+    await Promise.all(ranks.map((t) => t.close()));
+  }
+});
+
 test('tcp: ranks that disagree on sockets per peer are refused with the reason', async () => {
   const store = new MemoryStore();
   const make = (rank: number, socketsPerPeer: number) =>
