@@ -3,10 +3,10 @@
 // exchange 8 B `exchanges` times per round over loopback (Nagle off), each writing its 8 B and
 // then reading until the peer's have come, in a loop that never sleeps, with tsccl's own socket
 // calls (src/transport/tcp/socket-calls.ts): node:fs's readSync/writeSync, and recv/send through
-// koffi, in alternate rounds. `sockets` 2 (the default) is tsccl's layout: each process writes on
-// the socket its peer dialed and reads the one it dialed, so every message travels alone and is
-// acknowledged on its own; 1 shares one socket both ways, as Open MPI's tcp btl does, where an
-// acknowledgement rides on the reply. A 2-process all-reduce of 8 B is one such exchange plus
+// koffi, in alternate rounds. `sockets` 1 shares one socket both ways, as tsccl's ranks, Open
+// MPI's tcp btl and Gloo do, where an acknowledgement rides on the reply; 2 (the default, the
+// layout tsccl had before 2026-12-04) has each process write on the socket its peer dialed and
+// read the one it dialed, so every message travels alone and is acknowledged on its own. A 2-process all-reduce of 8 B is one such exchange plus
 // tsccl's own work. Prints the median us per exchange of each kind, their ratio, and how many
 // reads per exchange found nothing. Needs `npx tsc` first (dist/).
 // Usage: node bench/bounds/tcp-small-exchange-calls.mjs [rounds=6] [exchanges=100000] [sockets=2]
