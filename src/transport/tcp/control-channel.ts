@@ -173,6 +173,7 @@ export class ControlChannel {
   private checkHeartbeats(): void {
     const now = performance.now();
     for (const link of this.links) {
+      link.refreshHeard(now);
       if (link.lanes.length > 0 && link.state === LinkState.Open && now - link.lastHeard > this.heartbeatTimeoutMs) {
         link.down(
           new TscclError(

@@ -1,4 +1,3 @@
-import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
 import { ErrorCode, TscclError, internalError } from '../../errors.js';
 import { crc32 } from '../../kernels/crc32.js';
@@ -9,6 +8,14 @@ import type { ReceiveDispatch } from './receive-dispatch.js';
 import type { ReceiveBuffers } from './receive-sink.js';
 import type { Resend } from './resend.js';
 import { HEADER_FIRST_MIN_BYTES } from './tcp-tunables.js';
+
+/** One socket's stream as its reader sees it. */
+interface Stream {
+  /** Taken down by this rank to go on over another socket: nothing more is read, and its end is no break. */
+  retired: boolean;
+  /** Where the stream stands. */
+  breakPoint(): BreakPoint;
+}
 
 /** What a transport's frame reader works with. */
 export interface FrameReaderParts {
@@ -36,10 +43,11 @@ export interface FrameReaderParts {
  */
 export class FrameReader {
   private readonly parts: FrameReaderParts;
-  /** Where the stream of each socket this rank reads stands. */
-  private readonly streams = new WeakMap<Socket, () => BreakPoint>();
-  /** Sockets this rank took down itself to go on over another (retire): their end is no break. */
-  private readonly retired = new WeakSet<Socket>();
+  /**
+   * Per socket this rank reads: where its stream stands, and whether this rank took it down
+   * itself to go on over another (retire), so that its end is no break.
+   */
+  private readonly streams = new WeakMap<Socket, Stream>();
 
   constructor(parts: FrameReaderParts) {
     this.parts = parts;
@@ -50,14 +58,15 @@ export class FrameReader {
     const { socket, intake } = connection;
     const { dispatch, resend, holds, buffers } = this.parts;
     const parser = new FrameParser(this.parts.maxPayloadBytes, crc32, resend.checks(link, lane), resume);
+    const stream: Stream = { retired: false, breakPoint: () => parser.breakPoint };
     // Made once, not per read: a closure per read is garbage on every small call.
     const openPatient = (header: FrameHeader) => dispatch.open(link, header, lane, true);
     const openNow = (header: FrameHeader) => dispatch.open(link, header, lane, false);
     const reader: HeldReader = {
       take: (bytes: Uint8Array, patient = true) => {
         // A held frame's socket that broke meanwhile: what it held comes again on the new one.
-        if (link.inbound[lane] !== connection || this.retired.has(socket)) return;
-        link.lastHeard = link.laneHeard[lane] = performance.now();
+        if (link.inbound[lane] !== connection || stream.retired) return;
+        link.laneReads[lane]++;
         let used: number;
         try {
           used = parser.push(bytes, patient ? openPatient : openNow);
@@ -83,13 +92,13 @@ export class FrameReader {
       return frame.sink.place?.(frame.left) ?? buffers.read.subarray(0, Math.min(frame.left, buffers.read.byteLength));
     };
     intake.attach(reader.take);
-    this.streams.set(socket, () => parser.breakPoint);
-    this.watch(link, connection, lane, () => parser.breakPoint);
+    this.streams.set(socket, stream);
+    this.watch(link, connection, lane, stream);
   }
 
   /** Where the stream of socket `lane` from `link`'s peer stands now. */
   breakPoint(link: PeerLink, lane: number): BreakPoint | undefined {
-    return this.streams.get(link.inbound[lane].socket)?.();
+    return this.streams.get(link.inbound[lane].socket)?.breakPoint();
   }
 
   /**
@@ -98,7 +107,8 @@ export class FrameReader {
    */
   retire(link: PeerLink, lane: number): void {
     const socket = link.inbound[lane].socket;
-    this.retired.add(socket);
+    const stream = this.streams.get(socket);
+    if (stream !== undefined) stream.retired = true;
     socket.destroy();
   }
 
@@ -115,8 +125,7 @@ export class FrameReader {
     socket.destroy();
   }
 
-  /** `breakPoint`: where the socket's stream stands. */
-  private watch(link: PeerLink, connection: Connection, lane: number, breakPoint: () => BreakPoint): void {
+  private watch(link: PeerLink, connection: Connection, lane: number, stream: Stream): void {
     const { socket } = connection;
     const { rank } = this.parts;
     socket.on('error', () => {});
@@ -124,10 +133,10 @@ export class FrameReader {
     // Waiting calls hold timers; an idle link must not keep the process alive after the script ends.
     socket.unref();
     socket.on('close', () => {
-      if (this.parts.closing() || this.retired.has(socket)) return;
+      if (this.parts.closing() || stream.retired) return;
       // A socket already replaced by a reconnection is no news.
       if (link.inbound[lane] !== connection) return;
-      if (!link.saidGoodbye && link.error === undefined && this.parts.broke(link, lane, breakPoint())) return;
+      if (!link.saidGoodbye && link.error === undefined && this.parts.broke(link, lane, stream.breakPoint())) return;
       // A peer that destroyed its communicator ends each of its sockets after its last frame, and
       // the sockets' bytes do not keep step: while another one still reads, that socket may carry
       // parts of a message this rank waits for.

@@ -34,6 +34,7 @@ export class PathWatch {
     for (const link of links) {
       if (link.error !== undefined || link.saidGoodbye || link.inbound.length < 2 || !dials(this.self.rank, link.peer))
         continue;
+      link.refreshHeard(now);
       if (now - Math.max(...link.laneHeard) > PATH_SILENCE_MS) continue;
       link.inbound.forEach((connection, lane) => {
         const silent = now - link.laneHeard[lane];

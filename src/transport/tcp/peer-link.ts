@@ -93,10 +93,16 @@ export class PeerLink {
   failure: PeerFailure | undefined = undefined;
   /** Highest collective seq heard from this peer. */
   lastSeq = 0;
-  /** When any byte last arrived from the peer (performance.now()). */
+  /** When any byte last arrived from the peer (performance.now()), as of the last refreshHeard. */
   lastHeard = performance.now();
-  /** When any byte last arrived on each socket from the peer. */
+  /** When any byte last arrived on each socket from the peer, as of the last refreshHeard. */
   readonly laneHeard: number[];
+  /**
+   * Reads from each socket: counted by every read, turned into times by refreshHeard, as a clock
+   * read per read was a measurable part of a small call.
+   */
+  readonly laneReads: number[];
+  private readonly laneReadsSeen: number[];
   /** Send tickets handed out, and the highest one whose bytes the sockets have taken (all before it too). */
   posted = 0;
   written = 0;
@@ -152,9 +158,25 @@ export class PeerLink {
     this.retained = new RetainedFrames(peer, this.lanes.length, where.resendWindowBytes);
     this.arrivals = this.inbound.map(() => new LaneArrivals());
     this.laneHeard = this.inbound.map(() => performance.now());
+    this.laneReads = this.inbound.map(() => 0);
+    this.laneReadsSeen = this.inbound.map(() => 0);
     this.standIn = where.standIn;
     this.reconnects = where.standIn !== undefined;
     this.unwritten = this.lanes.map(() => new Map());
+  }
+
+  /**
+   * Brings lastHeard and laneHeard up to `now` for the sockets read since the last refresh: they
+   * say when bytes last came, to within the time between two refreshes (the callers check
+   * silences of seconds, several times each).
+   */
+  refreshHeard(now: number): void {
+    for (let lane = 0; lane < this.laneReads.length; lane++) {
+      if (this.laneReads[lane] === this.laneReadsSeen[lane]) continue;
+      this.laneReadsSeen[lane] = this.laneReads[lane];
+      this.laneHeard[lane] = now;
+      this.lastHeard = now;
+    }
   }
 
   /** The peer said goodbye: it closed on purpose. */

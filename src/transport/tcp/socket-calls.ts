@@ -62,6 +62,9 @@ function writeAll(fd: number, bytes: Uint8Array): number {
 /** Linux's MSG_NOSIGNAL: a write to a socket the peer closed fails with EPIPE instead of raising SIGPIPE. */
 const MSG_NOSIGNAL = 0x4000;
 
+/** The most one call reads or writes: what the low 32 bits of its result hold exactly. */
+const MAX_CALL_BYTES = 0x7fffffff;
+
 type NativeCall = (fd: number, memory: Uint8Array, bytes: number, flags: number) => number;
 
 /** recv(2) and send(2) from glibc; the sockets are non-blocking already (libuv opened them so). */
@@ -72,16 +75,18 @@ export function loadFfiCalls(): SocketCalls | Error {
       load(path: string): { func(signature: string): NativeCall };
     };
     const libc = koffi.load('libc.so.6');
-    const recv = libc.func('intptr_t recv(int fd, void *buf, size_t len, int flags)');
-    const send = libc.func('intptr_t send(int fd, const void *buf, size_t len, int flags)');
+    // Declared to return int, not ssize_t: koffi makes a small integer of an int at less cost
+    // than a Number of a 64-bit value, and a call never moves more than MAX_CALL_BYTES.
+    const recv = libc.func('int recv(int fd, void *buf, size_t len, int flags)');
+    const send = libc.func('int send(int fd, const void *buf, size_t len, int flags)');
     return {
       kind: 'ffi',
       read(fd, buffer) {
-        const n = recv(fd, buffer, buffer.byteLength, 0);
+        const n = recv(fd, buffer, Math.min(buffer.byteLength, MAX_CALL_BYTES), 0);
         return Math.max(n, 0);
       },
       write(fd, bytes) {
-        const n = send(fd, bytes, bytes.byteLength, MSG_NOSIGNAL);
+        const n = send(fd, bytes, Math.min(bytes.byteLength, MAX_CALL_BYTES), MSG_NOSIGNAL);
         return Math.max(n, 0);
       },
     };

@@ -134,16 +134,21 @@ export function commIdOf(name: string): number {
   return h >>> 0;
 }
 
+/** Whether a socket to the link's peer still holds bytes of this rank's to write (a loop: no closure per call). */
+function owesBytes(link: PeerLink): boolean {
+  for (let lane = 0; lane < link.lanes.length; lane++) if (link.lanes[lane].writableLength > 0) return true;
+  return false;
+}
+
 /** Whether `receiver` is done, or without one, whether a message waits on `channel`. */
 function arrived(link: PeerLink, channel: number, receiver: WaitingRecv | undefined): boolean {
   return receiver === undefined ? link.hasMessage(channel) : receiver.done;
 }
 
 /**
- * Ranks in different processes or hosts. Two sockets per pair of ranks and lane, one each way:
- * every rank dials every peer, proves the job token, and reads that peer's frames from the
- * socket it dialed (only a dialed socket can read into a given buffer, see Intake); it writes to
- * the peer on the socket the peer dialed (mesh.ts, handshake.ts). Sends go out through the send
+ * Ranks in different processes or hosts. One socket per pair of ranks and lane, which both read
+ * and write: the higher rank dials it and proves the job token, and both ends read frames into
+ * the transport's memory (mesh.ts, handshake.ts, accepted-socket.ts). Sends go out through the send
  * path; received frames stream into a waiting recv, or wait in a per-(peer, channel) inbox for it
  * (frame-reader.ts, receive-dispatch.ts). The state of each peer is its PeerLink; failures,
  * heartbeats and goodbyes travel on the control channel. docs/tcp-transport.md maps the parts.
@@ -363,18 +368,18 @@ export class TcpTransport implements Transport {
    */
   private spinRead(link: PeerLink, channel: number, receiver: WaitingRecv | undefined): boolean {
     const connection = link.inbound[0];
-    if (
-      connection === undefined ||
-      this.pollYield !== undefined ||
-      link.lanes.some((socket) => socket.writableLength > 0)
-    )
+    if (connection === undefined || this.pollYield !== undefined || owesBytes(link))
       return arrived(link, channel, receiver);
+    // Most small messages are there at the first read: the clock is read only after it.
+    let read = readNow(connection.socket, this.buffers.read, connection.intake);
+    if (read === undefined) return arrived(link, channel, receiver);
+    if (read > 0 && arrived(link, channel, receiver)) return true;
     const until = performance.now() + SPIN_READ_MS;
-    do {
-      const read = readNow(connection.socket, this.buffers.read, connection.intake);
+    while (performance.now() < until && link.error === undefined) {
+      read = readNow(connection.socket, this.buffers.read, connection.intake);
       if (read === undefined) break;
       if (read > 0 && arrived(link, channel, receiver)) return true;
-    } while (performance.now() < until && link.error === undefined);
+    }
     return arrived(link, channel, receiver);
   }
 

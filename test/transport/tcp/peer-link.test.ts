@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
+import type { Socket } from 'node:net';
 import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../../src/errors.js';
+import { Intake } from '../../../src/transport/tcp/intake.js';
 import { LinkState, PeerLink } from '../../../src/transport/tcp/peer-link.js';
 
 const link = () => new PeerLink(1, { connections: [], sameMachine: true, resendWindowBytes: 0 });
@@ -45,4 +47,20 @@ test('send tickets complete in order, also when their writes finish out of order
   assert.equal(l.written, 2);
   l.finish(3);
   assert.equal(l.written, 3);
+});
+
+test('reads counted on a socket become the time it was last heard at the next refresh; a socket not read keeps its time', () => {
+  const sockets = [0, 1].map(() => ({ socket: {} as Socket, intake: new Intake() }));
+  const twoLanes = new PeerLink(1, { connections: sockets, sameMachine: true, resendWindowBytes: 0 });
+  twoLanes.refreshHeard(1e9);
+  const [lane0, lane1, last] = [twoLanes.laneHeard[0], twoLanes.laneHeard[1], twoLanes.lastHeard];
+  assert.ok(lane0 < 1e9 && lane1 < 1e9 && last < 1e9, 'nothing read yet: the times stay');
+  twoLanes.laneReads[1]++;
+  twoLanes.refreshHeard(2e9);
+  assert.deepEqual([twoLanes.laneHeard[0], twoLanes.laneHeard[1], twoLanes.lastHeard], [lane0, 2e9, 2e9]);
+  twoLanes.refreshHeard(3e9);
+  assert.deepEqual([twoLanes.laneHeard[1], twoLanes.lastHeard], [2e9, 2e9], 'no read since: heard at the last refresh');
+  twoLanes.laneReads[0] += 5;
+  twoLanes.refreshHeard(4e9);
+  assert.deepEqual([twoLanes.laneHeard[0], twoLanes.laneHeard[1], twoLanes.lastHeard], [4e9, 2e9, 4e9]);
 });
