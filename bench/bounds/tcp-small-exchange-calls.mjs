@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // What the system calls under a small TCP call cost through Node and through FFI: two processes
-// exchange 8 B `exchanges` times per round over loopback (Nagle off), each writing its 8 B and
-// then reading until the peer's have come, in a loop that never sleeps, with tsccl's own socket
+// exchange `bytes` (8 by default) `exchanges` times per round over loopback (Nagle off), each
+// writing its bytes and reading the peer's, in turn as either can move, in a loop that never sleeps, with tsccl's own socket
 // calls (src/transport/tcp/socket-calls.ts): node:fs's readSync/writeSync, and recv/send through
 // koffi, in alternate rounds. `sockets` 1 shares one socket both ways, as tsccl's ranks, Open
 // MPI's tcp btl and Gloo do, where an acknowledgement rides on the reply; 2 (the default, the
@@ -9,18 +9,18 @@
 // read the one it dialed, so every message travels alone and is acknowledged on its own. A 2-process all-reduce of 8 B is one such exchange plus
 // tsccl's own work. Prints the median us per exchange of each kind, their ratio, and how many
 // reads per exchange found nothing. Needs `npx tsc` first (dist/).
-// Usage: node bench/bounds/tcp-small-exchange-calls.mjs [rounds=6] [exchanges=100000] [sockets=2]
+// Usage: node bench/bounds/tcp-small-exchange-calls.mjs [rounds=6] [exchanges=100000] [sockets=2] [bytes=8]
 import { fork } from 'node:child_process';
 import net from 'node:net';
 import { NODE_CALLS, loadFfiCalls } from '../../dist/src/transport/tcp/socket-calls.js';
 import { median } from '../../dist/src/tune/median.js';
 
 const peer = process.argv[2] === 'peer';
-const [rounds = 6, exchanges = 100_000, sockets = 2, port] = (peer ? process.argv.slice(3) : process.argv.slice(2)).map(
-  Number,
-);
-if (sockets !== 1 && sockets !== 2) {
-  console.error('usage: tcp-small-exchange-calls.mjs [rounds] [exchanges] [sockets: 1 or 2]');
+const [rounds = 6, exchanges = 100_000, sockets = 2, bytes = 8, port] = (
+  peer ? process.argv.slice(3) : process.argv.slice(2)
+).map(Number);
+if ((sockets !== 1 && sockets !== 2) || !(bytes >= 1)) {
+  console.error('usage: tcp-small-exchange-calls.mjs [rounds] [exchanges] [sockets: 1 or 2] [bytes >= 1]');
   process.exit(2);
 }
 const ffi = loadFfiCalls();
@@ -37,8 +37,8 @@ function run(readFrom, writeTo) {
   }
   const readFd = readFrom._handle.fd;
   const writeFd = writeTo._handle.fd;
-  const out = new Uint8Array(8).fill(7);
-  const into = new Uint8Array(4096);
+  const out = new Uint8Array(bytes).fill(7);
+  const into = new Uint8Array(Math.max(4096, Math.min(bytes, 262_144)));
   const times = kinds.map(() => []);
   const empties = kinds.map(() => []);
   let got = 0;
@@ -51,12 +51,15 @@ function run(readFrom, writeTo) {
       const start = performance.now();
       for (let i = 0; i < n; i++) {
         let sent = 0;
-        while (sent < 8) sent += calls.write(writeFd, sent === 0 ? out : out.subarray(sent));
-        expected += 8;
-        while (got < expected) {
-          const read = calls.read(readFd, into);
-          if (read === 0) empty++;
-          got += read;
+        expected += bytes;
+        // Both sides write at once: a message larger than the kernel's buffers moves only as the peer reads.
+        while (sent < bytes || got < expected) {
+          if (sent < bytes) sent += calls.write(writeFd, sent === 0 ? out : out.subarray(sent));
+          if (got < expected) {
+            const read = calls.read(readFd, into);
+            if (read === 0) empty++;
+            got += read;
+          }
         }
       }
       if (round < 0) continue;
@@ -83,7 +86,7 @@ function ready() {
   const layout = sockets === 1 ? 'one socket both ways' : 'a socket each way';
   for (const [k, calls] of kinds.entries())
     console.log(
-      `${calls.kind === 'ffi' ? 'recv/send through koffi' : 'node:fs readSync/writeSync'}, ${layout}: ${us[k].toFixed(2)} us per 8 B exchange, ${median(empties[k]).toFixed(2)} empty reads per exchange`,
+      `${calls.kind === 'ffi' ? 'recv/send through koffi' : 'node:fs readSync/writeSync'}, ${layout}: ${us[k].toFixed(2)} us per ${bytes} B exchange, ${median(empties[k]).toFixed(2)} empty reads per exchange`,
     );
   console.log(
     `koffi / node:fs: ${(us[0] / us[1]).toFixed(2)} (medians of ${rounds} alternating rounds of ${exchanges})`,
@@ -114,6 +117,7 @@ server.listen(0, '127.0.0.1', () => {
     String(rounds),
     String(exchanges),
     String(sockets),
+    String(bytes),
     String(ownPort),
   ]);
   child.on('message', (childPort) => dial(childPort));
