@@ -145,8 +145,10 @@ export class Reconnector {
       // reading the old socket where its stream stands, and goes on from there.
       const live = this.parts.reader.breakPoint(link, lane);
       this.parts.reader.retire(link, lane);
-      if (live === undefined || !this.restartAt(link, live))
-        return { refuse: `socket ${lane} from rank ${peer} cannot go on where this rank's reading of it stopped` };
+      const stopped = `socket ${lane} from rank ${peer} cannot go on where this rank's reading of it stopped`;
+      if (live === undefined)
+        this.lose(link, `Rank ${rank} lost its connection to rank ${peer}: ${stopped}`, 'cannot-resume');
+      if (live === undefined || !this.restartAt(link, live)) return { refuse: stopped };
       at = live;
       this.waitFor(link, `wait${lane}`);
     }
