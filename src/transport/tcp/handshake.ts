@@ -114,6 +114,11 @@ export function acceptHello(socket: Socket, resumeFrom = 0): void {
   socket.write(answer);
 }
 
+/** Why `rank` lost `peer`: the peer cannot write socket `lane`'s frames from `frame` on again. */
+export function peerCannotResume(rank: number, peer: number, lane: number, frame: number): string {
+  return `Rank ${rank} lost its connection to rank ${peer}, and rank ${peer} cannot go on with socket ${lane} from frame ${frame}: it no longer holds the frames from there (a frame without a checksum is never kept)`;
+}
+
 /** A reconnecting dialer's last word: whether it can go on from the frame the acceptance asked for. */
 export function confirmResume(socket: Socket, canGoOn: boolean): void {
   socket.write(Buffer.of(canGoOn ? HELLO_ANSWERS.ACCEPTED : HELLO_ANSWERS.CANNOT_RESUME));
@@ -163,11 +168,11 @@ export async function sayHello(
   socket.write(hello);
   const answer = await readExactly(socket, intake, 1, options.timeoutMs).catch(() => Buffer.of(0));
   if (answer[0] === HELLO_ANSWERS.CANNOT_RESUME)
-    throw new TscclError(
-      ErrorCode.PEER_LOST,
-      `Rank ${options.rank} lost its connection to rank ${peer}, and rank ${peer} cannot go on with socket ${lane} from frame ${resumeFrom}: it no longer holds the frames from there (a frame without a checksum is never kept)`,
-      { rank: options.rank, peer, lost: 'cannot-resume' },
-    );
+    throw new TscclError(ErrorCode.PEER_LOST, peerCannotResume(options.rank, peer, lane, resumeFrom), {
+      rank: options.rank,
+      peer,
+      lost: 'cannot-resume',
+    });
   if (answer[0] !== ACCEPTED)
     throw new TscclError(
       ErrorCode.INVALID_ARGUMENT,

@@ -3,7 +3,7 @@ import { crc32 } from '../../kernels/crc32.js';
 import { log } from '../../log.js';
 import type { BreakPoint } from './frame.js';
 import type { FrameReader } from './frame-reader.js';
-import { type HandshakeOptions, confirmResume } from './handshake.js';
+import { type HandshakeOptions, confirmResume, peerCannotResume } from './handshake.js';
 import { type PathAddress, type ResumeHandler, connectPeer, dialPeer, dials, greetPeer, pathFrom } from './mesh.js';
 import type { Connection, PeerLink } from './peer-link.js';
 import type { Resend } from './resend.js';
@@ -157,12 +157,7 @@ export class Reconnector {
     return {
       readFrom: from.from,
       accept: (connection) => this.carryOn(link, lane, connection, resumeFrom, from, `wait${lane}`),
-      cannot: () =>
-        this.lose(
-          link,
-          `Rank ${rank} lost its connection to rank ${peer}, and rank ${peer} cannot go on with socket ${lane} from frame ${from.from}: it no longer holds the frames from there (a frame without a checksum is never kept)`,
-          'cannot-resume',
-        ),
+      cannot: () => this.lose(link, peerCannotResume(rank, peer, lane, from.from), 'cannot-resume'),
     };
   };
 
