@@ -14,10 +14,22 @@ import { DIRECT_WRITE_MAX_BYTES } from './tcp-tunables.js';
  * went away) writes nothing, and the socket's own write then reports the failure as before.
  */
 export function writeNow(socket: Socket, pieces: readonly Uint8Array[], total: number): number {
-  if (total > DIRECT_WRITE_MAX_BYTES || socket.writableLength > 0 || socket.destroyed || socket.connecting) return 0;
-  const fd = socketFd(socket);
+  const fd = directFd(socket, total);
   if (fd === undefined) return 0;
   return pieces.length === 1 ? socketCalls().write(fd, pieces[0]) : quietSyscall(writeAll, fd, pieces);
+}
+
+/** writeNow of the first `length` bytes of `memory`, with no view made of them. */
+export function writeStartNow(socket: Socket, memory: Uint8Array, length: number): number {
+  const fd = directFd(socket, length);
+  return fd === undefined ? 0 : socketCalls().write(fd, memory, length);
+}
+
+/** The socket's descriptor, if `total` bytes may be written on it at once (see writeNow). */
+function directFd(socket: Socket, total: number): number | undefined {
+  if (total > DIRECT_WRITE_MAX_BYTES || socket.writableLength > 0 || socket.destroyed || socket.connecting)
+    return undefined;
+  return socketFd(socket);
 }
 
 function writeAll(fd: number, pieces: readonly Uint8Array[]): number {

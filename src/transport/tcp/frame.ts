@@ -76,12 +76,23 @@ export function u32(b: Uint8Array, at: number): number {
   return (b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (b[at + 3] << 24)) >>> 0;
 }
 
-/** A whole frame in one buffer (a fresh one, or the start of `into`): the header, then a copy of the payload. */
-export function encodeFrame(h: FrameHeader, payload: Uint8Array, into?: Buffer): Buffer {
-  const bytes = HEADER_BYTES + payload.byteLength;
-  const b = encodeHeader(h, into === undefined ? Buffer.allocUnsafe(bytes) : into.subarray(0, bytes));
-  b.set(payload, HEADER_BYTES);
+/** A whole frame in a buffer of its own: the header, then a copy of the payload. */
+export function encodeFrame(h: FrameHeader, payload: Uint8Array): Buffer {
+  const b = Buffer.allocUnsafe(HEADER_BYTES + payload.byteLength);
+  encodeFrameInto(h, payload, b);
   return b;
+}
+
+/**
+ * A whole frame at the start of `into` (reused memory): the header, then a copy of the payload;
+ * its length. No view of it is made, as a small call sends one such frame per peer.
+ */
+export function encodeFrameInto(h: FrameHeader, payload: Uint8Array, into: Uint8Array): number {
+  const bytes = HEADER_BYTES + payload.byteLength;
+  if (bytes > into.byteLength) throw new RangeError(`a frame of ${bytes} bytes does not fit ${into.byteLength}`);
+  encodeHeader(h, into as Buffer);
+  into.set(payload, HEADER_BYTES);
+  return bytes;
 }
 
 export function frameError(message: string): TscclError {
@@ -115,6 +126,11 @@ export interface Frame {
 /** Where a frame's payload goes as it arrives: a waiting receiver, or a buffer for later. */
 export interface FrameSink {
   payload(piece: Uint8Array): void;
+  /**
+   * payload of `chunk`'s `length` bytes from `at`, where the sink takes them without a view of
+   * its own (a whole small frame per read would otherwise make one per frame).
+   */
+  payloadAt?(chunk: Uint8Array, at: number, length: number): void;
   /** Where the next at most `bytes` payload bytes may be read to, if the sink has a place for them. */
   place?(bytes: number): Uint8Array | undefined;
   /** All payload bytes arrived and the checksum (if any) matched. */
@@ -256,9 +272,13 @@ export class FrameParser {
       }
       const take = Math.min(this.remaining, chunk.byteLength - at);
       if (take > 0) {
-        const piece = chunk.subarray(at, at + take);
-        if (this.header.flags & FLAG_CHECKSUM && this.crc32 !== undefined) this.crc = this.crc32(piece, this.crc);
-        this.sink.payload(piece);
+        const summed = this.header.flags & FLAG_CHECKSUM && this.crc32 !== undefined;
+        if (!summed && this.sink.payloadAt !== undefined) this.sink.payloadAt(chunk, at, take);
+        else {
+          const piece = chunk.subarray(at, at + take);
+          if (summed) this.crc = this.crc32!(piece, this.crc);
+          this.sink.payload(piece);
+        }
         this.remaining -= take;
         at += take;
       }

@@ -6,7 +6,7 @@ import type { Consume, MessageTag } from '../transport.js';
 import { type Frame, type FrameHeader, HEADER_BYTES } from './frame.js';
 import type { Intake } from './intake.js';
 import { type RecoveryCounts, noRecoveries } from '../transport.js';
-import { unwritten, writeNow } from './direct-write.js';
+import { unwritten, writeNow, writeStartNow } from './direct-write.js';
 import { LaneArrivals } from './lane-arrivals.js';
 import { RetainedFrames } from './retained-frames.js';
 
@@ -223,6 +223,19 @@ export class PeerLink {
     socket.cork();
     for (let i = 0; i < pieces.length; i++) socket.write(pieces[i], i === pieces.length - 1 ? done : undefined);
     socket.uncork();
+    return number;
+  }
+
+  /**
+   * writeFrame of one frame encoded at the start of `memory` (`length` bytes), memory that is
+   * reused once this returns: what the kernel does not take at once is copied. Makes no view of
+   * the frame where it is taken whole, as on a small call's path.
+   */
+  writeCopied(lane: number, memory: Uint8Array, length: number): number {
+    const socket = this.lanes[lane];
+    const number = this.retained.next(lane);
+    const now = writeStartNow(socket, memory, length);
+    if (now < length) socket.write(Buffer.from(memory.subarray(now, length)));
     return number;
   }
 

@@ -1,7 +1,15 @@
 import type { Socket } from 'node:net';
 import { crc32 } from '../../kernels/crc32.js';
 import type { MessageTag } from '../transport.js';
-import { FLAG_CHECKSUM, FLAG_STRIPE, type FrameHeader, HEADER_BYTES, encodeFrame, encodeHeader } from './frame.js';
+import {
+  FLAG_CHECKSUM,
+  FLAG_STRIPE,
+  type FrameHeader,
+  HEADER_BYTES,
+  encodeFrame,
+  encodeFrameInto,
+  encodeHeader,
+} from './frame.js';
 import type { PeerLink } from './peer-link.js';
 import type { ReceiveDispatch } from './receive-dispatch.js';
 import { stripes } from './striping.js';
@@ -125,18 +133,38 @@ export class SendPath {
       const header = this.header(channel, tag, data, sum ? crc32(data) : 0, sum ? FLAG_CHECKSUM : 0);
       // A frame kept for resend needs memory of its own; any other is encoded in memory every
       // such send reuses, and what the kernel does not take at once is copied.
-      const frame = encodeFrame(header, data, keep ? undefined : this.copiedFrame);
-      const number = link.writeFrame(0, [frame], undefined, !keep);
-      if (keep)
-        link.retained.keep(0, {
-          number,
-          header: frame.subarray(0, HEADER_BYTES),
-          payload: frame.subarray(HEADER_BYTES),
-          checksum: undefined,
-        });
+      if (!keep) {
+        link.writeCopied(0, this.copiedFrame, encodeFrameInto(header, data, this.copiedFrame));
+        link.finish(ticket);
+        return ticket;
+      }
+      const frame = encodeFrame(header, data);
+      const number = link.writeFrame(0, [frame]);
+      link.retained.keep(0, {
+        number,
+        header: frame.subarray(0, HEADER_BYTES),
+        payload: frame.subarray(HEADER_BYTES),
+        checksum: undefined,
+      });
       link.finish(ticket);
       return ticket;
     }
+    this.sendInParts(link, channel, data, tag, { ticket, sum, keep });
+    return ticket;
+  }
+
+  /**
+   * A message larger than a copied frame, written from the caller's memory, striped where it may
+   * be: a method of its own, as its closures made send allocate their context on every call.
+   */
+  private sendInParts(
+    link: PeerLink,
+    channel: number,
+    data: Uint8Array,
+    tag: MessageTag,
+    send: { ticket: number; sum: boolean; keep: boolean },
+  ): void {
+    const { ticket, sum, keep } = send;
     const parts =
       link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES
         ? stripes(data.byteLength, link.lanes.length)
@@ -154,7 +182,6 @@ export class SendPath {
       const number = link.writeFrame(lane, [header, part], written);
       if (keep) link.retained.keep(lane, { number, header, payload: part, checksum });
     });
-    return ticket;
   }
 
   /**

@@ -19,7 +19,8 @@ import { quietSyscall } from './socket-syscall.js';
 export interface SocketCalls {
   readonly kind: 'ffi' | 'node';
   read(fd: number, buffer: Uint8Array): number;
-  write(fd: number, bytes: Uint8Array): number;
+  /** Writes `bytes`, or only its first `length` bytes where given (never more than it holds). */
+  write(fd: number, bytes: Uint8Array, length?: number): number;
 }
 
 /** The calls this process uses (TSCCL_SOCKET_CALLS), chosen on first use. */
@@ -48,7 +49,12 @@ export function socketCallsFor(setting: string): SocketCalls {
 export const NODE_CALLS: SocketCalls = {
   kind: 'node',
   read: (fd, buffer) => quietSyscall(readAll, fd, buffer),
-  write: (fd, bytes) => quietSyscall(writeAll, fd, bytes),
+  write: (fd, bytes, length) =>
+    quietSyscall(
+      writeAll,
+      fd,
+      length === undefined || length >= bytes.byteLength ? bytes : bytes.subarray(0, Math.max(0, length)),
+    ),
 };
 
 function readAll(fd: number, buffer: Uint8Array): number {
@@ -85,8 +91,8 @@ export function loadFfiCalls(): SocketCalls | Error {
         const n = recv(fd, buffer, Math.min(buffer.byteLength, MAX_CALL_BYTES), 0);
         return Math.max(n, 0);
       },
-      write(fd, bytes) {
-        const n = send(fd, bytes, Math.min(bytes.byteLength, MAX_CALL_BYTES), MSG_NOSIGNAL);
+      write(fd, bytes, length = bytes.byteLength) {
+        const n = send(fd, bytes, Math.max(0, Math.min(length, bytes.byteLength, MAX_CALL_BYTES)), MSG_NOSIGNAL);
         return Math.max(n, 0);
       },
     };

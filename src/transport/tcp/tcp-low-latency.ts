@@ -1,11 +1,5 @@
 import { ErrorCode, TscclError } from '../../errors.js';
-import {
-  type LowLatencySlots,
-  type MessageTag,
-  type SendHandle,
-  type WaitContext,
-  messageMismatch,
-} from '../transport.js';
+import { type LowLatencySlots, type MessageTag, type WaitContext, messageMismatch } from '../transport.js';
 import { ONE_SHOT_CHANNEL } from '../channels.js';
 import { type Frame, u32 } from './frame.js';
 
@@ -19,6 +13,9 @@ const MARKER = 0x4c4c5431; // "1TLL" in memory order
 /** The largest message of the one-shot path over TCP: 4 KiB, a common size, in one copied frame with its prefix. */
 export const TCP_ONE_SHOT_BYTES = 4096;
 
+/** Messages of up to this many bytes are copied out of their frame byte by byte. */
+const BYTEWISE_COPY_MAX = 64;
+
 /** What the one-shot path needs of the TCP transport. */
 export interface LowLatencyLinks {
   readonly rank: number;
@@ -26,7 +23,7 @@ export interface LowLatencyLinks {
   /** The id every frame of this communicator carries. */
   readonly commId: number;
   /** Sends a message (prefix and up to TCP_ONE_SHOT_BYTES), copied into its frame, so `data` is free again at once. */
-  trySend(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle;
+  sendCopied(peer: number, channel: number, data: Uint8Array, tag: MessageTag): void;
   /** The next whole message on `channel` from `peer`, taken out of its inbox, unchecked. */
   takeMessage(peer: number, channel: number): Frame | undefined;
   /** Whether a message from `peer` waits on `channel`. */
@@ -51,6 +48,10 @@ export class TcpLowLatencySlots implements LowLatencySlots {
   /** This rank's last message, prefix and data: what it sends, and what it reads of itself. */
   private readonly own = new Uint8Array(LOW_LATENCY_PREFIX_BYTES + TCP_ONE_SHOT_BYTES);
   private readonly ownWords = new DataView(this.own.buffer);
+  /** The view of `own` the last publish sent, kept while calls repeat its length. */
+  private ownMessage = this.own.subarray(0, LOW_LATENCY_PREFIX_BYTES);
+  /** The tag of every publish, refilled per call: the send reads it at once and keeps nothing of it. */
+  private readonly tag: { seq: number; opcode: number } = { seq: 0, opcode: 0 };
   /**
    * Each peer's last message, copied out of its frame into memory of its own, which every call
    * reuses: the one-shot path then keeps its typed views of it from call to call, where a view
@@ -71,10 +72,13 @@ export class TcpLowLatencySlots implements LowLatencySlots {
     this.ownWords.setUint32(4, MARKER, true);
     const length = data === undefined ? 0 : data.byteLength;
     if (length > 0) this.own.set(data!, LOW_LATENCY_PREFIX_BYTES);
-    const message = this.own.subarray(0, LOW_LATENCY_PREFIX_BYTES + length);
-    const tag = { seq, opcode };
+    if (this.ownMessage.byteLength !== LOW_LATENCY_PREFIX_BYTES + length)
+      this.ownMessage = this.own.subarray(0, LOW_LATENCY_PREFIX_BYTES + length);
+    const tag = this.tag;
+    tag.seq = seq;
+    tag.opcode = opcode;
     for (let peer = 0; peer < this.links.nranks; peer++)
-      if (peer !== this.links.rank) this.links.trySend(peer, ONE_SHOT_CHANNEL, message, tag);
+      if (peer !== this.links.rank) this.links.sendCopied(peer, ONE_SHOT_CHANNEL, this.ownMessage, tag);
     return undefined;
   }
 
@@ -118,7 +122,10 @@ export class TcpLowLatencySlots implements LowLatencySlots {
       memory = new Uint8Array(Math.max(dataBytes, LOW_LATENCY_PREFIX_BYTES));
       this.received[peer] = memory;
     }
-    payload.copy(memory, 0, LOW_LATENCY_PREFIX_BYTES);
+    // Byte by byte where that is small: Buffer's copy makes a view of the source on every call.
+    if (dataBytes <= BYTEWISE_COPY_MAX)
+      for (let i = 0; i < dataBytes; i++) memory[i] = payload[LOW_LATENCY_PREFIX_BYTES + i];
+    else payload.copy(memory, 0, LOW_LATENCY_PREFIX_BYTES);
     return this.view(peer, memory, 0, dataBytes);
   }
 

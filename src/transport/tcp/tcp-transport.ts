@@ -33,6 +33,7 @@ import { SendPath, checksumsFrame } from './send-path.js';
 import { StagingPool } from './staging-pool.js';
 import { TcpLowLatencySlots } from './tcp-low-latency.js';
 import {
+  COPY_FRAME_MAX_BYTES,
   HOLD_WHILE_SENDING_MS,
   LINGER_MS,
   MAX_PAYLOAD_BYTES,
@@ -309,9 +310,21 @@ export class TcpTransport implements Transport {
 
   /** A socket takes any send at once (it buffers what the kernel cannot take yet), so this never refuses. */
   trySend(peer: number, channel: number, data: Uint8Array, tag: MessageTag): SendHandle {
+    return { peer, channel, ticket: this.sendOnLink(peer, channel, data, tag) };
+  }
+
+  /** trySend of a message the frame copies (see LowLatencyLinks), with no handle to wait on: delivered once it returns. */
+  sendCopied(peer: number, channel: number, data: Uint8Array, tag: MessageTag): void {
+    if (data.byteLength > COPY_FRAME_MAX_BYTES)
+      throw new RangeError(`a copied frame holds ${COPY_FRAME_MAX_BYTES} bytes, asked for ${data.byteLength}`);
+    this.sendOnLink(peer, channel, data, tag);
+  }
+
+  /** Sends on the peer's link, unless it is down; the send's ticket. */
+  private sendOnLink(peer: number, channel: number, data: Uint8Array, tag: MessageTag): number {
     const link = this.links[peer];
     if (link.error !== undefined) throw this.sentOtherCall(link, channel, data.byteLength, tag) ?? link.error;
-    return { peer, channel, ticket: this.sendPath.send(link, channel, data, tag) };
+    return this.sendPath.send(link, channel, data, tag);
   }
 
   /**

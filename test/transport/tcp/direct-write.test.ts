@@ -114,3 +114,39 @@ test('frames written at once and frames queued behind a full socket arrive whole
     close();
   }
 });
+
+test('copied frames from one reused memory arrive whole and in order, those queued behind a full socket too, and nothing past their length', async () => {
+  const { writer, reader, close } = await socketPair();
+  const link = new PeerLink(1, {
+    connections: [{ socket: writer, intake: new Intake() }],
+    sameMachine: true,
+    resendWindowBytes: 0,
+  });
+  try {
+    // The reader takes nothing until the end, so the kernel's buffers fill and later frames queue.
+    const frameBytes = 4000;
+    const frames = 5000;
+    const memory = new Uint8Array(frameBytes + 100);
+    for (let i = 0; i < frames; i++) {
+      memory.fill(i % 251);
+      memory[0] = i & 0xff;
+      memory[1] = i >> 8;
+      const number = link.writeCopied(0, memory, frameBytes);
+      assert.equal(number, i + 1, 'numbered as every frame of the socket is');
+      memory.fill(0xee);
+    }
+    assert.ok(writer.writableLength > 0, 'the socket filled, so later frames were copied into its queue');
+    const got = await readAll(reader, frames * frameBytes);
+    assert.equal(got.byteLength, frames * frameBytes, 'no byte past any frame');
+    for (let i = 0; i < frames; i++) {
+      const at = i * frameBytes;
+      assert.equal(got[at] | (got[at + 1] << 8), i, `frame ${i} in its place`);
+      assert.ok(
+        got.subarray(at + 2, at + frameBytes).every((v) => v === i % 251),
+        `frame ${i} as it was when written`,
+      );
+    }
+  } finally {
+    close();
+  }
+});

@@ -8,6 +8,8 @@ import {
   HEADER_BYTES,
   bufferingSink,
   decodeHeader,
+  encodeFrame,
+  encodeFrameInto,
   encodeHeader,
 } from '../../../src/transport/tcp/frame.js';
 
@@ -145,6 +147,55 @@ test('a payload streams into its sink piece by piece, and the checksum is checke
     1000,
   );
   assert.ok(pieces.length > 5);
+});
+
+test('a frame encoded into reused memory is the fresh encoding at its start, its length returned, and one that does not fit is refused', () => {
+  const payload = Uint8Array.from({ length: 40 }, (_, i) => i + 1);
+  const into = new Uint8Array(HEADER_BYTES + 64).fill(0xee);
+  const length = encodeFrameInto(header(payload.byteLength), payload, into);
+  assert.equal(length, HEADER_BYTES + payload.byteLength);
+  assert.deepEqual(into.subarray(0, length), new Uint8Array(encodeFrame(header(payload.byteLength), payload)));
+  assert.ok(
+    into.subarray(length).every((v) => v === 0xee),
+    'nothing written past the frame',
+  );
+  assert.throws(() => encodeFrameInto(header(65), new Uint8Array(65), into), RangeError);
+});
+
+test('a sink that takes pieces in place gets ranges of the chunk read, and a checksummed frame as views for its checksum', () => {
+  const plain = Uint8Array.from({ length: 24 }, (_, i) => 100 + i);
+  const summed = Uint8Array.from({ length: 16 }, (_, i) => 200 + i);
+  const stream = Buffer.concat([
+    encodeHeader(header(plain.byteLength)),
+    plain,
+    encodeHeader(header(summed.byteLength, crc32(summed))),
+    summed,
+  ]);
+  const calls: string[] = [];
+  const frames: number[][] = [];
+  const parser = new FrameParser(1 << 20, crc32);
+  let chunk = stream.subarray(0, 0);
+  for (let at = 0; at < stream.byteLength; at += 40) {
+    chunk = stream.subarray(at, at + 40);
+    parser.push(chunk, () => {
+      const got: number[] = [];
+      return {
+        payload: (piece) => {
+          calls.push(`view ${piece.byteLength}`);
+          got.push(...piece);
+        },
+        payloadAt: (from, offset, length) => {
+          assert.equal(from, chunk, 'the chunk pushed, not a copy');
+          calls.push(`at ${offset} ${length}`);
+          got.push(...from.subarray(offset, offset + length));
+        },
+        end: () => frames.push(got),
+      };
+    });
+  }
+  // Chunks of 40 bytes: the first frame's payload at 32-39 and 0-15 of the next chunk, the second's as views.
+  assert.deepEqual(calls, ['at 32 8', 'at 0 16', 'view 16']);
+  assert.deepEqual(frames, [[...plain], [...summed]]);
 });
 
 test('a header whose sink is not named yet stops the parser right after it, until a later push names one', () => {

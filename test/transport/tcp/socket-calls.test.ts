@@ -66,6 +66,14 @@ for (const kind of ['ffi', 'node'] as const) {
         'the bytes land in the view, nowhere else',
       );
 
+      const start = Uint8Array.from([9, 8, 7, 6, 5]);
+      assert.equal(calls.write(fdA, start, 2), 2, 'a length writes that many bytes');
+      assert.equal(calls.write(fdA, start.subarray(3), 10), 2, 'never more than the memory holds');
+      assert.equal(calls.write(fdA, start, -4), 0, 'a negative length writes nothing');
+      const from = new Uint8Array(8);
+      assert.equal(readUntil(calls, fdB, from, 4), 4);
+      assert.deepEqual([...from.subarray(0, 4)], [9, 8, 6, 5]);
+
       const large = new Uint8Array(64 * 1024).map((_, i) => i % 251);
       let sent = 0;
       while (sent < large.byteLength) sent += calls.write(fdA, large.subarray(sent));
