@@ -17,6 +17,8 @@ export class Intake {
   placement: (() => Uint8Array | undefined) | undefined;
   /** The memory Node holds for the socket's next read: it asks for it right after the read before (see readInto). */
   nextRead: Uint8Array | undefined;
+  /** The view of read memory the last read was fed as, reused while reads fill the same bytes. */
+  private lastRead: Uint8Array | undefined;
 
   get attached(): boolean {
     return this.handler !== undefined;
@@ -25,6 +27,25 @@ export class Intake {
   feed(bytes: Uint8Array): void {
     if (this.handler !== undefined) this.handler(bytes);
     else this.early.push(new Uint8Array(bytes));
+  }
+
+  /**
+   * feed of the first `n` bytes of `memory`, just read into it: as the view the read before was
+   * fed as where that covers the same bytes (a small call's reads repeat one length). Nothing
+   * keeps a fed view past its handler's return (see readInto), so one object serves every read.
+   */
+  feedRead(memory: Uint8Array, n: number): void {
+    let view = this.lastRead;
+    if (
+      view === undefined ||
+      view.byteLength !== n ||
+      view.buffer !== memory.buffer ||
+      view.byteOffset !== memory.byteOffset
+    ) {
+      view = memory.subarray(0, n);
+      this.lastRead = view;
+    }
+    this.feed(view);
   }
 
   /** Routes every later byte (and those kept so far, first) to `handler`. */
@@ -57,7 +78,7 @@ export function readInto(buffer: Uint8Array, intake: Intake): { onread: OnReadOp
     onread: {
       buffer: () => (intake.nextRead = intake.placement?.() ?? buffer),
       callback: (n, buf) => {
-        intake.feed(buf.subarray(0, n));
+        intake.feedRead(buf, n);
         return true;
       },
     },
@@ -77,7 +98,7 @@ export function readNow(socket: Socket, buffer: Uint8Array, intake: Intake): num
   if (fd === undefined || !intake.attached || socket.destroyed || socket.isPaused() || !within(intake.nextRead, buffer))
     return undefined;
   const n = socketCalls().read(fd, buffer);
-  if (n > 0) intake.feed(buffer.subarray(0, n));
+  if (n > 0) intake.feedRead(buffer, n);
   return n;
 }
 

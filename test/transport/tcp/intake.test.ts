@@ -18,6 +18,35 @@ test('intake: bytes that come before a handler are kept, copied, and handed over
   assert.deepEqual(seen, [1, 2, 3, 4, 5, 6, 7]);
 });
 
+test('intake: reads fed from one memory come as one view while they fill the same bytes, as a new one otherwise, and early ones are copies', () => {
+  const intake = new Intake();
+  const memory = Uint8Array.from({ length: 16 }, (_, i) => i);
+  intake.feedRead(memory, 4);
+  const seen: Uint8Array[] = [];
+  const bytes: number[][] = [];
+  intake.attach((view) => {
+    seen.push(view);
+    bytes.push([...view]);
+  });
+  assert.notEqual(seen[0].buffer, memory.buffer, 'a read kept before a handler is a copy');
+  intake.feedRead(memory, 4);
+  memory[0] = 99;
+  intake.feedRead(memory, 4);
+  intake.feedRead(memory, 2);
+  intake.feedRead(memory.subarray(8), 2);
+  assert.equal(seen[1].buffer, memory.buffer, 'a read is fed in place');
+  assert.equal(seen[2], seen[1], 'the same bytes read again: the same view');
+  assert.notEqual(seen[3], seen[2], 'another length: another view');
+  assert.notEqual(seen[4], seen[3], 'other memory: another view');
+  assert.deepEqual(bytes, [
+    [0, 1, 2, 3],
+    [0, 1, 2, 3],
+    [99, 1, 2, 3],
+    [99, 1],
+    [8, 9],
+  ]);
+});
+
 test('intake: a handler that detaches with the rest of a chunk leaves it first in line for the next', () => {
   const intake = new Intake();
   const first: number[] = [];
