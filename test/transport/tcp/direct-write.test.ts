@@ -15,6 +15,20 @@ async function socketPair(): Promise<{ writer: Socket; reader: Socket; close: ()
   return { writer: dialed, reader: accepted, close };
 }
 
+/**
+ * A link writing on a loopback pair's dialed end. The reader takes nothing until a test reads it
+ * all, so the kernel's buffers fill and later frames queue.
+ */
+async function linkOverPair(): Promise<{ writer: Socket; reader: Socket; link: PeerLink; close: () => void }> {
+  const pair = await socketPair();
+  const link = new PeerLink(1, {
+    connections: [{ socket: pair.writer, intake: new Intake() }],
+    sameMachine: true,
+    resendWindowBytes: 0,
+  });
+  return { ...pair, link };
+}
+
 /** Reads from `socket` until `bytes` have come. */
 async function readAll(socket: Socket, bytes: number): Promise<Buffer> {
   const chunks: Buffer[] = [];
@@ -73,14 +87,8 @@ test('writeNow writes at once what nothing is queued before, and nothing behind 
 });
 
 test('frames written at once and frames queued behind a full socket arrive whole and in order, reused memory included', async () => {
-  const { writer, reader, close } = await socketPair();
-  const link = new PeerLink(1, {
-    connections: [{ socket: writer, intake: new Intake() }],
-    sameMachine: true,
-    resendWindowBytes: 0,
-  });
+  const { reader, link, close } = await linkOverPair();
   try {
-    // The reader takes nothing until the end, so the kernel's buffers fill and later frames queue.
     const frameBytes = 48 * 1024;
     const frames = 400;
     const scratch = new Uint8Array(frameBytes);
@@ -116,14 +124,8 @@ test('frames written at once and frames queued behind a full socket arrive whole
 });
 
 test('copied frames from one reused memory arrive whole and in order, those queued behind a full socket too, and nothing past their length', async () => {
-  const { writer, reader, close } = await socketPair();
-  const link = new PeerLink(1, {
-    connections: [{ socket: writer, intake: new Intake() }],
-    sameMachine: true,
-    resendWindowBytes: 0,
-  });
+  const { writer, reader, link, close } = await linkOverPair();
   try {
-    // The reader takes nothing until the end, so the kernel's buffers fill and later frames queue.
     const frameBytes = 4000;
     const frames = 5000;
     const memory = new Uint8Array(frameBytes + 100);
