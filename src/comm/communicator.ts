@@ -15,7 +15,7 @@ import type { CommBackend } from './backend.js';
 import {
   type CommRecord,
   FlightRecorder,
-  type OpRecord,
+  type LiveRecord,
   type RecordEntry,
   installSignalDump,
 } from '../debug/flight-recorder.js';
@@ -795,7 +795,7 @@ export class Communicator {
   private enqueuePlan(
     plan: CallPlan,
     call: CallSettings,
-    numbered?: { record?: OpRecord; seq?: number },
+    numbered?: { record?: LiveRecord; seq?: number },
   ): Promise<void> {
     const seq = ++this.seq;
     const entry = this.recordEntry;
@@ -827,7 +827,7 @@ export class Communicator {
   private enqueueLater(
     plan: CallPlan,
     seq: number,
-    record: OpRecord,
+    record: LiveRecord,
     call: CallSettings,
     guard: InFlightGuard | undefined,
   ): Promise<void> {
@@ -855,7 +855,7 @@ export class Communicator {
       variable: undefined,
     });
     const exact = this.enqueuePlan(exactPlan, call);
-    const compressed: { record?: OpRecord; seq?: number } = {};
+    const compressed: { record?: LiveRecord; seq?: number } = {};
     const done = this.enqueuePlan(plan, call, compressed);
     return settleAll([exact, done]).then(() => {
       if (exactOutput.length === 0) return;
@@ -910,13 +910,13 @@ export class Communicator {
   private runCollective(
     plan: CallPlan,
     seq: number,
-    record: OpRecord,
+    record: LiveRecord,
     call: CallSettings,
     guard: InFlightGuard | undefined,
   ): Promise<void> {
     record.state = 'running';
     // A call begun as it was queued started then: one clock read less on a small call's path.
-    const startedAt = record.startedAt ?? epochMs();
+    const startedAt = Number.isNaN(record.startedAt) ? epochMs() : record.startedAt;
     record.startedAt = startedAt;
     let pending: Promise<void> | undefined;
     let ctx: OpContext;
@@ -974,7 +974,7 @@ export class Communicator {
     pending: Promise<void>,
     ctx: OpContext,
     guard: InFlightGuard | undefined,
-    record: OpRecord,
+    record: LiveRecord,
     seq: number,
     plan: CallPlan,
     call: CallSettings,
@@ -1003,7 +1003,7 @@ export class Communicator {
   private failed(
     plan: CallPlan,
     seq: number,
-    record: OpRecord,
+    record: LiveRecord,
     call: CallSettings,
     guard: InFlightGuard | undefined,
     saved: Uint8Array | undefined,
@@ -1025,7 +1025,7 @@ export class Communicator {
   private async runAgain(
     plan: CallPlan,
     seq: number,
-    record: OpRecord,
+    record: LiveRecord,
     call: CallSettings,
     guard: InFlightGuard | undefined,
     saved: Uint8Array | undefined,
@@ -1034,7 +1034,7 @@ export class Communicator {
     let err = failure;
     for (let attempt = 1; ; attempt++) {
       this.failures.fail(err, seq);
-      const leftMs = call.timeoutMs - (epochMs() - record.startedAt!);
+      const leftMs = call.timeoutMs - (epochMs() - record.startedAt);
       const outcome = await this.backend.rebuild!({
         name: childName(this.name, `retry${++this.meetings}`),
         seq,
@@ -1093,7 +1093,7 @@ export class Communicator {
   }
 
   /** Closes a call's record (and retires the communicator if it failed); returns the error to throw. */
-  private ended(record: OpRecord, seq: number, err: unknown): unknown {
+  private ended(record: LiveRecord, seq: number, err: unknown): unknown {
     record.endedAt = epochMs();
     this.queue.ended();
     if (err === undefined) {
@@ -1111,7 +1111,7 @@ export class Communicator {
     plan: CallPlan,
     seq: number,
     ctx: OpContext,
-    record: OpRecord,
+    record: LiveRecord,
     checksum: boolean | undefined,
   ): Promise<void> | undefined {
     if (plan.compression !== undefined)
@@ -1217,7 +1217,7 @@ export class Communicator {
     spec: CompressionSpec,
     seq: number,
     ctx: OpContext,
-    record: OpRecord,
+    record: LiveRecord,
     checksum: boolean | undefined,
   ): Promise<void> {
     const last = this.lastCompressed;

@@ -61,11 +61,13 @@ export class OpContext implements WaitContext {
   private seq: number;
   private readonly participants: readonly number[];
   private readonly collective: boolean;
-  private timeoutMs: number;
+  // The numbers start as numbers, not as the undefined a declared field holds first: V8 then
+  // stores a renewed call's times in place, where a field that held undefined boxes each one.
+  private timeoutMs = 0;
   private signal: AbortSignal | undefined;
   /** When the call started, in epochMs: its deadline and its messages count from here. */
-  private started: number;
-  private deadline: number;
+  private started = 0;
+  private deadline = 0;
   private announced = false;
   private warned = false;
   /** Steps the call has done, the count check() last saw, and when it last saw it grow. */

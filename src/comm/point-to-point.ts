@@ -1,4 +1,4 @@
-import type { FlightRecorder, OpRecord } from '../debug/flight-recorder.js';
+import type { FlightRecorder, LiveRecord } from '../debug/flight-recorder.js';
 import { type TypedArray, inferDType } from '../dtypes/dtype.js';
 import { TscclError } from '../errors.js';
 import type { Arena } from '../memory/arena.js';
@@ -22,7 +22,7 @@ interface Message {
   readonly timeoutMs: number;
   readonly signal: AbortSignal | undefined;
   readonly checksum: boolean | undefined;
-  readonly record: OpRecord;
+  readonly record: LiveRecord;
 }
 
 /** The communicator's parts that sends and receives use. */
@@ -177,8 +177,8 @@ export class PointToPoint {
 }
 
 /** Closes a send's or receive's record, once: done, or failed with the error's code. */
-function ended(record: OpRecord, err: unknown): void {
-  if (record.endedAt !== undefined) return;
+function ended(record: LiveRecord, err: unknown): void {
+  if (!Number.isNaN(record.endedAt)) return;
   record.endedAt = epochMs();
   record.state = err === undefined ? 'done' : 'failed';
   if (err !== undefined) record.error = err instanceof TscclError ? err.code : String(err);

@@ -58,12 +58,27 @@ export interface RankDump {
   readonly comms: CommRecord[];
 }
 
+/**
+ * A record as the ring keeps it while its operation runs: its times are always numbers, NaN for
+ * one not reached yet, so V8 stores each call's times in place (a field that holds undefined
+ * boxes every number stored in it, garbage on every small call). snapshot() gives OpRecords.
+ */
+export interface LiveRecord extends Omit<OpRecord, 'startedAt' | 'endedAt'> {
+  /** When the operation started running (epochMs), NaN before. */
+  startedAt: number;
+  /** When it ended (epochMs), NaN before. */
+  endedAt: number;
+}
+
+/** A live record's time as an OpRecord gives it: undefined where not reached yet. */
+const reached = (ms: number): number | undefined => (Number.isNaN(ms) ? undefined : ms);
+
 /** What a record starts with; record() copies it, so a caller may hand the same object each time. */
 export type RecordEntry = Pick<OpRecord, 'seq' | 'op' | 'dtype' | 'count' | 'root' | 'redop' | 'peer'>;
 
 export class FlightRecorder {
   /** Circular: `next` is where the next record goes; the oldest is overwritten once full. */
-  private readonly ring: OpRecord[] = [];
+  private readonly ring: LiveRecord[] = [];
   private next = 0;
   private readonly capacity: number;
   readonly name: string;
@@ -84,11 +99,11 @@ export class FlightRecorder {
    * object is reused for the next one in its place, so a steady stream of small calls makes no
    * garbage here (records in flight are never reused).
    */
-  record(entry: RecordEntry): OpRecord {
+  record(entry: RecordEntry): LiveRecord {
     const { seq, op, dtype, count, root, redop, peer } = entry;
     const old = this.ring[this.next];
     const queuedAt = epochMs();
-    let record: OpRecord;
+    let record: LiveRecord;
     if (old !== undefined && (old.state === 'done' || old.state === 'failed')) {
       record = old;
       record.seq = seq;
@@ -101,8 +116,8 @@ export class FlightRecorder {
       record.algorithm = undefined;
       record.state = 'queued';
       record.queuedAt = queuedAt;
-      record.startedAt = undefined;
-      record.endedAt = undefined;
+      record.startedAt = Number.NaN;
+      record.endedAt = Number.NaN;
       record.error = undefined;
     } else {
       record = {
@@ -116,8 +131,8 @@ export class FlightRecorder {
         algorithm: undefined,
         state: 'queued',
         queuedAt,
-        startedAt: undefined,
-        endedAt: undefined,
+        startedAt: Number.NaN,
+        endedAt: Number.NaN,
         error: undefined,
       };
       this.ring[this.next] = record;
@@ -135,7 +150,11 @@ export class FlightRecorder {
   snapshot(): CommRecord {
     const ordered =
       this.ring.length < this.capacity ? this.ring : [...this.ring.slice(this.next), ...this.ring.slice(0, this.next)];
-    const records = ordered.map((r) => ({ ...r }));
+    const records: OpRecord[] = ordered.map((r) => ({
+      ...r,
+      startedAt: reached(r.startedAt),
+      endedAt: reached(r.endedAt),
+    }));
     const recoveries = this.recoveries?.() ?? [];
     return recoveries.length === 0
       ? { name: this.name, rank: this.rank, size: this.size, records }

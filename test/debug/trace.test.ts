@@ -107,6 +107,30 @@ test('the flight recorder keeps the last N calls, oldest first', async () => {
   recorder.retire();
 });
 
+test('a flight record gives the times an operation reached and none it has not, also once its place is reused', async () => {
+  const { FlightRecorder } = await import('../../src/debug/flight-recorder.js');
+  const recorder = new FlightRecorder('times-test', 0, 1, 1);
+  const entry = { seq: 1, op: 'barrier', dtype: 'uint8', count: 0, root: 0, redop: 'none' };
+  const first = recorder.record(entry);
+  let [record] = recorder.snapshot().records;
+  assert.equal(typeof record.queuedAt, 'number');
+  assert.ok('startedAt' in record && 'endedAt' in record, 'the fields are there');
+  assert.equal(record.startedAt, undefined, 'not started yet');
+  assert.equal(record.endedAt, undefined, 'not ended yet');
+  first.startedAt = record.queuedAt + 1;
+  first.endedAt = record.queuedAt + 2;
+  first.state = 'done';
+  [record] = recorder.snapshot().records;
+  assert.deepEqual([record.startedAt, record.endedAt], [record.queuedAt + 1, record.queuedAt + 2]);
+  assert.equal(JSON.parse(JSON.stringify(record)).endedAt, record.endedAt);
+  const second = recorder.record({ ...entry, seq: 2 });
+  assert.equal(second, first, "the finished record's object is reused");
+  [record] = recorder.snapshot().records;
+  assert.deepEqual([record.seq, record.startedAt, record.endedAt], [2, undefined, undefined]);
+  assert.equal(JSON.stringify(record).includes('NaN') || JSON.stringify(record).includes('null'), false);
+  recorder.retire();
+});
+
 test("flight records carry what each rank's links recovered from, and tsccl trace says so per link", async () => {
   const { FlightRecorder } = await import('../../src/debug/flight-recorder.js');
   const recorder = new FlightRecorder('world', 1, 2, 4);
