@@ -40,6 +40,7 @@ import {
   READ_BUFFER_BYTES,
   RECONNECT_MS,
   RESEND_RETRIES,
+  ONE_SHOT_SPIN_READ_MS,
   RESEND_WINDOW_BYTES,
   SPIN_READ_MS,
 } from './tcp-tunables.js';
@@ -366,20 +367,20 @@ export class TcpTransport implements Transport {
 
   /**
    * Reads the peer's socket without turning the event loop until a message waits on `channel`,
-   * for up to SPIN_READ_MS; whether one does (see spinRead).
+   * for up to ONE_SHOT_SPIN_READ_MS; whether one does (see spinRead).
    */
   spinForMessage(peer: number, channel: number): boolean {
-    return this.spinRead(this.links[peer], channel, undefined);
+    return this.spinRead(this.links[peer], channel, undefined, ONE_SHOT_SPIN_READ_MS);
   }
 
   /**
    * Reads the link's socket without turning the event loop until `receiver` is done (without
-   * one: until a message waits on `channel`), for up to SPIN_READ_MS; whether it is. No closure
+   * one: until a message waits on `channel`), for up to `ms`; whether it is. No closure
    * per wait: the one-shot path asks on every call. Not while this rank still has bytes queued
    * for the peer (it may be waiting for them, and only the event loop sends them), nor where the
    * ranks outnumber the cores: the reads that find nothing take CPU the peer needs.
    */
-  private spinRead(link: PeerLink, channel: number, receiver: WaitingRecv | undefined): boolean {
+  private spinRead(link: PeerLink, channel: number, receiver: WaitingRecv | undefined, ms: number): boolean {
     const connection = link.inbound[0];
     if (connection === undefined || this.pollYield !== undefined || owesBytes(link))
       return arrived(link, channel, receiver);
@@ -387,7 +388,7 @@ export class TcpTransport implements Transport {
     let read = readNow(connection.socket, this.buffers.read, connection.intake);
     if (read === undefined) return arrived(link, channel, receiver);
     if (read > 0 && arrived(link, channel, receiver)) return true;
-    const until = performance.now() + SPIN_READ_MS;
+    const until = performance.now() + ms;
     while (performance.now() < until && link.error === undefined) {
       read = readNow(connection.socket, this.buffers.read, connection.intake);
       if (read === undefined) break;
@@ -434,7 +435,7 @@ export class TcpTransport implements Transport {
     const pollMs = receivePollMs(bytes, this.pollBudgetMs);
     try {
       // A receive that would poll reads the socket in place first, as the one-shot path does.
-      if (pollMs === 0 || !this.spinRead(link, channel, receiver))
+      if (pollMs === 0 || !this.spinRead(link, channel, receiver, SPIN_READ_MS))
         await waitOnLink(link, () => receiver.done, ctx, pollMs, this.pollYield);
     } catch (err) {
       receiver.cancelled = true;

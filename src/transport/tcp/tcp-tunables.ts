@@ -67,10 +67,19 @@ export const HEADER_FIRST_MIN_BYTES = 64 * 1024;
 export const POLL_MAX_BYTES = 64 * 1024;
 
 /**
- * How long a one-shot receive reads its peer's socket in place before it polls the event loop:
- * a few reads, cheaper than a turn of the loop, and no more (an empty read costs ~3 us).
+ * How long a schedule's receive of up to POLL_MAX_BYTES reads its peer's socket in place before
+ * it polls the event loop: a few reads, cheaper than a turn of the loop, and no more (an empty
+ * read costs ~3 us).
  */
 export const SPIN_READ_MS = 0.03;
+
+/**
+ * How long a one-shot receive reads its peer's socket in place: longer than a peer's usual
+ * lateness, so that one late message does not send both ranks through the event loop's slower
+ * turns for the calls after it, and short enough to keep the loop's timers and signals prompt
+ * (bench/RESULTS.md, "TCP: how long a one-shot receive reads in place").
+ */
+export const ONE_SHOT_SPIN_READ_MS = 0.2;
 
 /** How often a polling receive asks its context whether to end: on every turn it was much of the turn's cost. */
 export const POLL_CHECK_MS = 0.1;
