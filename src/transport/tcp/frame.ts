@@ -71,6 +71,21 @@ function putU32(b: Uint8Array, at: number, value: number): void {
   b[at + 3] = (value >>> 24) & 0xff;
 }
 
+/** Copies up to this many bytes one by one (copyBytes): a `set` or Buffer's `copy` makes a view per call. */
+export const BYTEWISE_COPY_MAX = 64;
+
+/**
+ * Copies `length` bytes of `from` at `at` into `into` at `to`, byte by byte where they are at
+ * most BYTEWISE_COPY_MAX (a small message's path makes no view), else with one `set`.
+ */
+export function copyBytes(into: Uint8Array, to: number, from: Uint8Array, at: number, length: number): void {
+  if (length > BYTEWISE_COPY_MAX) {
+    into.set(from.subarray(at, at + length), to);
+    return;
+  }
+  for (let i = 0; i < length; i++) into[to + i] = from[at + i];
+}
+
 /** The little-endian u32 at `at` of `b`. */
 export function u32(b: Uint8Array, at: number): number {
   return (b[at] | (b[at + 1] << 8) | (b[at + 2] << 16) | (b[at + 3] << 24)) >>> 0;

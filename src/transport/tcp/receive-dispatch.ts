@@ -10,6 +10,7 @@ import {
   type FrameHeader,
   type FrameSink,
   bufferingSink,
+  copyBytes,
 } from './frame.js';
 import type { PeerLink, Slot, WaitingRecv } from './peer-link.js';
 import { type ReceiveBuffers, stagedSink, streamingSink } from './receive-sink.js';
@@ -160,9 +161,6 @@ export class ReceiveDispatch {
   }
 }
 
-/** Pieces of up to this many bytes are copied byte by byte: a `set` would need a view of each. */
-const BYTEWISE_COPY_MAX = 64;
-
 /**
  * The payload of a frame nobody waits for yet, collected for its channel's inbox; one object per
  * frame and no closures, as most small frames take this way. If the frame fails its checksum and
@@ -190,14 +188,8 @@ class InboxSink implements FrameSink {
   }
 
   payloadAt(chunk: Uint8Array, at: number, length: number): void {
-    if (length > BYTEWISE_COPY_MAX) {
-      this.payload(chunk.subarray(at, at + length));
-      return;
-    }
-    const into = this.bytes;
-    const from = this.filled;
-    for (let i = 0; i < length; i++) into[from + i] = chunk[at + i];
-    this.filled = from + length;
+    copyBytes(this.bytes, this.filled, chunk, at, length);
+    this.filled += length;
   }
 
   end(): void {

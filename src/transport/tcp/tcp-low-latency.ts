@@ -1,7 +1,7 @@
 import { ErrorCode, TscclError } from '../../errors.js';
 import { type LowLatencySlots, type MessageTag, type WaitContext, messageMismatch } from '../transport.js';
 import { ONE_SHOT_CHANNEL } from '../channels.js';
-import { type Frame, u32 } from './frame.js';
+import { type Frame, copyBytes, u32 } from './frame.js';
 
 /**
  * Bytes in front of a one-shot message's data: the size its publisher declared (u32, so a rank
@@ -12,9 +12,6 @@ export const LOW_LATENCY_PREFIX_BYTES = 8;
 const MARKER = 0x4c4c5431; // "1TLL" in memory order
 /** The largest message of the one-shot path over TCP: 4 KiB, a common size, in one copied frame with its prefix. */
 export const TCP_ONE_SHOT_BYTES = 4096;
-
-/** Messages of up to this many bytes are copied out of their frame byte by byte. */
-const BYTEWISE_COPY_MAX = 64;
 
 /** What the one-shot path needs of the TCP transport. */
 export interface LowLatencyLinks {
@@ -122,10 +119,7 @@ export class TcpLowLatencySlots implements LowLatencySlots {
       memory = new Uint8Array(Math.max(dataBytes, LOW_LATENCY_PREFIX_BYTES));
       this.received[peer] = memory;
     }
-    // Byte by byte where that is small: Buffer's copy makes a view of the source on every call.
-    if (dataBytes <= BYTEWISE_COPY_MAX)
-      for (let i = 0; i < dataBytes; i++) memory[i] = payload[LOW_LATENCY_PREFIX_BYTES + i];
-    else payload.copy(memory, 0, LOW_LATENCY_PREFIX_BYTES);
+    copyBytes(memory, 0, payload, LOW_LATENCY_PREFIX_BYTES, dataBytes);
     return this.view(peer, memory, 0, dataBytes);
   }
 
