@@ -61,7 +61,7 @@ export class ControlChannel {
   /** Sends a heartbeat to every peer a few times per `timeoutMs`; a peer silent longer counts as lost. */
   startHeartbeat(timeoutMs: number): void {
     this.heartbeatTimeoutMs = timeoutMs;
-    if (!Number.isFinite(timeoutMs) || this.links.every((l) => l.lanes.length === 0)) return;
+    if (!Number.isFinite(timeoutMs) || this.links.every((l) => l.connections.length === 0)) return;
     this.heartbeatTimer = setInterval(
       () => this.toAll(CONTROL_OPCODES.HEARTBEAT, 0),
       Math.min(HEARTBEAT_MS, timeoutMs / 3),
@@ -115,12 +115,12 @@ export class ControlChannel {
       payload,
     ]);
     for (const link of this.links) {
-      if (link.lanes.length === 0 || link.error !== undefined) continue;
+      if (link.connections.length === 0 || link.error !== undefined) continue;
       // A heartbeat goes on every socket, so a reader can tell a socket whose path failed (reconnect.ts).
-      const lanes = opcode === CONTROL_OPCODES.HEARTBEAT ? link.lanes.length : 1;
+      const lanes = opcode === CONTROL_OPCODES.HEARTBEAT ? link.connections.length : 1;
       for (let lane = 0; lane < lanes; lane++) {
         // A socket being re-established carries what must arrive once it is back (it is kept).
-        if (link.lanes[lane].destroyed && (stale || !link.reconnects)) continue;
+        if (link.connections[lane].socket.destroyed && (stale || !link.reconnects)) continue;
         link.writeControl([frame], stale, lane);
       }
     }
@@ -174,7 +174,11 @@ export class ControlChannel {
     const now = performance.now();
     for (const link of this.links) {
       link.refreshHeard(now);
-      if (link.lanes.length > 0 && link.state === LinkState.Open && now - link.lastHeard > this.heartbeatTimeoutMs) {
+      if (
+        link.connections.length > 0 &&
+        link.state === LinkState.Open &&
+        now - link.lastHeard > this.heartbeatTimeoutMs
+      ) {
         link.down(
           new TscclError(
             ErrorCode.PEER_LOST,

@@ -65,7 +65,7 @@ export class FrameReader {
     const reader: HeldReader = {
       take: (bytes: Uint8Array, patient = true) => {
         // A held frame's socket that broke meanwhile: what it held comes again on the new one.
-        if (link.inbound[lane] !== connection || stream.retired) return;
+        if (link.connections[lane] !== connection || stream.retired) return;
         link.laneReads[lane]++;
         let used: number;
         try {
@@ -98,7 +98,7 @@ export class FrameReader {
 
   /** Where the stream of socket `lane` from `link`'s peer stands now. */
   breakPoint(link: PeerLink, lane: number): BreakPoint | undefined {
-    return this.streams.get(link.inbound[lane].socket)?.breakPoint();
+    return this.streams.get(link.connections[lane].socket)?.breakPoint();
   }
 
   /**
@@ -106,7 +106,7 @@ export class FrameReader {
    * stream stands (failback): nothing more is read from it, and its end is no break.
    */
   retire(link: PeerLink, lane: number): void {
-    const socket = link.inbound[lane].socket;
+    const socket = link.connections[lane].socket;
     const stream = this.streams.get(socket);
     if (stream !== undefined) stream.retired = true;
     socket.destroy();
@@ -135,12 +135,12 @@ export class FrameReader {
     socket.on('close', () => {
       if (this.parts.closing() || stream.retired) return;
       // A socket already replaced by a reconnection is no news.
-      if (link.inbound[lane] !== connection) return;
+      if (link.connections[lane] !== connection) return;
       if (!link.saidGoodbye && link.error === undefined && this.parts.broke(link, lane, stream.breakPoint())) return;
       // A peer that destroyed its communicator ends each of its sockets after its last frame, and
       // the sockets' bytes do not keep step: while another one still reads, that socket may carry
       // parts of a message this rank waits for.
-      if (link.saidGoodbye && link.inbound.some((c) => !c.socket.destroyed)) return;
+      if (link.saidGoodbye && link.connections.some((c) => !c.socket.destroyed)) return;
       // A goodbye comes from destroy() and from a process that ends, so both are named.
       const why = link.saidGoodbye
         ? `rank ${link.peer} destroyed the communicator or its script ended`

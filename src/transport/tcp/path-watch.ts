@@ -32,11 +32,16 @@ export class PathWatch {
     if (this.self.closing()) return;
     const now = performance.now();
     for (const link of links) {
-      if (link.error !== undefined || link.saidGoodbye || link.inbound.length < 2 || !dials(this.self.rank, link.peer))
+      if (
+        link.error !== undefined ||
+        link.saidGoodbye ||
+        link.connections.length < 2 ||
+        !dials(this.self.rank, link.peer)
+      )
         continue;
       link.refreshHeard(now);
       if (now - Math.max(...link.laneHeard) > PATH_SILENCE_MS) continue;
-      link.inbound.forEach((connection, lane) => {
+      link.connections.forEach((connection, lane) => {
         const silent = now - link.laneHeard[lane];
         if (silent <= PATH_SILENCE_MS || connection.socket.destroyed || this.reconnector.redialing(link, lane)) return;
         log(

@@ -78,12 +78,11 @@ export interface PeerFailure {
 export class PeerLink {
   readonly peer: number;
   /**
-   * The sockets this rank writes to the peer on (none to oneself); socket 0 carries every
-   * unstriped frame. A reconnected socket takes its lane's place, here and in `inbound`.
+   * The sockets to the peer, lane by lane (none to oneself), each with where its bytes go: this
+   * rank writes its frames and reads the peer's on the same ones. Socket 0 carries every
+   * unstriped frame. A reconnected socket takes its lane's place.
    */
-  readonly lanes: Socket[];
-  /** The same sockets, lane by lane, as this rank reads the peer's frames from them. */
-  readonly inbound: Connection[];
+  readonly connections: Connection[];
   /** The peer runs on this rank's machine (same kernel boot), whatever its network namespace. */
   readonly sameMachine: boolean;
   state: LinkState = LinkState.Open;
@@ -152,17 +151,16 @@ export class PeerLink {
     },
   ) {
     this.peer = peer;
-    this.lanes = where.connections.map((c) => c.socket);
-    this.inbound = [...where.connections];
+    this.connections = [...where.connections];
     this.sameMachine = where.sameMachine;
-    this.retained = new RetainedFrames(peer, this.lanes.length, where.resendWindowBytes);
-    this.arrivals = this.inbound.map(() => new LaneArrivals());
-    this.laneHeard = this.inbound.map(() => performance.now());
-    this.laneReads = this.inbound.map(() => 0);
-    this.laneReadsSeen = this.inbound.map(() => 0);
+    this.retained = new RetainedFrames(peer, this.connections.length, where.resendWindowBytes);
+    this.arrivals = this.connections.map(() => new LaneArrivals());
+    this.laneHeard = this.connections.map(() => performance.now());
+    this.laneReads = this.connections.map(() => 0);
+    this.laneReadsSeen = this.connections.map(() => 0);
     this.standIn = where.standIn;
     this.reconnects = where.standIn !== undefined;
-    this.unwritten = this.lanes.map(() => new Map());
+    this.unwritten = this.connections.map(() => new Map());
   }
 
   /**
@@ -205,7 +203,7 @@ export class PeerLink {
     written?: (err?: Error | null) => void,
     transient = false,
   ): number {
-    const socket = this.lanes[lane];
+    const socket = this.connections[lane].socket;
     const number = this.retained.next(lane);
     const done = written !== undefined && this.reconnects ? this.rewritable(lane, number, written) : written;
     let total = 0;
@@ -232,7 +230,7 @@ export class PeerLink {
    * the frame where it is taken whole, as on a small call's path.
    */
   writeCopied(lane: number, memory: Uint8Array, length: number): number {
-    const socket = this.lanes[lane];
+    const socket = this.connections[lane].socket;
     const number = this.retained.next(lane);
     const now = writeStartNow(socket, memory, length);
     if (now < length) socket.write(Buffer.from(memory.subarray(now, length)));

@@ -133,7 +133,7 @@ export class Reconnector {
     if (!link.reconnects)
       return { drop: 'this rank does not re-establish sockets (TSCCL_RECONNECT_MS=0, or TSCCL_RESEND_RETRIES=0)' };
     if (link.error !== undefined) return { drop: `the link is lost already: ${link.error.message}` };
-    if (lane >= link.lanes.length) return { drop: `it has only ${link.lanes.length} sockets` };
+    if (lane >= link.connections.length) return { drop: `it has only ${link.connections.length} sockets` };
     const written = link.retained.written[lane];
     if (resumeFrom > written + 1) return { drop: `it asks for frame ${resumeFrom}, and only ${written} were written` };
     const why = this.cannotResend(link, lane, resumeFrom);
@@ -174,7 +174,7 @@ export class Reconnector {
     at: BreakPoint,
     key: string,
   ): void {
-    const old = link.lanes[lane];
+    const old = link.connections[lane].socket;
     const proceed = () => {
       if (link.error !== undefined) {
         connection.socket.destroy();
@@ -186,8 +186,7 @@ export class Reconnector {
         this.cannotGoOn(link, lane, writeFrom, notKept(frames.missing));
         return;
       }
-      link.lanes[lane] = connection.socket;
-      link.inbound[lane] = connection;
+      link.connections[lane] = connection;
       link.laneHeard[lane] = performance.now();
       this.parts.reader.listen(link, connection, lane, at);
       link.retained.restartAt(lane, writeFrom);
@@ -337,7 +336,7 @@ export class Reconnector {
   private stopWaiting(link: PeerLink): void {
     clearTimeout(this.broken.get(link)?.timer);
     this.broken.delete(link);
-    for (let lane = 0; lane < link.lanes.length; lane++) this.stoppedAt.delete(`${link.peer}:${lane}`);
+    for (let lane = 0; lane < link.connections.length; lane++) this.stoppedAt.delete(`${link.peer}:${lane}`);
   }
 
   private restored(link: PeerLink, key: string): void {
@@ -435,6 +434,6 @@ export class Reconnector {
     if (link.error !== undefined) return;
     const rank = this.parts.handshake.rank;
     link.lose(new TscclError(ErrorCode.PEER_LOST, message, { rank, peer: link.peer, lost }));
-    for (const socket of link.lanes) socket.destroy();
+    for (const { socket } of link.connections) socket.destroy();
   }
 }

@@ -76,7 +76,7 @@ export class Resend {
       throw frameError(`rank ${link.peer} sent a link frame with opcode ${op}`);
     // An acknowledgement or a request names a socket this rank writes; a frame sent again, one it reads.
     const toPeer = op === LINK_OPCODES.ACK || op === LINK_OPCODES.RESEND;
-    const ref = decodeFrameRef(payload, toPeer ? link.lanes.length : link.arrivals.length, link.peer);
+    const ref = decodeFrameRef(payload, toPeer ? link.connections.length : link.arrivals.length, link.peer);
     if (op === LINK_OPCODES.ACK) {
       link.retained.acknowledge(ref.lane, ref.number);
       link.wake();
@@ -210,7 +210,7 @@ export class Resend {
   }
 
   private write(link: PeerLink, opcode: number, ref?: FrameRef, payload?: Uint8Array): void {
-    const socket = link.lanes[0];
+    const socket = link.connections[0].socket;
     if (socket === undefined || socket.destroyed || socket.writableEnded || link.error !== undefined) return;
     // What a link frame says is said again after a reconnection (repeat), so it is stale once sent.
     link.writeControl(encodeLinkFrame(this.crc32, this.commId, opcode, ref, payload), true);

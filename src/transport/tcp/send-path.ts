@@ -102,7 +102,7 @@ export class SendPath {
   /** Sends a message on the link (which must be up); its ticket, delivered when link.written reaches it. */
   send(link: PeerLink, channel: number, data: Uint8Array, tag: MessageTag): number {
     const ticket = ++link.posted;
-    if (link.lanes.length === 0) {
+    if (link.connections.length === 0) {
       // The receive side may keep this header (a frame nobody waits for yet): an object of its own.
       const sink = this.dispatch.open(link, this.header(channel, tag, data, 0, 0, blankHeader()))!;
       sink.payload(data);
@@ -166,8 +166,8 @@ export class SendPath {
   ): void {
     const { ticket, sum, keep } = send;
     const parts =
-      link.lanes.length > 1 && data.byteLength >= STRIPE_MIN_BYTES
-        ? stripes(data.byteLength, link.lanes.length)
+      link.connections.length > 1 && data.byteLength >= STRIPE_MIN_BYTES
+        ? stripes(data.byteLength, link.connections.length)
         : [[0, data.byteLength]];
     let unfinished = parts.length;
     const written = (err: Error | null | undefined) => {
@@ -223,7 +223,7 @@ export class SendPath {
       sender: this,
       rank: this.rank,
       peer: link.peer,
-      socket: link.lanes[0],
+      socket: link.connections[0].socket,
       data,
       header: () => this.outgoingHeader(channel, tag, data, sum),
       delivered: () => {

@@ -33,7 +33,7 @@ export function openStripe(
     );
   const ch = header.channel;
   let counts = link.stripeCounts.get(ch);
-  if (counts === undefined) link.stripeCounts.set(ch, (counts = new Array<number>(link.lanes.length).fill(0)));
+  if (counts === undefined) link.stripeCounts.set(ch, (counts = new Array<number>(link.connections.length).fill(0)));
   const number = counts[lane]++;
   let assemblies = link.assemblies.get(ch);
   if (assemblies === undefined) link.assemblies.set(ch, (assemblies = new Map()));
@@ -41,7 +41,7 @@ export function openStripe(
   if (assembly === undefined)
     assemblies.set(
       number,
-      (assembly = { parts: new Array(link.lanes.length).fill(undefined), header: undefined, slot: undefined }),
+      (assembly = { parts: new Array(link.connections.length).fill(undefined), header: undefined, slot: undefined }),
     );
   if (lane === 0) {
     if (ch === 0) link.heardSeq(header.seq);

@@ -138,7 +138,8 @@ export function commIdOf(name: string): number {
 
 /** Whether a socket to the link's peer still holds bytes of this rank's to write (a loop: no closure per call). */
 function owesBytes(link: PeerLink): boolean {
-  for (let lane = 0; lane < link.lanes.length; lane++) if (link.lanes[lane].writableLength > 0) return true;
+  for (let lane = 0; lane < link.connections.length; lane++)
+    if (link.connections[lane].socket.writableLength > 0) return true;
   return false;
 }
 
@@ -288,7 +289,7 @@ export class TcpTransport implements Transport {
       paths,
     });
     for (const link of links) {
-      link.inbound.forEach((c, lane) => {
+      link.connections.forEach((c, lane) => {
         transport.reader.listen(link, c, lane);
       });
     }
@@ -381,7 +382,7 @@ export class TcpTransport implements Transport {
    * ranks outnumber the cores: the reads that find nothing take CPU the peer needs.
    */
   private spinRead(link: PeerLink, channel: number, receiver: WaitingRecv | undefined, ms: number): boolean {
-    const connection = link.inbound[0];
+    const connection = link.connections[0];
     if (connection === undefined || this.pollYield !== undefined || owesBytes(link))
       return arrived(link, channel, receiver);
     // Most small messages are there at the first read: the clock is read only after it.
@@ -552,7 +553,7 @@ export class TcpTransport implements Transport {
   private hangUp(): Promise<void> {
     this.reconnector.stop();
     this.mesh.close();
-    const sockets = this.links.flatMap((l) => l.lanes).filter((socket) => !socket.destroyed);
+    const sockets = this.links.flatMap((l) => l.connections.map((c) => c.socket)).filter((socket) => !socket.destroyed);
     const closed = Promise.all(
       sockets.map(
         (socket) =>
@@ -569,12 +570,12 @@ export class TcpTransport implements Transport {
     ).then(() => undefined);
     const goodbye = this.control.goodbyeFrame();
     for (const link of this.links) {
-      const open = link.lanes.filter((socket) => !socket.destroyed);
+      const open = link.connections.map((c) => c.socket).filter((socket) => !socket.destroyed);
       if (open.length === 0) continue;
       // Acknowledge what came so far: once this side is ended the peer's close could wait for nothing.
       link.acksDue = true;
       this.resend.flush(link);
-      link.lanes.forEach((socket, lane) => {
+      link.connections.forEach(({ socket }, lane) => {
         if (!socket.destroyed) link.writeFrame(lane, [goodbye]);
       });
       void whenAcknowledged(link, LINGER_MS).then(() => {

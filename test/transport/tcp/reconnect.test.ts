@@ -16,7 +16,7 @@ const pair = (
 
 /** The parts of a transport these tests reach into: its links' sockets and where it listens. */
 interface Inside {
-  links: { lanes: Socket[]; inbound: { socket: Socket }[] }[];
+  links: { connections: { socket: Socket }[] }[];
   mesh: { addresses: Map<number, { host: string; port: number }[]> };
 }
 const inside = (t: TcpTransport) => t as unknown as Inside;
@@ -40,13 +40,13 @@ async function until(condition: () => boolean, what: string): Promise<void> {
 async function breakMidTransfer(a: TcpTransport, b: TcpTransport, bytes: number, lane: number, consume?: Consume) {
   const sent = pattern(bytes, 5);
   const got = new Uint8Array(bytes);
-  const reading = inside(b).links[a.rank].inbound[lane].socket;
+  const reading = inside(b).links[a.rank].connections[lane].socket;
   const readBefore = reading.bytesRead;
   const receive = b.recv(a.rank, 0, bytes, 1, { seq: 1, opcode: 0 }, consume ?? copyInto(got), ctx());
   const handle = a.trySend(b.rank, 0, sent, { seq: 1, opcode: 0 });
   await until(() => reading.bytesRead - readBefore > 64 * 1024, `rank ${b.rank} reads part of the message`);
   // A reset: what the kernels still held is lost, so the stream breaks inside the message.
-  inside(a).links[b.rank].lanes[lane].resetAndDestroy();
+  inside(a).links[b.rank].connections[lane].socket.resetAndDestroy();
   return { sent, got, receive, delivered: a.waitDelivered(handle, ctx()) };
 }
 
@@ -83,8 +83,8 @@ test('tcp reconnect: messages in flight both ways when their socket breaks (rese
     const toB = pattern(bytes, 5);
     const toA = pattern(bytes, 11);
     const [gotB, gotA] = [new Uint8Array(bytes), new Uint8Array(bytes)];
-    const socketOfA = inside(a).links[1].inbound[0].socket;
-    const socketOfB = inside(b).links[0].inbound[0].socket;
+    const socketOfA = inside(a).links[1].connections[0].socket;
+    const socketOfB = inside(b).links[0].connections[0].socket;
     const [readByA, readByB] = [socketOfA.bytesRead, socketOfB.bytesRead];
     const receives = [
       b.recv(0, 0, bytes, 1, { seq: 1, opcode: 0 }, copyInto(gotB), ctx()),
@@ -99,7 +99,7 @@ test('tcp reconnect: messages in flight both ways when their socket breaks (rese
       'both ranks read part of the message to them',
     );
     // Rank 1 (the higher rank) dialed the pair's socket: it breaks it, and dials it again.
-    inside(b).links[0].lanes[0].resetAndDestroy();
+    inside(b).links[0].connections[0].socket.resetAndDestroy();
     await Promise.all([...receives, ...deliveries]);
     assert.deepEqual(gotB, toB);
     assert.deepEqual(gotA, toA);
@@ -153,7 +153,7 @@ test('tcp reconnect: a rank that waits for its peer to dial again loses the link
   const [a, b] = await pair({}, [{ reconnectMs: 300 }, { reconnectMs: 0 }]);
   try {
     const pending = a.recv(1, 0, 4, 1, { seq: 1, opcode: 0 }, () => {}, ctx());
-    inside(b).links[0].inbound[0].socket.destroy();
+    inside(b).links[0].connections[0].socket.destroy();
     await assert.rejects(
       pending,
       (err: TscclError) =>

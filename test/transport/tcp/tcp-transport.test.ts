@@ -312,7 +312,7 @@ test('tcp: each pair of ranks shares one socket per lane, dialed by the higher r
   );
   type Lane = { localPort?: number; remotePort?: number };
   type Inside = {
-    links: { lanes: Lane[]; inbound: { socket: Lane }[] }[];
+    links: { connections: { socket: Lane }[] }[];
     mesh: { addresses: Map<number, { port: number }[]> };
   };
   const inside = (t: TcpTransport) => t as unknown as Inside;
@@ -326,11 +326,11 @@ test('tcp: each pair of ranks shares one socket per lane, dialed by the higher r
       const highSide = inside(ranks[high]).links[low];
       const listening = inside(ranks[high]).mesh.addresses.get(low)![0].port;
       for (const lane of [0, 1]) {
-        assert.equal(lowSide.inbound[lane].socket, lowSide.lanes[lane], `rank ${low} reads the socket it writes`);
-        assert.equal(highSide.inbound[lane].socket, highSide.lanes[lane], `rank ${high} reads the socket it writes`);
-        assert.equal(highSide.lanes[lane].remotePort, listening, `rank ${high} dialed rank ${low}'s listener`);
-        assert.equal(lowSide.lanes[lane].remotePort, highSide.lanes[lane].localPort, 'both ends of one connection');
-        assert.equal(highSide.lanes[lane].remotePort, lowSide.lanes[lane].localPort, 'both ends of one connection');
+        const lowSocket = lowSide.connections[lane].socket;
+        const highSocket = highSide.connections[lane].socket;
+        assert.equal(highSocket.remotePort, listening, `rank ${high} dialed rank ${low}'s listener`);
+        assert.equal(lowSocket.remotePort, highSocket.localPort, 'both ends of one connection');
+        assert.equal(highSocket.remotePort, lowSocket.localPort, 'both ends of one connection');
       }
     }
     // Messages go both ways at once on every pair.
@@ -424,9 +424,9 @@ test('tcp: a peer that goes away fails pending receives with PEER_LOST', async (
   const pending = b.recv(0, 0, 4, 1, { seq: 1, opcode: 0 }, () => {}, ctx());
   await new Promise((r) => setImmediate(r)); // the receive waits from its call on
   // As when rank 0's process ends: its listener goes with its sockets, so dialing it again is refused.
-  const gone = a as unknown as { mesh: { close(): void }; links: { lanes: { destroy(): void }[] }[] };
+  const gone = a as unknown as { mesh: { close(): void }; links: { connections: { socket: { destroy(): void } }[] }[] };
   gone.mesh.close();
-  gone.links[1].lanes[0].destroy();
+  gone.links[1].connections[0].socket.destroy();
   await assert.rejects(
     pending,
     (err: { code: string; message: string; details: { lost?: string } }) =>
@@ -447,9 +447,11 @@ test('tcp: a peer that destroys its communicator after a striped send: the parts
   // Lane 1 lags (as on a slow link): lane 0 brings its part, the goodbye and its close first.
   const inbound = (
     b as unknown as {
-      links: { inbound: { socket: { pause(): void; resume(): void; readableEnded: boolean; destroyed: boolean } }[] }[];
+      links: {
+        connections: { socket: { pause(): void; resume(): void; readableEnded: boolean; destroyed: boolean } }[];
+      }[];
     }
-  ).links[0].inbound;
+  ).links[0].connections;
   const [lane0, lane1] = [inbound[0].socket, inbound[1].socket];
   lane1.pause();
   const sent = new Uint8Array(STRIPE_MIN_BYTES * 2).map((_, i) => (i * 7) & 255);
