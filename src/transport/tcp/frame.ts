@@ -42,6 +42,14 @@ export interface FrameHeader {
   readonly checksum: number;
 }
 
+/** A header filled in place: a send's scratch header, or a received one that carries a later frame (ReceiveDispatch.recycle). */
+export type MutableFrameHeader = { -readonly [K in keyof FrameHeader]: FrameHeader[K] };
+
+/** Where a parser takes header objects to decode into, where some are free again. */
+export interface SpareHeaders {
+  spareHeader(): MutableFrameHeader | undefined;
+}
+
 /** Writes the header's 32 bytes at the start of `b` (a fresh buffer if none is given). */
 export function encodeHeader(h: FrameHeader, b: Buffer = Buffer.allocUnsafe(HEADER_BYTES)): Buffer {
   if (h.flags > 0xff || h.channel > 0xffff || h.channel < 0)
@@ -114,7 +122,7 @@ export function frameError(message: string): TscclError {
   return new TscclError(ErrorCode.MISMATCH, `TCP frame error: ${message}`, { op: 'transport' });
 }
 
-export function decodeHeader(b: Uint8Array, maxPayloadBytes: number): FrameHeader {
+export function decodeHeader(b: Uint8Array, maxPayloadBytes: number, into?: MutableFrameHeader): FrameHeader {
   const magic = u32(b, 0);
   if (magic !== FRAME_MAGIC)
     throw frameError(`bad magic 0x${magic.toString(16)} (not a tsccl peer, or the stream lost its place)`);
@@ -122,6 +130,17 @@ export function decodeHeader(b: Uint8Array, maxPayloadBytes: number): FrameHeade
   if (version !== FRAME_VERSION) throw frameError(`frame version ${version}, expected ${FRAME_VERSION}`);
   const length = u32(b, 12) * 2 ** 32 + u32(b, 24);
   if (length > maxPayloadBytes) throw frameError(`frame of ${length} bytes exceeds the limit of ${maxPayloadBytes}`);
+  if (into !== undefined) {
+    // The fields in the literal's order, so the object keeps the literal's shape.
+    into.flags = b[5];
+    into.channel = b[6] | (b[7] << 8);
+    into.commId = u32(b, 8);
+    into.seq = u32(b, 16) | 0;
+    into.opcode = u32(b, 20);
+    into.length = length;
+    into.checksum = u32(b, 28);
+    return into;
+  }
   return {
     flags: b[5],
     channel: b[6] | (b[7] << 8),
@@ -207,14 +226,23 @@ export class FrameParser {
 
   /** The frame a reconnected socket carries first, whose payload had begun on the socket it replaces. */
   private resumed: OpenFrame | undefined;
+  /** Header objects free again, decoded into instead of making one per frame. */
+  private readonly spares: SpareHeaders | undefined;
 
   /**
    * `resume`: this parser reads a socket that replaces a broken one, whose frames it goes on
    * numbering from `from` (the broken parser's breakPoint); the first frame's payload goes to the
-   * sink it had begun to fill, which was restarted.
+   * sink it had begun to fill, which was restarted. `spares`: where header objects free again are.
    */
-  constructor(maxPayloadBytes: number, crc32?: Crc32, checks?: FrameChecks, resume?: BreakPoint) {
+  constructor(
+    maxPayloadBytes: number,
+    crc32?: Crc32,
+    checks?: FrameChecks,
+    resume?: BreakPoint,
+    spares?: SpareHeaders,
+  ) {
     this.maxPayloadBytes = maxPayloadBytes;
+    this.spares = spares;
     this.crc32 = crc32;
     this.checks = checks;
     if (resume !== undefined) {
@@ -274,7 +302,7 @@ export class FrameParser {
         this.headerFill += take;
         at += take;
         if (this.headerFill < HEADER_BYTES) return at;
-        this.header = decodeHeader(this.headerBytes, this.maxPayloadBytes);
+        this.header = decodeHeader(this.headerBytes, this.maxPayloadBytes, this.spares?.spareHeader());
         this.frames++;
         this.headerFill = 0;
         this.remaining = this.header.length;

@@ -9,6 +9,8 @@ import {
   type Frame,
   type FrameHeader,
   type FrameSink,
+  type MutableFrameHeader,
+  type SpareHeaders,
   bufferingSink,
   copyBytes,
 } from './frame.js';
@@ -19,6 +21,12 @@ import { openStripe } from './striping.js';
 import { HOLD_MIN_BYTES } from './tcp-tunables.js';
 
 /**
+ * Inbox frames kept for reuse once read (recycle): the one-shot path reads one frame per peer a
+ * call, so this covers a call of 17 ranks; more are left to the collector.
+ */
+const SPARE_FRAMES = 16;
+
+/**
  * Where each arriving frame goes: a control frame to the control channel, a stripe to its
  * assembly, a data frame into the receive waiting for it (streamed, see streamingSink) or else
  * into its channel's inbox, whole, in order. A received frame is checked against its receive
@@ -27,12 +35,15 @@ import { HOLD_MIN_BYTES } from './tcp-tunables.js';
  * intact (stagedSink): a reduction cannot take back bytes that turn out corrupted, as a copy can
  * be overwritten.
  */
-export class ReceiveDispatch {
+export class ReceiveDispatch implements SpareHeaders {
   private readonly rank: number;
   private readonly commId: number;
   private readonly buffers: ReceiveBuffers;
   private readonly control: ControlChannel;
   private readonly resend: Resend;
+  /** Inbox frames whose reader is done with them, and their headers: a later frame's, not garbage. */
+  private readonly spareFrames: InboxSink[] = [];
+  private readonly spareHeaders: MutableFrameHeader[] = [];
 
   constructor(
     control: ControlChannel,
@@ -107,7 +118,27 @@ export class ReceiveDispatch {
 
   /** A frame nobody waits for yet, bound for its channel's inbox (InboxSink). */
   private inboxSink(link: PeerLink, header: FrameHeader): FrameSink {
-    return new InboxSink(this, link, header);
+    const spare = this.spareFrames.pop();
+    if (spare === undefined) return new InboxSink(this, link, header);
+    spare.carry(link, header);
+    return spare;
+  }
+
+  /**
+   * `frame`, taken out of its inbox, is read and referred to no more: its objects and payload
+   * memory carry later frames. Only a frame that came whole at once is reused: one that failed its
+   * checksum is also known to the resend layer.
+   */
+  recycle(frame: Frame): void {
+    if (!(frame instanceof InboxFrame)) return;
+    const sink = frame.sink;
+    if (!sink.reusable || this.spareFrames.length >= SPARE_FRAMES) return;
+    this.spareHeaders.push(frame.header as MutableFrameHeader);
+    this.spareFrames.push(sink);
+  }
+
+  spareHeader(): MutableFrameHeader | undefined {
+    return this.spareHeaders.pop();
   }
 
   /** An inbox frame that arrived whole: handed over now, or in its place in the channel's order. */
@@ -161,39 +192,66 @@ export class ReceiveDispatch {
   }
 }
 
+/** An inbox frame, and the sink that filled it: both used again together (ReceiveDispatch.recycle). */
+class InboxFrame implements Frame {
+  header: FrameHeader;
+  payload: Buffer;
+  readonly sink: InboxSink;
+
+  constructor(header: FrameHeader, payload: Buffer, sink: InboxSink) {
+    this.header = header;
+    this.payload = payload;
+    this.sink = sink;
+  }
+}
+
 /**
  * The payload of a frame nobody waits for yet, collected for its channel's inbox; one object per
- * frame and no closures, as most small frames take this way. If the frame fails its checksum and
- * is to come again, it takes a place in the channel's order first (restart), so the frames behind
- * it queue behind it instead of overtaking it into the next receive.
+ * frame (and its InboxFrame) and no closures, as most small frames take this way, both used again
+ * for a later frame once its reader is done with it (ReceiveDispatch.recycle). If the frame fails
+ * its checksum and is to come again, it takes a place in the channel's order first (restart), so
+ * the frames behind it queue behind it instead of overtaking it into the next receive.
  */
 class InboxSink implements FrameSink {
   private readonly dispatch: ReceiveDispatch;
-  private readonly link: PeerLink;
-  private readonly header: FrameHeader;
-  private readonly bytes: Buffer;
+  private link: PeerLink;
+  private readonly frame: InboxFrame;
   private filled = 0;
-  private slot: Slot | undefined;
+  private slot: Slot | undefined = undefined;
 
   constructor(dispatch: ReceiveDispatch, link: PeerLink, header: FrameHeader) {
     this.dispatch = dispatch;
     this.link = link;
-    this.header = header;
-    this.bytes = Buffer.allocUnsafe(header.length);
+    this.frame = new InboxFrame(header, Buffer.allocUnsafe(header.length), this);
+  }
+
+  /** Takes another frame, its payload in the same memory where the length is the same. */
+  carry(link: PeerLink, header: FrameHeader): void {
+    const frame = this.frame;
+    this.link = link;
+    frame.header = header;
+    if (frame.payload.byteLength !== header.length) frame.payload = Buffer.allocUnsafe(header.length);
+    this.filled = 0;
+    this.slot = undefined;
+  }
+
+  /** Whether the frame came whole at once, known to nothing but its inbox (see recycle). */
+  get reusable(): boolean {
+    return this.slot === undefined && this.filled === this.frame.header.length;
   }
 
   payload(piece: Uint8Array): void {
-    this.bytes.set(piece, this.filled);
+    this.frame.payload.set(piece, this.filled);
     this.filled += piece.byteLength;
   }
 
   payloadAt(chunk: Uint8Array, at: number, length: number): void {
-    copyBytes(this.bytes, this.filled, chunk, at, length);
+    copyBytes(this.frame.payload, this.filled, chunk, at, length);
     this.filled += length;
   }
 
   end(): void {
-    this.dispatch.inboxFrame(this.link, { header: this.header, payload: this.bytes }, this.slot);
+    this.dispatch.inboxFrame(this.link, this.frame, this.slot);
   }
 
   restart(): void {
@@ -201,8 +259,8 @@ class InboxSink implements FrameSink {
     if (this.slot !== undefined) return;
     this.slot = { frame: undefined };
     const { ordered } = this.link;
-    let queue = ordered.get(this.header.channel);
-    if (queue === undefined) ordered.set(this.header.channel, (queue = []));
+    let queue = ordered.get(this.frame.header.channel);
+    if (queue === undefined) ordered.set(this.frame.header.channel, (queue = []));
     queue.push(this.slot);
   }
 }

@@ -5,6 +5,7 @@ import {
   FLAG_CHECKSUM,
   FLAG_STRIPE,
   type FrameHeader,
+  type MutableFrameHeader,
   HEADER_BYTES,
   encodeFrame,
   encodeFrameInto,
@@ -24,8 +25,6 @@ import { COPY_FRAME_MAX_BYTES, STRIPE_MIN_BYTES } from './tcp-tunables.js';
 export function checksumsFrame(choice: boolean | undefined, sameMachine: boolean): boolean {
   return choice ?? !sameMachine;
 }
-
-type MutableFrameHeader = { -readonly [K in keyof FrameHeader]: FrameHeader[K] };
 
 /** A header to fill, its keys in FrameHeader's order: every header a send makes has one shape. */
 const blankHeader = (): MutableFrameHeader => ({

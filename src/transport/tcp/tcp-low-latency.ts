@@ -23,6 +23,8 @@ export interface LowLatencyLinks {
   sendCopied(peer: number, channel: number, data: Uint8Array, tag: MessageTag): void;
   /** The next whole message on `channel` from `peer`, taken out of its inbox, unchecked. */
   takeMessage(peer: number, channel: number): Frame | undefined;
+  /** A frame takeMessage gave is read and referred to no more: its memory may carry a later frame. */
+  recycle(frame: Frame): void;
   /** Whether a message from `peer` waits on `channel`. */
   hasMessage(peer: number, channel: number): boolean;
   /** Reads `peer`'s frames for a few microseconds without turning the event loop; whether a message on `channel` then waits. */
@@ -120,6 +122,7 @@ export class TcpLowLatencySlots implements LowLatencySlots {
       this.received[peer] = memory;
     }
     copyBytes(memory, 0, payload, LOW_LATENCY_PREFIX_BYTES, dataBytes);
+    this.links.recycle(frame);
     return this.view(peer, memory, 0, dataBytes);
   }
 

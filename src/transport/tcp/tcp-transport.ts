@@ -366,6 +366,10 @@ export class TcpTransport implements Transport {
     return this.links[peer].hasMessage(channel);
   }
 
+  recycle(frame: Frame): void {
+    this.dispatch.recycle(frame);
+  }
+
   /**
    * Reads the peer's socket without turning the event loop until a message waits on `channel`,
    * for up to ONE_SHOT_SPIN_READ_MS; whether one does (see spinRead).

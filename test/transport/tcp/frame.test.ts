@@ -264,3 +264,12 @@ test('every header field round-trips at its extremes, and a channel or flags too
   assert.throws(() => encodeHeader({ ...extreme, channel: 0x1_0000 }), RangeError);
   assert.throws(() => encodeHeader({ ...extreme, flags: 0x100 }), RangeError);
 });
+
+test('a header decoded into a reused object equals the fresh decoding and is that object', () => {
+  const bytes = encodeHeader(header(0x1_0000_0002, 0x9abc));
+  const into = { ...header(1) };
+  const decoded = decodeHeader(bytes, 2 ** 40, into);
+  assert.equal(decoded, into);
+  assert.deepEqual({ ...decoded }, { ...decodeHeader(bytes, 2 ** 40) });
+  assert.throws(() => decodeHeader(bytes, 100, into), /exceeds the limit of 100/);
+});
