@@ -45,6 +45,17 @@ export interface FrameHeader {
 /** A header filled in place: a send's scratch header, or a received one that carries a later frame (ReceiveDispatch.recycle). */
 export type MutableFrameHeader = { -readonly [K in keyof FrameHeader]: FrameHeader[K] };
 
+/** A header to fill, its keys in FrameHeader's order: every header sent or decoded has one shape. */
+export const blankHeader = (): MutableFrameHeader => ({
+  flags: 0,
+  channel: 0,
+  commId: 0,
+  seq: 0,
+  opcode: 0,
+  length: 0,
+  checksum: 0,
+});
+
 /** Where a parser takes header objects to decode into, where some are free again. */
 export interface SpareHeaders {
   spareHeader(): MutableFrameHeader | undefined;
@@ -130,26 +141,15 @@ export function decodeHeader(b: Uint8Array, maxPayloadBytes: number, into?: Muta
   if (version !== FRAME_VERSION) throw frameError(`frame version ${version}, expected ${FRAME_VERSION}`);
   const length = u32(b, 12) * 2 ** 32 + u32(b, 24);
   if (length > maxPayloadBytes) throw frameError(`frame of ${length} bytes exceeds the limit of ${maxPayloadBytes}`);
-  if (into !== undefined) {
-    // The fields in the literal's order, so the object keeps the literal's shape.
-    into.flags = b[5];
-    into.channel = b[6] | (b[7] << 8);
-    into.commId = u32(b, 8);
-    into.seq = u32(b, 16) | 0;
-    into.opcode = u32(b, 20);
-    into.length = length;
-    into.checksum = u32(b, 28);
-    return into;
-  }
-  return {
-    flags: b[5],
-    channel: b[6] | (b[7] << 8),
-    commId: u32(b, 8),
-    seq: u32(b, 16) | 0,
-    opcode: u32(b, 20),
-    length,
-    checksum: u32(b, 28),
-  };
+  const header = into ?? blankHeader();
+  header.flags = b[5];
+  header.channel = b[6] | (b[7] << 8);
+  header.commId = u32(b, 8);
+  header.seq = u32(b, 16) | 0;
+  header.opcode = u32(b, 20);
+  header.length = length;
+  header.checksum = u32(b, 28);
+  return header;
 }
 
 export interface Frame {

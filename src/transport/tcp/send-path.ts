@@ -7,6 +7,7 @@ import {
   type FrameHeader,
   type MutableFrameHeader,
   HEADER_BYTES,
+  blankHeader,
   encodeFrame,
   encodeFrameInto,
   encodeHeader,
@@ -25,17 +26,6 @@ import { COPY_FRAME_MAX_BYTES, STRIPE_MIN_BYTES } from './tcp-tunables.js';
 export function checksumsFrame(choice: boolean | undefined, sameMachine: boolean): boolean {
   return choice ?? !sameMachine;
 }
-
-/** A header to fill, its keys in FrameHeader's order: every header a send makes has one shape. */
-const blankHeader = (): MutableFrameHeader => ({
-  flags: 0,
-  channel: 0,
-  commId: 0,
-  seq: 0,
-  opcode: 0,
-  length: 0,
-  checksum: 0,
-});
 
 /** One send to a peer over the network, as a test's send hook sees it. */
 export interface OutgoingFrame {
