@@ -1,3 +1,4 @@
+import { anyValueArray } from '../any-value-array.js';
 import { type TypedArray, isTypedArray } from '../dtypes/dtype.js';
 import type { CallSettings } from './call-options.js';
 import type { CallPlan } from './call-plan.js';
@@ -22,8 +23,8 @@ export class LastCall {
   private buffer: TypedArray | undefined;
   private bufferLength = 0;
   private outputLength = -1;
-  private readonly keys: string[] = [];
-  private readonly values: unknown[] = [];
+  private readonly keys = anyValueArray<string>();
+  private readonly values = anyValueArray<unknown>();
   /**
    * The kept call's settings and plan (none while plan is undefined): one object, refilled by
    * keep, since a job that passes a fresh array each call keeps a call every time.

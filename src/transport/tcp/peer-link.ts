@@ -1,7 +1,9 @@
 import { performance } from 'node:perf_hooks';
 import type { Socket } from 'node:net';
+import { anyValueArray } from '../../any-value-array.js';
 import type { ErrorCodeValue, TscclError } from '../../errors.js';
 import { log } from '../../log.js';
+import { QUEUED_CHANNELS } from '../channels.js';
 import type { Consume, MessageTag } from '../transport.js';
 import { type Frame, type FrameHeader, HEADER_BYTES } from './frame.js';
 import type { Intake } from './intake.js';
@@ -112,7 +114,7 @@ export class PeerLink {
   /** Whole messages by channel, waiting for their receive. */
   readonly inbox = new Map<number, Frame[]>();
   /** By channel, a recv waiting while its inbox is empty: the next frame streams straight into it. */
-  readonly waiting: (WaitingRecv | undefined)[] = [];
+  readonly waiting = anyValueArray<WaitingRecv | undefined>(QUEUED_CHANNELS);
   /** Per channel, messages seen on socket 0 still waiting for their other stripes, in order. */
   readonly ordered = new Map<number, Slot[]>();
   /** Per channel, how many stripe parts each socket has carried: part j of a socket is message j's. */

@@ -1,3 +1,4 @@
+import { anyValueArray } from '../../any-value-array.js';
 import type { TscclError } from '../../errors.js';
 import { CONTROL_CHANNEL } from '../channels.js';
 import { type MessageTag, messageMismatch } from '../transport.js';
@@ -42,8 +43,8 @@ export class ReceiveDispatch implements SpareHeaders {
   private readonly control: ControlChannel;
   private readonly resend: Resend;
   /** Inbox frames whose reader is done with them, and their headers: a later frame's, not garbage. */
-  private readonly spareFrames: InboxSink[] = [];
-  private readonly spareHeaders: MutableFrameHeader[] = [];
+  private readonly spareFrames = anyValueArray<InboxSink>();
+  private readonly spareHeaders = anyValueArray<MutableFrameHeader>();
 
   constructor(
     control: ControlChannel,
