@@ -45,15 +45,22 @@ export interface FrameHeader {
 /** A header filled in place: a send's scratch header, or a received one that carries a later frame (ReceiveDispatch.recycle). */
 export type MutableFrameHeader = { -readonly [K in keyof FrameHeader]: FrameHeader[K] };
 
-/** A header to fill, its keys in FrameHeader's order: every header sent or decoded has one shape. */
+/**
+ * A header to fill, its keys in FrameHeader's order: every header sent or decoded has one shape.
+ * The 32-bit unsigned fields and the length start as -0, a number V8 stores as a double: values
+ * of 2^31 and more (most checksums, half the communicator ids) are not small integers, and a
+ * field that changed from small integers to doubles gave later headers a new shape, on which
+ * the send path's compiled code, made for the old one, was thrown away (docs/tuning.md, "Arrays
+ * of one kind").
+ */
 export const blankHeader = (): MutableFrameHeader => ({
   flags: 0,
   channel: 0,
-  commId: 0,
+  commId: -0,
   seq: 0,
-  opcode: 0,
-  length: 0,
-  checksum: 0,
+  opcode: -0,
+  length: -0,
+  checksum: -0,
 });
 
 /** Where a parser takes header objects to decode into, where some are free again. */

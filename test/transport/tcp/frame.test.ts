@@ -6,12 +6,14 @@ import {
   type Frame,
   FrameParser,
   HEADER_BYTES,
+  blankHeader,
   bufferingSink,
   decodeHeader,
   encodeFrame,
   encodeFrameInto,
   encodeHeader,
 } from '../../../src/transport/tcp/frame.js';
+import { sameShape } from '../../harness/v8-shapes.js';
 
 /** Feeds chunks and collects whole frames, as the transport does when no receiver waits. */
 function parse(parser: FrameParser, ...chunks: Uint8Array[]): Frame[] {
@@ -272,4 +274,17 @@ test('a header decoded into a reused object equals the fresh decoding and is tha
   assert.equal(decoded, into);
   assert.deepEqual({ ...decoded }, { ...decodeHeader(bytes, 2 ** 40) });
   assert.throws(() => decodeHeader(bytes, 100, into), /exceeds the limit of 100/);
+});
+
+test('a header keeps its shape when its 32-bit fields and length take values beyond small integers', () => {
+  const before = blankHeader();
+  const decoded = decodeHeader(encodeHeader(header(2 ** 33, 0xffff_fff0)), 2 ** 40);
+  const filled = blankHeader();
+  filled.commId = 0xffff_ffff;
+  filled.checksum = 0x8000_0000;
+  filled.opcode = 0xffff_ffff;
+  filled.length = 2 ** 33;
+  assert.ok(sameShape(before, filled), 'filling a blank header with large values');
+  assert.ok(sameShape(before, decoded), 'a decoded header');
+  assert.ok(sameShape(before, blankHeader()), 'a header made after');
 });
