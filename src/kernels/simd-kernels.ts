@@ -98,17 +98,22 @@ export class ArenaKernels {
           ? undefined
           : (this.exports?.[`${name}_${op === 'avg' ? 'sum' : op}`] as WasmReduce | undefined);
       const arena = this.arena;
+      // One call of the JavaScript loop for every case it takes: a call site that only a job's
+      // own arrays reached, never init's warm-up, had no feedback, and V8 threw the compiled
+      // kernel away at the job's first such call (docs/tuning.md, "Arrays of one kind").
       kernel =
         wasm === undefined
           ? js
           : (d: TypedArray, a: TypedArray, b: TypedArray) => {
-              if (d.length < MIN_ELEMENTS) return js(d, a, b);
-              const dInside = arena.contains(d);
-              const aInside = arena.contains(a);
-              const bInside = arena.contains(b);
-              if (dInside && aInside && bInside) wasm(d.byteOffset, a.byteOffset, b.byteOffset, d.length);
-              else if (d.byteLength < STAGE_MIN_BYTES) js(d, a, b);
-              else this.reduceStaged(wasm, [d, a, b], [dInside, aInside, bInside]);
+              if (d.length >= MIN_ELEMENTS) {
+                const dInside = arena.contains(d);
+                const aInside = arena.contains(a);
+                const bInside = arena.contains(b);
+                if (dInside && aInside && bInside) return wasm(d.byteOffset, a.byteOffset, b.byteOffset, d.length);
+                if (d.byteLength >= STAGE_MIN_BYTES)
+                  return this.reduceStaged(wasm, [d, a, b], [dInside, aInside, bInside]);
+              }
+              js(d, a, b);
             };
       this.cache.set(key, kernel);
     }
@@ -146,28 +151,35 @@ export class ArenaKernels {
     views: readonly [TypedArray, TypedArray, TypedArray],
     inside: readonly [boolean, boolean, boolean],
   ): void {
-    this.stage ??= [
+    const stage = (this.stage ??= [
       this.arena.allocate(STAGE_BYTES),
       this.arena.allocate(STAGE_BYTES),
       this.arena.allocate(STAGE_BYTES),
-    ];
-    const stage = this.stage;
-    const [d] = views;
+    ]);
+    const [d, a, b] = views;
     const elementBytes = d.BYTES_PER_ELEMENT;
     const block = STAGE_BYTES / elementBytes;
-    const bytesOf = (view: TypedArray, at: number, count: number) =>
-      new Uint8Array(view.buffer, view.byteOffset + at * elementBytes, count * elementBytes);
     for (let at = 0; at < d.length; at += block) {
       const count = Math.min(block, d.length - at);
-      const offsets = views.map((view, i) => {
-        if (inside[i]) return view.byteOffset + at * elementBytes;
-        if (i > 0) this.arena.bytes(stage[i], count * elementBytes).set(bytesOf(view, at, count));
-        return stage[i];
-      });
-      wasm(offsets[0], offsets[1], offsets[2], count);
-      if (!inside[0]) bytesOf(d, at, count).set(this.arena.bytes(stage[0], count * elementBytes));
+      const from = at * elementBytes;
+      const bytes = count * elementBytes;
+      const aAt = inside[1] ? a.byteOffset + from : this.stageIn(a, from, bytes, stage[1]);
+      const bAt = inside[2] ? b.byteOffset + from : this.stageIn(b, from, bytes, stage[2]);
+      wasm(inside[0] ? d.byteOffset + from : stage[0], aAt, bAt, count);
+      if (!inside[0]) byteView(d, from, bytes).set(this.arena.bytes(stage[0], bytes));
     }
   }
+
+  /** Copies `bytes` of `view` from its byte `from` into the staging block at arena offset `into`; returns `into`. */
+  private stageIn(view: TypedArray, from: number, bytes: number, into: number): number {
+    this.arena.bytes(into, bytes).set(byteView(view, from, bytes));
+    return into;
+  }
+}
+
+/** `bytes` bytes of `view` from its byte `from`. */
+function byteView(view: TypedArray, from: number, bytes: number): Uint8Array {
+  return new Uint8Array(view.buffer, view.byteOffset + from, bytes);
 }
 
 const perArena = new WeakMap<Arena, ArenaKernels>();
