@@ -23,7 +23,8 @@ export interface Slice {
 
 export type Step =
   | { readonly kind: 'send'; readonly peer: number; readonly src: Slice }
-  | { readonly kind: 'recv'; readonly peer: number; readonly dst: Slice }
+  /** `src` is undefined: a recv has recvReduce's shape, so code that takes both sees one kind of object. */
+  | { readonly kind: 'recv'; readonly peer: number; readonly dst: Slice; readonly src?: undefined }
   /** dst = src (op) incoming; dst and src may be the same slice. */
   | { readonly kind: 'recvReduce'; readonly peer: number; readonly dst: Slice; readonly src: Slice }
   | { readonly kind: 'copy'; readonly src: Slice; readonly dst: Slice }
@@ -165,7 +166,7 @@ export class StepList {
   }
 
   recv(peer: number, dst: Slice): void {
-    if (dst.count > 0) this.steps.push({ kind: 'recv', peer, dst });
+    if (dst.count > 0) this.steps.push({ kind: 'recv', peer, dst, src: undefined });
   }
 
   recvReduce(peer: number, dst: Slice, src: Slice): void {
@@ -183,7 +184,7 @@ export class StepList {
   }
 
   recvAlways(peer: number, dst: Slice): void {
-    this.steps.push({ kind: 'recv', peer, dst });
+    this.steps.push({ kind: 'recv', peer, dst, src: undefined });
   }
 }
 

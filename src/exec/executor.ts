@@ -8,6 +8,7 @@ import {
   type SendHandle,
   type Transport,
   type WaitContext,
+  combineInto,
   copyInto,
 } from '../transport/transport.js';
 import { COLLECTIVE_CHANNELS } from '../transport/channels.js';
@@ -224,7 +225,7 @@ class ChannelRun {
     const { dtype, kernel } = this.request;
     const dst = this.view((step as { dst: Slice }).dst);
     const src = this.view((step as { src: Slice }).src);
-    return (piece, offset) => {
+    return combineInto((piece, offset) => {
       const first = offset / dtype.bytes;
       const count = piece.byteLength / dtype.bytes;
       const incoming = new dtype.ctor(piece.buffer, piece.byteOffset, count);
@@ -233,7 +234,7 @@ class ChannelRun {
         src.subarray(first, first + count) as TypedArray,
         incoming,
       );
-    };
+    });
   }
 
   private local(step: Step): void {

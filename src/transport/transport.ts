@@ -59,10 +59,30 @@ export interface Consume {
 
 /** The consumer of a plain receive: copies each piece to its place in `dst`, unless it was read there. */
 export function copyInto(dst: Uint8Array): Consume {
+  return consumer(dst, undefined);
+}
+
+/** The consumer of a receive that combines each piece with its place (a recvReduce): `combine` does. */
+export function combineInto(combine: (piece: Uint8Array, byteOffset: number) => void): Consume {
+  return consumer(undefined, combine);
+}
+
+/**
+ * Both kinds of consumer are one function literal with one shape: a transport's call of the
+ * consumer then meets one kind of function whichever step posted it. With two, the call that
+ * init's warm-up had compiled for one was thrown away at a job's first receive of the other
+ * (docs/tuning.md, "Arrays of one kind").
+ */
+function consumer(
+  into: Uint8Array | undefined,
+  combine: ((piece: Uint8Array, byteOffset: number) => void) | undefined,
+): Consume {
   const consume = (piece: Uint8Array, byteOffset: number) => {
-    if (piece.buffer !== dst.buffer || piece.byteOffset !== dst.byteOffset + byteOffset) dst.set(piece, byteOffset);
+    if (combine !== undefined) combine(piece, byteOffset);
+    else if (piece.buffer !== into!.buffer || piece.byteOffset !== into!.byteOffset + byteOffset)
+      into!.set(piece, byteOffset);
   };
-  return Object.assign(consume, { into: dst });
+  return Object.assign(consume, { into });
 }
 
 /** What a link recovered from, counted per peer (both directions as seen from this rank; TCP's resend). */
