@@ -81,7 +81,7 @@ test(`TCP frame parser: ${CASES} random and corrupted streams fail only with Tsc
   ]);
   let refused = 0;
   for (let i = 0; i < CASES; i++) {
-    const parser = new FrameParser(1 << 16, crc32);
+    const parser = new FrameParser(1 << 16, { crc32 });
     try {
       parser.push(mutate(next, valid), (h) => bufferingSink(h, () => {}));
     } catch (err) {

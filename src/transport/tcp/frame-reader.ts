@@ -57,7 +57,12 @@ export class FrameReader {
   listen(link: PeerLink, connection: Connection, lane: number, resume?: BreakPoint): void {
     const { socket, intake } = connection;
     const { dispatch, resend, holds, buffers } = this.parts;
-    const parser = new FrameParser(this.parts.maxPayloadBytes, crc32, resend.checks(link, lane), resume, dispatch);
+    const parser = new FrameParser(this.parts.maxPayloadBytes, {
+      crc32,
+      checks: resend.checks(link, lane),
+      resume,
+      spares: dispatch,
+    });
     const stream: Stream = { retired: false, breakPoint: () => parser.breakPoint };
     // Made once, not per read: a closure per read is garbage on every small call.
     const openPatient = (header: FrameHeader) => dispatch.open(link, header, lane, true);

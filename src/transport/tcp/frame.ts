@@ -200,6 +200,22 @@ export interface FrameChecks {
   intact(number: number, header: FrameHeader): void;
 }
 
+/** What a FrameParser checks and where it starts, besides the largest payload it accepts. */
+export interface FrameParserOptions {
+  /** Checks the payload of frames flagged FLAG_CHECKSUM; without it no checksum is checked. */
+  readonly crc32?: Crc32;
+  /** Told of each frame's end, intact or corrupted (resend.ts): a corrupted one it will have again is no error. */
+  readonly checks?: FrameChecks;
+  /**
+   * This parser reads a socket that replaces a broken one, whose frames it goes on numbering
+   * from `from` (the broken parser's breakPoint); the first frame's payload goes to the sink it
+   * had begun to fill, which was restarted.
+   */
+  readonly resume?: BreakPoint;
+  /** Where header objects free again are, decoded into instead of making one per frame. */
+  readonly spares?: SpareHeaders;
+}
+
 /** A sink that collects the payload and hands over the whole frame at the end. */
 export function bufferingSink(header: FrameHeader, done: (frame: Frame) => void): FrameSink {
   const payload = Buffer.allocUnsafe(header.length);
@@ -236,25 +252,14 @@ export class FrameParser {
   /** Header objects free again, decoded into instead of making one per frame. */
   private readonly spares: SpareHeaders | undefined;
 
-  /**
-   * `resume`: this parser reads a socket that replaces a broken one, whose frames it goes on
-   * numbering from `from` (the broken parser's breakPoint); the first frame's payload goes to the
-   * sink it had begun to fill, which was restarted. `spares`: where header objects free again are.
-   */
-  constructor(
-    maxPayloadBytes: number,
-    crc32?: Crc32,
-    checks?: FrameChecks,
-    resume?: BreakPoint,
-    spares?: SpareHeaders,
-  ) {
+  constructor(maxPayloadBytes: number, options: FrameParserOptions = {}) {
     this.maxPayloadBytes = maxPayloadBytes;
-    this.spares = spares;
-    this.crc32 = crc32;
-    this.checks = checks;
-    if (resume !== undefined) {
-      this.frames = resume.from - 1;
-      this.resumed = resume.open;
+    this.spares = options.spares;
+    this.crc32 = options.crc32;
+    this.checks = options.checks;
+    if (options.resume !== undefined) {
+      this.frames = options.resume.from - 1;
+      this.resumed = options.resume.open;
     }
   }
 

@@ -75,8 +75,8 @@ test('the header encodes to the documented 32 bytes', () => {
 test('frames parse the same fed byte by byte or all at once', () => {
   const payloads = [Buffer.from('hello'), Buffer.alloc(0), Buffer.alloc(1000, 9)];
   const stream = Buffer.concat(payloads.flatMap((p) => [encodeHeader(header(p.byteLength, crc32(p))), p]));
-  const whole = parse(new FrameParser(1 << 20, crc32), stream);
-  const pieces = parse(new FrameParser(1 << 20, crc32), ...[...stream].map((b) => Uint8Array.of(b)));
+  const whole = parse(new FrameParser(1 << 20, { crc32 }), stream);
+  const pieces = parse(new FrameParser(1 << 20, { crc32 }), ...[...stream].map((b) => Uint8Array.of(b)));
   assert.deepEqual(
     whole.map((f) => f.payload),
     payloads,
@@ -98,7 +98,7 @@ test('bad magic, bad version, oversized frames and flipped bits are refused', ()
   assert.throws(
     () =>
       parse(
-        new FrameParser(100, crc32),
+        new FrameParser(100, { crc32 }),
         bad((b) => {
           b[0] = 0;
         }),
@@ -108,25 +108,25 @@ test('bad magic, bad version, oversized frames and flipped bits are refused', ()
   assert.throws(
     () =>
       parse(
-        new FrameParser(100, crc32),
+        new FrameParser(100, { crc32 }),
         bad((b) => {
           b[4] = 9;
         }),
       ),
     /frame version 9/,
   );
-  assert.throws(() => parse(new FrameParser(3, crc32), good), /exceeds the limit of 3/);
+  assert.throws(() => parse(new FrameParser(3, { crc32 }), good), /exceeds the limit of 3/);
   assert.throws(
     () =>
       parse(
-        new FrameParser(100, crc32),
+        new FrameParser(100, { crc32 }),
         bad((b) => {
           b[HEADER_BYTES + 1] ^= 4;
         }),
       ),
     /checksum mismatch on channel 1 seq 5/,
   );
-  assert.deepEqual(parse(new FrameParser(100, crc32), good.subarray(0, HEADER_BYTES + 2)), []);
+  assert.deepEqual(parse(new FrameParser(100, { crc32 }), good.subarray(0, HEADER_BYTES + 2)), []);
 });
 
 test('a payload streams into its sink piece by piece, and the checksum is checked across pieces', () => {
@@ -134,7 +134,7 @@ test('a payload streams into its sink piece by piece, and the checksum is checke
   const stream = Buffer.concat([encodeHeader(header(payload.byteLength, crc32(payload))), payload]);
   const pieces: number[] = [];
   let ended = 0;
-  const parser = new FrameParser(1 << 20, crc32);
+  const parser = new FrameParser(1 << 20, { crc32 });
   for (let at = 0; at < stream.byteLength; at += 97) {
     parser.push(stream.subarray(at, at + 97), () => ({
       payload: (p) => pieces.push(p.byteLength),
@@ -175,7 +175,7 @@ test('a sink that takes pieces in place gets ranges of the chunk read, and a che
   ]);
   const calls: string[] = [];
   const frames: number[][] = [];
-  const parser = new FrameParser(1 << 20, crc32);
+  const parser = new FrameParser(1 << 20, { crc32 });
   let chunk = stream.subarray(0, 0);
   for (let at = 0; at < stream.byteLength; at += 40) {
     chunk = stream.subarray(at, at + 40);
@@ -207,7 +207,7 @@ test('a header whose sink is not named yet stops the parser right after it, unti
     payload,
     encodeHeader(header(0)),
   ]);
-  const parser = new FrameParser(1 << 20, crc32);
+  const parser = new FrameParser(1 << 20, { crc32 });
   let asked = 0;
   assert.equal(
     parser.push(stream, () => {
@@ -237,7 +237,7 @@ test('a header whose sink is not named yet stops the parser right after it, unti
 test('between frames the parser says how much of the next header is still to come (0 inside a frame) and how large the frame that ended last was', () => {
   const payload = Buffer.from('abcdefgh');
   const stream = Buffer.concat([encodeHeader(header(payload.byteLength, crc32(payload))), payload]);
-  const parser = new FrameParser(1 << 20, crc32);
+  const parser = new FrameParser(1 << 20, { crc32 });
   const sink = { payload: () => {}, end: () => {} };
   const open = () => sink;
   assert.equal(parser.headerLeft, HEADER_BYTES);

@@ -33,7 +33,7 @@ function recordingSocket(): { socket: Socket; frames: () => Frame[] } {
   } as unknown as Socket;
   const frames = () => {
     const out: Frame[] = [];
-    new FrameParser(1 << 20, crc32).push(Buffer.concat(written), (h) => bufferingSink(h, (f) => out.push(f)));
+    new FrameParser(1 << 20, { crc32 }).push(Buffer.concat(written), (h) => bufferingSink(h, (f) => out.push(f)));
     return out;
   };
   return { socket, frames };
@@ -54,7 +54,7 @@ const resend = new Resend({ rank: 0, commId: 7, retries: 3, crc32 });
 /** The frame `encodeLinkFrame` makes, as a receiver's parser hands it over. */
 function linkFrame(opcode: number, ref?: { lane: number; number: number }, payload?: Uint8Array): Frame {
   const frames: Frame[] = [];
-  new FrameParser(1 << 20, crc32).push(Buffer.concat(encodeLinkFrame(crc32, 7, opcode, ref, payload)), (h) =>
+  new FrameParser(1 << 20, { crc32 }).push(Buffer.concat(encodeLinkFrame(crc32, 7, opcode, ref, payload)), (h) =>
     bufferingSink(h, (f) => frames.push(f)),
   );
   assert.equal(frames.length, 1);

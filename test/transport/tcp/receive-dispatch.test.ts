@@ -19,7 +19,7 @@ function receiving() {
     buffers: {} as ReceiveBuffers,
   });
   const link = new PeerLink(1, { connections: [], sameMachine: true, resendWindowBytes: 1 << 20 });
-  const parser = new FrameParser(1 << 20, crc32, undefined, undefined, dispatch);
+  const parser = new FrameParser(1 << 20, { crc32, spares: dispatch });
   const feed = (seq: number, fill: number, bytes = 8) =>
     parser.push(
       encodeFrame(
