@@ -24,12 +24,12 @@ const MID_ELEMENTS = 32 * 1024;
  */
 const FRAMED_ELEMENTS = 2048;
 /**
- * An unregistered buffer larger than a slot's LL_INLINE_BYTES: copied into a data area. 2 KiB,
- * so that its reduction into the caller's array stages blocks through the arena as a job's
- * 2-64 KiB calls do (simd-kernels.ts, STAGE_MIN_BYTES): below that, a job's first such call
- * threw the compiled kernel away on thread ranks.
+ * An unregistered buffer larger than a slot's LL_INLINE_BYTES: copied into a data area. Below
+ * the 2 KiB where a reduction into the caller's array stages blocks through the arena: staged
+ * here, the staging blocks (768 KiB a rank) moved the arena's growth and its page faults into
+ * a job's first 2 KiB calls, about 20 ms on 8 thread ranks (docs/tuning.md, "Arrays of one kind").
  */
-const COPIED_ELEMENTS = 512;
+const COPIED_ELEMENTS = 256;
 /**
  * An unregistered buffer above the 32 B a flag's cache line carries and within the slot's
  * LL_INLINE_BYTES: copied into the slot with one `set`, and out of it by each reader. Without
