@@ -231,6 +231,14 @@ export class Communicator {
     installSignalDump();
   }
 
+  /**
+   * For init's warm-up: this rank's next view of the shared arena takes the path of a view after
+   * another rank grew it (Arena.forgetBufferLength).
+   */
+  rereadArena(): void {
+    this.arena.forgetBufferLength();
+  }
+
   /** 'shm' for thread ranks of one process, 'tcp' for ranks in separate processes. */
   get transportKind(): 'shm' | 'tcp' {
     return this.backend.kind;

@@ -160,6 +160,9 @@ async function warmRounds(
       // of every few dozen (bench/RESULTS.md, "Init's warm-up: the slot's copied path").
       const slotPath = slotCopies && smallCalls < WARM_UP_SMALL_CALLS / 2;
       for (let i = 1; i < ROUND_SMALL_CALLS; i++) await comm.allReduce(small, reduceOptions);
+      // Once, after calls enough for V8 to keep feedback on the arena's views: the path a view
+      // takes after another rank grew the arena.
+      if (round === 0) comm.rereadArena();
       for (let i = 0; i < ROUND_OTHER_SMALL_CALLS; i++) {
         const k = round + i;
         const [gatherInput, gatherOptions] = gatherShapes[k % gatherShapes.length];

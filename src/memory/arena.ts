@@ -47,6 +47,12 @@ export function sizeClass(bytes: number): number {
 export class Arena {
   readonly memory: WebAssembly.Memory;
   private buffer: SharedArrayBuffer;
+  /**
+   * The buffer's length as this thread last saw it. Read instead of the buffer's own: every buffer
+   * of a grown memory has a new hidden class, and code V8 compiled to read the old one's length
+   * was thrown away at each rank's first call after the arena grew.
+   */
+  private bufferBytes: number;
   private control: Int32Array;
   private readonly freeBlocks = new Map<number, number[]>();
   /** Bytes in freeBlocks. */
@@ -62,6 +68,7 @@ export class Arena {
   private constructor(memory: WebAssembly.Memory) {
     this.memory = memory;
     this.buffer = memory.buffer as unknown as SharedArrayBuffer;
+    this.bufferBytes = this.buffer.byteLength;
     this.seenBuffers.add(this.buffer);
     this.control = new Int32Array(this.buffer, 0, HEADER_BYTES / 4);
   }
@@ -124,7 +131,7 @@ export class Arena {
 
   /** Int32 words over the whole arena as far as `endByte`, for shared counters and mailboxes. */
   int32Covering(endByte: number): Int32Array {
-    if (endByte > this.buffer.byteLength) this.refresh();
+    if (endByte > this.bufferBytes) this.refresh();
     return new Int32Array(this.buffer);
   }
 
@@ -252,7 +259,7 @@ export class Arena {
     length: number,
     bytesPerElement: number,
   ): T {
-    if (byteOffset + length * bytesPerElement > this.buffer.byteLength) this.refresh();
+    if (byteOffset + length * bytesPerElement > this.bufferBytes) this.refresh();
     return new ctor(this.buffer, byteOffset, length);
   }
 
@@ -298,8 +305,20 @@ export class Arena {
     return this.seenBuffers.has(view.buffer);
   }
 
+  /**
+   * Makes this thread's next view take the path it takes after another thread grew the memory
+   * (it reads the memory's buffer again). Init's warm-up runs that path once on every rank, so
+   * that V8 has seen it before it compiles `view` into the hot path: never taken before, it threw
+   * away every function `view` was compiled into at each rank's first call after the arena grew
+   * (docs/tuning.md, "Arrays of one kind").
+   */
+  forgetBufferLength(): void {
+    this.bufferBytes = 0;
+  }
+
   private refresh(): void {
     this.buffer = this.memory.buffer as unknown as SharedArrayBuffer;
+    this.bufferBytes = this.buffer.byteLength;
     this.seenBuffers.add(this.buffer);
     this.control = new Int32Array(this.buffer, 0, HEADER_BYTES / 4);
   }

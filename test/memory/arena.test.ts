@@ -100,3 +100,19 @@ test('a block over the thread cache goes back to the bump pointer when it is the
     'every byte the job was handed is zero again',
   );
 });
+
+test('after forgetting its buffer length a thread views the same memory, and views past the growth another thread made', () => {
+  const arena = Arena.create(1 << 20);
+  const offset = arena.allocate(4096);
+  arena.bytes(offset, 4).set([1, 2, 3, 4]);
+  arena.forgetBufferLength();
+  assert.deepEqual([...arena.bytes(offset, 4)], [1, 2, 3, 4]);
+  // Another thread's growth, as the memory object sees it: this thread's view still reaches it.
+  const pages = arena.memory.buffer.byteLength / 65536;
+  arena.memory.grow(1);
+  const end = pages * 65536;
+  const view = arena.bytes(end, 8);
+  view.set([9, 9]);
+  assert.equal(view.buffer.byteLength, (pages + 1) * 65536);
+  assert.deepEqual([...arena.bytes(end, 2)], [9, 9]);
+});
