@@ -55,8 +55,8 @@ export class Arena {
   private bufferBytes: number;
   private control: Int32Array;
   private readonly freeBlocks = new Map<number, number[]>();
-  /** Bytes in freeBlocks. */
-  private cachedBytes = 0;
+  /** Bytes in freeBlocks; -0, a double, as the block sizes added to it may be (a field that changes kind changes the arena's shape). */
+  private cachedBytes = -0;
   private readonly sizes = new Map<number, number>();
   private readonly seenBuffers = new WeakSet<SharedArrayBuffer>();
   private readonly finalizer = new FinalizationRegistry<number>((offset) => this.free(offset));

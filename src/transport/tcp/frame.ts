@@ -237,10 +237,13 @@ export class FrameParser {
   private readonly headerBytes = Buffer.alloc(HEADER_BYTES);
   private headerFill = 0;
   private sink: FrameSink | undefined;
+  // The byte counts and the checksum start as -0, a double: they take a header's length (a double
+  // field) and 32-bit checksums, and a field turned from small integers to doubles left every
+  // parser made before it on an outdated shape (docs/tuning.md, "Arrays of one kind").
   /** The payload bytes of the frame that ended last (0 before any). */
-  private endedBytes = 0;
-  private remaining = 0;
-  private crc = 0;
+  private endedBytes = -0;
+  private remaining = -0;
+  private crc = -0;
   private readonly maxPayloadBytes: number;
   private readonly crc32: Crc32 | undefined;
   private readonly checks: FrameChecks | undefined;

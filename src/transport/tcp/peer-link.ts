@@ -110,7 +110,7 @@ export class PeerLink {
   /** Send tickets whose writes finished out of order (striped sends complete lane by lane). */
   readonly finishedTickets = new Set<number>();
   /** Waits to end when anything happens on the link (an array: a Set's growing and shrinking cost more per call). */
-  readonly wakers: (() => void)[] = [];
+  readonly wakers = anyValueArray<() => void>();
   /** Whole messages by channel, waiting for their receive. */
   readonly inbox = new Map<number, Frame[]>();
   /** By channel, a recv waiting while its inbox is empty: the next frame streams straight into it. */

@@ -129,11 +129,17 @@ function whenAcknowledged(link: PeerLink, ms: number): Promise<void> {
   });
 }
 
-/** FNV-1a: a stable 32-bit id of a communicator name, carried in every frame to catch cross-talk. */
+/**
+ * A stable id of a communicator name, carried in every frame to catch cross-talk: FNV-1a's top 30
+ * bits, so that every id is a small integer to V8. Half of the 32-bit ids were not, and the first
+ * such id a job met (a warm-up communicator's) changed the shape of every object holding an id
+ * (transport, links, send and receive paths), the world's included, whose compiled code was then
+ * thrown away in the job's first calls (docs/tuning.md, "Arrays of one kind").
+ */
 export function commIdOf(name: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
-  return h >>> 0;
+  return h >>> 2;
 }
 
 /** Whether a socket to the link's peer still holds bytes of this rank's to write (a loop: no closure per call). */

@@ -4,6 +4,7 @@ import { test } from 'node:test';
 import { ErrorCode, TscclError } from '../../../src/errors.js';
 import { Intake } from '../../../src/transport/tcp/intake.js';
 import { LinkState, PeerLink } from '../../../src/transport/tcp/peer-link.js';
+import { holdsAnyValue } from '../../harness/v8-shapes.js';
 
 const link = () => new PeerLink(1, { connections: [], sameMachine: true, resendWindowBytes: 0 });
 const lost = (why: string) => new TscclError(ErrorCode.PEER_LOST, why);
@@ -63,4 +64,8 @@ test('reads counted on a socket become the time it was last heard at the next re
   twoLanes.laneReads[0] += 5;
   twoLanes.refreshHeard(4e9);
   assert.deepEqual([twoLanes.laneHeard[0], twoLanes.laneHeard[1], twoLanes.lastHeard], [4e9, 2e9, 4e9]);
+});
+
+test("a link's waits to wake start in the array kind that holds functions, as the warm-up's links' do", () => {
+  assert.ok(holdsAnyValue(link().wakers));
 });

@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import { ErrorCode } from '../../../src/errors.js';
 import { Arena } from '../../../src/memory/arena.js';
 import { MemoryStore } from '../../../src/store/memory-store.js';
-import { TcpTransport } from '../../../src/transport/tcp/tcp-transport.js';
+import { TcpTransport, commIdOf } from '../../../src/transport/tcp/tcp-transport.js';
 import { STRIPE_MIN_BYTES } from '../../../src/transport/tcp/tcp-tunables.js';
 import { copyInto } from '../../../src/transport/transport.js';
 import { rankSpin } from '../../../src/transport/wait.js';
@@ -469,4 +469,19 @@ test('tcp: a peer that destroys its communicator after a striped send: the parts
   );
   await closing;
   await b.close();
+});
+
+test('communicator ids are stable, differ between names, and are small integers to V8 (under 2^30)', () => {
+  const names = [
+    'world',
+    'world.warmup',
+    'world.warmup-first',
+    'tp',
+    'dp',
+    ...Array.from({ length: 200 }, (_, i) => `split-${i}`),
+  ];
+  const ids = names.map(commIdOf);
+  for (const id of ids) assert.ok(Number.isInteger(id) && id >= 0 && id < 2 ** 30, `${id}`);
+  assert.equal(new Set(ids).size, names.length);
+  assert.deepEqual(names.map(commIdOf), ids);
 });
