@@ -168,7 +168,7 @@ export class TcpTransport implements Transport {
   private readonly links: PeerLink[];
   /** Each rank's host key, learnt at rendezvous: which peers share a machine. */
   readonly hostKeys: readonly string[];
-  /** The id every frame of this communicator carries (FNV-1a of its name). */
+  /** The id every frame of this communicator carries (commIdOf its name). */
   readonly commId: number;
   private closing = false;
   private closed: Promise<void> | undefined;
