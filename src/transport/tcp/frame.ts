@@ -286,7 +286,8 @@ export class FrameParser {
 
   /** The payload bytes of the data or control frame that ended last (link frames aside), 0 before any. */
   get previousBytes(): number {
-    return this.endedBytes;
+    // + 0 turns the field's first value, -0, into 0.
+    return this.endedBytes + 0;
   }
 
   /** Between frames: how many bytes of the next header are still to come (0 inside a frame). */
