@@ -10,7 +10,8 @@ import { checkSelectable } from '../tuner/select.js';
 import { prepareThreadChoices } from './thread-choices.js';
 import { childName } from './comm-name.js';
 import { log, logs } from '../log.js';
-import { type CommScope, OpContext } from './op-context.js';
+import { CommunicatorScope } from './comm-scope.js';
+import { OpContext } from './op-context.js';
 import type { CommBackend } from './backend.js';
 import {
   type CommRecord,
@@ -136,7 +137,7 @@ export class Communicator {
   private lastCompressed: { plan: CallPlan; call: CompressedCall } | undefined;
   private readonly reports: CompressionReport[] = [];
   /** What every call's wait context shares. */
-  private readonly scope: CommScope;
+  private readonly scope: CommunicatorScope;
   /** The context of the last collective that ended well, for the next one (collectiveContext). */
   private spareContext: OpContext | undefined;
   /** What planReduction hands the plan memo. */
@@ -188,17 +189,7 @@ export class Communicator {
     this.workspaces = new Workspaces(this.arena);
     this.site = selectionSite(this.backend, this.size);
     this.plans = new PlanMemo({ rank: this.rank, size: this.size, hosts: this.backend.hosts });
-    this.scope = {
-      rank: this.rank,
-      commName: this.name,
-      get status() {
-        return owner.backend.status;
-      },
-      spinMs: this.backend.spinMs,
-      spinYields: this.backend.spinYields,
-      lostRank: (seq) => this.backend.lostRank(seq),
-      localAbort: () => this.failures.failure,
-    };
+    this.scope = new CommunicatorScope(this.backend, this.failures, { rank: this.rank, commName: this.name });
     // The first collective renews this one as every later one does: a path taken only on a
     // communicator's first call has no type feedback in V8's optimised code, and taking it
     // there throws the warmed code away (init's warm-up warms it on another communicator).
@@ -1092,6 +1083,7 @@ export class Communicator {
     const old = this.backend;
     this.pastRecoveries = addRecoveries(this.pastRecoveries, old.transport.recoveries?.() ?? []);
     this.backend = backend;
+    this.scope.backend = backend;
     this.site = selectionSite(backend, this.size);
     this.lastPrepared = undefined;
     this.recipes.clear();
