@@ -56,6 +56,11 @@ export interface CommBackend {
   readonly spinYields: boolean;
   /** This process runs more rank threads than it has cores (the tuner then avoids hand-offs). */
   readonly oversubscribed: boolean;
+  /**
+   * Busy threads of this communicator's ranks on this rank's machine, its own included: the
+   * threads that share its cores while calls run.
+   */
+  readonly machineThreads: number;
   /** Host index of every rank, when the ranks span several hosts; undefined when they share one. */
   readonly hosts: readonly number[] | undefined;
   /**

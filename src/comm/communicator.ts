@@ -230,6 +230,14 @@ export class Communicator {
     this.arena.forgetBufferLength();
   }
 
+  /**
+   * Busy threads of this communicator's ranks on this rank's machine, its own included (a thread
+   * rank's progress engine counts too): where they outnumber the cores, they take turns on them.
+   */
+  get machineThreads(): number {
+    return this.backend.machineThreads;
+  }
+
   /** 'shm' for thread ranks of one process, 'tcp' for ranks in separate processes. */
   get transportKind(): 'shm' | 'tcp' {
     return this.backend.kind;

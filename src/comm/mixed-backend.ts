@@ -66,6 +66,7 @@ export class MixedBackend implements CommBackend {
   /** Its waits also keep the event loop that reads its sockets stalled while they spin: they never linger to yield. */
   readonly spinYields = false;
   readonly oversubscribed: boolean;
+  readonly machineThreads: number;
   readonly hosts: readonly number[] | undefined;
   private readonly shm: ShmBackend;
   private readonly tcp: TcpBackend;
@@ -84,7 +85,8 @@ export class MixedBackend implements CommBackend {
     // The threads of this process are not all that share its cores: count every rank on the
     // machine, as the TCP side does before it polls (2 processes x 2 threads on 2 cores, 8 B
     // all-reduce: 2481 us a call spinning 2 ms per wait, as one process's 2 threads would).
-    this.spinMs = spinBudgetMs(tcp.transport.machineRanks);
+    this.machineThreads = tcp.transport.machineRanks;
+    this.spinMs = spinBudgetMs(this.machineThreads);
     this.oversubscribed = shm.oversubscribed;
     this.hosts = tcp.hosts;
   }

@@ -31,8 +31,8 @@ export class ShmBackend implements CommBackend {
   readonly oversubscribed: boolean;
   /** Thread ranks of one process share a host. */
   readonly hosts = undefined;
+  readonly machineThreads: number;
   private readonly arena: Arena;
-  private readonly threadsInProcess: number;
   /** The job rank of each rank of this communicator (the launcher marks job ranks lost). */
   private readonly jobRanks: readonly number[];
   /** Byte offset of this rank's own mailbox. */
@@ -46,7 +46,7 @@ export class ShmBackend implements CommBackend {
     jobRanks: readonly number[],
   ) {
     this.arena = arena;
-    this.threadsInProcess = threadsInProcess;
+    this.machineThreads = threadsInProcess;
     this.jobRanks = jobRanks;
     this.mailbox = mailboxes[rank];
     const bytes = mailboxBytes(mailboxes.length);
@@ -74,7 +74,7 @@ export class ShmBackend implements CommBackend {
       this.arena,
       split.rank,
       split.contributions,
-      this.threadsInProcess,
+      this.machineThreads,
       split.members.map((m) => this.jobRanks[m]),
     );
   }
@@ -93,7 +93,7 @@ export class ShmBackend implements CommBackend {
           this.arena,
           request.survivors.indexOf(me),
           offers as number[],
-          this.threadsInProcess,
+          this.machineThreads,
           request.survivors.map((r) => this.jobRanks[r]),
         );
       }

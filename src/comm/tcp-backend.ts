@@ -64,11 +64,13 @@ export class TcpBackend implements CommBackend {
   readonly spinMs = 0;
   readonly spinYields = false;
   readonly oversubscribed = false;
+  readonly machineThreads: number;
   readonly hosts: readonly number[] | undefined;
   private readonly options: TcpBackendOptions;
 
   private constructor(transport: TcpTransport, options: TcpBackendOptions) {
     this.transport = transport;
+    this.machineThreads = transport.machineRanks;
     this.status = new TcpStatus(transport);
     this.options = options;
     this.hosts = executorHosts(hostIndices(transport.hostKeys));

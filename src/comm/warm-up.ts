@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { paramInt } from '../config/params.js';
 import { log } from '../log.js';
 import { LL_SLOTS } from '../transport/shm/mailbox.js';
@@ -65,11 +66,24 @@ const OTHER_SMALL_REDUCTIONS = [
   { ctor: Float32Array, op: 'max', inPlace: false },
 ] as const;
 
+/**
+ * The warm-up's time limit for ranks with `machineThreads` busy threads on `cores` cores: the
+ * budget (TSCCL_WARMUP_MS) where each has a core of its own, and as much more as they outnumber
+ * the cores, since each then runs (and compiles) a share of a core. 8 thread ranks on 2 cores
+ * cut at 1 s had made a fifth of the warm-up's calls, and their first calls of 8 B to 128 KiB
+ * compiled the rest (bench/RESULTS.md, "Init's warm-up where ranks outnumber the cores").
+ */
+export function warmUpLimitMs(budgetMs: number, machineThreads: number, cores: number): number {
+  return budgetMs * Math.max(1, machineThreads / Math.max(1, cores));
+}
+
 export interface WarmUpReport {
   /** Calls made, on every rank alike. */
   readonly calls: number;
   readonly ms: number;
-  /** Whether it stopped at TSCCL_WARMUP_MS before WARM_UP_SMALL_CALLS. */
+  /** The time it was allowed (warmUpLimitMs of TSCCL_WARMUP_MS). */
+  readonly limitMs: number;
+  /** Whether it stopped at that limit before WARM_UP_SMALL_CALLS. */
   readonly cut: boolean;
 }
 
@@ -84,6 +98,7 @@ export interface WarmUpReport {
 export async function warmUp(world: Communicator): Promise<WarmUpReport | undefined> {
   const budgetMs = paramInt('TSCCL_WARMUP_MS');
   if (budgetMs === 0 || world.size < 2) return undefined;
+  const limitMs = warmUpLimitMs(budgetMs, world.machineThreads, availableParallelism());
   const started = performance.now();
   // A first child runs one round and is destroyed before V8 optimises anything: destroying a
   // communicator stores into fields no call stores into (its state, the arena's caches), and V8
@@ -94,7 +109,7 @@ export async function warmUp(world: Communicator): Promise<WarmUpReport | undefi
   const { calls, smallCalls } = await warmRounds(
     await world.sibling('warmup'),
     (smallCalls) => smallCalls >= WARM_UP_SMALL_CALLS,
-    () => performance.now() - started >= budgetMs,
+    () => performance.now() - started >= limitMs,
   );
   const cut = smallCalls < WARM_UP_SMALL_CALLS;
   const ms = performance.now() - started;
@@ -102,9 +117,9 @@ export async function warmUp(world: Communicator): Promise<WarmUpReport | undefi
   log(
     'INFO',
     () =>
-      `${world.name} rank ${world.rank}: warmed the small-call path with ${total} calls in ${ms.toFixed(0)} ms${cut ? ` (stopped at TSCCL_WARMUP_MS=${budgetMs})` : ''}`,
+      `${world.name} rank ${world.rank}: warmed the small-call path with ${total} calls in ${ms.toFixed(0)} ms${cut ? ` (stopped at ${limitMs.toFixed(0)} ms: TSCCL_WARMUP_MS=${budgetMs} for ${world.machineThreads} busy threads on ${availableParallelism()} cores)` : ''}`,
   );
-  last = { calls: total, ms, cut };
+  last = { calls: total, ms, limitMs, cut };
   return last;
 }
 
@@ -184,6 +199,13 @@ async function warmRounds(
         for (let i = 0; i < RUN_AHEAD_CALLS; i++) await comm.broadcast(small, { output: smallOut });
       }
       for (let i = 0; i < ROUND_MID_CALLS; i++) await comm.allReduce(mid, { output: midOut });
+      // Thread ranks, once in the first round (before V8 optimises anything): a mid-size call in
+      // place, whose steps write where a posted send may still be read, so the schedule path's
+      // code is compiled with feedback for that test too; compiled without it, a job's first
+      // in-place schedule call threw it away (bench/RESULTS.md, "Init's warm-up where ranks
+      // outnumber the cores"). Over TCP every round makes in-place calls (below).
+      const inPlaceOnce = slotCopies && round === 0;
+      if (inPlaceOnce) await comm.allReduce(midOut);
       if (!slotCopies) {
         // Over TCP the schedule path's in-place calls too: with out-of-place calls alone it was
         // still compiling its steps in a fresh job's 32-128 KiB in-place calls (bench/RESULTS.md).
@@ -201,6 +223,7 @@ async function warmRounds(
         (runAhead ? RUN_AHEAD_CALLS : 0) +
         2 * others.length +
         ROUND_MID_CALLS +
+        (inPlaceOnce ? 1 : 0) +
         (slotCopies ? 0 : 3) +
         2;
       vote[0] = done(smallCalls) ? 1 : 0;

@@ -54,7 +54,7 @@ export const PARAMS: readonly Param[] = [
   {
     name: 'TSCCL_WARMUP_MS',
     defaultValue: '1000',
-    doc: "Longest time init's warm-up may take, in ms; 0 turns it off. Init runs the paths of small and mid-size collectives on a private communicator until V8 has compiled them (8192 small calls), so that a job's first calls run at their warm speed",
+    doc: "Longest time init's warm-up may take, in ms, where every busy rank thread on the machine has a core; as many times longer as they outnumber the cores (8 thread ranks on 2 cores: 4x); 0 turns it off. Init runs the paths of small and mid-size collectives on a private communicator until V8 has compiled them (8192 small calls), so that a job's first calls run at their warm speed",
     check: intAtLeast(0),
   },
   {

@@ -1,5 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { availableParallelism } from 'node:os';
+import { warmUpLimitMs } from '../../src/comm/warm-up.js';
 import { ErrorCode } from '../../src/errors.js';
 import type { FaultReport } from '../fixtures/faults-rank.js';
 import type { WarmUpRankReport } from '../fixtures/warm-up-rank.js';
@@ -19,6 +21,14 @@ const jobs = [
 /** Long enough that the warm-up always runs all its calls, however loaded the machine. */
 const warmUpOn = { ...process.env, TSCCL_WARMUP_MS: '60000' };
 
+test('the warm-up may take longer as far as the busy threads outnumber the cores', () => {
+  assert.equal(warmUpLimitMs(1000, 2, 2), 1000);
+  assert.equal(warmUpLimitMs(1000, 1, 8), 1000, 'fewer threads than cores: the budget itself');
+  assert.equal(warmUpLimitMs(1000, 4, 2), 2000);
+  assert.equal(warmUpLimitMs(1000, 8, 2), 4000);
+  assert.equal(warmUpLimitMs(1000, 3, 0), 3000, 'no core reported: counted as one');
+});
+
 for (const [name, launch] of jobs) {
   test(`${name}: init warms up on its own communicator; the world's first call is #1`, async () => {
     const { results } = await launch(
@@ -35,6 +45,8 @@ for (const [name, launch] of jobs) {
       assert.deepEqual(r.seqs, [1], `rank ${rank}'s world records`);
       assert.ok(r.warmUp !== undefined && r.warmUp.calls > 0, `rank ${rank} warmed up`);
       assert.equal(r.warmUp.cut, false, `rank ${rank} ran every warm-up call within 60 s`);
+      assert.equal(r.machineThreads, 3, `rank ${rank} counts the 3 ranks on this machine`);
+      assert.equal(r.warmUp.limitMs, warmUpLimitMs(60_000, 3, availableParallelism()), `rank ${rank}'s limit`);
     }
     assert.equal(new Set(reports.map((r) => r.warmUp?.calls)).size, 1, 'every rank stopped at the same call');
   });
