@@ -85,7 +85,7 @@ export class MixedBackend implements CommBackend {
     // The threads of this process are not all that share its cores: count every rank on the
     // machine, as the TCP side does before it polls (2 processes x 2 threads on 2 cores, 8 B
     // all-reduce: 2481 us a call spinning 2 ms per wait, as one process's 2 threads would).
-    this.machineThreads = tcp.transport.machineRanks;
+    this.machineThreads = tcp.machineThreads;
     this.spinMs = spinBudgetMs(this.machineThreads);
     this.oversubscribed = shm.oversubscribed;
     this.hosts = tcp.hosts;

@@ -98,7 +98,8 @@ export interface WarmUpReport {
 export async function warmUp(world: Communicator): Promise<WarmUpReport | undefined> {
   const budgetMs = paramInt('TSCCL_WARMUP_MS');
   if (budgetMs === 0 || world.size < 2) return undefined;
-  const limitMs = warmUpLimitMs(budgetMs, world.machineThreads, availableParallelism());
+  const cores = availableParallelism();
+  const limitMs = warmUpLimitMs(budgetMs, world.machineThreads, cores);
   const started = performance.now();
   // A first child runs one round and is destroyed before V8 optimises anything: destroying a
   // communicator stores into fields no call stores into (its state, the arena's caches), and V8
@@ -117,7 +118,7 @@ export async function warmUp(world: Communicator): Promise<WarmUpReport | undefi
   log(
     'INFO',
     () =>
-      `${world.name} rank ${world.rank}: warmed the small-call path with ${total} calls in ${ms.toFixed(0)} ms${cut ? ` (stopped at ${limitMs.toFixed(0)} ms: TSCCL_WARMUP_MS=${budgetMs} for ${world.machineThreads} busy threads on ${availableParallelism()} cores)` : ''}`,
+      `${world.name} rank ${world.rank}: warmed the small-call path with ${total} calls in ${ms.toFixed(0)} ms${cut ? ` (stopped at ${limitMs.toFixed(0)} ms: TSCCL_WARMUP_MS=${budgetMs} for ${world.machineThreads} busy threads on ${cores} cores)` : ''}`,
   );
   last = { calls: total, ms, limitMs, cut };
   return last;
@@ -199,11 +200,12 @@ async function warmRounds(
         for (let i = 0; i < RUN_AHEAD_CALLS; i++) await comm.broadcast(small, { output: smallOut });
       }
       for (let i = 0; i < ROUND_MID_CALLS; i++) await comm.allReduce(mid, { output: midOut });
-      // Thread ranks, once in the first round (before V8 optimises anything): a mid-size call in
-      // place, whose steps write where a posted send may still be read, so the schedule path's
-      // code is compiled with feedback for that test too; compiled without it, a job's first
-      // in-place schedule call threw it away (bench/RESULTS.md, "Init's warm-up where ranks
-      // outnumber the cores"). Over TCP every round makes in-place calls (below).
+      // Thread ranks, in each warm-up communicator's first round only (the first child's runs
+      // before V8 optimises anything): a mid-size call in place, whose steps write where a
+      // posted send may still be read, so the schedule path's code is compiled with feedback
+      // for that test too; compiled without it, a job's first in-place schedule call threw it
+      // away (bench/RESULTS.md, "Init's warm-up where ranks outnumber the cores"). Over TCP
+      // every round makes in-place calls (below).
       const inPlaceOnce = slotCopies && round === 0;
       if (inPlaceOnce) await comm.allReduce(midOut);
       if (!slotCopies) {
