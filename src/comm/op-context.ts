@@ -251,7 +251,7 @@ export class OpContext implements WaitContext {
         ? this.describeMissing(missing)
         : sinceMoved <= STILL_MOVING_MS
           ? `every rank arrived and the data was still moving (${this.steps} of its steps done on this rank, the last seen ${Math.round(sinceMoved)} ms before it timed out): the call needs more than its timeout`
-          : 'every rank arrived, but the data did not flow: the ranks called it with different arguments';
+          : `every rank arrived, but the data did not flow (${this.steps} of its steps done on this rank): the ranks called it with different arguments (count, dtype, root), or a link between them stopped carrying data`;
     return new TscclError(
       ErrorCode.TIMEOUT,
       `${this.where()} timed out after ${elapsed} ms (timeout ${this.timeoutMs} ms): ${why}`,

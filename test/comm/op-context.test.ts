@@ -51,6 +51,11 @@ test("a renewed context is its new call's: it names that call, its deadline coun
     code: ErrorCode.TIMEOUT,
     message: /broadcast #9 .*timed out after \d+ ms \(timeout 1 ms\)/,
   });
+  // Every rank arrived and not one step moved: both causes are named, arguments and links.
+  assert.throws(() => renewed.check(), {
+    message:
+      /every rank arrived, but the data did not flow \(0 of its steps done on this rank\): the ranks called it with different arguments \(count, dtype, root\), or a link between them stopped carrying data/,
+  });
   // Renewed with a long timeout, the same context is in time again.
   renewed.renew('allReduce', 10, 30_000, undefined, epochMs());
   assert.doesNotThrow(() => renewed.check());
