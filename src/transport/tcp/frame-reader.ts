@@ -69,8 +69,10 @@ export class FrameReader {
     const openNow = (header: FrameHeader) => dispatch.open(link, header, lane, false);
     const reader: HeldReader = {
       take: (bytes: Uint8Array, patient = true) => {
-        // A held frame's socket that broke meanwhile: what it held comes again on the new one.
-        if (link.connections[lane] !== connection || stream.retired) return;
+        // A socket that went down is parsed no further, not even to hand a held frame its receive
+        // (which would then wait for a frame the parser will never read): a new socket goes on
+        // from where its stream stood when it went down, and carries what it held again.
+        if (link.connections[lane] !== connection || stream.retired || socket.destroyed) return;
         link.laneReads[lane]++;
         let used: number;
         try {

@@ -272,7 +272,9 @@ export class FrameParser {
    * to stream into one.
    */
   get breakPoint(): BreakPoint {
-    if (this.header === undefined) return { from: this.frames + 1, open: undefined };
+    // A socket that broke again before its first frame's header came still owes that frame to
+    // the sink begun on the socket before it.
+    if (this.header === undefined) return { from: this.frames + 1, open: this.resumed };
     return {
       from: this.frames,
       open: this.sink === undefined ? undefined : { header: this.header, sink: this.sink },

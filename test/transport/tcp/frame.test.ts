@@ -234,6 +234,39 @@ test('a header whose sink is not named yet stops the parser right after it, unti
   );
 });
 
+test('a frame broken off twice, the second time before its header came again, still ends in the sink it began in', () => {
+  const payload = Buffer.from('0123456789abcdef');
+  const frame = encodeFrame(header(payload.byteLength, crc32(payload)), payload);
+  const ended: Frame[] = [];
+  const opened: number[] = [];
+  const open = (h: Parameters<typeof bufferingSink>[0]) => {
+    opened.push(h.seq);
+    return bufferingSink(h, (f) => ended.push(f));
+  };
+  // Frame 7 breaks off after half its payload.
+  const first = new FrameParser(1 << 20, { crc32, resume: { from: 7, open: undefined } });
+  first.push(frame.subarray(0, HEADER_BYTES + 8), open);
+  const broke = first.breakPoint;
+  assert.equal(broke.from, 7);
+  assert.ok(broke.open !== undefined);
+  broke.open.sink.restart?.();
+  // The socket that replaced it breaks before a byte of the frame came again (and after some of its header).
+  for (const cut of [0, 5]) {
+    const second = new FrameParser(1 << 20, { crc32, resume: broke });
+    second.push(frame.subarray(0, cut), open);
+    assert.equal(second.breakPoint.from, 7);
+    assert.equal(second.breakPoint.open, broke.open, `a break after ${cut} header bytes keeps the begun sink`);
+  }
+  const third = new FrameParser(1 << 20, { crc32, resume: broke });
+  third.push(frame, open);
+  assert.deepEqual(opened, [5], 'the frame named one sink, on the first socket');
+  assert.deepEqual(
+    ended.map((f) => f.payload),
+    [payload],
+  );
+  assert.equal(third.breakPoint.from, 8);
+});
+
 test('between frames the parser says how much of the next header is still to come (0 inside a frame) and how large the frame that ended last was', () => {
   const payload = Buffer.from('abcdefgh');
   const stream = Buffer.concat([encodeHeader(header(payload.byteLength, crc32(payload))), payload]);

@@ -16,7 +16,7 @@ const pair = (
 
 /** The parts of a transport these tests reach into: its links' sockets and where it listens. */
 interface Inside {
-  links: { connections: { socket: Socket }[] }[];
+  links: { connections: { socket: Socket }[]; held: Set<unknown> }[];
   mesh: { addresses: Map<number, { host: string; port: number }[]> };
 }
 const inside = (t: TcpTransport) => t as unknown as Inside;
@@ -104,6 +104,34 @@ test('tcp reconnect: messages in flight both ways when their socket breaks (rese
     assert.deepEqual(gotB, toB);
     assert.deepEqual(gotA, toA);
     assert.equal(a.recoveries()[1].reconnects, 1);
+    assert.equal(b.recoveries()[0].reconnects, 1);
+  } finally {
+    await Promise.all([a.close(), b.close()]);
+  }
+});
+
+test('tcp reconnect: a frame held back for its receive when its socket breaks goes to the receive posted before the socket is back', async () => {
+  const [a, b] = await pair();
+  try {
+    // Large enough to be held in its socket while no receive is posted (hold.ts).
+    const bytes = 1 << 20;
+    const sent = pattern(bytes, 3);
+    const got = new Uint8Array(bytes);
+    const delivered = a.waitDelivered(a.trySend(1, 0, sent, { seq: 1, opcode: 0 }), ctx());
+    const link = inside(b).links[0];
+    await until(() => link.held.size > 0, 'rank 1 holds the frame back for its receive');
+    const socket = link.connections[0].socket;
+    // Posted once rank 1 has seen the break (its reader's 'close' listener came first), while
+    // its socket is being dialed again: the receive must not be taken by the broken socket.
+    const receive = new Promise<void>((resolve, reject) => {
+      socket.once('close', () => {
+        b.recv(0, 0, bytes, 1, { seq: 1, opcode: 0 }, copyInto(got), ctx(10_000)).then(resolve, reject);
+      });
+    });
+    socket.resetAndDestroy();
+    await receive;
+    await delivered;
+    assert.deepEqual(got, sent);
     assert.equal(b.recoveries()[0].reconnects, 1);
   } finally {
     await Promise.all([a.close(), b.close()]);
