@@ -249,15 +249,20 @@ test('tcp: a connection cut mid-frame is dialed again and goes on where it stopp
   assert.equal((JSON.parse(all[1]!.message) as { reconnects: number }).reconnects, 1, all[1]!.message);
 });
 
-test('tcp: with rank 0 cutting its connection in every 50th frame, 1000 all-reduces of mixed sizes on 4 ranks are all right', async () => {
+test('tcp: with rank 0 cutting its connection in every 3rd frame, 1000 all-reduces of mixed sizes on 4 ranks are all right', async () => {
+  // Sockets break again before the frame they broke in came again, and while a frame waits in
+  // them for its receive: each must go on where its stream stood.
   const all = await transports[1][1]('flaky', 4, {
-    TSCCL_TEST_FAULT: 'cutevery@0#50',
+    TSCCL_TEST_FAULT: 'cutevery@0#3',
     TSCCL_CHECKSUM: '1',
     TSCCL_WARMUP_MS: '0',
   });
   for (const [rank, r] of all.entries()) assert.equal(r!.code, 'OK', `rank ${rank}: ${r!.message}`);
   const counts = all.map((r) => JSON.parse(r!.message) as Record<string, number>);
-  assert.ok(counts[0].reconnects > 10, `rank 0's sockets were re-established: ${all.map((r) => r!.message).join(' ')}`);
+  assert.ok(
+    counts[0].reconnects > 100,
+    `rank 0's sockets were re-established: ${all.map((r) => r!.message).join(' ')}`,
+  );
 });
 
 test('tcp: a link cut mid-frame without checksums in an out-of-place all-reduce: the ranks agree, run it again over new connections, and it ends right', async () => {

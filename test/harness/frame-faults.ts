@@ -43,9 +43,11 @@ export function injectFrameFault(fault: FrameFault | undefined): void {
       corrupt[0] ^= 1;
       out.socket.write(corrupt, () => out.delivered());
     } else {
-      // The first half as sent: a cut loses the rest, it does not change what arrived. The send
-      // path keeps a copy of the frame, so the caller's memory is free at once.
-      out.socket.write(out.data.subarray(0, out.data.byteLength >> 1), () => out.socket.destroy());
+      // The first half as sent, then nothing: the peer reads a prefix of the stream, as TCP
+      // delivers it when a link breaks. The send path keeps a copy of the frame, so the caller's
+      // memory is free at once.
+      out.socket.write(out.data.subarray(0, out.data.byteLength >> 1));
+      out.socket.destroy();
       out.delivered();
     }
     return true;
