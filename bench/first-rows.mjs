@@ -1,9 +1,9 @@
 // A fresh job's rows of nccl-tests' sequence: after init, all-reduces of 8 B to --max bytes
 // (x4 a row) on registered arrays, out of place then in place, each after a barrier and 5
 // warm-up calls, 20 timed calls (what `tsccl bench -w 5 --warmup_small 0` times), on N thread
-// ranks (or process ranks over TCP with --tcp). Reports, per build and rank count, each run's sum
-// of its rows' means and the median of each row over the runs: where V8 still compiles the
-// path, a row's 20 calls take the pause.
+// ranks (or process ranks over TCP with --tcp). Reports, per build and rank count, the median
+// time of rank 0's init (its warm-up included), each run's sum of its rows' means and the median
+// of each row over the runs: where V8 still compiles the path, a row's 20 calls take the pause.
 // Side by side in one run, alternating: --against DIR runs the same jobs from another built
 // checkout, --env NAME=v1,v2 each build once per value of a TSCCL_* variable.
 // Usage: node bench/first-rows.mjs [--rounds 3] [--ranks 2,4,8] [--max 524288] [--tcp]
@@ -29,7 +29,9 @@ function rankScript(root) {
     'tsccl-first-rows-',
     `import { init } from ${JSON.stringify(pathToFileURL(join(root, 'dist/src/comm/init.js')).href)};
 export default async function () {
+  const initStart = performance.now();
   const comm = await init({ timeoutMs: 120000 });
+  const initMs = performance.now() - initStart;
   const sizes = ${JSON.stringify(sizes)};
   const largest = sizes[sizes.length - 1] / 4;
   const input = comm.alloc('float32', largest).fill(1);
@@ -46,7 +48,7 @@ export default async function () {
     }
   }
   await comm.destroy();
-  console.log('result: ' + JSON.stringify(means));
+  console.log('result: ' + JSON.stringify({ means, initMs }));
 }
 `,
   );
@@ -78,15 +80,18 @@ console.log(
   `# all_reduce rows after init, ${tcp ? 'process ranks over TCP' : 'thread ranks'}, ${new Date().toISOString()}, node ${process.version}; ${rounds} alternating rounds; us per call (rank 0), out of place / in place`,
 );
 const header = sizes.map((s) => `${s} B`).join(' | ');
-console.log(`| ranks | build | runs' sums of rows | ${header} |\n|---:|---|---|${sizes.map(() => '---:').join('|')}|`);
+console.log(
+  `| ranks | build | init ms (median) | runs' sums of rows | ${header} |\n|---:|---|---:|---|${sizes.map(() => '---:').join('|')}|`,
+);
 for (const ranks of rankCounts) {
   for (const build of builds) {
     const results = runs.get(`${build.name}|${ranks}`);
     const cells = sizes.map((_, i) =>
-      [2 * i, 2 * i + 1].map((k) => median(results.map((r) => r[k])).toFixed(1)).join(' / '),
+      [2 * i, 2 * i + 1].map((k) => median(results.map((r) => r.means[k])).toFixed(1)).join(' / '),
     );
+    const initMs = median(results.map((r) => r.initMs)).toFixed(0);
     console.log(
-      `| ${ranks} | ${build.name} | ${results.map((r) => sum(r).toFixed(0)).join(', ')} | ${cells.join(' | ')} |`,
+      `| ${ranks} | ${build.name} | ${initMs} | ${results.map((r) => sum(r.means).toFixed(0)).join(', ')} | ${cells.join(' | ')} |`,
     );
   }
 }

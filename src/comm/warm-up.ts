@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { paramInt } from '../config/params.js';
 import { log } from '../log.js';
+import { compilingEagerly } from './warm-up-compile.js';
 import { LL_SLOTS } from '../transport/shm/mailbox.js';
 import type { CollectiveOptions, ReduceOptions, RootedOptions } from './call-options.js';
 import type { Communicator } from './communicator.js';
@@ -107,10 +108,13 @@ export async function warmUp(world: Communicator): Promise<WarmUpReport | undefi
   // here, it costs nothing; done only after the warm-up, it threw away the warmed path and the
   // world's first few thousand calls waited for its recompiles (bench/RESULTS.md).
   const first = await warmRounds(await world.sibling('warmup-first'), () => true);
-  const { calls, smallCalls } = await warmRounds(
-    await world.sibling('warmup'),
-    (smallCalls) => smallCalls >= WARM_UP_SMALL_CALLS,
-    () => performance.now() - started >= limitMs,
+  // Only now: the first child's calls must not be optimised before it is destroyed (see above).
+  const { calls, smallCalls } = await compilingEagerly(world.transportKind, async () =>
+    warmRounds(
+      await world.sibling('warmup'),
+      (smallCalls) => smallCalls >= WARM_UP_SMALL_CALLS,
+      () => performance.now() - started >= limitMs,
+    ),
   );
   const cut = smallCalls < WARM_UP_SMALL_CALLS;
   const ms = performance.now() - started;

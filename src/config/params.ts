@@ -58,6 +58,12 @@ export const PARAMS: readonly Param[] = [
     check: intAtLeast(0),
   },
   {
+    name: 'TSCCL_WARMUP_EAGER_COMPILE',
+    defaultValue: 'auto',
+    doc: "1: during init's warm-up V8's interrupt budget is a quarter of its default (restored after), so V8 optimises the warmed paths, mid-size calls' too, in fewer calls; left alone where the process's Node flags set --interrupt-budget or the V8 version's default is not known; auto: for thread ranks (over TCP it did not help); 0: off",
+    check: oneOf('auto', '0', '1'),
+  },
+  {
     name: 'TSCCL_RANK_YOUNG_GEN_MB',
     defaultValue: '4',
     doc: "Young generation of each thread rank and progress engine tsccl starts, in MiB (a Worker's resourceLimits.maxYoungGenerationSizeMb), and of each process rank the launcher starts (--max-semi-space-size, a third of it, unless the rank's own flags set one); 0 keeps V8's, which grows to 16-32 MiB and faults its pages in afresh as it cycles, stalling a stream of small calls for their first tens of thousands",

@@ -5,19 +5,12 @@ import { anyAddressFor, isLoopbackAddress, loopbackFor, newJobToken } from '../s
 import { TcpStoreServer } from '../store/tcp-store-server.js';
 import { MAX_PORT, isPort } from '../job/env-job.js';
 import { newJobId } from '../debug/flight-recorder.js';
+import { inheritedNodeFlags } from '../job/node-flags.js';
 import { processRankCompileFlags } from '../job/rank-compile.js';
 import { processRankHeapFlags } from '../job/rank-heap.js';
 import { JobFailure } from './job-failure.js';
 import type { RankOutcomeMessage } from './rank-script.js';
-import {
-  type RankOutcome,
-  type RunResult,
-  forwardLines,
-  inheritedNodeFlags,
-  jobResult,
-  resolveScript,
-  run,
-} from './run.js';
+import { type RankOutcome, type RunResult, forwardLines, jobResult, resolveScript, run } from './run.js';
 
 export interface LaunchOptions {
   script: string;

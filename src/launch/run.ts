@@ -10,6 +10,7 @@ import { paramInt } from '../config/params.js';
 import { ErrorCode, TscclError, invalidArgument, reviveError } from '../errors.js';
 import { keepArena, takeArena } from './arena-pool.js';
 import type { GlobalPlacement, ThreadRankBootstrap } from '../job/bootstrap.js';
+import { inheritedNodeFlags } from '../job/node-flags.js';
 import { compileThreadRanksOnThemselves } from '../job/rank-compile.js';
 import { rankResourceLimits } from '../job/rank-heap.js';
 import { newJobId } from '../debug/flight-recorder.js';
@@ -208,11 +209,6 @@ export function resolveScript(script: string): string {
     );
   }
   return url.href;
-}
-
-/** The Node flags the ranks this process starts inherit: its own (execArgv) and NODE_OPTIONS. */
-export function inheritedNodeFlags(): string[] {
-  return [...process.execArgv, ...(process.env.NODE_OPTIONS ?? '').split(/\s+/)];
 }
 
 /**
