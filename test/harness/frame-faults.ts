@@ -10,6 +10,8 @@ import { type OutgoingFrame, setSendHookForTests } from '../../src/transport/tcp
  * A fixture imports this module; it installs the hook in its process when the variable is set.
  * Frames are counted per connection mesh from the job's start, and init's warm-up meets over a
  * mesh of its own: tests that set this also set TSCCL_WARMUP_MS=0, so the fault hits their call.
+ * A fault due on a frame that carries no data to break (a barrier's) waits for that sender's next
+ * frame that does, so a test's fault never vanishes when the calls before it change.
  */
 export interface FrameFault {
   readonly kind: 'flip' | 'cut' | 'flipevery' | 'cutevery' | 'cutonce';
@@ -29,13 +31,15 @@ export function injectFrameFault(fault: FrameFault | undefined): void {
     return;
   }
   const sent = new WeakMap<object, number>();
+  const due = new WeakSet<object>();
   let cut = false;
   setSendHookForTests((out: OutgoingFrame) => {
     if (out.rank !== fault.rank || (fault.kind === 'cutonce' && cut)) return false;
     const n = (sent.get(out.sender) ?? 0) + 1;
     sent.set(out.sender, n);
-    const hit = fault.kind.endsWith('every') ? n % fault.frame === 0 : n === fault.frame;
-    if (!hit || out.data.byteLength <= 1 || out.socket.destroyed) return false;
+    if (fault.kind.endsWith('every') ? n % fault.frame === 0 : n === fault.frame) due.add(out.sender);
+    if (!due.has(out.sender) || out.data.byteLength <= 1 || out.socket.destroyed) return false;
+    due.delete(out.sender);
     cut = true;
     out.socket.write(out.header());
     if (!fault.kind.startsWith('cut')) {
