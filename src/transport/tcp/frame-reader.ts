@@ -71,8 +71,10 @@ export class FrameReader {
       take: (bytes: Uint8Array, patient = true) => {
         // A socket that went down is parsed no further, not even to hand a held frame its receive
         // (which would then wait for a frame the parser will never read): a new socket goes on
-        // from where its stream stood when it went down, and carries what it held again.
-        if (link.connections[lane] !== connection || stream.retired || socket.destroyed) return;
+        // from where its stream stood when it went down, and carries what it held again. One
+        // test covers it all: retire destroys the socket it retires, and a socket is replaced
+        // only once it has closed.
+        if (socket.destroyed) return;
         link.laneReads[lane]++;
         let used: number;
         try {
