@@ -1,5 +1,5 @@
 import { setFlagsFromString } from 'node:v8';
-import { paramString } from '../config/params.js';
+import { paramAutoFlag } from '../config/params.js';
 import { inheritedNodeFlags } from '../job/node-flags.js';
 
 /**
@@ -33,11 +33,9 @@ export function warmUpInterruptBudget(
  * process set it alike.
  */
 export async function compilingEagerly<T>(kind: 'shm' | 'tcp', warm: () => Promise<T>): Promise<T> {
-  const mode = paramString('TSCCL_WARMUP_EAGER_COMPILE');
-  const budget =
-    mode === '1' || (mode === 'auto' && kind === 'shm')
-      ? warmUpInterruptBudget(process.versions.v8, inheritedNodeFlags())
-      : undefined;
+  const budget = paramAutoFlag('TSCCL_WARMUP_EAGER_COMPILE', kind === 'shm')
+    ? warmUpInterruptBudget(process.versions.v8, inheritedNodeFlags())
+    : undefined;
   if (budget === undefined) return warm();
   setFlagsFromString(`--interrupt-budget=${budget.during}`);
   try {

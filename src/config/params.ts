@@ -347,6 +347,12 @@ export function paramFlag(name: string, env: NodeJS.ProcessEnv = process.env): b
   return text === '1';
 }
 
+/** A switch that may be left to tsccl: '1' on, '0' off, 'auto' as `whenAuto` says. */
+export function paramAutoFlag(name: string, whenAuto: boolean, env: NodeJS.ProcessEnv = process.env): boolean {
+  const mode = paramString(name, env);
+  return mode === '1' || (mode === 'auto' && whenAuto);
+}
+
 /** A whole number of at least `min`; anything else is an error that names the variable. */
 export function paramInt(name: string, env: NodeJS.ProcessEnv = process.env, min = 0): number {
   const text = paramString(name, env);

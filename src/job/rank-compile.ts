@@ -1,6 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { setFlagsFromString } from 'node:v8';
-import { paramString } from '../config/params.js';
+import { paramAutoFlag } from '../config/params.js';
 
 /** V8's flag that moves optimising compiles off the thread that runs the code. */
 const CONCURRENT_RECOMPILATION = /^--(no[-_]?)?concurrent[-_]recompilation$/;
@@ -20,8 +20,7 @@ export function compilesOnRank(
   env: NodeJS.ProcessEnv = process.env,
 ): boolean {
   if (flags.some((flag) => CONCURRENT_RECOMPILATION.test(flag))) return false;
-  const mode = paramString('TSCCL_RANK_SYNC_COMPILE', env);
-  return mode === '1' || (mode === 'auto' && ranksOnMachine >= availableParallelism());
+  return paramAutoFlag('TSCCL_RANK_SYNC_COMPILE', ranksOnMachine >= availableParallelism(), env);
 }
 
 /** The Node flags a launcher adds for process ranks, `ranksOnMachine` of them on this machine. */
