@@ -12,6 +12,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { median } from '../dist/src/tune/median.js';
 import { buildVariants, sideBySideArgs, writeRankScript } from './lib/build-variants.mjs';
 
 const { flag, rounds, tcp, against, envSpec } = sideBySideArgs();
@@ -101,7 +102,6 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 console.log(
   `# optimising compiles after init, ${ranks} ${tcp ? 'process ranks over TCP' : 'thread ranks'}, every rank's, all-reduce 8 B-${maxBytes} B x4, 25 calls a row; ${new Date().toISOString()}, node ${process.version}; ${rounds} alternating rounds`,
 );

@@ -11,6 +11,7 @@
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { median } from '../dist/src/tune/median.js';
 import { buildVariants, sideBySideArgs, writeRankScript } from './lib/build-variants.mjs';
 
 const { flag, rounds, tcp, against, envSpec } = sideBySideArgs();
@@ -74,7 +75,6 @@ for (let round = 0; round < rounds; round++) {
   }
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 const sum = (xs) => xs.reduce((a, b) => a + b, 0);
 console.log(
   `# all_reduce rows after init, ${tcp ? 'process ranks over TCP' : 'thread ranks'}, ${new Date().toISOString()}, node ${process.version}; ${rounds} alternating rounds; us per call (rank 0), out of place / in place`,
